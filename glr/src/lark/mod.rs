@@ -1,0 +1,1 @@
+//! The Lark grammar language: text → [`crate::grammar::Grammar`].

@@ -1,0 +1,21 @@
+//! # munch-lexer
+//!
+//! The lexical half of munch's pipeline:
+//!
+//! - [`dfa`]: terminal patterns (as `regex-syntax` HIR) compiled into one byte-level DFA over byte
+//!   classes, with per-state accepted terminals (after tie-breaking), growth and reachability, and
+//!   the streaming longest-match semantics with inhibited terminals that the parser drives.
+//! - [`vocab`]: an LLM vocabulary (token id → exact bytes) loaded from a Hugging Face
+//!   `tokenizer.json`, its EOS ids, its byte trie, and fetching of named tokenizers.
+//!
+//! Nothing here knows about grammars or parsers: a terminal is an id, a name, a pattern and a
+//! priority.
+
+// All APIs need docs: this crate is the contract the parser and every masker build on.
+#![deny(missing_docs)]
+
+pub mod dfa;
+mod id;
+pub mod vocab;
+
+pub use id::{LexState, TerminalId, TokenId};

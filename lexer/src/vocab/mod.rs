@@ -1,0 +1,1 @@
+//! LLM vocabularies: token id → bytes, EOS ids, byte trie, tokenizer fetching.
