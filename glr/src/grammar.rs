@@ -51,14 +51,27 @@ pub struct Terminal {
     /// The terminal's name: the Lark name (`NAME`, `_NL`), or Lark's generated name for an
     /// anonymous literal (`IF`, `LPAR`, `__ANON_3`).
     pub name: String,
-    /// The pattern; `None` for a `%declare`d terminal, which the lexer never produces.
-    pub pattern: Option<TerminalPattern>,
+    /// The pattern, or why there is none (a `%declare`d terminal, or a regex feature such as
+    /// look-around that a DFA lexer cannot express). The lexer never produces a terminal
+    /// without a pattern; loading succeeds, and building a parser for a grammar that uses one
+    /// reports it.
+    pub pattern: Result<TerminalPattern, NoPattern>,
     /// Lexer priority (`NAME.2` → 2; default 0). Higher wins a tie on the same lexeme.
     pub priority: i32,
     /// Whether `%ignore` names this terminal: it separates lexemes and reaches no parser.
     pub ignored: bool,
     /// Where the terminal is defined (for anonymous literals: its first use).
     pub span: Span,
+}
+
+/// Why a terminal has no pattern.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoPattern {
+    /// `%declare`d: produced by something other than the lexer (Python's `_INDENT`).
+    Declared,
+    /// The regex uses a feature a DFA cannot express; the string says which (e.g.
+    /// "look-ahead `(?!...)`").
+    Unsupported(String),
 }
 
 /// A terminal's pattern.
@@ -153,14 +166,15 @@ impl Grammar {
         &self.rules[id.as_usize()]
     }
 
-    /// The `%declare`d terminals that have no pattern (such as Python's `_INDENT`), which only an
-    /// indentation-aware lexer could produce.
-    pub fn declared_terminals(&self) -> impl Iterator<Item = TerminalId> + '_ {
-        self.terminals
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.pattern.is_none())
-            .map(|(i, _)| TerminalId::from_usize(i))
+    /// The terminals without a pattern (`%declare`d ones such as Python's `_INDENT`, or regexes
+    /// with look-around), which munch's lexer cannot produce.
+    pub fn terminals_without_pattern(&self) -> impl Iterator<Item = (TerminalId, &NoPattern)> + '_ {
+        self.terminals.iter().enumerate().filter_map(|(i, t)| {
+            t.pattern
+                .as_ref()
+                .err()
+                .map(|why| (TerminalId::from_usize(i), why))
+        })
     }
 
     /// The lexer's view of the terminals, in [`TerminalId`] order.
@@ -169,8 +183,8 @@ impl Grammar {
             .iter()
             .map(|t| munch_lexer::dfa::TerminalSpec {
                 name: t.name.clone(),
-                hir: t.pattern.as_ref().map(|p| p.hir.clone()),
-                is_literal: t.pattern.as_ref().is_some_and(|p| p.is_literal),
+                hir: t.pattern.as_ref().ok().map(|p| p.hir.clone()),
+                is_literal: t.pattern.as_ref().is_ok_and(|p| p.is_literal),
                 priority: t.priority,
                 ignored: t.ignored,
             })

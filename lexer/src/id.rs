@@ -64,8 +64,6 @@ macro_rules! define_id {
     };
 }
 
-pub(crate) use define_id;
-
 define_id!(
     /// A terminal of the grammar: an index into the lexer's (and the grammar's) terminal list.
     TerminalId

@@ -14,6 +14,7 @@
 // All APIs need docs: this crate is the contract the parser and every masker build on.
 #![deny(missing_docs)]
 
+pub mod cache;
 pub mod dfa;
 mod id;
 pub mod vocab;
