@@ -1,0 +1,39 @@
+"""Label files with what Lark (the reference implementation) accepts.
+
+Usage: lark_label.py GRAMMAR MODE FILE...   (MODE: lalr or earley; lexer 'basic' for both)
+Prints one JSON object per file: {"file", "accepted", "error"}; the first line is
+{"lark": VERSION, "mode": MODE} or {"grammar_error": MESSAGE}.
+"""
+import json
+import sys
+
+import lark
+
+
+def main():
+    grammar_path, mode, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+    with open(grammar_path, encoding="utf-8") as f:
+        source = f.read()
+    try:
+        parser = lark.Lark(source, parser=mode, lexer="basic")
+    except Exception as e:  # any failure to build is reported, not raised
+        print(json.dumps({"grammar_error": f"{type(e).__name__}: {e}"}))
+        return
+    print(json.dumps({"lark": lark.__version__, "mode": mode}))
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except Exception as e:
+            print(json.dumps({"file": path, "accepted": False, "error": f"unreadable: {e}"}))
+            continue
+        try:
+            parser.parse(text)
+            print(json.dumps({"file": path, "accepted": True, "error": None}))
+        except Exception as e:
+            print(json.dumps({"file": path, "accepted": False, "error": str(e)[:300]}))
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

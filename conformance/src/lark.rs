@@ -1,0 +1,114 @@
+//! Lark, the reference for what a Lark grammar accepts, run in a private virtualenv.
+//!
+//! The first use creates `cache_dir()/lark-venv` with `python3 -m venv` and installs the pinned
+//! Lark release into it with pip; later uses reuse it. `scripts/lark_label.py` parses each file
+//! with `Lark(grammar, parser=MODE, lexer='basic')` and reports acceptance.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Deserialize;
+
+use crate::corpus::CorpusError;
+use munch_lexer::cache::cache_dir;
+
+/// The Lark release munch is compared with.
+pub const LARK_VERSION: &str = "1.3.1";
+
+/// Lark's parsing algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `parser='lalr'`: fast; resolves shift/reduce conflicts by shifting.
+    Lalr,
+    /// `parser='earley'`: the grammar's whole context-free language.
+    Earley,
+}
+
+/// Lark's verdict on one file.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Label {
+    /// The file.
+    pub file: PathBuf,
+    /// Whether Lark parsed it.
+    pub accepted: bool,
+    /// Lark's message when it did not.
+    pub error: Option<String>,
+}
+
+/// The virtualenv's Python, creating the virtualenv on first use.
+pub fn python() -> Result<PathBuf, CorpusError> {
+    let venv = cache_dir().join("lark-venv");
+    let python = venv.join("bin").join("python");
+    let marker = venv.join(format!(".lark-{LARK_VERSION}"));
+    if marker.is_file() {
+        return Ok(python);
+    }
+    run(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
+    run(Command::new(&python).args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        &format!("lark=={LARK_VERSION}"),
+    ]))?;
+    std::fs::write(&marker, b"")
+        .map_err(|e| CorpusError::new(format!("{}: {e}", marker.display())))?;
+    Ok(python)
+}
+
+/// Lark's verdict on each file, in order.
+pub fn label(grammar: &Path, mode: Mode, files: &[PathBuf]) -> Result<Vec<Label>, CorpusError> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/lark_label.py");
+    let mut labels = Vec::with_capacity(files.len());
+    // Chunks keep the command line short.
+    for chunk in files.chunks(200) {
+        let output = Command::new(python()?)
+            .arg(&script)
+            .arg(grammar)
+            .arg(match mode {
+                Mode::Lalr => "lalr",
+                Mode::Earley => "earley",
+            })
+            .args(chunk)
+            .output()
+            .map_err(|e| CorpusError::new(format!("running Lark: {e}")))?;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let mut lines = stdout.lines();
+        let header: serde_json::Value = lines
+            .next()
+            .and_then(|l| serde_json::from_str(l).ok())
+            .ok_or_else(|| {
+                CorpusError::new(format!(
+                    "Lark printed nothing: {}",
+                    String::from_utf8_lossy(&output.stderr)
+                ))
+            })?;
+        if let Some(e) = header.get("grammar_error") {
+            return Err(CorpusError::new(format!("Lark refuses the grammar: {e}")));
+        }
+        for line in lines {
+            let label: Label = serde_json::from_str(line)
+                .map_err(|e| CorpusError::new(format!("bad line from Lark ({e}): {line}")))?;
+            labels.push(label);
+        }
+    }
+    if labels.len() != files.len() {
+        return Err(CorpusError::new(format!(
+            "Lark labelled {} of {} files",
+            labels.len(),
+            files.len()
+        )));
+    }
+    Ok(labels)
+}
+
+fn run(command: &mut Command) -> Result<(), CorpusError> {
+    let status = command
+        .status()
+        .map_err(|e| CorpusError::new(format!("running {command:?}: {e}")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(CorpusError::new(format!("{command:?} failed ({status})")))
+    }
+}

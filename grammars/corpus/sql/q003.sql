@@ -1,0 +1,1 @@
+SELECT DISTINCT city FROM customers ORDER BY city

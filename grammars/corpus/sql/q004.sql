@@ -1,0 +1,1 @@
+SELECT count(*) FROM employees WHERE salary >= 50000

@@ -1,0 +1,1 @@
+SELECT name FROM products WHERE category IN ('toys', 'games')

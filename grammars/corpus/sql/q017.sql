@@ -1,0 +1,1 @@
+SELECT CAST(price AS INTEGER) FROM products

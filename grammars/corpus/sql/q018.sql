@@ -1,0 +1,1 @@
+SELECT max(age), min(age) FROM people

@@ -1,0 +1,1 @@
+SELECT x + y * 2 FROM points

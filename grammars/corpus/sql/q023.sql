@@ -1,0 +1,1 @@
+SELECT name FROM users WHERE email IS NOT NULL AND name <> 'admin'

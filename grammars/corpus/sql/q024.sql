@@ -1,0 +1,1 @@
+select lower(name) from users where id = 7

@@ -1,0 +1,1 @@
+SELECT name FROM users WHERE EXISTS (SELECT 1 FROM logins WHERE logins.user_id = users.id)

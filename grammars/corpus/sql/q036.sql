@@ -1,0 +1,1 @@
+SELECT coalesce(nickname, name) FROM users

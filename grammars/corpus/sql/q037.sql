@@ -1,0 +1,1 @@
+SELECT upper(code) AS c FROM countries WHERE length(code) = 2

@@ -1,0 +1,1 @@
+SELECT id, -balance FROM accounts

@@ -1,0 +1,1 @@
+SELECT name FROM singer WHERE country = 'France' AND age > 40

@@ -1,0 +1,1 @@
+SELECT a.id FROM a, b WHERE a.id = b.id

@@ -1,0 +1,1 @@
+SELECT name FROM pets WHERE weight / 2 > 10
