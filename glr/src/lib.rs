@@ -11,6 +11,8 @@
 // All APIs need docs: the parser state and grammar model are what every masker programs against.
 #![deny(missing_docs)]
 
+pub mod cfg;
 pub mod grammar;
 pub mod lark;
 pub mod span;
+pub mod mask;
