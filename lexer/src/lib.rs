@@ -20,3 +20,4 @@ mod id;
 pub mod vocab;
 
 pub use id::{LexState, TerminalId, TokenId};
+pub use dfa::{Lexeme, LexError, Lexer, LexerBuildError, LexerConfig, TerminalSet, TerminalSpec};

@@ -1,4 +1,104 @@
 //! Terminal patterns → one byte-level DFA; streaming longest-match lexing.
+//!
+//! # Principal types
+//!
+//! - [`TerminalSpec`]: one terminal — name, pattern (as `regex-syntax` HIR), literal-ness,
+//!   priority, `%ignore`. Index `i` of the list is `TerminalId(i)`.
+//! - [`Lexer`]: all terminals compiled into one minimal DFA over byte classes. Immutable,
+//!   `Send + Sync`; built by [`Lexer::new`] within the budgets of a [`LexerConfig`].
+//!   Per state: [`accepted`](Lexer::accepted), [`can_grow`](Lexer::can_grow),
+//!   [`reachable`](Lexer::reachable); transitions by [`next`](Lexer::next) (one table lookup).
+//! - [`TerminalSet`]: a bitset of terminals (also the parser's lookahead sets).
+//! - [`Lexeme`], [`LexError`]: the output of [`Lexer::tokenize`], the whole-input reference
+//!   lexer; [`LexerBuildError`]: why a build failed.
+//!
+//! # Lexing semantics
+//!
+//! A state is reached by reading a lexeme `w` from [`Lexer::start`]. Let `M(w)` be the terminals
+//! whose pattern matches all of `w`.
+//!
+//! - **Tie-breaking.** [`Lexer::accepted`] is `M(w)` reduced to the terminals of the highest
+//!   priority and then, if any of those is a literal ([`TerminalSpec::is_literal`]), to the
+//!   literals among them. Whatever is still tied is kept, sorted: the GLR parser keeps the ones
+//!   that parse. Ignored terminals take part in tie-breaking like any other.
+//! - **Lazy terminals.** A terminal whose pattern has a non-greedy repetition (`*?`, `+?`, `??`,
+//!   `{n,m}?`) matches the shortest lexeme: once it matches `w`, no extension of `w` matches it
+//!   ([`Lexer::is_lazy`]). This is what Python's `re` gives for `".*?"` and `/\*[\s\S]*?\*/`.
+//! - **Growth and reachability.** [`Lexer::can_grow`]: some byte leads to a state that is not
+//!   dead. [`Lexer::reachable`]: the terminals some continuation (possibly empty) completes.
+//!   The dead state accepts nothing, cannot grow and reaches nothing; every state with nothing
+//!   reachable is the dead state (the DFA is minimal).
+//! - **Unsupported patterns.** A pattern matching the empty string, and any look-around
+//!   (`^ $ \b \B \A \z`), are build errors naming the terminal. A terminal with no pattern
+//!   (`hir: None`, a `%declare`d one) never matches.
+//! - **Longest match with one byte of lookahead, no backtracking.** A lexer reads bytes while the
+//!   next state is not dead. When the next byte leads to the dead state (or the input ends), the
+//!   lexeme read so far is emitted if its state accepts something, and lexing restarts at the
+//!   start state with that byte; otherwise it is an error at that byte. It never goes back to
+//!   an earlier accepting state. [`Lexer::tokenize`] does exactly this on a whole input.
+//!
+//! # Inhibited terminals
+//!
+//! A streaming lexer cannot see the next byte when the current one arrives, so the parser (which
+//! drives the lexer) forks instead of waiting. After reading a byte into state `s` with
+//! `accepted(s)` non-empty and `can_grow(s)`:
+//!
+//! 1. one branch hands `accepted(s)` to the parser now, marked *inhibited by `s`*, and restarts
+//!    the lexer at [`Lexer::start`];
+//! 2. the other branch keeps lexing at `s`.
+//!
+//! On the next byte `b`, the inhibited branch dies iff [`Lexer::extends`]`(s, b)`, that is iff
+//! `next(s, b)` is not dead: the lexeme goes on, so by longest match it did not end at `s`.
+//! Otherwise branch 2 dies (its next state is dead) and branch 1 reads `b` from the start state.
+//! Together they give the same lexemes as [`Lexer::tokenize`]. When `accepted(s)` is non-empty
+//! and `s` cannot grow, there is nothing to fork: the lexeme ends at `s`.
+//!
+//! # Example
+//!
+//! ```
+//! use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
+//! use regex_syntax::hir::Hir;
+//!
+//! let spec = |name: &str, hir: Hir, is_literal: bool| TerminalSpec {
+//!     name: name.to_string(),
+//!     hir: Some(hir),
+//!     is_literal,
+//!     priority: 0,
+//!     ignored: false,
+//! };
+//! let specs = [
+//!     spec("IF", Hir::literal(*b"if"), true),
+//!     spec("NAME", regex_syntax::parse("[a-z]+").unwrap(), false),
+//!     spec("WS", regex_syntax::parse(" +").unwrap(), false),
+//! ];
+//! let lexer = Lexer::new(&specs, &LexerConfig::default()).unwrap();
+//! let lexemes = lexer.tokenize(b"if iffy").unwrap();
+//! let names: Vec<&str> = lexemes
+//!     .iter()
+//!     .map(|l| lexer.terminal(l.terminals[0]).name.as_str())
+//!     .collect();
+//! assert_eq!(names, ["IF", "WS", "NAME"]);
+//!
+//! // Streaming: after "if" the lexeme is complete but can grow, so the parser would fork.
+//! let s = lexer.next(lexer.next(lexer.start(), b'i'), b'f');
+//! assert_eq!(lexer.accepted(s).len(), 1);
+//! assert!(lexer.can_grow(s));
+//! assert!(lexer.extends(s, b'f')); // "iff": the inhibited IF branch dies
+//! assert!(!lexer.extends(s, b' ')); // "if ": the IF branch lives on
+//! ```
+
+mod determinize;
+mod error;
+mod lexer;
+mod minimize;
+mod nfa;
+mod set;
+mod tokenize;
+
+pub use error::{LexError, LexerBuildError, LexerBuildErrorKind};
+pub use lexer::{Lexer, LexerConfig};
+pub use set::{Iter as TerminalSetIter, TerminalSet};
+pub use tokenize::Lexeme;
 
 use regex_syntax::hir::Hir;
 

@@ -1,0 +1,299 @@
+//! [`Lexer`]: the compiled, immutable lexer DFA and its per-state facts.
+
+use std::fmt;
+
+use ahash::AHashMap;
+
+use super::determinize::{determinize, Dfa, DEAD};
+use super::error::{LexerBuildError, LexerBuildErrorKind};
+use super::minimize::minimize;
+use super::nfa::Nfa;
+use super::set::TerminalSet;
+use super::TerminalSpec;
+use crate::{LexState, TerminalId};
+
+/// Budgets for [`Lexer::new`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LexerConfig {
+    /// The most DFA states the subset construction may create (before minimisation).
+    /// Default 100,000.
+    pub max_states: usize,
+    /// The most heap, in bytes, the construction may hold (NFAs, subset-construction keys,
+    /// transition table; approximate). Default 512 MiB.
+    pub max_build_memory: usize,
+    /// The most heap, in bytes, one terminal's Thompson NFA may use (regex-automata's
+    /// `nfa_size_limit`). Default 10 MiB.
+    pub nfa_size_limit: usize,
+}
+
+impl Default for LexerConfig {
+    fn default() -> LexerConfig {
+        LexerConfig {
+            max_states: 100_000,
+            max_build_memory: 512 << 20,
+            nfa_size_limit: 10 << 20,
+        }
+    }
+}
+
+/// The lexer DFA of a list of terminals. See the [module docs](super) for the semantics.
+///
+/// Immutable once built, cheap to share (`Send + Sync`) and `Clone`. States are [`LexState`]s
+/// numbered `0..state_len()`; [`dead`](Lexer::dead) is always state 0 and every state that can
+/// never accept again is that state.
+///
+/// Methods taking a [`LexState`] or [`TerminalId`] panic when it is not one of this lexer's
+/// (out of range): ids come from the lexer itself, so a foreign one is a caller bug.
+#[derive(Clone)]
+pub struct Lexer {
+    specs: Vec<TerminalSpec>,
+    lazy: TerminalSet,
+    classes: [u8; 256],
+    class_len: usize,
+    /// `table[s * class_len + class]`.
+    table: Box<[u32]>,
+    start: LexState,
+    /// Per state: `accepted_pool[lo..hi]`.
+    accepted_span: Box<[(u32, u32)]>,
+    accepted_pool: Box<[TerminalId]>,
+    can_grow: Box<[bool]>,
+    /// Per state: an index into `reachable_sets` (many states share a set).
+    reachable_index: Box<[u32]>,
+    reachable_sets: Box<[TerminalSet]>,
+}
+
+impl Lexer {
+    /// Compiles `specs` (index `i` is `TerminalId(i)`) into one DFA.
+    ///
+    /// Errors: a pattern with look-around ([`Unsupported`](LexerBuildErrorKind::Unsupported)),
+    /// a pattern matching the empty string ([`EmptyMatch`](LexerBuildErrorKind::EmptyMatch)),
+    /// and every budget of `config`, each with its own kind. Terminals with `hir: None` are kept
+    /// (they have ids) but never match.
+    pub fn new(specs: &[TerminalSpec], config: &LexerConfig) -> Result<Lexer, LexerBuildError> {
+        if specs.len() >= TerminalId::LIMIT {
+            return Err(LexerBuildError::new(
+                LexerBuildErrorKind::TooManyTerminals {
+                    given: specs.len(),
+                    limit: TerminalId::LIMIT - 1,
+                },
+            ));
+        }
+        let mut nfa = Nfa::build(specs, config)?;
+        let classes = nfa.byte_classes();
+        nfa.into_classes(&classes);
+        let dfa = determinize(&nfa, classes.len(), specs, config)?;
+        let lazy_flags = std::mem::take(&mut nfa.lazy);
+        drop(nfa);
+        let dfa = minimize(&dfa);
+
+        let lazy = lazy_flags
+            .iter()
+            .enumerate()
+            .filter(|(_, &l)| l)
+            .map(|(i, _)| TerminalId::from_usize(i))
+            .collect();
+        let mut accepted_span = Vec::with_capacity(dfa.state_len());
+        let mut accepted_pool = Vec::new();
+        for accepted in &dfa.accepted {
+            let lo = accepted_pool.len() as u32;
+            accepted_pool.extend_from_slice(accepted);
+            accepted_span.push((lo, accepted_pool.len() as u32));
+        }
+        let can_grow = (0..dfa.state_len())
+            .map(|s| {
+                dfa.table[s * dfa.class_len..(s + 1) * dfa.class_len]
+                    .iter()
+                    .any(|&t| t != DEAD)
+            })
+            .collect();
+        let (reachable_index, reachable_sets) = reachable(&dfa, specs.len());
+        Ok(Lexer {
+            specs: specs.to_vec(),
+            lazy,
+            classes: *classes.map(),
+            class_len: dfa.class_len,
+            start: LexState::from(dfa.start),
+            table: dfa.table.into_boxed_slice(),
+            accepted_span: accepted_span.into_boxed_slice(),
+            accepted_pool: accepted_pool.into_boxed_slice(),
+            can_grow,
+            reachable_index,
+            reachable_sets,
+        })
+    }
+
+    /// The number of terminals (including those with no pattern).
+    pub fn terminal_len(&self) -> usize {
+        self.specs.len()
+    }
+
+    /// The terminal `id` as given to [`Lexer::new`].
+    pub fn terminal(&self, id: TerminalId) -> &TerminalSpec {
+        &self.specs[id.as_usize()]
+    }
+
+    /// Whether terminal `id` matches the shortest lexeme (its pattern has a non-greedy
+    /// repetition).
+    pub fn is_lazy(&self, id: TerminalId) -> bool {
+        self.lazy.contains(id)
+    }
+
+    /// The number of DFA states, dead state included.
+    pub fn state_len(&self) -> usize {
+        self.accepted_span.len()
+    }
+
+    /// The state before any byte of a lexeme. It accepts nothing (no pattern matches the empty
+    /// string); it is [`dead`](Lexer::dead) only when no terminal can match anything.
+    #[inline]
+    pub fn start(&self) -> LexState {
+        self.start
+    }
+
+    /// The dead state: nothing accepted, no growth, nothing reachable. Always state 0.
+    #[inline]
+    pub fn dead(&self) -> LexState {
+        LexState::from(DEAD)
+    }
+
+    /// Whether `s` is the dead state.
+    #[inline]
+    pub fn is_dead(&self, s: LexState) -> bool {
+        s.as_u32() == DEAD
+    }
+
+    /// The state after reading `byte` in state `s` (the dead state if the lexeme cannot go on).
+    #[inline]
+    pub fn next(&self, s: LexState, byte: u8) -> LexState {
+        self.next_class(s, self.classes[byte as usize])
+    }
+
+    /// The state after reading a byte of class `class` in state `s`; for maskers that work on
+    /// classes (see [`byte_class`](Lexer::byte_class)).
+    #[inline]
+    pub fn next_class(&self, s: LexState, class: u8) -> LexState {
+        LexState::from(self.table[s.as_usize() * self.class_len + class as usize])
+    }
+
+    /// Whether reading `byte` in `s` extends the lexeme: the test that kills a branch inhibited
+    /// by `s` (see the [module docs](super#inhibited-terminals)).
+    #[inline]
+    pub fn extends(&self, s: LexState, byte: u8) -> bool {
+        !self.is_dead(self.next(s, byte))
+    }
+
+    /// The terminals the lexeme that led to `s` completes, after tie-breaking; sorted, empty if
+    /// none.
+    #[inline]
+    pub fn accepted(&self, s: LexState) -> &[TerminalId] {
+        let (lo, hi) = self.accepted_span[s.as_usize()];
+        &self.accepted_pool[lo as usize..hi as usize]
+    }
+
+    /// Whether some byte leads from `s` to a state that is not dead.
+    #[inline]
+    pub fn can_grow(&self, s: LexState) -> bool {
+        self.can_grow[s.as_usize()]
+    }
+
+    /// The terminals `T` such that some byte string (possibly empty) leads from `s` to a state
+    /// whose [`accepted`](Lexer::accepted) contains `T`. Empty exactly for the dead state.
+    #[inline]
+    pub fn reachable(&self, s: LexState) -> &TerminalSet {
+        &self.reachable_sets[self.reachable_index[s.as_usize()] as usize]
+    }
+
+    /// The class of `byte`: bytes of one class lead every state to the same state.
+    #[inline]
+    pub fn byte_class(&self, byte: u8) -> u8 {
+        self.classes[byte as usize]
+    }
+
+    /// The number of byte classes (1..=256); classes are `0..class_len()`.
+    pub fn class_len(&self) -> usize {
+        self.class_len
+    }
+}
+
+/// Per state, the terminals accepted somewhere downstream, by a backward fixpoint: start from
+/// each state's accepted set and push sets to predecessors until nothing changes. Returns
+/// interned sets.
+fn reachable(dfa: &Dfa, terminal_len: usize) -> (Box<[u32]>, Box<[TerminalSet]>) {
+    let n = dfa.state_len();
+    let k = dfa.class_len;
+    // Distinct predecessors of each state, as CSR.
+    let mut edges: Vec<(u32, u32)> = Vec::new();
+    for s in 0..n {
+        for &t in &dfa.table[s * k..(s + 1) * k] {
+            edges.push((t, s as u32));
+        }
+    }
+    edges.sort_unstable();
+    edges.dedup();
+    let mut offsets = vec![0usize; n + 1];
+    for &(t, _) in &edges {
+        offsets[t as usize + 1] += 1;
+    }
+    for i in 1..=n {
+        offsets[i] += offsets[i - 1];
+    }
+
+    let mut sets: Vec<TerminalSet> = dfa
+        .accepted
+        .iter()
+        .map(|a| {
+            let mut set = TerminalSet::new(terminal_len);
+            set.extend(a.iter().copied());
+            set
+        })
+        .collect();
+    let mut queued = vec![true; n];
+    let mut work: Vec<u32> = (0..n as u32).collect();
+    while let Some(t) = work.pop() {
+        queued[t as usize] = false;
+        let from = sets[t as usize].clone();
+        for &(_, p) in &edges[offsets[t as usize]..offsets[t as usize + 1]] {
+            if sets[p as usize].union_with(&from) && !queued[p as usize] {
+                queued[p as usize] = true;
+                work.push(p);
+            }
+        }
+    }
+
+    let mut interned: AHashMap<TerminalSet, u32> = AHashMap::new();
+    let mut unique = Vec::new();
+    let index = sets
+        .into_iter()
+        .map(|set| {
+            *interned.entry(set.clone()).or_insert_with(|| {
+                unique.push(set);
+                unique.len() as u32 - 1
+            })
+        })
+        .collect();
+    (index, unique.into_boxed_slice())
+}
+
+impl fmt::Debug for Lexer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The tables are large; show their shape.
+        f.debug_struct("Lexer")
+            .field("terminals", &self.specs.len())
+            .field("states", &self.state_len())
+            .field("classes", &self.class_len)
+            .field("start", &self.start)
+            .field("lazy", &self.lazy)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lexer_is_send_sync_clone() {
+        fn check<T: Send + Sync + Clone>() {}
+        check::<Lexer>();
+    }
+}

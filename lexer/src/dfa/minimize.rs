@@ -1,0 +1,290 @@
+//! Hopcroft minimisation of the lexer DFA.
+//!
+//! Two states are merged iff every byte string leads them to states that accept the same
+//! terminals. That is the only observable behaviour: `can_grow`, `reachable`, `extends` and
+//! laziness (already folded into the transitions by the subset construction) are all functions
+//! of it. In particular every state that can never accept again merges with [`DEAD`], so after
+//! minimisation "dead" is the single state id [`DEAD`].
+//!
+//! Written by hand: regex-automata's minimiser works on its own DFA type, which the lexer does
+//! not use (see the determiniser's docs).
+
+use std::collections::VecDeque;
+
+use ahash::AHashMap;
+
+use super::determinize::{Dfa, DEAD};
+
+/// The minimal DFA equivalent to `dfa`, with `DEAD` = 0 and the other states numbered in
+/// breadth-first order from the start (which is 1 unless the start is dead).
+pub(crate) fn minimize(dfa: &Dfa) -> Dfa {
+    let partition = hopcroft(dfa);
+    rebuild(dfa, &partition.block_of, partition.block_len())
+}
+
+/// A partition of the states into blocks, each a contiguous range of `elems`.
+struct Partition {
+    elems: Vec<u32>,
+    /// Where each state sits in `elems`.
+    loc: Vec<u32>,
+    block_of: Vec<u32>,
+    start: Vec<u32>,
+    end: Vec<u32>,
+    /// Per block: how many of its first elements are marked by the current splitter.
+    marked: Vec<u32>,
+}
+
+impl Partition {
+    fn block_len(&self) -> usize {
+        self.start.len()
+    }
+
+    /// Moves `state` into its block's marked prefix; returns its block if this is the block's
+    /// first mark.
+    fn mark(&mut self, state: u32) -> Option<u32> {
+        let b = self.block_of[state as usize] as usize;
+        let pos = self.loc[state as usize];
+        let first_unmarked = self.start[b] + self.marked[b];
+        if pos < first_unmarked {
+            return None;
+        }
+        let other = self.elems[first_unmarked as usize];
+        self.elems.swap(pos as usize, first_unmarked as usize);
+        self.loc[other as usize] = pos;
+        self.loc[state as usize] = first_unmarked;
+        self.marked[b] += 1;
+        (self.marked[b] == 1).then_some(b as u32)
+    }
+
+    /// Splits the marked prefix of block `b` off into a new block, unless all of `b` is marked;
+    /// returns the new block. Clears the marks.
+    fn split(&mut self, b: u32) -> Option<u32> {
+        let b = b as usize;
+        let marked = std::mem::take(&mut self.marked[b]);
+        if self.start[b] + marked == self.end[b] {
+            return None;
+        }
+        let nb = self.start.len() as u32;
+        let (lo, hi) = (self.start[b], self.start[b] + marked);
+        self.start.push(lo);
+        self.end.push(hi);
+        self.marked.push(0);
+        self.start[b] = hi;
+        for &s in &self.elems[lo as usize..hi as usize] {
+            self.block_of[s as usize] = nb;
+        }
+        Some(nb)
+    }
+
+    fn size(&self, b: u32) -> u32 {
+        self.end[b as usize] - self.start[b as usize]
+    }
+}
+
+/// The coarsest partition compatible with the accepted sets and the transitions.
+fn hopcroft(dfa: &Dfa) -> Partition {
+    let n = dfa.state_len();
+    let k = dfa.class_len;
+
+    // Predecessors by (class, target), as one CSR array.
+    let mut offsets = vec![0u32; n * k + 1];
+    for s in 0..n {
+        for c in 0..k {
+            let t = dfa.table[s * k + c] as usize;
+            offsets[c * n + t + 1] += 1;
+        }
+    }
+    for i in 1..offsets.len() {
+        offsets[i] += offsets[i - 1];
+    }
+    let mut fill = offsets.clone();
+    let mut sources = vec![0u32; n * k];
+    for s in 0..n {
+        for c in 0..k {
+            let t = dfa.table[s * k + c] as usize;
+            let slot = &mut fill[c * n + t];
+            sources[*slot as usize] = s as u32;
+            *slot += 1;
+        }
+    }
+    drop(fill);
+
+    // Initial partition: by accepted set.
+    let mut by_accepted: AHashMap<&[crate::TerminalId], u32> = AHashMap::new();
+    let mut initial = vec![0u32; n];
+    for (s, accepted) in dfa.accepted.iter().enumerate() {
+        let next = by_accepted.len() as u32;
+        initial[s] = *by_accepted.entry(accepted).or_insert(next);
+    }
+    let blocks = by_accepted.len();
+    let mut elems: Vec<u32> = (0..n as u32).collect();
+    elems.sort_by_key(|&s| initial[s as usize]);
+    let mut p = Partition {
+        loc: vec![0; n],
+        block_of: initial,
+        start: vec![0; blocks],
+        end: vec![0; blocks],
+        marked: vec![0; blocks],
+        elems,
+    };
+    for (i, &s) in p.elems.iter().enumerate() {
+        p.loc[s as usize] = i as u32;
+        let b = p.block_of[s as usize] as usize;
+        p.end[b] = i as u32 + 1;
+    }
+    for b in (0..blocks).rev() {
+        p.start[b] = if b == 0 { 0 } else { p.end[b - 1] };
+    }
+
+    let mut work: Vec<u32> = (0..blocks as u32).collect();
+    let mut in_work = vec![true; blocks];
+    let mut splitter: Vec<u32> = Vec::new();
+    let mut touched: Vec<u32> = Vec::new();
+    while let Some(a) = work.pop() {
+        in_work[a as usize] = false;
+        splitter.clear();
+        splitter
+            .extend_from_slice(&p.elems[p.start[a as usize] as usize..p.end[a as usize] as usize]);
+        for c in 0..k {
+            for &t in &splitter {
+                let i = c * n + t as usize;
+                for &s in &sources[offsets[i] as usize..offsets[i + 1] as usize] {
+                    touched.extend(p.mark(s));
+                }
+            }
+            for b in touched.drain(..) {
+                let Some(nb) = p.split(b) else { continue };
+                in_work.push(false);
+                // Hopcroft's rule: a block already waiting is replaced by both halves;
+                // otherwise the smaller half suffices.
+                if in_work[b as usize] || p.size(nb) <= p.size(b) {
+                    work.push(nb);
+                    in_work[nb as usize] = true;
+                } else {
+                    work.push(b);
+                    in_work[b as usize] = true;
+                }
+            }
+        }
+    }
+    p
+}
+
+/// The quotient DFA of `dfa` by `block_of`, renumbered (see [`minimize`]).
+fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize) -> Dfa {
+    const UNSET: u32 = u32::MAX;
+    let k = dfa.class_len;
+    let mut rep = vec![UNSET; block_len];
+    for (s, &b) in block_of.iter().enumerate() {
+        if rep[b as usize] == UNSET {
+            rep[b as usize] = s as u32;
+        }
+    }
+    let mut new_id = vec![UNSET; block_len];
+    let mut order: Vec<u32> = Vec::with_capacity(block_len);
+    let mut queue = VecDeque::new();
+    for root in [DEAD, dfa.start] {
+        let b = block_of[root as usize];
+        if new_id[b as usize] == UNSET {
+            new_id[b as usize] = order.len() as u32;
+            order.push(b);
+            queue.push_back(b);
+        }
+    }
+    while let Some(b) = queue.pop_front() {
+        let s = rep[b as usize] as usize;
+        for &t in &dfa.table[s * k..(s + 1) * k] {
+            let tb = block_of[t as usize];
+            if new_id[tb as usize] == UNSET {
+                new_id[tb as usize] = order.len() as u32;
+                order.push(tb);
+                queue.push_back(tb);
+            }
+        }
+    }
+    let mut table = Vec::with_capacity(order.len() * k);
+    let mut accepted = Vec::with_capacity(order.len());
+    for &b in &order {
+        let s = rep[b as usize] as usize;
+        table.extend(
+            dfa.table[s * k..(s + 1) * k]
+                .iter()
+                .map(|&t| new_id[block_of[t as usize] as usize]),
+        );
+        accepted.push(dfa.accepted[s].clone());
+    }
+    Dfa {
+        class_len: k,
+        table,
+        accepted,
+        start: new_id[block_of[dfa.start as usize] as usize],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::TerminalId;
+
+    /// A DFA over one class from a transition list and accepted terminals per state.
+    fn dfa(next: &[u32], accepted: &[&[u32]], start: u32) -> Dfa {
+        Dfa {
+            class_len: 1,
+            table: next.to_vec(),
+            accepted: accepted
+                .iter()
+                .map(|a| a.iter().map(|&t| TerminalId::from(t)).collect())
+                .collect(),
+            start,
+        }
+    }
+
+    #[test]
+    fn merges_equivalent_and_never_accepting_states() {
+        // 0 dead; 1 → 2 → 3 → 4 → 3, accepting {0} at 2 and 4 only, so 1 ≡ 3 and 2 ≡ 4;
+        // 5 → 6 → 5 never accepts and is unreachable.
+        let d = dfa(
+            &[0, 2, 3, 4, 3, 6, 5],
+            &[&[], &[], &[0], &[], &[0], &[], &[]],
+            1,
+        );
+        let m = minimize(&d);
+        assert_eq!(m.state_len(), 3);
+        assert_eq!(m.start, 1);
+        assert_eq!(m.table[DEAD as usize], DEAD);
+        let s2 = m.table[1] as usize;
+        assert_eq!(&*m.accepted[s2], &[TerminalId::from(0)]);
+        assert!(m.accepted[1].is_empty());
+        assert_eq!(m.table[s2], 1);
+    }
+
+    #[test]
+    fn splits_by_distance_to_acceptance() {
+        // A chain 1 → 2 → 3 → 4 → 0 accepting only at 4: no two states are equivalent.
+        let d = dfa(&[0, 2, 3, 4, 0], &[&[], &[], &[], &[], &[7]], 1);
+        let m = minimize(&d);
+        assert_eq!(m.state_len(), 5);
+        // A chain that never reaches acceptance collapses into the dead state.
+        let d = dfa(&[0, 2, 3, 0], &[&[], &[], &[], &[]], 1);
+        assert_eq!(minimize(&d).state_len(), 1);
+    }
+
+    #[test]
+    fn keeps_distinct_accepted_sets_apart() {
+        // 1 → 2 → 0 and 1' = 3 → 4 → 0 with different terminals at 2 and 4: nothing merges
+        // except nothing (3, 4 unreachable from the start and dropped).
+        let d = dfa(&[0, 2, 0, 4, 0], &[&[], &[], &[0], &[], &[1]], 1);
+        let m = minimize(&d);
+        assert_eq!(m.state_len(), 3);
+        let s2 = m.table[1] as usize;
+        assert_eq!(&*m.accepted[s2], &[TerminalId::from(0)]);
+    }
+
+    #[test]
+    fn start_that_cannot_accept_is_dead() {
+        let d = dfa(&[0, 2, 1], &[&[], &[], &[]], 1);
+        let m = minimize(&d);
+        assert_eq!(m.state_len(), 1);
+        assert_eq!(m.start, DEAD);
+    }
+}

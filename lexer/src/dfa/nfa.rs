@@ -1,0 +1,410 @@
+//! Terminal HIRs → one combined byte-level NFA, and the byte classes of all terminals.
+//!
+//! Each terminal's HIR is checked (no look-around; laziness noted), compiled on its own with
+//! regex-automata's Thompson compiler (which lowers Unicode classes to UTF-8 byte sequences), and
+//! copied into one flat node array that the subset construction walks. Keeping each terminal's
+//! nodes separate — rather than one multi-pattern NFA — is what lets the determiniser track
+//! matches and laziness per terminal.
+
+use regex_automata::nfa::thompson::{self, State, WhichCaptures};
+use regex_automata::util::primitives::StateID;
+use regex_syntax::hir::{Hir, HirKind, Look};
+
+use super::error::{LexerBuildError, LexerBuildErrorKind};
+use super::{LexerConfig, TerminalSpec};
+use crate::TerminalId;
+
+/// One byte range of a [`Node::Bytes`] and the node it leads to.
+///
+/// After [`Nfa::into_classes`], `lo` and `hi` are byte-class ids instead of bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Range {
+    pub lo: u8,
+    pub hi: u8,
+    pub next: u32,
+}
+
+/// A node of the combined NFA. Ids are global across terminals.
+#[derive(Clone, Debug)]
+pub(crate) enum Node {
+    /// Consumes one byte in one of the (disjoint) ranges.
+    Bytes(Box<[Range]>),
+    /// Moves without consuming to any of these nodes.
+    Eps(Box<[u32]>),
+    /// The owning terminal matches here.
+    Match,
+    /// A dead end (e.g. an empty class).
+    Fail,
+}
+
+/// Every terminal's NFA in one node array.
+#[derive(Debug)]
+pub(crate) struct Nfa {
+    pub nodes: Vec<Node>,
+    /// The terminal each node belongs to.
+    pub owner: Vec<TerminalId>,
+    /// The start node of each terminal that has a pattern.
+    pub starts: Vec<u32>,
+    /// Per terminal: whether its pattern has a non-greedy repetition.
+    pub lazy: Vec<bool>,
+    /// Approximate heap bytes of `nodes` and `owner`.
+    pub memory: usize,
+}
+
+/// What a walk over one HIR found.
+struct HirFacts {
+    lazy: bool,
+    look: Option<Look>,
+}
+
+/// Walks `hir` with an explicit stack (HIRs built by hand may be deeper than the parser's nest
+/// limit allows, so no recursion).
+fn hir_facts(hir: &Hir) -> HirFacts {
+    let mut facts = HirFacts {
+        lazy: false,
+        look: None,
+    };
+    let mut stack = vec![hir];
+    while let Some(h) = stack.pop() {
+        match h.kind() {
+            HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) => {}
+            HirKind::Look(look) => {
+                facts.look = Some(*look);
+                return facts;
+            }
+            HirKind::Repetition(rep) => {
+                facts.lazy |= !rep.greedy;
+                stack.push(&rep.sub);
+            }
+            HirKind::Capture(cap) => stack.push(&cap.sub),
+            HirKind::Concat(subs) | HirKind::Alternation(subs) => stack.extend(subs.iter()),
+        }
+    }
+    facts
+}
+
+/// How a look-around assertion is written, for error messages.
+fn look_text(look: Look) -> &'static str {
+    match look {
+        Look::Start => r"`\A`",
+        Look::End => r"`\z`",
+        Look::StartLF => "`(?m:^)`",
+        Look::EndLF => "`(?m:$)`",
+        Look::StartCRLF => "`(?mR:^)`",
+        Look::EndCRLF => "`(?mR:$)`",
+        Look::WordAscii => r"`(?-u:\b)`",
+        Look::WordAsciiNegate => r"`(?-u:\B)`",
+        Look::WordUnicode => r"`\b`",
+        Look::WordUnicodeNegate => r"`\B`",
+        Look::WordStartAscii => r"`(?-u:\b{start})`",
+        Look::WordEndAscii => r"`(?-u:\b{end})`",
+        Look::WordStartUnicode => r"`\b{start}`",
+        Look::WordEndUnicode => r"`\b{end}`",
+        Look::WordStartHalfAscii => r"`(?-u:\b{start-half})`",
+        Look::WordEndHalfAscii => r"`(?-u:\b{end-half})`",
+        Look::WordStartHalfUnicode => r"`\b{start-half}`",
+        Look::WordEndHalfUnicode => r"`\b{end-half}`",
+    }
+}
+
+impl Nfa {
+    /// Checks and compiles every terminal.
+    pub fn build(specs: &[TerminalSpec], config: &LexerConfig) -> Result<Nfa, LexerBuildError> {
+        let mut nfa = Nfa {
+            nodes: Vec::new(),
+            owner: Vec::new(),
+            starts: Vec::new(),
+            lazy: vec![false; specs.len()],
+            memory: 0,
+        };
+        for (index, spec) in specs.iter().enumerate() {
+            let terminal = TerminalId::from_usize(index);
+            let Some(hir) = &spec.hir else { continue };
+            let facts = hir_facts(hir);
+            if let Some(look) = facts.look {
+                return Err(LexerBuildError::new(LexerBuildErrorKind::Unsupported {
+                    terminal,
+                    name: spec.name.clone(),
+                    what: format!("look-around assertion {}", look_text(look)),
+                }));
+            }
+            nfa.lazy[index] = facts.lazy;
+            let compiled = compile(terminal, spec, hir, config)?;
+            let start = nfa.append(terminal, spec, &compiled, config)?;
+            if nfa.matches_empty(start) {
+                return Err(LexerBuildError::new(LexerBuildErrorKind::EmptyMatch {
+                    terminal,
+                    name: spec.name.clone(),
+                }));
+            }
+            nfa.starts.push(start);
+        }
+        Ok(nfa)
+    }
+
+    /// Copies the states of `compiled` reachable from its anchored start into `self`; returns
+    /// the global id of that start.
+    fn append(
+        &mut self,
+        terminal: TerminalId,
+        spec: &TerminalSpec,
+        compiled: &thompson::NFA,
+        config: &LexerConfig,
+    ) -> Result<u32, LexerBuildError> {
+        const UNSEEN: u32 = u32::MAX;
+        // Thompson ids → global ids, assigned in discovery order.
+        let mut map = vec![UNSEEN; compiled.states().len()];
+        let mut order: Vec<StateID> = Vec::new();
+        let base = self.nodes.len();
+        let mut global = |sid: StateID, order: &mut Vec<StateID>| -> u32 {
+            let slot = &mut map[sid.as_usize()];
+            if *slot == UNSEEN {
+                *slot = (base + order.len()) as u32;
+                order.push(sid);
+            }
+            *slot
+        };
+        let start = global(compiled.start_anchored(), &mut order);
+        let mut i = 0;
+        while i < order.len() {
+            let node = match compiled.state(order[i]) {
+                State::ByteRange { trans } => Node::Bytes(Box::new([Range {
+                    lo: trans.start,
+                    hi: trans.end,
+                    next: global(trans.next, &mut order),
+                }])),
+                State::Sparse(sparse) => Node::Bytes(
+                    sparse
+                        .transitions
+                        .iter()
+                        .map(|t| Range {
+                            lo: t.start,
+                            hi: t.end,
+                            next: global(t.next, &mut order),
+                        })
+                        .collect(),
+                ),
+                State::Dense(dense) => {
+                    // Runs of bytes with the same target; `StateID::ZERO` means "no transition".
+                    let mut ranges: Vec<Range> = Vec::new();
+                    for (byte, &next) in dense.transitions.iter().enumerate() {
+                        if next == StateID::ZERO {
+                            continue;
+                        }
+                        let byte = byte as u8;
+                        let next = global(next, &mut order);
+                        match ranges.last_mut() {
+                            Some(r) if r.next == next && r.hi.wrapping_add(1) == byte => {
+                                r.hi = byte
+                            }
+                            _ => ranges.push(Range {
+                                lo: byte,
+                                hi: byte,
+                                next,
+                            }),
+                        }
+                    }
+                    Node::Bytes(ranges.into_boxed_slice())
+                }
+                State::Union { alternates } => {
+                    Node::Eps(alternates.iter().map(|&s| global(s, &mut order)).collect())
+                }
+                State::BinaryUnion { alt1, alt2 } => {
+                    let (a, b) = (global(*alt1, &mut order), global(*alt2, &mut order));
+                    Node::Eps(Box::new([a, b]))
+                }
+                State::Capture { next, .. } => Node::Eps(Box::new([global(*next, &mut order)])),
+                State::Fail => Node::Fail,
+                State::Match { .. } => Node::Match,
+                // Unreachable: `hir_facts` rejected every look-around before compiling.
+                State::Look { look, .. } => {
+                    return Err(LexerBuildError::new(LexerBuildErrorKind::Unsupported {
+                        terminal,
+                        name: spec.name.clone(),
+                        what: format!("look-around assertion {look:?}"),
+                    }))
+                }
+            };
+            self.memory += std::mem::size_of::<Node>()
+                + std::mem::size_of::<TerminalId>()
+                + match &node {
+                    Node::Bytes(r) => r.len() * std::mem::size_of::<Range>(),
+                    Node::Eps(e) => e.len() * 4,
+                    _ => 0,
+                };
+            self.nodes.push(node);
+            self.owner.push(terminal);
+            i += 1;
+            if self.memory > config.max_build_memory {
+                return Err(LexerBuildError::new(LexerBuildErrorKind::TooMuchMemory {
+                    limit: config.max_build_memory,
+                }));
+            }
+            // Global node ids are `u32` with `u32::MAX` reserved; the memory budget normally
+            // stops long before this.
+            if base + order.len() >= u32::MAX as usize {
+                return Err(LexerBuildError::new(LexerBuildErrorKind::TooMuchMemory {
+                    limit: config.max_build_memory,
+                }));
+            }
+        }
+        Ok(start)
+    }
+
+    /// Whether the ε-closure of `start` holds a match.
+    fn matches_empty(&self, start: u32) -> bool {
+        let mut seen = ahash::AHashSet::new();
+        let mut stack = vec![start];
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            match &self.nodes[n as usize] {
+                Node::Match => return true,
+                Node::Eps(next) => stack.extend(next.iter().copied()),
+                Node::Bytes(_) | Node::Fail => {}
+            }
+        }
+        false
+    }
+
+    /// The coarsest byte classes such that every range of every node is a union of classes.
+    pub fn byte_classes(&self) -> ByteClasses {
+        // `boundary[b]`: a class starts at byte `b`.
+        let mut boundary = [false; 256];
+        boundary[0] = true;
+        for node in &self.nodes {
+            if let Node::Bytes(ranges) = node {
+                for r in ranges.iter() {
+                    boundary[r.lo as usize] = true;
+                    if r.hi < 255 {
+                        boundary[r.hi as usize + 1] = true;
+                    }
+                }
+            }
+        }
+        let mut map = [0u8; 256];
+        let mut class = 0u8;
+        for b in 1..256 {
+            if boundary[b] {
+                class += 1;
+            }
+            map[b] = class;
+        }
+        ByteClasses {
+            map,
+            len: class as usize + 1,
+        }
+    }
+
+    /// Rewrites every range from bytes to class ids.
+    pub fn into_classes(&mut self, classes: &ByteClasses) {
+        for node in &mut self.nodes {
+            if let Node::Bytes(ranges) = node {
+                for r in ranges.iter_mut() {
+                    r.lo = classes.get(r.lo);
+                    r.hi = classes.get(r.hi);
+                }
+            }
+        }
+    }
+}
+
+/// Compiles one terminal's HIR with the Thompson compiler, within the NFA budget.
+fn compile(
+    terminal: TerminalId,
+    spec: &TerminalSpec,
+    hir: &Hir,
+    config: &LexerConfig,
+) -> Result<thompson::NFA, LexerBuildError> {
+    let limit = config.nfa_size_limit;
+    thompson::Compiler::new()
+        .configure(
+            thompson::Config::new()
+                .which_captures(WhichCaptures::None)
+                .nfa_size_limit(Some(limit)),
+        )
+        .build_from_hir(hir)
+        .map_err(|err| {
+            // Size is the only way a look-free HIR can fail to compile without captures; the
+            // fallback keeps the compiler's own words for anything else.
+            let kind = if err.size_limit().is_some() {
+                LexerBuildErrorKind::NfaTooBig {
+                    terminal,
+                    name: spec.name.clone(),
+                    limit,
+                }
+            } else {
+                LexerBuildErrorKind::Unsupported {
+                    terminal,
+                    name: spec.name.clone(),
+                    what: format!("pattern ({err})"),
+                }
+            };
+            LexerBuildError::new(kind)
+        })
+}
+
+/// A partition of the 256 bytes into classes that no terminal tells apart.
+#[derive(Clone, Debug)]
+pub(crate) struct ByteClasses {
+    map: [u8; 256],
+    len: usize,
+}
+
+impl ByteClasses {
+    /// The class of `byte`.
+    #[inline]
+    pub fn get(&self, byte: u8) -> u8 {
+        self.map[byte as usize]
+    }
+
+    /// The number of classes (1..=256).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The byte → class map.
+    pub fn map(&self) -> &[u8; 256] {
+        &self.map
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(pattern: &str) -> TerminalSpec {
+        TerminalSpec {
+            name: pattern.to_string(),
+            hir: Some(regex_syntax::Parser::new().parse(pattern).unwrap()),
+            is_literal: false,
+            priority: 0,
+            ignored: false,
+        }
+    }
+
+    #[test]
+    fn classes_split_at_range_edges() {
+        let nfa = Nfa::build(&[spec("[a-c]x"), spec("b+")], &LexerConfig::default()).unwrap();
+        let classes = nfa.byte_classes();
+        // Classes: ..` | a | b | c | d..w | x | y..
+        assert_eq!(classes.len(), 7);
+        assert_eq!(classes.get(0), classes.get(b'`'));
+        assert_ne!(classes.get(b'a'), classes.get(b'b'));
+        assert_ne!(classes.get(b'b'), classes.get(b'c'));
+        assert_eq!(classes.get(b'd'), classes.get(b'w'));
+        assert_ne!(classes.get(b'w'), classes.get(b'x'));
+        assert_eq!(classes.get(b'y'), classes.get(255));
+    }
+
+    #[test]
+    fn laziness_and_look_found_in_nested_hir() {
+        let lazy = hir_facts(&regex_syntax::Parser::new().parse("a(b|(c+?))").unwrap());
+        assert!(lazy.lazy && lazy.look.is_none());
+        let greedy = hir_facts(&regex_syntax::Parser::new().parse("a(b|(c+))*").unwrap());
+        assert!(!greedy.lazy);
+        let look = hir_facts(&regex_syntax::Parser::new().parse(r"a(b|c\b)").unwrap());
+        assert_eq!(look.look, Some(Look::WordUnicode));
+    }
+}
