@@ -1,0 +1,99 @@
+//! Check after normalisation: every terminal the reduced CFG uses has a pattern.
+//!
+//! A terminal without one (a `%declare`d terminal such as Python's `_INDENT`, or a regex with
+//! look-around) can never come out of munch's lexer, so a parser built anyway would reject texts
+//! the grammar accepts. The check refuses such grammars with the terminals named; terminals the
+//! reduced grammar does not use are harmless and pass.
+
+use std::fmt;
+
+use munch_lexer::TerminalId;
+
+use super::{Cfg, Symbol};
+use crate::grammar::{Grammar, NoPattern};
+
+/// Terminals used by reachable rules that have no pattern.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MissingPatterns {
+    /// Each terminal, its name and why it has no pattern, in id order.
+    pub terminals: Vec<(TerminalId, String, NoPattern)>,
+}
+
+impl fmt::Display for MissingPatterns {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the grammar uses terminals munch's lexer cannot produce:"
+        )?;
+        for (_, name, why) in &self.terminals {
+            match why {
+                NoPattern::Declared => write!(
+                    f,
+                    " `{name}` is %declare'd (made outside the lexer; indentation-aware \
+                     lexing is not supported yet);"
+                )?,
+                NoPattern::Unsupported(what) => write!(
+                    f,
+                    " `{name}` uses {what}, which a DFA lexer cannot express;"
+                )?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for MissingPatterns {}
+
+/// Checks that every terminal used by `cfg` (normalised from `grammar`) has a pattern.
+pub fn check(grammar: &Grammar, cfg: &Cfg) -> Result<(), MissingPatterns> {
+    let mut used = vec![false; grammar.terminals.len()];
+    for p in cfg.productions() {
+        for s in &p.rhs {
+            if let Symbol::Terminal(t) = *s {
+                used[t.as_usize()] = true;
+            }
+        }
+    }
+    let terminals: Vec<_> = grammar
+        .terminals_without_pattern()
+        .filter(|(t, _)| used[t.as_usize()])
+        .map(|(t, why)| (t, grammar.terminal(t).name.clone(), why.clone()))
+        .collect();
+    if terminals.is_empty() {
+        Ok(())
+    } else {
+        Err(MissingPatterns { terminals })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cfg::{dsl, normalize, NormalizeConfig};
+
+    #[test]
+    fn declared_terminal_in_a_reachable_rule_is_named() {
+        let mut g =
+            dsl::parse("s -> 'a' INDENT | 'b'\nINDENT: 'i'\nu -> OTHER\nOTHER: 'o'").unwrap();
+        for t in &mut g.terminals {
+            if t.name == "INDENT" || t.name == "OTHER" {
+                t.pattern = Err(NoPattern::Declared);
+            }
+        }
+        let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
+        let err = check(&g, &cfg).unwrap_err();
+        // OTHER is only used by the unreachable `u`.
+        assert_eq!(err.terminals.len(), 1);
+        assert_eq!(err.terminals[0].1, "INDENT");
+        assert!(err
+            .to_string()
+            .contains("indentation-aware lexing is not supported yet"));
+    }
+
+    #[test]
+    fn all_patterns_present_passes() {
+        let g = dsl::parse("s -> 'a' s | 'b'").unwrap();
+        let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
+        assert_eq!(check(&g, &cfg), Ok(()));
+    }
+}
