@@ -80,7 +80,7 @@ struct Determinizer<'a> {
     memory: usize,
 }
 
-/// Builds the DFA for `nfa` whose ranges are in class space (see [`Nfa::into_classes`]).
+/// Builds the DFA for `nfa` whose ranges are in class space (see [`Nfa::ranges_to_classes`]).
 pub(crate) fn determinize(
     nfa: &Nfa,
     class_len: usize,
@@ -220,9 +220,8 @@ impl Determinizer<'_> {
         }
         let id = id as u32;
         self.dfa.accepted.push(key.1.clone());
-        self.dfa
-            .table
-            .extend(std::iter::repeat(DEAD).take(self.class_len));
+        let rows = self.dfa.table.len() + self.class_len;
+        self.dfa.table.resize(rows, DEAD);
         self.queue.push_back((id, key.0.clone()));
         self.ids.insert(key, id);
         Ok(id)

@@ -80,7 +80,7 @@ impl Lexer {
         }
         let mut nfa = Nfa::build(specs, config)?;
         let classes = nfa.byte_classes();
-        nfa.into_classes(&classes);
+        nfa.ranges_to_classes(&classes);
         let dfa = determinize(&nfa, classes.len(), specs, config)?;
         let lazy_flags = std::mem::take(&mut nfa.lazy);
         drop(nfa);

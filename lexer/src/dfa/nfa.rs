@@ -16,7 +16,7 @@ use crate::TerminalId;
 
 /// One byte range of a [`Node::Bytes`] and the node it leads to.
 ///
-/// After [`Nfa::into_classes`], `lo` and `hi` are byte-class ids instead of bytes.
+/// After [`Nfa::ranges_to_classes`], `lo` and `hi` are byte-class ids instead of bytes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Range {
     pub lo: u8,
@@ -298,7 +298,7 @@ impl Nfa {
     }
 
     /// Rewrites every range from bytes to class ids.
-    pub fn into_classes(&mut self, classes: &ByteClasses) {
+    pub fn ranges_to_classes(&mut self, classes: &ByteClasses) {
         for node in &mut self.nodes {
             if let Node::Bytes(ranges) = node {
                 for r in ranges.iter_mut() {

@@ -278,7 +278,8 @@ mod tests {
         d.difference_with(&b);
         assert_eq!(d.iter().map(|x| x.as_u32()).collect::<Vec<_>>(), [1, 70]);
         d.clear();
-        assert!(d.is_empty() && d.len() == 0);
+        assert!(d.is_empty());
+        assert_eq!(d.len(), 0);
         assert_eq!(format!("{a:?}"), "{1, 2, 70}");
     }
 }

@@ -1,0 +1,505 @@
+//! Property tests of the lexer DFA against the `regex` crate.
+//!
+//! Random small regexes (over a few ASCII and multi-byte characters, with classes, `.`,
+//! alternation, greedy and lazy repetition) and random inputs over the same characters plus
+//! stray bytes. The oracle is the `regex` crate used in the dumbest way: a full match is
+//! `^(?:pat)$` tried on each prefix, and "the lexeme can still grow into a match" is the same
+//! test on a *prefix pattern* derived from the generator's syntax tree (see [`Re::prefix`]).
+//!
+//! Runs are seeded ([`SEED`]) so a failure replays; proptest shrinks it and prints the case.
+
+use munch_lexer::dfa::{Lexer, LexerBuildErrorKind, LexerConfig, TerminalSpec};
+use munch_lexer::{LexState, TerminalId};
+use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
+use regex::bytes::Regex;
+use regex_syntax::hir::Hir;
+
+/// Change to explore other cases; a failure prints its minimal input either way.
+const SEED: u64 = 0x6d75_6e63_685f_6466;
+
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        rng_seed: RngSeed::Fixed(SEED),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// The characters patterns are built from: ASCII, a newline (which `.` does not match), and
+/// 2- and 3-byte UTF-8.
+const CHARS: &[char] = &['a', 'b', 'c', '\n', 'é', '€'];
+
+/// Input pieces: the pattern characters, one `.` alone matches, a lone UTF-8 lead byte and a
+/// byte that is never UTF-8.
+const PIECES: &[&[u8]] = &[
+    b"a",
+    b"b",
+    b"c",
+    b"\n",
+    "é".as_bytes(),
+    "€".as_bytes(),
+    b"x",
+    b"\xC3",
+    b"\xFF",
+];
+
+/// Proper non-empty prefixes of any multi-byte UTF-8 encoding of a scalar value (no surrogates,
+/// no overlongs): what a lexeme may end in mid-character under `.` or a negated class.
+const UTF8_PARTIAL: &str = r"(?-u:[\xC2-\xDF]|\xE0[\xA0-\xBF]?|[\xE1-\xEC\xEE\xEF][\x80-\xBF]?|\xED[\x80-\x9F]?|\xF0(?:[\x90-\xBF][\x80-\xBF]?)?|[\xF1-\xF3](?:[\x80-\xBF][\x80-\xBF]?)?|\xF4(?:[\x80-\x8F][\x80-\xBF]?)?)";
+
+/// A generated regex.
+#[derive(Clone, Debug)]
+enum Re {
+    Char(char),
+    Set(Vec<char>),
+    NotSet(Vec<char>),
+    Dot,
+    Cat(Vec<Re>),
+    Alt(Vec<Re>),
+    Rep {
+        sub: Box<Re>,
+        min: u32,
+        max: Option<u32>,
+        lazy: bool,
+    },
+}
+
+fn esc(c: char) -> String {
+    format!(r"\x{{{:x}}}", c as u32)
+}
+
+/// The proper non-empty byte prefixes of `c`, as an alternation of raw bytes (or `None`).
+fn partial(c: char) -> Option<String> {
+    let mut buf = [0; 4];
+    let bytes = c.encode_utf8(&mut buf).as_bytes();
+    if bytes.len() == 1 {
+        return None;
+    }
+    let prefixes: Vec<String> = (1..bytes.len())
+        .map(|n| bytes[..n].iter().map(|b| format!(r"\x{b:02X}")).collect())
+        .collect();
+    Some(format!("(?-u:{})", prefixes.join("|")))
+}
+
+impl Re {
+    /// The pattern, as the lexer and the `regex` crate both parse it.
+    fn pattern(&self) -> String {
+        match self {
+            Re::Char(c) => esc(*c),
+            Re::Set(cs) => format!("[{}]", cs.iter().map(|&c| esc(c)).collect::<String>()),
+            Re::NotSet(cs) => format!("[^{}]", cs.iter().map(|&c| esc(c)).collect::<String>()),
+            Re::Dot => ".".to_string(),
+            Re::Cat(rs) => rs.iter().map(|r| format!("(?:{})", r.pattern())).collect(),
+            Re::Alt(rs) => {
+                let alts: Vec<String> = rs.iter().map(Re::pattern).collect();
+                format!("(?:{})", alts.join("|"))
+            }
+            Re::Rep {
+                sub,
+                min,
+                max,
+                lazy,
+            } => {
+                let op = match (min, max) {
+                    (0, None) => "*".to_string(),
+                    (1, None) => "+".to_string(),
+                    (0, Some(1)) => "?".to_string(),
+                    (m, None) => format!("{{{m},}}"),
+                    (m, Some(n)) => format!("{{{m},{n}}}"),
+                };
+                format!("(?:{}){op}{}", sub.pattern(), if *lazy { "?" } else { "" })
+            }
+        }
+    }
+
+    /// A pattern for the byte strings that are prefixes of some match (assuming, as the
+    /// generator guarantees, that every sub-pattern matches something).
+    fn prefix(&self) -> String {
+        match self {
+            Re::Char(c) => {
+                let mut alts = vec![String::new(), esc(*c)];
+                alts.extend(partial(*c));
+                format!("(?:{})", alts.join("|"))
+            }
+            Re::Set(cs) => {
+                let mut alts = vec![String::new(), self.pattern()];
+                alts.extend(cs.iter().filter_map(|&c| partial(c)));
+                format!("(?:{})", alts.join("|"))
+            }
+            // Excluding a few characters leaves every multi-byte prefix completable.
+            Re::NotSet(_) | Re::Dot => format!("(?:|{}|{UTF8_PARTIAL})", self.pattern()),
+            Re::Cat(rs) => match rs.split_first() {
+                None => String::new(),
+                Some((first, rest)) => format!(
+                    "(?:{}|(?:{}){})",
+                    first.prefix(),
+                    first.pattern(),
+                    Re::Cat(rest.to_vec()).prefix()
+                ),
+            },
+            Re::Alt(rs) => {
+                let alts: Vec<String> = rs.iter().map(Re::prefix).collect();
+                format!("(?:{})", alts.join("|"))
+            }
+            // Prefixes of sub{min,max}: up to max-1 whole copies, then a prefix of one more.
+            Re::Rep { sub, max, .. } => {
+                let copies = match max {
+                    None => "*".to_string(),
+                    Some(n) => format!("{{0,{}}}", n - 1),
+                };
+                format!("(?:(?:{}){copies}{})", sub.pattern(), sub.prefix())
+            }
+        }
+    }
+
+    fn is_lazy(&self) -> bool {
+        match self {
+            Re::Char(_) | Re::Set(_) | Re::NotSet(_) | Re::Dot => false,
+            Re::Cat(rs) | Re::Alt(rs) => rs.iter().any(Re::is_lazy),
+            Re::Rep { sub, lazy, .. } => *lazy || sub.is_lazy(),
+        }
+    }
+}
+
+fn any_char() -> impl Strategy<Value = char> {
+    prop::sample::select(CHARS)
+}
+
+fn any_re() -> impl Strategy<Value = Re> {
+    let atom = prop_oneof![
+        4 => any_char().prop_map(Re::Char),
+        1 => prop::collection::vec(any_char(), 1..3).prop_map(Re::Set),
+        1 => prop::collection::vec(any_char(), 1..3).prop_map(Re::NotSet),
+        1 => Just(Re::Dot),
+    ];
+    // `{1,1}` and `{0,0}` are left out: regex-syntax rewrites them away, with their laziness.
+    let bounds = prop::sample::select(vec![
+        (0, None),
+        (1, None),
+        (0, Some(1)),
+        (0, Some(2)),
+        (1, Some(2)),
+        (2, Some(3)),
+        (2, None),
+    ]);
+    atom.prop_recursive(3, 12, 3, move |inner| {
+        prop_oneof![
+            3 => prop::collection::vec(inner.clone(), 2..4).prop_map(Re::Cat),
+            2 => prop::collection::vec(inner.clone(), 2..4).prop_map(Re::Alt),
+            2 => (inner, bounds.clone(), prop::bool::weighted(0.3)).prop_map(
+                |(sub, (min, max), lazy)| Re::Rep {
+                    sub: Box::new(sub),
+                    min,
+                    max,
+                    lazy,
+                }
+            ),
+        ]
+    })
+}
+
+fn any_input() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(PIECES), 0..14).prop_map(|pieces| pieces.concat())
+}
+
+/// One terminal of a generated set.
+#[derive(Clone, Debug)]
+struct Term {
+    re: Re,
+    is_literal: bool,
+    priority: i32,
+    ignored: bool,
+}
+
+fn any_term() -> impl Strategy<Value = Term> {
+    // Literals over fewer characters, and mostly priority 0, so that ties with regexes are
+    // common.
+    let literal = prop::collection::vec(prop::sample::select(&['a', 'b', 'é'][..]), 1..4)
+        .prop_map(|cs| Re::Cat(cs.into_iter().map(Re::Char).collect()));
+    (
+        prop_oneof![
+            literal.prop_map(|re| (re, true)),
+            any_re().prop_map(|re| (re, false))
+        ],
+        prop_oneof![3 => Just(0), 1 => -1..=1i32],
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(|((re, is_literal), priority, ignored)| Term {
+            re,
+            is_literal,
+            priority,
+            ignored,
+        })
+}
+
+/// The `regex`-crate view of one terminal.
+struct Oracle {
+    full: Regex,
+    prefix: Regex,
+    lazy: bool,
+}
+
+impl Oracle {
+    fn new(re: &Re) -> Oracle {
+        Oracle {
+            full: Regex::new(&format!("^(?:{})$", re.pattern())).unwrap(),
+            prefix: Regex::new(&format!("^(?:{})$", re.prefix())).unwrap(),
+            lazy: re.is_lazy(),
+        }
+    }
+
+    /// The shortest non-empty prefix of `text` that matches fully.
+    fn first_match(&self, text: &[u8]) -> Option<usize> {
+        (1..=text.len()).find(|&l| self.full.is_match(&text[..l]))
+    }
+
+    /// Whether the terminal completes on `text[..l]` (a lazy one only on its first match).
+    fn matches(&self, text: &[u8], l: usize) -> bool {
+        l > 0 && self.full.is_match(&text[..l]) && (!self.lazy || self.first_match(text) == Some(l))
+    }
+
+    /// Whether `text[..l]` can still grow into a completion of the terminal.
+    fn viable(&self, text: &[u8], l: usize) -> bool {
+        self.prefix.is_match(&text[..l])
+            && (!self.lazy || !matches!(self.first_match(&text[..l]), Some(f) if f < l))
+    }
+}
+
+/// The HIR of a generated terminal: literals the way a grammar loader builds them.
+fn hir_of(term: &Term) -> Hir {
+    match (&term.re, term.is_literal) {
+        (Re::Cat(cs), true) => {
+            let text: String = cs
+                .iter()
+                .map(|c| match c {
+                    Re::Char(c) => *c,
+                    _ => unreachable!("literals are made of characters"),
+                })
+                .collect();
+            Hir::literal(text.as_bytes())
+        }
+        _ => regex_syntax::Parser::new()
+            .parse(&term.re.pattern())
+            .unwrap(),
+    }
+}
+
+fn spec(i: usize, term: &Term) -> TerminalSpec {
+    TerminalSpec {
+        name: format!("T{i}"),
+        hir: Some(hir_of(term)),
+        is_literal: term.is_literal,
+        priority: term.priority,
+        ignored: term.ignored,
+    }
+}
+
+/// The lexer's tie-breaking, restated.
+fn tie_break(terms: &[Term], matched: &[usize]) -> Vec<TerminalId> {
+    let Some(best) = matched.iter().map(|&i| terms[i].priority).max() else {
+        return vec![];
+    };
+    let top: Vec<usize> = matched
+        .iter()
+        .copied()
+        .filter(|&i| terms[i].priority == best)
+        .collect();
+    let any_literal = top.iter().any(|&i| terms[i].is_literal);
+    top.into_iter()
+        .filter(|&i| !any_literal || terms[i].is_literal)
+        .map(|i| TerminalId::from(i as u32))
+        .collect()
+}
+
+/// Longest match with one byte of lookahead, computed from the oracles prefix by prefix.
+/// Lexemes as (start, end, terminals); an error as (offset, lexeme start).
+#[allow(clippy::type_complexity)]
+fn reference_tokenize(
+    terms: &[Term],
+    oracles: &[Oracle],
+    input: &[u8],
+) -> Result<Vec<(usize, usize, Vec<TerminalId>)>, (usize, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < input.len() {
+        let rest = &input[i..];
+        let alive = |l: usize| oracles.iter().any(|o| o.viable(rest, l));
+        let mut l = 0;
+        while l < rest.len() && alive(l + 1) {
+            l += 1;
+        }
+        let matched: Vec<usize> = (0..terms.len())
+            .filter(|&t| oracles[t].matches(rest, l))
+            .collect();
+        let accepted = tie_break(terms, &matched);
+        if accepted.is_empty() {
+            return Err((i + l, i));
+        }
+        out.push((i, i + l, accepted));
+        i += l;
+    }
+    Ok(out)
+}
+
+/// Builds the lexer for `terms`, which must not match the empty string.
+fn lexer_of(terms: &[Term]) -> Lexer {
+    let specs: Vec<TerminalSpec> = terms.iter().enumerate().map(|(i, t)| spec(i, t)).collect();
+    Lexer::new(&specs, &LexerConfig::default()).unwrap()
+}
+
+/// Drops the terminals that match the empty string (a build error, tested separately).
+fn non_empty(terms: Vec<Term>) -> Vec<Term> {
+    terms
+        .into_iter()
+        .filter(|t| !Oracle::new(&t.re).full.is_match(b""))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(config(300))]
+
+    /// One terminal alone: along every prefix of the input, the DFA is alive exactly while the
+    /// prefix can grow into a match, accepts exactly on full matches (the first one for a lazy
+    /// terminal), and so finds the regex crate's longest (lazy: shortest) matching prefix.
+    #[test]
+    fn single_terminal_agrees_with_regex(re in any_re(), input in any_input()) {
+        let pattern = re.pattern();
+        let oracle = Oracle::new(&re);
+        let term = Term { re: re.clone(), is_literal: false, priority: 0, ignored: false };
+        let built = Lexer::new(&[spec(0, &term)], &LexerConfig::default());
+        if oracle.full.is_match(b"") {
+            let err = built.unwrap_err();
+            let is_empty_match = matches!(err.kind(), LexerBuildErrorKind::EmptyMatch { .. });
+            prop_assert!(is_empty_match, "{}: {:?}", pattern, err);
+            return Ok(());
+        }
+        let lexer = built.unwrap();
+        let t0 = TerminalId::from(0);
+        prop_assert_eq!(lexer.is_lazy(t0), re.is_lazy(), "{}", pattern);
+
+        let mut s = lexer.start();
+        let mut found = None;
+        for l in 0..=input.len() {
+            if l > 0 {
+                s = lexer.next(s, input[l - 1]);
+            }
+            let viable = oracle.viable(&input, l);
+            prop_assert_eq!(!lexer.is_dead(s), viable, "{} alive at {:?}", pattern, &input[..l]);
+            if lexer.is_dead(s) {
+                break;
+            }
+            let accepts = lexer.accepted(s).contains(&t0);
+            prop_assert_eq!(accepts, oracle.matches(&input, l), "{} on {:?}", pattern, &input[..l]);
+            if accepts {
+                found = Some(l);
+            }
+        }
+        let mut full = (1..=input.len()).filter(|&l| oracle.full.is_match(&input[..l]));
+        let expected = if oracle.lazy { full.next() } else { full.next_back() };
+        prop_assert_eq!(found, expected, "{} on {:?}", pattern, input);
+    }
+
+    /// Several terminals: `tokenize` equals the reference longest-match tokenizer.
+    #[test]
+    fn tokenize_agrees_with_reference(
+        terms in prop::collection::vec(any_term(), 1..5).prop_map(non_empty),
+        input in any_input(),
+    ) {
+        prop_assume!(!terms.is_empty());
+        let lexer = lexer_of(&terms);
+        let oracles: Vec<Oracle> = terms.iter().map(|t| Oracle::new(&t.re)).collect();
+        let expected = reference_tokenize(&terms, &oracles, &input);
+        let got = lexer
+            .tokenize(&input)
+            .map(|ls| ls.into_iter().map(|l| (l.start, l.end, l.terminals.to_vec())).collect())
+            .map_err(|e| (e.offset, e.lexeme_start));
+        let patterns: Vec<String> = terms.iter().map(|t| t.re.pattern()).collect();
+        prop_assert_eq!(got, expected, "{:?} on {:?}", patterns, input);
+    }
+
+    /// Several terminals: per-state facts hang together, the DFA is minimal, and along the
+    /// input `accepted` is the tie-break of the full matches and `reachable` only holds
+    /// terminals the prefix can still grow into.
+    #[test]
+    fn state_facts_are_consistent(
+        terms in prop::collection::vec(any_term(), 1..5).prop_map(non_empty),
+        input in any_input(),
+    ) {
+        prop_assume!(!terms.is_empty());
+        let lexer = lexer_of(&terms);
+        let states: Vec<LexState> = (0..lexer.state_len()).map(|s| LexState::from(s as u32)).collect();
+        for &s in &states {
+            let accepted = lexer.accepted(s);
+            prop_assert!(accepted.windows(2).all(|w| w[0] < w[1]));
+            prop_assert!(accepted.iter().all(|&t| lexer.reachable(s).contains(t)));
+            let mut below = munch_lexer::TerminalSet::new(terms.len());
+            below.extend(accepted.iter().copied());
+            let mut grows = false;
+            for c in 0..lexer.class_len() {
+                let n = lexer.next_class(s, c as u8);
+                below.union_with(lexer.reachable(n));
+                grows |= !lexer.is_dead(n);
+            }
+            prop_assert_eq!(&below, lexer.reachable(s));
+            prop_assert_eq!(grows, lexer.can_grow(s));
+            prop_assert_eq!(lexer.is_dead(s), lexer.reachable(s).is_empty());
+        }
+        prop_assert_eq!(moore_block_count(&lexer), lexer.state_len());
+
+        let oracles: Vec<Oracle> = terms.iter().map(|t| Oracle::new(&t.re)).collect();
+        let mut s = lexer.start();
+        for l in 0..=input.len() {
+            if l > 0 {
+                s = lexer.next(s, input[l - 1]);
+            }
+            let matched: Vec<usize> =
+                (0..terms.len()).filter(|&t| oracles[t].matches(&input, l)).collect();
+            let expected = tie_break(&terms, &matched);
+            prop_assert_eq!(lexer.accepted(s), expected.as_slice());
+            for t in lexer.reachable(s) {
+                prop_assert!(oracles[t.as_usize()].viable(&input, l));
+            }
+            let any_viable = oracles.iter().any(|o| o.viable(&input, l));
+            prop_assert_eq!(!lexer.is_dead(s), any_viable);
+        }
+    }
+}
+
+/// The number of classes of states with the same accepted sets on every suffix, by plain
+/// Moore refinement (independent of the lexer's Hopcroft).
+fn moore_block_count(lexer: &Lexer) -> usize {
+    use std::collections::HashMap;
+    let n = lexer.state_len();
+    let state = |s: usize| LexState::from(s as u32);
+    let mut block: Vec<usize> = {
+        let mut ids: HashMap<Vec<TerminalId>, usize> = HashMap::new();
+        (0..n)
+            .map(|s| {
+                let next = ids.len();
+                *ids.entry(lexer.accepted(state(s)).to_vec()).or_insert(next)
+            })
+            .collect()
+    };
+    loop {
+        let mut ids: HashMap<Vec<usize>, usize> = HashMap::new();
+        let refined: Vec<usize> = (0..n)
+            .map(|s| {
+                let mut signature = vec![block[s]];
+                signature.extend(
+                    (0..lexer.class_len())
+                        .map(|c| block[lexer.next_class(state(s), c as u8).as_usize()]),
+                );
+                let next = ids.len();
+                *ids.entry(signature).or_insert(next)
+            })
+            .collect();
+        let before = block.iter().max().map_or(0, |m| m + 1);
+        let after = ids.len();
+        block = refined;
+        if after == before {
+            return after;
+        }
+    }
+}
