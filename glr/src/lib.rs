@@ -13,6 +13,9 @@
 
 pub mod cfg;
 pub mod grammar;
+pub mod gss;
 pub mod lark;
-pub mod span;
+pub mod lr;
 pub mod mask;
+pub mod parser;
+pub mod span;

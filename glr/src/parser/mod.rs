@@ -1,0 +1,293 @@
+//! The GLR parser: a compiled [`Parser`] (lexer + LALR(1) tables) and the incremental
+//! [`ParserState`] every masker shares.
+//!
+//! # Principal types
+//!
+//! - [`Parser`]: built once per grammar by [`Parser::new`] (normalise, check patterns, build the
+//!   lexer DFA and the tables). Immutable, `Send + Sync`, shared by `Arc`. For maskers it answers
+//!   without mutating anything whether a GSS node can shift a terminal
+//!   ([`Parser::can_shift`]) or accept ([`Parser::can_accept`]), memoised in a caller-owned
+//!   [`ShiftCache`].
+//! - [`ParserState`]: a set of *heads* over a persistent GSS, advanced byte by byte by
+//!   [`ParserState::commit_bytes`]; O(1) `clone`, exact [`ParserState::rollback`].
+//! - [`TerminalParser`]: the same GLR runtime fed terminal ids directly, without a lexer (for
+//!   tests, sentence checking and tools).
+//!
+//! The GLR algorithm is RNGLR (see the `rnglr` module); the lexing semantics (longest match,
+//! ties, inhibited terminals) are the lexer's, described in [`munch_lexer::dfa`].
+
+mod rnglr;
+mod state;
+mod terminal;
+
+use std::fmt;
+
+use ahash::AHashMap;
+use munch_lexer::dfa::{Lexer, LexerBuildError, LexerConfig};
+use munch_lexer::TerminalId;
+
+use crate::cfg::patterns::{self, MissingPatterns};
+use crate::cfg::{normalize, Cfg, NormalizeConfig, NormalizeError};
+use crate::grammar::Grammar;
+use crate::gss::{GssNode, GssNodeId};
+use crate::lr::{Action, Conflict, LrBuildError, LrConfig, LrTables};
+
+pub use state::{CommitError, CommitErrorKind, Head, ParserState, RollbackError};
+pub use terminal::TerminalParser;
+
+/// Budgets for building a [`Parser`] and for each commit step.
+#[derive(Clone, Debug)]
+pub struct ParserConfig {
+    /// The most LR states the automaton may have (build error past it).
+    pub max_lr_states: usize,
+    /// The most live heads (GSS node × lexer configuration) after any byte of a commit.
+    pub max_heads: usize,
+    /// The most GSS nodes one byte of a commit may build.
+    pub max_nodes_per_step: usize,
+    /// Budgets of the lexer DFA build.
+    pub lexer: LexerConfig,
+    /// Budgets of normalisation.
+    pub normalize: NormalizeConfig,
+}
+
+impl Default for ParserConfig {
+    fn default() -> Self {
+        Self {
+            max_lr_states: 100_000,
+            max_heads: 1_000,
+            max_nodes_per_step: 100_000,
+            lexer: LexerConfig::default(),
+            normalize: NormalizeConfig::default(),
+        }
+    }
+}
+
+/// Why a [`Parser`] could not be built.
+#[derive(Debug)]
+pub struct ParserBuildError {
+    kind: ParserBuildErrorKind,
+}
+
+/// The reason behind a [`ParserBuildError`].
+#[derive(Debug)]
+pub enum ParserBuildErrorKind {
+    /// Normalisation failed (size or nesting budget, bad ids).
+    Normalize(NormalizeError),
+    /// Reachable rules use terminals the lexer cannot produce.
+    MissingPatterns(MissingPatterns),
+    /// The lexer DFA could not be built.
+    Lexer(LexerBuildError),
+    /// The LR automaton could not be built (state budget).
+    Lr(LrBuildError),
+}
+
+impl ParserBuildError {
+    /// Why.
+    pub fn kind(&self) -> &ParserBuildErrorKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for ParserBuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ParserBuildErrorKind::Normalize(e) => e.fmt(f),
+            ParserBuildErrorKind::MissingPatterns(e) => e.fmt(f),
+            ParserBuildErrorKind::Lexer(e) => write!(f, "lexer: {e}"),
+            ParserBuildErrorKind::Lr(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ParserBuildError {}
+
+impl From<ParserBuildErrorKind> for ParserBuildError {
+    fn from(kind: ParserBuildErrorKind) -> Self {
+        Self { kind }
+    }
+}
+
+/// A compiled grammar: lexer DFA + LALR(1) tables with every conflict kept.
+///
+/// Immutable and `Send + Sync`; share it with `Arc`.
+#[derive(Clone)]
+pub struct Parser {
+    lexer: Lexer,
+    tables: LrTables,
+    ignored: Vec<bool>,
+    max_heads: usize,
+    max_nodes_per_step: usize,
+}
+
+impl fmt::Debug for Parser {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Parser")
+            .field("terminals", &self.lexer.terminal_len())
+            .field("lexer_states", &self.lexer.state_len())
+            .field("lr_states", &self.tables.state_len())
+            .field("conflicts", &self.tables.conflicts().len())
+            .finish()
+    }
+}
+
+impl Parser {
+    /// Normalises `grammar`, checks that every terminal it uses has a pattern, and builds the
+    /// lexer and the tables within the budgets of `config`.
+    pub fn new(grammar: &Grammar, config: &ParserConfig) -> Result<Parser, ParserBuildError> {
+        let cfg = normalize(grammar, &config.normalize).map_err(ParserBuildErrorKind::Normalize)?;
+        patterns::check(grammar, &cfg).map_err(ParserBuildErrorKind::MissingPatterns)?;
+        let lexer = Lexer::new(&grammar.terminal_specs(), &config.lexer)
+            .map_err(ParserBuildErrorKind::Lexer)?;
+        let tables = LrTables::build(
+            &cfg,
+            &LrConfig {
+                max_states: config.max_lr_states,
+            },
+        )
+        .map_err(ParserBuildErrorKind::Lr)?;
+        Ok(Parser {
+            lexer,
+            tables,
+            ignored: grammar.terminals.iter().map(|t| t.ignored).collect(),
+            max_heads: config.max_heads,
+            max_nodes_per_step: config.max_nodes_per_step,
+        })
+    }
+
+    /// The lexer DFA (terminal ids are the grammar's).
+    pub fn lexer(&self) -> &Lexer {
+        &self.lexer
+    }
+
+    /// The LR tables.
+    pub fn tables(&self) -> &LrTables {
+        &self.tables
+    }
+
+    /// The normalised grammar.
+    pub fn cfg(&self) -> &Cfg {
+        self.tables.cfg()
+    }
+
+    /// The number of LR states.
+    pub fn lr_state_len(&self) -> usize {
+        self.tables.state_len()
+    }
+
+    /// The conflicts of the LALR(1) table (kept: the GLR parser follows every action).
+    pub fn conflicts(&self) -> &[Conflict] {
+        self.tables.conflicts()
+    }
+
+    /// The number of terminals.
+    pub fn terminal_len(&self) -> usize {
+        self.lexer.terminal_len()
+    }
+
+    /// The name of terminal `t`.
+    pub fn terminal_name(&self, t: TerminalId) -> &str {
+        &self.lexer.terminal(t).name
+    }
+
+    /// Whether `t` is `%ignore`d (it separates lexemes and never reaches the parser).
+    pub fn is_ignored(&self, t: TerminalId) -> bool {
+        self.ignored.get(t.as_usize()).copied().unwrap_or(false)
+    }
+
+    /// Whether the parser, with the stacks of `node` below it, can shift `t` (after any
+    /// reductions). Ignored terminals are never shifted. Memoised in `cache`.
+    pub fn can_shift(&self, node: &GssNode, t: TerminalId, cache: &mut ShiftCache) -> bool {
+        let k = t.as_u32();
+        if t.as_usize() >= self.cfg().terminal_len() {
+            return false;
+        }
+        self.decide(node, k, rnglr::Stop::AtShift, cache)
+    }
+
+    /// Whether the input may end with the stacks of `node` (after any reductions on `$`).
+    pub fn can_accept(&self, node: &GssNode, cache: &mut ShiftCache) -> bool {
+        self.decide(node, self.tables.eof_index(), rnglr::Stop::AtAccept, cache)
+    }
+
+    /// Whether some terminal can be shifted from `node`, or the input may end there.
+    pub fn can_continue(&self, node: &GssNode, cache: &mut ShiftCache) -> bool {
+        let eof = self.tables.eof_index();
+        let mut last = u32::MAX;
+        for (k, _) in self.tables.state_actions(node.state()) {
+            if k == last {
+                continue;
+            }
+            last = k;
+            let stop = if k == eof {
+                rnglr::Stop::AtAccept
+            } else {
+                rnglr::Stop::AtShift
+            };
+            if self.decide(node, k, stop, cache) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn decide(&self, node: &GssNode, k: u32, stop: rnglr::Stop, cache: &mut ShiftCache) -> bool {
+        let actions = self.tables.actions_at(node.state(), k);
+        if actions.is_empty() {
+            return false;
+        }
+        let direct = match stop {
+            rnglr::Stop::AtAccept => actions.iter().any(|a| matches!(a, Action::Accept)),
+            _ => actions.iter().any(|a| matches!(a, Action::Shift(_))),
+        };
+        if direct {
+            return true;
+        }
+        let key = (node.id(), k);
+        if let Some(&v) = cache.map.get(&key) {
+            return v;
+        }
+        // A single-node reduction has at most one scratch node per LR state: no budget needed.
+        let v = match rnglr::reduce(
+            &self.tables,
+            std::slice::from_ref(node),
+            k,
+            usize::MAX,
+            stop,
+        ) {
+            Ok(r) => match stop {
+                rnglr::Stop::AtAccept => r.accepted,
+                _ => !r.shifts.is_empty(),
+            },
+            Err(_) => false,
+        };
+        cache.map.insert(key, v);
+        v
+    }
+}
+
+/// A caller-owned memo for [`Parser::can_shift`] and [`Parser::can_accept`], keyed by
+/// (node identity, lookahead). Node ids are never reused, so entries never go stale; clear it
+/// when it grows too large.
+#[derive(Clone, Debug, Default)]
+pub struct ShiftCache {
+    map: AHashMap<(GssNodeId, u32), bool>,
+}
+
+impl ShiftCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// The number of memoised answers.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+    /// Whether nothing is memoised.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+    /// Forgets everything.
+    pub fn clear(&mut self) {
+        self.map.clear();
+    }
+}

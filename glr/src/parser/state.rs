@@ -1,0 +1,476 @@
+//! [`ParserState`]: heads over the persistent GSS, each with its lexer configuration.
+//!
+//! A *head* is (GSS node, lexer state, inhibitor, whether the current lexeme is empty). Per
+//! committed byte `b` every head:
+//!
+//! 1. dies if it is inhibited by `s` and [`Lexer::extends`]`(s, b)` (longest match: the lexeme
+//!    it handed to the parser went on);
+//! 2. reads `b`: lexer state `s' = next(s, b)`; dead → the head dies;
+//! 3. if `s'` can grow, keeps lexing (`s'`, not inhibited);
+//! 4. if `accepted(s')` is non-empty, hands every terminal of it to the parser now (ignored
+//!    terminals just end the lexeme), restarts the lexer and is inhibited by `s'` (no inhibitor
+//!    when `s'` cannot grow: the lexeme had to end there).
+//!
+//! Heads completing a lexeme in the same lexer state at the same byte are parsed together
+//! (their GSS nodes merge per LR state), and heads equal in all four parts merge. After each
+//! commit, heads that are not live are dropped; a commit that leaves none is refused and the
+//! state is unchanged. The history of states is kept (persistently) so that
+//! [`ParserState::rollback`] restores exactly the state before the last `n` commits.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use munch_lexer::vocab::Vocabulary;
+use munch_lexer::{LexState, TokenId};
+use smallvec::SmallVec;
+
+use super::rnglr;
+use super::{Parser, ShiftCache};
+use crate::gss::GssNode;
+
+/// Why a commit was refused (the state is unchanged).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommitError {
+    kind: CommitErrorKind,
+}
+
+/// The reason behind a [`CommitError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CommitErrorKind {
+    /// Every head died at byte `offset` of the committed bytes (`byte` is that byte), or, with
+    /// `byte: None`, after the last byte no head could go on. `expected` names the terminals
+    /// that could have come next before that byte (sorted, at most 32).
+    Rejected {
+        /// Offset in the committed bytes.
+        offset: usize,
+        /// The byte that killed the last heads, if one did.
+        byte: Option<u8>,
+        /// Terminals that could have come next.
+        expected: Vec<String>,
+    },
+    /// A [`super::TerminalParser`] could not shift terminal number `index` of its input.
+    UnexpectedTerminal {
+        /// Position in the terminal input.
+        index: usize,
+        /// The terminal's name.
+        terminal: String,
+    },
+    /// A budget of [`super::ParserConfig`] was exceeded at byte `offset`.
+    Budget {
+        /// The budget's field name (`max_heads`, `max_nodes_per_step`).
+        name: &'static str,
+        /// Its value.
+        limit: usize,
+        /// Offset in the committed bytes.
+        offset: usize,
+    },
+    /// The token has no bytes in the vocabulary (a special token, or an id out of range).
+    NotText(TokenId),
+}
+
+impl CommitError {
+    pub(crate) fn new(kind: CommitErrorKind) -> Self {
+        Self { kind }
+    }
+
+    /// Why.
+    pub fn kind(&self) -> &CommitErrorKind {
+        &self.kind
+    }
+}
+
+impl fmt::Display for CommitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            CommitErrorKind::Rejected {
+                offset,
+                byte,
+                expected,
+            } => {
+                match byte {
+                    Some(b) => write!(
+                        f,
+                        "byte {offset} ({:?}) cannot continue the text",
+                        *b as char
+                    )?,
+                    None => write!(f, "the text cannot continue after byte {offset}")?,
+                }
+                if !expected.is_empty() {
+                    write!(f, "; expected one of: {}", expected.join(", "))?;
+                }
+                Ok(())
+            }
+            CommitErrorKind::UnexpectedTerminal { index, terminal } => {
+                write!(f, "terminal {index} (`{terminal}`) cannot be shifted")
+            }
+            CommitErrorKind::Budget {
+                name,
+                limit,
+                offset,
+            } => write!(f, "budget `{name}` ({limit}) exceeded at byte {offset}"),
+            CommitErrorKind::NotText(t) => write!(f, "token {t} has no text bytes"),
+        }
+    }
+}
+
+impl std::error::Error for CommitError {}
+
+/// Rolling back more commits than the state has.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RollbackError {
+    /// Commits asked to undo.
+    pub requested: usize,
+    /// Commits the state has.
+    pub available: usize,
+}
+
+impl fmt::Display for RollbackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot roll back {} commits: the state has {}",
+            self.requested, self.available
+        )
+    }
+}
+
+impl std::error::Error for RollbackError {}
+
+#[derive(Clone)]
+pub(crate) struct HeadData {
+    node: GssNode,
+    lex: LexState,
+    inhibitor: Option<LexState>,
+    empty: bool,
+}
+
+impl HeadData {
+    fn same(&self, o: &HeadData) -> bool {
+        self.lex == o.lex
+            && self.inhibitor == o.inhibitor
+            && self.empty == o.empty
+            && self.node.id() == o.node.id()
+    }
+}
+
+/// One live head: a GSS node with its lexer configuration (see the [module docs](self)).
+#[derive(Clone, Copy)]
+pub struct Head<'a> {
+    data: &'a HeadData,
+}
+
+impl<'a> Head<'a> {
+    /// The GSS node (its LR state is [`GssNode::state`]).
+    pub fn node(&self) -> &'a GssNode {
+        &self.data.node
+    }
+    /// The lexer state ([`munch_lexer::Lexer::start`] when the lexeme is empty).
+    pub fn lex_state(&self) -> LexState {
+        self.data.lex
+    }
+    /// The state whose lexeme was just handed to the parser, if the next byte must not extend
+    /// it.
+    pub fn inhibitor(&self) -> Option<LexState> {
+        self.data.inhibitor
+    }
+    /// Whether no byte of the current lexeme has been read.
+    pub fn lexeme_is_empty(&self) -> bool {
+        self.data.empty
+    }
+}
+
+impl fmt::Debug for Head<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Head")
+            .field("node", &self.data.node)
+            .field("lex", &self.data.lex)
+            .field("inhibitor", &self.data.inhibitor)
+            .field("empty", &self.data.empty)
+            .finish()
+    }
+}
+
+type Heads = SmallVec<[HeadData; 2]>;
+
+struct Snapshot {
+    heads: Heads,
+    prev: Option<Arc<Snapshot>>,
+    depth: usize,
+    accepting: OnceLock<bool>,
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        // Unlink the history iteratively: a long history must not recurse when freed.
+        let mut prev = self.prev.take();
+        while let Some(p) = prev {
+            match Arc::try_unwrap(p) {
+                Ok(mut s) => prev = s.prev.take(),
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+/// An incremental parse: the heads over a persistent GSS, and the history for rollback.
+///
+/// `clone` is O(1) (one reference count); states are `Send + Sync`.
+#[derive(Clone)]
+pub struct ParserState {
+    parser: Arc<Parser>,
+    snap: Arc<Snapshot>,
+}
+
+impl fmt::Debug for ParserState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ParserState")
+            .field("commits", &self.snap.depth)
+            .field("heads", &self.snap.heads.len())
+            .finish()
+    }
+}
+
+impl ParserState {
+    /// The state before any text: one head at the GSS root with an empty lexeme (no head at all
+    /// when the grammar's language is empty).
+    pub fn new(parser: Arc<Parser>) -> Self {
+        let head = HeadData {
+            node: GssNode::root(),
+            lex: parser.lexer().start(),
+            inhibitor: None,
+            empty: true,
+        };
+        let mut heads: Heads = SmallVec::from_elem(head, 1);
+        let mut cache = ShiftCache::new();
+        heads.retain(|h| is_head_live(&parser, h, &mut cache));
+        Self {
+            parser,
+            snap: Arc::new(Snapshot {
+                heads,
+                prev: None,
+                depth: 0,
+                accepting: OnceLock::new(),
+            }),
+        }
+    }
+
+    /// The compiled parser.
+    pub fn parser(&self) -> &Arc<Parser> {
+        &self.parser
+    }
+
+    /// The number of commits since [`ParserState::new`] (net of rollbacks).
+    pub fn commit_len(&self) -> usize {
+        self.snap.depth
+    }
+
+    /// Appends `bytes` to the text. On error the state is unchanged.
+    pub fn commit_bytes(&mut self, bytes: &[u8]) -> Result<(), CommitError> {
+        let p = &*self.parser;
+        let lexer = p.lexer();
+        let mut heads: Heads = self.snap.heads.clone();
+        let mut next: Heads = SmallVec::new();
+        for (offset, &b) in bytes.iter().enumerate() {
+            let mut nodes_left = p.max_nodes_per_step;
+            // Heads completing a lexeme, grouped by the lexer state they completed it in.
+            let mut groups: SmallVec<[(LexState, SmallVec<[GssNode; 2]>); 2]> = SmallVec::new();
+            for h in &heads {
+                if let Some(inh) = h.inhibitor {
+                    if lexer.extends(inh, b) {
+                        continue;
+                    }
+                }
+                let s = lexer.next(h.lex, b);
+                if lexer.is_dead(s) {
+                    continue;
+                }
+                if lexer.can_grow(s) {
+                    push_head(
+                        &mut next,
+                        HeadData {
+                            node: h.node.clone(),
+                            lex: s,
+                            inhibitor: None,
+                            empty: false,
+                        },
+                    );
+                }
+                if !lexer.accepted(s).is_empty() {
+                    match groups.iter_mut().find(|(g, _)| *g == s) {
+                        Some((_, nodes)) => nodes.push(h.node.clone()),
+                        None => groups.push((s, SmallVec::from_elem(h.node.clone(), 1))),
+                    }
+                }
+            }
+            for (s, nodes) in groups {
+                let inhibitor = lexer.can_grow(s).then_some(s);
+                let accepted = lexer.accepted(s);
+                let mut ks: SmallVec<[u32; 4]> = SmallVec::new();
+                let mut ignored = false;
+                for &t in accepted {
+                    if p.is_ignored(t) {
+                        ignored = true;
+                    } else {
+                        ks.push(t.as_u32());
+                    }
+                }
+                let mut results: SmallVec<[GssNode; 2]> = SmallVec::new();
+                if ignored {
+                    results.extend(nodes.iter().cloned());
+                }
+                if !ks.is_empty() {
+                    let shifted =
+                        rnglr::shift(p.tables(), &nodes, &ks, nodes_left).map_err(|_| {
+                            CommitError::new(CommitErrorKind::Budget {
+                                name: "max_nodes_per_step",
+                                limit: p.max_nodes_per_step,
+                                offset,
+                            })
+                        })?;
+                    nodes_left = nodes_left.saturating_sub(shifted.len());
+                    results.extend(shifted);
+                }
+                for node in results {
+                    push_head(
+                        &mut next,
+                        HeadData {
+                            node,
+                            lex: lexer.start(),
+                            inhibitor,
+                            empty: true,
+                        },
+                    );
+                }
+            }
+            if next.is_empty() {
+                return Err(CommitError::new(CommitErrorKind::Rejected {
+                    offset,
+                    byte: Some(b),
+                    expected: expected(p, &heads),
+                }));
+            }
+            if next.len() > p.max_heads {
+                return Err(CommitError::new(CommitErrorKind::Budget {
+                    name: "max_heads",
+                    limit: p.max_heads,
+                    offset,
+                }));
+            }
+            std::mem::swap(&mut heads, &mut next);
+            next.clear();
+        }
+        let before = heads.clone();
+        let mut cache = ShiftCache::new();
+        heads.retain(|h| is_head_live(p, h, &mut cache));
+        if heads.is_empty() {
+            return Err(CommitError::new(CommitErrorKind::Rejected {
+                offset: bytes.len(),
+                byte: None,
+                expected: expected(p, &before),
+            }));
+        }
+        self.snap = Arc::new(Snapshot {
+            heads,
+            prev: Some(self.snap.clone()),
+            depth: self.snap.depth + 1,
+            accepting: OnceLock::new(),
+        });
+        Ok(())
+    }
+
+    /// Appends the bytes of token `t` of `vocab`. On error the state is unchanged.
+    pub fn commit_token(&mut self, vocab: &Vocabulary, t: TokenId) -> Result<(), CommitError> {
+        let bytes = vocab
+            .token_bytes(t)
+            .ok_or_else(|| CommitError::new(CommitErrorKind::NotText(t)))?;
+        self.commit_bytes(bytes)
+    }
+
+    /// Whether the text can still be continued: some head's lexeme can be completed to a
+    /// terminal the parser can shift (or an ignored one), or its lexeme is empty and some
+    /// terminal can be shifted or the input can end. This is the mask contract's liveness.
+    pub fn is_live(&self) -> bool {
+        // Heads that are not live are dropped at every commit.
+        !self.snap.heads.is_empty()
+    }
+
+    /// Whether the text may end here: some head has an empty lexeme (any lexeme just completed
+    /// was handed to the parser) and the parser accepts at the end of input.
+    pub fn is_accepting(&self) -> bool {
+        *self.snap.accepting.get_or_init(|| {
+            let mut cache = ShiftCache::new();
+            self.snap
+                .heads
+                .iter()
+                .any(|h| h.empty && self.parser.can_accept(&h.node, &mut cache))
+        })
+    }
+
+    /// Restores exactly the state before the last `n` commits.
+    pub fn rollback(&mut self, n: usize) -> Result<(), RollbackError> {
+        if n > self.snap.depth {
+            return Err(RollbackError {
+                requested: n,
+                available: self.snap.depth,
+            });
+        }
+        let mut s = self.snap.clone();
+        for _ in 0..n {
+            s = s.prev.clone().expect("depth counts the history");
+        }
+        self.snap = s;
+        Ok(())
+    }
+
+    /// The live heads, for maskers.
+    pub fn heads(&self) -> impl Iterator<Item = Head<'_>> {
+        self.snap.heads.iter().map(|data| Head { data })
+    }
+
+    /// The number of live heads.
+    pub fn head_len(&self) -> usize {
+        self.snap.heads.len()
+    }
+}
+
+fn push_head(heads: &mut Heads, h: HeadData) {
+    if !heads.iter().any(|x| x.same(&h)) {
+        heads.push(h);
+    }
+}
+
+/// The mask contract's liveness for one head.
+fn is_head_live(p: &Parser, h: &HeadData, cache: &mut ShiftCache) -> bool {
+    if h.empty {
+        return p.can_continue(&h.node, cache);
+    }
+    p.lexer()
+        .reachable(h.lex)
+        .iter()
+        .any(|t| p.is_ignored(t) || p.can_shift(&h.node, t, cache))
+}
+
+/// The names of the terminals some head could have completed next.
+fn expected(p: &Parser, heads: &[HeadData]) -> Vec<String> {
+    let mut cache = ShiftCache::new();
+    let mut names: Vec<String> = Vec::new();
+    for h in heads {
+        for t in p.lexer().reachable(h.lex).iter() {
+            if p.is_ignored(t) || p.can_shift(&h.node, t, &mut cache) {
+                names.push(p.terminal_name(t).to_string());
+            }
+        }
+    }
+    names.sort();
+    names.dedup();
+    names.truncate(32);
+    names
+}
+
+// Compile-time checks of the thread-safety promises.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<ParserState>();
+    assert_send_sync::<Parser>();
+    assert_send_sync::<GssNode>();
+};

@@ -1,0 +1,104 @@
+//! LALR(1) tables: golden state counts and conflict renderings on textbook grammars.
+
+use munch_glr::cfg::{dsl, normalize, NormalizeConfig};
+use munch_glr::lr::{Action, Lookahead, LrConfig, LrState, LrTables};
+
+fn tables(src: &str) -> LrTables {
+    let g = dsl::parse(src).unwrap();
+    let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
+    LrTables::build(&cfg, &LrConfig::default()).unwrap()
+}
+
+#[test]
+fn dragon_book_expression_grammar_is_lalr() {
+    // Aho et al. 4.1: 12 LR(0) states (I0..I11), no conflicts.
+    let t = tables("e -> e '+' t | t\nt -> t '*' f | f\nf -> '(' e ')' | 'id'");
+    assert_eq!(t.state_len(), 12);
+    assert!(t.conflicts().is_empty(), "{}", t.render_conflicts());
+    // The start state shifts `(` and `id`, and has gotos on e, t, f.
+    let shifts: Vec<_> = t
+        .state_actions(LrState::START)
+        .filter(|(_, a)| matches!(a, Action::Shift(_)))
+        .map(|(k, _)| {
+            t.cfg()
+                .terminal_name(munch_lexer::TerminalId::from_usize(k as usize))
+                .to_string()
+        })
+        .collect();
+    assert_eq!(shifts, ["(", "id"]);
+    assert_eq!(t.state_gotos(LrState::START).count(), 3);
+}
+
+#[test]
+fn ambiguous_expressions_render_their_conflicts() {
+    let t = tables("e -> e '+' e | e '*' e | 'a'");
+    assert_eq!(t.state_len(), 7);
+    let golden = "\
+state 5 on `+`: shift/reduce
+  after: e + e
+  e -> e · + e    shift to state 3
+  e -> e + e ·    reduce
+
+state 5 on `*`: shift/reduce
+  after: e + e
+  e -> e + e ·    reduce
+  e -> e · * e    shift to state 4
+
+state 6 on `+`: shift/reduce
+  after: e * e
+  e -> e · + e    shift to state 3
+  e -> e * e ·    reduce
+
+state 6 on `*`: shift/reduce
+  after: e * e
+  e -> e · * e    shift to state 4
+  e -> e * e ·    reduce
+";
+    assert_eq!(t.render_conflicts(), golden);
+}
+
+#[test]
+fn reduce_reduce_conflict_is_kept() {
+    // Not LR(1) at all: `x` reduces to a or b with the same lookahead.
+    let t = tables("s -> a 'y' | b 'y'\na -> 'x'\nb -> 'x'");
+    assert_eq!(t.conflicts().len(), 1);
+    let c = &t.conflicts()[0];
+    assert_eq!(c.kind(), "reduce/reduce");
+    assert_eq!(
+        c.lookahead,
+        Lookahead::Terminal(munch_lexer::TerminalId::from_usize(0))
+    );
+    // Both reductions are in the table.
+    let both = t.actions(c.state, c.lookahead);
+    assert_eq!(both.len(), 2);
+}
+
+#[test]
+fn epsilon_rules_get_right_nulled_reductions() {
+    // s -> 'a' b c ; b, c nullable: after `a` the state reduces s with length 1 on `$`.
+    let t = tables("s -> 'a' b c\nb -> 'b' | ε\nc -> 'c' | ε");
+    let after_a = t
+        .state_actions(LrState::START)
+        .find_map(|(_, a)| match a {
+            Action::Shift(s) => Some(s),
+            _ => None,
+        })
+        .unwrap();
+    let on_eof = t.actions(after_a, Lookahead::Eof);
+    assert!(
+        on_eof
+            .iter()
+            .any(|a| matches!(a, Action::Reduce { len: 1, .. })),
+        "{on_eof:?}"
+    );
+    assert!(t.conflicts().is_empty(), "{}", t.render_conflicts());
+}
+
+#[test]
+fn state_budget_is_a_typed_error() {
+    let g = dsl::parse("e -> e '+' t | t\nt -> t '*' f | f\nf -> '(' e ')' | 'id'").unwrap();
+    let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
+    let err = LrTables::build(&cfg, &LrConfig { max_states: 5 }).unwrap_err();
+    assert_eq!(err.state_limit(), Some(5));
+    assert!(err.to_string().contains("max_lr_states"));
+}
