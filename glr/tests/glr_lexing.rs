@@ -1,0 +1,209 @@
+//! The lexer-integrated parser on grammars LALR(1) cannot handle and on the lexing rules:
+//! ambiguity, dangling else, declaration/expression ambiguity, ties, a non-LALR LR(1) grammar,
+//! inhibited terminals (`+` vs `++`, keywords vs names), lazy comments; and committing byte by
+//! byte must equal committing all at once.
+
+use std::sync::Arc;
+
+use munch_glr::cfg::dsl;
+use munch_glr::parser::{CommitErrorKind, Parser, ParserConfig, ParserState};
+
+fn parser(src: &str) -> Arc<Parser> {
+    let g = dsl::parse(src).unwrap_or_else(|e| panic!("{e}"));
+    Arc::new(Parser::new(&g, &ParserConfig::default()).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// (commit succeeded, live, accepting) committing `text` at once, checked equal to committing it
+/// byte by byte.
+fn run(p: &Arc<Parser>, text: &str) -> (bool, bool, bool) {
+    let mut whole = ParserState::new(p.clone());
+    let ok = whole.commit_bytes(text.as_bytes()).is_ok();
+    let at_once = (ok, whole.is_live(), whole.is_accepting());
+    let mut bytewise = ParserState::new(p.clone());
+    let mut ok = true;
+    for &b in text.as_bytes() {
+        if bytewise.commit_bytes(&[b]).is_err() {
+            ok = false;
+            break;
+        }
+    }
+    let by_byte = if ok {
+        (true, bytewise.is_live(), bytewise.is_accepting())
+    } else {
+        (false, whole.is_live(), whole.is_accepting())
+    };
+    assert_eq!(at_once, by_byte, "{text:?}: at once vs byte by byte");
+    at_once
+}
+
+fn accepts(p: &Arc<Parser>, text: &str) -> bool {
+    let (ok, _, acc) = run(p, text);
+    ok && acc
+}
+
+fn prefix_ok(p: &Arc<Parser>, text: &str) -> bool {
+    let (ok, live, _) = run(p, text);
+    ok && live
+}
+
+#[test]
+fn ambiguous_expressions() {
+    let p = parser("e -> e '+' e | e '*' e | '(' e ')' | 'a'");
+    assert!(!p.conflicts().is_empty());
+    for t in ["a", "a+a", "a+a*a", "a*a+a*(a+a)*a"] {
+        assert!(accepts(&p, t), "{t}");
+    }
+    for t in ["", "a+", "(a", "a*("] {
+        assert!(!accepts(&p, t) && prefix_ok(&p, t), "{t}");
+    }
+    for t in ["+a", "a)", "aa", "()"] {
+        assert!(!prefix_ok(&p, t), "{t}");
+    }
+}
+
+#[test]
+fn dangling_else() {
+    let p = parser("s -> 'if' c 'then' s | 'if' c 'then' s 'else' s | 'x'\nc -> 'c'\n%ignore / +/");
+    assert_eq!(p.conflicts().len(), 1, "{}", p.tables().render_conflicts());
+    assert!(accepts(&p, "if c then if c then x else x"));
+    assert!(accepts(&p, "if c then if c then x else x else x"));
+    assert!(!accepts(&p, "if c then x else x else x"));
+    assert!(prefix_ok(&p, "if c then if c then x else"));
+}
+
+#[test]
+fn declaration_or_expression() {
+    // `a * b;` is a pointer declaration and a multiplication: both parses are kept.
+    let p = parser(
+        "prog -> stmt+\nstmt -> decl | expr ';'\ndecl -> NAME '*' NAME ';'\n\
+         expr -> expr '*' expr | NAME\nNAME: /[a-z]+/\n%ignore / +/",
+    );
+    assert!(accepts(&p, "a * b;"));
+    assert!(accepts(&p, "a * b; a * b * c;"));
+    assert!(!accepts(&p, "a * b"));
+    assert!(prefix_ok(&p, "a * b"));
+    let mut s = ParserState::new(p.clone());
+    s.commit_bytes(b"a * b").unwrap();
+    assert!(s.head_len() >= 2, "both readings stay alive: {s:?}");
+}
+
+#[test]
+fn keyword_and_identifier_ties() {
+    // A literal beats a regex on the same lexeme: `if` is only IF.
+    let p = parser("s -> 'if' NAME | NAME\nNAME: /[a-z]+/\n%ignore / +/");
+    assert!(accepts(&p, "if x"));
+    assert!(accepts(&p, "iff"));
+    assert!(accepts(&p, "ifx"));
+    assert!(!accepts(&p, "if"));
+    // `if if` may still become `if iff`; a space ends the second `if`, which is only IF.
+    assert!(prefix_ok(&p, "if if"));
+    assert!(!prefix_ok(&p, "if if "));
+    // Two regexes still tied on a lexeme: both reach the parser, the one that parses survives.
+    let p = parser("s -> A 'x' | 'y' B\nA: /[a-c]+/\nB: /[b-d]+/\n%ignore / +/");
+    assert!(accepts(&p, "bb x"));
+    assert!(accepts(&p, "y bb"));
+    assert!(accepts(&p, "y dd"));
+    assert!(!prefix_ok(&p, "dd"));
+}
+
+#[test]
+fn lr1_grammar_that_is_not_lalr1() {
+    let p = parser("s -> 'a' e 'c' | 'a' f 'd' | 'b' f 'c' | 'b' e 'd'\ne -> 'e'\nf -> 'e'");
+    assert!(
+        p.conflicts().iter().any(|c| c.kind() == "reduce/reduce"),
+        "{}",
+        p.tables().render_conflicts()
+    );
+    for t in ["aec", "aed", "bec", "bed"] {
+        assert!(accepts(&p, t), "{t}");
+    }
+    for t in ["aee", "ae", "bc"] {
+        assert!(!accepts(&p, t), "{t}");
+    }
+}
+
+#[test]
+fn plus_and_plus_plus() {
+    let p = parser("s -> '+' '+' 'a' | '++' 'b'\n%ignore / +/");
+    assert!(accepts(&p, "++b"));
+    // Longest match: `++` is one lexeme, so `++a` is not `+ + a`.
+    assert!(!prefix_ok(&p, "++a"));
+    assert!(accepts(&p, "+ +a"));
+    assert!(!prefix_ok(&p, "+ +b"));
+    // After `+` both readings are possible.
+    assert!(prefix_ok(&p, "+"));
+}
+
+#[test]
+fn lazy_comments_end_at_the_first_close() {
+    let p = parser(
+        "s -> item*\nitem -> COMMENT | NAME\nCOMMENT: /\\/\\*(.|\\n)*?\\*\\//\n\
+         NAME: /[a-z]+/\n%ignore / +/",
+    );
+    assert!(accepts(&p, "/* a */ b"));
+    assert!(accepts(&p, "/* a */x/**/"));
+    assert!(accepts(&p, "/* a * / b */"));
+    // Lazy: the comment ends at the first `*/`, so the rest is not a comment.
+    assert!(!prefix_ok(&p, "/* a */ b */"));
+    assert!(prefix_ok(&p, "/* a "));
+    assert!(!accepts(&p, "/* a "));
+}
+
+#[test]
+fn errors_say_where_and_what() {
+    let p = parser("s -> 'a' 'b' 'c'");
+    let mut s = ParserState::new(p.clone());
+    let err = s.commit_bytes(b"abx").unwrap_err();
+    match err.kind() {
+        CommitErrorKind::Rejected {
+            offset,
+            byte,
+            expected,
+        } => {
+            assert_eq!(*offset, 2);
+            assert_eq!(*byte, Some(b'x'));
+            assert_eq!(expected, &["c".to_string()]);
+        }
+        other => panic!("{other:?}"),
+    }
+    // The failed commit left the state untouched.
+    assert_eq!(s.commit_len(), 0);
+    s.commit_bytes(b"ab").unwrap();
+    s.commit_bytes(b"c").unwrap();
+    assert!(s.is_accepting());
+}
+
+#[test]
+fn budgets_are_typed_errors_and_leave_the_state_unchanged() {
+    let g = dsl::parse("e -> e e | 'a' | ε").unwrap();
+    let p = Arc::new(
+        Parser::new(
+            &g,
+            &ParserConfig {
+                max_nodes_per_step: 3,
+                ..ParserConfig::default()
+            },
+        )
+        .unwrap(),
+    );
+    let mut s = ParserState::new(p);
+    let err = s.commit_bytes(b"aaaa").unwrap_err();
+    match err.kind() {
+        CommitErrorKind::Budget { name, limit, .. } => {
+            assert_eq!(*name, "max_nodes_per_step");
+            assert_eq!(*limit, 3);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.commit_len(), 0);
+    assert!(s.is_accepting());
+}
+
+#[test]
+fn declared_terminals_are_refused_at_build() {
+    let mut g = dsl::parse("s -> 'a' INDENT\nINDENT: 'i'").unwrap();
+    g.terminals[0].pattern = Err(munch_glr::grammar::NoPattern::Declared);
+    let err = Parser::new(&g, &ParserConfig::default()).unwrap_err();
+    assert!(err.to_string().contains("INDENT"), "{err}");
+    assert!(err.to_string().contains("indentation-aware"), "{err}");
+}

@@ -1,0 +1,179 @@
+//! Random commit / rollback / clone sequences (seeded, replayable: a failure prints its seed)
+//! agree with re-parsing the committed chunks from scratch, and with committing their
+//! concatenation at once.
+
+use std::sync::Arc;
+
+use munch_glr::cfg::dsl;
+use munch_glr::cfg::generate::SeededRng;
+use munch_glr::parser::{Parser, ParserConfig, ParserState};
+
+const GRAMMAR: &str = "\
+prog -> stmt*
+stmt -> 'if' expr ':' stmt | expr ';' | NAME '*' NAME ';'
+expr -> expr '+' expr | expr '*' expr | expr '++' | '(' expr ')' | NAME | NUM
+NAME: /[a-z][a-z0-9]*/
+NUM: /[0-9]+/
+%ignore / +/
+%ignore /\\/\\*(.|\\n)*?\\*\\//
+";
+
+const FRAGMENTS: &[&str] = &[
+    "a",
+    "b",
+    " ",
+    "+",
+    "++",
+    "(",
+    ")",
+    "if",
+    "i",
+    "f",
+    "x1",
+    "1",
+    "2",
+    ";",
+    ":",
+    "*",
+    "/*",
+    "*/",
+    "/",
+    "a+b;",
+    " if x: y;",
+    "a * b;",
+];
+
+/// What two states must agree on: verdicts and the heads' (LR state, lexer state, inhibitor,
+/// empty lexeme), as a sorted list.
+fn signature(s: &ParserState) -> (bool, bool, Vec<String>) {
+    let mut heads: Vec<String> = s
+        .heads()
+        .map(|h| {
+            format!(
+                "{}/{:?}/{:?}/{}",
+                h.node().state(),
+                h.lex_state(),
+                h.inhibitor(),
+                h.lexeme_is_empty()
+            )
+        })
+        .collect();
+    heads.sort();
+    (s.is_live(), s.is_accepting(), heads)
+}
+
+fn replay(p: &Arc<Parser>, chunks: &[&str]) -> ParserState {
+    let mut s = ParserState::new(p.clone());
+    for c in chunks {
+        s.commit_bytes(c.as_bytes())
+            .unwrap_or_else(|e| panic!("replaying {chunks:?}: {e}"));
+    }
+    s
+}
+
+fn run_seed(p: &Arc<Parser>, seed: u64) {
+    let mut rng = SeededRng::new(seed);
+    let mut state = ParserState::new(p.clone());
+    let mut chunks: Vec<&str> = Vec::new();
+    for step in 0..80 {
+        let ctx = format!("seed {seed}, step {step}, chunks {chunks:?}");
+        match rng.below(10) {
+            0..=5 => {
+                let frag = FRAGMENTS[rng.below(FRAGMENTS.len())];
+                let before = signature(&state);
+                match state.commit_bytes(frag.as_bytes()) {
+                    Ok(()) => chunks.push(frag),
+                    Err(_) => {
+                        assert_eq!(
+                            signature(&state),
+                            before,
+                            "{ctx}: failed commit changed state"
+                        );
+                        assert_eq!(state.commit_len(), chunks.len(), "{ctx}");
+                    }
+                }
+            }
+            6..=7 => {
+                let n = rng.below(chunks.len() + 2);
+                match state.rollback(n) {
+                    Ok(()) => {
+                        assert!(n <= chunks.len(), "{ctx}");
+                        chunks.truncate(chunks.len() - n);
+                    }
+                    Err(e) => {
+                        assert!(n > chunks.len(), "{ctx}");
+                        assert_eq!(e.available, chunks.len());
+                    }
+                }
+            }
+            _ => {
+                // A clone evolves on its own; the original does not see it.
+                let before = signature(&state);
+                let mut other = state.clone();
+                for _ in 0..3 {
+                    let _ = other.commit_bytes(FRAGMENTS[rng.below(FRAGMENTS.len())].as_bytes());
+                }
+                let _ = other.rollback(1);
+                assert_eq!(
+                    signature(&state),
+                    before,
+                    "{ctx}: clone leaked into original"
+                );
+            }
+        }
+        let fresh = replay(p, &chunks);
+        assert_eq!(signature(&state), signature(&fresh), "{ctx}: vs replay");
+        assert_eq!(state.commit_len(), chunks.len(), "{ctx}");
+        let mut whole = ParserState::new(p.clone());
+        whole
+            .commit_bytes(chunks.concat().as_bytes())
+            .unwrap_or_else(|e| panic!("{ctx}: at once: {e}"));
+        assert_eq!(signature(&state), signature(&whole), "{ctx}: vs at once");
+    }
+}
+
+#[test]
+fn random_commit_rollback_clone_sequences() {
+    let g = dsl::parse(GRAMMAR).unwrap();
+    let p = Arc::new(Parser::new(&g, &ParserConfig::default()).unwrap());
+    for seed in 0..60 {
+        run_seed(&p, seed);
+    }
+}
+
+#[test]
+fn states_are_shared_across_threads() {
+    let g = dsl::parse(GRAMMAR).unwrap();
+    let p = Arc::new(Parser::new(&g, &ParserConfig::default()).unwrap());
+    let mut base = ParserState::new(p.clone());
+    base.commit_bytes(b"if a: b").unwrap();
+    let results: Vec<(bool, bool)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = [" + c;", ";", " * c;"]
+            .into_iter()
+            .map(|tail| {
+                let mut s = base.clone();
+                scope.spawn(move || {
+                    s.commit_bytes(tail.as_bytes()).unwrap();
+                    (s.is_live(), s.is_accepting())
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(results, vec![(true, true); 3]);
+    assert!(!base.is_accepting());
+}
+
+#[test]
+fn long_histories_drop_without_overflow() {
+    let g = dsl::parse(GRAMMAR).unwrap();
+    let p = Arc::new(Parser::new(&g, &ParserConfig::default()).unwrap());
+    let mut s = ParserState::new(p);
+    for _ in 0..50_000 {
+        s.commit_bytes(b"a;").unwrap();
+    }
+    assert!(s.is_accepting());
+    s.rollback(49_999).unwrap();
+    assert_eq!(s.commit_len(), 1);
+    drop(s);
+}
