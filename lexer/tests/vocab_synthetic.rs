@@ -554,3 +554,54 @@ fn random_texts_spell_exactly() {
         }
     }
 }
+
+#[test]
+fn tokenizers_errors_appear_when_the_encoder_is_built() {
+    // A merge of tokens the vocabulary lacks: munch's reading has no use for merges, the
+    // `tokenizers` library refuses them.
+    let mut v = json_of(BL);
+    v["model"]["merges"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!(["zz", "yy"]));
+    let vocab = load_value(&v).unwrap();
+    assert_eq!(vocab.token_bytes(id(258)), Some(&b" the"[..]));
+    let err = vocab.prepare_encoder().unwrap_err();
+    assert!(
+        matches!(err.kind(), VocabErrorKind::Tokenizers { source, .. } if source == "edited"),
+        "{err}"
+    );
+    // Every later call reports the same error.
+    assert_eq!(vocab.encode("the").unwrap_err(), err);
+    assert!(
+        err.to_string()
+            .contains("tokenizers library failed on edited"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_shared_vocabulary_encodes_from_many_threads() {
+    let vocab = std::sync::Arc::new(sentencepiece());
+    let texts = random_texts(0xc0ffee, 64);
+    let expected: Vec<Vec<TokenId>> = {
+        let fresh = sentencepiece();
+        texts.iter().map(|t| fresh.encode(t).unwrap()).collect()
+    };
+    std::thread::scope(|s| {
+        for k in 0..4 {
+            let vocab = &vocab;
+            let texts = &texts;
+            let expected = &expected;
+            s.spawn(move || {
+                for (i, t) in texts.iter().enumerate().skip(k) {
+                    assert_eq!(&vocab.encode(t).unwrap(), &expected[i], "{t:?}");
+                }
+            });
+        }
+    });
+    // Clones share the built encoder and agree.
+    let clone = (*vocab).clone();
+    assert_eq!(clone.encode(" the").unwrap(), vocab.encode(" the").unwrap());
+    assert_eq!(clone.fingerprint(), vocab.fingerprint());
+}

@@ -74,6 +74,7 @@ mod hf;
 mod trie;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
@@ -108,11 +109,9 @@ enum Kind {
 enum Encoder {
     /// Greedy longest match over the trie (synthetic vocabularies).
     Greedy,
-    /// The tokenizer's own encoding, patched for exactness (see `hf.rs`).
-    Hf {
-        tokenizer: Box<tokenizers::Tokenizer>,
-        byte_tokens: Option<Box<[Option<TokenId>; 256]>>,
-    },
+    /// The tokenizer's own encoding, patched for exactness, built on first use; clones of the
+    /// vocabulary share it.
+    Hf(Arc<hf::HfEncoder>),
 }
 
 /// An LLM vocabulary: token ids `0..len()` with the exact bytes each appends to the text.
@@ -218,10 +217,7 @@ impl Vocabulary {
             loaded.scheme,
             loaded.entries,
             loaded.eos,
-            Encoder::Hf {
-                tokenizer: Box::new(loaded.encoder),
-                byte_tokens: loaded.byte_tokens,
-            },
+            Encoder::Hf(Arc::new(loaded.encoder)),
         )
     }
 
@@ -440,22 +436,33 @@ impl Vocabulary {
     /// For a tokenizer file, this is the tokenizer's own encoding (by the `tokenizers` crate)
     /// without BOS/EOS, without a dummy-prefix space, without Unicode normalization, with special
     /// token strings spelled as text, and under SentencePiece with a literal `▁` spelled by
-    /// byte-fallback tokens: see `hf.rs` for why each of these keeps the bytes exact. For a
-    /// synthetic vocabulary it is the greedy longest match described at
-    /// [`Vocabulary::from_token_bytes`].
+    /// byte-fallback tokens: see [Exact encoding](self#exact-encoding) for why. For a synthetic
+    /// vocabulary it is the greedy longest match described at [`Vocabulary::from_token_bytes`].
     ///
-    /// The result is checked: a spelling that would differ from the text is
+    /// The first call builds the encoder (see [`Vocabulary::prepare_encoder`]); an error of the
+    /// `tokenizers` library in doing so is [`VocabErrorKind::Tokenizers`], returned by this and
+    /// every later call. The result is checked: a spelling that would differ from the text is
     /// [`VocabErrorKind::Encode`] with the offset of the first byte not reproduced.
     pub fn encode(&self, text: &str) -> Result<Vec<TokenId>, VocabError> {
         let ids = match &self.encoder {
             Encoder::Greedy => self.encode_greedy(text.as_bytes())?,
-            Encoder::Hf {
-                tokenizer,
-                byte_tokens,
-            } => hf::encode(&self.name, tokenizer, byte_tokens.as_deref(), text)?,
+            Encoder::Hf(encoder) => encoder.encode(text)?,
         };
         self.check_spelling(text.as_bytes(), &ids)?;
         Ok(ids)
+    }
+
+    /// Builds the encoder now rather than at the first [`Vocabulary::encode`].
+    ///
+    /// Reading a tokenizer file does not build the `tokenizers` encoder: it parses the file a
+    /// second time and indexes every merge, which costs several times what reading the vocabulary
+    /// does, and maskers never encode. Call this at start-up to pay that cost (and see any error
+    /// of the `tokenizers` library) up front. Nothing to do for synthetic vocabularies.
+    pub fn prepare_encoder(&self) -> Result<(), VocabError> {
+        match &self.encoder {
+            Encoder::Greedy => Ok(()),
+            Encoder::Hf(encoder) => encoder.tokenizer().map(|_| ()),
+        }
     }
 
     fn encode_greedy(&self, text: &[u8]) -> Result<Vec<TokenId>, VocabError> {
