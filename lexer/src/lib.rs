@@ -19,5 +19,8 @@ pub mod dfa;
 mod id;
 pub mod vocab;
 
+pub use dfa::{
+    LexError, Lexeme, Lexer, LexerBuildError, LexerBuildErrorKind, LexerConfig, TerminalSet,
+    TerminalSpec,
+};
 pub use id::{LexState, TerminalId, TokenId};
-pub use dfa::{Lexeme, LexError, Lexer, LexerBuildError, LexerConfig, TerminalSet, TerminalSpec};

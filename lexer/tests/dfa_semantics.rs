@@ -676,3 +676,67 @@ fn java_sized_terminal_set_builds_and_lexes() {
         .unwrap();
     assert_eq!(ident.terminals.as_slice(), &[t(id("IDENT") as u32)]);
 }
+
+#[test]
+fn deep_patterns_hit_the_nest_limit_not_the_stack() {
+    use regex_syntax::hir::{Capture, Repetition};
+    // Alternate captures, repetitions and concatenations, `depth` levels deep, by hand (the
+    // regex-syntax parser would refuse this nesting).
+    let deep = |depth: usize| {
+        let mut hir = Hir::literal(*b"a");
+        for level in 1..depth {
+            hir = match level % 3 {
+                0 => Hir::capture(Capture {
+                    index: 1,
+                    name: None,
+                    sub: Box::new(hir),
+                }),
+                1 => Hir::repetition(Repetition {
+                    min: 1,
+                    max: None,
+                    greedy: true,
+                    sub: Box::new(hir),
+                }),
+                _ => Hir::concat(vec![Hir::literal(*b"b"), hir]),
+            };
+        }
+        TerminalSpec {
+            hir: Some(hir),
+            ..re("DEEP", "x")
+        }
+    };
+    let config = LexerConfig::default();
+    // At the limit it builds on a test thread's stack.
+    let lexer = Lexer::new(&[deep(config.nest_limit)], &config).unwrap();
+    assert!(!lexer.is_dead(walk(&lexer, b"b")));
+    let err = Lexer::new(&[re("OK", "a"), deep(config.nest_limit + 1)], &config).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &LexerBuildErrorKind::TooDeep {
+            terminal: t(1),
+            name: "DEEP".to_string(),
+            limit: config.nest_limit
+        }
+    );
+}
+
+#[test]
+fn pattern_with_an_empty_class_never_matches() {
+    let lexer = build(&[re("NOTHING", r"a\P{any}"), re("A", "a")]);
+    assert_eq!(lexer.accepted(walk(&lexer, b"a")), &[t(1)]);
+    assert_eq!(
+        lexer.reachable(lexer.start()).iter().collect::<Vec<_>>(),
+        [t(1)]
+    );
+    assert!(!lexer.can_grow(walk(&lexer, b"a")));
+}
+
+#[test]
+fn walk_reads_one_lexeme() {
+    let lexer = build(&[lit("IF", "if"), re("NAME", "[a-z]+")]);
+    assert_eq!(lexer.walk(lexer.start(), b"if"), walk(&lexer, b"if"));
+    let i = lexer.walk(lexer.start(), b"i");
+    assert_eq!(lexer.walk(i, b"f"), walk(&lexer, b"if"));
+    assert!(lexer.is_dead(lexer.walk(lexer.start(), b"i f")));
+    assert_eq!(lexer.walk(i, b""), i);
+}

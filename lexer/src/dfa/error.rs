@@ -40,6 +40,16 @@ pub enum LexerBuildErrorKind {
         /// The budget that was hit, in bytes.
         limit: usize,
     },
+    /// One terminal's pattern nests deeper than
+    /// [`LexerConfig::nest_limit`](super::LexerConfig::nest_limit).
+    TooDeep {
+        /// The terminal.
+        terminal: TerminalId,
+        /// Its name.
+        name: String,
+        /// The budget that was hit.
+        limit: usize,
+    },
     /// A terminal uses a regex feature a byte-level lexer cannot honour.
     Unsupported {
         /// The terminal.
@@ -75,6 +85,7 @@ impl LexerBuildError {
     pub fn terminal(&self) -> Option<TerminalId> {
         match self.kind {
             LexerBuildErrorKind::NfaTooBig { terminal, .. }
+            | LexerBuildErrorKind::TooDeep { terminal, .. }
             | LexerBuildErrorKind::Unsupported { terminal, .. }
             | LexerBuildErrorKind::EmptyMatch { terminal, .. } => Some(terminal),
             _ => None,
@@ -104,6 +115,14 @@ impl fmt::Display for LexerBuildError {
             } => write!(
                 f,
                 "terminal {name} (#{terminal}): pattern exceeds the NFA budget (nfa_size_limit = {limit} bytes)"
+            ),
+            LexerBuildErrorKind::TooDeep {
+                name,
+                limit,
+                terminal,
+            } => write!(
+                f,
+                "terminal {name} (#{terminal}): pattern nests deeper than the budget (nest_limit = {limit})"
             ),
             LexerBuildErrorKind::Unsupported {
                 name,

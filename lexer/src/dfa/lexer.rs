@@ -24,6 +24,10 @@ pub struct LexerConfig {
     /// The most heap, in bytes, one terminal's Thompson NFA may use (regex-automata's
     /// `nfa_size_limit`). Default 10 MiB.
     pub nfa_size_limit: usize,
+    /// The deepest nesting of one terminal's HIR (a leaf is depth 1). The Thompson compiler
+    /// recurses over the HIR, so this bounds its stack use. Default 250 (regex-syntax's parser
+    /// default), which fits a 2 MiB thread stack even in an unoptimised build.
+    pub nest_limit: usize,
 }
 
 impl Default for LexerConfig {
@@ -32,6 +36,7 @@ impl Default for LexerConfig {
             max_states: 100_000,
             max_build_memory: 512 << 20,
             nfa_size_limit: 10 << 20,
+            nest_limit: 250,
         }
     }
 }
@@ -166,6 +171,19 @@ impl Lexer {
     #[inline]
     pub fn next(&self, s: LexState, byte: u8) -> LexState {
         self.next_class(s, self.classes[byte as usize])
+    }
+
+    /// The state after reading all of `bytes` from `s` as one lexeme (no restart at the start
+    /// state); the dead state as soon as the lexeme cannot go on.
+    pub fn walk(&self, s: LexState, bytes: &[u8]) -> LexState {
+        let mut s = s;
+        for &b in bytes {
+            if self.is_dead(s) {
+                break;
+            }
+            s = self.next(s, b);
+        }
+        s
     }
 
     /// The state after reading a byte of class `class` in state `s`; for maskers that work on

@@ -55,6 +55,8 @@ pub(crate) struct Nfa {
 struct HirFacts {
     lazy: bool,
     look: Option<Look>,
+    /// The nesting depth (a leaf is depth 1).
+    depth: usize,
 }
 
 /// Walks `hir` with an explicit stack (HIRs built by hand may be deeper than the parser's nest
@@ -63,9 +65,11 @@ fn hir_facts(hir: &Hir) -> HirFacts {
     let mut facts = HirFacts {
         lazy: false,
         look: None,
+        depth: 0,
     };
-    let mut stack = vec![hir];
-    while let Some(h) = stack.pop() {
+    let mut stack = vec![(hir, 1)];
+    while let Some((h, depth)) = stack.pop() {
+        facts.depth = facts.depth.max(depth);
         match h.kind() {
             HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) => {}
             HirKind::Look(look) => {
@@ -74,10 +78,12 @@ fn hir_facts(hir: &Hir) -> HirFacts {
             }
             HirKind::Repetition(rep) => {
                 facts.lazy |= !rep.greedy;
-                stack.push(&rep.sub);
+                stack.push((&rep.sub, depth + 1));
             }
-            HirKind::Capture(cap) => stack.push(&cap.sub),
-            HirKind::Concat(subs) | HirKind::Alternation(subs) => stack.extend(subs.iter()),
+            HirKind::Capture(cap) => stack.push((&cap.sub, depth + 1)),
+            HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+                stack.extend(subs.iter().map(|s| (s, depth + 1)))
+            }
         }
     }
     facts
@@ -126,6 +132,14 @@ impl Nfa {
                     terminal,
                     name: spec.name.clone(),
                     what: format!("look-around assertion {}", look_text(look)),
+                }));
+            }
+            // The Thompson compiler recurses over the HIR: bound the depth before calling it.
+            if facts.depth > config.nest_limit {
+                return Err(LexerBuildError::new(LexerBuildErrorKind::TooDeep {
+                    terminal,
+                    name: spec.name.clone(),
+                    limit: config.nest_limit,
                 }));
             }
             nfa.lazy[index] = facts.lazy;
