@@ -24,3 +24,4 @@ pub use dfa::{
     TerminalSpec,
 };
 pub use id::{LexState, TerminalId, TokenId};
+pub use vocab::{TokenTrie, TrieNode, VocabError, Vocabulary};
