@@ -209,6 +209,46 @@ pub fn sample_lexeme(hir: &Hir, rng: &mut SeededRng, max_repeat: u32) -> Option<
     Some(out)
 }
 
+/// Turns a terminal sentence into text: each terminal becomes a random lexeme of its pattern
+/// that the lexer reads back as exactly that terminal (one lexeme whose tied terminals include
+/// it; up to `tries` draws each), joined by `separator` (use an `%ignore`d string such as
+/// `b" "` when the grammar has one). `None` when some terminal has no pattern or no draw
+/// lexes back.
+pub fn render_text(
+    grammar: &crate::grammar::Grammar,
+    lexer: &munch_lexer::dfa::Lexer,
+    sentence: &[TerminalId],
+    separator: &[u8],
+    rng: &mut SeededRng,
+    tries: usize,
+) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    for (i, &t) in sentence.iter().enumerate() {
+        let hir = &grammar
+            .terminals
+            .get(t.as_usize())?
+            .pattern
+            .as_ref()
+            .ok()?
+            .hir;
+        let mut found = None;
+        for _ in 0..tries {
+            let lexeme = sample_lexeme(hir, rng, 3)?;
+            if let Ok(lexemes) = lexer.tokenize(&lexeme) {
+                if lexemes.len() == 1 && lexemes[0].terminals.contains(&t) {
+                    found = Some(lexeme);
+                    break;
+                }
+            }
+        }
+        if i > 0 {
+            out.extend_from_slice(separator);
+        }
+        out.extend(found?);
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
