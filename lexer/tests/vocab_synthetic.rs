@@ -605,3 +605,99 @@ fn a_shared_vocabulary_encodes_from_many_threads() {
     assert_eq!(clone.encode(" the").unwrap(), vocab.encode(" the").unwrap());
     assert_eq!(clone.fingerprint(), vocab.fingerprint());
 }
+
+#[test]
+fn damaged_files_give_errors_not_panics() {
+    for rel in [BL, SP] {
+        let bytes = std::fs::read(data(rel)).unwrap();
+        // Every truncation that cuts the JSON is an error.
+        for cut in (0..bytes.len()).step_by(37) {
+            let r = Vocabulary::from_tokenizer_json_bytes(&bytes[..cut], "cut");
+            assert!(r.is_err(), "{rel} cut at {cut} loaded");
+        }
+        // Seeded byte changes: loading and encoding may fail, never panic.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..300 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut damaged = bytes.clone();
+            let at = (state % damaged.len() as u64) as usize;
+            damaged[at] = b"0123456789{}[]\":, \\\x00\xffabz"[(state >> 32) as usize % 24];
+            if let Ok(v) = Vocabulary::from_tokenizer_json_bytes(&damaged, "damaged") {
+                for text in ["", " the ", "日本\u{2581}x", "<|im_end|>"] {
+                    if let Ok(tokens) = v.encode(text) {
+                        assert_eq!(spell(&v, &tokens), text.as_bytes());
+                    }
+                }
+            }
+        }
+    }
+}
+
+mod trie_props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Token bytes over `a`, `b`, `c` and the two bytes of `é` (C3 A9), so tokens may hold half
+    /// a character.
+    const BYTES: [u8; 5] = [b'a', b'b', b'c', 0xc3, 0xa9];
+
+    fn token_bytes() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(proptest::sample::select(&BYTES[..]), 1..6)
+    }
+
+    proptest! {
+        #[test]
+        fn trie_and_greedy_encoding(
+            tokens in proptest::collection::vec(token_bytes(), 0..40),
+            text in proptest::collection::vec(proptest::sample::select(&["a", "b", "c", "é"][..]), 0..30),
+        ) {
+            // Single bytes first so that every text has a spelling.
+            let mut all: Vec<Option<Vec<u8>>> = BYTES.iter().map(|&b| Some(vec![b])).collect();
+            all.extend(tokens.into_iter().map(Some));
+            let v = Vocabulary::from_token_bytes(all.clone(), vec![]).unwrap();
+            let t = v.trie();
+            // Preorder: each node's subtree is a contiguous range of deeper nodes, and its
+            // children partition that range in ascending byte order.
+            for n in 0..t.node_len() {
+                let node = munch_lexer::vocab::TrieNode::new(n as u32);
+                let end = t.subtree_end(node).as_usize();
+                prop_assert!(end > n && end <= t.node_len());
+                let mut next = n + 1;
+                let mut last = None;
+                for (b, c) in t.children(node) {
+                    prop_assert_eq!(c.as_usize(), next);
+                    prop_assert_eq!(t.depth(c), t.depth(node) + 1);
+                    prop_assert!(last.is_none_or(|l| l < b));
+                    last = Some(b);
+                    next = t.subtree_end(c).as_usize();
+                }
+                prop_assert_eq!(next, end);
+            }
+            for (i, tok) in all.iter().enumerate() {
+                let tok = tok.as_ref().unwrap();
+                let n = t.find(tok).unwrap();
+                prop_assert!(t.tokens_at(n).contains(&id(i as u32)));
+            }
+            let text: String = text.concat();
+            let enc = v.encode(&text).unwrap();
+            prop_assert_eq!(spell(&v, &enc), text.as_bytes());
+            // Greedy, checked by brute force: each token is the longest that matches where it
+            // starts, the smallest id among equals.
+            let mut at = 0;
+            for tok in enc {
+                let rest = &text.as_bytes()[at..];
+                let best = all
+                    .iter()
+                    .enumerate()
+                    .map(|(i, b)| (b.as_ref().unwrap(), i))
+                    .filter(|(b, _)| rest.starts_with(b))
+                    .max_by_key(|&(b, i)| (b.len(), std::cmp::Reverse(i)))
+                    .map(|(_, i)| id(i as u32));
+                prop_assert_eq!(Some(tok), best);
+                at += v.token_bytes(tok).unwrap().len();
+            }
+        }
+    }
+}

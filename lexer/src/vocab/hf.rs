@@ -589,6 +589,19 @@ fn patches(
     Ok((normalizer, pre_tokenizer))
 }
 
+/// Runs a call into the `tokenizers` library, turning a panic (it has `expect`s on states an
+/// odd file might reach) into a typed error: tokenizer files are untrusted input.
+fn no_panic<T>(source: &str, f: impl FnOnce() -> Result<T, VocabError>) -> Result<T, VocabError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(tokenizers_error(source, format!("it panicked: {message}")))
+    })
+}
+
 fn build(source: &str, pending: Pending) -> Result<tokenizers::Tokenizer, VocabError> {
     let mut tokenizer = tokenizers::Tokenizer::from_bytes(&pending.json)
         .map_err(|e| tokenizers_error(source, e))?;
@@ -616,7 +629,7 @@ impl HfEncoder {
                     .unwrap_or_else(|e| e.into_inner())
                     .take();
                 match pending {
-                    Some(p) => build(&self.source, p),
+                    Some(p) => no_panic(&self.source, || build(&self.source, p)),
                     None => Err(tokenizers_error(
                         &self.source,
                         "the encoder build was interrupted",
@@ -651,9 +664,11 @@ fn encode(
         if part.is_empty() {
             return Ok(());
         }
-        let enc = tokenizer
-            .encode(part, false)
-            .map_err(|e| tokenizers_error(source, e))?;
+        let enc = no_panic(source, || {
+            tokenizer
+                .encode(part, false)
+                .map_err(|e| tokenizers_error(source, e))
+        })?;
         out.extend(enc.get_ids().iter().map(|&id| TokenId::from(id)));
         Ok(())
     };
