@@ -1,1 +1,152 @@
 //! The Lark grammar language: text → [`crate::grammar::Grammar`].
+//!
+//! [`load`] reads a Lark grammar (bytes, which must be UTF-8) and returns the EBNF-level
+//! [`Grammar`] with every terminal's pattern as one `regex-syntax` HIR, or a [`GrammarError`]
+//! with a kind, a span, and a `Display` that shows the source line with a caret.
+//!
+//! ```
+//! use munch_glr::lark::{load, LoadConfig};
+//!
+//! let g = load(br#"
+//! start: "(" NUMBER ("," NUMBER)* ")"
+//! %import common.NUMBER
+//! %import common.WS
+//! %ignore WS
+//! "#, &LoadConfig::default()).unwrap();
+//! let names: Vec<_> = g.terminals.iter().map(|t| t.name.as_str()).collect();
+//! assert_eq!(names, ["NUMBER", "WS", "LPAR", "COMMA", "RPAR"]);
+//!
+//! let err = load(b"start: foo\n", &LoadConfig::default()).unwrap_err();
+//! assert_eq!(err.to_string(), "\
+//! <grammar>:1:8: error: rule `foo` is used but not defined
+//! 1 | start: foo
+//!   |        ^^^");
+//! ```
+//!
+//! # The language
+//!
+//! All of Lark's grammar language, with Lark's meaning: rules and terminals; `?rule`, `!rule`
+//! and `_rule`; `-> alias`; `[x]`, `x?`, `x*`, `x+`, `x ~ n`, `x ~ n..m`; groups and
+//! alternatives (a leading `|` adds an empty alternative, as in Lark); string literals with
+//! escapes and the `i` flag; regex literals `/…/imsxul` in Python syntax (translated, see
+//! [`pyre`](self) in the source); `"a".."z"` ranges; terminals made of terminals; priorities
+//! `.N`; `%ignore`; `%import common.X [-> Y]` and `%import common (A, B)` from a built-in
+//! `common` library; `%declare`; `%override`; `%extend`; templates `name{a, b}`; `//` and `#`
+//! comments. Anonymous literals in rules become terminals named as Lark names them (`IF`,
+//! `LPAR`, `__ANON_0`).
+//!
+//! Regexes that a DFA cannot express (look-around, back-references) load as terminals without
+//! a pattern ([`crate::grammar::NoPattern::Unsupported`]).
+//!
+//! # Differences from Lark
+//!
+//! - Lark drops unused rules by repeatedly removing rules no *other* rule mentions; munch keeps
+//!   exactly the rules reachable from the start rule (and so possibly fewer terminals).
+//! - munch also rejects a reachable rule that derives no finite string, and checks every
+//!   terminal definition and literal, used or not.
+//! - A `%declare`d terminal's name is never given to an anonymous literal.
+//! - An anonymous regex literal reuses a defined terminal only when that terminal is a single
+//!   literal with the same source and flags (Lark also compares joined regexes of composite
+//!   terminals).
+//! - `"^".."z"` is the range of characters `^`–`z` (Lark pastes the ends into a regex class,
+//!   where a leading `^` negates it).
+//! - `\ud800`-style lone surrogates are rejected (a Rust string cannot hold them).
+
+mod ast;
+mod common;
+mod defs;
+mod error;
+mod lex;
+mod literal;
+mod lower;
+mod names;
+mod parse;
+mod pyre;
+mod source;
+mod terminals;
+
+pub use error::{ErrorKind, GrammarError};
+
+use crate::grammar::Grammar;
+use crate::span::Span;
+
+/// How to load a grammar.
+#[derive(Clone, Debug)]
+pub struct LoadConfig {
+    /// The start rule (Lark's default: `start`).
+    pub start: String,
+    /// The deepest nesting of groups (`(`, `[`, template `{`) the parser accepts; deeper input
+    /// is a [`ErrorKind::NestingTooDeep`] error. It also bounds regex nesting and the depth of
+    /// terminals built from terminals. The parser recurses once per level, so very large values
+    /// trade this protection for stack.
+    pub max_nesting: usize,
+    /// The file name shown in error messages.
+    pub file_name: String,
+}
+
+impl Default for LoadConfig {
+    fn default() -> Self {
+        Self {
+            start: "start".to_string(),
+            max_nesting: 256,
+            file_name: "<grammar>".to_string(),
+        }
+    }
+}
+
+/// An error before it is located: a kind and byte positions.
+#[derive(Debug)]
+pub(crate) struct RawError {
+    pub(crate) kind: ErrorKind,
+    pub(crate) pos: ast::Pos,
+    pub(crate) aux: Option<ast::Pos>,
+}
+
+/// Loads the Lark grammar `source`.
+///
+/// Never panics on any input; every failure is a located [`GrammarError`].
+pub fn load(source: &[u8], config: &LoadConfig) -> Result<Grammar, GrammarError> {
+    let src = match std::str::from_utf8(source) {
+        Ok(s) => s,
+        Err(e) => return Err(invalid_utf8(source, &e, &config.file_name)),
+    };
+    let lines = source::LineIndex::new(src);
+    let span = |p: ast::Pos| lines.span(src, p.start, p.end);
+    let located = |raw: RawError| {
+        let mut kind = raw.kind;
+        if let ErrorKind::NumberOutOfRange { text } = &mut kind {
+            if text.is_empty() {
+                *text = src
+                    .get(raw.pos.start..raw.pos.end)
+                    .unwrap_or("")
+                    .to_string();
+            }
+        }
+        let e = GrammarError::new(kind, span(raw.pos), source, &config.file_name);
+        match raw.aux {
+            Some(aux) => e.with_auxiliary(span(aux), source),
+            None => e,
+        }
+    };
+    let file = parse::parse(src, config.max_nesting).map_err(located)?;
+    lower::lower(&file, src, config, &span).map_err(located)
+}
+
+fn invalid_utf8(source: &[u8], e: &std::str::Utf8Error, file_name: &str) -> GrammarError {
+    let at = e.valid_up_to();
+    let prefix = &source[..at];
+    let line_start = prefix
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let line = prefix.iter().filter(|&&b| b == b'\n').count() + 1;
+    // The prefix is valid UTF-8, so its characters can be counted.
+    let column = std::str::from_utf8(&prefix[line_start..]).map_or(0, |s| s.chars().count()) + 1;
+    let span = Span {
+        start: at,
+        end: at + e.error_len().unwrap_or(source.len() - at).max(1),
+        line: u32::try_from(line).unwrap_or(u32::MAX),
+        column: u32::try_from(column).unwrap_or(u32::MAX),
+    };
+    GrammarError::new(ErrorKind::InvalidUtf8, span, source, file_name)
+}

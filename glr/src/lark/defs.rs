@@ -1,0 +1,709 @@
+//! Statements → a table of definitions, then Lark's validation of every definition.
+//!
+//! After [`collect`]: imports are resolved against the built-in library, `%override` and
+//! `%extend` are applied, `%ignore` expressions other than a bare terminal name have become
+//! `__IGNORE_n` terminals, and every name is defined at most once.
+//! After [`validate`]: every name a definition uses is defined (or a template parameter),
+//! template uses have the right arity, no terminal uses a rule or a `%declare`d terminal,
+//! aliases only label top-level alternatives of rules, every literal unescapes, and every
+//! number is in range. This holds for all definitions, used or not, as in Lark.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use super::ast::*;
+use super::common;
+use super::error::ErrorKind;
+use super::literal::{literal_value, range_ends, LiteralError};
+use super::RawError;
+
+/// Which file a terminal definition comes from (names resolve within it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ns {
+    User,
+    Common,
+}
+
+/// One piece of a terminal's definition (several after `%extend`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum TermPart<'f> {
+    Exps(&'f Expansions),
+    /// An imported terminal: the entry it copies.
+    Alias(usize),
+}
+
+/// A terminal definition.
+#[derive(Debug)]
+pub(crate) struct TermEntry<'f> {
+    pub(crate) name: String,
+    /// Where it is defined (its name, the import, or the `%ignore`).
+    pub(crate) pos: Pos,
+    pub(crate) ns: Ns,
+    pub(crate) priority: i32,
+    /// Alternatives, the latest `%extend` first; empty when `%declare`d.
+    pub(crate) parts: Vec<TermPart<'f>>,
+    pub(crate) declared: bool,
+}
+
+/// One body of a rule (several after `%extend`), with the parameter names it uses.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Body<'f> {
+    pub(crate) exps: &'f Expansions,
+    pub(crate) params: &'f [Name],
+}
+
+/// A rule or template definition.
+#[derive(Debug)]
+pub(crate) struct RuleEntry<'f> {
+    pub(crate) name: String,
+    pub(crate) pos: Pos,
+    /// Template parameters (empty for a rule).
+    pub(crate) params: &'f [Name],
+    /// Alternatives, the latest `%extend` first; empty when `%declare`d.
+    pub(crate) bodies: Vec<Body<'f>>,
+    pub(crate) declared: bool,
+    pub(crate) expand_single: bool,
+    pub(crate) keep_all_tokens: bool,
+    pub(crate) priority: i32,
+}
+
+/// An `%ignore`d terminal name and where the `%ignore` is.
+#[derive(Debug)]
+pub(crate) struct Ignore {
+    pub(crate) name: String,
+    pub(crate) pos: Pos,
+}
+
+/// All definitions of a grammar.
+#[derive(Debug, Default)]
+pub(crate) struct Defs<'f> {
+    /// The library's terminals first, then the grammar's in Lark's order (imports, then
+    /// definitions in the order they appear).
+    pub(crate) terms: Vec<TermEntry<'f>>,
+    pub(crate) user_terms: HashMap<String, usize>,
+    pub(crate) common_terms: HashMap<String, usize>,
+    pub(crate) rules: Vec<RuleEntry<'f>>,
+    pub(crate) rule_index: HashMap<String, usize>,
+    pub(crate) ignore: Vec<Ignore>,
+}
+
+impl<'f> Defs<'f> {
+    /// The terminal `name` as seen from namespace `ns`.
+    pub(crate) fn term(&self, ns: Ns, name: &str) -> Option<usize> {
+        match ns {
+            Ns::User => self.user_terms.get(name).copied(),
+            Ns::Common => self.common_terms.get(name).copied(),
+        }
+    }
+}
+
+/// The library, parsed once.
+fn common_file() -> Option<&'static File> {
+    static FILE: OnceLock<Option<File>> = OnceLock::new();
+    FILE.get_or_init(|| super::parse::parse(common::SOURCE, 64).ok())
+        .as_ref()
+}
+
+fn err(kind: ErrorKind, pos: Pos) -> RawError {
+    RawError {
+        kind,
+        pos,
+        aux: None,
+    }
+}
+
+fn duplicate(name: &str, what: &'static str, new: Pos, old: Pos) -> RawError {
+    // Report the later of the two, pointing back at the earlier.
+    let (primary, aux) = if new.start >= old.start {
+        (new, old)
+    } else {
+        (old, new)
+    };
+    RawError {
+        kind: ErrorKind::Duplicate {
+            name: name.to_string(),
+            what,
+        },
+        pos: primary,
+        aux: Some(aux),
+    }
+}
+
+/// A priority as an `i32`.
+fn priority(n: Option<Number>) -> Result<i32, RawError> {
+    match n {
+        None => Ok(0),
+        Some(n) => n
+            .value
+            .and_then(|v| i32::try_from(v).ok())
+            .ok_or_else(|| err(number_error(n), n.pos)),
+    }
+}
+
+fn number_error(n: Number) -> ErrorKind {
+    ErrorKind::NumberOutOfRange {
+        // An empty text is filled in from the source when the error is located.
+        text: n.value.map_or_else(String::new, |v| v.to_string()),
+    }
+}
+
+/// Builds the definition table of `file`.
+pub(crate) fn collect(file: &File) -> Result<Defs<'_>, RawError> {
+    let mut defs = Defs::default();
+    // The library's terminals (only the imported ones end up in the grammar).
+    if let Some(lib) = common_file() {
+        for item in &lib.items {
+            if let Item::Term(t) = item {
+                let idx = defs.terms.len();
+                defs.common_terms.insert(t.name.text.clone(), idx);
+                defs.terms.push(TermEntry {
+                    name: t.name.text.clone(),
+                    pos: t.name.pos,
+                    ns: Ns::Common,
+                    priority: priority(t.priority).unwrap_or(0),
+                    parts: vec![TermPart::Exps(&t.body)],
+                    declared: false,
+                });
+            }
+        }
+    }
+    // Imports come first, as in Lark.
+    for item in &file.items {
+        if let Item::Import(imp) = item {
+            import(&mut defs, imp)?;
+        }
+    }
+    for item in &file.items {
+        match item {
+            Item::Import(_) => {}
+            Item::Rule(r) => define_rule(&mut defs, r, false)?,
+            Item::Term(t) => define_term(&mut defs, t, false)?,
+            Item::Override(Def::Rule(r)) => define_rule(&mut defs, r, true)?,
+            Item::Override(Def::Term(t)) => define_term(&mut defs, t, true)?,
+            Item::Extend(Def::Rule(r)) => extend_rule(&mut defs, r)?,
+            Item::Extend(Def::Term(t)) => extend_term(&mut defs, t)?,
+            Item::Ignore(exps) => ignore(&mut defs, exps),
+            Item::Declare(names) => {
+                for n in names {
+                    declare(&mut defs, n)?;
+                }
+            }
+        }
+    }
+    Ok(defs)
+}
+
+fn import<'f>(defs: &mut Defs<'f>, imp: &'f Import) -> Result<(), RawError> {
+    let module: Vec<&str> = imp.module.iter().map(|n| n.text.as_str()).collect();
+    let module_pos = imp.module.first().map_or(imp.pos, |first| {
+        first.pos.to(imp.module.last().map_or(first.pos, |l| l.pos))
+    });
+    if imp.relative || module != [common::MODULE] {
+        return Err(err(
+            ErrorKind::UnknownImport {
+                module: format!(
+                    "{}{}",
+                    if imp.relative { "." } else { "" },
+                    module.join(".")
+                ),
+                name: None,
+            },
+            module_pos,
+        ));
+    }
+    for (name, alias) in &imp.names {
+        let Some(target) = defs.common_terms.get(&name.text).copied() else {
+            return Err(err(
+                ErrorKind::UnknownImport {
+                    module: module.join("."),
+                    name: Some(name.text.clone()),
+                },
+                name.pos,
+            ));
+        };
+        let new_name = alias.as_ref().unwrap_or(name);
+        if !new_name
+            .text
+            .trim_start_matches('_')
+            .starts_with(|c: char| c.is_ascii_uppercase())
+        {
+            return Err(err(
+                ErrorKind::UnexpectedToken {
+                    found: format!("`{}`", new_name.text),
+                    expected: "an uppercase name (the imported name is a terminal)",
+                },
+                new_name.pos,
+            ));
+        }
+        if let Some(&old) = defs.user_terms.get(&new_name.text) {
+            // Importing the same thing twice is harmless.
+            if matches!(defs.terms[old].parts.as_slice(), [TermPart::Alias(t)] if *t == target) {
+                continue;
+            }
+            return Err(duplicate(
+                &new_name.text,
+                "terminal",
+                new_name.pos,
+                defs.terms[old].pos,
+            ));
+        }
+        let idx = defs.terms.len();
+        defs.user_terms.insert(new_name.text.clone(), idx);
+        let priority = defs.terms[target].priority;
+        defs.terms.push(TermEntry {
+            name: new_name.text.clone(),
+            pos: new_name.pos,
+            ns: Ns::User,
+            priority,
+            parts: vec![TermPart::Alias(target)],
+            declared: false,
+        });
+    }
+    Ok(())
+}
+
+fn define_rule<'f>(defs: &mut Defs<'f>, r: &'f RuleDef, is_override: bool) -> Result<(), RawError> {
+    let entry = RuleEntry {
+        name: r.name.text.clone(),
+        pos: r.name.pos,
+        params: &r.params,
+        bodies: vec![Body {
+            exps: &r.body,
+            params: &r.params,
+        }],
+        declared: false,
+        expand_single: r.expand_single,
+        keep_all_tokens: r.keep_all_tokens,
+        priority: priority(r.priority)?,
+    };
+    if r.expand_single && r.name.text.starts_with('_') {
+        return Err(err(
+            ErrorKind::ConflictingModifiers {
+                name: r.name.text.clone(),
+            },
+            r.modifiers.unwrap_or(r.name.pos).to(r.name.pos),
+        ));
+    }
+    match (defs.rule_index.get(&r.name.text).copied(), is_override) {
+        (Some(old), false) => Err(duplicate(
+            &r.name.text,
+            "rule",
+            r.name.pos,
+            defs.rules[old].pos,
+        )),
+        (Some(old), true) => {
+            defs.rules[old] = entry;
+            Ok(())
+        }
+        (None, true) => Err(err(
+            ErrorKind::NothingToModify {
+                name: r.name.text.clone(),
+                directive: "%override",
+            },
+            r.name.pos,
+        )),
+        (None, false) => {
+            defs.rule_index
+                .insert(r.name.text.clone(), defs.rules.len());
+            defs.rules.push(entry);
+            Ok(())
+        }
+    }
+}
+
+fn define_term<'f>(defs: &mut Defs<'f>, t: &'f TermDef, is_override: bool) -> Result<(), RawError> {
+    let entry = TermEntry {
+        name: t.name.text.clone(),
+        pos: t.name.pos,
+        ns: Ns::User,
+        priority: priority(t.priority)?,
+        parts: vec![TermPart::Exps(&t.body)],
+        declared: false,
+    };
+    match (defs.user_terms.get(&t.name.text).copied(), is_override) {
+        (Some(old), false) => Err(duplicate(
+            &t.name.text,
+            "terminal",
+            t.name.pos,
+            defs.terms[old].pos,
+        )),
+        (Some(old), true) => {
+            defs.terms[old] = entry;
+            Ok(())
+        }
+        (None, true) => Err(err(
+            ErrorKind::NothingToModify {
+                name: t.name.text.clone(),
+                directive: "%override",
+            },
+            t.name.pos,
+        )),
+        (None, false) => {
+            defs.user_terms
+                .insert(t.name.text.clone(), defs.terms.len());
+            defs.terms.push(entry);
+            Ok(())
+        }
+    }
+}
+
+fn extend_rule<'f>(defs: &mut Defs<'f>, r: &'f RuleDef) -> Result<(), RawError> {
+    let Some(&old) = defs.rule_index.get(&r.name.text) else {
+        return Err(err(
+            ErrorKind::NothingToModify {
+                name: r.name.text.clone(),
+                directive: "%extend",
+            },
+            r.name.pos,
+        ));
+    };
+    let entry = &mut defs.rules[old];
+    if entry.declared {
+        return Err(err(
+            ErrorKind::NothingToModify {
+                name: r.name.text.clone(),
+                directive: "%extend",
+            },
+            r.name.pos,
+        ));
+    }
+    if entry.params.len() != r.params.len() {
+        return Err(err(
+            ErrorKind::TemplateArity {
+                name: r.name.text.clone(),
+                expected: entry.params.len(),
+                found: r.params.len(),
+            },
+            r.name.pos,
+        ));
+    }
+    entry.bodies.insert(
+        0,
+        Body {
+            exps: &r.body,
+            params: &r.params,
+        },
+    );
+    Ok(())
+}
+
+fn extend_term<'f>(defs: &mut Defs<'f>, t: &'f TermDef) -> Result<(), RawError> {
+    match defs.user_terms.get(&t.name.text).copied() {
+        Some(old) if !defs.terms[old].declared => {
+            defs.terms[old].parts.insert(0, TermPart::Exps(&t.body));
+            Ok(())
+        }
+        _ => Err(err(
+            ErrorKind::NothingToModify {
+                name: t.name.text.clone(),
+                directive: "%extend",
+            },
+            t.name.pos,
+        )),
+    }
+}
+
+fn ignore<'f>(defs: &mut Defs<'f>, exps: &'f Expansions) {
+    // A bare terminal name is ignored as itself; anything else becomes `__IGNORE_n`.
+    if let [Alt {
+        items, alias: None, ..
+    }] = exps.alts.as_slice()
+    {
+        if let [Expr {
+            atom: Atom::Value(Value::Terminal(name)),
+            op: None,
+            ..
+        }] = items.as_slice()
+        {
+            defs.ignore.push(Ignore {
+                name: name.text.clone(),
+                pos: name.pos,
+            });
+            return;
+        }
+    }
+    let name = format!("__IGNORE_{}", defs.ignore.len());
+    defs.user_terms.insert(name.clone(), defs.terms.len());
+    defs.terms.push(TermEntry {
+        name: name.clone(),
+        pos: exps.pos,
+        ns: Ns::User,
+        priority: 0,
+        parts: vec![TermPart::Exps(exps)],
+        declared: false,
+    });
+    defs.ignore.push(Ignore {
+        name,
+        pos: exps.pos,
+    });
+}
+
+fn declare(defs: &mut Defs<'_>, n: &Name) -> Result<(), RawError> {
+    let is_term = n
+        .text
+        .trim_start_matches('_')
+        .starts_with(|c: char| c.is_ascii_uppercase());
+    if is_term {
+        if let Some(&old) = defs.user_terms.get(&n.text) {
+            return Err(duplicate(&n.text, "terminal", n.pos, defs.terms[old].pos));
+        }
+        defs.user_terms.insert(n.text.clone(), defs.terms.len());
+        defs.terms.push(TermEntry {
+            name: n.text.clone(),
+            pos: n.pos,
+            ns: Ns::User,
+            priority: 0,
+            parts: Vec::new(),
+            declared: true,
+        });
+    } else {
+        if let Some(&old) = defs.rule_index.get(&n.text) {
+            return Err(duplicate(&n.text, "rule", n.pos, defs.rules[old].pos));
+        }
+        defs.rule_index.insert(n.text.clone(), defs.rules.len());
+        defs.rules.push(RuleEntry {
+            name: n.text.clone(),
+            pos: n.pos,
+            params: &[],
+            bodies: Vec::new(),
+            declared: true,
+            expand_single: false,
+            keep_all_tokens: false,
+            priority: 0,
+        });
+    }
+    Ok(())
+}
+
+/// What a definition being validated is.
+#[derive(Clone, Copy)]
+enum Ctx<'a> {
+    /// A rule body with its parameters; `inlined` for `_rule`.
+    Rule { params: &'a [Name], inlined: bool },
+    /// A terminal (or `%ignore`) definition.
+    Term { name: &'a str, ignore: bool },
+}
+
+/// Checks every user definition (see the module docs).
+pub(crate) fn validate(defs: &Defs<'_>) -> Result<(), RawError> {
+    // Collect definitions in source order so the first error in the file is reported.
+    let mut order: Vec<(usize, bool, usize)> = Vec::new();
+    for (i, t) in defs.terms.iter().enumerate() {
+        if t.ns == Ns::User {
+            order.push((t.pos.start, true, i));
+        }
+    }
+    for (i, r) in defs.rules.iter().enumerate() {
+        order.push((r.pos.start, false, i));
+    }
+    order.sort_unstable();
+    for (_, is_term, i) in order {
+        if is_term {
+            let t = &defs.terms[i];
+            let ctx = Ctx::Term {
+                name: &t.name,
+                ignore: t.name.starts_with("__IGNORE_"),
+            };
+            for part in &t.parts {
+                if let TermPart::Exps(exps) = part {
+                    check_expansions(defs, exps, ctx, true)?;
+                }
+            }
+        } else {
+            let r = &defs.rules[i];
+            for (k, p) in r.params.iter().enumerate() {
+                if let Some(&rule) = defs.rule_index.get(&p.text) {
+                    return Err(RawError {
+                        kind: ErrorKind::TemplateParamConflict {
+                            name: p.text.clone(),
+                        },
+                        pos: p.pos,
+                        aux: Some(defs.rules[rule].pos),
+                    });
+                }
+                if let Some(first) = r.params[..k].iter().find(|q| q.text == p.text) {
+                    return Err(duplicate(&p.text, "template parameter", p.pos, first.pos));
+                }
+            }
+            for body in &r.bodies {
+                let ctx = Ctx::Rule {
+                    params: body.params,
+                    inlined: r.name.starts_with('_'),
+                };
+                check_expansions(defs, body.exps, ctx, true)?;
+            }
+        }
+    }
+    for ig in &defs.ignore {
+        match defs.user_terms.get(&ig.name) {
+            Some(_) => {}
+            None => {
+                return Err(err(
+                    ErrorKind::UndefinedTerminal {
+                        name: ig.name.clone(),
+                    },
+                    ig.pos,
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_expansions(
+    defs: &Defs<'_>,
+    exps: &Expansions,
+    ctx: Ctx<'_>,
+    top: bool,
+) -> Result<(), RawError> {
+    for alt in &exps.alts {
+        if let Some(alias) = &alt.alias {
+            let place = match ctx {
+                Ctx::Term { ignore: true, .. } => Some("%ignore"),
+                Ctx::Term { .. } => Some("a terminal"),
+                Ctx::Rule { .. } if !top => Some("a group"),
+                Ctx::Rule { inlined: true, .. } => Some("an inlined rule"),
+                Ctx::Rule { .. } => None,
+            };
+            if let Some(place) = place {
+                return Err(err(
+                    ErrorKind::MisplacedAlias {
+                        alias: alias.text.clone(),
+                        place,
+                    },
+                    alias.pos,
+                ));
+            }
+        }
+        for e in &alt.items {
+            match &e.atom {
+                Atom::Group(inner) | Atom::Maybe(inner) => {
+                    check_expansions(defs, inner, ctx, false)?
+                }
+                Atom::Value(v) => check_value(defs, v, ctx)?,
+            }
+            if let Some(Op::Repeat { min, max }) = e.op {
+                repeat_bounds(min, max)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The bounds of `~ min..max`.
+pub(crate) fn repeat_bounds(min: Number, max: Number) -> Result<(u32, u32), RawError> {
+    let pos = min.pos.to(max.pos);
+    let (Some(lo), Some(hi)) = (min.value, max.value) else {
+        let bad = if min.value.is_none() { min } else { max };
+        return Err(err(number_error(bad), bad.pos));
+    };
+    if lo < 0 || hi < lo {
+        return Err(err(ErrorKind::BadRepetitionRange { min: lo, max: hi }, pos));
+    }
+    match (u32::try_from(lo), u32::try_from(hi)) {
+        (Ok(a), Ok(b)) => Ok((a, b)),
+        _ => Err(err(
+            ErrorKind::NumberOutOfRange {
+                text: hi.to_string(),
+            },
+            pos,
+        )),
+    }
+}
+
+fn is_param(ctx: Ctx<'_>, name: &str) -> bool {
+    matches!(ctx, Ctx::Rule { params, .. } if params.iter().any(|p| p.text == name))
+}
+
+fn check_value(defs: &Defs<'_>, v: &Value, ctx: Ctx<'_>) -> Result<(), RawError> {
+    match v {
+        Value::Terminal(n) => {
+            let Some(&t) = defs.user_terms.get(&n.text) else {
+                return Err(err(
+                    ErrorKind::UndefinedTerminal {
+                        name: n.text.clone(),
+                    },
+                    n.pos,
+                ));
+            };
+            if let Ctx::Term { name, .. } = ctx {
+                if defs.terms[t].declared {
+                    return Err(err(
+                        ErrorKind::DeclaredInTerminal {
+                            name: n.text.clone(),
+                            terminal: name.to_string(),
+                        },
+                        n.pos,
+                    ));
+                }
+            }
+            Ok(())
+        }
+        Value::Rule(n) | Value::Template { name: n, .. } => {
+            if let Ctx::Term { name, .. } = ctx {
+                return Err(err(
+                    ErrorKind::RuleInTerminal {
+                        rule: n.text.clone(),
+                        terminal: name.to_string(),
+                    },
+                    n.pos,
+                ));
+            }
+            let args = match v {
+                Value::Template { args, .. } => args.as_slice(),
+                _ => &[],
+            };
+            if !is_param(ctx, &n.text) {
+                let Some(&r) = defs.rule_index.get(&n.text) else {
+                    return Err(err(
+                        ErrorKind::UndefinedRule {
+                            name: n.text.clone(),
+                        },
+                        n.pos,
+                    ));
+                };
+                let expected = defs.rules[r].params.len();
+                if expected != args.len() {
+                    return Err(err(
+                        ErrorKind::TemplateArity {
+                            name: n.text.clone(),
+                            expected,
+                            found: args.len(),
+                        },
+                        v.pos(),
+                    ));
+                }
+            }
+            for a in args {
+                // A bare rule name as an argument may name a template (passed on).
+                match a {
+                    Value::Rule(r) if !is_param(ctx, &r.text) => {
+                        if !defs.rule_index.contains_key(&r.text) {
+                            return Err(err(
+                                ErrorKind::UndefinedRule {
+                                    name: r.text.clone(),
+                                },
+                                r.pos,
+                            ));
+                        }
+                    }
+                    Value::Rule(_) => {}
+                    other => check_value(defs, other, ctx)?,
+                }
+            }
+            Ok(())
+        }
+        Value::Literal(lit) => check_literal(lit),
+        Value::Range { from, to, pos } => range_ends(from, to)
+            .map(|_| ())
+            .map_err(|message| err(ErrorKind::BadCharRange { message }, *pos)),
+    }
+}
+
+/// Unescapes a literal, or the located error.
+pub(crate) fn check_literal(lit: &Literal) -> Result<(), RawError> {
+    literal_value(lit).map(|_| ()).map_err(|e| match e {
+        LiteralError::Escape(message) => err(ErrorKind::BadEscape { message }, lit.pos),
+        LiteralError::Empty => err(ErrorKind::EmptyLiteral, lit.pos),
+    })
+}

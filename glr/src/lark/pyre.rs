@@ -1,0 +1,795 @@
+//! Python `re` syntax → `regex-syntax` HIR.
+//!
+//! Lark regexes are Python regexes. `regex-syntax` reads a different dialect, so this module
+//! rewrites the pattern first (one pass, no recursion: groups are tracked on a heap stack),
+//! then parses the rewrite with [`regex_syntax::ParserBuilder`]. Every difference it handles:
+//!
+//! - **Escapes of punctuation.** Python reads `\` before any non-alphanumeric character as that
+//!   character (`\/`, `\"`, `\<`, `\#`, `\ `); `regex-syntax` rejects some of these and reads
+//!   `\<` and `\>` as word boundaries. Every literal character that is not ASCII alphanumeric is
+//!   emitted as `\x{HEX}`, which both dialects read as that one character (also inside classes
+//!   and under the `x` flag).
+//! - **`\Z`** (end of text in Python) becomes `\z`. `\A`, `\b`, `\B`, `\d`, `\D`, `\s`, `\S`,
+//!   `\w`, `\W` are kept (both dialects are Unicode-aware; the Unicode tables differ slightly:
+//!   Python's `\s` also matches U+001C–U+001F and its `\w` is `str.isalnum()` plus `_`).
+//! - **Numeric escapes.** `\xhh`, `\uhhhh`, `\Uhhhhhhhh` (exact digit counts, as Python
+//!   requires) and octal `\0`, `\ooo` become `\x{…}`; `[\b]` is a backspace. `\1`…`\99` are
+//!   back-references.
+//! - **Character classes** are re-emitted item by item, because `regex-syntax` reads `[` inside
+//!   a class as a nested class and `&&`, `--`, `~~` as set operations, which Python reads as
+//!   plain characters.
+//! - **`{`** that does not start a valid repetition is a literal in Python and an error in
+//!   `regex-syntax`; `{,n}` means `{0,n}` in Python.
+//! - **Groups.** Capturing and named groups (`(?P<name>…)`) become non-capturing (a lexer needs
+//!   no captures); `(?#…)` comments are dropped; inline flags `(?imsx)`, `(?i:…)`, `(?-i:…)`
+//!   are kept (`x` is applied here: whitespace and `#` comments are dropped while it is on).
+//! - **What a DFA cannot express** makes the terminal patternless
+//!   ([`crate::grammar::NoPattern::Unsupported`]) instead of failing the grammar: look-ahead
+//!   `(?=…)`/`(?!…)`, look-behind `(?<=…)`/`(?<!…)`, back-references, conditional groups,
+//!   atomic groups and possessive quantifiers. The construct is replaced by a plain group so
+//!   that the rest of the pattern is still checked.
+//! - Not translated: `$` keeps `regex-syntax`'s meaning (end of text, or of a line under `m`);
+//!   Python's `$` also matches before a final newline. `\N{NAME}` and the `a`/`L` inline flags
+//!   are reported as errors.
+
+use regex_syntax::hir::Hir;
+use regex_syntax::ParserBuilder;
+
+/// A translated regex: its HIR, and the first construct a DFA cannot express, if any.
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    pub(crate) hir: Hir,
+    pub(crate) unsupported: Option<String>,
+}
+
+/// Compiles the Python regex `pattern` with Lark flags `flags` (a subset of `imslux`).
+/// The error is a message for [`super::error::ErrorKind::BadRegex`].
+pub(crate) fn compile(pattern: &str, flags: &str, nest_limit: u32) -> Result<Compiled, String> {
+    let (out, unsupported) = translate(pattern, flags.contains('x'))?;
+    let hir = ParserBuilder::new()
+        .case_insensitive(flags.contains('i'))
+        .multi_line(flags.contains('m'))
+        .dot_matches_new_line(flags.contains('s'))
+        .ignore_whitespace(flags.contains('x'))
+        .unicode(true)
+        .utf8(true)
+        .nest_limit(nest_limit)
+        .build()
+        .parse(&out)
+        .map_err(|e| match e {
+            regex_syntax::Error::Parse(e) => e.kind().to_string(),
+            regex_syntax::Error::Translate(e) => e.kind().to_string(),
+            other => other.to_string(),
+        })?;
+    Ok(Compiled { hir, unsupported })
+}
+
+/// The `regex-syntax` rewrite of a Python pattern, and the first unsupported construct.
+pub(crate) fn translate(pattern: &str, verbose: bool) -> Result<(String, Option<String>), String> {
+    let mut t = Translator {
+        chars: pattern.chars().collect(),
+        i: 0,
+        out: String::with_capacity(pattern.len() + 16),
+        verbose,
+        stack: Vec::new(),
+        prev: Prev::Start,
+        groups: 0,
+        names: Vec::new(),
+        unsupported: None,
+        at_start: true,
+    };
+    t.run()?;
+    Ok((t.out, t.unsupported))
+}
+
+/// What came before, for Python's "nothing to repeat" / "multiple repeat" checks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Prev {
+    /// Start of pattern, group or alternative.
+    Start,
+    /// An anchor (`^`, `$`, `\b`, …), which Python does not let a quantifier follow.
+    Anchor,
+    Atom,
+    Quantifier,
+}
+
+/// One item of a character class.
+enum ClassItem {
+    Char(char),
+    /// `\d`, `\D`, `\s`, `\S`, `\w`, `\W`.
+    Perl(char),
+}
+
+struct Translator {
+    chars: Vec<char>,
+    i: usize,
+    out: String,
+    verbose: bool,
+    /// For each open group: `verbose` before it.
+    stack: Vec<bool>,
+    prev: Prev,
+    /// Capturing groups opened so far.
+    groups: u32,
+    names: Vec<String>,
+    unsupported: Option<String>,
+    /// Nothing but global flags so far.
+    at_start: bool,
+}
+
+fn push_char(out: &mut String, c: char) {
+    if c.is_ascii_alphanumeric() {
+        out.push(c);
+    } else {
+        out.push_str(&format!("\\x{{{:X}}}", c as u32));
+    }
+}
+
+impl Translator {
+    fn peek(&self, k: usize) -> Option<char> {
+        self.chars.get(self.i + k).copied()
+    }
+
+    fn unsupported(&mut self, what: &str) {
+        if self.unsupported.is_none() {
+            self.unsupported = Some(what.to_string());
+        }
+    }
+
+    fn run(&mut self) -> Result<(), String> {
+        while let Some(c) = self.peek(0) {
+            if self.verbose && matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c') {
+                self.i += 1;
+                continue;
+            }
+            if self.verbose && c == '#' {
+                while let Some(c) = self.peek(0) {
+                    self.i += 1;
+                    if c == '\n' {
+                        break;
+                    }
+                }
+                continue;
+            }
+            let global_flags = c == '(' && self.is_global_flags();
+            match c {
+                '\\' => self.escape()?,
+                '[' => self.class()?,
+                '(' => self.open_group()?,
+                ')' => {
+                    let Some(verbose) = self.stack.pop() else {
+                        return Err("unbalanced parenthesis".to_string());
+                    };
+                    self.verbose = verbose;
+                    self.out.push(')');
+                    self.i += 1;
+                    self.prev = Prev::Atom;
+                }
+                '|' => {
+                    self.out.push('|');
+                    self.i += 1;
+                    self.prev = Prev::Start;
+                }
+                '*' | '+' | '?' => {
+                    self.i += 1;
+                    self.quantifier(&c.to_string())?;
+                }
+                '{' => match self.counted_repetition()? {
+                    Some((text, len)) => {
+                        self.i += len;
+                        self.quantifier(&text)?;
+                    }
+                    None => {
+                        self.i += 1;
+                        self.literal('{');
+                    }
+                },
+                '.' => {
+                    self.out.push('.');
+                    self.i += 1;
+                    self.prev = Prev::Atom;
+                }
+                '^' | '$' => {
+                    self.out.push(c);
+                    self.i += 1;
+                    self.prev = Prev::Anchor;
+                }
+                _ => {
+                    self.i += 1;
+                    self.literal(c);
+                }
+            }
+            if !global_flags {
+                self.at_start = false;
+            }
+        }
+        if !self.stack.is_empty() {
+            return Err("missing ), unterminated subpattern".to_string());
+        }
+        Ok(())
+    }
+
+    fn literal(&mut self, c: char) {
+        push_char(&mut self.out, c);
+        self.prev = Prev::Atom;
+    }
+
+    /// Emits a quantifier (already consumed) and its lazy `?` or possessive `+` suffix.
+    fn quantifier(&mut self, q: &str) -> Result<(), String> {
+        match self.prev {
+            Prev::Start | Prev::Anchor => return Err("nothing to repeat".to_string()),
+            Prev::Quantifier => return Err("multiple repeat".to_string()),
+            Prev::Atom => {}
+        }
+        self.out.push_str(q);
+        match self.peek(0) {
+            Some('?') => {
+                self.out.push('?');
+                self.i += 1;
+            }
+            Some('+') => {
+                self.unsupported("possessive quantifier");
+                self.i += 1;
+            }
+            _ => {}
+        }
+        self.prev = Prev::Quantifier;
+        Ok(())
+    }
+
+    /// At `{`: Python's `{m}`, `{m,}`, `{,n}`, `{m,n}` as (regex-syntax text, length), or
+    /// `None` when the brace is a literal.
+    fn counted_repetition(&self) -> Result<Option<(String, usize)>, String> {
+        let digits = |from: usize| -> usize {
+            let mut k = from;
+            while self.peek(k).is_some_and(|c| c.is_ascii_digit()) {
+                k += 1;
+            }
+            k
+        };
+        if self.peek(1) == Some('}') {
+            return Ok(None);
+        }
+        let lo_end = digits(1);
+        let lo: String = self.chars[self.i + 1..self.i + lo_end].iter().collect();
+        let (hi, comma, k) = if self.peek(lo_end) == Some(',') {
+            let hi_end = digits(lo_end + 1);
+            let hi: String = self.chars[self.i + lo_end + 1..self.i + hi_end]
+                .iter()
+                .collect();
+            (hi, true, hi_end)
+        } else {
+            (lo.clone(), false, lo_end)
+        };
+        if self.peek(k) != Some('}') {
+            return Ok(None);
+        }
+        // Python's MAXREPEAT is 2^32 - 1; counts must be below it.
+        let parse = |s: &str| -> Result<Option<u32>, String> {
+            if s.is_empty() {
+                return Ok(None);
+            }
+            match s.parse::<u64>() {
+                Ok(v) if v < u64::from(u32::MAX) => Ok(Some(v as u32)),
+                _ => Err("the repetition number is too large".to_string()),
+            }
+        };
+        let min = parse(&lo)?.unwrap_or(0);
+        let max = parse(&hi)?;
+        if let Some(max) = max {
+            if max < min {
+                return Err("min repeat greater than max repeat".to_string());
+            }
+        }
+        let text = match (comma, max) {
+            (false, _) => format!("{{{min}}}"),
+            (true, None) => format!("{{{min},}}"),
+            (true, Some(max)) => format!("{{{min},{max}}}"),
+        };
+        Ok(Some((text, k + 1)))
+    }
+
+    /// `count` hex digits after the escape letter at `self.i + 1`.
+    fn hex(&self, letter: char, count: usize) -> Result<char, String> {
+        let mut v: u32 = 0;
+        for k in 0..count {
+            match self.peek(2 + k).and_then(|c| c.to_digit(16)) {
+                Some(d) => v = v * 16 + d,
+                None => return Err(format!("incomplete escape \\{letter}")),
+            }
+        }
+        char::from_u32(v).ok_or_else(|| format!("bad escape \\{letter}{v:X}"))
+    }
+
+    /// Octal digits starting at `self.i + 1` (at most `max` of them): (char, digits used).
+    fn octal(&self, max: usize) -> Result<(char, usize), String> {
+        let mut v: u32 = 0;
+        let mut n = 0;
+        while n < max {
+            match self.peek(1 + n).and_then(|c| c.to_digit(8)) {
+                Some(d) => {
+                    v = v * 8 + d;
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        if v > 0o377 {
+            return Err(format!(
+                "octal escape value \\{v:o} outside of range 0-0o377"
+            ));
+        }
+        Ok((char::from_u32(v).unwrap_or('\0'), n))
+    }
+
+    /// An escape outside a class (`self.i` at the backslash).
+    fn escape(&mut self) -> Result<(), String> {
+        let Some(e) = self.peek(1) else {
+            return Err("bad escape (end of pattern)".to_string());
+        };
+        match e {
+            'd' | 'D' | 'w' | 'W' | 's' | 'S' => {
+                self.out.push('\\');
+                self.out.push(e);
+                self.i += 2;
+                self.prev = Prev::Atom;
+            }
+            'b' | 'B' | 'A' | 'Z' => {
+                self.out.push_str(if e == 'Z' {
+                    "\\z"
+                } else if e == 'A' {
+                    "\\A"
+                } else if e == 'b' {
+                    "\\b"
+                } else {
+                    "\\B"
+                });
+                self.i += 2;
+                self.prev = Prev::Anchor;
+            }
+            'a' | 'f' | 'n' | 'r' | 't' | 'v' => {
+                self.i += 2;
+                self.literal(simple_escape(e));
+            }
+            'x' | 'u' | 'U' => {
+                let n = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let c = self.hex(e, n)?;
+                self.i += 2 + n;
+                self.literal(c);
+            }
+            'N' => return Err("named escapes \\N{...} are not supported".to_string()),
+            '0' => {
+                // `\0` and up to two more octal digits.
+                let (c, n) = {
+                    let mut v = 0u32;
+                    let mut n = 0;
+                    while n < 2 {
+                        match self.peek(2 + n).and_then(|c| c.to_digit(8)) {
+                            Some(d) => {
+                                v = v * 8 + d;
+                                n += 1;
+                            }
+                            None => break,
+                        }
+                    }
+                    (char::from_u32(v).unwrap_or('\0'), n)
+                };
+                self.i += 2 + n;
+                self.literal(c);
+            }
+            '1'..='9' => {
+                // Three octal digits are an octal escape; otherwise a group reference.
+                let d2 = self.peek(2);
+                let d3 = self.peek(3);
+                let is_oct = |c: Option<char>| c.is_some_and(|c| ('0'..='7').contains(&c));
+                if is_oct(Some(e)) && is_oct(d2) && is_oct(d3) {
+                    let (c, _) = self.octal(3)?;
+                    self.i += 4;
+                    self.literal(c);
+                    return Ok(());
+                }
+                let (group, len) = match d2 {
+                    Some(d) if d.is_ascii_digit() => (
+                        e.to_digit(10).unwrap_or(0) * 10 + d.to_digit(10).unwrap_or(0),
+                        3,
+                    ),
+                    _ => (e.to_digit(10).unwrap_or(0), 2),
+                };
+                if group == 0 || group > self.groups {
+                    return Err(format!("invalid group reference {group}"));
+                }
+                self.unsupported(&format!("back-reference `\\{group}`"));
+                self.out.push_str("(?:)");
+                self.i += len;
+                self.prev = Prev::Atom;
+            }
+            c if c.is_ascii_alphabetic() => return Err(format!("bad escape \\{c}")),
+            c => {
+                self.i += 2;
+                self.literal(c);
+            }
+        }
+        Ok(())
+    }
+
+    /// An escape inside a class (`self.i` at the backslash).
+    fn class_escape(&mut self) -> Result<ClassItem, String> {
+        let Some(e) = self.peek(1) else {
+            return Err("unterminated character set".to_string());
+        };
+        let item = match e {
+            'd' | 'D' | 'w' | 'W' | 's' | 'S' => {
+                self.i += 2;
+                ClassItem::Perl(e)
+            }
+            'a' | 'b' | 'f' | 'n' | 'r' | 't' | 'v' => {
+                self.i += 2;
+                ClassItem::Char(if e == 'b' { '\x08' } else { simple_escape(e) })
+            }
+            'x' | 'u' | 'U' => {
+                let n = match e {
+                    'x' => 2,
+                    'u' => 4,
+                    _ => 8,
+                };
+                let c = self.hex(e, n)?;
+                self.i += 2 + n;
+                ClassItem::Char(c)
+            }
+            'N' => return Err("named escapes \\N{...} are not supported".to_string()),
+            '0'..='7' => {
+                let (c, n) = self.octal(3)?;
+                self.i += 1 + n;
+                ClassItem::Char(c)
+            }
+            c if c.is_ascii_alphanumeric() => return Err(format!("bad escape \\{c}")),
+            c => {
+                self.i += 2;
+                ClassItem::Char(c)
+            }
+        };
+        Ok(item)
+    }
+
+    /// A class item: an escape or a character.
+    fn class_item(&mut self) -> Result<ClassItem, String> {
+        match self.peek(0) {
+            None => Err("unterminated character set".to_string()),
+            Some('\\') => self.class_escape(),
+            Some(c) => {
+                self.i += 1;
+                Ok(ClassItem::Char(c))
+            }
+        }
+    }
+
+    /// `[…]` (`self.i` at the `[`).
+    fn class(&mut self) -> Result<(), String> {
+        self.i += 1;
+        self.out.push('[');
+        if self.peek(0) == Some('^') {
+            self.out.push('^');
+            self.i += 1;
+        }
+        let mut first = true;
+        loop {
+            match self.peek(0) {
+                None => return Err("unterminated character set".to_string()),
+                Some(']') if !first => {
+                    self.i += 1;
+                    break;
+                }
+                _ => {}
+            }
+            first = false;
+            let lo = self.class_item()?;
+            if self.peek(0) == Some('-') && self.peek(1).is_some_and(|c| c != ']') {
+                self.i += 1;
+                let hi = self.class_item()?;
+                match (lo, hi) {
+                    (ClassItem::Char(a), ClassItem::Char(b)) if a <= b => {
+                        push_char(&mut self.out, a);
+                        self.out.push('-');
+                        push_char(&mut self.out, b);
+                    }
+                    _ => return Err("bad character range".to_string()),
+                }
+            } else {
+                match lo {
+                    ClassItem::Char(c) => push_char(&mut self.out, c),
+                    ClassItem::Perl(p) => {
+                        self.out.push('\\');
+                        self.out.push(p);
+                    }
+                }
+            }
+        }
+        self.out.push(']');
+        self.prev = Prev::Atom;
+        Ok(())
+    }
+
+    /// Whether `self.i` starts a global inline flag group such as `(?i)`.
+    fn is_global_flags(&self) -> bool {
+        if self.peek(1) != Some('?') {
+            return false;
+        }
+        let mut k = 2;
+        while self.peek(k).is_some_and(|c| "aiLmsux".contains(c)) {
+            k += 1;
+        }
+        k > 2 && self.peek(k) == Some(')')
+    }
+
+    /// A group opening (`self.i` at the `(`).
+    fn open_group(&mut self) -> Result<(), String> {
+        if self.peek(1) != Some('?') {
+            self.groups += 1;
+            return self.push_group(1);
+        }
+        match self.peek(2) {
+            Some(':') => self.push_group(3),
+            Some('P') => match self.peek(3) {
+                Some('<') => {
+                    let name = self.group_name(4, '>')?;
+                    let len = 4 + name.chars().count() + 1;
+                    self.named_group(name)?;
+                    self.push_group(len)
+                }
+                Some('=') => {
+                    let name = self.group_name(4, ')')?;
+                    if !self.names.contains(&name) {
+                        return Err(format!("unknown group name '{name}'"));
+                    }
+                    self.unsupported(&format!("back-reference `(?P={name})`"));
+                    self.i += 4 + name.chars().count() + 1;
+                    self.out.push_str("(?:)");
+                    self.prev = Prev::Atom;
+                    Ok(())
+                }
+                _ => Err("unknown extension ?P".to_string()),
+            },
+            Some('=') => {
+                self.unsupported("look-ahead `(?=...)`");
+                self.push_group(3)
+            }
+            Some('!') => {
+                self.unsupported("look-ahead `(?!...)`");
+                self.push_group(3)
+            }
+            Some('<') => match self.peek(3) {
+                Some('=') => {
+                    self.unsupported("look-behind `(?<=...)`");
+                    self.push_group(4)
+                }
+                Some('!') => {
+                    self.unsupported("look-behind `(?<!...)`");
+                    self.push_group(4)
+                }
+                _ => {
+                    let name = self.group_name(3, '>')?;
+                    let len = 3 + name.chars().count() + 1;
+                    self.named_group(name)?;
+                    self.push_group(len)
+                }
+            },
+            Some('#') => {
+                let mut k = 3;
+                loop {
+                    match self.peek(k) {
+                        None => return Err("missing ), unterminated comment".to_string()),
+                        Some(')') => break,
+                        Some(_) => k += 1,
+                    }
+                }
+                self.i += k + 1;
+                Ok(())
+            }
+            Some('(') => {
+                self.unsupported("conditional group `(?(...)...)`");
+                let mut k = 3;
+                loop {
+                    match self.peek(k) {
+                        None => return Err("missing ), unterminated name".to_string()),
+                        Some(')') => break,
+                        Some(_) => k += 1,
+                    }
+                }
+                self.push_group(k + 1)
+            }
+            Some('>') => {
+                self.unsupported("atomic group `(?>...)`");
+                self.push_group(3)
+            }
+            Some(c) if "aiLmsux-".contains(c) => self.flag_group(),
+            Some(c) => Err(format!("unknown extension ?{c}")),
+            None => Err("unexpected end of pattern".to_string()),
+        }
+    }
+
+    fn push_group(&mut self, len: usize) -> Result<(), String> {
+        self.stack.push(self.verbose);
+        self.out.push_str("(?:");
+        self.i += len;
+        self.prev = Prev::Start;
+        Ok(())
+    }
+
+    /// The group name starting at `self.i + from`, up to `close`.
+    fn group_name(&self, from: usize, close: char) -> Result<String, String> {
+        let mut k = from;
+        let mut name = String::new();
+        loop {
+            match self.peek(k) {
+                None => return Err("missing group name terminator".to_string()),
+                Some(c) if c == close => break,
+                Some(c) => name.push(c),
+            }
+            k += 1;
+        }
+        let mut cs = name.chars();
+        let ok = cs.next().is_some_and(|c| c == '_' || c.is_alphabetic())
+            && cs.all(|c| c == '_' || c.is_alphanumeric());
+        if !ok {
+            return Err(format!("bad character in group name '{name}'"));
+        }
+        Ok(name)
+    }
+
+    fn named_group(&mut self, name: String) -> Result<(), String> {
+        if self.names.contains(&name) {
+            return Err(format!("redefinition of group name '{name}'"));
+        }
+        self.names.push(name);
+        self.groups += 1;
+        Ok(())
+    }
+
+    /// `(?flags)`, `(?flags:…)` or `(?flags-flags:…)` (`self.i` at the `(`).
+    fn flag_group(&mut self) -> Result<(), String> {
+        let mut k = 2;
+        let mut on = String::new();
+        let mut off = String::new();
+        while let Some(c) = self.peek(k).filter(|c| "aiLmsux".contains(*c)) {
+            on.push(c);
+            k += 1;
+        }
+        if self.peek(k) == Some('-') {
+            k += 1;
+            while let Some(c) = self.peek(k).filter(|c| "imsx".contains(*c)) {
+                off.push(c);
+                k += 1;
+            }
+            if off.is_empty() {
+                return Err("missing flag".to_string());
+            }
+        }
+        if let Some(bad) = on.chars().find(|c| *c == 'a' || *c == 'L') {
+            return Err(format!("the inline flag `{bad}` is not supported"));
+        }
+        let kept = |s: &str| s.chars().filter(|c| "ims".contains(*c)).collect::<String>();
+        match self.peek(k) {
+            Some(')') if off.is_empty() => {
+                if !self.at_start {
+                    return Err("global flags not at the start of the expression".to_string());
+                }
+                if on.contains('x') {
+                    self.verbose = true;
+                }
+                let on = kept(&on);
+                if !on.is_empty() {
+                    self.out.push_str(&format!("(?{on})"));
+                }
+                self.i += k + 1;
+                Ok(())
+            }
+            Some(':') => {
+                self.stack.push(self.verbose);
+                if on.contains('x') {
+                    self.verbose = true;
+                }
+                if off.contains('x') {
+                    self.verbose = false;
+                }
+                let (on, off) = (kept(&on), kept(&off));
+                self.out.push_str("(?");
+                self.out.push_str(&on);
+                if !off.is_empty() {
+                    self.out.push('-');
+                    self.out.push_str(&off);
+                }
+                self.out.push(':');
+                self.i += k + 1;
+                self.prev = Prev::Start;
+                Ok(())
+            }
+            _ => Err("missing -, : or )".to_string()),
+        }
+    }
+}
+
+fn simple_escape(e: char) -> char {
+    match e {
+        'a' => '\x07',
+        'f' => '\x0c',
+        'n' => '\n',
+        'r' => '\r',
+        't' => '\t',
+        _ => '\x0b',
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tr(p: &str) -> String {
+        translate(p, false).expect("translates").0
+    }
+
+    #[test]
+    fn punctuation_escapes_become_hex() {
+        assert_eq!(tr(r"\/\<a"), r"\x{2F}\x{3C}a");
+        assert_eq!(tr(r"a\Z"), r"a\z");
+        assert_eq!(tr(r"[[a-z&&]"), r"[\x{5B}a-z\x{26}\x{26}]");
+        assert_eq!(tr(r"a{,3}b{2}c{1,}d{"), r"a{0,3}b{2}c{1,}d\x{7B}");
+        assert_eq!(tr(r"(?P<n>a)(b)"), r"(?:a)(?:b)");
+        assert_eq!(tr(r"(?#note)a"), "a");
+        assert_eq!(tr(r"[\b]\101\0"), r"[\x{8}]A\x{0}");
+    }
+
+    #[test]
+    fn verbose_mode_drops_whitespace_and_comments() {
+        let (out, _) = translate("a b # c\n [ ]", true).unwrap();
+        assert_eq!(out, r"ab[\x{20}]");
+        let (out, _) = translate("(?x) a \\  b", false).unwrap();
+        assert_eq!(out, r"a\x{20}b");
+    }
+
+    #[test]
+    fn unsupported_constructs_are_reported() {
+        let un = |p: &str| translate(p, false).unwrap().1;
+        assert_eq!(un("a(?!b)").as_deref(), Some("look-ahead `(?!...)`"));
+        assert_eq!(un("a(?=b)").as_deref(), Some("look-ahead `(?=...)`"));
+        assert_eq!(un("(?<!a)b").as_deref(), Some("look-behind `(?<!...)`"));
+        assert_eq!(un("(?<=a)b").as_deref(), Some("look-behind `(?<=...)`"));
+        assert_eq!(un(r"(a)\1").as_deref(), Some("back-reference `\\1`"));
+        assert_eq!(un("a*+").as_deref(), Some("possessive quantifier"));
+        assert_eq!(un("(?>a)").as_deref(), Some("atomic group `(?>...)`"));
+        assert_eq!(un("a"), None);
+    }
+
+    #[test]
+    fn python_errors() {
+        for bad in [
+            "*a",
+            "a**",
+            "(a",
+            "a)",
+            "[a",
+            r"\q",
+            r"\x4",
+            "a{3,2}",
+            "[z-a]",
+            r"[\d-z]",
+            r"\2",
+            "a(?i)",
+            "(?a)",
+            r"\N{DIGIT ONE}",
+            "\\",
+        ] {
+            assert!(translate(bad, false).is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn compile_applies_flags() {
+        let c = compile("ab", "i", 250).unwrap();
+        assert!(c.hir.properties().minimum_len() == Some(2));
+        assert!(c.unsupported.is_none());
+        assert!(compile("(", "", 250).is_err());
+    }
+}
