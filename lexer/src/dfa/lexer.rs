@@ -6,7 +6,7 @@ use ahash::AHashMap;
 
 use super::determinize::{determinize, Dfa, DEAD};
 use super::error::{LexerBuildError, LexerBuildErrorKind};
-use super::minimize::minimize;
+use super::minimize::{distinct_predecessors, minimize};
 use super::nfa::Nfa;
 use super::set::TerminalSet;
 use super::TerminalSpec;
@@ -238,24 +238,7 @@ impl Lexer {
 /// interned sets.
 fn reachable(dfa: &Dfa, terminal_len: usize) -> (Box<[u32]>, Box<[TerminalSet]>) {
     let n = dfa.state_len();
-    let k = dfa.class_len;
-    // Distinct predecessors of each state, as CSR.
-    let mut edges: Vec<(u32, u32)> = Vec::new();
-    for s in 0..n {
-        for &t in &dfa.table[s * k..(s + 1) * k] {
-            edges.push((t, s as u32));
-        }
-    }
-    edges.sort_unstable();
-    edges.dedup();
-    let mut offsets = vec![0usize; n + 1];
-    for &(t, _) in &edges {
-        offsets[t as usize + 1] += 1;
-    }
-    for i in 1..=n {
-        offsets[i] += offsets[i - 1];
-    }
-
+    let preds = distinct_predecessors(dfa);
     let mut sets: Vec<TerminalSet> = dfa
         .accepted
         .iter()
@@ -270,7 +253,7 @@ fn reachable(dfa: &Dfa, terminal_len: usize) -> (Box<[u32]>, Box<[TerminalSet]>)
     while let Some(t) = work.pop() {
         queued[t as usize] = false;
         let from = sets[t as usize].clone();
-        for &(_, p) in &edges[offsets[t as usize]..offsets[t as usize + 1]] {
+        for &p in preds.of(t) {
             if sets[p as usize].union_with(&from) && !queued[p as usize] {
                 queued[p as usize] = true;
                 work.push(p);

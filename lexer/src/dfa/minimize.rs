@@ -86,37 +86,58 @@ fn hopcroft(dfa: &Dfa) -> Partition {
     let n = dfa.state_len();
     let k = dfa.class_len;
 
-    // Predecessors by (class, target), as one CSR array.
-    let mut offsets = vec![0u32; n * k + 1];
-    for s in 0..n {
-        for c in 0..k {
-            let t = dfa.table[s * k + c] as usize;
-            offsets[c * n + t + 1] += 1;
+    // States that can reach an accepting state, by a backward search over distinct
+    // predecessors. The others are all equivalent to DEAD and to nothing else.
+    let preds = distinct_predecessors(dfa);
+    let mut live = vec![false; n];
+    let mut stack: Vec<u32> = (0..n as u32)
+        .filter(|&s| !dfa.accepted[s as usize].is_empty())
+        .collect();
+    stack.iter().for_each(|&s| live[s as usize] = true);
+    while let Some(t) = stack.pop() {
+        for &s in preds.of(t) {
+            if !live[s as usize] {
+                live[s as usize] = true;
+                stack.push(s);
+            }
         }
     }
-    for i in 1..offsets.len() {
-        offsets[i] += offsets[i - 1];
+    drop(preds);
+
+    // Incoming transitions `(class, source)` of each live state, as CSR by target. Only live
+    // targets: the dead block is never a splitter (below), and most transitions go to DEAD.
+    let mut in_offsets = vec![0u32; n + 1];
+    for &t in &dfa.table {
+        if live[t as usize] {
+            in_offsets[t as usize + 1] += 1;
+        }
     }
-    let mut fill = offsets.clone();
-    let mut sources = vec![0u32; n * k];
-    for s in 0..n {
-        for c in 0..k {
-            let t = dfa.table[s * k + c] as usize;
-            let slot = &mut fill[c * n + t];
-            sources[*slot as usize] = s as u32;
+    for i in 1..=n {
+        in_offsets[i] += in_offsets[i - 1];
+    }
+    let mut fill = in_offsets.clone();
+    let mut incoming = vec![(0u8, 0u32); in_offsets[n] as usize];
+    for (i, &t) in dfa.table.iter().enumerate() {
+        if live[t as usize] {
+            let slot = &mut fill[t as usize];
+            incoming[*slot as usize] = ((i % k) as u8, (i / k) as u32);
             *slot += 1;
         }
     }
     drop(fill);
 
-    // Initial partition: by accepted set.
+    // Initial partition: block 0 holds DEAD and every state that is not live; the others
+    // group live states by accepted set.
     let mut by_accepted: AHashMap<&[crate::TerminalId], u32> = AHashMap::new();
     let mut initial = vec![0u32; n];
     for (s, accepted) in dfa.accepted.iter().enumerate() {
-        let next = by_accepted.len() as u32;
-        initial[s] = *by_accepted.entry(accepted).or_insert(next);
+        if live[s] {
+            let next = by_accepted.len() as u32 + 1;
+            initial[s] = *by_accepted.entry(accepted).or_insert(next);
+        }
     }
-    let blocks = by_accepted.len();
+    debug_assert!(!live[DEAD as usize]);
+    let blocks = by_accepted.len() + 1;
     let mut elems: Vec<u32> = (0..n as u32).collect();
     elems.sort_by_key(|&s| initial[s as usize]);
     let mut p = Partition {
@@ -136,21 +157,29 @@ fn hopcroft(dfa: &Dfa) -> Partition {
         p.start[b] = if b == 0 { 0 } else { p.end[b - 1] };
     }
 
-    let mut work: Vec<u32> = (0..blocks as u32).collect();
+    // Every initial block but the dead one is a splitter: splitting by all blocks but one
+    // implies splitting by that one too (Hopcroft's argument). The dead block never splits
+    // (all its states go to it on every class), so it is never a splitter: that saves
+    // scanning DEAD's predecessors, which are nearly every state on nearly every class.
+    let mut work: Vec<u32> = (1..blocks as u32).collect();
     let mut in_work = vec![true; blocks];
-    let mut splitter: Vec<u32> = Vec::new();
+    in_work[0] = false;
+    let mut gathered: Vec<(u8, u32)> = Vec::new();
     let mut touched: Vec<u32> = Vec::new();
     while let Some(a) = work.pop() {
         in_work[a as usize] = false;
-        splitter.clear();
-        splitter
-            .extend_from_slice(&p.elems[p.start[a as usize] as usize..p.end[a as usize] as usize]);
-        for c in 0..k {
-            for &t in &splitter {
-                let i = c * n + t as usize;
-                for &s in &sources[offsets[i] as usize..offsets[i + 1] as usize] {
-                    touched.extend(p.mark(s));
-                }
+        // All transitions into the splitter, grouped by class: each group splits the blocks
+        // it touches. This costs the splitter's incoming transitions, not classes × size.
+        gathered.clear();
+        for &t in &p.elems[p.start[a as usize] as usize..p.end[a as usize] as usize] {
+            let t = t as usize;
+            gathered
+                .extend_from_slice(&incoming[in_offsets[t] as usize..in_offsets[t + 1] as usize]);
+        }
+        gathered.sort_unstable_by_key(|&(c, _)| c);
+        for group in gathered.chunk_by(|x, y| x.0 == y.0) {
+            for &(_, s) in group {
+                touched.extend(p.mark(s));
             }
             for b in touched.drain(..) {
                 let Some(nb) = p.split(b) else { continue };
@@ -168,6 +197,46 @@ fn hopcroft(dfa: &Dfa) -> Partition {
         }
     }
     p
+}
+
+/// The distinct predecessors of each state, as CSR.
+pub(crate) struct Predecessors {
+    offsets: Vec<usize>,
+    sources: Vec<u32>,
+}
+
+impl Predecessors {
+    /// The states with a transition to `t`, each once, in increasing order.
+    pub fn of(&self, t: u32) -> &[u32] {
+        &self.sources[self.offsets[t as usize]..self.offsets[t as usize + 1]]
+    }
+}
+
+/// Builds [`Predecessors`] for `dfa`.
+pub(crate) fn distinct_predecessors(dfa: &Dfa) -> Predecessors {
+    let n = dfa.state_len();
+    let k = dfa.class_len;
+    let mut edges: Vec<(u32, u32)> = Vec::new();
+    let mut row: Vec<u32> = Vec::with_capacity(k);
+    for s in 0..n {
+        row.clear();
+        row.extend_from_slice(&dfa.table[s * k..(s + 1) * k]);
+        row.sort_unstable();
+        row.dedup();
+        edges.extend(row.iter().map(|&t| (t, s as u32)));
+    }
+    edges.sort_unstable();
+    let mut offsets = vec![0usize; n + 1];
+    for &(t, _) in &edges {
+        offsets[t as usize + 1] += 1;
+    }
+    for i in 1..=n {
+        offsets[i] += offsets[i - 1];
+    }
+    Predecessors {
+        offsets,
+        sources: edges.into_iter().map(|(_, s)| s).collect(),
+    }
 }
 
 /// The quotient DFA of `dfa` by `block_of`, renumbered (see [`minimize`]).
