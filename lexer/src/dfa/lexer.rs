@@ -58,7 +58,7 @@ pub struct Lexer {
     /// `table[s * class_len + class]`.
     table: Box<[u32]>,
     start: LexState,
-    /// Per state: `accepted_pool[lo..hi]`.
+    /// Per state: `accepted_pool[lo..hi]` (states share spans).
     accepted_span: Box<[(u32, u32)]>,
     accepted_pool: Box<[TerminalId]>,
     can_grow: Box<[bool]>,
@@ -97,12 +97,18 @@ impl Lexer {
             .filter(|(_, &l)| l)
             .map(|(i, _)| TerminalId::from_usize(i))
             .collect();
+        // Accepted sets repeat across states: store each once. The pool stays far below
+        // `u32::MAX` entries (the build-memory budget counts every accepted set).
         let mut accepted_span = Vec::with_capacity(dfa.state_len());
         let mut accepted_pool = Vec::new();
+        let mut spans: AHashMap<&[TerminalId], (u32, u32)> = AHashMap::new();
         for accepted in &dfa.accepted {
-            let lo = accepted_pool.len() as u32;
-            accepted_pool.extend_from_slice(accepted);
-            accepted_span.push((lo, accepted_pool.len() as u32));
+            let span = *spans.entry(accepted).or_insert_with(|| {
+                let lo = accepted_pool.len() as u32;
+                accepted_pool.extend_from_slice(accepted);
+                (lo, accepted_pool.len() as u32)
+            });
+            accepted_span.push(span);
         }
         let can_grow = (0..dfa.state_len())
             .map(|s| {
