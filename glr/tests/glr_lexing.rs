@@ -207,3 +207,68 @@ fn declared_terminals_are_refused_at_build() {
     assert!(err.to_string().contains("INDENT"), "{err}");
     assert!(err.to_string().contains("indentation-aware"), "{err}");
 }
+
+#[test]
+fn commit_token_uses_the_vocabulary_bytes() {
+    use munch_lexer::vocab::Vocabulary;
+    use munch_lexer::TokenId;
+    let p = parser("e -> e '+' e | 'a'");
+    let vocab = Vocabulary::from_token_bytes(
+        vec![
+            Some(b"a".to_vec()),
+            Some(b"+".to_vec()),
+            Some(b"a+".to_vec()),
+            None,
+        ],
+        vec![TokenId::from_usize(3)],
+    )
+    .unwrap();
+    let mut s = ParserState::new(p);
+    s.commit_token(&vocab, TokenId::from_usize(2)).unwrap();
+    assert!(!s.is_accepting());
+    s.commit_token(&vocab, TokenId::from_usize(0)).unwrap();
+    assert!(s.is_accepting());
+    let err = s.commit_token(&vocab, TokenId::from_usize(3)).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &CommitErrorKind::NotText(TokenId::from_usize(3))
+    );
+    assert!(s.commit_token(&vocab, TokenId::from_usize(99)).is_err());
+    // "a+a" + "a+" would need `a a`.
+    assert!(s.commit_token(&vocab, TokenId::from_usize(2)).is_err());
+    s.commit_token(&vocab, TokenId::from_usize(1)).unwrap();
+    assert_eq!(s.commit_len(), 3);
+}
+
+#[test]
+fn heads_answer_can_shift_for_maskers() {
+    use munch_glr::parser::ShiftCache;
+    let p = parser("s -> 'if' NAME ';' | NAME '=' NAME ';'\nNAME: /[a-z]+/\n%ignore / +/");
+    let id = |name: &str| {
+        (0..p.terminal_len())
+            .map(munch_lexer::TerminalId::from_usize)
+            .find(|&t| p.terminal_name(t) == name)
+            .unwrap()
+    };
+    let mut s = ParserState::new(p.clone());
+    s.commit_bytes(b"x ").unwrap();
+    let mut cache = ShiftCache::new();
+    // Two heads: the space lexeme ended (empty lexeme, inhibited by it), or more spaces follow.
+    assert_eq!(s.head_len(), 2);
+    let h = s.heads().find(|h| h.lexeme_is_empty()).unwrap();
+    assert!(h.inhibitor().is_some());
+    assert!(p.can_shift(h.node(), id("="), &mut cache));
+    assert!(!p.can_shift(h.node(), id(";"), &mut cache));
+    assert!(!p.can_shift(h.node(), id("NAME"), &mut cache));
+    assert!(!p.can_accept(h.node(), &mut cache));
+    // Mid-lexeme after `if`: one head still lexing, one inhibited head with IF shifted.
+    let mut s = ParserState::new(p.clone());
+    s.commit_bytes(b"if").unwrap();
+    assert_eq!(s.head_len(), 2);
+    let inhibited = s.heads().find(|h| h.inhibitor().is_some()).unwrap();
+    assert!(p.can_shift(inhibited.node(), id("NAME"), &mut cache));
+    let lexing = s.heads().find(|h| !h.lexeme_is_empty()).unwrap();
+    assert!(p.can_shift(lexing.node(), id("NAME"), &mut cache));
+    assert!(!p.can_shift(lexing.node(), id(";"), &mut cache));
+    assert!(!p.can_shift(inhibited.node(), id(";"), &mut cache));
+}
