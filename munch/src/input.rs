@@ -59,8 +59,8 @@ pub fn grammar_source(arg: &str) -> Result<GrammarSource, InputError> {
         });
     }
     if let Some(name) = arg.strip_prefix("syncode:") {
-        let text = munch_grammars::syncode::grammar(name)
-            .map_err(|e| InputError::Io(e.to_string()))?;
+        let text =
+            munch_grammars::syncode::grammar(name).map_err(|e| InputError::Io(e.to_string()))?;
         return Ok(GrammarSource {
             name: arg.to_string(),
             text: text.into_bytes(),

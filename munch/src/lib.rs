@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 pub mod input;
+pub mod parse;
 
 pub use munch_glr as glr;
 pub use munch_lexer as lexer;

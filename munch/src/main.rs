@@ -1,1 +1,44 @@
-fn main() {}
+//! The `munch` command-line tool.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+
+/// Grammar-constrained decoding: token masks for LLM output under a Lark grammar.
+#[derive(Parser)]
+#[command(name = "munch", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load a grammar and print its sizes as one JSON line.
+    Check(cmd::check::Args),
+    /// Load a tokenizer and print its sizes as one JSON line.
+    Vocab(cmd::vocab::Args),
+    /// Parse files with a grammar: one JSON line per file, then a summary.
+    Parse(cmd::parse::Args),
+    /// The main job: constrained generation with a real grammar and tokenizer.
+    Demo(cmd::demo::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(args) => cmd::check::run(args),
+        Command::Vocab(args) => cmd::vocab::run(args),
+        Command::Parse(args) => cmd::parse::run(args),
+        Command::Demo(args) => cmd::demo::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! `munch parse GRAMMAR FILE...`: one JSON line per file, then a summary line.
+//!
+//! Exit code 0 iff every file is accepted, 1 if any is rejected, 2 for usage or grammar errors.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use munch::parse::{line_column, parse_text};
+use munch_glr::parser::{Parser, ParserConfig};
+
+use super::CliError;
+
+/// Arguments of `munch parse`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A Lark grammar: a file, `builtin:NAME` or `syncode:NAME`.
+    grammar: String,
+    /// Files to parse.
+    #[arg(required = true)]
+    files: Vec<std::path::PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let grammar = munch::input::load_grammar(&args.grammar)?;
+    let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default())?);
+    let mut accepted = 0;
+    for file in &args.files {
+        let verdict = match std::fs::read(file) {
+            Ok(text) => parse_text(&parser, &text).map_err(|r| {
+                let (line, column) = line_column(&text, r.offset);
+                serde_json::json!({"line": line, "column": column, "message": r.message})
+            }),
+            Err(e) => Err(serde_json::json!({"line": 0, "column": 0, "message": e.to_string()})),
+        };
+        accepted += usize::from(verdict.is_ok());
+        let line = serde_json::json!({
+            "file": file.display().to_string(),
+            "accepted": verdict.is_ok(),
+            "error": verdict.err(),
+        });
+        println!("{line}");
+    }
+    println!(
+        "{}",
+        serde_json::json!({"accepted": accepted, "total": args.files.len()})
+    );
+    Ok(if accepted == args.files.len() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
