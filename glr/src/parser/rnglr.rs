@@ -18,7 +18,7 @@
 //! shifted from a node ([`reduce`] with [`Stop::AtShift`]) or whether the input may end
 //! ([`Stop::AtAccept`]).
 
-use ahash::AHashMap;
+use ahash::{AHashMap, AHashSet};
 use smallvec::SmallVec;
 
 use crate::cfg::NonterminalId;
@@ -167,6 +167,7 @@ pub(crate) fn reduce(
     let mut layer: Vec<GssNode> = Vec::new();
     let mut next: Vec<GssNode> = Vec::new();
     let mut seen: Vec<GssNodeId> = Vec::new();
+    let mut seen_big: AHashSet<GssNodeId> = AHashSet::new();
     while let Some((v, x, m)) = r.pop() {
         if done(&out) {
             break;
@@ -181,12 +182,24 @@ pub(crate) fn reduce(
                 for _ in 1..m {
                     next.clear();
                     seen.clear();
+                    seen_big.clear();
                     for u in &layer {
                         for e in &u.data().edges {
                             let w = u.resolve(e);
                             let id = w.id();
-                            if !seen.contains(&id) {
-                                seen.push(id);
+                            // Linear while small (the common case), hashed when the GSS is wide.
+                            let fresh = if seen.len() < 16 {
+                                !seen.contains(&id) && {
+                                    seen.push(id);
+                                    true
+                                }
+                            } else {
+                                if seen_big.is_empty() {
+                                    seen_big.extend(seen.iter().copied());
+                                }
+                                seen_big.insert(id)
+                            };
+                            if fresh {
                                 next.push(w);
                             }
                         }
