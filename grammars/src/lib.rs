@@ -18,10 +18,16 @@ pub struct Builtin {
 }
 
 /// munch's own grammars.
-pub const BUILTIN: &[Builtin] = &[Builtin {
-    name: "json",
-    source: include_str!("../json.lark"),
-}];
+pub const BUILTIN: &[Builtin] = &[
+    Builtin {
+        name: "json",
+        source: include_str!("../json.lark"),
+    },
+    Builtin {
+        name: "tricky",
+        source: include_str!("../tricky.lark"),
+    },
+];
 
 /// The built-in grammar named `name`.
 pub fn builtin(name: &str) -> Option<&'static Builtin> {

@@ -1,0 +1,198 @@
+//! The trie masker equals the oracle at every step of teacher-forced texts: small synthetic
+//! vocabularies with tokens that span terminals and split UTF-8 characters, and real tokenizers.
+
+use std::sync::Arc;
+
+use munch_glr::lark::{load, LoadConfig};
+use munch_glr::mask::{Masker, Oracle, TokenMask};
+use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_lexer::vocab::Vocabulary;
+use munch_lexer::TokenId;
+use munch_masker_trie::TrieMasker;
+
+fn parser(source: &str) -> Arc<Parser> {
+    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
+}
+
+/// Every single byte (as a byte-fallback vocabulary has), and multi-byte tokens that span terminals, overlap
+/// keywords, or split UTF-8 characters; the last id is EOS.
+fn synthetic_vocab() -> Arc<Vocabulary> {
+    let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+    let multi: &[&[u8]] = &[
+        b"\":",
+        b"\",",
+        b"{\"",
+        b"\"}",
+        b"true",
+        b"tru",
+        b"e,",
+        b"null}",
+        b"]]",
+        b"1.5e",
+        b"++",
+        b"+=",
+        b"+++",
+        b"if",
+        b"iff",
+        b" if",
+        b"if(",
+        b"else",
+        b" else ",
+        b"/*",
+        b"*/",
+        b"*/ ",
+        b"/**/",
+        b"print",
+        b"PRINT",
+        b"Print ",
+        b"); ",
+        b";\n",
+        b"\"\"",
+        b"\"a\"",
+        b"x = ",
+        b" = 1;",
+        b"x++;",
+        b"\xc3",
+        b"\xa9",
+        b"\xc3\xa9",
+        b"\xe6\x97",
+        b"\xa5",
+        b"\xce\xb1",
+        b"\xce",
+        b"\xb1\xce\xb2",
+        b"   ",
+        b"\n\n",
+        b"-1",
+        b"--",
+        b"0.",
+        b".5",
+        b"{}",
+        b"[]",
+        b"[{",
+        b"}]",
+        b"\"\\\"",
+        b"\\u00",
+        b"e+1",
+        b"E-",
+        b" :",
+        b": ",
+        b", ",
+    ];
+    tokens.extend(multi.iter().map(|t| Some(t.to_vec())));
+    let eos = TokenId::from_usize(tokens.len());
+    tokens.push(None);
+    Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap())
+}
+
+/// Teacher-forces `text` and compares the maskers at every step (`every`: 1 = each step).
+fn check(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>, text: &str, every: usize) {
+    let trie = TrieMasker::new(Arc::clone(parser), Arc::clone(vocab));
+    let oracle = Oracle::new(Arc::clone(vocab));
+    let (mut tc, mut oc) = (trie.create_cache(), oracle.create_cache());
+    let mut trie_mask = TokenMask::new(vocab.len());
+    let mut oracle_mask = TokenMask::new(vocab.len());
+    let tokens = vocab.encode(text).unwrap();
+    let mut state = ParserState::new(Arc::clone(parser));
+    let mut prefix = Vec::new();
+    for step in 0..=tokens.len() {
+        trie.fill_mask(&mut tc, &state, &mut trie_mask);
+        if step % every == 0 || step == tokens.len() {
+            oracle.fill_mask(&mut oc, &state, &mut oracle_mask);
+            if let Some(t) = trie_mask.first_difference(&oracle_mask) {
+                panic!(
+                    "step {step}: token {t} {:?} after {:?}: trie {} / oracle {}",
+                    String::from_utf8_lossy(vocab.token_bytes(t).unwrap_or(b"<special>")),
+                    String::from_utf8_lossy(&prefix),
+                    trie_mask.contains(t),
+                    oracle_mask.contains(t),
+                );
+            }
+        }
+        let Some(&t) = tokens.get(step) else { break };
+        assert!(
+            trie_mask.contains(t),
+            "step {step}: forced token {t} {:?} masked out after {:?}",
+            String::from_utf8_lossy(vocab.token_bytes(t).unwrap()),
+            String::from_utf8_lossy(&prefix)
+        );
+        state.commit_token(vocab, t).unwrap();
+        prefix.extend_from_slice(vocab.token_bytes(t).unwrap());
+    }
+    assert!(
+        state.is_accepting(),
+        "{text:?} does not end in an accepting state"
+    );
+    for &eos in vocab.eos() {
+        assert!(
+            trie_mask.contains(eos),
+            "EOS not allowed at the end of {text:?}"
+        );
+    }
+}
+
+#[test]
+fn json_on_a_synthetic_vocabulary() {
+    let parser = parser(munch_grammars::builtin("json").unwrap().source);
+    let vocab = synthetic_vocab();
+    for text in [
+        r#"{"a": [1, 2.5e3, -0.5, true, false, null], "b": {"c": "d\"e\u00e9"}}"#,
+        "[]",
+        "  {\n\t\"é日\": \"αβ\" }  ",
+        r#"[{"x":[[[]]]},"",-1E-2]"#,
+    ] {
+        check(&parser, &vocab, text, 1);
+    }
+}
+
+#[test]
+fn tricky_grammar_on_a_synthetic_vocabulary() {
+    let parser = parser(munch_grammars::builtin("tricky").unwrap().source);
+    let vocab = synthetic_vocab();
+    for text in [
+        "if (x) if (y) z = 1; else print z;",
+        "x++; x += 1 + 2 * 3; iff = \"a\"; PRINT -x;",
+        "/* comment */ α = β; /**/ { ; lbl: ; }",
+        "if(a)x=1;else{y=\"*/\";}",
+        "",
+    ] {
+        check(&parser, &vocab, text, 1);
+    }
+}
+
+#[test]
+fn syncode_grammars_on_a_synthetic_vocabulary() {
+    let vocab = synthetic_vocab();
+    let cases = [
+        ("json", r#"{"key": [1, 2, {"n": null}], "s": "x"}"#),
+        ("sql", "SELECT name, count(*) FROM users WHERE age > 30 GROUP BY name ORDER BY name LIMIT 5"),
+        ("go", "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tx := 1\n\tx++\n\tfmt.Println(x)\n}\n"),
+        ("java", "public class A { int f(int x) { return x + 1; } }"),
+        ("c", "int main() { int x = 1; if (x < 2) { x = x + 1; } return x; }"),
+    ];
+    for (name, text) in cases {
+        let source = munch_grammars::syncode::grammar(name).unwrap();
+        check(&parser(&source), &vocab, text, 1);
+    }
+}
+
+#[test]
+fn real_tokenizers_agree_with_the_oracle() {
+    let json = parser(munch_grammars::builtin("json").unwrap().source);
+    let go = parser(&munch_grammars::syncode::grammar("go").unwrap());
+    for name in ["llama3", "gemma3"] {
+        let vocab = Arc::new(Vocabulary::load(name).unwrap());
+        check(
+            &json,
+            &vocab,
+            "{\"name\": \"munch\", \"list\": [1, -2.5e3, true, null], \"unicode\": \"日本語 🦀\"}",
+            3,
+        );
+        check(
+            &go,
+            &vocab,
+            "package main\n\nfunc add(a int, b int) int {\n\treturn a + b\n}\n",
+            4,
+        );
+    }
+}
