@@ -9,20 +9,22 @@
 //! ## How a walk goes
 //!
 //! The trie is stored in preorder, so the walk is a linear scan over node indices that jumps
-//! past a dead node's subtree. For each prefix it keeps a [`Frame`]:
+//! past a dead node's subtree. Heads of the state are independent (the state after a token is
+//! the union of what each head becomes), so the walk carries, per prefix, a small list of
+//! configurations `(stack, lexer state)`:
 //!
-//! - **Inside the lexeme** (the common case): every head's stack is unchanged and only its lexer
-//!   state moves, one DFA lookup per byte. The prefix is live iff some head's lexer state can
-//!   still complete a terminal that head's stack can shift (or an ignored one): one bitset
-//!   intersection, against the head's shiftable set computed once per mask.
-//! - **Past a lexeme boundary** (a byte that does not extend a completed lexeme, so a terminal
-//!   must reach the parser): the walk commits the prefix to a clone of the real
-//!   [`ParserState`] and continues the subtree with real commits, one byte per node. This is the
-//!   parser's own code path, so it cannot disagree with `commit`.
+//! - **Inside a lexeme** (most bytes): only the lexer state moves, one DFA lookup. The
+//!   configuration stays iff its lexer state can still complete a terminal that its stack can
+//!   shift, or an ignored one: one bitset intersection against the stack's `goes_on` set.
+//! - **At a lexeme boundary** (a byte that does not extend a completed lexeme): each tied
+//!   terminal is shifted onto the stack with [`Parser::shift_from`] — speculative GSS nodes,
+//!   memoised per (stack, terminal) for the whole mask — and the byte starts a new lexeme.
 //!
-//! Keeping the completed-but-extendable lexeme pending instead of forking an inhibited branch is
-//! equivalent for liveness: the inhibited branch is live iff its terminal is shiftable, and that
-//! terminal is in the pending state's reachable set.
+//! A token is allowed iff some configuration survives its last byte. Keeping a completed but
+//! extendable lexeme pending, instead of forking an inhibited branch as `commit` does, is
+//! equivalent for liveness: the inhibited branch is live iff its terminal can be shifted, and
+//! that terminal is in the pending lexer state's reachable set. The oracle cross-checks all of
+//! this on every test corpus.
 
 #![deny(missing_docs)]
 
@@ -30,11 +32,13 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
+use ahash::AHashMap;
+use munch_glr::gss::GssNode;
 use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState, ShiftCache};
 use munch_lexer::dfa::TerminalSet;
 use munch_lexer::vocab::{TrieNode, Vocabulary};
-use munch_lexer::LexState;
+use munch_lexer::{LexState, TerminalId};
 
 /// The trie masker. Immutable, `Send + Sync`.
 pub struct TrieMasker {
@@ -50,7 +54,7 @@ impl TrieMasker {
     pub fn new(parser: Arc<Parser>, vocab: Arc<Vocabulary>) -> Self {
         let terminals = parser.terminal_len();
         let mut ignored = TerminalSet::new(terminals);
-        for t in (0..terminals).map(munch_lexer::TerminalId::from_usize) {
+        for t in (0..terminals).map(TerminalId::from_usize) {
             if parser.is_ignored(t) {
                 ignored.insert(t);
             }
@@ -63,31 +67,28 @@ impl TrieMasker {
     }
 }
 
-/// Where the walk stands after a prefix.
-#[derive(Clone)]
-enum Frame {
-    /// Every surviving head is inside its lexeme: `(head index, lexer state)`.
-    Lexing(SmallVec<[(u32, LexState); 2]>),
-    /// Past a lexeme boundary: the real parser state after the prefix.
-    Parsing(ParserState),
-}
+/// A configuration of the walk: a stack (index into [`Cache::stacks`]) and a lexer state.
+type Config = (u32, LexState);
 
-/// One head of the state being masked, as the fast path needs it.
-struct HeadInfo {
-    lex: LexState,
-    inhibitor: Option<LexState>,
-    /// Terminals this head's stack can shift, plus the ignored ones.
+/// A stack the walk can be on: a real head's node, or speculative nodes after shifting
+/// terminals past a lexeme boundary.
+struct Stack {
+    frontier: SmallVec<[GssNode; 2]>,
+    /// Terminals this stack can shift, plus the ignored ones: reaching one keeps a
+    /// configuration live.
     goes_on: TerminalSet,
 }
 
-/// Scratch space of [`TrieMasker`].
+/// Scratch space of [`TrieMasker`], reused across masks.
 struct Cache {
     shift: ShiftCache,
-    heads: Vec<HeadInfo>,
-    /// `frames[d]`: the frame after the first `d` bytes of the current path.
-    frames: Vec<Frame>,
-    /// The bytes of the current path.
-    path: Vec<u8>,
+    stacks: Vec<Stack>,
+    /// `(stack, terminal)` → the stack after shifting it (`None`: cannot be shifted).
+    shifted: AHashMap<(u32, TerminalId), Option<u32>>,
+    /// `frames[d]`: the configurations after the first `d` bytes of the current path.
+    frames: Vec<SmallVec<[Config; 2]>>,
+    /// Each base head's inhibitor: the first byte must not extend it.
+    inhibitors: Vec<Option<LexState>>,
 }
 
 impl Masker for TrieMasker {
@@ -102,128 +103,136 @@ impl Masker for TrieMasker {
     fn create_cache(&self) -> MaskCache {
         MaskCache::new(Cache {
             shift: ShiftCache::new(),
-            heads: Vec::new(),
+            stacks: Vec::new(),
+            shifted: AHashMap::new(),
             frames: Vec::new(),
-            path: Vec::new(),
+            inhibitors: Vec::new(),
         })
     }
 
     fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
         let cache: &mut Cache = cache.get_mut();
         mask.clear();
-        self.prepare_heads(cache, state);
-        let trie = self.vocab.trie();
+        cache.shift.clear();
+        cache.stacks.clear();
+        cache.shifted.clear();
+        cache.inhibitors.clear();
+        let mut base: SmallVec<[Config; 2]> = SmallVec::new();
+        for head in state.heads() {
+            let stack = self.push_stack(cache, SmallVec::from_elem(head.node().clone(), 1));
+            base.push((stack, head.lex_state()));
+            cache.inhibitors.push(head.inhibitor());
+        }
         cache.frames.clear();
-        cache.frames.push(Frame::Lexing(
-            (0..cache.heads.len() as u32)
-                .map(|h| (h, cache.heads[h as usize].lex))
-                .collect(),
-        ));
-        cache.path.clear();
-        let lexer = self.parser.lexer();
+        cache.frames.push(base);
+        let trie = self.vocab.trie();
         let end = trie.node_len();
+        let mut next: SmallVec<[Config; 2]> = SmallVec::new();
         let mut n = 1;
         while n < end {
             let node = TrieNode::new(n as u32);
             let depth = trie.depth(node);
-            let byte = trie.byte(node);
             cache.frames.truncate(depth);
-            cache.path.truncate(depth - 1);
-            cache.path.push(byte);
-            let next = match &cache.frames[depth - 1] {
-                Frame::Lexing(heads) => {
-                    self.step_lexing(&cache.heads, heads, depth, byte, lexer, state, &cache.path)
-                }
-                Frame::Parsing(parsed) => {
-                    let mut next = parsed.clone();
-                    match next.commit_bytes(&[byte]) {
-                        Ok(()) if next.is_live() => Some(Frame::Parsing(next)),
-                        _ => None,
-                    }
-                }
-            };
-            match next {
-                Some(frame) => {
-                    for &t in trie.tokens_at(node) {
-                        mask.insert(t);
-                    }
-                    cache.frames.push(frame);
-                    n += 1;
-                }
+            next.clear();
+            self.step(cache, depth, trie.byte(node), &mut next);
+            if next.is_empty() {
                 // Liveness is monotone: no extension of a dead prefix is live.
-                None => n = trie.subtree_end(node).as_usize(),
+                n = trie.subtree_end(node).as_usize();
+                continue;
             }
+            for &t in trie.tokens_at(node) {
+                mask.insert(t);
+            }
+            cache.frames.push(next.clone());
+            n += 1;
         }
         set_eos(&self.vocab, state, mask);
     }
 }
 
 impl TrieMasker {
-    /// Fills `cache.heads` with each head's lexer configuration and the terminals its stack can
-    /// take.
-    fn prepare_heads(&self, cache: &mut Cache, state: &ParserState) {
-        cache.shift.clear();
-        cache.heads.clear();
-        let terminals = self.parser.terminal_len();
-        for head in state.heads() {
-            let mut goes_on = self.ignored.clone();
-            for t in (0..terminals).map(munch_lexer::TerminalId::from_usize) {
-                if !goes_on.contains(t) && self.parser.can_shift(head.node(), t, &mut cache.shift) {
-                    goes_on.insert(t);
-                }
+    /// Adds a stack with its `goes_on` set; returns its index.
+    fn push_stack(&self, cache: &mut Cache, frontier: SmallVec<[GssNode; 2]>) -> u32 {
+        let mut goes_on = self.ignored.clone();
+        for t in (0..self.parser.terminal_len()).map(TerminalId::from_usize) {
+            if !goes_on.contains(t)
+                && frontier
+                    .iter()
+                    .any(|n| self.parser.can_shift(n, t, &mut cache.shift))
+            {
+                goes_on.insert(t);
             }
-            cache.heads.push(HeadInfo {
-                lex: head.lex_state(),
-                inhibitor: head.inhibitor(),
-                goes_on,
-            });
         }
+        cache.stacks.push(Stack { frontier, goes_on });
+        (cache.stacks.len() - 1) as u32
     }
 
-    /// The frame after `byte`, from a frame where every head is inside its lexeme; `None` when
-    /// the prefix is dead.
-    #[allow(clippy::too_many_arguments)]
-    fn step_lexing(
-        &self,
-        infos: &[HeadInfo],
-        heads: &[(u32, LexState)],
-        depth: usize,
-        byte: u8,
-        lexer: &munch_lexer::dfa::Lexer,
-        state: &ParserState,
-        path: &[u8],
-    ) -> Option<Frame> {
-        let mut out: SmallVec<[(u32, LexState); 2]> = SmallVec::new();
-        for &(h, s) in heads {
-            let info = &infos[h as usize];
+    /// The stack after shifting `t` onto `stack`, memoised for this mask.
+    fn shift(&self, cache: &mut Cache, stack: u32, t: TerminalId) -> Option<u32> {
+        if let Some(&known) = cache.shifted.get(&(stack, t)) {
+            return known;
+        }
+        let mut frontier: SmallVec<[GssNode; 2]> = SmallVec::new();
+        for node in cache.stacks[stack as usize].frontier.clone() {
+            // A budget error means `commit` would refuse the token too: no stack.
+            if let Ok(nodes) = self.parser.shift_from(&node, t) {
+                for n in nodes {
+                    if !frontier.iter().any(|f| f.id() == n.id()) {
+                        frontier.push(n);
+                    }
+                }
+            }
+        }
+        let result = (!frontier.is_empty()).then(|| self.push_stack(cache, frontier));
+        cache.shifted.insert((stack, t), result);
+        result
+    }
+
+    /// The configurations after `byte`, from those of `frames[depth - 1]`, into `out`.
+    fn step(&self, cache: &mut Cache, depth: usize, byte: u8, out: &mut SmallVec<[Config; 2]>) {
+        let lexer = self.parser.lexer();
+        for i in 0..cache.frames[depth - 1].len() {
+            let (stack, s) = cache.frames[depth - 1][i];
             if depth == 1 {
-                if let Some(inhibitor) = info.inhibitor {
+                if let Some(inhibitor) = cache.inhibitors[i] {
                     if lexer.extends(inhibitor, byte) {
                         // The inhibited terminal would have been a shorter match: this head dies.
                         continue;
                     }
                 }
             }
-            let next = lexer.next(s, byte);
-            if lexer.is_dead(next) {
-                if lexer.accepted(s).is_empty() {
-                    continue;
+            let grown = lexer.next(s, byte);
+            if !lexer.is_dead(grown) {
+                if lexer
+                    .reachable(grown)
+                    .intersects(&cache.stacks[stack as usize].goes_on)
+                {
+                    out.push((stack, grown));
                 }
-                // A terminal ends here and must reach the parser: switch to real commits.
-                let mut parsed = state.clone();
-                return match parsed.commit_bytes(path) {
-                    Ok(()) if parsed.is_live() => Some(Frame::Parsing(parsed)),
-                    _ => None,
+                continue;
+            }
+            // A lexeme boundary: each tied terminal goes to the parser, then `byte` starts the
+            // next lexeme.
+            let fresh = lexer.next(lexer.start(), byte);
+            if lexer.is_dead(fresh) {
+                continue;
+            }
+            for &t in lexer.accepted(s) {
+                let after = if self.parser.is_ignored(t) {
+                    Some(stack)
+                } else {
+                    self.shift(cache, stack, t)
                 };
+                if let Some(after) = after {
+                    if lexer
+                        .reachable(fresh)
+                        .intersects(&cache.stacks[after as usize].goes_on)
+                        && !out.contains(&(after, fresh))
+                    {
+                        out.push((after, fresh));
+                    }
+                }
             }
-            if lexer.reachable(next).intersects(&info.goes_on) {
-                out.push((h, next));
-            }
-        }
-        if out.is_empty() {
-            None
-        } else {
-            Some(Frame::Lexing(out))
         }
     }
 }

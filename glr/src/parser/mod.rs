@@ -25,6 +25,7 @@ use std::fmt;
 use ahash::AHashMap;
 use munch_lexer::dfa::{Lexer, LexerBuildError, LexerConfig};
 use munch_lexer::TerminalId;
+use smallvec::SmallVec;
 
 use crate::cfg::patterns::{self, MissingPatterns};
 use crate::cfg::{normalize, Cfg, NormalizeConfig, NormalizeError};
@@ -202,6 +203,34 @@ impl Parser {
             return false;
         }
         self.decide(node, k, rnglr::Stop::AtShift, cache)
+    }
+
+    /// The frontier after shifting `t` (after every reduction it allows) onto the stacks of
+    /// `node`: empty when `t` cannot be shifted there. Nothing is mutated — the new nodes are
+    /// speculative — so maskers use this to look past a lexeme boundary without committing.
+    /// Fails only when the shift would build more than `max_nodes_per_step` nodes, the budget a
+    /// commit has too.
+    pub fn shift_from(
+        &self,
+        node: &GssNode,
+        t: TerminalId,
+    ) -> Result<SmallVec<[GssNode; 2]>, CommitError> {
+        if t.as_usize() >= self.cfg().terminal_len() {
+            return Ok(SmallVec::new());
+        }
+        rnglr::shift(
+            &self.tables,
+            std::slice::from_ref(node),
+            &[t.as_u32()],
+            self.max_nodes_per_step,
+        )
+        .map_err(|_| {
+            CommitError::new(CommitErrorKind::Budget {
+                name: "max_nodes_per_step",
+                limit: self.max_nodes_per_step,
+                offset: 0,
+            })
+        })
     }
 
     /// Whether the input may end with the stacks of `node` (after any reductions on `$`).
