@@ -28,7 +28,7 @@
 
 #![deny(missing_docs)]
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use smallvec::SmallVec;
 
@@ -36,7 +36,7 @@ use ahash::AHashMap;
 use munch_glr::gss::GssNode;
 use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState, ShiftCache};
-use munch_lexer::dfa::TerminalSet;
+use munch_lexer::dfa::{Lexer, TerminalSet};
 use munch_lexer::vocab::{TrieNode, Vocabulary};
 use munch_lexer::{LexState, TerminalId};
 
@@ -44,6 +44,9 @@ use munch_lexer::{LexState, TerminalId};
 pub struct TrieMasker {
     parser: Arc<Parser>,
     vocab: Arc<Vocabulary>,
+    /// Per lexer state, built on first use: what a walk from that state does while it stays
+    /// inside one lexeme.
+    inside: Vec<OnceLock<Inside>>,
     /// The `%ignore`d terminals: reaching one keeps a head live.
     ignored: TerminalSet,
 }
@@ -59,16 +62,36 @@ impl TrieMasker {
                 ignored.insert(t);
             }
         }
+        let inside = (0..parser.lexer().state_len())
+            .map(|_| OnceLock::new())
+            .collect();
         TrieMasker {
             parser,
             vocab,
+            inside,
             ignored,
         }
     }
 }
 
-/// A configuration of the walk: a stack (index into [`Cache::stacks`]) and a lexer state.
-type Config = (u32, LexState);
+/// A configuration of the walk: a stack (index into [`Cache::stacks`]), a lexer state, and the
+/// lexer state of the base head it started from while it has not left its first lexeme
+/// ([`NO_SHORTCUT`] otherwise). Tokens such a configuration reaches are already counted by
+/// [`Inside::groups`], so the walk only follows it into subtrees with a lexeme boundary.
+type Config = (u32, LexState, u32);
+
+/// The third field of a [`Config`] that has no precomputed [`Inside`] to lean on.
+const NO_SHORTCUT: u32 = u32::MAX;
+
+/// What a walk from one lexer state does while it stays inside one lexeme (no parser needed).
+struct Inside {
+    /// Tokens whose bytes keep the lexeme growing from this state, by the state they end in.
+    /// Such a token is allowed iff its end state can still complete a terminal the stack takes.
+    groups: Vec<(LexState, TokenMask)>,
+    /// Bit `n`: the subtree of trie node `n` holds a lexeme boundary (a byte that does not
+    /// extend a completed lexeme), so the walk must go there.
+    boundary: Vec<u64>,
+}
 
 /// A stack the walk can be on: a real head's node, or speculative nodes after shifting
 /// terminals past a lexeme boundary.
@@ -117,10 +140,25 @@ impl Masker for TrieMasker {
         cache.stacks.clear();
         cache.shifted.clear();
         cache.inhibitors.clear();
+        let lexer = self.parser.lexer();
         let mut base: SmallVec<[Config; 2]> = SmallVec::new();
         for head in state.heads() {
             let stack = self.push_stack(cache, SmallVec::from_elem(head.node().clone(), 1));
-            base.push((stack, head.lex_state()));
+            let s = head.lex_state();
+            // An inhibited head constrains its first byte, which the precomputed groups do not
+            // know about: it walks without the shortcut.
+            let origin = if head.inhibitor().is_none() {
+                let goes_on = &cache.stacks[stack as usize].goes_on;
+                for (end, tokens) in &self.inside(s).groups {
+                    if lexer.reachable(*end).intersects(goes_on) {
+                        mask.union_with(tokens);
+                    }
+                }
+                s.as_u32()
+            } else {
+                NO_SHORTCUT
+            };
+            base.push((stack, s, origin));
             cache.inhibitors.push(head.inhibitor());
         }
         cache.frames.clear();
@@ -134,14 +172,17 @@ impl Masker for TrieMasker {
             let depth = trie.depth(node);
             cache.frames.truncate(depth);
             next.clear();
-            self.step(cache, depth, trie.byte(node), &mut next);
+            self.step(cache, node, depth, trie.byte(node), &mut next);
             if next.is_empty() {
-                // Liveness is monotone: no extension of a dead prefix is live.
+                // Liveness is monotone: no extension of a dead prefix is live; and a subtree
+                // left to the precomputed groups needs no walk.
                 n = trie.subtree_end(node).as_usize();
                 continue;
             }
-            for &t in trie.tokens_at(node) {
-                mask.insert(t);
+            if next.iter().any(|c| c.2 == NO_SHORTCUT) {
+                for &t in trie.tokens_at(node) {
+                    mask.insert(t);
+                }
             }
             cache.frames.push(next.clone());
             n += 1;
@@ -188,11 +229,19 @@ impl TrieMasker {
         result
     }
 
-    /// The configurations after `byte`, from those of `frames[depth - 1]`, into `out`.
-    fn step(&self, cache: &mut Cache, depth: usize, byte: u8, out: &mut SmallVec<[Config; 2]>) {
+    /// The configurations after `byte` (the edge into `node`), from those of
+    /// `frames[depth - 1]`, into `out`.
+    fn step(
+        &self,
+        cache: &mut Cache,
+        node: TrieNode,
+        depth: usize,
+        byte: u8,
+        out: &mut SmallVec<[Config; 2]>,
+    ) {
         let lexer = self.parser.lexer();
         for i in 0..cache.frames[depth - 1].len() {
-            let (stack, s) = cache.frames[depth - 1][i];
+            let (stack, s, origin) = cache.frames[depth - 1][i];
             if depth == 1 {
                 if let Some(inhibitor) = cache.inhibitors[i] {
                     if lexer.extends(inhibitor, byte) {
@@ -203,11 +252,16 @@ impl TrieMasker {
             }
             let grown = lexer.next(s, byte);
             if !lexer.is_dead(grown) {
+                if origin != NO_SHORTCUT && !self.inside(LexState::from(origin)).has_boundary(node)
+                {
+                    // Every token below is inside the first lexeme: counted by the groups.
+                    continue;
+                }
                 if lexer
                     .reachable(grown)
                     .intersects(&cache.stacks[stack as usize].goes_on)
                 {
-                    out.push((stack, grown));
+                    out.push((stack, grown, origin));
                 }
                 continue;
             }
@@ -224,15 +278,78 @@ impl TrieMasker {
                     self.shift(cache, stack, t)
                 };
                 if let Some(after) = after {
+                    let config = (after, fresh, NO_SHORTCUT);
                     if lexer
                         .reachable(fresh)
                         .intersects(&cache.stacks[after as usize].goes_on)
-                        && !out.contains(&(after, fresh))
+                        && !out.contains(&config)
                     {
-                        out.push((after, fresh));
+                        out.push(config);
                     }
                 }
             }
         }
+    }
+
+    /// The precomputed inside-the-lexeme walk from lexer state `s`, built on first use.
+    fn inside(&self, s: LexState) -> &Inside {
+        self.inside[s.as_usize()].get_or_init(|| Inside::build(self.parser.lexer(), &self.vocab, s))
+    }
+}
+
+impl Inside {
+    /// Walks the whole trie from lexer state `start` with the DFA alone.
+    fn build(lexer: &Lexer, vocab: &Vocabulary, start: LexState) -> Inside {
+        let trie = vocab.trie();
+        let end = trie.node_len();
+        let mut boundary = vec![0u64; end.div_ceil(64)];
+        let mut groups: Vec<(LexState, TokenMask)> = Vec::new();
+        // `states[d]`: the lexer state after the first `d` bytes; `path[d]`: the node at depth d.
+        let mut states: Vec<LexState> = vec![start];
+        let mut path: Vec<usize> = vec![0];
+        let mut n = 1;
+        while n < end {
+            let node = TrieNode::new(n as u32);
+            let depth = trie.depth(node);
+            states.truncate(depth);
+            path.truncate(depth);
+            let s = states[depth - 1];
+            let grown = lexer.next(s, trie.byte(node));
+            if lexer.is_dead(grown) {
+                if !lexer.accepted(s).is_empty() {
+                    // A boundary: this node and its ancestors hold one.
+                    for &a in path.iter().skip(1).chain(std::iter::once(&n)).rev() {
+                        if boundary[a / 64] & (1 << (a % 64)) != 0 {
+                            break;
+                        }
+                        boundary[a / 64] |= 1 << (a % 64);
+                    }
+                }
+                n = trie.subtree_end(node).as_usize();
+                continue;
+            }
+            let tokens = trie.tokens_at(node);
+            if !tokens.is_empty() {
+                let group = match groups.iter().position(|(e, _)| *e == grown) {
+                    Some(g) => g,
+                    None => {
+                        groups.push((grown, TokenMask::new(vocab.len())));
+                        groups.len() - 1
+                    }
+                };
+                for &t in tokens {
+                    groups[group].1.insert(t);
+                }
+            }
+            states.push(grown);
+            path.push(n);
+            n += 1;
+        }
+        Inside { groups, boundary }
+    }
+
+    fn has_boundary(&self, node: TrieNode) -> bool {
+        let n = node.as_usize();
+        self.boundary[n / 64] & (1 << (n % 64)) != 0
     }
 }
