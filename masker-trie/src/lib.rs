@@ -47,13 +47,17 @@ pub struct TrieMasker {
     /// Per lexer state, built on first use: what a walk from that state does while it stays
     /// inside one lexeme.
     inside: Vec<OnceLock<Inside>>,
+    /// The same from the start state for a head whose first byte must not extend the
+    /// inhibiting lexer state (by that state).
+    inside_inhibited: Vec<OnceLock<Inside>>,
     /// The `%ignore`d terminals: reaching one keeps a head live.
     ignored: TerminalSet,
 }
 
 impl TrieMasker {
     /// A trie masker for `parser`'s grammar over `vocab`. Building costs nothing beyond the
-    /// vocabulary's trie, which the vocabulary already holds.
+    /// vocabulary's trie, which the vocabulary already holds: the per-lexer-state tables are
+    /// built on first use (a few milliseconds each with a 128k vocabulary).
     pub fn new(parser: Arc<Parser>, vocab: Arc<Vocabulary>) -> Self {
         let terminals = parser.terminal_len();
         let mut ignored = TerminalSet::new(terminals);
@@ -62,21 +66,36 @@ impl TrieMasker {
                 ignored.insert(t);
             }
         }
-        let inside = (0..parser.lexer().state_len())
-            .map(|_| OnceLock::new())
-            .collect();
+        let states = parser.lexer().state_len();
         TrieMasker {
+            inside: (0..states).map(|_| OnceLock::new()).collect(),
+            inside_inhibited: (0..states).map(|_| OnceLock::new()).collect(),
             parser,
             vocab,
-            inside,
             ignored,
         }
     }
 }
 
+impl TrieMasker {
+    /// Builds every per-lexer-state table now instead of on first use, trading build time
+    /// (one DFA walk of the trie per lexer state) for masks without first-use spikes.
+    pub fn prepare(&self) {
+        let lexer = self.parser.lexer();
+        for s in (0..lexer.state_len()).map(LexState::from_usize) {
+            if !lexer.is_dead(s) {
+                self.inside(s, None);
+                if !lexer.accepted(s).is_empty() && lexer.can_grow(s) {
+                    self.inside(lexer.start(), Some(s));
+                }
+            }
+        }
+    }
+}
+
 /// A configuration of the walk: a stack (index into [`Cache::stacks`]), a lexer state, and the
-/// lexer state of the base head it started from while it has not left its first lexeme
-/// ([`NO_SHORTCUT`] otherwise). Tokens such a configuration reaches are already counted by
+/// base head it started from while it has not left its first lexeme ([`NO_SHORTCUT`]
+/// otherwise). Tokens such a configuration reaches are already counted by
 /// [`Inside::groups`], so the walk only follows it into subtrees with a lexeme boundary.
 type Config = (u32, LexState, u32);
 
@@ -112,6 +131,8 @@ struct Cache {
     frames: Vec<SmallVec<[Config; 2]>>,
     /// Each base head's inhibitor: the first byte must not extend it.
     inhibitors: Vec<Option<LexState>>,
+    /// Each base head's lexer state.
+    base_lex: Vec<LexState>,
 }
 
 impl Masker for TrieMasker {
@@ -130,36 +151,36 @@ impl Masker for TrieMasker {
             shifted: AHashMap::new(),
             frames: Vec::new(),
             inhibitors: Vec::new(),
+            base_lex: Vec::new(),
         })
     }
 
     fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
         let cache: &mut Cache = cache.get_mut();
         mask.clear();
-        cache.shift.clear();
+        // GSS node ids are never reused, so the memo stays valid across masks; it is only
+        // bounded.
+        if cache.shift.len() > 1 << 16 {
+            cache.shift.clear();
+        }
         cache.stacks.clear();
         cache.shifted.clear();
         cache.inhibitors.clear();
+        cache.base_lex.clear();
         let lexer = self.parser.lexer();
         let mut base: SmallVec<[Config; 2]> = SmallVec::new();
-        for head in state.heads() {
+        for (i, head) in state.heads().enumerate() {
             let stack = self.push_stack(cache, SmallVec::from_elem(head.node().clone(), 1));
             let s = head.lex_state();
-            // An inhibited head constrains its first byte, which the precomputed groups do not
-            // know about: it walks without the shortcut.
-            let origin = if head.inhibitor().is_none() {
-                let goes_on = &cache.stacks[stack as usize].goes_on;
-                for (end, tokens) in &self.inside(s).groups {
-                    if lexer.reachable(*end).intersects(goes_on) {
-                        mask.union_with(tokens);
-                    }
+            let goes_on = &cache.stacks[stack as usize].goes_on;
+            for (end, tokens) in &self.inside(s, head.inhibitor()).groups {
+                if lexer.reachable(*end).intersects(goes_on) {
+                    mask.union_with(tokens);
                 }
-                s.as_u32()
-            } else {
-                NO_SHORTCUT
-            };
-            base.push((stack, s, origin));
+            }
+            base.push((stack, s, i as u32));
             cache.inhibitors.push(head.inhibitor());
+            cache.base_lex.push(s);
         }
         cache.frames.clear();
         cache.frames.push(base);
@@ -252,7 +273,13 @@ impl TrieMasker {
             }
             let grown = lexer.next(s, byte);
             if !lexer.is_dead(grown) {
-                if origin != NO_SHORTCUT && !self.inside(LexState::from(origin)).has_boundary(node)
+                if origin != NO_SHORTCUT
+                    && !self
+                        .inside(
+                            cache.base_lex[origin as usize],
+                            cache.inhibitors[origin as usize],
+                        )
+                        .has_boundary(node)
                 {
                     // Every token below is inside the first lexeme: counted by the groups.
                     continue;
@@ -291,15 +318,29 @@ impl TrieMasker {
         }
     }
 
-    /// The precomputed inside-the-lexeme walk from lexer state `s`, built on first use.
-    fn inside(&self, s: LexState) -> &Inside {
-        self.inside[s.as_usize()].get_or_init(|| Inside::build(self.parser.lexer(), &self.vocab, s))
+    /// The precomputed inside-the-lexeme walk from lexer state `s` (with the first byte
+    /// constrained by `inhibitor`, if any), built on first use.
+    fn inside(&self, s: LexState, inhibitor: Option<LexState>) -> &Inside {
+        let lexer = self.parser.lexer();
+        match inhibitor {
+            None => {
+                self.inside[s.as_usize()].get_or_init(|| Inside::build(lexer, &self.vocab, s, None))
+            }
+            // An inhibited head's lexeme is empty: it is always at the start state.
+            Some(i) => self.inside_inhibited[i.as_usize()]
+                .get_or_init(|| Inside::build(lexer, &self.vocab, s, Some(i))),
+        }
     }
 }
 
 impl Inside {
     /// Walks the whole trie from lexer state `start` with the DFA alone.
-    fn build(lexer: &Lexer, vocab: &Vocabulary, start: LexState) -> Inside {
+    fn build(
+        lexer: &Lexer,
+        vocab: &Vocabulary,
+        start: LexState,
+        inhibitor: Option<LexState>,
+    ) -> Inside {
         let trie = vocab.trie();
         let end = trie.node_len();
         let mut boundary = vec![0u64; end.div_ceil(64)];
@@ -314,7 +355,13 @@ impl Inside {
             states.truncate(depth);
             path.truncate(depth);
             let s = states[depth - 1];
-            let grown = lexer.next(s, trie.byte(node));
+            let byte = trie.byte(node);
+            if depth == 1 && inhibitor.is_some_and(|i| lexer.extends(i, byte)) {
+                // The inhibited terminal would have been a shorter match.
+                n = trie.subtree_end(node).as_usize();
+                continue;
+            }
+            let grown = lexer.next(s, byte);
             if lexer.is_dead(grown) {
                 if !lexer.accepted(s).is_empty() {
                     // A boundary: this node and its ancestors hold one.
