@@ -3,10 +3,11 @@
 //!
 //! Passes, in order (after [`super::defs`] and [`super::terminals`]):
 //! 1. **Rules**, in Lark's order: every non-template rule in definition order, then each
-//!    template instance in the order of its first use. Anonymous literals get terminals on first
-//!    sight in that order (so `__ANON_n` numbers match Lark's): a literal equal to a defined
-//!    terminal's literal reuses it, else it is named after its punctuation (`LPAR`) or its
-//!    uppercased text (`IF`), else `__ANON_n`.
+//!    template instance in the order of its creation. Inside a rule, literals get terminals and
+//!    template uses get instances in the order Lark's transformer visits them ([`order`]), so
+//!    `__ANON_n` numbers match Lark's: a literal equal to a defined terminal's literal reuses
+//!    it, else it is named after its punctuation (`LPAR`) or its uppercased text (`IF`), else
+//!    `__ANON_n`.
 //! 2. **Reachability** from the start rule; unreachable rules are dropped.
 //! 3. **Productivity**: every kept rule must derive a finite string (a linear-time propagation
 //!    over the and/or structure of the bodies).
@@ -24,6 +25,7 @@ use super::ast::*;
 use super::defs::{Defs, Ns};
 use super::error::ErrorKind;
 use super::names::{is_identifier, punctuation_name};
+use super::order;
 use super::terminals::{self, Identity, TermPattern};
 use super::RawError;
 use crate::grammar::{
@@ -89,6 +91,14 @@ struct Lowerer<'d, 'f> {
     anon_count: usize,
     rules: Vec<RuleSlot>,
     instances: HashMap<String, usize>,
+    /// For the rule being lowered: the terminal of each literal and the rule slot of each
+    /// template use, by the address of its `Value` (see [`addr`]).
+    memo: HashMap<usize, usize>,
+}
+
+/// Identifies a node of the syntax tree while one rule is lowered (the tree is not moved).
+fn addr(v: &Value) -> usize {
+    v as *const Value as usize
 }
 
 /// Builds the grammar. `span` turns positions into spans.
@@ -156,37 +166,56 @@ impl<'d, 'f> Lowerer<'d, 'f> {
             anon_count: 0,
             rules,
             instances: HashMap::new(),
+            memo: HashMap::new(),
         }
     }
 
     /// Pass 1: lowers every rule and template instance (instances are appended while this
     /// runs).
     fn lower_rules(&mut self) -> Result<(), RawError> {
+        let defs = self.defs;
         let mut i = 0;
         while i < self.rules.len() {
-            let def = &self.defs.rules[self.rules[i].def];
-            let is_instance = i >= self.defs.rules.len();
+            let def = &defs.rules[self.rules[i].def];
+            let is_instance = i >= defs.rules.len();
             if def.declared || (!def.params.is_empty() && !is_instance) {
                 i += 1;
                 continue;
             }
             let args = self.rules[i].args.clone();
-            let top_alias = true;
+            let envs: Vec<Vec<(&str, Arg)>> = def
+                .bodies
+                .iter()
+                .map(|body| {
+                    body.params
+                        .iter()
+                        .map(|p| p.text.as_str())
+                        .zip(args.iter().copied())
+                        .collect()
+                })
+                .collect();
+            // Name literals, then instantiate templates, in Lark's order (see `order`).
+            self.memo.clear();
+            let occurrences = order::occurrences(&def.bodies);
+            for o in occurrences
+                .iter()
+                .filter(|o| o.kind == order::Kind::Literal)
+            {
+                let t = self.anonymous(o.value)?;
+                self.memo.insert(addr(o.value), t);
+            }
+            for o in occurrences
+                .iter()
+                .filter(|o| o.kind == order::Kind::Template)
+            {
+                let r = self.instance(o.value, &envs[o.body])?;
+                self.memo.insert(addr(o.value), r);
+            }
             let mut alts: Vec<Alternative> = Vec::new();
-            for body in &def.bodies {
-                let env: Vec<(&str, Arg)> = body
-                    .params
-                    .iter()
-                    .map(|p| p.text.as_str())
-                    .zip(args.iter().copied())
-                    .collect();
+            for (body, env) in def.bodies.iter().zip(&envs) {
                 for alt in &body.exps.alts {
-                    let expr = self.seq(&alt.items, &env)?;
-                    let alias = if top_alias {
-                        alt.alias.as_ref().map(|a| a.text.clone())
-                    } else {
-                        None
-                    };
+                    let expr = self.seq(&alt.items, env)?;
+                    let alias = alt.alias.as_ref().map(|a| a.text.clone());
                     alts.push(Alternative { expr, alias });
                 }
             }
@@ -288,11 +317,18 @@ impl<'d, 'f> Lowerer<'d, 'f> {
                 }
             }
             Value::Template { .. } => {
-                let r = self.instance(v, env)?;
+                let r = match self.memo.get(&addr(v)) {
+                    Some(&r) => r,
+                    None => self.instance(v, env)?,
+                };
                 Ok(GExpr::Rule(rule_id(r)?))
             }
             Value::Literal(_) | Value::Range { .. } => {
-                Ok(GExpr::Terminal(TerminalId::from_usize(self.anonymous(v)?)))
+                let t = match self.memo.get(&addr(v)) {
+                    Some(&t) => t,
+                    None => self.anonymous(v)?,
+                };
+                Ok(GExpr::Terminal(TerminalId::from_usize(t)))
             }
         }
     }
@@ -366,8 +402,14 @@ impl<'d, 'f> Lowerer<'d, 'f> {
                     None => Arg::Def(self.rule_def(n)?),
                 },
                 Value::Terminal(n) => Arg::Term(self.user_term(n)?.as_usize()),
-                Value::Literal(_) | Value::Range { .. } => Arg::Term(self.anonymous(a)?),
-                Value::Template { .. } => Arg::Inst(self.instance(a, env)?),
+                Value::Literal(_) | Value::Range { .. } => match self.memo.get(&addr(a)) {
+                    Some(&t) => Arg::Term(t),
+                    None => Arg::Term(self.anonymous(a)?),
+                },
+                Value::Template { .. } => match self.memo.get(&addr(a)) {
+                    Some(&r) => Arg::Inst(r),
+                    None => Arg::Inst(self.instance(a, env)?),
+                },
             });
         }
         // Lark's name for the instance: `name{arg,arg}`.
@@ -505,7 +547,24 @@ impl<'d, 'f> Lowerer<'d, 'f> {
 
         // Pass 3: productivity.
         let productive = productive(&self.rules, &reachable);
-        if let Some(r) = (0..self.rules.len()).find(|&r| reachable[r] && !productive[r]) {
+        if let Some(mut r) = (0..self.rules.len()).find(|&r| reachable[r] && !productive[r]) {
+            // Blame the rule where the trouble is: follow unproductive references until they
+            // come back (`start: "x" list`, `list: item list` reports `list`, not `start`).
+            let mut visited = vec![false; self.rules.len()];
+            visited[r] = true;
+            loop {
+                let mut refs = Vec::new();
+                if let Some(expr) = &self.rules[r].expr {
+                    collect_rules(expr, &mut refs);
+                }
+                match refs.into_iter().find(|&d| !productive[d] && !visited[d]) {
+                    Some(d) => {
+                        visited[d] = true;
+                        r = d;
+                    }
+                    None => break,
+                }
+            }
             return Err(err(
                 ErrorKind::NonProductive {
                     name: self.rules[r].name.clone(),

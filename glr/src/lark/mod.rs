@@ -60,6 +60,7 @@ mod lex;
 mod literal;
 mod lower;
 mod names;
+mod order;
 mod parse;
 mod pyre;
 mod source;
