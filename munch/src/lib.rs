@@ -11,7 +11,9 @@
 #![deny(missing_docs)]
 
 pub mod input;
+pub mod maskers;
 pub mod parse;
+pub mod stats;
 
 pub use munch_glr as glr;
 pub use munch_lexer as lexer;

@@ -22,6 +22,12 @@ enum Command {
     Vocab(cmd::vocab::Args),
     /// Parse files with a grammar: one JSON line per file, then a summary.
     Parse(cmd::parse::Args),
+    /// Teacher-force files through maskers: compare masks (and the oracle), time them.
+    Trace(cmd::trace::Args),
+    /// Build a masker and print its build time, peak memory and sizes as one JSON line.
+    Compile(cmd::compile::Args),
+    /// Sample random texts under the grammar: one JSON string per line, then a summary.
+    Generate(cmd::generate::Args),
     /// The main job: constrained generation with a real grammar and tokenizer.
     Demo(cmd::demo::Args),
 }
@@ -32,6 +38,9 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(args),
         Command::Vocab(args) => cmd::vocab::run(args),
         Command::Parse(args) => cmd::parse::run(args),
+        Command::Trace(args) => cmd::trace::run(args),
+        Command::Compile(args) => cmd::compile::run(args),
+        Command::Generate(args) => cmd::generate::run(args),
         Command::Demo(args) => cmd::demo::run(args),
     };
     match result {

@@ -1,15 +1,28 @@
-//! `munch demo`: the main job, on munch's JSON grammar and the Llama 3 tokenizer.
+//! `munch demo`: the main job, on munch's JSON grammar and the Llama 3 tokenizer (fetched on
+//! first use).
 //!
-//! For now it loads both, builds the parser, and teacher-forces a JSON document through
-//! `commit`, reporting commit latency; masks join as the maskers arrive.
+//! 1. Loads the grammar and the tokenizer, builds every masker compiled in (and the oracle with
+//!    `--oracle`).
+//! 2. Prints a few constrained samples (as `munch generate` draws them: uniform over the allowed
+//!    tokens, seeded), each checked by parsing it again.
+//! 3. Teacher-forces a fixed JSON document through every masker as `munch trace` does, and
+//!    prints a table of mask latency per masker and of commit latency.
+//!
+//! Exit code 1 if the masks disagree, the document is rejected or a sample is wrong.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
+
+use munch::stats::Summary;
+use munch_glr::parser::{Parser, ParserConfig};
 use munch_lexer::vocab::Vocabulary;
 
+use super::generate::{End, Sampler, EOS_PROBABILITY};
+use super::trace::{Outcome, Tracer};
 use super::CliError;
 
 /// Arguments of `munch demo`.
@@ -21,17 +34,32 @@ pub struct Args {
     /// The tokenizer (a path or llama2, llama3, qwen3, gemma3, gptoss).
     #[arg(long, default_value = "llama3")]
     tokenizer: String,
+    /// Also measure the oracle (one commit per vocabulary token per step: seconds per document).
+    #[arg(long)]
+    oracle: bool,
+    /// Seed of the samples.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Number of samples.
+    #[arg(long, default_value_t = 4)]
+    samples: usize,
+    /// Tokens per sample at most.
+    #[arg(long, default_value_t = 48)]
+    max_tokens: usize,
 }
 
+/// The teacher-forced document: nesting, every kind of value, escapes and non-ASCII text.
 const DOCUMENT: &str = r#"{"name": "munch", "version": [0, 1, 0], "maskers": ["trie", "spanner", "wda"],
- "targets": {"mask_p50_us": 2.0, "commit_p99_us": 20}, "unicode": "λ → ✓ 日本語 🦀", "ok": true, "none": null}"#;
+ "targets": {"mask_p50_us": 2.0, "commit_p99_us": 20, "exp": -1.5e-3},
+ "escapes": "tab\there \"quoted\" \\ \u00e9", "unicode": "λ → ✓ 日本語 🦀",
+ "nested": [[], {}, [{"a": [null]}]], "ok": true, "no": false, "none": null}"#;
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let run_started = Instant::now();
     let started = Instant::now();
     let grammar = munch::input::load_grammar(&args.grammar)?;
     let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default())?);
     let built = started.elapsed();
-    let vocab = Vocabulary::load(&args.tokenizer)?;
     println!(
         "grammar {}: {} terminals, {} lexer states, {} LR states, {} conflicts (built in {:.1} ms)",
         args.grammar,
@@ -41,33 +69,113 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         parser.conflicts().len(),
         built.as_secs_f64() * 1e3
     );
+    let started = Instant::now();
+    let vocab = Arc::new(Vocabulary::load(&args.tokenizer)?);
     println!(
-        "tokenizer {}: {} tokens, EOS {:?}",
+        "tokenizer {}: {} tokens, EOS {:?} (loaded in {:.1} ms)",
         vocab.name(),
         vocab.len(),
-        vocab.eos().iter().map(|t| t.as_u32()).collect::<Vec<_>>()
+        vocab.eos().iter().map(|t| t.as_u32()).collect::<Vec<_>>(),
+        started.elapsed().as_secs_f64() * 1e3
     );
+    let mut names: Vec<&str> = munch::maskers::compiled().map(|k| k.name).collect();
+    if args.oracle {
+        names.push("oracle");
+    }
+    if names.is_empty() {
+        return Err("no masker is compiled in: build munch with `--features trie`".into());
+    }
+    let mut maskers = Vec::with_capacity(names.len());
+    for name in &names {
+        let b = munch::maskers::build(name, &parser, &vocab)?;
+        println!(
+            "masker {name}: built in {:.3} ms",
+            b.build_time.as_secs_f64() * 1e3
+        );
+        maskers.push(b.masker);
+    }
+    let mut bugs = 0;
+
+    println!(
+        "\n{} samples with the {} masker (seed {}; uniform over the allowed tokens, EOS with \
+         probability {EOS_PROBABILITY} where the text may end, at most {} tokens):",
+        args.samples, names[0], args.seed, args.max_tokens
+    );
+    let mut sampler = Sampler::new(maskers[0].as_ref());
+    let mut rng = StdRng::seed_from_u64(args.seed);
+    for i in 1..=args.samples {
+        let sample = sampler.sample(&parser, &mut rng, args.max_tokens);
+        let shown = serde_json::Value::from(String::from_utf8_lossy(&sample.text).as_ref());
+        let verdict = match &sample.end {
+            End::Finished => match munch::parse::parse_text(&parser, &sample.text) {
+                Ok(()) => "finished, parses".to_string(),
+                Err(r) => {
+                    bugs += 1;
+                    format!("BUG: finished but does not parse: {}", r.message)
+                }
+            },
+            End::Truncated => "truncated: a prefix".to_string(),
+            End::DeadEnd => "dead end: no token allowed".to_string(),
+            End::CommitFailed(why) => {
+                bugs += 1;
+                format!("BUG: {why}")
+            }
+        };
+        println!("  {i}. {shown}  ({verdict})");
+    }
+
     let tokens = vocab.encode(DOCUMENT)?;
-    let mut state = ParserState::new(Arc::clone(&parser));
-    let mut commit_ns = Vec::with_capacity(tokens.len());
-    for &t in &tokens {
-        let at = Instant::now();
-        state.commit_token(&vocab, t)?;
-        commit_ns.push(at.elapsed().as_nanos() as u64);
+    let mut tracer = Tracer::new(Arc::clone(&vocab), maskers, false);
+    let outcome = tracer.trace("document", &parser, &tokens, &[]);
+    println!(
+        "\nteacher-forced a {}-byte JSON document ({} tokens, {} mask steps): {}; masks {}",
+        DOCUMENT.len(),
+        tokens.len(),
+        tracer.steps,
+        match &outcome {
+            Outcome::Accepted => "accepted".to_string(),
+            Outcome::Rejected(why) => format!("REJECTED ({why})"),
+        },
+        if names.len() < 2 {
+            "not compared (one masker; `--oracle` adds the oracle)".to_string()
+        } else if tracer.mismatches == 0 {
+            format!("identical at every step ({})", names.join(", "))
+        } else {
+            format!("DIFFER at {} steps", tracer.mismatches)
+        }
+    );
+    if outcome != Outcome::Accepted || tracer.mismatches > 0 {
+        bugs += 1;
     }
     println!(
-        "teacher-forced {} tokens of a JSON document: accepted = {}",
-        tokens.len(),
-        state.is_accepting()
+        "\n{:<16}{:>10}{:>10}{:>10}{:>10}{:>10}",
+        "latency (µs)", "mean", "p50", "p99", "p99.9", "max"
     );
-    commit_ns.sort_unstable();
-    let pct = |p: f64| commit_ns[((commit_ns.len() - 1) as f64 * p).round() as usize] as f64 / 1e3;
+    let mut rows: Vec<(String, Option<Summary>)> = tracer
+        .summaries()
+        .map(|(name, s)| (format!("mask {name}"), s))
+        .collect();
+    rows.push(("commit".to_string(), Summary::from_ns(&tracer.commit_ns)));
+    for (label, summary) in rows {
+        match summary {
+            Some(s) => println!(
+                "{label:<16}{:>10.2}{:>10.2}{:>10.2}{:>10.2}{:>10.2}",
+                s.mean_ns / 1e3,
+                s.p50_ns as f64 / 1e3,
+                s.p99_ns as f64 / 1e3,
+                s.p999_ns as f64 / 1e3,
+                s.max_ns as f64 / 1e3
+            ),
+            None => println!("{label:<16}{:>10}", "-"),
+        }
+    }
     println!(
-        "commit latency (µs): p50 {:.2}  p99 {:.2}  max {:.2}",
-        pct(0.5),
-        pct(0.99),
-        pct(1.0)
+        "\ntotal {:.1} s; `munch trace` and `munch generate` do the same on your own files",
+        run_started.elapsed().as_secs_f64()
     );
-    println!("masks: no masker is compiled in yet (the trie masker arrives with the masks issue)");
-    Ok(ExitCode::SUCCESS)
+    Ok(if bugs == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

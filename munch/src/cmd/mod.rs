@@ -2,8 +2,11 @@
 //! `main` prints and turns into exit code 2.
 
 pub mod check;
+pub mod compile;
 pub mod demo;
+pub mod generate;
 pub mod parse;
+pub mod trace;
 pub mod vocab;
 
 /// An error that ends a command with exit code 2 (bad usage, bad grammar, unreadable input).

@@ -1,0 +1,210 @@
+//! `munch generate GRAMMAR --tokenizer TOK --masker M [--seed S] [-n N] [--max-tokens K]`:
+//! random constrained sampling.
+//!
+//! Each sample starts from the grammar's start state and repeatedly asks the masker for the
+//! allowed tokens. When an end-of-sequence token is allowed (the text is a sentence), the
+//! sample ends there with probability [`EOS_PROBABILITY`] (and always when no text token is
+//! allowed); otherwise the next token is drawn uniformly among the allowed text tokens and
+//! committed. Everything is drawn from one generator seeded by `--seed`, so a seed gives the
+//! same texts every time.
+//!
+//! stdout: one JSON string per finished sample, then
+//! `{"samples":N,"finished":N,"dead_ends":N,"truncated":N}`. A **dead end** is an empty mask
+//! before the text is a sentence; **truncated** samples hit `--max-tokens`. Neither is printed
+//! as a text (each gets a stderr line). Every finished text is parsed again from scratch; a text
+//! that does not parse, or an allowed token whose commit fails, is a bug: exit code 1.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use munch::parse::parse_text;
+use munch_glr::mask::{MaskCache, Masker, TokenMask};
+use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_lexer::vocab::Vocabulary;
+
+use super::CliError;
+
+/// The probability of ending a sample when the grammar allows it to end. Uniform sampling
+/// would almost never pick the one EOS token among thousands; 0.2 keeps samples short while
+/// still letting them go on past their first possible end.
+pub(crate) const EOS_PROBABILITY: f64 = 0.2;
+
+/// Arguments of `munch generate`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A Lark grammar: a file, `builtin:NAME` or `syncode:NAME`.
+    grammar: String,
+    /// The tokenizer: a `tokenizer.json` path, or one of llama2, llama3, qwen3, gemma3, gptoss.
+    #[arg(long)]
+    tokenizer: String,
+    /// The masker (trie, spanner, wda, oracle).
+    #[arg(long, default_value = "trie")]
+    masker: String,
+    /// Seed of the sampling.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Number of samples.
+    #[arg(short = 'n', default_value_t = 5)]
+    n: usize,
+    /// Tokens per sample at most.
+    #[arg(long, default_value_t = 256)]
+    max_tokens: usize,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    munch::maskers::check(&args.masker)?;
+    let grammar = munch::input::load_grammar(&args.grammar)?;
+    let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default())?);
+    let vocab = Arc::new(Vocabulary::load(&args.tokenizer)?);
+    let masker = munch::maskers::build(&args.masker, &parser, &vocab)?.masker;
+    let mut sampler = Sampler::new(masker.as_ref());
+    let mut rng = StdRng::seed_from_u64(args.seed);
+    let (mut finished, mut dead_ends, mut truncated, mut bugs) = (0, 0, 0, 0);
+    for i in 0..args.n {
+        let sample = sampler.sample(&parser, &mut rng, args.max_tokens);
+        let shown = String::from_utf8_lossy(&sample.text);
+        match &sample.end {
+            End::Finished => {
+                finished += 1;
+                println!("{}", serde_json::Value::from(shown.as_ref()));
+                if let Err(r) = parse_text(&parser, &sample.text) {
+                    bugs += 1;
+                    eprintln!(
+                        "sample {i}: BUG: the finished text does not parse (byte {}: {})",
+                        r.offset, r.message
+                    );
+                } else if std::str::from_utf8(&sample.text).is_err() {
+                    eprintln!("sample {i}: the text is not UTF-8; printed lossily");
+                }
+            }
+            End::DeadEnd => {
+                dead_ends += 1;
+                eprintln!("sample {i}: dead end (no token allowed) after {shown:?}");
+            }
+            End::Truncated => {
+                truncated += 1;
+                eprintln!("sample {i}: truncated at {} tokens", args.max_tokens);
+            }
+            End::CommitFailed(why) => {
+                bugs += 1;
+                eprintln!("sample {i}: BUG: an allowed token cannot be committed: {why}");
+            }
+        }
+    }
+    let line = GenerateLine {
+        samples: args.n,
+        finished,
+        dead_ends,
+        truncated,
+    };
+    println!(
+        "{}",
+        serde_json::to_string(&line).expect("the summary serializes")
+    );
+    Ok(if bugs == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `generate`'s summary line, fields in the documented order.
+#[derive(serde::Serialize)]
+struct GenerateLine {
+    samples: usize,
+    finished: usize,
+    dead_ends: usize,
+    truncated: usize,
+}
+
+/// How a sample ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    /// EOS was chosen: the text is a sentence.
+    Finished,
+    /// No token was allowed before the text was a sentence.
+    DeadEnd,
+    /// The token budget ran out.
+    Truncated,
+    /// A token the masker allowed could not be committed (a masker bug).
+    CommitFailed(String),
+}
+
+/// One sample: its text and how it ended.
+pub(crate) struct Sample {
+    pub(crate) text: Vec<u8>,
+    pub(crate) end: End,
+}
+
+/// Draws samples with one masker, reusing its cache and mask.
+pub(crate) struct Sampler<'a> {
+    masker: &'a dyn Masker,
+    cache: MaskCache,
+    mask: TokenMask,
+}
+
+impl<'a> Sampler<'a> {
+    pub(crate) fn new(masker: &'a dyn Masker) -> Self {
+        Sampler {
+            cache: masker.create_cache(),
+            mask: TokenMask::new(masker.vocabulary().len()),
+            masker,
+        }
+    }
+
+    /// One sample of at most `max_tokens` tokens from the start state of `parser`.
+    pub(crate) fn sample(
+        &mut self,
+        parser: &Arc<Parser>,
+        rng: &mut impl Rng,
+        max_tokens: usize,
+    ) -> Sample {
+        let masker = self.masker;
+        let vocab = masker.vocabulary();
+        let mut state = ParserState::new(Arc::clone(parser));
+        let mut text = Vec::new();
+        let mut tokens = 0;
+        let end = loop {
+            masker.fill_mask(&mut self.cache, &state, &mut self.mask);
+            // A vocabulary without EOS can still end where the text is a sentence.
+            let can_end = if vocab.eos().is_empty() {
+                state.is_accepting()
+            } else {
+                vocab.eos().iter().any(|&e| self.mask.contains(e))
+            };
+            for &e in vocab.eos() {
+                self.mask.remove(e);
+            }
+            let choices = self.mask.count();
+            if can_end && (choices == 0 || rng.gen_bool(EOS_PROBABILITY)) {
+                break End::Finished;
+            }
+            if choices == 0 {
+                break End::DeadEnd;
+            }
+            if tokens == max_tokens {
+                break End::Truncated;
+            }
+            let k = rng.gen_range(0..choices);
+            let token = self
+                .mask
+                .iter()
+                .nth(k)
+                .expect("k is below the mask's count");
+            if let Err(e) = state.commit_token(vocab, token) {
+                let bytes = vocab.token_bytes(token).unwrap_or_default();
+                break End::CommitFailed(format!(
+                    "token {token} {:?} after {:?}: {e}",
+                    String::from_utf8_lossy(bytes),
+                    String::from_utf8_lossy(&text)
+                ));
+            }
+            text.extend_from_slice(vocab.token_bytes(token).unwrap_or_default());
+            tokens += 1;
+        };
+        Sample { text, end }
+    }
+}

@@ -1,0 +1,282 @@
+//! Choosing a masker by name at run time.
+//!
+//! Every masker munch knows is listed in [`KINDS`] with the cargo feature that compiles it in.
+//! [`build`] turns a name into a `Box<dyn Masker>` for a parser and a vocabulary, and says how
+//! long the build took; [`check`] validates a name without building (for failing fast before a
+//! tokenizer is loaded).
+//!
+//! | name | feature | |
+//! |---|---|---|
+//! | `trie` | `trie` (default) | the reference masker: a walk of the vocabulary trie |
+//! | `spanner` | `spanner` | not implemented yet |
+//! | `wda` | `wda` | not implemented yet |
+//! | `oracle` | — | brute force (one commit per vocabulary token): exact and slow |
+//!
+//! Adding a masker: set `implemented: true` in its [`KINDS`] entry and construct it in the
+//! `cfg`-gated arm of `construct`.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use munch_glr::mask::{Masker, Oracle};
+use munch_glr::parser::Parser;
+use munch_lexer::vocab::Vocabulary;
+
+/// A masker munch knows by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MaskerKind {
+    /// The name given on the command line.
+    pub name: &'static str,
+    /// The cargo feature of the `munch` crate that compiles it in (`None`: always there).
+    pub feature: Option<&'static str>,
+    /// Whether its crate has an implementation yet.
+    pub implemented: bool,
+    /// Whether the feature is on in this build.
+    pub compiled: bool,
+    /// Whether a built masker can be written to a file (`munch compile -o`).
+    pub has_artifact: bool,
+}
+
+impl MaskerKind {
+    /// Whether [`build`] can make this masker in this build.
+    pub fn is_available(&self) -> bool {
+        self.implemented && self.compiled
+    }
+}
+
+/// Every masker munch knows, the oracle last.
+pub const KINDS: &[MaskerKind] = &[
+    MaskerKind {
+        name: "trie",
+        feature: Some("trie"),
+        implemented: true,
+        compiled: cfg!(feature = "trie"),
+        has_artifact: false,
+    },
+    MaskerKind {
+        name: "spanner",
+        feature: Some("spanner"),
+        implemented: false,
+        compiled: cfg!(feature = "spanner"),
+        has_artifact: false,
+    },
+    MaskerKind {
+        name: "wda",
+        feature: Some("wda"),
+        implemented: false,
+        compiled: cfg!(feature = "wda"),
+        has_artifact: false,
+    },
+    MaskerKind {
+        name: "oracle",
+        feature: None,
+        implemented: true,
+        compiled: true,
+        has_artifact: false,
+    },
+];
+
+/// The kind named `name`, if munch knows one.
+pub fn kind(name: &str) -> Option<&'static MaskerKind> {
+    KINDS.iter().find(|k| k.name == name)
+}
+
+/// The maskers this build can make, except the oracle (which is too slow to be anyone's
+/// default): what `munch demo` measures.
+pub fn compiled() -> impl Iterator<Item = &'static MaskerKind> {
+    KINDS
+        .iter()
+        .filter(|k| k.is_available() && k.name != "oracle")
+}
+
+/// Why a masker could not be made.
+#[derive(Debug)]
+pub enum MaskerError {
+    /// No masker has this name.
+    Unknown(String),
+    /// The masker is known but its crate has no implementation yet.
+    NotImplemented(&'static str),
+    /// The masker exists but its cargo feature is off in this build.
+    NotCompiled {
+        /// The masker's name.
+        name: &'static str,
+        /// The feature that compiles it in.
+        feature: &'static str,
+    },
+    /// The masker's build failed (a budget, an unsupported grammar shape).
+    Build {
+        /// The masker's name.
+        name: &'static str,
+        /// Why.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl fmt::Display for MaskerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MaskerError::Unknown(name) => write!(
+                f,
+                "unknown masker `{name}`: the maskers are {}",
+                KINDS
+                    .iter()
+                    .map(|k| format!("`{}`", k.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            MaskerError::NotImplemented(name) => {
+                write!(f, "masker `{name}` is not implemented yet")
+            }
+            MaskerError::NotCompiled { name, feature } => write!(
+                f,
+                "masker `{name}` is not compiled in: rebuild munch with `--features {feature}`"
+            ),
+            MaskerError::Build { name, source } => {
+                write!(f, "masker `{name}` could not be built: {source}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for MaskerError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MaskerError::Build { source, .. } => Some(source.as_ref()),
+            _ => None,
+        }
+    }
+}
+
+/// The kind named `name` if [`build`] can make it in this build, or why not.
+pub fn check(name: &str) -> Result<&'static MaskerKind, MaskerError> {
+    let kind = kind(name).ok_or_else(|| MaskerError::Unknown(name.to_string()))?;
+    if !kind.implemented {
+        // Said before "not compiled": turning the feature on would not help yet.
+        return Err(MaskerError::NotImplemented(kind.name));
+    }
+    if !kind.compiled {
+        return Err(MaskerError::NotCompiled {
+            name: kind.name,
+            feature: kind.feature.unwrap_or(kind.name),
+        });
+    }
+    Ok(kind)
+}
+
+/// A masker and what its build cost.
+pub struct Built {
+    /// The masker.
+    pub masker: Box<dyn Masker>,
+    /// Wall-clock time of its build (the parser and vocabulary are inputs, not counted).
+    pub build_time: Duration,
+}
+
+/// Builds the masker named `name` for `parser`'s grammar over `vocab`.
+pub fn build(
+    name: &str,
+    parser: &Arc<Parser>,
+    vocab: &Arc<Vocabulary>,
+) -> Result<Built, MaskerError> {
+    let kind = check(name)?;
+    let started = Instant::now();
+    let masker = construct(kind, parser, vocab)?;
+    Ok(Built {
+        masker,
+        build_time: started.elapsed(),
+    })
+}
+
+/// The constructor of each available masker; [`check`] has ruled out the others.
+fn construct(
+    kind: &MaskerKind,
+    parser: &Arc<Parser>,
+    vocab: &Arc<Vocabulary>,
+) -> Result<Box<dyn Masker>, MaskerError> {
+    // Unused when every optional masker is compiled out.
+    let _ = parser;
+    match kind.name {
+        "oracle" => Ok(Box::new(Oracle::new(Arc::clone(vocab)))),
+        #[cfg(feature = "trie")]
+        "trie" => Ok(Box::new(munch_masker_trie::TrieMasker::new(
+            Arc::clone(parser),
+            Arc::clone(vocab),
+        ))),
+        _ => Err(MaskerError::NotImplemented(kind.name)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use munch_glr::parser::{ParserConfig, ParserState};
+    use munch_lexer::TokenId;
+
+    fn json_parser_and_bytes_vocab() -> (Arc<Parser>, Arc<Vocabulary>) {
+        let grammar = crate::input::load_grammar("builtin:json").unwrap();
+        let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap());
+        // Every single byte, a few multi-byte tokens and one EOS.
+        let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        for t in ["{\"", "\":", "true", "null", "[1", ", "] {
+            tokens.push(Some(t.as_bytes().to_vec()));
+        }
+        tokens.push(None);
+        let eos = TokenId::from_usize(tokens.len() - 1);
+        let vocab = Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap());
+        (parser, vocab)
+    }
+
+    #[test]
+    fn names_resolve_to_kinds_or_typed_errors() {
+        assert!(matches!(check("nope"), Err(MaskerError::Unknown(_))));
+        assert!(matches!(
+            check("wda"),
+            Err(MaskerError::NotImplemented("wda"))
+        ));
+        assert!(matches!(
+            check("spanner"),
+            Err(MaskerError::NotImplemented("spanner"))
+        ));
+        assert_eq!(check("oracle").unwrap().name, "oracle");
+        assert_eq!(
+            check("trie").is_ok(),
+            cfg!(feature = "trie"),
+            "trie is available iff its feature is on"
+        );
+        assert_eq!(
+            MaskerError::NotImplemented("wda").to_string(),
+            "masker `wda` is not implemented yet"
+        );
+        let unknown = MaskerError::Unknown("x".into()).to_string();
+        for k in KINDS {
+            assert!(unknown.contains(k.name), "{unknown}");
+        }
+        assert!(compiled().all(|k| k.name != "oracle" && k.is_available()));
+    }
+
+    #[test]
+    fn built_maskers_report_their_names_and_agree() {
+        let (parser, vocab) = json_parser_and_bytes_vocab();
+        let mut names = vec!["oracle"];
+        names.extend(compiled().map(|k| k.name));
+        let mut state = ParserState::new(Arc::clone(&parser));
+        state.commit_bytes(b"{\"a\": [1, tr").unwrap();
+        let mut masks = Vec::new();
+        for name in names {
+            let built = build(name, &parser, &vocab).unwrap();
+            assert_eq!(built.masker.name(), name);
+            let mut cache = built.masker.create_cache();
+            masks.push((name, built.masker.mask(&mut cache, &state)));
+        }
+        let (_, oracle) = &masks[0];
+        // After `tr` only `u` (of the single bytes) continues `true`.
+        let allowed: Vec<Vec<u8>> = oracle
+            .iter()
+            .map(|t| vocab.token_bytes(t).unwrap().to_vec())
+            .collect();
+        assert_eq!(allowed, vec![b"u".to_vec()]);
+        for (name, mask) in &masks {
+            assert_eq!(mask, oracle, "{name} disagrees with the oracle");
+        }
+    }
+}

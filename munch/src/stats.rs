@@ -1,0 +1,184 @@
+//! Latency summaries and memory readings for the CLI's measurements.
+//!
+//! [`Summary`] condenses nanosecond samples into mean, p50, p90, p99, p99.9 and max, with
+//! **nearest-rank** percentiles: the p-th percentile of `n` sorted samples is the sample of
+//! 1-based rank `⌈p/100 · n⌉` (the first sample for `p = 0`). Every percentile is therefore an
+//! observed sample, and p100 is the maximum. Percentiles are given in basis points
+//! (hundredths of a percent) so that p99.9 is the exact integer 9990 and the rank is computed
+//! without floating-point rounding.
+
+/// Summary of a set of latency samples, in nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Summary {
+    /// Number of samples.
+    pub count: usize,
+    /// Arithmetic mean.
+    pub mean_ns: f64,
+    /// Median (nearest rank).
+    pub p50_ns: u64,
+    /// 90th percentile (nearest rank).
+    pub p90_ns: u64,
+    /// 99th percentile (nearest rank).
+    pub p99_ns: u64,
+    /// 99.9th percentile (nearest rank).
+    pub p999_ns: u64,
+    /// Largest sample.
+    pub max_ns: u64,
+}
+
+impl Summary {
+    /// Summarises `samples` (in any order); `None` when there are none.
+    pub fn from_ns(samples: &[u64]) -> Option<Summary> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut sorted = samples.to_vec();
+        sorted.sort_unstable();
+        let sum: u128 = sorted.iter().map(|&s| u128::from(s)).sum();
+        Some(Summary {
+            count: sorted.len(),
+            mean_ns: sum as f64 / sorted.len() as f64,
+            p50_ns: nearest_rank(&sorted, 5000),
+            p90_ns: nearest_rank(&sorted, 9000),
+            p99_ns: nearest_rank(&sorted, 9900),
+            p999_ns: nearest_rank(&sorted, 9990),
+            max_ns: sorted[sorted.len() - 1],
+        })
+    }
+
+    /// The summary in microseconds, which serializes as
+    /// `{"mean_us","p50_us","p90_us","p99_us","p999_us","max_us"}` in that order.
+    pub fn to_us(&self) -> SummaryUs {
+        SummaryUs {
+            mean_us: us(self.mean_ns),
+            p50_us: us(self.p50_ns as f64),
+            p90_us: us(self.p90_ns as f64),
+            p99_us: us(self.p99_ns as f64),
+            p999_us: us(self.p999_ns as f64),
+            max_us: us(self.max_ns as f64),
+        }
+    }
+}
+
+/// A [`Summary`] in microseconds (rounded to the nanosecond), as the CLI prints it.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct SummaryUs {
+    /// Mean.
+    pub mean_us: f64,
+    /// Median.
+    pub p50_us: f64,
+    /// 90th percentile.
+    pub p90_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// Maximum.
+    pub max_us: f64,
+}
+
+/// Nanoseconds as microseconds, rounded to the nanosecond (so JSON shows `1.234`, not
+/// `1.2340000000000002`).
+pub fn us(ns: f64) -> f64 {
+    ns.round() / 1e3
+}
+
+/// The nearest-rank percentile of `sorted` (ascending, non-empty) at `basis_points` (0 to
+/// 10000; 9990 is p99.9): the sample of 1-based rank `⌈basis_points · n / 10000⌉`, or the first
+/// sample for 0.
+///
+/// # Panics
+/// When `sorted` is empty or `basis_points` exceeds 10000.
+pub fn nearest_rank(sorted: &[u64], basis_points: u32) -> u64 {
+    assert!(!sorted.is_empty(), "a percentile of no samples");
+    assert!(basis_points <= 10_000, "a percentile above 100");
+    let n = sorted.len() as u128;
+    let rank = (u128::from(basis_points) * n).div_ceil(10_000).max(1);
+    sorted[rank as usize - 1]
+}
+
+/// The process's peak resident set size in bytes (`VmHWM` in `/proc/self/status`), where the
+/// system reports it (Linux); `None` elsewhere.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    parse_vm_hwm(&status)
+}
+
+/// The `VmHWM:` line of a `/proc/PID/status` text, in bytes.
+fn parse_vm_hwm(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let mut fields = line["VmHWM:".len()..].split_whitespace();
+    let value: u64 = fields.next()?.parse().ok()?;
+    // The kernel always reports this field in kibibytes.
+    match fields.next() {
+        Some("kB") => value.checked_mul(1024),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_on_one_to_hundred() {
+        let samples: Vec<u64> = (1..=100).collect();
+        assert_eq!(nearest_rank(&samples, 0), 1);
+        assert_eq!(nearest_rank(&samples, 5000), 50);
+        assert_eq!(nearest_rank(&samples, 9000), 90);
+        assert_eq!(nearest_rank(&samples, 9900), 99);
+        // ⌈0.999 · 100⌉ = 100.
+        assert_eq!(nearest_rank(&samples, 9990), 100);
+        assert_eq!(nearest_rank(&samples, 10_000), 100);
+    }
+
+    #[test]
+    fn nearest_rank_p999_of_a_thousand_is_rank_999_exactly() {
+        // The float computation 0.999 * 1000 rounds above 999 and would pick rank 1000.
+        let samples: Vec<u64> = (1..=1000).collect();
+        assert_eq!(nearest_rank(&samples, 9990), 999);
+        assert_eq!(nearest_rank(&samples, 9900), 990);
+    }
+
+    #[test]
+    fn summary_of_unsorted_samples() {
+        let s = Summary::from_ns(&[40, 10, 30, 20, 1000]).unwrap();
+        assert_eq!(s.count, 5);
+        assert_eq!(s.mean_ns, 220.0);
+        // Ranks ⌈2.5⌉ = 3, ⌈4.5⌉ = 5, ⌈4.95⌉ = 5, ⌈4.995⌉ = 5.
+        assert_eq!(s.p50_ns, 30);
+        assert_eq!(s.p90_ns, 1000);
+        assert_eq!(s.p99_ns, 1000);
+        assert_eq!(s.p999_ns, 1000);
+        assert_eq!(s.max_ns, 1000);
+        assert_eq!(Summary::from_ns(&[]), None);
+    }
+
+    #[test]
+    fn one_sample_is_every_percentile() {
+        let s = Summary::from_ns(&[7]).unwrap();
+        assert_eq!(
+            (s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns, s.max_ns),
+            (7, 7, 7, 7, 7)
+        );
+    }
+
+    #[test]
+    fn json_is_in_microseconds_in_order() {
+        let s = Summary::from_ns(&[1234, 5678]).unwrap();
+        assert_eq!(
+            serde_json::to_string(&s.to_us()).unwrap(),
+            r#"{"mean_us":3.456,"p50_us":1.234,"p90_us":5.678,"p99_us":5.678,"p999_us":5.678,"max_us":5.678}"#
+        );
+    }
+
+    #[test]
+    fn vm_hwm_is_read_in_kibibytes() {
+        let status = "Name:\tmunch\nVmPeak:\t  20000 kB\nVmHWM:\t    1500 kB\nVmRSS:\t 1000 kB\n";
+        assert_eq!(parse_vm_hwm(status), Some(1500 * 1024));
+        assert_eq!(parse_vm_hwm("Name:\tmunch\n"), None);
+        assert_eq!(parse_vm_hwm("VmHWM:\tlots kB\n"), None);
+        #[cfg(target_os = "linux")]
+        assert!(peak_rss_bytes().unwrap() > 0);
+    }
+}

@@ -1,0 +1,400 @@
+//! The mask commands of the `munch` binary, run as a user would: `trace`, `generate`,
+//! `compile`, and their usage errors.
+//!
+//! They use the real Llama 3 tokenizer (fetched once into the cache by the first test that
+//! needs it) and munch's own grammars. The oracle costs one commit per vocabulary token per
+//! step, so oracle-checked files are short, or checked at a few sampled steps.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Runs `munch ARGS`: exit code, stdout, stderr.
+fn munch(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_munch"))
+        .args(args)
+        .output()
+        .expect("the munch binary runs");
+    (
+        out.status.code().expect("munch exits with a code"),
+        String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+        String::from_utf8(out.stderr).expect("stderr is UTF-8"),
+    )
+}
+
+/// A fresh directory for one test's files.
+fn temp_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("munch-cli-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes each `(name, text)` into `dir`; their paths, as strings.
+fn write_files(dir: &std::path::Path, files: &[(&str, &str)]) -> Vec<String> {
+    files
+        .iter()
+        .map(|(name, text)| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            path.display().to_string()
+        })
+        .collect()
+}
+
+/// The last stdout line, as JSON.
+fn last_json(stdout: &str) -> Value {
+    let line = stdout.lines().last().expect("stdout has a line");
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"))
+}
+
+/// Asserts that `trace`'s summary has every field, with latency summaries for `maskers`.
+fn assert_trace_shape(summary: &Value, maskers: &[&str]) {
+    for field in ["files", "steps", "rejected", "mismatches", "first_mismatch"] {
+        assert!(summary.get(field).is_some(), "no `{field}` in {summary}");
+    }
+    let table = summary["maskers"]
+        .as_object()
+        .expect("`maskers` is an object");
+    assert_eq!(table.len(), maskers.len(), "{summary}");
+    for m in maskers {
+        for field in ["mean_us", "p50_us", "p90_us", "p99_us", "p999_us", "max_us"] {
+            assert!(
+                table[*m][field].is_number(),
+                "no `{m}.{field}` in {summary}"
+            );
+        }
+        assert!(table[*m]["p50_us"].as_f64() <= table[*m]["max_us"].as_f64());
+    }
+    for field in ["p50_us", "p99_us", "max_us"] {
+        assert!(
+            summary["commit"][field].is_number(),
+            "no `commit.{field}` in {summary}"
+        );
+    }
+}
+
+#[test]
+fn trace_json_files_agree_with_the_oracle_at_every_step() {
+    let dir = temp_dir("trace-json");
+    let files = write_files(
+        &dir,
+        &[
+            ("a.json", "[1, -2.5e3, true]"),
+            ("b.json", "{\"k\": \"v\\u00e9λ\", \"n\": null}\n"),
+        ],
+    );
+    let mut args = vec![
+        "trace",
+        "builtin:json",
+        "--tokenizer",
+        "llama3",
+        "--masker",
+        "trie",
+        "--oracle",
+    ];
+    args.extend(files.iter().map(String::as_str));
+    let (code, stdout, stderr) = munch(&args);
+    let summary = last_json(&stdout);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_trace_shape(&summary, &["trie"]);
+    assert_eq!(summary["files"], 2);
+    assert_eq!(summary["rejected"], 0);
+    assert_eq!(summary["mismatches"], 0);
+    assert!(summary["first_mismatch"].is_null());
+    // One step per token and one per file end: more steps than files.
+    assert!(summary["steps"].as_u64().unwrap() > 2, "{summary}");
+}
+
+#[test]
+fn trace_tricky_with_sampled_oracle_steps_and_several_maskers() {
+    let dir = temp_dir("trace-tricky");
+    let files = write_files(
+        &dir,
+        &[
+            (
+                "prog.tricky",
+                "x = 1 + 2 * y; PRINT \"hi\"; /* a\n comment */ if (x) y++; else { z += 3; }\n",
+            ),
+            ("label.tricky", "λ: ; ;\n"),
+        ],
+    );
+    let mut args = vec![
+        "trace",
+        "builtin:tricky",
+        "--tokenizer",
+        "llama3",
+        "--masker",
+        "trie",
+        "--oracle-sample",
+        "3",
+        "--seed",
+        "7",
+    ];
+    args.extend(files.iter().map(String::as_str));
+    let (code, stdout, stderr) = munch(&args);
+    let summary = last_json(&stdout);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_trace_shape(&summary, &["trie"]);
+    assert_eq!(summary["rejected"], 0);
+    assert_eq!(summary["mismatches"], 0);
+    assert!(summary["steps"].as_u64().unwrap() > 20, "{summary}");
+}
+
+#[test]
+fn trace_counts_a_file_the_grammar_rejects() {
+    let dir = temp_dir("trace-reject");
+    let files = write_files(
+        &dir,
+        &[
+            ("good.json", "{\"a\": [1, 2]}"),
+            ("bad.json", "{\"a\": [1, 2}"),
+        ],
+    );
+    let mut args = vec![
+        "trace",
+        "builtin:json",
+        "--tokenizer",
+        "llama3",
+        "--masker",
+        "trie",
+        "--oracle-sample",
+        "2",
+    ];
+    args.extend(files.iter().map(String::as_str));
+    let (code, stdout, stderr) = munch(&args);
+    let summary = last_json(&stdout);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert_trace_shape(&summary, &["trie"]);
+    assert_eq!(summary["files"], 2);
+    assert_eq!(summary["rejected"], 1);
+    assert_eq!(summary["mismatches"], 0);
+    let reasons: Vec<&str> = stderr.lines().filter(|l| l.contains("rejected")).collect();
+    assert_eq!(reasons.len(), 1, "{stderr}");
+    assert!(reasons[0].contains("bad.json"), "{stderr}");
+}
+
+#[test]
+fn trace_rejects_a_text_that_stops_early() {
+    let dir = temp_dir("trace-early");
+    let files = write_files(&dir, &[("open.json", "[1, 2")]);
+    let (code, stdout, stderr) = munch(&[
+        "trace",
+        "builtin:json",
+        "--tokenizer",
+        "llama3",
+        "--masker",
+        "trie",
+        &files[0],
+    ]);
+    let summary = last_json(&stdout);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert_eq!(summary["rejected"], 1);
+    assert!(stderr.contains("does not accept"), "{stderr}");
+}
+
+#[test]
+fn trace_compares_listed_maskers_and_times_each() {
+    let dir = temp_dir("trace-two");
+    let files = write_files(&dir, &[("t.json", "[true]")]);
+    let (code, stdout, stderr) = munch(&[
+        "trace",
+        "builtin:json",
+        "--tokenizer",
+        "llama3",
+        "--masker",
+        "trie,oracle",
+        &files[0],
+    ]);
+    let summary = last_json(&stdout);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_trace_shape(&summary, &["trie", "oracle"]);
+    assert_eq!(summary["mismatches"], 0);
+}
+
+/// The finished texts of a `generate` run (every line but the summary), decoded.
+fn texts(stdout: &str) -> Vec<String> {
+    let lines: Vec<&str> = stdout.lines().collect();
+    lines[..lines.len() - 1]
+        .iter()
+        .map(|l| serde_json::from_str::<String>(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn generate_is_reproducible_and_every_text_parses() {
+    let args = |seed: &'static str| {
+        [
+            "generate",
+            "builtin:json",
+            "--tokenizer",
+            "llama3",
+            "--masker",
+            "trie",
+            "--seed",
+            seed,
+            "-n",
+            "6",
+            "--max-tokens",
+            "64",
+        ]
+    };
+    let (code, first, stderr) = munch(&args("3"));
+    assert_eq!(code, 0, "{first}\n{stderr}");
+    let summary = last_json(&first);
+    assert_eq!(summary["samples"], 6);
+    assert_eq!(summary["dead_ends"], 0, "{stderr}");
+    let finished = summary["finished"].as_u64().unwrap();
+    assert_eq!(
+        finished + summary["truncated"].as_u64().unwrap(),
+        6,
+        "{summary}"
+    );
+    let texts = texts(&first);
+    assert_eq!(texts.len() as u64, finished);
+    assert!(finished > 0, "no sample finished: {stderr}");
+
+    let (_, again, _) = munch(&args("3"));
+    assert_eq!(first, again, "the same seed gives the same output");
+    let (_, other, _) = munch(&args("4"));
+    assert_ne!(first, other, "another seed gives other samples");
+
+    let dir = temp_dir("generate");
+    let names: Vec<(String, &str)> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format!("{i}.json"), t.as_str()))
+        .collect();
+    let named: Vec<(&str, &str)> = names.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+    let paths = write_files(&dir, &named);
+    let mut parse = vec!["parse", "builtin:json"];
+    parse.extend(paths.iter().map(String::as_str));
+    let (code, stdout, stderr) = munch(&parse);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(last_json(&stdout)["accepted"], finished);
+}
+
+#[test]
+fn compile_prints_its_json_line() {
+    let (code, stdout, stderr) = munch(&[
+        "compile",
+        "builtin:json",
+        "--tokenizer",
+        "llama3",
+        "--masker",
+        "trie",
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let line = last_json(&stdout);
+    assert_eq!(line["masker"], "trie");
+    assert_eq!(line["grammar"], "builtin:json");
+    assert_eq!(line["tokenizer"], "llama3");
+    assert!(line["build_s"].as_f64().unwrap() >= 0.0);
+    assert!(line["lexer_states"].as_u64().unwrap() > 0);
+    assert!(line["lr_states"].as_u64().unwrap() > 0);
+    #[cfg(target_os = "linux")]
+    assert!(line["peak_rss_bytes"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn compile_refuses_an_artifact_no_masker_can_write() {
+    let out = temp_dir("compile").join("json.trie");
+    let out = out.display().to_string();
+    let (code, stdout, stderr) = munch(&[
+        "compile",
+        "builtin:json",
+        "--tokenizer",
+        "llama3",
+        "--masker",
+        "trie",
+        "-o",
+        &out,
+    ]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(stderr.contains("no artifact format"), "{stderr}");
+    assert!(!std::path::Path::new(&out).exists());
+}
+
+#[test]
+fn usage_errors_exit_2_with_a_clear_message() {
+    let dir = temp_dir("errors");
+    let files = write_files(&dir, &[("x.json", "[]")]);
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &[
+                "trace",
+                "builtin:json",
+                "--tokenizer",
+                "llama3",
+                "--masker",
+                "trie,trie",
+                &files[0],
+            ],
+            "masker `trie` is listed twice",
+        ),
+        (
+            &[
+                "trace",
+                "builtin:json",
+                "--tokenizer",
+                "llama3",
+                "--masker",
+                "nope",
+                &files[0],
+            ],
+            "unknown masker `nope`",
+        ),
+        (
+            &[
+                "trace",
+                "builtin:json",
+                "--tokenizer",
+                "llama3",
+                "--masker",
+                "trie,wda",
+                &files[0],
+            ],
+            "masker `wda` is not implemented yet",
+        ),
+        (
+            &[
+                "compile",
+                "builtin:json",
+                "--tokenizer",
+                "llama3",
+                "--masker",
+                "spanner",
+            ],
+            "masker `spanner` is not implemented yet",
+        ),
+        (
+            &[
+                "generate",
+                "builtin:nope",
+                "--tokenizer",
+                "llama3",
+                "--masker",
+                "trie",
+            ],
+            "no grammar \"builtin:nope\"",
+        ),
+        (
+            &[
+                "trace",
+                "builtin:json",
+                "--tokenizer",
+                "no-such-tokenizer",
+                "--masker",
+                "trie",
+                &files[0],
+            ],
+            "no-such-tokenizer",
+        ),
+    ];
+    for (args, message) in cases {
+        let (code, stdout, stderr) = munch(args);
+        assert_eq!(code, 2, "{args:?}: {stdout}\n{stderr}");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+}
