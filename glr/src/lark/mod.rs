@@ -14,7 +14,8 @@
 //! %ignore WS
 //! "#, &LoadConfig::default()).unwrap();
 //! let names: Vec<_> = g.terminals.iter().map(|t| t.name.as_str()).collect();
-//! assert_eq!(names, ["NUMBER", "WS", "LPAR", "COMMA", "RPAR"]);
+//! // Named as Lark names them, in the order Lark creates them.
+//! assert_eq!(names, ["NUMBER", "WS", "COMMA", "LPAR", "RPAR"]);
 //!
 //! let err = load(b"start: foo\n", &LoadConfig::default()).unwrap_err();
 //! assert_eq!(err.to_string(), "\
@@ -28,8 +29,8 @@
 //! All of Lark's grammar language, with Lark's meaning: rules and terminals; `?rule`, `!rule`
 //! and `_rule`; `-> alias`; `[x]`, `x?`, `x*`, `x+`, `x ~ n`, `x ~ n..m`; groups and
 //! alternatives (a leading `|` adds an empty alternative, as in Lark); string literals with
-//! escapes and the `i` flag; regex literals `/…/imsxul` in Python syntax (translated, see
-//! [`pyre`](self) in the source); `"a".."z"` ranges; terminals made of terminals; priorities
+//! escapes and the `i` flag; regex literals `/…/imsxul` in Python syntax (translated to
+//! `regex-syntax`; `lark/pyre.rs` lists every difference it handles); `"a".."z"` ranges; terminals made of terminals; priorities
 //! `.N`; `%ignore`; `%import common.X [-> Y]` and `%import common (A, B)` from a built-in
 //! `common` library; `%declare`; `%override`; `%extend`; templates `name{a, b}`; `//` and `#`
 //! comments. Anonymous literals in rules become terminals named as Lark names them (`IF`,
@@ -44,6 +45,8 @@
 //!   exactly the rules reachable from the start rule (and so possibly fewer terminals).
 //! - munch also rejects a reachable rule that derives no finite string, and checks every
 //!   terminal definition and literal, used or not.
+//! - Lark rejects a grammar whose expansion to BNF yields the same production twice ("Rules
+//!   defined twice", e.g. `a: "x"? | "x"`); munch keeps the EBNF and accepts it.
 //! - A `%declare`d terminal's name is never given to an anonymous literal.
 //! - An anonymous regex literal reuses a defined terminal only when that terminal is a single
 //!   literal with the same source and flags (Lark also compares joined regexes of composite
