@@ -381,4 +381,19 @@ fn deep_but_allowed_nesting_loads() {
     );
     let err = load(src.as_bytes(), &LoadConfig::default()).unwrap_err();
     assert_eq!(err.kind(), &ErrorKind::NestingTooDeep { limit: depth });
+    // Optional groups and template arguments nest as deep.
+    let src = format!(
+        "start: {}\"x\"{}\n",
+        "[(".repeat(depth / 2),
+        ")]".repeat(depth / 2)
+    );
+    let g = grammar(&src);
+    assert!(matches!(rule(&g, "start").expr, Expr::Optional(_)));
+    let src = format!(
+        "start: {}A{}\nt{{x}}: x \"!\"\nA: \"a\"\n",
+        "t{".repeat(depth),
+        "}".repeat(depth)
+    );
+    let g = grammar(&src);
+    assert_eq!(g.rule_len(), depth + 1, "one instance per level");
 }
