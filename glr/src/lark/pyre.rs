@@ -10,8 +10,8 @@
 //!   emitted as `\x{HEX}`, which both dialects read as that one character (also inside classes
 //!   and under the `x` flag).
 //! - **`\Z`** (end of text in Python) becomes `\z`. `\A`, `\b`, `\B`, `\d`, `\D`, `\s`, `\S`,
-//!   `\w`, `\W` are kept (both dialects are Unicode-aware; the Unicode tables differ slightly:
-//!   Python's `\s` also matches U+001C–U+001F and its `\w` is `str.isalnum()` plus `_`).
+//!   `\w`, `\W` keep Python's meaning: `\d` is the same in both dialects, while `\w` and `\s`
+//!   are spelled out as Python defines them (see `python_perl_class`).
 //! - **Numeric escapes.** `\xhh`, `\uhhhh`, `\Uhhhhhhhh` (exact digit counts, as Python
 //!   requires) and octal `\0`, `\ooo` become `\x{…}`; `[\b]` is a backspace. `\1`…`\99` are
 //!   back-references.
@@ -40,6 +40,27 @@ use regex_syntax::ParserBuilder;
 pub(crate) struct Compiled {
     pub(crate) hir: Hir,
     pub(crate) unsupported: Option<String>,
+}
+
+/// Python's meaning of a Perl class escape, in `regex-syntax` text (`in_class`: as items inside
+/// `[...]`, where the negated ones become nested classes).
+///
+/// The two dialects disagree on `\w` and `\s`: Python's `\w` is `str.isalnum()` plus `_`
+/// (letters and numbers, `[\p{L}\p{N}_]`), while regex-syntax's also has combining marks,
+/// connector punctuation and join controls; Python's `\s` also matches U+001C–U+001F. `\d` is
+/// the decimal digits (`\p{Nd}`) in both. What remains is the Unicode version: regex-syntax's
+/// tables may know characters newer than the Python that runs Lark.
+fn python_perl_class(letter: char, in_class: bool) -> &'static str {
+    match (letter, in_class) {
+        ('w', false) => "[\\p{L}\\p{N}_]",
+        ('w', true) => "\\p{L}\\p{N}_",
+        ('W', _) => "[^\\p{L}\\p{N}_]",
+        ('s', false) => "[\\s\\x1C-\\x1F]",
+        ('s', true) => "\\s\\x1C-\\x1F",
+        ('S', _) => "[^\\s\\x1C-\\x1F]",
+        ('D', _) => "\\D",
+        _ => "\\d",
+    }
 }
 
 /// Compiles the Python regex `pattern` with Lark flags `flags` (a subset of `imslux`).
@@ -328,8 +349,7 @@ impl Translator {
         };
         match e {
             'd' | 'D' | 'w' | 'W' | 's' | 'S' => {
-                self.out.push('\\');
-                self.out.push(e);
+                self.out.push_str(python_perl_class(e, false));
                 self.i += 2;
                 self.prev = Prev::Atom;
             }
@@ -500,10 +520,7 @@ impl Translator {
             } else {
                 match lo {
                     ClassItem::Char(c) => push_char(&mut self.out, c),
-                    ClassItem::Perl(p) => {
-                        self.out.push('\\');
-                        self.out.push(p);
-                    }
+                    ClassItem::Perl(p) => self.out.push_str(python_perl_class(p, true)),
                 }
             }
         }
