@@ -803,6 +803,35 @@ mod tests {
     }
 
     #[test]
+    fn perl_classes_keep_pythons_meaning() {
+        // Expected values from Python 3.11's `re.fullmatch`.
+        let cases: &[(&str, &str, bool)] = &[
+            (r"\w", "\u{301}", false), // a combining mark: a word character for regex-syntax
+            (r"\w", "²", true),        // `No`: alphanumeric for Python
+            (r"\w", "_", true),
+            (r"\w", "\u{203f}", false), // connector punctuation other than `_`
+            (r"\s", "\x1c", true),
+            (r"\s", "\u{85}", true),
+            (r"[^\W\d]", "a", true),
+            (r"[^\W\d]", "5", false),
+            (r"[\s]", "\x1f", true),
+            (r"\S", "\x1c", false),
+        ];
+        for &(pattern, text, expected) in cases {
+            let hir = compile(pattern, "", 250).unwrap().hir;
+            // One-character patterns: check the class directly.
+            let ch = text.chars().next().unwrap();
+            let matched = match hir.kind() {
+                regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(c)) => {
+                    c.ranges().iter().any(|r| r.start() <= ch && ch <= r.end())
+                }
+                other => panic!("{pattern}: not a class: {other:?}"),
+            };
+            assert_eq!(matched, expected, "{pattern} on {text:?}");
+        }
+    }
+
+    #[test]
     fn compile_applies_flags() {
         let c = compile("ab", "i", 250).unwrap();
         assert!(c.hir.properties().minimum_len() == Some(2));
