@@ -21,7 +21,7 @@ use munch::stats::Summary;
 use munch_glr::parser::{Parser, ParserConfig};
 use munch_lexer::vocab::Vocabulary;
 
-use super::generate::{End, Sampler, EOS_PROBABILITY};
+use super::generate::{Ending, Sampler, EOS_PROBABILITY};
 use super::trace::{Outcome, Tracer};
 use super::CliError;
 
@@ -107,16 +107,16 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let sample = sampler.sample(&parser, &mut rng, args.max_tokens);
         let shown = serde_json::Value::from(String::from_utf8_lossy(&sample.text).as_ref());
         let verdict = match &sample.end {
-            End::Finished => match munch::parse::parse_text(&parser, &sample.text) {
+            Ending::Finished => match munch::parse::parse_text(&parser, &sample.text) {
                 Ok(()) => "finished, parses".to_string(),
                 Err(r) => {
                     bugs += 1;
                     format!("BUG: finished but does not parse: {}", r.message)
                 }
             },
-            End::Truncated => "truncated: a prefix".to_string(),
-            End::DeadEnd => "dead end: no token allowed".to_string(),
-            End::CommitFailed(why) => {
+            Ending::Truncated => "truncated: a prefix".to_string(),
+            Ending::DeadEnd => "dead end: no token allowed".to_string(),
+            Ending::CommitFailed(why) => {
                 bugs += 1;
                 format!("BUG: {why}")
             }

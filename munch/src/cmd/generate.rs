@@ -67,7 +67,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let sample = sampler.sample(&parser, &mut rng, args.max_tokens);
         let shown = String::from_utf8_lossy(&sample.text);
         match &sample.end {
-            End::Finished => {
+            Ending::Finished => {
                 finished += 1;
                 println!("{}", serde_json::Value::from(shown.as_ref()));
                 if let Err(r) = parse_text(&parser, &sample.text) {
@@ -80,15 +80,15 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                     eprintln!("sample {i}: the text is not UTF-8; printed lossily");
                 }
             }
-            End::DeadEnd => {
+            Ending::DeadEnd => {
                 dead_ends += 1;
                 eprintln!("sample {i}: dead end (no token allowed) after {shown:?}");
             }
-            End::Truncated => {
+            Ending::Truncated => {
                 truncated += 1;
                 eprintln!("sample {i}: truncated at {} tokens", args.max_tokens);
             }
-            End::CommitFailed(why) => {
+            Ending::CommitFailed(why) => {
                 bugs += 1;
                 eprintln!("sample {i}: BUG: an allowed token cannot be committed: {why}");
             }
@@ -122,7 +122,7 @@ struct GenerateLine {
 
 /// How a sample ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum End {
+pub(crate) enum Ending {
     /// EOS was chosen: the text is a sentence.
     Finished,
     /// No token was allowed before the text was a sentence.
@@ -136,7 +136,7 @@ pub(crate) enum End {
 /// One sample: its text and how it ended.
 pub(crate) struct Sample {
     pub(crate) text: Vec<u8>,
-    pub(crate) end: End,
+    pub(crate) end: Ending,
 }
 
 /// Draws samples with one masker, reusing its cache and mask.
@@ -180,13 +180,13 @@ impl<'a> Sampler<'a> {
             }
             let choices = self.mask.count();
             if can_end && (choices == 0 || rng.gen_bool(EOS_PROBABILITY)) {
-                break End::Finished;
+                break Ending::Finished;
             }
             if choices == 0 {
-                break End::DeadEnd;
+                break Ending::DeadEnd;
             }
             if tokens == max_tokens {
-                break End::Truncated;
+                break Ending::Truncated;
             }
             let k = rng.gen_range(0..choices);
             let token = self
@@ -196,7 +196,7 @@ impl<'a> Sampler<'a> {
                 .expect("k is below the mask's count");
             if let Err(e) = state.commit_token(vocab, token) {
                 let bytes = vocab.token_bytes(token).unwrap_or_default();
-                break End::CommitFailed(format!(
+                break Ending::CommitFailed(format!(
                     "token {token} {:?} after {:?}: {e}",
                     String::from_utf8_lossy(bytes),
                     String::from_utf8_lossy(&text)
