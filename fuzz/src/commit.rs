@@ -1,0 +1,430 @@
+//! The `commit` target: the GLR parser's acceptance against the Earley reference, and random
+//! commit / rollback / clone sequences against re-parsing.
+//!
+//! A case is a random [`GrammarSpec`], an input (mostly a random sentence of the grammar spelled
+//! out and perhaps mutated, else random pieces) and a list of [`CommitOp`]s. The check:
+//!
+//! 1. **Prefixes.** Committing the input byte by byte, after every prefix `w`:
+//!    [`ParserState::is_accepting`] equals the reference (the reference lexer's lexemes, every
+//!    choice among tied terminals, Earley). Once a commit is refused, no longer prefix may be a
+//!    sentence (a refused commit means no continuation exists). Committing the whole input in
+//!    one call succeeds exactly when every byte-by-byte commit did, and agrees on acceptance.
+//! 2. **Operations.** A model keeps the committed chunks; after every operation the state
+//!    agrees with a fresh state that commits the model's text in one call: same
+//!    [`commit_len`](ParserState::commit_len) as the model, live, same acceptance (also checked
+//!    against the reference), and the same answer to committing each probe byte. A refused
+//!    commit and an over-long rollback leave the state as it was; a saved clone, restored after
+//!    the original went on, still agrees with its own text.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use arbitrary::{Arbitrary, Result, Unstructured};
+use munch_glr::cfg::earley::Earley;
+use munch_glr::parser::{CommitErrorKind, Parser, ParserState, RollbackError};
+
+use crate::grammar::{Built, GrammarSpec};
+use crate::lexer::arbitrary_input;
+use crate::re::PIECES;
+use crate::repro::{test_text, Bytes, Repro};
+
+/// Longest input, in bytes.
+pub const MAX_INPUT: usize = 24;
+
+/// One operation on the parser state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CommitOp {
+    /// Commit the next `n % 5` bytes of the input (possibly none) as one call.
+    Commit(u8),
+    /// Roll back `n % (commit_len + 2)` commits (one more than there are is refused).
+    Rollback(u8),
+    /// Keep a clone of the state (at most four are kept).
+    Save,
+    /// Replace the state by saved clone `n % saved`.
+    Restore(u8),
+}
+
+/// One `commit` case.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct CommitCase {
+    /// The grammar.
+    pub grammar: GrammarSpec,
+    /// The text.
+    pub input: Bytes,
+    /// What to do with it after the prefix check.
+    pub ops: Vec<CommitOp>,
+}
+
+/// Random pieces inserted or substituted into a sampled sentence.
+fn mutate(u: &mut Unstructured<'_>, text: &mut Vec<u8>) -> Result<()> {
+    for _ in 0..u.int_in_range(0..=2)? {
+        let at = u.int_in_range(0..=text.len())?;
+        match u.int_in_range(0..=2)? {
+            0 => {
+                let piece = u.choose(PIECES)?;
+                text.splice(at..at, piece.iter().copied());
+            }
+            1 if at < text.len() => {
+                text.remove(at);
+            }
+            _ => {
+                let piece = u.choose(PIECES)?;
+                let end = (at + piece.len()).min(text.len());
+                text.splice(at..end, piece.iter().copied());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A text for `grammar`: mostly a sampled sentence, perhaps mutated, else random pieces.
+pub fn arbitrary_text(
+    u: &mut Unstructured<'_>,
+    grammar: &GrammarSpec,
+    built: Option<&Built>,
+    max: usize,
+) -> Result<Vec<u8>> {
+    let mut text = match built {
+        Some(built) if u.ratio(3, 4)? => {
+            let seed = u64::arbitrary(u)?;
+            match grammar.sample_text(built, seed, 8) {
+                Some(mut text) => {
+                    if u.ratio(1, 3)? {
+                        mutate(u, &mut text)?;
+                    }
+                    text
+                }
+                None => arbitrary_input(u, 10)?,
+            }
+        }
+        _ => arbitrary_input(u, 10)?,
+    };
+    text.truncate(max);
+    Ok(text)
+}
+
+impl<'a> Arbitrary<'a> for CommitCase {
+    fn arbitrary(u: &mut Unstructured<'a>) -> Result<Self> {
+        let grammar = GrammarSpec::arbitrary_sized(u, 4, 4)?;
+        let built = grammar.build().ok();
+        let input = arbitrary_text(u, &grammar, built.as_ref(), MAX_INPUT)?;
+        let n = u.int_in_range(0..=12)?;
+        let mut ops = Vec::with_capacity(n);
+        for _ in 0..n {
+            ops.push(match u.int_in_range(0..=9)? {
+                0..=4 => CommitOp::Commit(u.arbitrary()?),
+                5 | 6 => CommitOp::Rollback(u.arbitrary()?),
+                7 => CommitOp::Save,
+                _ => CommitOp::Restore(u.arbitrary()?),
+            });
+        }
+        Ok(CommitCase {
+            grammar,
+            input: Bytes(input),
+            ops,
+        })
+    }
+}
+
+impl Repro for CommitOp {
+    fn repro(&self, out: &mut String) {
+        out.push_str(&format!("CommitOp::{self:?}"));
+    }
+}
+
+impl Repro for CommitCase {
+    fn repro(&self, out: &mut String) {
+        out.push_str("CommitCase { grammar: ");
+        self.grammar.repro(out);
+        out.push_str(", input: ");
+        self.input.repro(out);
+        out.push_str(", ops: ");
+        self.ops.repro(out);
+        out.push_str(" }");
+    }
+}
+
+impl fmt::Debug for CommitCase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut comment: Vec<String> = self.grammar.lark().lines().map(String::from).collect();
+        comment.push(format!("input: {:?}", self.input));
+        comment.push(format!("ops: {:?}", self.ops));
+        f.write_str(&test_text(
+            "commit_regression",
+            "commit::check",
+            &self.to_repro(),
+            &comment,
+        ))
+    }
+}
+
+/// Bytes committed alone after every operation: the first byte of every input piece.
+const PROBES: &[u8] = b"abc \n\xc3\xe2\xf0x\x80\xff";
+
+/// What can be observed of a state: live, accepting, and per probe byte whether committing it
+/// succeeds and then accepts.
+#[derive(Debug, PartialEq, Eq)]
+struct Observation {
+    live: bool,
+    accepting: bool,
+    probes: Vec<Option<bool>>,
+}
+
+/// `Err(None)`: a budget was hit, the case is inconclusive.
+type Outcome<T> = std::result::Result<T, Option<String>>;
+
+fn observe(state: &ParserState) -> Outcome<Observation> {
+    let mut probes = Vec::with_capacity(PROBES.len());
+    for &b in PROBES {
+        let mut s = state.clone();
+        probes.push(match s.commit_bytes(&[b]) {
+            Ok(()) => Some(s.is_accepting()),
+            Err(e) if matches!(e.kind(), CommitErrorKind::Budget { .. }) => return Err(None),
+            Err(_) => None,
+        });
+    }
+    Ok(Observation {
+        live: state.is_live(),
+        accepting: state.is_accepting(),
+        probes,
+    })
+}
+
+struct Checker<'a> {
+    built: &'a Built,
+    earley: Earley<'a>,
+    /// Reference verdicts by text.
+    memo: HashMap<Vec<u8>, Option<bool>>,
+}
+
+impl Checker<'_> {
+    fn parser(&self) -> &Arc<Parser> {
+        &self.built.parser
+    }
+
+    /// The reference verdict on `text`; `Err(None)` when too ambiguous to decide.
+    fn accepts(&mut self, text: &[u8]) -> Outcome<bool> {
+        if let Some(&v) = self.memo.get(text) {
+            return v.ok_or(None);
+        }
+        let v = self.built.reference_accepts(&self.earley, text);
+        self.memo.insert(text.to_vec(), v);
+        v.ok_or(None)
+    }
+
+    /// A fresh state with `text` committed in one call.
+    fn reparse(&self, text: &[u8]) -> Outcome<std::result::Result<ParserState, String>> {
+        let mut s = ParserState::new(self.parser().clone());
+        match s.commit_bytes(text) {
+            Ok(()) => Ok(Ok(s)),
+            Err(e) if matches!(e.kind(), CommitErrorKind::Budget { .. }) => Err(None),
+            Err(e) => Ok(Err(e.to_string())),
+        }
+    }
+
+    fn prefixes(&mut self, input: &[u8]) -> Outcome<()> {
+        let accepted: Vec<bool> = (0..=input.len())
+            .map(|i| self.accepts(&input[..i]))
+            .collect::<Outcome<_>>()?;
+        let mut state = ParserState::new(self.parser().clone());
+        let mut dead_from = (!state.is_live()).then_some(0);
+        for i in 0..=input.len() {
+            if dead_from.is_some() {
+                break;
+            }
+            if i > 0 {
+                match state.commit_bytes(&input[i - 1..i]) {
+                    Ok(()) => {}
+                    Err(e) if matches!(e.kind(), CommitErrorKind::Budget { .. }) => {
+                        return Err(None)
+                    }
+                    Err(_) => {
+                        dead_from = Some(i);
+                        break;
+                    }
+                }
+            }
+            if state.is_accepting() != accepted[i] {
+                return Err(Some(format!(
+                    "after {:?} (byte by byte): is_accepting is {}, the reference says {}",
+                    Bytes(input[..i].to_vec()),
+                    state.is_accepting(),
+                    accepted[i]
+                )));
+            }
+        }
+        if let Some(d) = dead_from {
+            if let Some(j) = (d..=input.len()).find(|&j| accepted[j]) {
+                return Err(Some(format!(
+                    "the commit of byte {} was refused (text {:?}), but the reference accepts \
+                     the longer {:?}",
+                    d.saturating_sub(1),
+                    Bytes(input[..d].to_vec()),
+                    Bytes(input[..j].to_vec())
+                )));
+            }
+        }
+        let whole = self.reparse(input)?;
+        match (&whole, dead_from) {
+            (Ok(s), None) => {
+                if s.is_accepting() != accepted[input.len()] {
+                    return Err(Some(format!(
+                        "after committing {:?} in one call: is_accepting is {}, the reference \
+                         says {}",
+                        Bytes(input.to_vec()),
+                        s.is_accepting(),
+                        accepted[input.len()]
+                    )));
+                }
+            }
+            (Err(_), Some(_)) => {}
+            (whole, dead) => {
+                return Err(Some(format!(
+                    "committing {:?} in one call gives {}, byte by byte {}",
+                    Bytes(input.to_vec()),
+                    match whole {
+                        Ok(_) => "Ok".to_string(),
+                        Err(e) => format!("Err({e})"),
+                    },
+                    match dead {
+                        Some(0) => "no live state at the start".to_string(),
+                        Some(d) => format!("a refusal at byte {}", d - 1),
+                        None => "no refusal".to_string(),
+                    }
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// The state agrees with its model text.
+    fn agrees(&mut self, state: &ParserState, chunks: &[Vec<u8>], what: &str) -> Outcome<()> {
+        let text = chunks.concat();
+        let fail = |m: String| Err(Some(format!("{what}: text {:?}: {m}", Bytes(text.clone()))));
+        if state.commit_len() != chunks.len() {
+            return fail(format!(
+                "commit_len is {}, the model has {} commits",
+                state.commit_len(),
+                chunks.len()
+            ));
+        }
+        let fresh = match self.reparse(&text)? {
+            Ok(s) => s,
+            Err(e) => return fail(format!("the state is live but re-parsing fails: {e}")),
+        };
+        let got = observe(state)?;
+        let want = observe(&fresh)?;
+        if got != want {
+            return fail(format!(
+                "the state shows {got:?}, a fresh parse of its text {want:?} (probes {:?})",
+                Bytes(PROBES.to_vec())
+            ));
+        }
+        if !got.live {
+            return fail("the state is not live".into());
+        }
+        let accepted = self.accepts(&text)?;
+        if got.accepting != accepted {
+            return fail(format!(
+                "is_accepting is {}, the reference says {accepted}",
+                got.accepting
+            ));
+        }
+        Ok(())
+    }
+
+    fn operations(&mut self, input: &[u8], ops: &[CommitOp]) -> Outcome<()> {
+        let mut state = ParserState::new(self.parser().clone());
+        if !state.is_live() {
+            return Ok(());
+        }
+        let mut chunks: Vec<Vec<u8>> = Vec::new();
+        let mut saved: Vec<(ParserState, Vec<Vec<u8>>)> = Vec::new();
+        let mut cursor = 0;
+        for (i, &op) in ops.iter().enumerate() {
+            let what = format!("op {i} ({op:?})");
+            match op {
+                CommitOp::Commit(n) => {
+                    let end = (cursor + n as usize % 5).min(input.len());
+                    let chunk = input[cursor..end].to_vec();
+                    cursor = end;
+                    let before = observe(&state)?;
+                    let len = state.commit_len();
+                    match state.commit_bytes(&chunk) {
+                        Ok(()) => chunks.push(chunk),
+                        Err(e) if matches!(e.kind(), CommitErrorKind::Budget { .. }) => {
+                            return Err(None)
+                        }
+                        Err(e) => {
+                            let after = observe(&state)?;
+                            if after != before || state.commit_len() != len {
+                                return Err(Some(format!(
+                                    "{what}: the refused commit ({e}) changed the state: \
+                                     {before:?} became {after:?}"
+                                )));
+                            }
+                        }
+                    }
+                }
+                CommitOp::Rollback(n) => {
+                    let have = state.commit_len();
+                    let n = n as usize % (have + 2);
+                    if n > have {
+                        let before = observe(&state)?;
+                        let got = state.rollback(n);
+                        let want = Err(RollbackError {
+                            requested: n,
+                            available: have,
+                        });
+                        if got != want || observe(&state)? != before {
+                            return Err(Some(format!(
+                                "{what}: rolling back {n} of {have} gave {got:?} (or changed \
+                                 the state)"
+                            )));
+                        }
+                    } else {
+                        if let Err(e) = state.rollback(n) {
+                            return Err(Some(format!("{what}: rollback({n}) failed: {e}")));
+                        }
+                        chunks.truncate(chunks.len() - n);
+                    }
+                }
+                CommitOp::Save => {
+                    if saved.len() < 4 {
+                        saved.push((state.clone(), chunks.clone()));
+                    }
+                }
+                CommitOp::Restore(k) => {
+                    if !saved.is_empty() {
+                        let (s, c) = saved[k as usize % saved.len()].clone();
+                        state = s;
+                        chunks = c;
+                    }
+                }
+            }
+            self.agrees(&state, &chunks, &what)?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs the `commit` check; `Err` describes the first disagreement.
+pub fn check(case: &CommitCase) -> std::result::Result<(), String> {
+    let built = match case.grammar.build() {
+        Ok(b) => b,
+        Err(e) => return e.into_check(),
+    };
+    let mut checker = Checker {
+        built: &built,
+        earley: Earley::new(&built.bnf),
+        memo: HashMap::new(),
+    };
+    let run = checker
+        .prefixes(&case.input.0)
+        .and_then(|()| checker.operations(&case.input.0, &case.ops));
+    match run {
+        Ok(()) | Err(None) => Ok(()),
+        Err(Some(m)) => Err(m),
+    }
+}

@@ -1,0 +1,318 @@
+//! The reference lexer: longest match with one byte of lookahead, computed with the `regex`
+//! crate in the dumbest way, prefix by prefix.
+//!
+//! For each terminal it keeps two anchored regexes: the pattern itself (`^(?:p)$`, "this lexeme
+//! is a full match") and [`Re::prefix`] ("some continuation makes this a full match"). A lazy
+//! terminal (one with a non-greedy repetition in its HIR) matches only its shortest lexeme:
+//! once a prefix of the lexeme matches fully, the terminal neither matches nor is viable on any
+//! longer lexeme. Lexing reads bytes while some terminal is still viable, then emits the
+//! terminals that match the lexeme read so far, tie-broken by priority and then literal over
+//! regex; it never backs up to a shorter match. Nothing here uses munch's lexer.
+
+use munch_lexer::dfa::TerminalSpec;
+use regex::bytes::{Regex, RegexBuilder};
+use regex_syntax::hir::{Hir, HirKind};
+
+use crate::re::Re;
+use crate::repro::Repro;
+
+/// A terminal's pattern.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Pattern {
+    /// A string literal made of [`crate::re::CHARS`] (non-empty); beats a regex on a tie.
+    Literal(String),
+    /// A regex.
+    Regex(Re),
+}
+
+impl Pattern {
+    /// The pattern as a [`Re`] (a literal is the concatenation of its characters).
+    pub fn as_re(&self) -> Re {
+        match self {
+            Pattern::Literal(s) => Re::Cat(s.chars().map(Re::Char).collect()),
+            Pattern::Regex(re) => re.clone(),
+        }
+    }
+
+    /// The HIR munch gets: a literal the way the Lark front end builds one, a regex as
+    /// `regex-syntax` parses it.
+    pub fn hir(&self) -> Hir {
+        match self {
+            Pattern::Literal(s) => Hir::literal(s.as_bytes()),
+            Pattern::Regex(re) => regex_syntax::Parser::new()
+                .parse(&re.pattern())
+                .expect("generated regexes parse"),
+        }
+    }
+
+    /// Whether this is a literal.
+    pub fn is_literal(&self) -> bool {
+        matches!(self, Pattern::Literal(_))
+    }
+
+    /// The pattern in Lark syntax, for comments.
+    pub fn lark(&self) -> String {
+        match self {
+            Pattern::Literal(s) => format!("{s:?}"),
+            Pattern::Regex(re) => format!("/{}/", re.pattern()),
+        }
+    }
+}
+
+/// One terminal.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Term {
+    /// Its pattern.
+    pub pattern: Pattern,
+    /// Lexer priority (higher wins a tie).
+    pub priority: i32,
+    /// `%ignore`d.
+    pub ignored: bool,
+}
+
+impl Term {
+    /// The lexer's view of the terminal, named `T{index}`.
+    pub fn spec(&self, index: usize) -> TerminalSpec {
+        TerminalSpec {
+            name: format!("T{index}"),
+            hir: Some(self.pattern.hir()),
+            is_literal: self.pattern.is_literal(),
+            priority: self.priority,
+            ignored: self.ignored,
+        }
+    }
+}
+
+impl Repro for Pattern {
+    fn repro(&self, out: &mut String) {
+        match self {
+            Pattern::Literal(s) => {
+                out.push_str("Pattern::Literal(");
+                s.repro(out);
+                out.push(')');
+            }
+            Pattern::Regex(re) => {
+                out.push_str("Pattern::Regex(");
+                re.repro(out);
+                out.push(')');
+            }
+        }
+    }
+}
+
+impl Repro for Term {
+    fn repro(&self, out: &mut String) {
+        out.push_str("Term { pattern: ");
+        self.pattern.repro(out);
+        out.push_str(&format!(
+            ", priority: {}, ignored: {} }}",
+            self.priority, self.ignored
+        ));
+    }
+}
+
+/// Whether `hir` has a non-greedy repetition (what makes a terminal lazy).
+pub fn hir_is_lazy(hir: &Hir) -> bool {
+    let mut work = vec![hir];
+    while let Some(h) = work.pop() {
+        match h.kind() {
+            HirKind::Repetition(rep) => {
+                if !rep.greedy {
+                    return true;
+                }
+                work.push(&rep.sub);
+            }
+            HirKind::Capture(c) => work.push(&c.sub),
+            HirKind::Concat(hs) | HirKind::Alternation(hs) => work.extend(hs),
+            HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => {}
+        }
+    }
+    false
+}
+
+/// The `regex`-crate view of one terminal.
+#[derive(Debug)]
+struct Matcher {
+    full: Regex,
+    prefix: Regex,
+    lazy: bool,
+}
+
+fn anchored(pattern: &str) -> Regex {
+    RegexBuilder::new(&format!("^(?:{pattern})$"))
+        .size_limit(1 << 26)
+        .build()
+        .expect("generated patterns compile")
+}
+
+impl Matcher {
+    fn new(pattern: &Pattern) -> Matcher {
+        let re = pattern.as_re();
+        Matcher {
+            full: anchored(&re.pattern()),
+            prefix: anchored(&re.prefix()),
+            lazy: hir_is_lazy(&pattern.hir()),
+        }
+    }
+
+    /// The shortest non-empty prefix of `text` that is a full match.
+    fn first_match(&self, text: &[u8]) -> Option<usize> {
+        (1..=text.len()).find(|&l| self.full.is_match(&text[..l]))
+    }
+
+    /// Whether the terminal matches the lexeme `lexeme` (a lazy one only its first match).
+    fn matches(&self, lexeme: &[u8]) -> bool {
+        !lexeme.is_empty()
+            && self.full.is_match(lexeme)
+            && (!self.lazy || self.first_match(lexeme) == Some(lexeme.len()))
+    }
+
+    /// Whether the lexeme can still grow into a match of the terminal.
+    fn viable(&self, lexeme: &[u8]) -> bool {
+        self.prefix.is_match(lexeme)
+            && !(self.lazy && matches!(self.first_match(lexeme), Some(f) if f < lexeme.len()))
+    }
+}
+
+/// One lexeme of [`RefLexer::tokenize`]: `start..end` and the tied terminal indices (sorted,
+/// non-empty).
+pub type RefLexeme = (usize, usize, Vec<usize>);
+
+/// A lexing failure: (offset where no lexeme could go on, start of that lexeme), as
+/// [`munch_lexer::LexError`] has them.
+pub type RefLexError = (usize, usize);
+
+/// The reference lexer over a list of terminals (index = terminal id).
+#[derive(Debug)]
+pub struct RefLexer {
+    terms: Vec<Term>,
+    matchers: Vec<Matcher>,
+}
+
+impl RefLexer {
+    /// Compiles the terminals' regexes.
+    pub fn new(terms: &[Term]) -> RefLexer {
+        RefLexer {
+            terms: terms.to_vec(),
+            matchers: terms.iter().map(|t| Matcher::new(&t.pattern)).collect(),
+        }
+    }
+
+    /// Whether terminal `t` matches the empty string (munch refuses such a terminal).
+    pub fn matches_empty(&self, t: usize) -> bool {
+        self.matchers[t].full.is_match(b"")
+    }
+
+    /// Whether terminal `t` is lazy.
+    pub fn is_lazy(&self, t: usize) -> bool {
+        self.matchers[t].lazy
+    }
+
+    /// The terminals that match `lexeme` after tie-breaking: the highest priority among the
+    /// matches, then only the literals if one of those is a literal. Sorted.
+    pub fn accepted(&self, lexeme: &[u8]) -> Vec<usize> {
+        let matched: Vec<usize> = (0..self.terms.len())
+            .filter(|&t| self.matchers[t].matches(lexeme))
+            .collect();
+        let Some(best) = matched.iter().map(|&t| self.terms[t].priority).max() else {
+            return vec![];
+        };
+        let top: Vec<usize> = matched
+            .into_iter()
+            .filter(|&t| self.terms[t].priority == best)
+            .collect();
+        let any_literal = top.iter().any(|&t| self.terms[t].pattern.is_literal());
+        top.into_iter()
+            .filter(|&t| !any_literal || self.terms[t].pattern.is_literal())
+            .collect()
+    }
+
+    /// Whether some terminal can still complete a lexeme starting with `lexeme`.
+    pub fn alive(&self, lexeme: &[u8]) -> bool {
+        self.matchers.iter().any(|m| m.viable(lexeme))
+    }
+
+    /// Longest match with one byte of lookahead over all of `input`.
+    pub fn tokenize(&self, input: &[u8]) -> Result<Vec<RefLexeme>, RefLexError> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < input.len() {
+            let rest = &input[i..];
+            let mut l = 0;
+            while l < rest.len() && self.alive(&rest[..l + 1]) {
+                l += 1;
+            }
+            let accepted = self.accepted(&rest[..l]);
+            if accepted.is_empty() {
+                return Err((i + l, i));
+            }
+            out.push((i, i + l, accepted));
+            i += l;
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lit(s: &str, priority: i32) -> Term {
+        Term {
+            pattern: Pattern::Literal(s.to_string()),
+            priority,
+            ignored: false,
+        }
+    }
+
+    fn re(re: Re, priority: i32) -> Term {
+        Term {
+            pattern: Pattern::Regex(re),
+            priority,
+            ignored: false,
+        }
+    }
+
+    fn plus(sub: Re, lazy: bool) -> Re {
+        Re::Rep {
+            sub: Box::new(sub),
+            min: 1,
+            max: None,
+            lazy,
+        }
+    }
+
+    #[test]
+    fn longest_match_keywords_and_no_backtracking() {
+        let lexer = RefLexer::new(&[
+            lit("ab", 0),
+            re(plus(Re::Set(vec!['a', 'b']), false), 0),
+            lit(" ", 0),
+            lit("abcc", 0),
+        ]);
+        assert_eq!(
+            lexer.tokenize(b"ab abb"),
+            Ok(vec![(0, 2, vec![0]), (2, 3, vec![2]), (3, 6, vec![1])])
+        );
+        // "abc" is a viable prefix of "abcc", so the lexer reads it and then fails: no
+        // backing up to "ab".
+        assert_eq!(lexer.tokenize(b"abcx"), Err((3, 0)));
+    }
+
+    #[test]
+    fn priority_then_literal_and_lazy_terminals() {
+        let lexer = RefLexer::new(&[re(Re::Char('a'), 1), lit("a", 0), re(Re::Char('a'), 1)]);
+        assert_eq!(lexer.accepted(b"a"), vec![0, 2]);
+        let lazy = RefLexer::new(&[re(
+            Re::Cat(vec![Re::Char('a'), plus(Re::Dot, true), Re::Char('a')]),
+            0,
+        )]);
+        assert!(lazy.is_lazy(0));
+        assert_eq!(
+            lazy.tokenize(b"abaa"),
+            Err((4, 3)),
+            "the lazy terminal ends at the first closing `a`"
+        );
+        assert_eq!(lazy.tokenize(b"aba"), Ok(vec![(0, 3, vec![0])]));
+    }
+}
