@@ -1,28 +1,32 @@
 """Label files with what Lark (the reference implementation) accepts.
 
 Usage: lark_label.py GRAMMAR MODE FILE...   (MODE: lalr or earley; lexer 'basic' for both)
-Prints one JSON object per file: {"file", "accepted", "error"}; the first line is
-{"lark": VERSION, "mode": MODE} or {"grammar_error": MESSAGE}.
+Prints one JSON object per file: {"file", "accepted", "error", "token", "char",
+"char_category"}; `token` is [type, value] for an unexpected token, `char` the character no
+terminal matched and `char_category` its Unicode category in this Python (`Cn`: unassigned in
+its Unicode tables). The first line is {"lark": VERSION, "unicode": VERSION, "mode": MODE} or
+{"grammar_error": MESSAGE}.
 """
 import json
 import sys
+import unicodedata
 
 import lark
 
 
 def main():
     grammar_path, mode, files = sys.argv[1], sys.argv[2], sys.argv[3:]
-    with open(grammar_path, encoding="utf-8") as f:
+    with open(grammar_path, encoding="utf-8", newline="") as f:
         source = f.read()
     try:
         parser = lark.Lark(source, parser=mode, lexer="basic")
     except Exception as e:  # any failure to build is reported, not raised
         print(json.dumps({"grammar_error": f"{type(e).__name__}: {e}"}))
         return
-    print(json.dumps({"lark": lark.__version__, "mode": mode}))
+    print(json.dumps({"lark": lark.__version__, "unicode": unicodedata.unidata_version, "mode": mode}))
     for path in files:
         try:
-            with open(path, encoding="utf-8") as f:
+            with open(path, encoding="utf-8", newline="") as f:
                 text = f.read()
         except Exception as e:
             print(json.dumps({"file": path, "accepted": False, "error": f"unreadable: {e}"}))
@@ -31,7 +35,15 @@ def main():
             parser.parse(text)
             print(json.dumps({"file": path, "accepted": True, "error": None}))
         except Exception as e:
-            print(json.dumps({"file": path, "accepted": False, "error": str(e)[:300]}))
+            label = {"file": path, "accepted": False, "error": str(e)[:300]}
+            token = getattr(e, "token", None)
+            if token is not None:
+                label["token"] = [token.type, str(token)]
+            char = getattr(e, "char", None)
+            if isinstance(char, str) and len(char) == 1:
+                label["char"] = char
+                label["char_category"] = unicodedata.category(char)
+            print(json.dumps(label))
         sys.stdout.flush()
 
 

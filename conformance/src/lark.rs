@@ -33,6 +33,15 @@ pub struct Label {
     pub accepted: bool,
     /// Lark's message when it did not.
     pub error: Option<String>,
+    /// The unexpected token `[type, value]`, when Lark's parser refused one.
+    #[serde(default)]
+    pub token: Option<(String, String)>,
+    /// The character no terminal matched, when Lark's lexer stopped.
+    #[serde(default)]
+    pub char: Option<String>,
+    /// That character's Unicode category in Lark's Python (`Cn`: unassigned there).
+    #[serde(default)]
+    pub char_category: Option<String>,
 }
 
 /// The virtualenv's Python, creating the virtualenv on first use.

@@ -5,8 +5,21 @@
 //! the text is labelled again with `parser='earley', lexer='basic'`, which recognises the
 //! grammar's whole context-free language: Lark's LALR resolves shift/reduce conflicts by
 //! shifting, so it rejects some sentences of the grammar that munch's GLR parser (rightly)
-//! accepts. A disagreement that remains after that is listed with both verdicts; the test fails
-//! when agreement on any grammar falls below 99%.
+//! accepts. Every disagreement that remains is listed with both verdicts and attributed to one of
+//! the lexing differences the README documents, each checked mechanically:
+//!
+//! - **tie**: Lark refused a token whose text munch's lexer completes as two or more tied
+//!   terminals (README, difference 2: Lark takes the first terminal in its own order, munch hands
+//!   every tied terminal to the GLR parser);
+//! - **case fold**: Lark's lexer matched no terminal at a non-ASCII character whose lower case
+//!   is ASCII (`K` KELVIN SIGN, `ſ` LONG S), which Python's case-insensitive matching folds like
+//!   munch's but Lark's keyword-behind-a-regex callback does not (difference 4);
+//! - **Unicode version**: Lark's lexer matched no terminal at a character its Python's Unicode
+//!   tables leave unassigned, which munch's newer tables know (difference 5).
+//!
+//! The test fails on any disagreement it cannot attribute to one of these. The raw agreement
+//! (explained disagreements counted as disagreements) is printed per grammar, over all texts
+//! and over the real files alone; the README quotes these figures.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,9 +33,34 @@ use munch_glr::parser::{Parser, ParserConfig};
 struct Outcome {
     grammar: &'static str,
     total: usize,
+    /// How many of the texts are real files (they come first).
+    real: usize,
     lark_accepted: usize,
     lalr_only: Vec<PathBuf>,
-    disagreements: Vec<String>,
+    /// (file, documented cause or `None`, description).
+    disagreements: Vec<(PathBuf, Option<&'static str>, String)>,
+}
+
+/// The documented lexing difference behind a disagreement, checked on the text itself.
+fn cause(parser: &Parser, lark: &lark::Label, munch_accepts: bool) -> Option<&'static str> {
+    if !munch_accepts {
+        return None;
+    }
+    if let Some((_, value)) = &lark.token {
+        let lexer = parser.lexer();
+        let s = lexer.walk(lexer.start(), value.as_bytes());
+        if !lexer.is_dead(s) && lexer.accepted(s).len() >= 2 {
+            return Some("tie");
+        }
+    }
+    let c = lark.char.as_deref()?.chars().next()?;
+    if lark.char_category.as_deref() == Some("Cn") {
+        return Some("Unicode version");
+    }
+    if !c.is_ascii() && c.to_lowercase().all(|l| l.is_ascii()) {
+        return Some("case fold");
+    }
+    None
 }
 
 fn syncode_path(name: &str) -> PathBuf {
@@ -107,13 +145,14 @@ fn mutated(files: &[PathBuf], name: &str, seed: u64) -> Vec<PathBuf> {
         .collect()
 }
 
-fn agree(grammar: &'static str, files: Vec<PathBuf>) -> Outcome {
+fn agree(grammar: &'static str, files: Vec<PathBuf>, real: usize) -> Outcome {
     let path = syncode_path(grammar);
     let parser = parser_for(&path);
     let labels = lark::label(&path, Mode::Lalr, &files).unwrap_or_else(|e| panic!("{e}"));
     let mut outcome = Outcome {
         grammar,
         total: files.len(),
+        real,
         lark_accepted: labels.iter().filter(|l| l.accepted).count(),
         lalr_only: Vec::new(),
         disagreements: Vec::new(),
@@ -135,15 +174,21 @@ fn agree(grammar: &'static str, files: Vec<PathBuf>) -> Outcome {
         if earley.accepted == munch.is_ok() {
             outcome.lalr_only.push(lalr.file);
         } else {
-            outcome.disagreements.push(format!(
-                "{}: Lark(lalr) {} / Lark(earley) {} / munch {}",
-                lalr.file.display(),
-                verdict(lalr.accepted, lalr.error.as_deref()),
-                verdict(earley.accepted, earley.error.as_deref()),
-                match &munch {
-                    Ok(()) => "accepts".to_string(),
-                    Err(r) => format!("rejects at byte {}: {}", r.offset, r.message),
-                },
+            let why = cause(&parser, &earley, munch.is_ok());
+            outcome.disagreements.push((
+                lalr.file.clone(),
+                why,
+                format!(
+                    "[{}] {}: Lark(lalr) {} / Lark(earley) {} / munch {}",
+                    why.unwrap_or("UNEXPLAINED"),
+                    lalr.file.display(),
+                    verdict(lalr.accepted, lalr.error.as_deref()),
+                    verdict(earley.accepted, earley.error.as_deref()),
+                    match &munch {
+                        Ok(()) => "accepts".to_string(),
+                        Err(r) => format!("rejects at byte {}: {}", r.offset, r.message),
+                    },
+                ),
             ));
         }
     }
@@ -164,27 +209,43 @@ fn verdict(accepted: bool, error: Option<&str>) -> String {
 fn report(outcomes: &[Outcome]) {
     let mut failed = Vec::new();
     for o in outcomes {
-        let agreeing = o.total - o.disagreements.len();
-        let rate = agreeing as f64 / o.total.max(1) as f64;
+        let rate = (o.total - o.disagreements.len()) as f64 / o.total.max(1) as f64;
+        let real_files: Vec<&PathBuf> = o
+            .disagreements
+            .iter()
+            .map(|(f, _, _)| f)
+            .filter(|f| !f.starts_with(munch_lexer::cache::cache_dir().join("generated")))
+            .filter(|f| !f.starts_with(munch_lexer::cache::cache_dir().join("mutated")))
+            .collect();
+        let real_rate = (o.real - real_files.len()) as f64 / o.real.max(1) as f64;
         eprintln!(
-            "{:<8} {:>4} texts, Lark accepts {:>4}; agreement {:.2}% ({} settled by Earley: Lark's LALR shifts on conflicts)",
+            "{:<6} {:>4} texts ({} real), Lark accepts {:>4}; agreement {:.2}% (real files {:.2}%), \
+             {} settled by Earley (Lark's LALR shifts on conflicts)",
             o.grammar,
             o.total,
+            o.real,
             o.lark_accepted,
             rate * 100.0,
+            real_rate * 100.0,
             o.lalr_only.len()
         );
-        for d in &o.disagreements {
-            eprintln!("    {d}");
+        let mut by_cause: Vec<(&str, usize)> = Vec::new();
+        for (_, why, line) in &o.disagreements {
+            eprintln!("    {line}");
+            let why = why.unwrap_or("UNEXPLAINED");
+            match by_cause.iter_mut().find(|(c, _)| *c == why) {
+                Some((_, n)) => *n += 1,
+                None => by_cause.push((why, 1)),
+            }
         }
-        if rate < 0.99 {
-            failed.push(format!("{}: {:.2}%", o.grammar, rate * 100.0));
+        if !by_cause.is_empty() {
+            eprintln!("    disagreements by cause: {by_cause:?}");
+        }
+        if o.disagreements.iter().any(|(_, why, _)| why.is_none()) {
+            failed.push(format!("{}: unexplained disagreements", o.grammar));
         }
     }
-    assert!(
-        failed.is_empty(),
-        "agreement with Lark below 99%: {failed:?}"
-    );
+    assert!(failed.is_empty(), "disagreement with Lark: {failed:?}");
 }
 
 fn real_files(language: Language, n: usize, max_bytes: u64) -> Vec<PathBuf> {
@@ -197,7 +258,7 @@ fn with_generated_and_mutated(
     grammar: &'static str,
     real: Vec<PathBuf>,
     generated: usize,
-) -> Vec<PathBuf> {
+) -> (Vec<PathBuf>, usize) {
     let path = syncode_path(grammar);
     let parser = parser_for(&path);
     let mut all = real.clone();
@@ -205,41 +266,40 @@ fn with_generated_and_mutated(
     let sentences = generated_texts(&parser, &path, grammar, generated, 11);
     all.extend(mutated(&sentences, &format!("{grammar}-generated"), 13));
     all.extend(sentences);
-    all
+    (all, real.len())
 }
 
 #[test]
 fn json_agrees_with_lark() {
     let files = real_files(Language::Json, 40, 200_000);
-    report(&[agree(
-        "json",
-        with_generated_and_mutated("json", files, 100),
-    )]);
+    let (texts, real) = with_generated_and_mutated("json", files, 100);
+    report(&[agree("json", texts, real)]);
 }
 
 #[test]
 fn sql_agrees_with_lark() {
     let files = real_files(Language::Sql, 200, 10_000);
-    report(&[agree("sql", with_generated_and_mutated("sql", files, 100))]);
+    let (texts, real) = with_generated_and_mutated("sql", files, 100);
+    report(&[agree("sql", texts, real)]);
 }
 
 #[test]
 fn go_agrees_with_lark() {
     let files = real_files(Language::Go, 300, 3_000);
-    report(&[agree("go", with_generated_and_mutated("go", files, 100))]);
+    let (texts, real) = with_generated_and_mutated("go", files, 100);
+    report(&[agree("go", texts, real)]);
 }
 
 #[test]
 fn java_agrees_with_lark() {
     let files = real_files(Language::Java, 200, 6_000);
-    report(&[agree(
-        "java",
-        with_generated_and_mutated("java", files, 100),
-    )]);
+    let (texts, real) = with_generated_and_mutated("java", files, 100);
+    report(&[agree("java", texts, real)]);
 }
 
 #[test]
 fn c_agrees_with_lark() {
     // SynCode's C grammar is a small subset of C: generated sentences and their mutations.
-    report(&[agree("c", with_generated_and_mutated("c", Vec::new(), 150))]);
+    let (texts, real) = with_generated_and_mutated("c", Vec::new(), 150);
+    report(&[agree("c", texts, real)]);
 }
