@@ -90,7 +90,7 @@ pub struct TerminalPattern {
 /// One rule.
 #[derive(Clone, Debug)]
 pub struct Rule {
-    /// The rule's name as written (templates instantiated get a name such as `sep{item, ","}`).
+    /// The rule's name as written (templates instantiated get a name such as `sep{item,COMMA}`, as Lark names them).
     pub name: String,
     /// The rule's body.
     pub expr: Expr,
