@@ -427,7 +427,7 @@ pub fn run(
                             at_byte,
                         };
                         refusal = Some(format!(
-                            "token {t} {}: {e}",
+                            "token {t} {}; on its bytes: {e}",
                             describe_bytes(vocab.token_bytes(t))
                         ));
                         break;
