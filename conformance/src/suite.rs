@@ -40,7 +40,7 @@
 //! | `grammar` | `builtin:NAME` (munch's own, `grammars/*.lark`), `syncode:NAME` (SynCode 0.4.16's, fetched once), or the text of a Lark grammar (any string without one of those prefixes; TOML's `'''` strings keep backslashes) |
 //! | `tokenizers` | real tokenizer names for [`Vocabulary::load`] (`llama2 llama3 qwen3 gemma3 gptoss`) and `synthetic:NAME` ([below](#synthetic-vocabularies)) |
 //! | `text` | a text or a list of texts, inline |
-//! | `source` | instead of `text`: `corpus:LANG:N`, the first `N` files of [`corpus::files`] for `LANG` (`go java json sql`), or `generated:N:SEED`, `N` random sentences of the grammar rendered to text, replayable by `SEED` |
+//! | `source` | instead of `text`: `corpus:LANG:N`, `N` real files spread over the corpus by [`corpus::files`] for `LANG` (`go java json sql`), or `generated:N:SEED`, `N` random sentences of the grammar rendered to text, replayable by `SEED` |
 //! | `expect` | `accept`: every text is a sentence of the grammar; `reject`: no text is; `any`: either (the maskers are compared, nothing else is asserted) |
 //! | `reject_at_byte` | with `reject` and one text: the first byte that cannot continue the text (its length when the text is a viable prefix that is not a sentence) |
 //! | `max_bytes` | with `corpus:`: the largest file taken (default 4000) |
