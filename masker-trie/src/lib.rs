@@ -19,6 +19,12 @@
 //! - **At a lexeme boundary** (a byte that does not extend a completed lexeme): each tied
 //!   terminal is shifted onto the stack with [`Parser::shift_from`] — speculative GSS nodes,
 //!   memoised per (stack, terminal) for the whole mask — and the byte starts a new lexeme.
+//! - **Precomputed lexemes**: for a lexer state and a trie node (the root for each head, a
+//!   boundary node for a lexeme started there), one DFA-only walk of the subtree records which
+//!   tokens stay in that lexeme, grouped by the state they end in, and which subtrees hold a
+//!   boundary. A mask ORs the groups whose end state the stack can still complete and walks only
+//!   the boundary subtrees. Root tables live in the masker (built on first use, or by
+//!   [`TrieMasker::prepare`]); tables below boundary nodes in each thread's cache.
 //!
 //! A token is allowed iff some configuration survives its last byte. Keeping a completed but
 //! extendable lexeme pending, instead of forking an inhibited branch as `commit` does, is
@@ -38,7 +44,7 @@ use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState, ShiftCache};
 use munch_lexer::dfa::{Lexer, TerminalSet};
 use munch_lexer::vocab::{TrieNode, Vocabulary};
-use munch_lexer::{LexState, TerminalId};
+use munch_lexer::{LexState, TerminalId, TokenId};
 
 /// The trie masker. Immutable, `Send + Sync`.
 pub struct TrieMasker {
@@ -46,10 +52,10 @@ pub struct TrieMasker {
     vocab: Arc<Vocabulary>,
     /// Per lexer state, built on first use: what a walk from that state does while it stays
     /// inside one lexeme.
-    inside: Vec<OnceLock<Inside>>,
+    inside: Vec<OnceLock<Arc<Inside>>>,
     /// The same from the start state for a head whose first byte must not extend the
     /// inhibiting lexer state (by that state).
-    inside_inhibited: Vec<OnceLock<Inside>>,
+    inside_inhibited: Vec<OnceLock<Arc<Inside>>>,
     /// The `%ignore`d terminals: reaching one keeps a head live.
     ignored: TerminalSet,
 }
@@ -94,22 +100,41 @@ impl TrieMasker {
 }
 
 /// A configuration of the walk: a stack (index into [`Cache::stacks`]), a lexer state, and the
-/// base head it started from while it has not left its first lexeme ([`NO_SHORTCUT`]
-/// otherwise). Tokens such a configuration reaches are already counted by
-/// [`Inside::groups`], so the walk only follows it into subtrees with a lexeme boundary.
+/// [`Inside`] table (index into [`Cache::active`]) of the lexeme it is in, which already counts
+/// every token below that stays in this lexeme, so the walk only follows the configuration into
+/// subtrees with a lexeme boundary ([`NO_SHORTCUT`]: no table, walk everything).
 type Config = (u32, LexState, u32);
 
 /// The third field of a [`Config`] that has no precomputed [`Inside`] to lean on.
 const NO_SHORTCUT: u32 = u32::MAX;
 
-/// What a walk from one lexer state does while it stays inside one lexeme (no parser needed).
+/// What a walk from one lexer state, below one trie node, does while it stays inside one lexeme
+/// (no parser needed). Built from the root for each base head's lexer state, and below a
+/// boundary node for the lexeme that node's byte starts.
 struct Inside {
-    /// Tokens whose bytes keep the lexeme growing from this state, by the state they end in.
-    /// Such a token is allowed iff its end state can still complete a terminal the stack takes.
-    groups: Vec<(LexState, TokenMask)>,
-    /// Bit `n`: the subtree of trie node `n` holds a lexeme boundary (a byte that does not
-    /// extend a completed lexeme), so the walk must go there.
+    /// The trie node the walk starts below.
+    root: usize,
+    /// Tokens below `root` whose bytes keep the lexeme growing, by the state they end in. Such a
+    /// token is allowed iff its end state can still complete a terminal the stack takes.
+    groups: Vec<(LexState, Group)>,
+    /// Bit `n - root - 1`: the subtree of trie node `n` holds a lexeme boundary (a byte that does
+    /// not extend a completed lexeme), so the walk must go there.
     boundary: Vec<u64>,
+}
+
+/// A set of tokens: a whole mask from the root (cheap to OR), a list below a node (small).
+enum Group {
+    Mask(TokenMask),
+    List(Vec<TokenId>),
+}
+
+impl Group {
+    fn add_to(&self, mask: &mut TokenMask) {
+        match self {
+            Group::Mask(m) => mask.union_with(m),
+            Group::List(tokens) => tokens.iter().for_each(|&t| mask.insert(t)),
+        }
+    }
 }
 
 /// A stack the walk can be on: a real head's node, or speculative nodes after shifting
@@ -133,6 +158,10 @@ struct Cache {
     inhibitors: Vec<Option<LexState>>,
     /// Each base head's lexer state.
     base_lex: Vec<LexState>,
+    /// The [`Inside`] tables in use by this mask's configurations.
+    active: Vec<Arc<Inside>>,
+    /// Tables below boundary nodes, by (lexer state, node); kept across masks, bounded.
+    below: AHashMap<(LexState, u32), Arc<Inside>>,
 }
 
 impl Masker for TrieMasker {
@@ -152,6 +181,8 @@ impl Masker for TrieMasker {
             frames: Vec::new(),
             inhibitors: Vec::new(),
             base_lex: Vec::new(),
+            active: Vec::new(),
+            below: AHashMap::new(),
         })
     }
 
@@ -167,18 +198,19 @@ impl Masker for TrieMasker {
         cache.shifted.clear();
         cache.inhibitors.clear();
         cache.base_lex.clear();
+        cache.active.clear();
+        if cache.below.len() > 1 << 14 {
+            cache.below.clear();
+        }
         let lexer = self.parser.lexer();
         let mut base: SmallVec<[Config; 2]> = SmallVec::new();
-        for (i, head) in state.heads().enumerate() {
+        for head in state.heads() {
             let stack = self.push_stack(cache, SmallVec::from_elem(head.node().clone(), 1));
             let s = head.lex_state();
-            let goes_on = &cache.stacks[stack as usize].goes_on;
-            for (end, tokens) in &self.inside(s, head.inhibitor()).groups {
-                if lexer.reachable(*end).intersects(goes_on) {
-                    mask.union_with(tokens);
-                }
-            }
-            base.push((stack, s, i as u32));
+            let table = Arc::clone(self.inside(s, head.inhibitor()));
+            table.add_allowed(lexer, &cache.stacks[stack as usize].goes_on, mask);
+            cache.active.push(table);
+            base.push((stack, s, (cache.active.len() - 1) as u32));
             cache.inhibitors.push(head.inhibitor());
             cache.base_lex.push(s);
         }
@@ -193,14 +225,14 @@ impl Masker for TrieMasker {
             let depth = trie.depth(node);
             cache.frames.truncate(depth);
             next.clear();
-            self.step(cache, node, depth, trie.byte(node), &mut next);
+            let fresh_here = self.step(cache, node, depth, trie.byte(node), &mut next, mask);
             if next.is_empty() {
                 // Liveness is monotone: no extension of a dead prefix is live; and a subtree
                 // left to the precomputed groups needs no walk.
                 n = trie.subtree_end(node).as_usize();
                 continue;
             }
-            if next.iter().any(|c| c.2 == NO_SHORTCUT) {
+            if fresh_here || next.iter().any(|c| c.2 == NO_SHORTCUT) {
                 for &t in trie.tokens_at(node) {
                     mask.insert(t);
                 }
@@ -251,7 +283,9 @@ impl TrieMasker {
     }
 
     /// The configurations after `byte` (the edge into `node`), from those of
-    /// `frames[depth - 1]`, into `out`.
+    /// `frames[depth - 1]`, into `out`. Returns whether a configuration started a lexeme at
+    /// `node`: its table covers only the tokens below, so the tokens at `node` are the walk's
+    /// to mark.
     fn step(
         &self,
         cache: &mut Cache,
@@ -259,7 +293,9 @@ impl TrieMasker {
         depth: usize,
         byte: u8,
         out: &mut SmallVec<[Config; 2]>,
-    ) {
+        mask: &mut TokenMask,
+    ) -> bool {
+        let mut fresh_here = false;
         let lexer = self.parser.lexer();
         for i in 0..cache.frames[depth - 1].len() {
             let (stack, s, origin) = cache.frames[depth - 1][i];
@@ -273,14 +309,7 @@ impl TrieMasker {
             }
             let grown = lexer.next(s, byte);
             if !lexer.is_dead(grown) {
-                if origin != NO_SHORTCUT
-                    && !self
-                        .inside(
-                            cache.base_lex[origin as usize],
-                            cache.inhibitors[origin as usize],
-                        )
-                        .has_boundary(node)
-                {
+                if origin != NO_SHORTCUT && !cache.active[origin as usize].has_boundary(node) {
                     // Every token below is inside the first lexeme: counted by the groups.
                     continue;
                 }
@@ -304,31 +333,42 @@ impl TrieMasker {
                 } else {
                     self.shift(cache, stack, t)
                 };
-                if let Some(after) = after {
-                    let config = (after, fresh, NO_SHORTCUT);
-                    if lexer
-                        .reachable(fresh)
-                        .intersects(&cache.stacks[after as usize].goes_on)
-                        && !out.contains(&config)
-                    {
-                        out.push(config);
-                    }
+                let Some(after) = after else { continue };
+                let goes_on = &cache.stacks[after as usize].goes_on;
+                if !lexer.reachable(fresh).intersects(goes_on)
+                    || out.iter().any(|c| c.0 == after && c.1 == fresh)
+                {
+                    continue;
                 }
+                let key = (fresh, node.as_u32());
+                let table = match cache.below.get(&key) {
+                    Some(table) => Arc::clone(table),
+                    None => {
+                        let table = Arc::new(Inside::build(lexer, &self.vocab, fresh, None, node));
+                        cache.below.insert(key, Arc::clone(&table));
+                        table
+                    }
+                };
+                table.add_allowed(lexer, goes_on, mask);
+                cache.active.push(table);
+                out.push((after, fresh, (cache.active.len() - 1) as u32));
+                fresh_here = true;
             }
         }
+        fresh_here
     }
 
     /// The precomputed inside-the-lexeme walk from lexer state `s` (with the first byte
     /// constrained by `inhibitor`, if any), built on first use.
-    fn inside(&self, s: LexState, inhibitor: Option<LexState>) -> &Inside {
+    fn inside(&self, s: LexState, inhibitor: Option<LexState>) -> &Arc<Inside> {
         let lexer = self.parser.lexer();
+        let root = self.vocab.trie().root();
         match inhibitor {
-            None => {
-                self.inside[s.as_usize()].get_or_init(|| Inside::build(lexer, &self.vocab, s, None))
-            }
+            None => self.inside[s.as_usize()]
+                .get_or_init(|| Arc::new(Inside::build(lexer, &self.vocab, s, None, root))),
             // An inhibited head's lexeme is empty: it is always at the start state.
             Some(i) => self.inside_inhibited[i.as_usize()]
-                .get_or_init(|| Inside::build(lexer, &self.vocab, s, Some(i))),
+                .get_or_init(|| Arc::new(Inside::build(lexer, &self.vocab, s, Some(i), root))),
         }
     }
 }
@@ -340,18 +380,22 @@ impl Inside {
         vocab: &Vocabulary,
         start: LexState,
         inhibitor: Option<LexState>,
+        root: TrieNode,
     ) -> Inside {
         let trie = vocab.trie();
-        let end = trie.node_len();
-        let mut boundary = vec![0u64; end.div_ceil(64)];
-        let mut groups: Vec<(LexState, TokenMask)> = Vec::new();
-        // `states[d]`: the lexer state after the first `d` bytes; `path[d]`: the node at depth d.
+        let base = root.as_usize();
+        let end = trie.subtree_end(root).as_usize();
+        let base_depth = trie.depth(root);
+        let mut boundary = vec![0u64; (end - base).div_ceil(64)];
+        let mut groups: Vec<(LexState, Group)> = Vec::new();
+        // `states[d]`: the lexer state after the first `d` bytes below `root`; `path[d]`: the
+        // relative index of the node at that depth (`path[0]` unused).
         let mut states: Vec<LexState> = vec![start];
         let mut path: Vec<usize> = vec![0];
-        let mut n = 1;
+        let mut n = base + 1;
         while n < end {
             let node = TrieNode::new(n as u32);
-            let depth = trie.depth(node);
+            let depth = trie.depth(node) - base_depth;
             states.truncate(depth);
             path.truncate(depth);
             let s = states[depth - 1];
@@ -365,7 +409,8 @@ impl Inside {
             if lexer.is_dead(grown) {
                 if !lexer.accepted(s).is_empty() {
                     // A boundary: this node and its ancestors hold one.
-                    for &a in path.iter().skip(1).chain(std::iter::once(&n)).rev() {
+                    let rel = n - base - 1;
+                    for &a in path.iter().skip(1).chain(std::iter::once(&rel)).rev() {
                         if boundary[a / 64] & (1 << (a % 64)) != 0 {
                             break;
                         }
@@ -380,23 +425,45 @@ impl Inside {
                 let group = match groups.iter().position(|(e, _)| *e == grown) {
                     Some(g) => g,
                     None => {
-                        groups.push((grown, TokenMask::new(vocab.len())));
+                        let empty = if base == 0 {
+                            Group::Mask(TokenMask::new(vocab.len()))
+                        } else {
+                            Group::List(Vec::new())
+                        };
+                        groups.push((grown, empty));
                         groups.len() - 1
                     }
                 };
                 for &t in tokens {
-                    groups[group].1.insert(t);
+                    match &mut groups[group].1 {
+                        Group::Mask(m) => m.insert(t),
+                        Group::List(l) => l.push(t),
+                    }
                 }
             }
             states.push(grown);
-            path.push(n);
+            path.push(n - base - 1);
             n += 1;
         }
-        Inside { groups, boundary }
+        Inside {
+            root: base,
+            groups,
+            boundary,
+        }
     }
 
+    /// Adds the tokens whose end state can still complete a terminal in `goes_on`.
+    fn add_allowed(&self, lexer: &Lexer, goes_on: &TerminalSet, mask: &mut TokenMask) {
+        for (end, group) in &self.groups {
+            if lexer.reachable(*end).intersects(goes_on) {
+                group.add_to(mask);
+            }
+        }
+    }
+
+    /// Whether the walk must enter `node` (a strict descendant of `root`).
     fn has_boundary(&self, node: TrieNode) -> bool {
-        let n = node.as_usize();
+        let n = node.as_usize() - self.root - 1;
         self.boundary[n / 64] & (1 << (n % 64)) != 0
     }
 }
