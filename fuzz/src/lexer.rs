@@ -166,7 +166,7 @@ pub fn check(case: &LexerCase) -> std::result::Result<(), String> {
     for l in 1..=input.len() {
         s = lexer.next(s, input[l - 1]);
         let alive = reference.alive(&input[..l]);
-        if lexer.is_dead(s) != !alive {
+        if lexer.is_dead(s) == alive {
             return Err(format!(
                 "after {:?}: the DFA is {} but the reference says {}",
                 Bytes(input[..l].to_vec()),

@@ -190,7 +190,7 @@ impl Re {
             // A prefix of the first item, or all of it and a prefix of the rest.
             Re::Cat(rs) => match rs.split_first() {
                 None => String::new(),
-                Some((first, rest)) if rest.is_empty() => first.prefix(),
+                Some((first, [])) => first.prefix(),
                 Some((first, rest)) => format!(
                     "(?:{}|(?:{}){})",
                     first.prefix(),

@@ -26,7 +26,7 @@ fn bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(config(300))]
+    #![proptest_config(config(4000))]
 
     #[test]
     fn grammar_load(data in bytes(1024)) {
@@ -35,6 +35,10 @@ proptest! {
             prop_assert!(false, "{}\n\n{:?}", e, case);
         }
     }
+}
+
+proptest! {
+    #![proptest_config(config(1500))]
 
     #[test]
     fn lexer(data in bytes(256)) {
@@ -46,7 +50,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(config(150))]
+    #![proptest_config(config(1000))]
 
     #[test]
     fn commit(data in bytes(512)) {
