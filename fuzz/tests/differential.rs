@@ -1,7 +1,7 @@
 //! The differential checks of the fuzz targets, driven by proptest: random byte strings go
 //! through the same `Arbitrary` generators as in cargo-fuzz, then through the same `check`.
 //!
-//! Seeded ([`SEED`]) so that CI is deterministic; a failure prints the case as a regression
+//! Seeded ([`SEED`], or `MUNCH_FUZZ_SEED`) so that runs are deterministic; a failure prints the case as a regression
 //! test (its `Debug`) and proptest's minimal byte input.
 
 use munch_fuzz::case_from_bytes;
@@ -9,13 +9,17 @@ use munch_fuzz::prelude::*;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
-/// Change to explore other inputs.
+/// The default seed; `MUNCH_FUZZ_SEED=N` explores other inputs.
 const SEED: u64 = 0x6d75_6e63_685f_667a;
 
 fn config(cases: u32) -> ProptestConfig {
+    let seed = std::env::var("MUNCH_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(SEED);
     ProptestConfig {
         cases,
-        rng_seed: RngSeed::Fixed(SEED),
+        rng_seed: RngSeed::Fixed(seed),
         failure_persistence: None,
         ..ProptestConfig::default()
     }

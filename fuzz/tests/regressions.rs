@@ -53,3 +53,166 @@ fn ignored_terminals_are_never_shifted() {
         "can_shift answers true for an ignored terminal"
     );
 }
+
+/// Found by the `masks` proptest (`MUNCH_FUZZ_SEED=8`): a test that never finished.
+///
+/// ```text
+/// start: T0 T0 n1 | start ~ 2..3 n1? T0
+/// n1: n1 (start T0 n1 | T0 start ~ 0..0 n1) n1 | (T0 T0 T0 | T0 ~ 0..1)
+/// T0.-1: /./
+/// ```
+///
+/// Every character is a lexeme of the one terminal and the grammar is massively ambiguous.
+/// After 3 tokens (14 bytes, 15 heads) the oracle's mask takes 9 ms and the trie masker's 85 s
+/// (release build; the masks agree). Committing every token byte by byte through cloned
+/// `ParserState`s, as the walk's boundary frames would, takes 9 ms in all, so the time is in
+/// the masker's own code: a profile puts 94% in `TrieMasker::shift`, in the
+/// `frontier.iter().any(|f| f.id() == n.id())` dedup. Root cause (guess): `shift` advances each
+/// frontier node separately with `Parser::shift_from` and dedups only by node id, never merging
+/// nodes of the same LR state the way the GLR runtime does, so on an ambiguous grammar the
+/// frontier multiplies with every terminal in a token (and the id dedup is quadratic in it).
+/// Merging per LR state (as `rnglr::shift` does for a whole frontier), or shifting the whole
+/// frontier at once, should bound it by the number of LR states. The test checks that the
+/// trie masker equals the oracle; it is ignored because it takes minutes until the fix.
+#[test]
+#[ignore = "takes minutes until the trie masker bounds its speculative frontier"]
+fn trie_masker_frontier_explodes_on_ambiguous_grammars() {
+    let case = MaskCase {
+        grammar: GrammarSpec {
+            terms: vec![Term {
+                pattern: Pattern::Regex(Re::Dot),
+                priority: -1,
+                ignored: false,
+            }],
+            rules: vec![
+                vec![
+                    vec![
+                        Item {
+                            sym: Sym::T(0),
+                            op: Op::One,
+                        },
+                        Item {
+                            sym: Sym::T(0),
+                            op: Op::One,
+                        },
+                        Item {
+                            sym: Sym::N(1),
+                            op: Op::One,
+                        },
+                    ],
+                    vec![
+                        Item {
+                            sym: Sym::N(0),
+                            op: Op::Rep(2, 3),
+                        },
+                        Item {
+                            sym: Sym::N(1),
+                            op: Op::Opt,
+                        },
+                        Item {
+                            sym: Sym::T(0),
+                            op: Op::One,
+                        },
+                    ],
+                ],
+                vec![
+                    vec![
+                        Item {
+                            sym: Sym::N(1),
+                            op: Op::One,
+                        },
+                        Item {
+                            sym: Sym::Group(vec![
+                                vec![
+                                    Item {
+                                        sym: Sym::N(0),
+                                        op: Op::One,
+                                    },
+                                    Item {
+                                        sym: Sym::T(0),
+                                        op: Op::One,
+                                    },
+                                    Item {
+                                        sym: Sym::N(1),
+                                        op: Op::One,
+                                    },
+                                ],
+                                vec![
+                                    Item {
+                                        sym: Sym::T(0),
+                                        op: Op::One,
+                                    },
+                                    Item {
+                                        sym: Sym::N(0),
+                                        op: Op::Rep(0, 0),
+                                    },
+                                    Item {
+                                        sym: Sym::N(1),
+                                        op: Op::One,
+                                    },
+                                ],
+                            ]),
+                            op: Op::One,
+                        },
+                        Item {
+                            sym: Sym::N(1),
+                            op: Op::One,
+                        },
+                    ],
+                    vec![Item {
+                        sym: Sym::Group(vec![
+                            vec![
+                                Item {
+                                    sym: Sym::T(0),
+                                    op: Op::One,
+                                },
+                                Item {
+                                    sym: Sym::T(0),
+                                    op: Op::One,
+                                },
+                                Item {
+                                    sym: Sym::T(0),
+                                    op: Op::One,
+                                },
+                            ],
+                            vec![Item {
+                                sym: Sym::T(0),
+                                op: Op::Rep(0, 1),
+                            }],
+                        ]),
+                        op: Op::One,
+                    }],
+                ],
+            ],
+        },
+        tokens: vec![
+            Bytes(b" \xc3\x9f".to_vec()),
+            Bytes(b"\xc3\x9fax\xc3\x9fbc\xc3\x9f\xf0\x90".to_vec()),
+            Bytes(b"c\xc3\x9fx\xc3\xa9\xc3\xa9".to_vec()),
+            Bytes(b"\xc3\x9f".to_vec()),
+            Bytes(b" b".to_vec()),
+            Bytes(b" \xe2\x82\xac bb  \xe2\x82\xac".to_vec()),
+            Bytes(b"b\xe2\x82\xac".to_vec()),
+            Bytes(b"\xff".to_vec()),
+            Bytes(b"\xc3\xa9a".to_vec()),
+            Bytes(b"\xc3\x9f\xc3\xa9".to_vec()),
+            Bytes(b" ".to_vec()),
+            Bytes(b"\xf0\x90\x8d\x88 ".to_vec()),
+            Bytes(b"\n".to_vec()),
+            Bytes(b"\xf0\x90\x8d\x88b\xc3\xa9x\xf0\x90\x8d\x88".to_vec()),
+            Bytes(b" xa \xf0\x90\x8d\x88\xf0\x90\x8d\x88".to_vec()),
+            Bytes(b"a".to_vec()),
+            Bytes(b"\xf0\x90\x8d\x88  xa\xe2\x82\xac ".to_vec()),
+            Bytes(b"xx".to_vec()),
+            Bytes(b"\xc3\x9f".to_vec()),
+            Bytes(b"c a\xf0\x90\x8d\x88 ".to_vec()),
+        ],
+        steps: vec![
+            MaskStep::Choose(87),
+            MaskStep::Choose(60),
+            MaskStep::Choose(38),
+            MaskStep::Choose(143),
+        ],
+    };
+    masks::check(&case).unwrap();
+}
