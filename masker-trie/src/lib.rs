@@ -266,17 +266,13 @@ impl TrieMasker {
         if let Some(&known) = cache.shifted.get(&(stack, t)) {
             return known;
         }
-        let mut frontier: SmallVec<[GssNode; 2]> = SmallVec::new();
-        for node in cache.stacks[stack as usize].frontier.clone() {
-            // A budget error means `commit` would refuse the token too: no stack.
-            if let Ok(nodes) = self.parser.shift_from(&node, t) {
-                for n in nodes {
-                    if !frontier.iter().any(|f| f.id() == n.id()) {
-                        frontier.push(n);
-                    }
-                }
-            }
-        }
+        // The whole frontier shifts at once so that new nodes merge per LR state, as in a
+        // commit; node by node, an ambiguous grammar multiplies the frontier with every terminal.
+        // A budget error means `commit` would refuse the token too: no stack.
+        let frontier = self
+            .parser
+            .shift_frontier(&cache.stacks[stack as usize].frontier, t)
+            .unwrap_or_default();
         let result = (!frontier.is_empty()).then(|| self.push_stack(cache, frontier));
         cache.shifted.insert((stack, t), result);
         result

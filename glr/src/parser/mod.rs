@@ -199,28 +199,42 @@ impl Parser {
     /// reductions). Ignored terminals are never shifted. Memoised in `cache`.
     pub fn can_shift(&self, node: &GssNode, t: TerminalId, cache: &mut ShiftCache) -> bool {
         let k = t.as_u32();
-        if t.as_usize() >= self.cfg().terminal_len() {
+        // The tables may shift an ignored terminal (a rule can use it), but the byte-level
+        // parser never hands one to them.
+        if t.as_usize() >= self.cfg().terminal_len() || self.is_ignored(t) {
             return false;
         }
         self.decide(node, k, rnglr::Stop::AtShift, cache)
     }
 
     /// The frontier after shifting `t` (after every reduction it allows) onto the stacks of
-    /// `node`: empty when `t` cannot be shifted there. Nothing is mutated — the new nodes are
-    /// speculative — so maskers use this to look past a lexeme boundary without committing.
-    /// Fails only when the shift would build more than `max_nodes_per_step` nodes, the budget a
-    /// commit has too.
+    /// `node`: empty when `t` cannot be shifted there (ignored terminals never are). Nothing is
+    /// mutated — the new nodes are speculative — so maskers use this to look past a lexeme
+    /// boundary without committing. Fails only when the shift would build more than
+    /// `max_nodes_per_step` nodes, the budget a commit has too.
     pub fn shift_from(
         &self,
         node: &GssNode,
         t: TerminalId,
     ) -> Result<SmallVec<[GssNode; 2]>, CommitError> {
-        if t.as_usize() >= self.cfg().terminal_len() {
+        self.shift_frontier(std::slice::from_ref(node), t)
+    }
+
+    /// [`Parser::shift_from`] for a whole frontier at once: the stacks of every node of
+    /// `frontier` shift `t` together, so the new nodes merge per LR state as in a commit and the
+    /// result has at most one node per LR state (shifting node by node would multiply the
+    /// frontier on ambiguous grammars).
+    pub fn shift_frontier(
+        &self,
+        frontier: &[GssNode],
+        t: TerminalId,
+    ) -> Result<SmallVec<[GssNode; 2]>, CommitError> {
+        if t.as_usize() >= self.cfg().terminal_len() || self.is_ignored(t) {
             return Ok(SmallVec::new());
         }
         rnglr::shift(
             &self.tables,
-            std::slice::from_ref(node),
+            frontier,
             &[t.as_u32()],
             self.max_nodes_per_step,
         )
@@ -238,12 +252,14 @@ impl Parser {
         self.decide(node, self.tables.eof_index(), rnglr::Stop::AtAccept, cache)
     }
 
-    /// Whether some terminal can be shifted from `node`, or the input may end there.
+    /// Whether some terminal (not an ignored one) can be shifted from `node`, or the input may
+    /// end there.
     pub fn can_continue(&self, node: &GssNode, cache: &mut ShiftCache) -> bool {
         let eof = self.tables.eof_index();
         let mut last = u32::MAX;
         for (k, _) in self.tables.state_actions(node.state()) {
-            if k == last {
+            if k == last || (k != eof && self.is_ignored(TerminalId::from(k))) {
+                last = k;
                 continue;
             }
             last = k;

@@ -29,7 +29,8 @@ impl TerminalParser {
         }
     }
 
-    /// Shifts `t` (after every reduction it allows). On error the parse is unchanged.
+    /// Shifts `t` (after every reduction it allows); an ignored terminal is refused. On error the
+    /// parse is unchanged.
     pub fn shift(&mut self, t: TerminalId) -> Result<(), CommitError> {
         let p = &*self.parser;
         let unexpected = || {
@@ -42,7 +43,8 @@ impl TerminalParser {
                 },
             })
         };
-        if t.as_usize() >= p.cfg().terminal_len() {
+        // Ignored terminals never reach the parser, as in a byte-level commit.
+        if t.as_usize() >= p.cfg().terminal_len() || p.is_ignored(t) {
             return Err(unexpected());
         }
         let next = rnglr::shift(
