@@ -7,6 +7,8 @@
 //!   the streaming longest-match semantics with inhibited terminals that the parser drives.
 //! - [`vocab`]: an LLM vocabulary (token id → exact bytes) loaded from a Hugging Face
 //!   `tokenizer.json`, its EOS ids, its byte trie, and fetching of named tokenizers.
+//! - [`spans`]: what each token does to the lexer from every lexer configuration (its *span*),
+//!   and the token classes of tokens that behave alike everywhere, which every masker uses.
 //!
 //! Nothing here knows about grammars or parsers: a terminal is an id, a name, a pattern and a
 //! priority.
@@ -17,6 +19,7 @@
 pub mod cache;
 pub mod dfa;
 mod id;
+pub mod spans;
 pub mod vocab;
 
 pub use dfa::{

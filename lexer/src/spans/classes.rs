@@ -1,0 +1,320 @@
+//! [`TokenClasses`]: the partition of a vocabulary's text tokens into lexically equivalent
+//! classes, its refinement, and the expansion of a [`ClassSet`] into token-mask words.
+
+use ahash::AHashMap;
+
+use super::error::{SpansBudget, SpansBuildError};
+use super::{ClassId, ClassSet};
+use crate::vocab::Vocabulary;
+use crate::TokenId;
+
+const NONE: u32 = u32::MAX;
+
+/// The classes of a vocabulary's text tokens: tokens that realise the same span from every
+/// lexer point (see the [module docs](super)). Special tokens and ids with no bytes are in no
+/// class.
+///
+/// Classes are numbered by their lowest member: class 0 holds the lowest text token id, and
+/// `representative(c) < representative(c + 1)`.
+#[derive(Clone, Debug)]
+pub struct TokenClasses {
+    vocab_len: usize,
+    /// Per token id: its class, or [`NONE`].
+    class_of: Vec<u32>,
+    /// `members[member_start[c]..member_start[c + 1]]`, ascending.
+    member_start: Vec<u32>,
+    members: Vec<TokenId>,
+    patterns: Patterns,
+}
+
+impl TokenClasses {
+    /// The classes given each token's class (`NONE` for tokens in none), numbered by lowest
+    /// member already.
+    pub(super) fn from_class_of(vocab_len: usize, class_of: Vec<u32>, len: usize) -> Self {
+        let mut member_start = vec![0u32; len + 1];
+        for &c in &class_of {
+            if c != NONE {
+                member_start[c as usize + 1] += 1;
+            }
+        }
+        for c in 0..len {
+            member_start[c + 1] += member_start[c];
+        }
+        let mut fill = member_start.clone();
+        let mut members = vec![TokenId::default(); member_start[len] as usize];
+        for (t, &c) in class_of.iter().enumerate() {
+            if c != NONE {
+                members[fill[c as usize] as usize] = TokenId::from_usize(t);
+                fill[c as usize] += 1;
+            }
+        }
+        let patterns = Patterns::new(vocab_len, &member_start, &members);
+        TokenClasses {
+            vocab_len,
+            class_of,
+            member_start,
+            members,
+            patterns,
+        }
+    }
+
+    /// The number of classes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.member_start.len() - 1
+    }
+
+    /// Whether there is no class (the vocabulary has no text token).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of token ids the classes were built for ([`Vocabulary::len`]).
+    #[inline]
+    pub fn vocab_len(&self) -> usize {
+        self.vocab_len
+    }
+
+    /// The number of tokens in some class (the vocabulary's text tokens).
+    #[inline]
+    pub fn token_len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// The class of `t`; `None` for special tokens, ids with no bytes and ids out of range.
+    #[inline]
+    pub fn class_of(&self, t: TokenId) -> Option<ClassId> {
+        match self.class_of.get(t.as_usize()) {
+            Some(&c) if c != NONE => Some(ClassId::from_usize(c as usize)),
+            _ => None,
+        }
+    }
+
+    /// The members of `c`, ascending. Panics if `c` is out of range.
+    #[inline]
+    pub fn members(&self, c: ClassId) -> &[TokenId] {
+        let i = c.as_usize();
+        &self.members[self.member_start[i] as usize..self.member_start[i + 1] as usize]
+    }
+
+    /// The lowest member of `c`. Panics if `c` is out of range.
+    #[inline]
+    pub fn representative(&self, c: ClassId) -> TokenId {
+        self.members(c)[0]
+    }
+
+    /// An empty set over these classes.
+    pub fn empty_set(&self) -> ClassSet {
+        ClassSet::new(self.len())
+    }
+
+    /// The number of `u32` words of a token mask over [`vocab_len`](TokenClasses::vocab_len)
+    /// ids.
+    #[inline]
+    pub fn word_len(&self) -> usize {
+        self.vocab_len.div_ceil(32)
+    }
+
+    /// Writes the token mask of `classes` into `words`: exactly the members' bits set, every
+    /// other bit cleared (special tokens and EOS too: the caller sets EOS afterwards). Token
+    /// `t` is bit `t % 32` of word `t / 32`, the [`TokenMask`] layout.
+    ///
+    /// Costs a copy of the words plus the precomputed word patterns of the classes in the set
+    /// or, when that is cheaper, of those not in it.
+    ///
+    /// # Panics
+    /// If `words.len()` is not [`word_len`](TokenClasses::word_len) or `classes` is not over
+    /// [`len`](TokenClasses::len) classes.
+    ///
+    /// [`TokenMask`]: https://docs.rs/munch-glr
+    pub fn expand(&self, classes: &ClassSet, words: &mut [u32]) {
+        assert_eq!(
+            words.len(),
+            self.word_len(),
+            "mask words for another vocabulary"
+        );
+        assert_eq!(classes.len(), self.len(), "class set for other classes");
+        self.patterns.expand(classes, words);
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.class_of.capacity() * 4
+            + self.member_start.capacity() * 4
+            + self.members.capacity() * 4
+            + self.patterns.heap_bytes()
+    }
+}
+
+/// Per class, the mask words its members set, for [`TokenClasses::expand`].
+///
+/// A class is a list of `(word index, bits)` runs; the words of all text tokens are kept too,
+/// so that a set holding most of the cost can start from them and clear the classes it lacks.
+#[derive(Clone, Debug)]
+struct Patterns {
+    /// `runs[run_start[c]..run_start[c + 1]]`: (word index, bits), ascending words.
+    run_start: Vec<u32>,
+    runs: Vec<(u32, u32)>,
+    /// Every text token's bit.
+    all: Vec<u32>,
+}
+
+impl Patterns {
+    fn new(vocab_len: usize, member_start: &[u32], members: &[TokenId]) -> Patterns {
+        let word_len = vocab_len.div_ceil(32);
+        let mut all = vec![0u32; word_len];
+        let mut run_start = Vec::with_capacity(member_start.len());
+        let mut runs = Vec::new();
+        run_start.push(0);
+        for c in 0..member_start.len() - 1 {
+            let ms = &members[member_start[c] as usize..member_start[c + 1] as usize];
+            for &t in ms {
+                let (w, bit) = (t.as_u32() / 32, 1u32 << (t.as_u32() % 32));
+                all[w as usize] |= bit;
+                // A run of this class (not the previous one's) may absorb the bit.
+                let own = runs.len() > *run_start.last().unwrap_or(&0) as usize;
+                match runs.last_mut() {
+                    Some((lw, bits)) if own && *lw == w => *bits |= bit,
+                    _ => runs.push((w, bit)),
+                }
+            }
+            run_start.push(runs.len() as u32);
+        }
+        Patterns {
+            run_start,
+            runs,
+            all,
+        }
+    }
+
+    fn runs(&self, c: usize) -> &[(u32, u32)] {
+        &self.runs[self.run_start[c] as usize..self.run_start[c + 1] as usize]
+    }
+
+    fn expand(&self, classes: &ClassSet, words: &mut [u32]) {
+        let chosen: usize = classes
+            .iter()
+            .map(|c| (self.run_start[c.as_usize() + 1] - self.run_start[c.as_usize()]) as usize)
+            .sum();
+        if chosen * 2 <= self.runs.len() {
+            words.fill(0);
+            for c in classes.iter() {
+                for &(w, bits) in self.runs(c.as_usize()) {
+                    words[w as usize] |= bits;
+                }
+            }
+        } else {
+            words.copy_from_slice(&self.all);
+            let cw = classes.words();
+            for (i, &word) in cw.iter().enumerate() {
+                let mut missing = !word;
+                if i + 1 == cw.len() && classes.len() % 64 != 0 {
+                    missing &= (1u64 << (classes.len() % 64)) - 1;
+                }
+                while missing != 0 {
+                    let c = i * 64 + missing.trailing_zeros() as usize;
+                    missing &= missing - 1;
+                    for &(w, bits) in self.runs(c) {
+                        words[w as usize] &= !bits;
+                    }
+                }
+            }
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.run_start.capacity() * 4 + self.runs.capacity() * 8 + self.all.capacity() * 4
+    }
+}
+
+/// Partition refinement of the text tokens: starts with one class and splits classes by a key
+/// per token, one key vector (one block of points) at a time.
+pub(super) struct Refiner {
+    /// Per token id: its current class, or [`NONE`].
+    class_of: Vec<u32>,
+    len: usize,
+    max_classes: usize,
+    /// Per class: the round it was last seen in and the key its first member had then; that
+    /// key keeps the class's id and other keys split off, so a class that does not split
+    /// costs no hashing.
+    seen: Vec<(u32, u32)>,
+    round: u32,
+    split: AHashMap<(u32, u32), u32>,
+}
+
+impl Refiner {
+    pub(super) fn new(vocab: &Vocabulary, max_classes: usize) -> Result<Refiner, SpansBuildError> {
+        let class_of: Vec<u32> = (0..vocab.len())
+            .map(|t| match vocab.token_bytes(TokenId::from_usize(t)) {
+                Some(b) if !b.is_empty() => 0,
+                _ => NONE,
+            })
+            .collect();
+        let len = usize::from(class_of.iter().any(|&c| c != NONE));
+        if len > max_classes {
+            return Err(SpansBuildError::new(
+                SpansBudget::Classes,
+                max_classes as u64,
+            ));
+        }
+        Ok(Refiner {
+            class_of,
+            len,
+            max_classes,
+            seen: vec![(u32::MAX, 0); len],
+            round: 0,
+            split: AHashMap::new(),
+        })
+    }
+
+    /// Splits every class by `key[t]` (indexed by token id).
+    pub(super) fn refine(&mut self, key: &[u32]) -> Result<(), SpansBuildError> {
+        self.split.clear();
+        let round = self.round;
+        self.round += 1;
+        for (c, &k) in self.class_of.iter_mut().zip(key) {
+            if *c == NONE {
+                continue;
+            }
+            let seen = &mut self.seen[*c as usize];
+            if seen.0 != round {
+                *seen = (round, k);
+            } else if seen.1 != k {
+                let next = self.len as u32;
+                let new = *self.split.entry((*c, k)).or_insert(next);
+                if new == next {
+                    self.len += 1;
+                    if self.len > self.max_classes {
+                        return Err(SpansBuildError::new(
+                            SpansBudget::Classes,
+                            self.max_classes as u64,
+                        ));
+                    }
+                    self.seen.push((round, k));
+                }
+                *c = new;
+            }
+        }
+        Ok(())
+    }
+
+    /// The final partition, classes renumbered by lowest member: (class per token id, number
+    /// of classes).
+    pub(super) fn finish(self) -> (Vec<u32>, usize) {
+        let mut renumber = vec![NONE; self.len];
+        let mut next = 0u32;
+        let mut class_of = self.class_of;
+        for c in class_of.iter_mut() {
+            if *c != NONE {
+                let r = &mut renumber[*c as usize];
+                if *r == NONE {
+                    *r = next;
+                    next += 1;
+                }
+                *c = *r;
+            }
+        }
+        (class_of, next as usize)
+    }
+}

@@ -1,0 +1,494 @@
+//! Token spans and token classes: what each vocabulary token does to the lexer, from every
+//! lexer configuration, computed once per (lexer, vocabulary).
+//!
+//! # Principal types
+//!
+//! - [`TokenSpans`]: built by [`TokenSpans::build`]; the [`LexPoint`]s, the distinct
+//!   [`Span`]s tokens realise from them, [`span_of`](TokenSpans::span_of) per (point, class)
+//!   and its inverse per point.
+//! - [`TokenClasses`]: the partition of the text tokens into classes of tokens that realise
+//!   the same span from every point; [`expand`](TokenClasses::expand) turns a [`ClassSet`]
+//!   into token-mask words.
+//! - [`ClassSet`]: a bitset of [`ClassId`]s. [`PointId`], [`SpanId`], [`ClassId`]: indices.
+//! - [`SpansConfig`], [`SpansBuildError`]: the build's budgets and the error naming the one
+//!   exceeded.
+//!
+//! # Points and spans
+//!
+//! A *point* is where a token can start: `(s, None)` for every state `s` that is not dead (the
+//! open lexeme read so far leads to `s`), and `(start, Some(inh))` for every state `inh` that
+//! accepts and can grow (a lexeme was just handed to the parser inhibited by `inh`; see the
+//! [`dfa` docs](crate::dfa#inhibited-terminals)). Reading a token's bytes from a point
+//! `(s, i)`:
+//!
+//! - first byte `b`: if `i = Some(inh)` and [`Lexer::extends`]`(inh, b)`, the token is dead;
+//! - each byte `b` in state `s`: if `g = next(s, b)` is not dead, go on in `g`; otherwise the
+//!   lexeme ending in `s` is *emitted* (dead if [`Lexer::accepted`]`(s)` is empty) and `b`
+//!   starts a new lexeme in `next(start, b)` (dead if that is dead);
+//! - after the last byte the lexer is in a state `end` that is not dead (the open lexeme; it
+//!   may accept already, the parser decides what that means).
+//!
+//! So from each point a token is either dead or realises exactly one [`Span`]: the emitted
+//! lexemes and `end`. An emitted lexeme is named by a state whose accepted terminals are the
+//! lexeme's: the lowest such state ([`Span::emitted`]), so lexemes that differ only in the
+//! state they ended in (`0x1F` and `12` as one number terminal) give one span. Ignored
+//! terminals are emitted like any other; tied terminals all stay in the accepted set.
+//!
+//! # Classes
+//!
+//! Two text tokens are in one class iff from every point they are both dead or realise the same
+//! span. A masker that decides one member of a class decides the whole class, so tables can be
+//! kept per class ([`ClassSet`]s) and expanded to token ids at the end.
+//!
+//! # How it is computed
+//!
+//! Points are taken in blocks of [`BLOCK`]; each block walks the vocabulary trie once, with
+//! every point of the block at once, interning the vector of lexer configurations each prefix
+//! leads to (see `walk.rs`); a dense memo of (vector, byte class) → vector makes most trie nodes
+//! one table lookup. Each block's vectors refine the partition of the tokens. No per-token
+//! simulation, no per-token hashing except where a class splits.
+//!
+//! # Example
+//!
+//! ```
+//! use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
+//! use munch_lexer::spans::{LexPoint, SpansConfig, TokenSpans};
+//! use munch_lexer::vocab::Vocabulary;
+//! use munch_lexer::TokenId;
+//!
+//! let spec = |name: &str, re: &str| TerminalSpec {
+//!     name: name.to_string(),
+//!     hir: Some(regex_syntax::parse(re).unwrap()),
+//!     is_literal: false,
+//!     priority: 0,
+//!     ignored: false,
+//! };
+//! let lexer = Lexer::new(&[spec("A", "a+"), spec("B", "b")], &LexerConfig::default()).unwrap();
+//! let tokens = ["a", "aa", "b", "ab", "c"].map(|t| Some(t.as_bytes().to_vec()));
+//! let vocab = Vocabulary::from_token_bytes(tokens.to_vec(), vec![]).unwrap();
+//! let spans = TokenSpans::build(&lexer, &vocab, &SpansConfig::default()).unwrap();
+//! let classes = spans.classes();
+//! // "a" and "aa" behave alike from every lexer state; "c" is dead everywhere.
+//! assert_eq!(classes.class_of(TokenId::from(0)), classes.class_of(TokenId::from(1)));
+//! assert_eq!(classes.len(), 4);
+//! // From the start state, "ab" emits an `a+` lexeme and ends in the state after "b".
+//! let start = spans.point(LexPoint { state: lexer.start(), inhibitor: None }).unwrap();
+//! let ab = classes.class_of(TokenId::from(3)).unwrap();
+//! let span = spans.span(spans.span_of(start, ab).unwrap());
+//! assert_eq!(span.emitted.len(), 1);
+//! assert_eq!(span.end, lexer.next(lexer.start(), b'b'));
+//! ```
+
+mod classes;
+mod error;
+mod set;
+mod walk;
+
+use std::sync::OnceLock;
+
+use ahash::AHashMap;
+
+pub use classes::TokenClasses;
+pub use error::{SpansBudget, SpansBuildError};
+pub use set::{ClassSet, Iter as ClassSetIter};
+
+use crate::vocab::Vocabulary;
+use crate::{LexState, Lexer};
+use walk::{LexTables, Seqs, Work};
+
+/// Points per trie walk: a walk interns vectors of this many configurations.
+pub const BLOCK: usize = 64;
+
+macro_rules! define_index {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        pub struct $name(u32);
+
+        impl $name {
+            /// The id for `index`.
+            ///
+            /// # Panics
+            /// When `index` does not fit in a `u32`; ids come from a table that is itself far
+            /// smaller.
+            #[inline]
+            pub fn from_usize(index: usize) -> Self {
+                Self(u32::try_from(index).expect(concat!(stringify!($name), " index out of range")))
+            }
+
+            /// The id as an index.
+            #[inline]
+            pub fn as_usize(self) -> usize {
+                self.0 as usize
+            }
+
+            /// The id as a raw `u32`.
+            #[inline]
+            pub fn as_u32(self) -> u32 {
+                self.0
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+    };
+}
+
+define_index!(
+    /// A point of a [`TokenSpans`]: an index into [`TokenSpans::points`].
+    PointId
+);
+define_index!(
+    /// A distinct span of a [`TokenSpans`]: `0..span_len()`.
+    SpanId
+);
+define_index!(
+    /// A token class of a [`TokenClasses`]: `0..len()`.
+    ClassId
+);
+
+/// Where a token can start: the lexer state of the open lexeme, and the state that inhibits
+/// the lexeme just handed to the parser, if any (then `state` is the lexer's start state).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LexPoint {
+    /// The open lexeme's state (the start state when the lexeme is empty).
+    pub state: LexState,
+    /// The state whose lexeme was just emitted inhibited: the token dies if its first byte
+    /// extends that lexeme.
+    pub inhibitor: Option<LexState>,
+}
+
+/// What a token does from a point: the lexemes it completes, and the state it leaves open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Span<'a> {
+    /// The lexemes completed inside the token, in order, each named by the lowest state whose
+    /// [`Lexer::accepted`] equals the lexeme's terminals (use only `accepted` of it).
+    pub emitted: &'a [LexState],
+    /// The state after the last byte: the open lexeme, never dead.
+    pub end: LexState,
+}
+
+/// Budgets of [`TokenSpans::build`]; the defaults fit every real grammar and vocabulary with a
+/// wide margin and stop a pathological one within seconds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpansConfig {
+    /// The most token classes. Default 1,000,000.
+    pub max_classes: usize,
+    /// The most distinct spans over all points. Default 10,000,000.
+    pub max_spans: usize,
+    /// The most walk steps: trie nodes visited per block plus lexer steps where a new
+    /// configuration vector is computed. Default 2,000,000,000.
+    pub max_work: u64,
+}
+
+impl Default for SpansConfig {
+    fn default() -> Self {
+        SpansConfig {
+            max_classes: 1_000_000,
+            max_spans: 10_000_000,
+            max_work: 2_000_000_000,
+        }
+    }
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Per block of points: each class's row of spans.
+#[derive(Clone, Debug)]
+struct BlockSpans {
+    width: usize,
+    /// Per class: its row.
+    class_row: Vec<u32>,
+    /// `rows[r * width + j]`: the span of point `j` of the block, or [`NONE`] (dead).
+    rows: Vec<u32>,
+}
+
+/// What every text token does to the lexer from every point, by class. See the
+/// [module docs](self).
+///
+/// Immutable once built (the per-point inverse is computed on first use, thread-safely),
+/// `Send + Sync`.
+#[derive(Debug)]
+pub struct TokenSpans {
+    points: Vec<LexPoint>,
+    /// Per state: the point `(s, None)`, or [`NONE`].
+    state_point: Vec<u32>,
+    /// Per state: the point `(start, Some(s))`, or [`NONE`].
+    inhibitor_point: Vec<u32>,
+    classes: TokenClasses,
+    /// Span `i` emits `emitted[emitted_start[i]..emitted_start[i + 1]]` and ends in `end[i]`.
+    emitted_start: Vec<u32>,
+    emitted: Vec<LexState>,
+    end: Vec<LexState>,
+    blocks: Vec<BlockSpans>,
+    inverse: Vec<OnceLock<Box<[(SpanId, ClassSet)]>>>,
+}
+
+// Compiled maskers share these tables across threads.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<TokenSpans>();
+};
+
+impl TokenSpans {
+    /// Computes the points, classes and spans of `vocab` under `lexer`.
+    ///
+    /// Errors: a budget of `config` exceeded ([`SpansBuildError`] names it).
+    pub fn build(
+        lexer: &Lexer,
+        vocab: &Vocabulary,
+        config: &SpansConfig,
+    ) -> Result<TokenSpans, SpansBuildError> {
+        let n = lexer.state_len();
+        let mut points = Vec::new();
+        let mut state_point = vec![NONE; n];
+        let mut inhibitor_point = vec![NONE; n];
+        for s in 0..n {
+            let state = LexState::from_usize(s);
+            if !lexer.is_dead(state) {
+                state_point[s] = points.len() as u32;
+                points.push(LexPoint {
+                    state,
+                    inhibitor: None,
+                });
+            }
+        }
+        for s in 0..n {
+            let inh = LexState::from_usize(s);
+            if !lexer.accepted(inh).is_empty()
+                && lexer.can_grow(inh)
+                && !lexer.is_dead(lexer.start())
+            {
+                inhibitor_point[s] = points.len() as u32;
+                points.push(LexPoint {
+                    state: lexer.start(),
+                    inhibitor: Some(inh),
+                });
+            }
+        }
+
+        let tables = LexTables::new(lexer);
+        let mut seqs = Seqs::new();
+        let mut work = Work {
+            done: 0,
+            limit: config.max_work,
+        };
+        let mut refiner = classes::Refiner::new(vocab, config.max_classes)?;
+        let mut walked = Vec::with_capacity(points.len().div_ceil(BLOCK));
+        for block in points.chunks(BLOCK) {
+            let b = walk::walk_block(
+                &tables,
+                vocab.trie(),
+                vocab.len(),
+                block,
+                &mut seqs,
+                &mut work,
+            )?;
+            refiner.refine(&b.token_behaviour)?;
+            walked.push(b);
+        }
+        let (class_of, class_len) = refiner.finish();
+        let classes = TokenClasses::from_class_of(vocab.len(), class_of, class_len);
+
+        // Each block's behaviours, translated to spans once per behaviour a class uses.
+        let mut spans = SpanInterner::new(config.max_spans);
+        let mut blocks = Vec::with_capacity(walked.len());
+        for b in &walked {
+            let mut row_of = vec![NONE; b.behaviour_len()];
+            let mut rows = Vec::new();
+            let mut class_row = Vec::with_capacity(class_len);
+            for c in 0..class_len {
+                let rep = classes.representative(ClassId::from_usize(c));
+                let f = b.token_behaviour[rep.as_usize()] as usize;
+                if row_of[f] == NONE {
+                    row_of[f] = (rows.len() / b.width.max(1)) as u32;
+                    for j in 0..b.width {
+                        let q = b.q[f * b.width + j];
+                        rows.push(if q == 0 {
+                            NONE
+                        } else {
+                            spans.intern(&seqs, b.e[f * b.width + j], LexState::from(q))?
+                        });
+                    }
+                }
+                class_row.push(row_of[f]);
+            }
+            blocks.push(BlockSpans {
+                width: b.width,
+                class_row,
+                rows,
+            });
+        }
+        drop(walked);
+
+        let inverse = (0..points.len()).map(|_| OnceLock::new()).collect();
+        Ok(TokenSpans {
+            points,
+            state_point,
+            inhibitor_point,
+            classes,
+            emitted_start: spans.emitted_start,
+            emitted: spans.emitted,
+            end: spans.end,
+            blocks,
+            inverse,
+        })
+    }
+
+    /// The token classes.
+    #[inline]
+    pub fn classes(&self) -> &TokenClasses {
+        &self.classes
+    }
+
+    /// Every point: `(s, None)` for the states that are not dead, ascending, then
+    /// `(start, Some(inh))` for the accepting states that can grow, ascending.
+    #[inline]
+    pub fn points(&self) -> &[LexPoint] {
+        &self.points
+    }
+
+    /// The id of `p`, or `None` if it is not a point (a dead state, an inhibitor that does not
+    /// accept or cannot grow, an inhibitor with a state other than the start state, a state
+    /// of another lexer).
+    pub fn point(&self, p: LexPoint) -> Option<PointId> {
+        let id = match p.inhibitor {
+            None => *self.state_point.get(p.state.as_usize())?,
+            Some(inh) => {
+                if p.state.as_usize() >= self.state_point.len()
+                    || self
+                        .points
+                        .get(*self.inhibitor_point.get(inh.as_usize())? as usize)?
+                        .state
+                        != p.state
+                {
+                    return None;
+                }
+                self.inhibitor_point[inh.as_usize()]
+            }
+        };
+        (id != NONE).then(|| PointId(id))
+    }
+
+    /// The point `p`. Panics if `p` is out of range.
+    #[inline]
+    pub fn point_at(&self, p: PointId) -> LexPoint {
+        self.points[p.as_usize()]
+    }
+
+    /// The number of distinct spans realised by some token from some point.
+    #[inline]
+    pub fn span_len(&self) -> usize {
+        self.end.len()
+    }
+
+    /// The span `id`. Panics if `id` is out of range.
+    #[inline]
+    pub fn span(&self, id: SpanId) -> Span<'_> {
+        let i = id.as_usize();
+        Span {
+            emitted: &self.emitted
+                [self.emitted_start[i] as usize..self.emitted_start[i + 1] as usize],
+            end: self.end[i],
+        }
+    }
+
+    /// The span the tokens of class `c` realise from point `p`; `None` if they are dead there.
+    /// Panics if `p` or `c` is out of range.
+    #[inline]
+    pub fn span_of(&self, p: PointId, c: ClassId) -> Option<SpanId> {
+        let (b, j) = (p.as_usize() / BLOCK, p.as_usize() % BLOCK);
+        let block = &self.blocks[b];
+        let s = block.rows[block.class_row[c.as_usize()] as usize * block.width + j];
+        (s != NONE).then_some(SpanId(s))
+    }
+
+    /// Every span realisable from `p`, ascending, with the classes that realise it (the
+    /// spanner's `T_inv`). Computed on first use per point. Panics if `p` is out of range.
+    pub fn inverse(&self, p: PointId) -> &[(SpanId, ClassSet)] {
+        self.inverse[p.as_usize()].get_or_init(|| {
+            let mut by_span: AHashMap<u32, ClassSet> = AHashMap::new();
+            for c in 0..self.classes.len() {
+                let c = ClassId::from_usize(c);
+                if let Some(s) = self.span_of(p, c) {
+                    by_span
+                        .entry(s.0)
+                        .or_insert_with(|| self.classes.empty_set())
+                        .insert(c);
+                }
+            }
+            let mut out: Vec<(SpanId, ClassSet)> = by_span
+                .into_iter()
+                .map(|(s, set)| (SpanId(s), set))
+                .collect();
+            out.sort_unstable_by_key(|(s, _)| *s);
+            out.into_boxed_slice()
+        })
+    }
+
+    /// Heap bytes held (the per-point inverses computed so far included).
+    pub fn heap_bytes(&self) -> usize {
+        let blocks: usize = self
+            .blocks
+            .iter()
+            .map(|b| b.class_row.capacity() * 4 + b.rows.capacity() * 4)
+            .sum();
+        let inverse: usize = self
+            .inverse
+            .iter()
+            .filter_map(|i| i.get())
+            .map(|v| {
+                v.len() * std::mem::size_of::<(SpanId, ClassSet)>()
+                    + v.iter().map(|(_, s)| s.words().len() * 8).sum::<usize>()
+            })
+            .sum();
+        self.points.capacity() * std::mem::size_of::<LexPoint>()
+            + (self.state_point.capacity() + self.inhibitor_point.capacity()) * 4
+            + self.classes.heap_bytes()
+            + self.emitted_start.capacity() * 4
+            + (self.emitted.capacity() + self.end.capacity()) * 4
+            + blocks
+            + self.inverse.capacity() * std::mem::size_of::<OnceLock<Box<[(SpanId, ClassSet)]>>>()
+            + inverse
+    }
+}
+
+/// Distinct spans, numbered in order of first appearance.
+struct SpanInterner {
+    /// By (emitted sequence id, end): sequence ids are hash-consed, so equal ids are equal
+    /// sequences.
+    index: AHashMap<(u32, LexState), u32>,
+    emitted_start: Vec<u32>,
+    emitted: Vec<LexState>,
+    end: Vec<LexState>,
+    limit: usize,
+}
+
+impl SpanInterner {
+    fn new(limit: usize) -> Self {
+        SpanInterner {
+            index: AHashMap::new(),
+            emitted_start: vec![0],
+            emitted: Vec::new(),
+            end: Vec::new(),
+            limit,
+        }
+    }
+
+    fn intern(&mut self, seqs: &Seqs, seq: u32, end: LexState) -> Result<u32, SpansBuildError> {
+        let next = self.end.len() as u32;
+        let id = *self.index.entry((seq, end)).or_insert(next);
+        if id == next {
+            if self.end.len() >= self.limit {
+                return Err(SpansBuildError::new(SpansBudget::Spans, self.limit as u64));
+            }
+            seqs.collect(seq, &mut self.emitted);
+            self.emitted_start.push(self.emitted.len() as u32);
+            self.end.push(end);
+        }
+        Ok(id)
+    }
+}
