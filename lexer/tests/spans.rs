@@ -1,0 +1,645 @@
+//! `munch_lexer::spans` against a direct per-token simulation of the lexer.
+//!
+//! The reference ([`simulate`]) reads one token's bytes from one point exactly as the module
+//! docs state the semantics, byte by byte, with no trie and no sharing. Every test compares the
+//! built tables with it: each class's span from each point is every member's simulated span
+//! (soundness), two classes differ somewhere (minimality), the inverse lists exactly the
+//! classes per span, and `expand` sets exactly the members' bits.
+//!
+//! Random cases are seeded ([`SEED`]) so a failure replays; proptest shrinks it and prints the
+//! lexer's patterns and the vocabulary.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
+use munch_lexer::spans::{
+    ClassId, ClassSet, LexPoint, PointId, SpansBudget, SpansConfig, TokenSpans,
+};
+use munch_lexer::vocab::Vocabulary;
+use munch_lexer::{LexState, TerminalId, TokenId};
+use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
+
+/// Change to explore other cases; a failure prints its minimal input either way.
+const SEED: u64 = 0x6d75_6e63_685f_7370;
+
+/// A terminal: pattern, literal-ness, priority, ignored.
+type Term = (&'static str, bool, i32, bool);
+
+fn lexer(terms: &[(String, bool, i32, bool)]) -> Lexer {
+    let specs: Vec<TerminalSpec> = terms
+        .iter()
+        .enumerate()
+        .map(
+            |(i, (pattern, is_literal, priority, ignored))| TerminalSpec {
+                name: format!("T{i}"),
+                hir: Some(regex_syntax::parse(pattern).expect("test patterns parse")),
+                is_literal: *is_literal,
+                priority: *priority,
+                ignored: *ignored,
+            },
+        )
+        .collect();
+    Lexer::new(&specs, &LexerConfig::default()).expect("test lexers build")
+}
+
+fn lexer_of(terms: &[Term]) -> Lexer {
+    let owned: Vec<(String, bool, i32, bool)> = terms
+        .iter()
+        .map(|&(p, l, pr, ig)| (p.to_string(), l, pr, ig))
+        .collect();
+    lexer(&owned)
+}
+
+fn vocab_of(tokens: &[&[u8]]) -> Vocabulary {
+    Vocabulary::from_token_bytes(tokens.iter().map(|t| Some(t.to_vec())).collect(), vec![])
+        .expect("test vocabularies build")
+}
+
+/// A simulated span: the accepted terminals of each emitted lexeme, and the end state.
+type SimSpan = (Vec<Vec<TerminalId>>, LexState);
+
+/// Reads `bytes` from `point` as the module docs define it, one byte at a time.
+fn simulate(lexer: &Lexer, point: LexPoint, bytes: &[u8]) -> Option<SimSpan> {
+    let mut s = point.state;
+    let mut emitted = Vec::new();
+    for (i, &b) in bytes.iter().enumerate() {
+        if i == 0 {
+            if let Some(inh) = point.inhibitor {
+                if lexer.extends(inh, b) {
+                    return None;
+                }
+            }
+        }
+        let g = lexer.next(s, b);
+        if !lexer.is_dead(g) {
+            s = g;
+            continue;
+        }
+        if lexer.accepted(s).is_empty() {
+            return None;
+        }
+        emitted.push(lexer.accepted(s).to_vec());
+        s = lexer.next(lexer.start(), b);
+        if lexer.is_dead(s) {
+            return None;
+        }
+    }
+    Some((emitted, s))
+}
+
+/// The points as the module docs list them, rebuilt from the lexer.
+fn expected_points(lexer: &Lexer) -> Vec<LexPoint> {
+    let states = || (0..lexer.state_len()).map(LexState::from_usize);
+    let mut points: Vec<LexPoint> = states()
+        .filter(|&s| !lexer.is_dead(s))
+        .map(|state| LexPoint {
+            state,
+            inhibitor: None,
+        })
+        .collect();
+    if !lexer.is_dead(lexer.start()) {
+        points.extend(
+            states()
+                .filter(|&s| !lexer.accepted(s).is_empty() && lexer.can_grow(s))
+                .map(|inh| LexPoint {
+                    state: lexer.start(),
+                    inhibitor: Some(inh),
+                }),
+        );
+    }
+    points
+}
+
+/// Checks every table of `spans` against the simulation; returns the classes as lists of
+/// token ids, for tests that look at particular tokens.
+fn check(lexer: &Lexer, vocab: &Vocabulary, spans: &TokenSpans) -> Vec<Vec<u32>> {
+    let points = expected_points(lexer);
+    assert_eq!(spans.points(), &points[..], "points");
+    for (i, &p) in points.iter().enumerate() {
+        assert_eq!(spans.point(p), Some(PointId::from_usize(i)));
+        assert_eq!(spans.point_at(PointId::from_usize(i)), p);
+    }
+    assert_eq!(
+        spans.point(LexPoint {
+            state: lexer.dead(),
+            inhibitor: None
+        }),
+        None
+    );
+
+    let classes = spans.classes();
+    // Soundness: every member of every class realises the class's span from every point.
+    let mut signature: BTreeMap<Vec<Option<SimSpan>>, ClassId> = BTreeMap::new();
+    let mut realised = BTreeSet::new();
+    for c in 0..classes.len() {
+        let c = ClassId::from_usize(c);
+        let members = classes.members(c);
+        assert!(!members.is_empty());
+        assert_eq!(classes.representative(c), members[0]);
+        assert!(members.windows(2).all(|w| w[0] < w[1]));
+        let mut row = Vec::new();
+        for (i, &p) in points.iter().enumerate() {
+            let got = spans.span_of(PointId::from_usize(i), c).map(|s| {
+                realised.insert(s);
+                let span = spans.span(s);
+                let emitted: Vec<Vec<TerminalId>> = span
+                    .emitted
+                    .iter()
+                    .map(|&e| lexer.accepted(e).to_vec())
+                    .collect();
+                (emitted, span.end)
+            });
+            for &t in members {
+                let bytes = vocab.token_bytes(t).expect("members have bytes");
+                let want = simulate(lexer, p, bytes);
+                assert_eq!(got, want, "token {t} ({bytes:?}) from {p:?}");
+            }
+            row.push(got);
+        }
+        // Minimality: no two classes behave alike everywhere.
+        if let Some(other) = signature.insert(row, c) {
+            panic!("classes {other:?} and {c:?} realise the same spans everywhere");
+        }
+    }
+    assert_eq!(realised.len(), spans.span_len(), "every span is realised");
+    // Spans are distinct.
+    let distinct: BTreeSet<_> = (0..spans.span_len())
+        .map(|s| {
+            let span = spans.span(munch_lexer::spans::SpanId::from_usize(s));
+            (span.emitted.to_vec(), span.end)
+        })
+        .collect();
+    assert_eq!(distinct.len(), spans.span_len());
+
+    // Class membership covers exactly the text tokens.
+    let mut all = Vec::new();
+    for t in 0..vocab.len() {
+        let t = TokenId::from_usize(t);
+        match (vocab.token_bytes(t), classes.class_of(t)) {
+            (Some(_), Some(c)) => {
+                assert!(classes.members(c).contains(&t));
+                all.push(t);
+            }
+            (None, None) => {}
+            (b, c) => panic!("token {t}: bytes {b:?}, class {c:?}"),
+        }
+    }
+    assert_eq!(classes.token_len(), all.len());
+
+    // The inverse lists each span's classes.
+    for i in 0..points.len() {
+        let p = PointId::from_usize(i);
+        let inverse = spans.inverse(p);
+        assert!(inverse.windows(2).all(|w| w[0].0 < w[1].0));
+        let mut seen = ClassSet::new(classes.len());
+        for (s, set) in inverse {
+            assert!(!set.is_empty());
+            assert!(!seen.intersects(set));
+            seen.union_with(set);
+            for c in set.iter() {
+                assert_eq!(spans.span_of(p, c), Some(*s));
+            }
+        }
+        for c in 0..classes.len() {
+            let c = ClassId::from_usize(c);
+            assert_eq!(seen.contains(c), spans.span_of(p, c).is_some());
+        }
+    }
+    (0..classes.len())
+        .map(|c| {
+            classes
+                .members(ClassId::from_usize(c))
+                .iter()
+                .map(|t| t.as_u32())
+                .collect()
+        })
+        .collect()
+}
+
+/// `expand` of `set` against setting each member's bit.
+fn check_expand(spans: &TokenSpans, set: &ClassSet) {
+    let classes = spans.classes();
+    let mut want = vec![0u32; classes.word_len()];
+    for c in set.iter() {
+        for t in classes.members(c) {
+            want[t.as_usize() / 32] |= 1 << (t.as_usize() % 32);
+        }
+    }
+    // Garbage in the output words must be overwritten.
+    let mut got = vec![0xdead_beef_u32; classes.word_len()];
+    classes.expand(set, &mut got);
+    assert_eq!(got, want, "expand {set:?}");
+}
+
+fn build(lexer: &Lexer, vocab: &Vocabulary) -> TokenSpans {
+    TokenSpans::build(lexer, vocab, &SpansConfig::default()).expect("small builds fit")
+}
+
+fn class_of(spans: &TokenSpans, t: u32) -> ClassId {
+    spans
+        .classes()
+        .class_of(TokenId::from(t))
+        .expect("text token")
+}
+
+/// Identifiers, a keyword, numbers, spaces (ignored), one operator.
+const SMALL: &[Term] = &[
+    ("if", true, 0, false),
+    ("[a-z]+", false, 0, false),
+    ("[0-9]+", false, 0, false),
+    (" +", false, 0, true),
+    ("=|==", false, 0, false),
+];
+
+#[test]
+fn identifiers_keywords_and_spaces() {
+    let lexer = lexer_of(SMALL);
+    // 0 a, 1 b, 2 ab, 3 if, 4 " a", 5 " b", 6 "=", 7 "==", 8 "1", 9 "12", 10 "a=", 11 "?"
+    let vocab = vocab_of(&[
+        b"a", b"b", b"ab", b"if", b" a", b" b", b"=", b"==", b"1", b"12", b"a=", b"?",
+    ]);
+    let spans = build(&lexer, &vocab);
+    check(&lexer, &vocab, &spans);
+    // Letters are interchangeable, spaces before them too; "if" is not a plain identifier.
+    assert_eq!(class_of(&spans, 0), class_of(&spans, 1));
+    assert_eq!(class_of(&spans, 0), class_of(&spans, 2));
+    assert_eq!(class_of(&spans, 4), class_of(&spans, 5));
+    assert_ne!(class_of(&spans, 0), class_of(&spans, 3));
+    assert_eq!(class_of(&spans, 8), class_of(&spans, 9));
+    // "=" can grow into "==", "==" cannot: different end states.
+    assert_ne!(class_of(&spans, 6), class_of(&spans, 7));
+    // "?" is dead from everywhere: its own class.
+    let q = class_of(&spans, 11);
+    assert!((0..spans.points().len()).all(|p| spans.span_of(PointId::from_usize(p), q).is_none()));
+    // From the identifier state, " a" emits the identifier (a state accepting only [a-z]+)
+    // and then the ignored space, and ends in an identifier.
+    let ident = lexer.next(lexer.start(), b'a');
+    let p = spans
+        .point(LexPoint {
+            state: ident,
+            inhibitor: None,
+        })
+        .unwrap();
+    let span = spans.span(spans.span_of(p, class_of(&spans, 4)).unwrap());
+    let names: Vec<Vec<TerminalId>> = span
+        .emitted
+        .iter()
+        .map(|&s| lexer.accepted(s).to_vec())
+        .collect();
+    assert_eq!(
+        names,
+        [vec![TerminalId::from(1)], vec![TerminalId::from(3)]]
+    );
+    assert_eq!(span.end, ident);
+}
+
+#[test]
+fn inhibitor_points_kill_tokens_that_extend_the_lexeme() {
+    let lexer = lexer_of(SMALL);
+    let vocab = vocab_of(&[b"a", b"=", b" ", b"1", b"=="]);
+    let spans = build(&lexer, &vocab);
+    check(&lexer, &vocab, &spans);
+    // After the identifier "x" was handed over inhibited, "a" would extend it: dead; " " and
+    // "=" start new lexemes.
+    let ident = lexer.next(lexer.start(), b'x');
+    let p = spans
+        .point(LexPoint {
+            state: lexer.start(),
+            inhibitor: Some(ident),
+        })
+        .expect("an accepting state that can grow is an inhibitor point");
+    assert_eq!(spans.span_of(p, class_of(&spans, 0)), None);
+    let eq = spans.span_of(p, class_of(&spans, 1)).unwrap();
+    assert_eq!(spans.span(eq).emitted, &[]);
+    assert_eq!(spans.span(eq).end, lexer.next(lexer.start(), b'='));
+    // "==" cannot grow: no inhibitor point for it, nor for a state that accepts nothing.
+    let eqeq = lexer.walk(lexer.start(), b"==");
+    assert!(spans
+        .point(LexPoint {
+            state: lexer.start(),
+            inhibitor: Some(eqeq)
+        })
+        .is_none());
+    // An inhibitor point's state is always the start state.
+    assert!(spans
+        .point(LexPoint {
+            state: ident,
+            inhibitor: Some(ident)
+        })
+        .is_none());
+}
+
+#[test]
+fn ties_keep_every_terminal_and_literals_win() {
+    // "ab" is matched by a literal and two regexes of equal priority; "ba" by two regexes.
+    let lexer = lexer_of(&[
+        ("ab", true, 0, false),
+        ("[ab]+", false, 0, false),
+        ("[ab][ab]", false, 0, false),
+        (";", false, 0, false),
+    ]);
+    let vocab = vocab_of(&[b"ab;", b"ba;", b"aa;", b"bb;", b"ab"]);
+    let spans = build(&lexer, &vocab);
+    check(&lexer, &vocab, &spans);
+    let start = spans
+        .point(LexPoint {
+            state: lexer.start(),
+            inhibitor: None,
+        })
+        .unwrap();
+    let emitted = |t: u32| {
+        let s = spans.span_of(start, class_of(&spans, t)).unwrap();
+        lexer.accepted(spans.span(s).emitted[0]).to_vec()
+    };
+    assert_eq!(emitted(0), [TerminalId::from(0)]);
+    assert_eq!(emitted(1), [TerminalId::from(1), TerminalId::from(2)]);
+    // Same tie on the same lexeme length: one class.
+    assert_eq!(class_of(&spans, 1), class_of(&spans, 2));
+    assert_eq!(class_of(&spans, 1), class_of(&spans, 3));
+    assert_ne!(class_of(&spans, 0), class_of(&spans, 1));
+}
+
+#[test]
+fn emitted_lexemes_are_named_by_their_terminals() {
+    // Hex and decimal numbers are one terminal reached through different states: tokens that
+    // differ only in which of those states the number ended in are one class.
+    let lexer = lexer_of(&[
+        ("0x[0-9a-f]+|[0-9]+", false, 0, false),
+        (",", true, 0, false),
+    ]);
+    // From inside a number, "0xf," and "12," differ ("0x1" + "0xf," dies at the second x), so
+    // the tokens start with the separator.
+    let vocab = vocab_of(&[b",0xf,", b",12,", b"0xf", b"12"]);
+    let spans = build(&lexer, &vocab);
+    check(&lexer, &vocab, &spans);
+    assert_ne!(
+        lexer.walk(lexer.start(), b"0xf"),
+        lexer.walk(lexer.start(), b"12")
+    );
+    assert_eq!(class_of(&spans, 0), class_of(&spans, 1));
+    assert_ne!(class_of(&spans, 2), class_of(&spans, 3));
+}
+
+#[test]
+fn tokens_that_split_utf8_characters() {
+    // A string literal of any characters, and an identifier of letters including é.
+    let lexer = lexer_of(&[
+        ("\"[^\"]*\"", false, 0, false),
+        ("[a-zé]+", false, 0, false),
+        (" ", false, 0, true),
+    ]);
+    let e_acute = "é".as_bytes();
+    let euro = "€".as_bytes();
+    let vocab = vocab_of(&[
+        &e_acute[..1],
+        &e_acute[1..],
+        e_acute,
+        &euro[..1],
+        &euro[..2],
+        &euro[2..],
+        b"\"",
+        b"a\"",
+        &[e_acute[1], b'"'],
+        b"\xff",
+    ]);
+    let spans = build(&lexer, &vocab);
+    check(&lexer, &vocab, &spans);
+    // The lead byte of é is alive from the start state (an identifier may start with é) and
+    // inside a string; its continuation byte alone is dead from both, and alive right after
+    // the lead byte.
+    let point = |state| {
+        spans
+            .point(LexPoint {
+                state,
+                inhibitor: None,
+            })
+            .unwrap()
+    };
+    let start = point(lexer.start());
+    let inside = point(lexer.next(lexer.start(), b'"'));
+    let after_lead = point(lexer.next(lexer.start(), e_acute[0]));
+    let (lead, cont) = (class_of(&spans, 0), class_of(&spans, 1));
+    assert!(spans.span_of(start, lead).is_some());
+    assert!(spans.span_of(inside, lead).is_some());
+    assert_eq!(spans.span_of(start, cont), None);
+    assert_eq!(spans.span_of(inside, cont), None);
+    let whole = spans.span(spans.span_of(after_lead, cont).unwrap());
+    assert_eq!(whole.end, lexer.walk(lexer.start(), e_acute));
+    // 0xFF is never UTF-8: dead everywhere, like no other token here.
+    let ff = class_of(&spans, 9);
+    assert_eq!(spans.classes().members(ff), &[TokenId::from(9)]);
+}
+
+#[test]
+fn special_tokens_have_no_class_and_expand_clears_them() {
+    let lexer = lexer_of(SMALL);
+    let tokens = vec![
+        Some(b"a".to_vec()),
+        None,
+        Some(b"b".to_vec()),
+        Some(b" ".to_vec()),
+        None,
+    ];
+    let vocab = Vocabulary::from_token_bytes(tokens, vec![TokenId::from(4)]).unwrap();
+    let spans = build(&lexer, &vocab);
+    let classes = check(&lexer, &vocab, &spans);
+    assert_eq!(classes, [vec![0, 2], vec![3]]);
+    let all = ClassSet::full(spans.classes().len());
+    check_expand(&spans, &all);
+    let mut words = vec![u32::MAX; 1];
+    spans.classes().expand(&all, &mut words);
+    assert_eq!(words, [0b1101]);
+}
+
+#[test]
+fn empty_vocabulary_and_lexer_without_tokens() {
+    let lexer = lexer_of(SMALL);
+    let vocab = Vocabulary::from_token_bytes(vec![None], vec![TokenId::from(0)]).unwrap();
+    let spans = build(&lexer, &vocab);
+    assert_eq!(spans.classes().len(), 0);
+    assert_eq!(spans.span_len(), 0);
+    let mut words = vec![7u32];
+    spans.classes().expand(&ClassSet::new(0), &mut words);
+    assert_eq!(words, [0]);
+}
+
+#[test]
+fn expand_of_many_sets_over_a_larger_vocabulary() {
+    let lexer = lexer_of(SMALL);
+    // 300 tokens over a few shapes, so that classes have members in many words.
+    let shapes: [&[u8]; 7] = [b"ab", b" x", b"=", b"==", b"12", b"if", b"a ="];
+    let tokens: Vec<Vec<u8>> = (0..300)
+        .map(|i| {
+            let mut t = shapes[(i * 7 + i / 5) % shapes.len()].to_vec();
+            t.extend(std::iter::repeat(b'z').take(i % 3));
+            t
+        })
+        .collect();
+    let refs: Vec<&[u8]> = tokens.iter().map(|t| &t[..]).collect();
+    let vocab = vocab_of(&refs);
+    let spans = build(&lexer, &vocab);
+    check(&lexer, &vocab, &spans);
+    let n = spans.classes().len();
+    assert!(n > 3);
+    for mask in 0u32..(1 << n.min(10)) {
+        let mut set = ClassSet::new(n);
+        for c in 0..n.min(10) {
+            if mask & (1 << c) != 0 {
+                set.insert(ClassId::from_usize(c));
+            }
+        }
+        check_expand(&spans, &set);
+    }
+}
+
+#[test]
+fn budgets_are_typed_errors() {
+    let lexer = lexer_of(SMALL);
+    let vocab = vocab_of(&[b"a", b"1", b"=", b" ", b"if"]);
+    let err = |config: SpansConfig| TokenSpans::build(&lexer, &vocab, &config).unwrap_err();
+    let e = err(SpansConfig {
+        max_classes: 2,
+        ..SpansConfig::default()
+    });
+    assert_eq!(e.budget(), SpansBudget::Classes);
+    assert_eq!(e.limit(), 2);
+    assert!(e.to_string().contains("max_classes"), "{e}");
+    let e = err(SpansConfig {
+        max_spans: 3,
+        ..SpansConfig::default()
+    });
+    assert_eq!(e.budget(), SpansBudget::Spans);
+    let e = err(SpansConfig {
+        max_work: 10,
+        ..SpansConfig::default()
+    });
+    assert_eq!(e.budget(), SpansBudget::Work);
+    assert!(e.to_string().contains("max_work"), "{e}");
+}
+
+#[test]
+fn more_points_than_one_block() {
+    // A keyword list makes many lexer states: more than one block of points.
+    let words = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+        "juliett", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec",
+    ];
+    let mut terms: Vec<(String, bool, i32, bool)> = words
+        .iter()
+        .map(|w| (w.to_string(), true, 0, false))
+        .collect();
+    terms.push(("[a-z]+".to_string(), false, 0, false));
+    terms.push((" ".to_string(), false, 0, true));
+    let lexer = lexer(&terms);
+    assert!(lexer.state_len() > munch_lexer::spans::BLOCK + 1);
+    let mut tokens: Vec<Vec<u8>> = Vec::new();
+    for w in words {
+        for cut in 1..=w.len() {
+            tokens.push(w[..cut].as_bytes().to_vec());
+            tokens.push(format!(" {}", &w[cut - 1..]).into_bytes());
+        }
+    }
+    let refs: Vec<&[u8]> = tokens.iter().map(|t| &t[..]).collect();
+    let vocab = vocab_of(&refs);
+    let spans = build(&lexer, &vocab);
+    check(&lexer, &vocab, &spans);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random lexers and vocabularies.
+
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        rng_seed: RngSeed::Fixed(SEED),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// Pattern atoms over a few ASCII characters and `é`, including negated classes and `.` (which
+/// take multi-byte characters byte by byte).
+fn any_pattern() -> impl Strategy<Value = String> {
+    let atom = prop::sample::select(vec![
+        "a", "b", "c", " ", "é", "[ab]", "[^a]", ".", "[a-c é]", "\"",
+    ])
+    .prop_map(str::to_string);
+    atom.prop_recursive(3, 10, 3, |inner| {
+        prop_oneof![
+            3 => prop::collection::vec(inner.clone(), 2..4).prop_map(|v| v.concat()),
+            2 => prop::collection::vec(inner.clone(), 2..3)
+                .prop_map(|v| format!("(?:{})", v.join("|"))),
+            2 => (inner, prop::sample::select(vec!["*", "+", "?", "*?", "+?", "{1,2}"]))
+                .prop_map(|(p, op)| format!("(?:{p}){op}")),
+        ]
+    })
+}
+
+fn any_terms() -> impl Strategy<Value = Vec<(String, bool, i32, bool)>> {
+    let literal = prop::collection::vec(prop::sample::select(vec!["a", "b", "é", " "]), 1..4)
+        .prop_map(|v| (v.concat(), true));
+    let term = (
+        prop_oneof![literal, any_pattern().prop_map(|p| (p, false))],
+        prop_oneof![3 => Just(0), 1 => -1..=1i32],
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(|((p, l), pr, ig)| (p, l, pr, ig));
+    prop::collection::vec(term, 1..5).prop_map(|terms| {
+        // The lexer refuses patterns that match the empty string; drop them.
+        terms
+            .into_iter()
+            .filter(|(p, ..)| {
+                !regex::Regex::new(&format!("^(?:{p})$"))
+                    .unwrap()
+                    .is_match("")
+            })
+            .collect()
+    })
+}
+
+const PIECES: &[&[u8]] = &[
+    b"a",
+    b"b",
+    b"c",
+    b" ",
+    b"\"",
+    b"x",
+    b"\xC3",
+    b"\xA9",
+    "é".as_bytes(),
+    b"\xFF",
+];
+
+fn any_vocab() -> impl Strategy<Value = Vec<Option<Vec<u8>>>> {
+    let token = prop::collection::vec(prop::sample::select(PIECES), 1..5).prop_map(|p| p.concat());
+    prop::collection::vec(prop::option::weighted(0.95, token), 1..60)
+}
+
+proptest! {
+    #![proptest_config(config(200))]
+
+    /// Every table equals the direct simulation, classes are exact, and `expand` is exact.
+    #[test]
+    fn spans_equal_a_direct_simulation(
+        terms in any_terms(),
+        tokens in any_vocab(),
+        picks in prop::collection::vec(any::<u64>(), 4),
+    ) {
+        prop_assume!(!terms.is_empty());
+        let lexer = lexer(&terms);
+        let vocab = Vocabulary::from_token_bytes(tokens, vec![]).unwrap();
+        let spans = build(&lexer, &vocab);
+        check(&lexer, &vocab, &spans);
+        let n = spans.classes().len();
+        for bits in picks {
+            let mut set = ClassSet::new(n);
+            for c in 0..n {
+                if bits.rotate_left(c as u32) & 1 == 1 {
+                    set.insert(ClassId::from_usize(c));
+                }
+            }
+            check_expand(&spans, &set);
+        }
+    }
+}
