@@ -147,6 +147,9 @@ pub struct LrTables {
     action_start: Vec<u32>,
     action_keys: Vec<u32>,
     actions: Vec<Action>,
+    /// `dense[s * (terminal_len + 1) + k]`: the `actions` range of state `s` on lookahead `k`,
+    /// when the table is small enough to index directly (else empty, and lookups search).
+    dense: Vec<(u32, u32)>,
     /// Per state, `gotos[goto_start[s]..goto_start[s + 1]]`, sorted by nonterminal.
     goto_start: Vec<u32>,
     gotos: Vec<(u32, LrState)>,
@@ -204,6 +207,7 @@ impl LrTables {
             }
         }
         action_start.push(actions.len() as u32);
+        let dense = dense_index(&action_start, &action_keys, g.terminal_len + 1);
 
         let kernels = automaton
             .states
@@ -224,6 +228,7 @@ impl LrTables {
             action_start,
             action_keys,
             actions,
+            dense,
             goto_start,
             gotos,
             kernels,
@@ -261,12 +266,22 @@ impl LrTables {
     /// [`LrTables::eof_index`]).
     #[inline]
     pub fn actions_at(&self, state: LrState, k: u32) -> &[Action] {
+        let width = self.terminal_len as usize + 1;
+        if !self.dense.is_empty() && (k as usize) < width {
+            let (lo, hi) = self.dense[state.as_usize() * width + k as usize];
+            return &self.actions[lo as usize..hi as usize];
+        }
         let lo = self.action_start[state.as_usize()] as usize;
         let hi = self.action_start[state.as_usize() + 1] as usize;
         let keys = &self.action_keys[lo..hi];
         let first = keys.partition_point(|&x| x < k);
         let last = first + keys[first..].partition_point(|&x| x == k);
         &self.actions[lo + first..lo + last]
+    }
+
+    /// The number of entries of the direct index, 0 when lookups search instead.
+    pub fn dense_len(&self) -> usize {
+        self.dense.len()
     }
 
     /// All `(lookahead index, action)` pairs of `state`, sorted by lookahead.
@@ -311,4 +326,35 @@ impl LrTables {
     pub fn conflicts(&self) -> &[Conflict] {
         &self.conflicts
     }
+}
+
+/// The most entries (states × lookaheads) of the direct action index: 4M entries, 32 MiB.
+/// Past it the tables search each state's sorted row instead, which is slower but small.
+const MAX_DENSE_ENTRIES: usize = 1 << 22;
+
+/// The direct index of the action rows (see [`LrTables::dense`]), or an empty vector when it
+/// would exceed [`MAX_DENSE_ENTRIES`]. Lookups are the commit's hottest operation.
+fn dense_index(action_start: &[u32], action_keys: &[u32], width: u32) -> Vec<(u32, u32)> {
+    let states = action_start.len() - 1;
+    let width = width as usize;
+    if states.saturating_mul(width) > MAX_DENSE_ENTRIES {
+        return Vec::new();
+    }
+    let mut dense = vec![(0u32, 0u32); states * width];
+    for s in 0..states {
+        let (lo, hi) = (action_start[s] as usize, action_start[s + 1] as usize);
+        let mut i = lo;
+        while i < hi {
+            let k = action_keys[i];
+            let mut j = i;
+            while j < hi && action_keys[j] == k {
+                j += 1;
+            }
+            if (k as usize) < width {
+                dense[s * width + k as usize] = (i as u32, j as u32);
+            }
+            i = j;
+        }
+    }
+    dense
 }

@@ -313,9 +313,19 @@ impl Parser {
 /// A caller-owned memo for [`Parser::can_shift`] and [`Parser::can_accept`], keyed by
 /// (node identity, lookahead). Node ids are never reused, so entries never go stale; clear it
 /// when it grows too large.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ShiftCache {
     map: AHashMap<(GssNodeId, u32), bool>,
+}
+
+impl Default for ShiftCache {
+    fn default() -> Self {
+        // Fixed seeds: commits make a cache each, and a fresh random state costs more than the
+        // lookups it serves (node ids are not attacker-chosen).
+        ShiftCache {
+            map: AHashMap::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4)),
+        }
+    }
 }
 
 impl ShiftCache {

@@ -167,7 +167,10 @@ pub(crate) fn reduce(
     let mut layer: Vec<GssNode> = Vec::new();
     let mut next: Vec<GssNode> = Vec::new();
     let mut seen: Vec<GssNodeId> = Vec::new();
-    let mut seen_big: AHashSet<GssNodeId> = AHashSet::new();
+    // Fixed seeds: a fresh random state per call costs more than the set saves (the node ids
+    // are not attacker-chosen).
+    let mut seen_big: AHashSet<GssNodeId> =
+        AHashSet::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4));
     while let Some((v, x, m)) = r.pop() {
         if done(&out) {
             break;
