@@ -1,1 +1,377 @@
-//! masker-spanner
+//! # munch-masker-spanner
+//!
+//! The GreatGramma masker (Park, Zhou, D'Antoni, ICML 2025) on munch's GLR parser: most of a
+//! mask is precomputed per (lexer point, LR state), and only the tokens whose fate depends on
+//! what lies below the top of the stack are checked against the real stack at mask time.
+//!
+//! ## Offline
+//!
+//! 1. **Lexical spans** ([`munch_lexer::spans::TokenSpans`]): from each lexer point `q` (a
+//!    head's lexer state and inhibitor), each token class is dead or realises one span: the
+//!    lexemes it completes and the lexeme it leaves open.
+//! 2. **Terminal spans** (`tau`): what the parser sees of a span: per completed lexeme its
+//!    accepted terminals (ties fork; ignored terminals leave the stack as it is), and the
+//!    terminals the open lexeme can still complete. Many spans are one terminal span; they
+//!    are arranged in a trie by their completed lexemes.
+//! 3. **Classification** (`classify`, `sim`): per LR state `s`, each terminal span is
+//!    *always* accepted (by the bare stack `s`, hence by every stack with top `s`), *never*
+//!    (rejected even when any automaton-consistent stack may lie below `s`), or
+//!    *context-dependent*. Conflicting actions are all followed.
+//! 4. **Tables**: per point `q` and LR state `s`, the classes of always-accepted spans as one
+//!    set `A(q, s)`, and the list `D(q, s)` of context-dependent terminal spans with their
+//!    classes.
+//!
+//! ## Online
+//!
+//! For each head of the [`ParserState`] (GSS node with LR state `s`, point `q`): `A(q, s)`,
+//! plus the classes of each span of `D(q, s)` that the real stacks below the head accept
+//! (checked with the parser's own speculative shifts, memoised per GSS node for the mask).
+//! The union of classes is expanded to token ids, and EOS is set iff the state accepts.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use munch_glr::lark::{load, LoadConfig};
+//! use munch_glr::mask::{Masker, Oracle};
+//! use munch_glr::parser::{Parser, ParserConfig, ParserState};
+//! use munch_lexer::vocab::Vocabulary;
+//! use munch_lexer::TokenId;
+//! use munch_masker_spanner::SpannerMasker;
+//!
+//! let grammar = load(br#"start: "(" start ")" | "x""#, &LoadConfig::default()).unwrap();
+//! let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap());
+//! let tokens = ["(", ")", "x", "x)", "((", "))"].map(|t| Some(t.as_bytes().to_vec()));
+//! let mut tokens = tokens.to_vec();
+//! tokens.push(None); // EOS
+//! let vocab = Arc::new(Vocabulary::from_token_bytes(tokens, vec![TokenId::from(6)]).unwrap());
+//! let spanner = SpannerMasker::new(Arc::clone(&parser), Arc::clone(&vocab)).unwrap();
+//! let mut state = ParserState::new(parser);
+//! state.commit_bytes(b"((x").unwrap();
+//! let mask = spanner.mask(&mut spanner.create_cache(), &state);
+//! let oracle = Oracle::new(vocab);
+//! assert_eq!(mask, oracle.mask(&mut oracle.create_cache(), &state));
+//! assert!(mask.contains(TokenId::from(5)) && !mask.contains(TokenId::from(2)));
+//! ```
+
+// All APIs need docs: the masker's contract and budgets are what the engine programs against.
+#![deny(missing_docs)]
+
+mod build;
+mod classify;
+mod online;
+mod sim;
+mod tau;
+
+use std::fmt;
+use std::sync::Arc;
+
+use munch_glr::gss::GssNodeId;
+use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
+use munch_glr::parser::{Parser, ParserState};
+use munch_lexer::spans::{ClassId, ClassSet, LexPoint, SpansBuildError, SpansConfig, TokenSpans};
+use munch_lexer::vocab::Vocabulary;
+
+use crate::online::Online;
+use crate::tau::Taus;
+
+/// Budgets of [`SpannerMasker::with_config`]. The defaults fit the SynCode grammars with real
+/// 128k–262k vocabularies with a wide margin and stop a pathological grammar in seconds.
+#[derive(Clone, Debug)]
+pub struct SpannerConfig {
+    /// Budgets of the lexical spans.
+    pub spans: SpansConfig,
+    /// The most simulation nodes alive at once while classifying (one LR state's walk of the
+    /// terminal-span trie). Default 4,000,000.
+    pub max_sim_nodes: usize,
+    /// The most reduction closures the whole classification may run (its work). Default
+    /// 400,000,000.
+    pub max_closures: u64,
+    /// The most heap the precomputed tables may take, in bytes. Default 4 GiB.
+    pub max_table_bytes: usize,
+}
+
+impl Default for SpannerConfig {
+    fn default() -> Self {
+        SpannerConfig {
+            spans: SpansConfig::default(),
+            max_sim_nodes: 4_000_000,
+            max_closures: 400_000_000,
+            max_table_bytes: 4 << 30,
+        }
+    }
+}
+
+/// Why a [`SpannerMasker`] could not be built.
+#[derive(Debug)]
+pub struct SpannerBuildError {
+    kind: SpannerBuildErrorKind,
+}
+
+/// The reason behind a [`SpannerBuildError`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SpannerBuildErrorKind {
+    /// The lexical spans exceeded one of their budgets.
+    Spans(SpansBuildError),
+    /// A budget of [`SpannerConfig`] was exceeded.
+    Budget {
+        /// The field's name (`max_sim_nodes`, `max_closures`, `max_table_bytes`).
+        name: &'static str,
+        /// Its value.
+        limit: u64,
+    },
+}
+
+impl SpannerBuildError {
+    pub(crate) fn budget(name: &'static str, limit: u64) -> Self {
+        SpannerBuildError {
+            kind: SpannerBuildErrorKind::Budget { name, limit },
+        }
+    }
+
+    /// Why.
+    pub fn kind(&self) -> &SpannerBuildErrorKind {
+        &self.kind
+    }
+
+    /// The name of the budget that was exceeded, whichever stage it belongs to.
+    pub fn budget_name(&self) -> &'static str {
+        match &self.kind {
+            SpannerBuildErrorKind::Spans(e) => e.budget().name(),
+            SpannerBuildErrorKind::Budget { name, .. } => name,
+        }
+    }
+}
+
+impl fmt::Display for SpannerBuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            SpannerBuildErrorKind::Spans(e) => write!(f, "spanner: {e}"),
+            SpannerBuildErrorKind::Budget { name, limit } => {
+                write!(f, "spanner: budget `{name}` ({limit}) exceeded")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SpannerBuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            SpannerBuildErrorKind::Spans(e) => Some(e),
+            SpannerBuildErrorKind::Budget { .. } => None,
+        }
+    }
+}
+
+/// Sizes and cost of a built [`SpannerMasker`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SpannerStats {
+    /// Lexer points (where a token can start).
+    pub points: usize,
+    /// LR states.
+    pub lr_states: usize,
+    /// Token classes.
+    pub token_classes: usize,
+    /// Distinct lexical spans over all points (|Re|).
+    pub realisable_spans: usize,
+    /// Distinct terminal spans (lexical spans as the parser sees them).
+    pub terminal_spans: usize,
+    /// (LR state, terminal span) pairs some stack accepts: always / context-dependent.
+    pub always_pairs: usize,
+    /// See `always_pairs`.
+    pub depends_pairs: usize,
+    /// (point, LR state) pairs with a non-empty table entry.
+    pub table_entries: usize,
+    /// Distinct always-accepted class sets `A(q, s)`.
+    pub always_sets: usize,
+    /// Context-dependent (span, classes) items over all distinct entries.
+    pub depends_items: usize,
+    /// Reduction closures run by the classification.
+    pub closures: u64,
+    /// Heap held by the masker's tables (the lexical spans included).
+    pub heap_bytes: usize,
+    /// Wall-clock build time, in seconds.
+    pub build_s: f64,
+}
+
+/// Build progress, for [`SpannerMasker::with_progress`].
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// The stage (`spans`, `terminal spans`, `classify`, `tables`).
+    pub stage: &'static str,
+    /// Units done in this stage.
+    pub done: usize,
+    /// Units in this stage.
+    pub total: usize,
+}
+
+/// A set of classes in the tables: a list when that is smaller than a bitset.
+#[derive(Clone, Copy, Debug)]
+enum ClassList {
+    /// `pool[lo..hi]`.
+    Sparse { lo: u32, hi: u32 },
+    /// `dense[i]`.
+    Dense(u32),
+}
+
+/// One table entry: `A(q, s)` and `D(q, s)` (`depends[lo..hi]`).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    always: ClassList,
+    depends_lo: u32,
+    depends_hi: u32,
+}
+
+/// The GreatGramma masker. Immutable, `Send + Sync`; see the [crate docs](crate).
+pub struct SpannerMasker {
+    parser: Arc<Parser>,
+    vocab: Arc<Vocabulary>,
+    spans: TokenSpans,
+    taus: Taus,
+    lr_states: usize,
+    /// `entry_of[q * lr_states + s]`: index into `entries` (0: nothing accepted).
+    entry_of: Vec<u32>,
+    entries: Vec<Entry>,
+    /// `(terminal span, its classes from the entry's point)`.
+    depends: Vec<(u32, ClassList)>,
+    pool: Vec<ClassId>,
+    dense: Vec<ClassSet>,
+    stats: SpannerStats,
+}
+
+impl fmt::Debug for SpannerMasker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SpannerMasker")
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SpannerMasker {
+    /// Builds the tables for `parser`'s grammar over `vocab` with the default budgets.
+    pub fn new(
+        parser: Arc<Parser>,
+        vocab: Arc<Vocabulary>,
+    ) -> Result<SpannerMasker, SpannerBuildError> {
+        Self::with_config(parser, vocab, &SpannerConfig::default())
+    }
+
+    /// Builds the tables within the budgets of `config`.
+    pub fn with_config(
+        parser: Arc<Parser>,
+        vocab: Arc<Vocabulary>,
+        config: &SpannerConfig,
+    ) -> Result<SpannerMasker, SpannerBuildError> {
+        Self::with_progress(parser, vocab, config, &mut |_| {})
+    }
+
+    /// [`SpannerMasker::with_config`], reporting progress to `progress` now and then.
+    pub fn with_progress(
+        parser: Arc<Parser>,
+        vocab: Arc<Vocabulary>,
+        config: &SpannerConfig,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<SpannerMasker, SpannerBuildError> {
+        build::build(parser, vocab, config, progress)
+    }
+
+    /// Sizes and cost of the tables.
+    pub fn stats(&self) -> SpannerStats {
+        self.stats.clone()
+    }
+
+    fn add(&self, list: ClassList, acc: &mut ClassSet) {
+        match list {
+            ClassList::Sparse { lo, hi } => {
+                for &c in &self.pool[lo as usize..hi as usize] {
+                    acc.insert(c);
+                }
+            }
+            ClassList::Dense(i) => {
+                acc.union_with(&self.dense[i as usize]);
+            }
+        }
+    }
+
+    fn covered(&self, list: ClassList, acc: &ClassSet) -> bool {
+        match list {
+            ClassList::Sparse { lo, hi } => self.pool[lo as usize..hi as usize]
+                .iter()
+                .all(|&c| acc.contains(c)),
+            ClassList::Dense(i) => self.dense[i as usize].is_subset(acc),
+        }
+    }
+}
+
+/// Scratch space of [`SpannerMasker`].
+struct Cache {
+    acc: ClassSet,
+    online: Online,
+    /// (head node, point) pairs done in this mask.
+    done: Vec<(GssNodeId, u32)>,
+}
+
+impl Masker for SpannerMasker {
+    fn name(&self) -> &str {
+        "spanner"
+    }
+
+    fn vocabulary(&self) -> &Vocabulary {
+        &self.vocab
+    }
+
+    fn create_cache(&self) -> MaskCache {
+        MaskCache::new(Cache {
+            acc: self.spans.classes().empty_set(),
+            online: Online::default(),
+            done: Vec::new(),
+        })
+    }
+
+    fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
+        let cache: &mut Cache = cache.get_mut();
+        cache.acc.clear();
+        cache.online.start_mask();
+        cache.done.clear();
+        for head in state.heads() {
+            let point = LexPoint {
+                state: head.lex_state(),
+                inhibitor: head.inhibitor(),
+            };
+            // Every live head's configuration is a point (heads are not dead); a state of
+            // another parser would be a caller bug, and it allows nothing here.
+            let Some(q) = self.spans.point(point) else {
+                continue;
+            };
+            let node = head.node();
+            let key = (node.id(), q.as_u32());
+            if cache.done.contains(&key) {
+                continue;
+            }
+            cache.done.push(key);
+            let s = node.state().as_usize();
+            let e = self.entry_of[q.as_usize() * self.lr_states + s];
+            if e == 0 {
+                continue;
+            }
+            let entry = self.entries[e as usize];
+            self.add(entry.always, &mut cache.acc);
+            for &(tau, list) in &self.depends[entry.depends_lo as usize..entry.depends_hi as usize]
+            {
+                if self.covered(list, &cache.acc) {
+                    continue;
+                }
+                if cache.online.accepts(&self.parser, &self.taus, node, tau) {
+                    self.add(list, &mut cache.acc);
+                }
+            }
+        }
+        self.spans.classes().expand(&cache.acc, mask.words_mut());
+        set_eos(&self.vocab, state, mask);
+    }
+}
+
+// Compile-time check of the thread-safety promise.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<SpannerMasker>();
+};
