@@ -1,0 +1,236 @@
+//! The summaries against brute force: for every head of states reached by random sentences,
+//! and terminal sequences with ties and ignored terminals, "the stack can take this sequence,
+//! then one of these terminals" computed by reading the GSS with the summaries equals
+//! [`Parser::shift_from`] / [`Parser::can_shift`] applied step by step.
+
+use std::sync::Arc;
+
+use ahash::AHashSet;
+use munch_glr::cfg::generate::{render_text, GenerateConfig, Generator, SeededRng};
+use munch_glr::gss::{GssNode, GssNodeId};
+use munch_glr::lark::{load, LoadConfig};
+use munch_glr::parser::{Parser, ParserConfig, ParserState, ShiftCache};
+use munch_lexer::TerminalId;
+
+use crate::template::{Cont, Conts, Ctrl, Outcome, Templates, FIN, SUCC};
+
+pub(crate) fn parser(source: &str) -> Arc<Parser> {
+    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
+}
+
+/// Builds the continuation of "lexemes `seq` (each a tie set), then an open lexeme that can
+/// complete one of `end`".
+fn chain(p: &Parser, conts: &mut Conts, seq: &[Vec<TerminalId>], end: &[TerminalId]) -> Cont {
+    let shiftable = |t: TerminalId| !p.is_ignored(t) && t.as_usize() < p.cfg().terminal_len();
+    let ctrls: Vec<Ctrl> = end
+        .iter()
+        .filter(|&&t| shiftable(t))
+        .map(|&t| conts.ctrl(t.as_u32(), FIN))
+        .collect();
+    let mut k = conts.intern(ctrls, end.iter().any(|&t| p.is_ignored(t)));
+    for lexeme in seq.iter().rev() {
+        let mut ctrls: Vec<Ctrl> = lexeme
+            .iter()
+            .filter(|&&t| shiftable(t))
+            .map(|&t| conts.ctrl(t.as_u32(), k))
+            .collect();
+        let ignored = lexeme.iter().any(|&t| p.is_ignored(t));
+        if ignored {
+            ctrls.extend_from_slice(conts.offers(k));
+        }
+        let succ = ignored && conts.succeeds(k);
+        k = conts.intern(ctrls, succ);
+    }
+    k
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Item {
+    Init(Ctrl),
+    Exit(Outcome),
+}
+
+/// The nondeterministic reading of the GSS below `node` with the summaries.
+fn read(tpl: &mut Templates<'_>, node: &GssNode, k: Cont) -> bool {
+    let conts = tpl.conts();
+    if conts.succeeds(k) {
+        return true;
+    }
+    let mut seen: AHashSet<(Item, GssNodeId)> = AHashSet::new();
+    let mut stack: Vec<(Item, GssNode)> = conts
+        .offers(k)
+        .iter()
+        .map(|&c| (Item::Init(c), node.clone()))
+        .collect();
+    while let Some((item, n)) = stack.pop() {
+        let x = n.state();
+        let outs: Vec<Outcome> = match item {
+            Item::Init(c) => tpl.summary(c, x).unwrap().to_vec(),
+            Item::Exit(o) => {
+                let (c, a, r) = tpl.exit_parts(o);
+                if r > 0 {
+                    vec![tpl.exit(c, a, r - 1)]
+                } else {
+                    tpl.config_out(c, a, x).unwrap().to_vec()
+                }
+            }
+        };
+        for o in outs {
+            if o == SUCC {
+                return true;
+            }
+            for m in n.predecessors() {
+                if seen.insert((Item::Exit(o), m.id())) {
+                    stack.push((Item::Exit(o), m));
+                }
+            }
+        }
+    }
+    false
+}
+
+/// The same question answered by the GLR runtime.
+fn brute(p: &Parser, node: &GssNode, seq: &[Vec<TerminalId>], end: &[TerminalId]) -> bool {
+    let mut frontier = vec![node.clone()];
+    for lexeme in seq {
+        let mut next: Vec<GssNode> = Vec::new();
+        for n in &frontier {
+            for &t in lexeme {
+                if p.is_ignored(t) {
+                    next.push(n.clone());
+                } else {
+                    next.extend(p.shift_from(n, t).unwrap());
+                }
+            }
+        }
+        let mut ids = AHashSet::new();
+        next.retain(|n| ids.insert(n.id()));
+        frontier = next;
+    }
+    if frontier.is_empty() {
+        return false;
+    }
+    if end.iter().any(|&t| p.is_ignored(t)) {
+        return true;
+    }
+    let mut cache = ShiftCache::new();
+    frontier.iter().any(|n| {
+        end.iter()
+            .any(|&t| t.as_usize() < p.cfg().terminal_len() && p.can_shift(n, t, &mut cache))
+    })
+}
+
+/// Random sentences of the grammar as text, committed byte by byte; at every byte, every
+/// head's node is checked on every sequence of up to two lexemes (single terminals, plus one
+/// tie of all terminals) followed by each single terminal and by all terminals.
+pub(crate) fn check_grammar(source: &str, sentences: u64, separator: &[u8]) {
+    let p = parser(source);
+    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap();
+    let terminals: Vec<TerminalId> = (0..p.terminal_len()).map(TerminalId::from_usize).collect();
+    let mut lexemes: Vec<Vec<TerminalId>> = terminals.iter().map(|&t| vec![t]).collect();
+    lexemes.push(terminals.clone());
+    let mut ends: Vec<Vec<TerminalId>> = terminals.iter().map(|&t| vec![t]).collect();
+    ends.push(terminals.clone());
+    let mut seqs: Vec<Vec<Vec<TerminalId>>> = vec![vec![]];
+    for a in &lexemes {
+        seqs.push(vec![a.clone()]);
+        for b in &lexemes {
+            seqs.push(vec![a.clone(), b.clone()]);
+        }
+    }
+    let mut conts = Conts::new();
+    let ks: Vec<Vec<Cont>> = seqs
+        .iter()
+        .map(|s| ends.iter().map(|e| chain(&p, &mut conts, s, e)).collect())
+        .collect();
+    let mut tpl = Templates::new(p.tables(), &conts, usize::MAX);
+    let gen = Generator::new(p.cfg());
+    let config = GenerateConfig {
+        max_depth: 8,
+        max_len: 14,
+    };
+    let mut checked = 0usize;
+    let mut seen_nodes: AHashSet<GssNodeId> = AHashSet::new();
+    for seed in 0..sentences {
+        let mut rng = SeededRng::new(seed);
+        let Some(sentence) = gen.sentence(&mut rng, &config) else {
+            continue;
+        };
+        let Some(text) = render_text(&grammar, p.lexer(), &sentence, separator, &mut rng, 20)
+        else {
+            continue;
+        };
+        let mut state = ParserState::new(Arc::clone(&p));
+        for at in 0..=text.len() {
+            for h in state.heads() {
+                let node = h.node();
+                if !seen_nodes.insert(node.id()) {
+                    continue;
+                }
+                for (s, seq) in seqs.iter().enumerate() {
+                    for (e, end) in ends.iter().enumerate() {
+                        let want = brute(&p, node, seq, end);
+                        let got = read(&mut tpl, node, ks[s][e]);
+                        assert_eq!(
+                            got,
+                            want,
+                            "text {:?}, head at state {} ({:?}), lexemes {:?}, then one of {:?}",
+                            String::from_utf8_lossy(&text[..at]),
+                            node.state(),
+                            h,
+                            seq.iter()
+                                .map(|l| l.iter().map(|&t| p.terminal_name(t)).collect::<Vec<_>>())
+                                .collect::<Vec<_>>(),
+                            end.iter().map(|&t| p.terminal_name(t)).collect::<Vec<_>>()
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+            if at < text.len() {
+                if state.commit_bytes(&text[at..at + 1]).is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    assert!(checked > 100, "only {checked} checks");
+}
+
+#[test]
+fn hidden_left_recursion_and_epsilon() {
+    check_grammar("start: s\ns: b s \"a\" | \"x\"\nb: | \"y\"\n", 40, b"");
+}
+
+#[test]
+fn right_recursion() {
+    check_grammar("start: l\nl: \"a\" l | \"a\" | \"b\" l \"c\"\n", 40, b"");
+}
+
+#[test]
+fn ambiguous_expressions() {
+    check_grammar(
+        "start: e\ne: e \"+\" e | e \"*\" e | \"(\" e \")\" | \"n\" | e e\n",
+        40,
+        b"",
+    );
+}
+
+#[test]
+fn nullable_sequences_and_ignored() {
+    check_grammar(
+        "start: a b c d\na: \"a\"?\nb: \"b\"*\nc: a b | \"c\"\nd: (\"d\" a)*\n%ignore \" \"\n",
+        60,
+        b" ",
+    );
+}
+
+#[test]
+fn tied_terminals() {
+    check_grammar(
+        "start: (x | y)+\nx: A \";\"\ny: B \",\"\nA: /[a-c]+/\nB: /[b-d]+/\n",
+        40,
+        b"",
+    );
+}
