@@ -1,0 +1,114 @@
+//! Latency statistics of a run: munch's nearest-rank summary, and a compact CDF for the plots.
+//!
+//! Every engine reports raw nanosecond samples (the Python engine too), and the statistics are
+//! computed here, once, the same way for all of them.
+
+use munch::stats::{nearest_rank, Summary, SummaryUs};
+use serde::{Deserialize, Serialize};
+
+/// Latency figures in microseconds, with the number of samples.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Number of samples.
+    pub count: usize,
+    /// Mean.
+    pub mean_us: f64,
+    /// Median (nearest rank).
+    pub p50_us: f64,
+    /// 90th percentile.
+    pub p90_us: f64,
+    /// 99th percentile.
+    pub p99_us: f64,
+    /// 99.9th percentile.
+    pub p999_us: f64,
+    /// Largest sample.
+    pub max_us: f64,
+}
+
+impl Latency {
+    /// The summary of `samples_ns`, or `None` when there are none.
+    pub fn from_ns(samples_ns: &[u64]) -> Option<Latency> {
+        let summary = Summary::from_ns(samples_ns)?;
+        let SummaryUs {
+            mean_us,
+            p50_us,
+            p90_us,
+            p99_us,
+            p999_us,
+            max_us,
+        } = summary.to_us();
+        Some(Latency {
+            count: summary.count,
+            mean_us,
+            p50_us,
+            p90_us,
+            p99_us,
+            p999_us,
+            max_us,
+        })
+    }
+}
+
+/// The fractions at which [`cdf`] samples the distribution, in basis points: every percent,
+/// then finer towards the tail (99.1 … 99.9, 99.91 … 99.99), then the maximum.
+pub fn cdf_basis_points() -> Vec<u32> {
+    let mut points: Vec<u32> = (0..=99).map(|p| p * 100).collect();
+    points.extend((1..=9).map(|t| 9900 + t * 10));
+    points.extend((1..=9).map(|h| 9990 + h));
+    points.push(10_000);
+    points
+}
+
+/// The CDF of `samples_ns` as `[latency µs, fraction]` points at [`cdf_basis_points`] (nearest
+/// rank, so every latency is an observed sample); empty for no samples.
+pub fn cdf(samples_ns: &[u64]) -> Vec<[f64; 2]> {
+    if samples_ns.is_empty() {
+        return Vec::new();
+    }
+    let mut sorted = samples_ns.to_vec();
+    sorted.sort_unstable();
+    cdf_basis_points()
+        .into_iter()
+        .map(|bp| {
+            let ns = nearest_rank(&sorted, bp);
+            [munch::stats::us(ns as f64), f64::from(bp) / 10_000.0]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_is_the_nearest_rank_summary_in_microseconds() {
+        let samples: Vec<u64> = (1..=1000).map(|i| i * 1000).collect();
+        let l = Latency::from_ns(&samples).unwrap();
+        assert_eq!(l.count, 1000);
+        assert_eq!(l.p50_us, 500.0);
+        assert_eq!(l.p90_us, 900.0);
+        assert_eq!(l.p99_us, 990.0);
+        assert_eq!(l.p999_us, 999.0);
+        assert_eq!(l.max_us, 1000.0);
+        assert_eq!(l.mean_us, 500.5);
+        assert_eq!(Latency::from_ns(&[]), None);
+    }
+
+    #[test]
+    fn cdf_is_monotone_and_ends_at_the_maximum() {
+        let samples: Vec<u64> = (0..5000).map(|i| (i * 7919) % 100_003).collect();
+        let points = cdf(&samples);
+        assert_eq!(points.len(), cdf_basis_points().len());
+        assert!(points
+            .windows(2)
+            .all(|w| w[0][0] <= w[1][0] && w[0][1] < w[1][1]));
+        let max = *samples.iter().max().unwrap();
+        assert_eq!(points.last().unwrap(), &[munch::stats::us(max as f64), 1.0]);
+        assert_eq!(points[0][1], 0.0);
+        assert_eq!(
+            points[0][0],
+            munch::stats::us(*samples.iter().min().unwrap() as f64)
+        );
+        assert!(cdf(&[]).is_empty());
+    }
+}
