@@ -1,0 +1,73 @@
+//! Token classes of SynCode's grammars under the five real tokenizers: prints, per (grammar,
+//! tokenizer), the number of classes, their share of the text tokens, the lexer points, the
+//! distinct spans, the build time and the tables' heap size.
+//!
+//! ```text
+//! cargo run --release -p munch-conformance --example token_classes [GRAMMAR...] [-- TOKENIZER...]
+//! ```
+//!
+//! Defaults: json go java sql c × llama2 llama3 qwen3 gemma3 gptoss. The tokenizers and
+//! grammars are fetched into the cache on first use.
+
+use std::time::Instant;
+
+use munch_glr::parser::{Parser, ParserConfig};
+use munch_lexer::spans::{SpansConfig, TokenSpans};
+use munch_lexer::vocab::Vocabulary;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (grammars, tokenizers) = match args.iter().position(|a| a == "--") {
+        Some(i) => (args[..i].to_vec(), args[i + 1..].to_vec()),
+        None => (args.clone(), Vec::new()),
+    };
+    let or = |v: Vec<String>, d: &[&str]| {
+        if v.is_empty() {
+            d.iter().map(|s| s.to_string()).collect()
+        } else {
+            v
+        }
+    };
+    let grammars = or(grammars, &["json", "go", "java", "sql", "c"]);
+    let tokenizers = or(
+        tokenizers,
+        &["llama2", "llama3", "qwen3", "gemma3", "gptoss"],
+    );
+
+    let vocabs: Vec<Vocabulary> = tokenizers
+        .iter()
+        .map(|t| Vocabulary::load(t).unwrap_or_else(|e| panic!("{t}: {e}")))
+        .collect();
+    println!("| grammar | lexer states | tokenizer | text tokens | classes | % | points | spans | build | heap |");
+    println!("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+    for g in &grammars {
+        let source = munch_grammars::syncode::grammar(g).unwrap_or_else(|e| panic!("{g}: {e}"));
+        let config = munch_glr::lark::LoadConfig {
+            file_name: format!("syncode:{g}"),
+            ..Default::default()
+        };
+        let loaded =
+            munch_glr::lark::load(source.as_bytes(), &config).unwrap_or_else(|e| panic!("{e}"));
+        let parser =
+            Parser::new(&loaded, &ParserConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+        let lexer = parser.lexer();
+        for (t, vocab) in tokenizers.iter().zip(&vocabs) {
+            let started = Instant::now();
+            let spans = TokenSpans::build(lexer, vocab, &SpansConfig::default())
+                .unwrap_or_else(|e| panic!("{g} × {t}: {e}"));
+            let took = started.elapsed();
+            let classes = spans.classes();
+            println!(
+                "| {g} | {} | {t} | {} | {} | {:.2} | {} | {} | {:.2} s | {:.1} MiB |",
+                lexer.state_len(),
+                classes.token_len(),
+                classes.len(),
+                100.0 * classes.len() as f64 / classes.token_len().max(1) as f64,
+                spans.points().len(),
+                spans.span_len(),
+                took.as_secs_f64(),
+                spans.heap_bytes() as f64 / (1 << 20) as f64,
+            );
+        }
+    }
+}
