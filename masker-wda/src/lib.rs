@@ -1,12 +1,176 @@
 //! # munch-masker-wda
 //!
-//! (work in progress)
+//! The weighted-automaton masker: one deterministic automaton, compiled offline from the LR
+//! tables and the vocabulary, reads the parser's stack from the top and outputs the allowed
+//! token classes. At mask time nothing is parsed and the vocabulary is never looped over: a
+//! mask is a few table lookups per GSS node read (usually one or two nodes), unions of class
+//! sets, and the expansion of the final class set into mask words.
+//!
+//! ## Contents
+//!
+//! - [`WdaMasker`]: build ([`WdaMasker::new`]), save and load ([`WdaMasker::save`],
+//!   [`WdaMasker::load`]), and the [`Masker`] implementation.
+//! - [`WdaConfig`]: the build's budgets; [`WdaBuildError`] names the one exceeded, and the engine
+//!   falls back to another masker.
+//! - [`WdaStats`]: the automaton's size and build time.
+//!
+//! ## How it is built
+//!
+//! It is the PSC idea — one classifier of the parser stack for all tokens — built the
+//! weighted-automata way:
+//!
+//! 1. **Terminal side** (`lexical`): [`TokenSpans`](munch_lexer::spans::TokenSpans) gives, per
+//!    lexer point, the span every token class realises (lexemes completed inside the token and
+//!    the open lexeme). Spans become chains of *continuations*; each point's spans become its
+//!    initial weighted item set, weights being class sets.
+//! 2. **Templates** (`template`): per terminal and LR state, the summary of every GLR run that
+//!    takes the terminal — reductions read top-down as *exits* (pop `r` more, then goto on
+//!    `A`), conflicts included — as the least fixpoint of a finite monotone system, which is
+//!    exact for right recursion, unit cycles, ε-rules and hidden left recursion.
+//! 3. **Parser DWA** (`determinize`, `minimize`): the weighted subset construction over exits,
+//!    with interned weights and sparse transitions (a default per state), then Moore
+//!    minimisation, and per state the classes still undecided so that the run stops reading.
+//! 4. **Run** (`dwa`): a search over (automaton state, GSS node) pairs from every head, union of
+//!    outputs, then [`set_eos`].
+//!
+//! The crate docs of each module hold the exactness argument for its step.
 
 // All APIs need docs: this crate's types are what the engine wires in.
 #![deny(missing_docs)]
 
 mod bits;
+mod build;
+mod determinize;
+mod dwa;
+mod error;
+mod lexical;
+mod minimize;
 mod template;
 
 #[cfg(test)]
 mod template_tests;
+
+use std::sync::Arc;
+
+use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
+use munch_glr::parser::{Parser, ParserState};
+use munch_lexer::spans::SpansConfig;
+use munch_lexer::vocab::Vocabulary;
+
+pub use error::{LoadKind, WdaBudget, WdaBuildError, WdaLoadError};
+
+/// Budgets of [`WdaMasker::new`]. The defaults are sized for the ≤ 2 GiB build target.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WdaConfig {
+    /// The most automaton states the subset construction may create. Default 4,000,000.
+    pub max_states: usize,
+    /// The most transitions it may create. Default 60,000,000.
+    pub max_edges: usize,
+    /// The most heap bytes the construction may hold (summaries, item sets, weights,
+    /// transitions; approximate, token spans not included). Default 1.5 GiB.
+    pub max_memory: usize,
+    /// The most controls (terminal × continuation) the spans may need. Default 20,000,000.
+    pub max_controls: usize,
+    /// Budgets of the token-spans build.
+    pub spans: SpansConfig,
+}
+
+impl Default for WdaConfig {
+    fn default() -> Self {
+        WdaConfig {
+            max_states: 4_000_000,
+            max_edges: 60_000_000,
+            max_memory: 3 << 29,
+            max_controls: 20_000_000,
+            spans: SpansConfig::default(),
+        }
+    }
+}
+
+/// Size and build time of a [`WdaMasker`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct WdaStats {
+    /// States of the minimal automaton (the dead state included).
+    pub states: usize,
+    /// Its transitions (one default per state plus the listed ones).
+    pub edges: usize,
+    /// Distinct class sets its transitions and states carry.
+    pub distinct_weights: usize,
+    /// Heap bytes of the compiled tables.
+    pub heap_bytes: usize,
+    /// Seconds the build took (0 for a loaded masker).
+    pub build_s: f64,
+    /// Token classes (text tokens grouped by identical lexical behaviour).
+    pub token_classes: usize,
+}
+
+/// The weighted-automaton masker. Immutable, `Send + Sync`; share it with `Arc`.
+pub struct WdaMasker {
+    parser: Arc<Parser>,
+    vocab: Arc<Vocabulary>,
+    dwa: dwa::Dwa,
+    build_s: f64,
+}
+
+impl WdaMasker {
+    /// Compiles the automaton of `parser`'s grammar over `vocab`.
+    ///
+    /// Errors: a budget of `config` exceeded (the error names it), or the token-spans build's.
+    pub fn new(
+        parser: Arc<Parser>,
+        vocab: Arc<Vocabulary>,
+        config: &WdaConfig,
+    ) -> Result<WdaMasker, WdaBuildError> {
+        let (dwa, build_s) = build::build(&parser, &vocab, config)?;
+        Ok(WdaMasker {
+            parser,
+            vocab,
+            dwa,
+            build_s,
+        })
+    }
+
+    /// The automaton's size and build time.
+    pub fn stats(&self) -> WdaStats {
+        WdaStats {
+            states: self.dwa.state_len(),
+            edges: self.dwa.edge_len(),
+            distinct_weights: self.dwa.weight_len(),
+            heap_bytes: self.dwa.heap_bytes(),
+            build_s: self.build_s,
+            token_classes: self.dwa.class_len as usize,
+        }
+    }
+
+    /// The grammar this masker was built for.
+    pub fn parser(&self) -> &Arc<Parser> {
+        &self.parser
+    }
+}
+
+impl Masker for WdaMasker {
+    fn name(&self) -> &str {
+        "wda"
+    }
+
+    fn vocabulary(&self) -> &Vocabulary {
+        &self.vocab
+    }
+
+    fn create_cache(&self) -> MaskCache {
+        MaskCache::new(self.dwa.create_cache())
+    }
+
+    fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
+        let cache: &mut dwa::RunCache = cache.get_mut();
+        self.dwa.run(cache, state);
+        self.dwa.expand(cache, mask.words_mut());
+        set_eos(&self.vocab, state, mask);
+    }
+}
+
+// Compiled maskers are shared across threads.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<WdaMasker>();
+};

@@ -1,0 +1,145 @@
+//! The offline pipeline: token spans → continuations and initial item sets → summaries and
+//! weighted subset construction → minimisation → compact run-time tables.
+
+use std::time::Instant;
+
+use munch_glr::parser::Parser;
+use munch_lexer::spans::{ClassId, TokenSpans};
+use munch_lexer::vocab::Vocabulary;
+
+use crate::bits::{Weights, EMPTY};
+use crate::determinize::{determinize, Exceeded, Limits};
+use crate::dwa::Dwa;
+use crate::error::{WdaBudget, WdaBuildError};
+use crate::lexical::Lexical;
+use crate::minimize::{minimize, undecided};
+use crate::template::Templates;
+use crate::WdaConfig;
+
+/// Builds the tables; returns them and the build time in seconds.
+pub(crate) fn build(
+    parser: &Parser,
+    vocab: &Vocabulary,
+    config: &WdaConfig,
+) -> Result<(Dwa, f64), WdaBuildError> {
+    let t0 = Instant::now();
+    let spans =
+        TokenSpans::build(parser.lexer(), vocab, &config.spans).map_err(WdaBuildError::spans)?;
+    let class_len = spans.classes().len();
+    let mut weights = Weights::new(class_len.div_ceil(64));
+    let lexical = Lexical::build(parser, &spans, &mut weights, config.max_controls)
+        .map_err(|_| WdaBuildError::budget(WdaBudget::Controls, config.max_controls as u64))?;
+    let budget = |e: Exceeded| match e {
+        Exceeded::States => WdaBuildError::budget(WdaBudget::States, config.max_states as u64),
+        Exceeded::Edges => WdaBuildError::budget(WdaBudget::Edges, config.max_edges as u64),
+        Exceeded::Memory => WdaBuildError::budget(WdaBudget::Memory, config.max_memory as u64),
+    };
+    let mut tpl = Templates::new(parser.tables(), &lexical.conts, config.max_memory / 48);
+    let initial: Vec<_> = lexical
+        .initial
+        .iter()
+        .map(|(items, yes)| (items.clone(), *yes))
+        .collect();
+    let yes: Vec<u32> = lexical.initial.iter().map(|(_, yes)| *yes).collect();
+    let (dfa, starts) = determinize(
+        &mut tpl,
+        &mut weights,
+        initial,
+        &Limits {
+            max_states: config.max_states,
+            max_edges: config.max_edges,
+            max_heap: config.max_memory,
+        },
+    )
+    .map_err(budget)?;
+    drop(tpl);
+    let (min, map) = minimize(&dfa);
+    drop(dfa);
+    let und = undecided(&min, &mut weights);
+
+    // Keep only the weights the tables use, renumbered densely (0 stays empty).
+    let mut renum: Vec<u32> = vec![u32::MAX; weights.len()];
+    let mut kept: Vec<u32> = Vec::new();
+    let mut keep = |w: u32, renum: &mut Vec<u32>| -> u32 {
+        if renum[w as usize] == u32::MAX {
+            renum[w as usize] = kept.len() as u32;
+            kept.push(w);
+        }
+        renum[w as usize]
+    };
+    keep(EMPTY, &mut renum);
+    let n = min.state_len();
+    let mut default = Vec::with_capacity(n);
+    let mut edge_start = Vec::with_capacity(n + 1);
+    let mut edge_x = Vec::new();
+    let mut edge_out = Vec::new();
+    let mut undecided_w = Vec::with_capacity(n);
+    for s in 0..n {
+        let (dw, dt) = min.default[s];
+        default.push((keep(dw, &mut renum), dt));
+        edge_start.push(edge_x.len() as u32);
+        for &(x, w, t) in &min.edges[s] {
+            edge_x.push(x);
+            edge_out.push((keep(w, &mut renum), t));
+        }
+        undecided_w.push(keep(und[s], &mut renum));
+    }
+    edge_start.push(edge_x.len() as u32);
+    let lexer = parser.lexer();
+    let none = (0u32, 0u32);
+    let mut plain = vec![none; lexer.state_len()];
+    let mut inhibited = vec![none; lexer.state_len()];
+    for (i, point) in lexical.points.iter().enumerate() {
+        let entry = (map[starts[i] as usize], keep(yes[i], &mut renum));
+        match point.inhibitor {
+            None => plain[point.state.as_usize()] = entry,
+            Some(inh) => inhibited[inh.as_usize()] = entry,
+        }
+    }
+    let words = weights.words();
+    let sets = weights.into_sets();
+    let mut flat = Vec::with_capacity(kept.len() * words);
+    for &w in &kept {
+        flat.extend_from_slice(&sets[w as usize].0);
+    }
+
+    // Expansion: per class, the mask words of its members.
+    let classes = spans.classes();
+    let word_len = vocab.len().div_ceil(32);
+    let mut all = vec![0u32; word_len];
+    let mut run_start = Vec::with_capacity(class_len + 1);
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for c in 0..class_len {
+        run_start.push(runs.len() as u32);
+        let first = runs.len();
+        for &t in classes.members(ClassId::from_usize(c)) {
+            let (w, bit) = (t.as_u32() / 32, 1u32 << (t.as_u32() % 32));
+            all[w as usize] |= bit;
+            let own = runs.len() > first;
+            match runs.last_mut() {
+                Some((lw, bits)) if own && *lw == w => *bits |= bit,
+                _ => runs.push((w, bit)),
+            }
+        }
+    }
+    run_start.push(runs.len() as u32);
+
+    let dwa = Dwa {
+        class_len: class_len as u32,
+        words: words as u32,
+        weights: flat,
+        default,
+        edge_start,
+        edge_x,
+        edge_out,
+        undecided: undecided_w,
+        lex_start: lexer.start().as_u32(),
+        plain,
+        inhibited,
+        vocab_len: vocab.len() as u32,
+        run_start,
+        runs,
+        all,
+    };
+    Ok((dwa, t0.elapsed().as_secs_f64()))
+}

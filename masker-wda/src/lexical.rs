@@ -1,0 +1,193 @@
+//! The terminal side: spans of [`TokenSpans`] turned into continuations, and each lexer
+//! point's initial weighted item set.
+//!
+//! A span `(e1 … ek, end)` becomes the continuation chain `Lex(e1, Lex(e2, … End(end)))`:
+//!
+//! - `End(end)` offers `(T, FIN)` for every terminal `T` the open lexeme can still complete
+//!   ([`Lexer::reachable`]) that the parser can shift somewhere, and succeeds outright if it
+//!   can complete an `%ignore`d terminal (the head stays live whatever its stack);
+//! - `Lex(e, κ)` offers `(T, κ)` for every terminal of the lexeme (`accepted(e)`, ties all
+//!   kept: the GLR parser follows each) and, if one of them is ignored, everything `κ` offers
+//!   (that branch leaves the stack alone).
+//!
+//! This is the commit's semantics for one head: lexemes completed inside the token are shifted
+//! (or skipped when ignored) in order, and after the last byte the head is live iff its open
+//! lexeme can complete a terminal the stack can shift or an ignored one (a stack that has just
+//! shifted a terminal can always go on: its LR states spell a viable prefix).
+//!
+//! Per point, the classes are grouped by the continuation their span starts (many spans share
+//! one: they differ only in states with the same reachable terminals), and each group's
+//! classes become one weight.
+
+use ahash::AHashMap;
+use munch_glr::parser::Parser;
+use munch_lexer::spans::{ClassId, LexPoint, PointId, SpanId, TokenSpans};
+use munch_lexer::{LexState, TerminalId};
+
+use crate::bits::{Bits, Weight, Weights, EMPTY};
+use crate::determinize::{Item, INIT};
+use crate::template::{Cont, Conts, Ctrl, FIN, NEVER};
+
+/// A continuation or control count past what the item encoding holds.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TooManyControls;
+
+/// The initial weighted item sets of every point, and the continuations they use.
+pub(crate) struct Lexical {
+    pub(crate) conts: Conts,
+    pub(crate) points: Vec<LexPoint>,
+    /// Per point: its items and the classes allowed before reading any stack.
+    pub(crate) initial: Vec<(Vec<(Item, Weight)>, Weight)>,
+}
+
+struct ContBuilder<'a> {
+    parser: &'a Parser,
+    usable: Vec<bool>,
+    conts: Conts,
+    end_memo: AHashMap<LexState, Cont>,
+    lex_memo: AHashMap<(LexState, Cont), Cont>,
+}
+
+impl ContBuilder<'_> {
+    fn end(&mut self, end: LexState) -> Cont {
+        if let Some(&k) = self.end_memo.get(&end) {
+            return k;
+        }
+        let lexer = self.parser.lexer();
+        let mut ctrls = Vec::new();
+        let mut succ = false;
+        for t in lexer.reachable(end).iter() {
+            if self.parser.is_ignored(t) {
+                succ = true;
+            } else if self.usable(t) {
+                ctrls.push(self.conts.ctrl(t.as_u32(), FIN));
+            }
+        }
+        let k = self.conts.intern(ctrls, succ);
+        self.end_memo.insert(end, k);
+        k
+    }
+
+    fn lex(&mut self, e: LexState, then: Cont) -> Cont {
+        if then == NEVER {
+            return NEVER;
+        }
+        if let Some(&k) = self.lex_memo.get(&(e, then)) {
+            return k;
+        }
+        let lexer = self.parser.lexer();
+        let mut ctrls: Vec<Ctrl> = Vec::new();
+        let mut ignored = false;
+        for &t in lexer.accepted(e) {
+            if self.parser.is_ignored(t) {
+                ignored = true;
+            } else if self.usable(t) {
+                ctrls.push(self.conts.ctrl(t.as_u32(), then));
+            }
+        }
+        if ignored {
+            ctrls.extend_from_slice(self.conts.offers(then));
+        }
+        let succ = ignored && self.conts.succeeds(then);
+        let k = self.conts.intern(ctrls, succ);
+        self.lex_memo.insert((e, then), k);
+        k
+    }
+
+    fn usable(&self, t: TerminalId) -> bool {
+        self.usable.get(t.as_usize()).copied().unwrap_or(false)
+    }
+}
+
+impl Lexical {
+    /// Continuations of every span used from some point, and every point's initial items.
+    pub(crate) fn build(
+        parser: &Parser,
+        spans: &TokenSpans,
+        weights: &mut Weights,
+        max_controls: usize,
+    ) -> Result<Lexical, TooManyControls> {
+        let max_controls = max_controls.min(INIT as usize - 1);
+        let tables = parser.tables();
+        // A terminal is usable if the parser can take it somewhere: some state has an action
+        // on it (ignored terminals never reach the parser).
+        let mut usable = vec![false; parser.terminal_len()];
+        for s in 0..tables.state_len() {
+            let st = munch_glr::lr::LrState::new(s).expect("LR state ids fit");
+            for (k, _) in tables.state_actions(st) {
+                if (k as usize) < usable.len() {
+                    usable[k as usize] = true;
+                }
+            }
+        }
+        for (t, u) in usable.iter_mut().enumerate() {
+            if parser.is_ignored(TerminalId::from_usize(t)) {
+                *u = false;
+            }
+        }
+        let mut cb = ContBuilder {
+            parser,
+            usable,
+            conts: Conts::new(),
+            end_memo: AHashMap::new(),
+            lex_memo: AHashMap::new(),
+        };
+        const UNSET: u32 = u32::MAX;
+        let mut root_of: Vec<u32> = vec![UNSET; spans.span_len()];
+        let class_len = spans.classes().len();
+        let mut initial = Vec::with_capacity(spans.points().len());
+        let mut groups: AHashMap<Cont, Bits> = AHashMap::new();
+        for p in 0..spans.points().len() {
+            let pid = PointId::from_usize(p);
+            groups.clear();
+            for c in 0..class_len {
+                let Some(s) = spans.span_of(pid, ClassId::from_usize(c)) else {
+                    continue;
+                };
+                let mut k = root_of[s.as_usize()];
+                if k == UNSET {
+                    k = span_root(&mut cb, spans, s);
+                    root_of[s.as_usize()] = k;
+                }
+                if k == NEVER {
+                    continue;
+                }
+                groups
+                    .entry(k)
+                    .or_insert_with(|| Bits::new(weights.words()))
+                    .insert(c);
+            }
+            let mut items: Vec<(Item, Weight)> = Vec::new();
+            let mut yes = EMPTY;
+            let mut sorted: Vec<(Cont, Bits)> = groups.drain().collect();
+            sorted.sort_unstable_by_key(|(k, _)| *k);
+            for (k, bits) in sorted {
+                let w = weights.intern(bits);
+                if cb.conts.succeeds(k) {
+                    yes = weights.union(yes, w);
+                }
+                for &c in cb.conts.offers(k) {
+                    items.push((INIT | c, w));
+                }
+            }
+            initial.push((items, yes));
+            if cb.conts.ctrl_len() > max_controls {
+                return Err(TooManyControls);
+            }
+        }
+        Ok(Lexical {
+            conts: cb.conts,
+            points: spans.points().to_vec(),
+            initial,
+        })
+    }
+}
+
+fn span_root(cb: &mut ContBuilder<'_>, spans: &TokenSpans, s: SpanId) -> Cont {
+    let span = spans.span(s);
+    let mut k = cb.end(span.end);
+    for &e in span.emitted.iter().rev() {
+        k = cb.lex(e, k);
+    }
+    k
+}

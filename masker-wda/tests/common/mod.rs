@@ -1,0 +1,208 @@
+//! Shared helpers: grammars from Lark text, synthetic vocabularies, and the step-by-step
+//! comparison of the weighted-automaton masker with a reference masker.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use munch_glr::lark::{load, LoadConfig};
+use munch_glr::mask::{Masker, TokenMask};
+use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_lexer::vocab::Vocabulary;
+use munch_lexer::TokenId;
+use munch_masker_wda::{WdaConfig, WdaMasker};
+
+pub fn parser(source: &str) -> Arc<Parser> {
+    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
+}
+
+pub fn wda(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> WdaMasker {
+    WdaMasker::new(Arc::clone(parser), Arc::clone(vocab), &WdaConfig::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Every single byte, and multi-byte tokens that span terminals, overlap keywords, or split
+/// UTF-8 characters; the last id is EOS.
+pub fn synthetic_vocab(extra: &[&[u8]]) -> Arc<Vocabulary> {
+    let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+    let multi: &[&[u8]] = &[
+        b"\":",
+        b"\",",
+        b"{\"",
+        b"\"}",
+        b"true",
+        b"tru",
+        b"e,",
+        b"null}",
+        b"]]",
+        b"1.5e",
+        b"++",
+        b"+=",
+        b"+++",
+        b"if",
+        b"iff",
+        b" if",
+        b"if(",
+        b"else",
+        b" else ",
+        b"/*",
+        b"*/",
+        b"*/ ",
+        b"/**/",
+        b"print",
+        b"PRINT",
+        b"Print ",
+        b"); ",
+        b";\n",
+        b"\"\"",
+        b"\"a\"",
+        b"x = ",
+        b" = 1;",
+        b"x++;",
+        b"\xc3",
+        b"\xa9",
+        b"\xc3\xa9",
+        b"\xe6\x97",
+        b"\xa5",
+        b"\xce\xb1",
+        b"\xce",
+        b"\xb1\xce\xb2",
+        b"   ",
+        b"\n\n",
+        b"-1",
+        b"--",
+        b"0.",
+        b".5",
+        b"{}",
+        b"[]",
+        b"[{",
+        b"}]",
+        b"\"\\\"",
+        b"\\u00",
+        b"e+1",
+        b"E-",
+        b" :",
+        b": ",
+        b", ",
+        b"))",
+        b"((",
+        b"()",
+        b"ab",
+        b"ba",
+        b"aab",
+        b"abc",
+        b"a b",
+        b" a",
+        b"x,",
+        b",x",
+        b"xx",
+        b"yx",
+        b"xy",
+    ];
+    tokens.extend(multi.iter().map(|t| Some(t.to_vec())));
+    tokens.extend(extra.iter().map(|t| Some(t.to_vec())));
+    let eos = TokenId::from_usize(tokens.len());
+    tokens.push(None);
+    Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap())
+}
+
+/// The first disagreement between two masks, rendered.
+pub fn compare(
+    vocab: &Vocabulary,
+    a: &TokenMask,
+    b: &TokenMask,
+    names: (&str, &str),
+    prefix: &[u8],
+    step: usize,
+) -> Result<(), String> {
+    match a.first_difference(b) {
+        None => Ok(()),
+        Some(t) => Err(format!(
+            "step {step}: token {t} {:?} after {:?}: {} {} / {} {}",
+            String::from_utf8_lossy(vocab.token_bytes(t).unwrap_or(b"<special>")),
+            String::from_utf8_lossy(prefix),
+            names.0,
+            a.contains(t),
+            names.1,
+            b.contains(t),
+        )),
+    }
+}
+
+/// Teacher-forces `text` and compares `wda` with `reference` at every `every`-th step; panics
+/// at the first difference. Returns the number of steps compared.
+pub fn teacher_forced(
+    wda: &WdaMasker,
+    reference: &dyn Masker,
+    parser: &Arc<Parser>,
+    vocab: &Arc<Vocabulary>,
+    text: &str,
+    every: usize,
+) -> usize {
+    let (mut wc, mut rc) = (wda.create_cache(), reference.create_cache());
+    let mut wm = TokenMask::new(vocab.len());
+    let mut rm = TokenMask::new(vocab.len());
+    let tokens = vocab.encode(text).unwrap();
+    let mut state = ParserState::new(Arc::clone(parser));
+    let mut prefix = Vec::new();
+    let mut compared = 0;
+    for step in 0..=tokens.len() {
+        wda.fill_mask(&mut wc, &state, &mut wm);
+        if step % every == 0 || step == tokens.len() {
+            reference.fill_mask(&mut rc, &state, &mut rm);
+            compare(vocab, &wm, &rm, ("wda", reference.name()), &prefix, step)
+                .unwrap_or_else(|e| panic!("{e}"));
+            compared += 1;
+        }
+        let Some(&t) = tokens.get(step) else { break };
+        assert!(
+            wm.contains(t),
+            "step {step}: forced token {t} {:?} masked out after {:?}",
+            String::from_utf8_lossy(vocab.token_bytes(t).unwrap()),
+            String::from_utf8_lossy(&prefix)
+        );
+        state.commit_token(vocab, t).unwrap();
+        prefix.extend_from_slice(vocab.token_bytes(t).unwrap());
+    }
+    compared
+}
+
+/// A random walk: at each step compare the masks, then commit a random allowed text token
+/// (stopping at EOS-only states). `seed` replays the walk.
+pub fn random_walk(
+    wda: &WdaMasker,
+    reference: &dyn Masker,
+    parser: &Arc<Parser>,
+    vocab: &Arc<Vocabulary>,
+    seed: u64,
+    steps: usize,
+) -> usize {
+    let (mut wc, mut rc) = (wda.create_cache(), reference.create_cache());
+    let mut wm = TokenMask::new(vocab.len());
+    let mut rm = TokenMask::new(vocab.len());
+    let mut state = ParserState::new(Arc::clone(parser));
+    let mut prefix = Vec::new();
+    let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut compared = 0;
+    for step in 0..steps {
+        wda.fill_mask(&mut wc, &state, &mut wm);
+        reference.fill_mask(&mut rc, &state, &mut rm);
+        compare(vocab, &wm, &rm, ("wda", reference.name()), &prefix, step)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        compared += 1;
+        let allowed: Vec<TokenId> = wm.iter().filter(|&t| !vocab.is_special(t)).collect();
+        if allowed.is_empty() {
+            break;
+        }
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let t = allowed[(rng % allowed.len() as u64) as usize];
+        state
+            .commit_token(vocab, t)
+            .unwrap_or_else(|e| panic!("seed {seed} step {step}: allowed token refused: {e}"));
+        prefix.extend_from_slice(vocab.token_bytes(t).unwrap());
+    }
+    compared
+}

@@ -1,0 +1,92 @@
+//! The weighted-automaton masker equals the oracle at every step, on synthetic grammars built
+//! to stress the stack automaton (ε-rules, right recursion, unit cycles, hidden left recursion,
+//! ambiguity, ignored and inhibited terminals) and on synthetic vocabularies.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::*;
+use munch_glr::mask::Oracle;
+
+fn check_texts(source: &str, texts: &[&str], walks: u64) {
+    let p = parser(source);
+    let vocab = synthetic_vocab(&[]);
+    let w = wda(&p, &vocab);
+    let oracle = Oracle::new(Arc::clone(&vocab));
+    for text in texts {
+        teacher_forced(&w, &oracle, &p, &vocab, text, 1);
+    }
+    for seed in 0..walks {
+        random_walk(&w, &oracle, &p, &vocab, seed, 25);
+    }
+}
+
+#[test]
+fn json() {
+    check_texts(
+        munch_grammars::builtin("json").unwrap().source,
+        &[
+            r#"{"a": [1, 2.5e3, -0.5, true, false, null], "b": {"c": "d\"e\u00e9"}}"#,
+            "[]",
+            "  {\n\t\"é日\": \"αβ\" }  ",
+            r#"[{"x":[[[]]]},"",-1E-2]"#,
+        ],
+        10,
+    );
+}
+
+#[test]
+fn tricky() {
+    check_texts(
+        munch_grammars::builtin("tricky").unwrap().source,
+        &[
+            "if (x) if (y) z = 1; else print z;",
+            "x++; x += 1 + 2 * 3; iff = \"a\"; PRINT -x;",
+            "/* comment */ α = β; /**/ { ; lbl: ; }",
+            "if(a)x=1;else{y=\"*/\";}",
+            "",
+        ],
+        10,
+    );
+}
+
+#[test]
+fn epsilon_rules_and_hidden_left_recursion() {
+    check_texts(
+        "start: s\ns: b s \"a\" | \"x\" | c s\nb: | \"y\"\nc: b b\n%ignore \" \"\n",
+        &["x", "yxa", "y y x a a", "xa a"],
+        10,
+    );
+}
+
+#[test]
+fn right_recursion() {
+    check_texts(
+        "start: l\nl: \"a\" l | \"a\" | \"(\" l \")\" l\n%ignore \" \"\n",
+        &[
+            "aaaaaaaaaaaaaaaaaaaaaaaaaa",
+            "(a)(a(a)a)a",
+            "(((((((a)a)a)a)a)a)a)a",
+        ],
+        10,
+    );
+}
+
+#[test]
+fn unit_cycles_and_ambiguity() {
+    check_texts(
+        "start: e\ne: f | e \"+\" e | e e | \"(\" e \")\"\nf: g | \"x\"\ng: e | \"y\"\n%ignore \" \"\n",
+        &["x+y", "x y x+(y)", "((x))+x x"],
+        10,
+    );
+}
+
+#[test]
+fn inhibited_terminals_and_ties() {
+    check_texts(
+        "start: (a | b | c)*\na: A \";\"\nb: B \",\"\nc: KW\nA: /[a-c]+/\nB: /[b-d]+/\nKW: \"ab\" | \"abab\"\n%ignore \" \"\n",
+        &["ab; bd, abab ab abab;", "aab;bd,", "ab ab"],
+        10,
+    );
+}
