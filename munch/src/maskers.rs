@@ -8,7 +8,7 @@
 //! | name | feature | |
 //! |---|---|---|
 //! | `trie` | `trie` (default) | the reference masker: a walk of the vocabulary trie |
-//! | `spanner` | `spanner` | not implemented yet |
+//! | `spanner` | `spanner` | GreatGramma: per (lexer point, LR state) tables of always-accepted token classes and context-dependent spans |
 //! | `wda` | `wda` | not implemented yet |
 //! | `oracle` | — | brute force (one commit per vocabulary token): exact and slow |
 //!
@@ -57,7 +57,7 @@ pub const KINDS: &[MaskerKind] = &[
     MaskerKind {
         name: "spanner",
         feature: Some("spanner"),
-        implemented: false,
+        implemented: true,
         compiled: cfg!(feature = "spanner"),
         has_artifact: false,
     },
@@ -170,6 +170,9 @@ pub struct Built {
     pub masker: Box<dyn Masker>,
     /// Wall-clock time of its build (the parser and vocabulary are inputs, not counted).
     pub build_time: Duration,
+    /// The masker's own sizes (tables, classes, states), for `munch compile`; empty for maskers
+    /// without tables.
+    pub stats: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Builds the masker named `name` for `parser`'s grammar over `vocab`.
@@ -180,29 +183,69 @@ pub fn build(
 ) -> Result<Built, MaskerError> {
     let kind = check(name)?;
     let started = Instant::now();
-    let masker = construct(kind, parser, vocab)?;
+    let (masker, stats) = construct(kind, parser, vocab)?;
     Ok(Built {
         masker,
         build_time: started.elapsed(),
+        stats,
     })
 }
+
+/// A masker with its stats, as [`construct`] returns it.
+type Constructed = (Box<dyn Masker>, serde_json::Map<String, serde_json::Value>);
 
 /// The constructor of each available masker; [`check`] has ruled out the others.
 fn construct(
     kind: &MaskerKind,
     parser: &Arc<Parser>,
     vocab: &Arc<Vocabulary>,
-) -> Result<Box<dyn Masker>, MaskerError> {
+) -> Result<Constructed, MaskerError> {
     // Unused when every optional masker is compiled out.
     let _ = parser;
+    let none = serde_json::Map::new;
     match kind.name {
-        "oracle" => Ok(Box::new(Oracle::new(Arc::clone(vocab)))),
+        "oracle" => Ok((Box::new(Oracle::new(Arc::clone(vocab))), none())),
         #[cfg(feature = "trie")]
-        "trie" => Ok(Box::new(munch_masker_trie::TrieMasker::new(
-            Arc::clone(parser),
-            Arc::clone(vocab),
-        ))),
+        "trie" => Ok((
+            Box::new(munch_masker_trie::TrieMasker::new(
+                Arc::clone(parser),
+                Arc::clone(vocab),
+            )),
+            none(),
+        )),
+        #[cfg(feature = "spanner")]
+        "spanner" => {
+            let masker =
+                munch_masker_spanner::SpannerMasker::new(Arc::clone(parser), Arc::clone(vocab))
+                    .map_err(|e| MaskerError::Build {
+                        name: kind.name,
+                        source: Box::new(e),
+                    })?;
+            let s = masker.stats();
+            let stats = serde_json::json!({
+                "token_classes": s.token_classes,
+                "lexer_points": s.points,
+                "realisable_spans": s.realisable_spans,
+                "terminal_spans": s.terminal_spans,
+                "always_pairs": s.always_pairs,
+                "depends_pairs": s.depends_pairs,
+                "table_entries": s.table_entries,
+                "always_sets": s.always_sets,
+                "depends_items": s.depends_items,
+                "table_bytes": s.heap_bytes,
+            });
+            Ok((Box::new(masker), into_map(stats)))
+        }
         _ => Err(MaskerError::NotImplemented(kind.name)),
+    }
+}
+
+/// The fields of a JSON object.
+#[cfg_attr(not(any(feature = "spanner", feature = "wda")), allow(dead_code))]
+fn into_map(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    match v {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
     }
 }
 
@@ -233,10 +276,11 @@ mod tests {
             check("wda"),
             Err(MaskerError::NotImplemented("wda"))
         ));
-        assert!(matches!(
-            check("spanner"),
-            Err(MaskerError::NotImplemented("spanner"))
-        ));
+        assert_eq!(
+            check("spanner").is_ok(),
+            cfg!(feature = "spanner"),
+            "spanner is available iff its feature is on"
+        );
         assert_eq!(check("oracle").unwrap().name, "oracle");
         assert_eq!(
             check("trie").is_ok(),

@@ -368,8 +368,10 @@ fn usage_errors_exit_2_with_a_clear_message() {
                 "llama3",
                 "--masker",
                 "spanner",
+                "-o",
+                "/nonexistent/spanner.bin",
             ],
-            "masker `spanner` is not implemented yet",
+            "masker `spanner` has no artifact format",
         ),
         (
             &[

@@ -2,7 +2,9 @@
 //! cost.
 //!
 //! Prints one JSON line:
-//! `{"masker","grammar","tokenizer","build_s","peak_rss_bytes","lexer_states","lr_states"}`.
+//! `{"masker","grammar","tokenizer","build_s","peak_rss_bytes","lexer_states","lr_states",...}`,
+//! then the masker's own sizes where it has tables (the spanner: `token_classes`,
+//! `realisable_spans`, `table_entries`, `table_bytes`, ...).
 //! `build_s` is the time from the loaded grammar to a ready masker: the parser (lexer DFA and LR
 //! automaton) plus the masker's own tables; loading the tokenizer is not counted (it is shared by
 //! every masker and cached). `peak_rss_bytes` is the process's peak resident set (`VmHWM`), so it
@@ -47,6 +49,8 @@ struct CompileLine<'a> {
     peak_rss_bytes: Option<u64>,
     lexer_states: usize,
     lr_states: usize,
+    #[serde(flatten)]
+    stats: serde_json::Map<String, serde_json::Value>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
@@ -75,6 +79,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         peak_rss_bytes: munch::stats::peak_rss_bytes(),
         lexer_states: parser.lexer().state_len(),
         lr_states: parser.lr_state_len(),
+        stats: built.stats,
     };
     println!(
         "{}",
