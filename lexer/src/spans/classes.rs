@@ -4,6 +4,7 @@
 use ahash::AHashMap;
 
 use super::error::{SpansBudget, SpansBuildError};
+use super::expand::Patterns;
 use super::{ClassId, ClassSet};
 use crate::vocab::Vocabulary;
 use crate::TokenId;
@@ -144,87 +145,6 @@ impl TokenClasses {
             + self.member_start.capacity() * 4
             + self.members.capacity() * 4
             + self.patterns.heap_bytes()
-    }
-}
-
-/// Per class, the mask words its members set, for [`TokenClasses::expand`].
-///
-/// A class is a list of `(word index, bits)` runs; the words of all text tokens are kept too,
-/// so that a set holding most of the cost can start from them and clear the classes it lacks.
-#[derive(Clone, Debug)]
-struct Patterns {
-    /// `runs[run_start[c]..run_start[c + 1]]`: (word index, bits), ascending words.
-    run_start: Vec<u32>,
-    runs: Vec<(u32, u32)>,
-    /// Every text token's bit.
-    all: Vec<u32>,
-}
-
-impl Patterns {
-    fn new(vocab_len: usize, member_start: &[u32], members: &[TokenId]) -> Patterns {
-        let word_len = vocab_len.div_ceil(32);
-        let mut all = vec![0u32; word_len];
-        let mut run_start = Vec::with_capacity(member_start.len());
-        let mut runs = Vec::new();
-        run_start.push(0);
-        for c in 0..member_start.len() - 1 {
-            let ms = &members[member_start[c] as usize..member_start[c + 1] as usize];
-            for &t in ms {
-                let (w, bit) = (t.as_u32() / 32, 1u32 << (t.as_u32() % 32));
-                all[w as usize] |= bit;
-                // A run of this class (not the previous one's) may absorb the bit.
-                let own = runs.len() > *run_start.last().unwrap_or(&0) as usize;
-                match runs.last_mut() {
-                    Some((lw, bits)) if own && *lw == w => *bits |= bit,
-                    _ => runs.push((w, bit)),
-                }
-            }
-            run_start.push(runs.len() as u32);
-        }
-        Patterns {
-            run_start,
-            runs,
-            all,
-        }
-    }
-
-    fn runs(&self, c: usize) -> &[(u32, u32)] {
-        &self.runs[self.run_start[c] as usize..self.run_start[c + 1] as usize]
-    }
-
-    fn expand(&self, classes: &ClassSet, words: &mut [u32]) {
-        let chosen: usize = classes
-            .iter()
-            .map(|c| (self.run_start[c.as_usize() + 1] - self.run_start[c.as_usize()]) as usize)
-            .sum();
-        if chosen * 2 <= self.runs.len() {
-            words.fill(0);
-            for c in classes.iter() {
-                for &(w, bits) in self.runs(c.as_usize()) {
-                    words[w as usize] |= bits;
-                }
-            }
-        } else {
-            words.copy_from_slice(&self.all);
-            let cw = classes.words();
-            for (i, &word) in cw.iter().enumerate() {
-                let mut missing = !word;
-                if i + 1 == cw.len() && classes.len() % 64 != 0 {
-                    missing &= (1u64 << (classes.len() % 64)) - 1;
-                }
-                while missing != 0 {
-                    let c = i * 64 + missing.trailing_zeros() as usize;
-                    missing &= missing - 1;
-                    for &(w, bits) in self.runs(c) {
-                        words[w as usize] &= !bits;
-                    }
-                }
-            }
-        }
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.run_start.capacity() * 4 + self.runs.capacity() * 8 + self.all.capacity() * 4
     }
 }
 

@@ -81,6 +81,7 @@
 
 mod classes;
 mod error;
+mod expand;
 mod set;
 mod walk;
 
