@@ -149,6 +149,23 @@ impl ClassSet {
         }
     }
 
+    /// Makes the set exactly the classes whose bits are set in `words`, `u32` words in the
+    /// token-mask layout (class `c` is bit `c % 32` of word `c / 32`), for walks that collect
+    /// class ids in a mask. Bits at or past `len()` are ignored; missing words count as zero.
+    pub fn copy_from_u32_words(&mut self, words: &[u32]) {
+        for (i, w) in self.words.iter_mut().enumerate() {
+            let lo = words.get(2 * i).copied().unwrap_or(0);
+            let hi = words.get(2 * i + 1).copied().unwrap_or(0);
+            *w = u64::from(lo) | (u64::from(hi) << 32);
+        }
+        let rem = self.len % 64;
+        if rem != 0 {
+            if let Some(last) = self.words.last_mut() {
+                *last &= (1u64 << rem) - 1;
+            }
+        }
+    }
+
     /// The words: class `c` is bit `c % 64` of word `c / 64`.
     #[inline]
     pub fn words(&self) -> &[u64] {
@@ -278,6 +295,15 @@ mod tests {
         assert!(i.is_subset(&a) && i.is_subset(&b));
         assert!(!a.is_subset(&b));
         assert_eq!(format!("{i:?}"), "{2, 99}");
+    }
+
+    #[test]
+    fn from_u32_words() {
+        let mut s = ClassSet::new(70);
+        s.copy_from_u32_words(&[0b101, 0, (1 << 3) | (1 << 5) | (1 << 9), u32::MAX, 7]);
+        assert_eq!(members(&s), [0, 2, 67, 69]);
+        s.copy_from_u32_words(&[2]);
+        assert_eq!(members(&s), [1]);
     }
 
     #[test]

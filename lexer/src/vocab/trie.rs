@@ -11,6 +11,7 @@
 //!
 //! No child or parent pointers are stored: four `u32`/`u8` arrays per node plus the token lists.
 
+use super::{VocabError, VocabErrorKind};
 use crate::TokenId;
 
 /// A node of a [`TokenTrie`]: an index in preorder, `0` being the root.
@@ -106,6 +107,39 @@ impl TokenTrie {
         }
         trie.token_start.push(trie.tokens.len() as u32);
         trie
+    }
+
+    /// Builds the trie of any `(id, bytes)` pairs, for walks over a subset of a vocabulary
+    /// (one representative per token class, say); several ids may share the same bytes and the
+    /// ids need not be a vocabulary's.
+    ///
+    /// Errors: an empty byte string ([`VocabErrorKind::EmptyToken`]), or more than
+    /// [`Vocabulary::MAX_TOTAL_BYTES`](super::Vocabulary::MAX_TOTAL_BYTES) bytes in all
+    /// ([`VocabErrorKind::TooLarge`]).
+    pub fn from_tokens<'a>(
+        tokens: impl IntoIterator<Item = (TokenId, &'a [u8])>,
+    ) -> Result<Self, VocabError> {
+        let tokens: Vec<(TokenId, &[u8])> = tokens.into_iter().collect();
+        let mut total = 0usize;
+        for &(id, bytes) in &tokens {
+            if bytes.is_empty() {
+                return Err(VocabError::new(VocabErrorKind::EmptyToken {
+                    source: "token trie".to_owned(),
+                    id: id.as_u32(),
+                }));
+            }
+            total += bytes.len();
+        }
+        let limit = super::Vocabulary::MAX_TOTAL_BYTES;
+        if total > limit {
+            return Err(VocabError::new(VocabErrorKind::TooLarge {
+                source: "token trie".to_owned(),
+                what: "total token bytes",
+                given: total as u64,
+                limit: limit as u64,
+            }));
+        }
+        Ok(Self::build(tokens))
     }
 
     /// The root node (the empty prefix; no token ends there).
@@ -278,6 +312,20 @@ mod tests {
         assert_eq!(t.find(b"ac"), None);
         assert_eq!(t.longest_match(b"abd"), Some((2, TokenId::from_usize(0))));
         assert_eq!(t.longest_match(b"c"), None);
+    }
+
+    #[test]
+    fn from_tokens_checks_its_input() {
+        let id = TokenId::from_usize;
+        let t = TokenTrie::from_tokens([(id(7), &b"ab"[..]), (id(3), b"a")]).unwrap();
+        assert_eq!(t.node_len(), 3);
+        assert_eq!(t.tokens_at(TrieNode(1)), [id(3)]);
+        assert_eq!(t.tokens_at(TrieNode(2)), [id(7)]);
+        let err = TokenTrie::from_tokens([(id(1), &b"a"[..]), (id(2), b"")]).unwrap_err();
+        assert!(
+            matches!(err.kind(), VocabErrorKind::EmptyToken { id: 2, .. }),
+            "{err}"
+        );
     }
 
     #[test]
