@@ -26,6 +26,11 @@
 //!   the boundary subtrees. Root tables live in the masker (built on first use, or by
 //!   [`TrieMasker::prepare`]); tables below boundary nodes in each thread's cache.
 //!
+//! - **Token classes** ([`TrieMasker::with_classes`]): tokens that realise the same lexer span
+//!   from every lexer point ([`munch_lexer::spans`]) are allowed or refused together, so the walk
+//!   can run over a trie of one representative per class, a tenth to a hundredth of the
+//!   vocabulary, and expand the classes it allows to token ids at the end (`classes.rs`).
+//!
 //! A token is allowed iff some configuration survives its last byte. Keeping a completed but
 //! extendable lexeme pending, instead of forking an inhibited branch as `commit` does, is
 //! equivalent for liveness: the inhibited branch is live iff its terminal can be shifted, and
@@ -33,6 +38,8 @@
 //! this on every test corpus.
 
 #![deny(missing_docs)]
+
+mod classes;
 
 use std::sync::{Arc, OnceLock};
 
@@ -43,21 +50,49 @@ use munch_glr::gss::GssNode;
 use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState, ShiftCache};
 use munch_lexer::dfa::{Lexer, TerminalSet};
-use munch_lexer::vocab::{TrieNode, Vocabulary};
+use munch_lexer::spans::{ClassSet, SpansBuildError, SpansConfig, TokenSpans};
+use munch_lexer::vocab::{TokenTrie, TrieNode, Vocabulary};
 use munch_lexer::{LexState, TerminalId, TokenId};
 
 /// The trie masker. Immutable, `Send + Sync`.
 pub struct TrieMasker {
     parser: Arc<Parser>,
     vocab: Arc<Vocabulary>,
+    /// The walk over every text token (the vocabulary's trie); used when there are no classes.
+    tokens: Space,
+    /// The walk over one representative per token class, if built with classes.
+    classes: Option<classes::ClassWalk>,
+    /// The `%ignore`d terminals: reaching one keeps a head live.
+    ignored: TerminalSet,
+}
+
+/// What one kind of walk runs over: a trie whose entries are ids in `0..len`, and the tables
+/// precomputed for it.
+struct Space {
+    /// The trie; `None` for the vocabulary's own (entries are token ids).
+    trie: Option<TokenTrie>,
+    /// The number of ids the trie's entries range over (the size of the walk's masks).
+    len: usize,
+    /// Tells this space's tables apart in the per-thread cache.
+    id: u8,
     /// Per lexer state, built on first use: what a walk from that state does while it stays
     /// inside one lexeme.
     inside: Vec<OnceLock<Arc<Inside>>>,
     /// The same from the start state for a head whose first byte must not extend the
     /// inhibiting lexer state (by that state).
     inside_inhibited: Vec<OnceLock<Arc<Inside>>>,
-    /// The `%ignore`d terminals: reaching one keeps a head live.
-    ignored: TerminalSet,
+}
+
+impl Space {
+    fn new(trie: Option<TokenTrie>, len: usize, id: u8, lexer_states: usize) -> Space {
+        Space {
+            trie,
+            len,
+            id,
+            inside: (0..lexer_states).map(|_| OnceLock::new()).collect(),
+            inside_inhibited: (0..lexer_states).map(|_| OnceLock::new()).collect(),
+        }
+    }
 }
 
 impl TrieMasker {
@@ -74,12 +109,62 @@ impl TrieMasker {
         }
         let states = parser.lexer().state_len();
         TrieMasker {
-            inside: (0..states).map(|_| OnceLock::new()).collect(),
-            inside_inhibited: (0..states).map(|_| OnceLock::new()).collect(),
+            tokens: Space::new(None, vocab.len(), 0, states),
+            classes: None,
             parser,
             vocab,
             ignored,
         }
+    }
+
+    /// A trie masker that walks one representative per token class: builds the classes of
+    /// `vocab` under `parser`'s lexer first (see [`TrieMasker::with_spans`]).
+    ///
+    /// Errors: a budget of `config` exceeded while building the classes.
+    pub fn with_classes(
+        parser: Arc<Parser>,
+        vocab: Arc<Vocabulary>,
+        config: &SpansConfig,
+    ) -> Result<Self, SpansBuildError> {
+        let spans = TokenSpans::build(parser.lexer(), &vocab, config)?;
+        Ok(Self::with_spans(parser, vocab, Arc::new(spans)))
+    }
+
+    /// A trie masker that walks one representative per class of `spans` and expands the
+    /// classes it allows to token ids. The masks are exactly [`TrieMasker::new`]'s; the walk
+    /// visits a trie of the classes' representatives instead of the whole vocabulary.
+    ///
+    /// # Panics
+    /// If `spans` was not built for `vocab` (its classes range over another number of ids).
+    /// Building it for another lexer than `parser`'s is a caller bug that makes masks wrong.
+    pub fn with_spans(parser: Arc<Parser>, vocab: Arc<Vocabulary>, spans: Arc<TokenSpans>) -> Self {
+        assert_eq!(
+            spans.classes().vocab_len(),
+            vocab.len(),
+            "token spans built for another vocabulary"
+        );
+        let mut masker = Self::new(parser, vocab);
+        let states = masker.parser.lexer().state_len();
+        masker.classes = Some(classes::ClassWalk::new(spans, &masker.vocab, states));
+        masker
+    }
+
+    /// The token spans and classes the walk uses, if built with classes.
+    pub fn spans(&self) -> Option<&Arc<TokenSpans>> {
+        self.classes.as_ref().map(|c| c.spans())
+    }
+
+    /// The space the walk runs over.
+    fn space(&self) -> &Space {
+        match &self.classes {
+            Some(c) => c.space(),
+            None => &self.tokens,
+        }
+    }
+
+    /// The trie of `space`.
+    fn trie<'a>(&'a self, space: &'a Space) -> &'a TokenTrie {
+        space.trie.as_ref().unwrap_or_else(|| self.vocab.trie())
     }
 }
 
@@ -88,11 +173,12 @@ impl TrieMasker {
     /// (one DFA walk of the trie per lexer state) for masks without first-use spikes.
     pub fn prepare(&self) {
         let lexer = self.parser.lexer();
+        let space = self.space();
         for s in (0..lexer.state_len()).map(LexState::from_usize) {
             if !lexer.is_dead(s) {
-                self.inside(s, None);
+                self.inside(space, s, None);
                 if !lexer.accepted(s).is_empty() && lexer.can_grow(s) {
-                    self.inside(lexer.start(), Some(s));
+                    self.inside(space, lexer.start(), Some(s));
                 }
             }
         }
@@ -160,8 +246,11 @@ struct Cache {
     base_lex: Vec<LexState>,
     /// The [`Inside`] tables in use by this mask's configurations.
     active: Vec<Arc<Inside>>,
-    /// Tables below boundary nodes, by (lexer state, node); kept across masks, bounded.
-    below: AHashMap<(LexState, u32), Arc<Inside>>,
+    /// Tables below boundary nodes, by (space, lexer state, node); kept across masks, bounded.
+    below: AHashMap<(u8, LexState, u32), Arc<Inside>>,
+    /// The class walk's mask over class ids, and the same as a class set.
+    class_mask: TokenMask,
+    class_set: ClassSet,
 }
 
 impl Masker for TrieMasker {
@@ -183,11 +272,32 @@ impl Masker for TrieMasker {
             base_lex: Vec::new(),
             active: Vec::new(),
             below: AHashMap::new(),
+            class_mask: TokenMask::new(self.classes.as_ref().map_or(0, |c| c.space().len)),
+            class_set: self
+                .classes
+                .as_ref()
+                .map_or_else(ClassSet::default, |c| c.spans().classes().empty_set()),
         })
     }
 
     fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
         let cache: &mut Cache = cache.get_mut();
+        match &self.classes {
+            None => self.walk(cache, state, &self.tokens, mask),
+            Some(classes) => {
+                let mut class_mask = std::mem::replace(&mut cache.class_mask, TokenMask::new(0));
+                self.walk(cache, state, classes.space(), &mut class_mask);
+                classes.expand(&class_mask, &mut cache.class_set, mask);
+                cache.class_mask = class_mask;
+            }
+        }
+        set_eos(&self.vocab, state, mask);
+    }
+}
+
+impl TrieMasker {
+    /// Sets `mask` (over `space.len` ids) to the entries of `space`'s trie that `state` allows.
+    fn walk(&self, cache: &mut Cache, state: &ParserState, space: &Space, mask: &mut TokenMask) {
         mask.clear();
         // GSS node ids are never reused, so the memo stays valid across masks; it is only
         // bounded.
@@ -207,7 +317,7 @@ impl Masker for TrieMasker {
         for head in state.heads() {
             let stack = self.push_stack(cache, SmallVec::from_elem(head.node().clone(), 1));
             let s = head.lex_state();
-            let table = Arc::clone(self.inside(s, head.inhibitor()));
+            let table = Arc::clone(self.inside(space, s, head.inhibitor()));
             table.add_allowed(lexer, &cache.stacks[stack as usize].goes_on, mask);
             cache.active.push(table);
             base.push((stack, s, (cache.active.len() - 1) as u32));
@@ -216,7 +326,7 @@ impl Masker for TrieMasker {
         }
         cache.frames.clear();
         cache.frames.push(base);
-        let trie = self.vocab.trie();
+        let trie = self.trie(space);
         let end = trie.node_len();
         let mut next: SmallVec<[Config; 2]> = SmallVec::new();
         let mut n = 1;
@@ -225,7 +335,7 @@ impl Masker for TrieMasker {
             let depth = trie.depth(node);
             cache.frames.truncate(depth);
             next.clear();
-            let fresh_here = self.step(cache, node, depth, trie.byte(node), &mut next, mask);
+            let fresh_here = self.step(cache, space, node, depth, trie.byte(node), &mut next, mask);
             if next.is_empty() {
                 // Liveness is monotone: no extension of a dead prefix is live; and a subtree
                 // left to the precomputed groups needs no walk.
@@ -240,11 +350,8 @@ impl Masker for TrieMasker {
             cache.frames.push(next.clone());
             n += 1;
         }
-        set_eos(&self.vocab, state, mask);
     }
-}
 
-impl TrieMasker {
     /// Adds a stack with its `goes_on` set; returns its index.
     fn push_stack(&self, cache: &mut Cache, frontier: SmallVec<[GssNode; 2]>) -> u32 {
         let mut goes_on = self.ignored.clone();
@@ -282,9 +389,11 @@ impl TrieMasker {
     /// `frames[depth - 1]`, into `out`. Returns whether a configuration started a lexeme at
     /// `node`: its table covers only the tokens below, so the tokens at `node` are the walk's
     /// to mark.
+    #[allow(clippy::too_many_arguments)] // the walk's state, passed down rather than bundled
     fn step(
         &self,
         cache: &mut Cache,
+        space: &Space,
         node: TrieNode,
         depth: usize,
         byte: u8,
@@ -336,11 +445,13 @@ impl TrieMasker {
                 {
                     continue;
                 }
-                let key = (fresh, node.as_u32());
+                let key = (space.id, fresh, node.as_u32());
                 let table = match cache.below.get(&key) {
                     Some(table) => Arc::clone(table),
                     None => {
-                        let table = Arc::new(Inside::build(lexer, &self.vocab, fresh, None, node));
+                        let trie = self.trie(space);
+                        let table =
+                            Arc::new(Inside::build(lexer, trie, space.len, fresh, None, node));
                         cache.below.insert(key, Arc::clone(&table));
                         table
                     }
@@ -356,29 +467,37 @@ impl TrieMasker {
 
     /// The precomputed inside-the-lexeme walk from lexer state `s` (with the first byte
     /// constrained by `inhibitor`, if any), built on first use.
-    fn inside(&self, s: LexState, inhibitor: Option<LexState>) -> &Arc<Inside> {
+    fn inside<'a>(
+        &'a self,
+        space: &'a Space,
+        s: LexState,
+        inhibitor: Option<LexState>,
+    ) -> &'a Arc<Inside> {
         let lexer = self.parser.lexer();
-        let root = self.vocab.trie().root();
+        let trie = self.trie(space);
+        let root = trie.root();
+        let len = space.len;
         match inhibitor {
-            None => self.inside[s.as_usize()]
-                .get_or_init(|| Arc::new(Inside::build(lexer, &self.vocab, s, None, root))),
+            None => space.inside[s.as_usize()]
+                .get_or_init(|| Arc::new(Inside::build(lexer, trie, len, s, None, root))),
             // An inhibited head's lexeme is empty: it is always at the start state.
-            Some(i) => self.inside_inhibited[i.as_usize()]
-                .get_or_init(|| Arc::new(Inside::build(lexer, &self.vocab, s, Some(i), root))),
+            Some(i) => space.inside_inhibited[i.as_usize()]
+                .get_or_init(|| Arc::new(Inside::build(lexer, trie, len, s, Some(i), root))),
         }
     }
 }
 
 impl Inside {
-    /// Walks the whole trie from lexer state `start` with the DFA alone.
+    /// Walks `trie` (entries in `0..len`) below `root` from lexer state `start` with the DFA
+    /// alone.
     fn build(
         lexer: &Lexer,
-        vocab: &Vocabulary,
+        trie: &TokenTrie,
+        len: usize,
         start: LexState,
         inhibitor: Option<LexState>,
         root: TrieNode,
     ) -> Inside {
-        let trie = vocab.trie();
         let base = root.as_usize();
         let end = trie.subtree_end(root).as_usize();
         let base_depth = trie.depth(root);
@@ -422,7 +541,7 @@ impl Inside {
                     Some(g) => g,
                     None => {
                         let empty = if base == 0 {
-                            Group::Mask(TokenMask::new(vocab.len()))
+                            Group::Mask(TokenMask::new(len))
                         } else {
                             Group::List(Vec::new())
                         };

@@ -1,0 +1,231 @@
+//! The walk over token classes: a trie of one representative per class.
+//!
+//! Tokens of one class realise the same lexer span from every lexer point
+//! ([`munch_lexer::spans`]), and whether a token is allowed depends only on the spans it
+//! realises from the heads' points and on the heads' stacks. So a walk over the
+//! representatives decides every class, and the allowed classes expand to the allowed tokens.
+//! The walk itself is the token walk unchanged, over a trie whose entries are class indices
+//! (entry `TokenId(c)` is class `c`), with masks over the class indices.
+
+use std::sync::Arc;
+
+use munch_glr::mask::TokenMask;
+use munch_lexer::spans::{ClassId, ClassSet, TokenSpans};
+use munch_lexer::vocab::{TokenTrie, Vocabulary};
+use munch_lexer::TokenId;
+
+use crate::Space;
+
+/// The class walk's tables: the classes and the representatives' trie.
+pub(crate) struct ClassWalk {
+    spans: Arc<TokenSpans>,
+    space: Space,
+}
+
+impl ClassWalk {
+    /// The walk over the classes of `spans`, built for `vocab`.
+    pub(crate) fn new(spans: Arc<TokenSpans>, vocab: &Vocabulary, lexer_states: usize) -> Self {
+        let classes = spans.classes();
+        let entries = (0..classes.len()).map(|c| {
+            let rep = classes.representative(ClassId::from_usize(c));
+            // Members of a class are text tokens: they have bytes.
+            (
+                TokenId::from_usize(c),
+                vocab.token_bytes(rep).unwrap_or_default(),
+            )
+        });
+        let trie = TokenTrie::from_tokens(entries)
+            .expect("representatives are text tokens of a checked vocabulary");
+        let space = Space::new(Some(trie), classes.len(), 1, lexer_states);
+        ClassWalk { spans, space }
+    }
+
+    pub(crate) fn spans(&self) -> &Arc<TokenSpans> {
+        &self.spans
+    }
+
+    pub(crate) fn space(&self) -> &Space {
+        &self.space
+    }
+
+    /// Sets `mask` to the members of the classes set in `class_mask` (a mask over class
+    /// indices); `set` is scratch.
+    pub(crate) fn expand(&self, class_mask: &TokenMask, set: &mut ClassSet, mask: &mut TokenMask) {
+        set.copy_from_u32_words(class_mask.words());
+        self.spans.classes().expand(set, mask.words_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use munch_glr::lark::{load, LoadConfig};
+    use munch_glr::mask::{Masker, Oracle};
+    use munch_glr::parser::{Parser, ParserConfig, ParserState};
+    use munch_lexer::spans::SpansConfig;
+
+    use super::*;
+    use crate::TrieMasker;
+
+    fn parser(source: &str) -> Arc<Parser> {
+        let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap();
+        Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
+    }
+
+    /// Every byte, and tokens that span terminals, repeat one shape (so that classes have
+    /// several members) or split UTF-8 characters; the last id is EOS.
+    fn synthetic_vocab() -> Arc<Vocabulary> {
+        let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+        let multi: &[&[u8]] = &[
+            b"\":",
+            b"\",",
+            b"{\"",
+            b"\"}",
+            b"true",
+            b"tru",
+            b"e,",
+            b"null}",
+            b"1.5e",
+            b"++",
+            b"if",
+            b"iff",
+            b" if",
+            b"if(",
+            b"else",
+            b" else ",
+            b"/*",
+            b"*/",
+            b"abc",
+            b"xyz",
+            b" abc",
+            b" xyz",
+            b"ab",
+            b"x = ",
+            b" = 1;",
+            b"\xc3",
+            b"\xa9",
+            b"\xc3\xa9",
+            b"\xe6\x97",
+            b"   ",
+            b"\n\n",
+            b"-1",
+            b"0.",
+            b".5",
+            b"{}",
+            b"[]",
+            b"\\u00",
+            b"e+1",
+            b": ",
+            b", ",
+            b"func",
+            b" func",
+            b"package",
+            b" main",
+            b":=",
+            b"\n\t",
+            b"return",
+            b"fmt",
+        ];
+        tokens.extend(multi.iter().map(|t| Some(t.to_vec())));
+        tokens.push(None);
+        let eos = TokenId::from_usize(tokens.len() - 1);
+        Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap())
+    }
+
+    /// Teacher-forces `text`: the class walk equals the token walk at every step and the oracle
+    /// every `every` steps.
+    fn check(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>, text: &str, every: usize) {
+        let tokens = TrieMasker::new(Arc::clone(parser), Arc::clone(vocab));
+        let classes = TrieMasker::with_classes(
+            Arc::clone(parser),
+            Arc::clone(vocab),
+            &SpansConfig::default(),
+        )
+        .unwrap();
+        assert!(classes.spans().is_some());
+        let oracle = Oracle::new(Arc::clone(vocab));
+        let (mut tc, mut cc, mut oc) = (
+            tokens.create_cache(),
+            classes.create_cache(),
+            oracle.create_cache(),
+        );
+        let mut state = ParserState::new(Arc::clone(parser));
+        let forced = vocab.encode(text).unwrap();
+        for step in 0..=forced.len() {
+            let by_class = classes.mask(&mut cc, &state);
+            let by_token = tokens.mask(&mut tc, &state);
+            let context = |t: TokenId| {
+                format!(
+                    "{text:?} step {step}: token {t} {:?}",
+                    String::from_utf8_lossy(vocab.token_bytes(t).unwrap_or(b"<special>"))
+                )
+            };
+            if let Some(t) = by_class.first_difference(&by_token) {
+                panic!(
+                    "{}: classes {} / tokens {}",
+                    context(t),
+                    by_class.contains(t),
+                    by_token.contains(t)
+                );
+            }
+            if step % every == 0 {
+                let exact = oracle.mask(&mut oc, &state);
+                if let Some(t) = by_class.first_difference(&exact) {
+                    panic!(
+                        "{}: classes {} / oracle {}",
+                        context(t),
+                        by_class.contains(t),
+                        exact.contains(t)
+                    );
+                }
+            }
+            let Some(&t) = forced.get(step) else { break };
+            state.commit_token(vocab, t).unwrap();
+        }
+    }
+
+    #[test]
+    fn class_walk_equals_token_walk_on_synthetic_vocabularies() {
+        let vocab = synthetic_vocab();
+        let json = parser(munch_grammars::builtin("json").unwrap().source);
+        check(
+            &json,
+            &vocab,
+            r#"{"a": [1, 2.5e3, -0.5, true, null], "b": {"c": "d\"e\u00e9"}}"#,
+            1,
+        );
+        check(&json, &vocab, "  {\n\t\"é日\": \"αβ\" }  ", 1);
+        let tricky = parser(munch_grammars::builtin("tricky").unwrap().source);
+        check(
+            &tricky,
+            &vocab,
+            "if (x) if (y) z = 1; else print z; /* c */ iff = \"a\";",
+            1,
+        );
+        let go = parser(&munch_grammars::syncode::grammar("go").unwrap());
+        check(
+            &go,
+            &vocab,
+            "package main\n\nfunc main() {\n\tx := 1\n\tx++\n\tfmt.Println(x)\n}\n",
+            2,
+        );
+    }
+
+    #[test]
+    fn class_walk_equals_token_walk_on_llama3() {
+        let vocab = Arc::new(Vocabulary::load("llama3").unwrap());
+        let json = parser(munch_grammars::builtin("json").unwrap().source);
+        check(
+            &json,
+            &vocab,
+            "{\"name\": \"munch\", \"list\": [1, -2.5e3, true, null], \"u\": \"日本語 🦀\"}",
+            8,
+        );
+        let go = parser(&munch_grammars::syncode::grammar("go").unwrap());
+        check(
+            &go,
+            &vocab,
+            "package main\n\nfunc add(a int, b int) int {\n\treturn a + b // sum\n}\n",
+            8,
+        );
+    }
+}
