@@ -13,7 +13,7 @@ use crate::dwa::Dwa;
 use crate::error::{WdaBudget, WdaBuildError};
 use crate::lexical::Lexical;
 use crate::minimize::{minimize, undecided};
-use crate::template::Templates;
+use crate::template::{Templates, TERMINAL_LIMIT};
 use crate::WdaConfig;
 
 /// Builds the tables; returns them and the build time in seconds.
@@ -23,12 +23,36 @@ pub(crate) fn build(
     config: &WdaConfig,
 ) -> Result<(Dwa, f64), WdaBuildError> {
     let t0 = Instant::now();
+    if parser.terminal_len() >= TERMINAL_LIMIT as usize {
+        return Err(WdaBuildError::too_large("terminals"));
+    }
+    if !Templates::codes_fit(parser.tables()) {
+        return Err(WdaBuildError::too_large(
+            "nonterminals × production lengths",
+        ));
+    }
     let spans =
         TokenSpans::build(parser.lexer(), vocab, &config.spans).map_err(WdaBuildError::spans)?;
     let class_len = spans.classes().len();
     let mut weights = Weights::new(class_len.div_ceil(64));
-    let lexical = Lexical::build(parser, &spans, &mut weights, config.max_controls)
-        .map_err(|_| WdaBuildError::budget(WdaBudget::Controls, config.max_controls as u64))?;
+    let lexical =
+        Lexical::build(parser, &spans, &mut weights, config.max_continuations).map_err(|_| {
+            WdaBuildError::budget(WdaBudget::Continuations, config.max_continuations as u64)
+        })?;
+    if crate::determinize::debug() {
+        let items: Vec<usize> = lexical.initial.iter().map(|(i, _)| i.len()).collect();
+        eprintln!(
+            "wda: spans+lexical {:.2} s: {} classes, {} spans, {} conts ({} bytes), {} weights, initial items total {} max {}",
+            t0.elapsed().as_secs_f64(),
+            class_len,
+            spans.span_len(),
+            lexical.conts.len(),
+            lexical.conts.heap_bytes(),
+            weights.len(),
+            items.iter().sum::<usize>(),
+            items.iter().max().unwrap_or(&0)
+        );
+    }
     let budget = |e: Exceeded| match e {
         Exceeded::States => WdaBuildError::budget(WdaBudget::States, config.max_states as u64),
         Exceeded::Edges => WdaBuildError::budget(WdaBudget::Edges, config.max_edges as u64),
@@ -52,10 +76,26 @@ pub(crate) fn build(
         },
     )
     .map_err(budget)?;
+    let t_det = t0.elapsed().as_secs_f64();
+    if crate::determinize::debug() {
+        eprintln!(
+            "wda: determinized at {t_det:.2} s: {} states, {} edges, summaries {:?}",
+            dfa.state_len(),
+            dfa.edge_len(),
+            tpl.counts()
+        );
+    }
     drop(tpl);
     let (min, map) = minimize(&dfa);
     drop(dfa);
     let und = undecided(&min, &mut weights);
+    if crate::determinize::debug() {
+        eprintln!(
+            "wda: minimized at {:.2} s: {} states",
+            t0.elapsed().as_secs_f64(),
+            min.state_len()
+        );
+    }
 
     // Keep only the weights the tables use, renumbered densely (0 stays empty).
     let mut renum: Vec<u32> = vec![u32::MAX; weights.len()];

@@ -3,17 +3,19 @@
 //! A state of the automaton is a *weighted item set*: items are what a run still waits for
 //! while the stack is read top-down, each with the classes whose tokens ride on it:
 //!
-//! - `Init(c)`: control `c` has not read anything yet (only in initial states, one per lexer
-//!   point);
-//! - `Exit(o)`: an exit `(c, A, r)` of the [summaries](crate::template): pop `r` more states,
-//!   then go to `goto(q, A)` from the state `q` exposed, under control `c`.
+//! - `(T, INIT, κ)`: control `(T, κ)` has not read anything yet (only in initial states, one
+//!   per lexer point);
+//! - `(T, A, r, κ)`: an exit of the [summaries](crate::template): pop `r` more states, then go
+//!   to `goto(q, A)` from the state `q` exposed, and go on with control `(T, κ)`.
 //!
 //! Reading LR state `x` from a weighted item set `D`:
 //!
-//! - `Init(c)` contributes every outcome of `S(c, x)`;
-//! - `Exit(c, A, r ≥ 1)` becomes `Exit(c, A, r - 1)`;
-//! - `Exit(c, A, 0)` contributes the outcomes of `C(c, goto(x, A), x)` (nothing when the goto
-//!   is undefined);
+//! - `(T, INIT, κ)` contributes the pre-shift exits `E(T, x) ⊗ κ` and the post-shift
+//!   outcomes `P(T, κ, x)`;
+//! - `(T, A, r ≥ 1, κ)` becomes `(T, A, r - 1, κ)`;
+//! - `(T, A, 0, κ)` contributes the outcomes of `goto(x, A)` pushed on `x` under control
+//!   `(T, κ)` ([`Templates::pre`] and [`Templates::post`]; nothing when the goto is
+//!   undefined);
 //!
 //! each with the item's weight. The weights of the contributions that reach `SUCC` are unioned
 //! into the transition's output (those classes are allowed, whatever lies below); the exits
@@ -22,21 +24,19 @@
 //! only undecided classes, and the output of a path — the union of its transitions' outputs —
 //! is exactly the set of classes for which some run of the parser succeeds on that stack.
 //!
-//! Transitions are sparse: only `Init` items (through their terminal's actions) and
-//! `Exit(_, A, 0)` items (through the states with a goto on `A`) depend on `x`; every other
-//! `x` takes the state's *default* transition, where only the countdowns move.
+//! Transitions are sparse: only `INIT` items (through their terminal's actions) and
+//! `(_, A, 0, _)` items (through the states with a goto on `A`) depend on `x`; every other
+//! `x` takes the state's *default* transition, where only the countdowns move. Items of one
+//! `(terminal, code)` share all their work but the continuation's own.
+
+use std::collections::VecDeque;
 
 use ahash::AHashMap;
 use munch_glr::cfg::NonterminalId;
-use munch_glr::lr::LrState;
+use munch_glr::lr::{Action, LrState};
 
 use crate::bits::{Weight, Weights, EMPTY};
-use crate::template::{Outcome, SummaryBudget, Templates, SUCC};
-
-/// An item: `INIT | control` or an exit outcome (never [`SUCC`]).
-pub(crate) type Item = u32;
-/// The tag of `Init` items.
-pub(crate) const INIT: Item = 1 << 31;
+use crate::template::{item, parts, Item, SummaryBudget, Templates, INIT, SUCC};
 
 /// A state id; state 0 is the empty item set (nothing left to decide).
 pub(crate) type StateId = u32;
@@ -85,10 +85,13 @@ pub(crate) struct Limits {
     pub(crate) max_heap: usize,
 }
 
-/// LR states with an action per terminal, and with a goto per nonterminal.
+/// LR states with an action per terminal, with a goto per nonterminal, and the predecessors
+/// of every state (the states with a transition into it: on a GSS path, the node below a node
+/// in state `q` is in one of them).
 struct Relevance {
     by_terminal: Vec<Vec<u32>>,
     by_nonterminal: Vec<Vec<u32>>,
+    pred: Vec<Vec<u32>>,
 }
 
 impl Relevance {
@@ -97,29 +100,57 @@ impl Relevance {
         let cfg = tables.cfg();
         let mut by_terminal = vec![Vec::new(); tables.eof_index() as usize + 1];
         let mut by_nonterminal = vec![Vec::new(); cfg.nonterminal_len()];
+        let mut pred = vec![Vec::new(); tables.state_len()];
         for s in 0..tables.state_len() {
             let st = LrState::new(s).expect("LR state ids fit");
             let mut last = u32::MAX;
-            for (k, _) in tables.state_actions(st) {
+            for (k, a) in tables.state_actions(st) {
                 if k != last {
                     by_terminal[k as usize].push(s as u32);
                     last = k;
                 }
+                if let Action::Shift(to) = a {
+                    pred[to.as_usize()].push(s as u32);
+                }
             }
-            for (n, _) in tables.state_gotos(st) {
+            for (n, to) in tables.state_gotos(st) {
                 by_nonterminal[n.as_usize()].push(s as u32);
+                pred[to.as_usize()].push(s as u32);
             }
+        }
+        for p in &mut pred {
+            p.sort_unstable();
+            p.dedup();
         }
         Relevance {
             by_terminal,
             by_nonterminal,
+            pred,
         }
     }
+}
+
+/// What the construction knows of one state besides its items.
+#[derive(Default)]
+struct Info {
+    /// LR states it can be entered by (the last state read); `None`: any (initial states).
+    lasts: Option<Vec<u32>>,
+    /// LR states whose transition has been computed.
+    done: Vec<u32>,
+    /// Queued for (re)processing.
+    queued: bool,
+    processed: bool,
 }
 
 /// The weighted subset construction from `initial` item sets (one per lexer point; each a list
 /// of `(item, weight)`, any order, duplicates allowed, and the classes already decided, which
 /// are left out). Returns the automaton and the initial states, in order.
+///
+/// Only transitions a GSS can take are computed: a state entered by reading `q` reads next a
+/// predecessor of `q` (initial states read any state). Every other input takes the default
+/// transition, whatever the items would say, which is harmless because no stack has that
+/// input there (and minimisation only merges states that agree on every input, so a merged
+/// state still answers each of its originals correctly on their valid inputs).
 pub(crate) fn determinize(
     tpl: &mut Templates<'_>,
     weights: &mut Weights,
@@ -131,12 +162,17 @@ pub(crate) fn determinize(
         states: Vec::new(),
         index: AHashMap::new(),
         heap: 0,
+        info: Vec::new(),
+        queue: VecDeque::new(),
     };
     b.intern(Vec::new());
     let mut starts = Vec::with_capacity(initial.len());
     for (items, decided) in initial {
         let items = normalize(weights, items, decided);
-        starts.push(b.intern(items));
+        let s = b.intern(items);
+        b.info[s as usize].lasts = None;
+        b.enqueue(s);
+        starts.push(s);
     }
     let mut dfa = Dfa {
         default: Vec::new(),
@@ -145,63 +181,149 @@ pub(crate) fn determinize(
     let mut edge_count = 0usize;
     // Scratch: (x, item index) pairs of the current state, and one target's contributions.
     let mut keyed: Vec<(u32, u32)> = Vec::new();
+    let mut groups: Vec<(u32, u32, u32, u32)> = Vec::new();
     let mut contrib: Vec<(Item, Weight)> = Vec::new();
-    let mut next = 0usize;
-    while next < b.states.len() {
+    let mut wanted: Vec<u32> = Vec::new();
+    let mut rounds = 0usize;
+    while let Some(d) = b.queue.pop_front() {
+        let di = d as usize;
+        b.info[di].queued = false;
         if b.states.len() > limits.max_states {
             return Err(Exceeded::States);
         }
-        let items = b.states[next].clone();
-        next += 1;
+        rounds += 1;
+        if debug() && rounds % 10000 == 0 {
+            eprintln!(
+                "wda: round {rounds}: {} states, {edge_count} edges, {} weights; heap states {} MB, weights {} MB, summaries {} MB; summaries {:?}",
+                b.states.len(),
+                weights.len(),
+                b.heap >> 20,
+                weights.heap >> 20,
+                tpl.heap_bytes() >> 20,
+                tpl.counts()
+            );
+        }
+        while dfa.default.len() < b.states.len() {
+            dfa.default.push((EMPTY, DEAD));
+            dfa.edges.push(Vec::new());
+        }
+        let items = b.states[di].clone();
+        // Items are sorted by (terminal, code, continuation): groups of one (terminal, code)
+        // are runs, and everything before a continuation's weight is shared by the group.
+        groups.clear();
+        let mut i = 0;
+        while i < items.len() {
+            let (t, code, _) = parts(items[i].0);
+            let mut j = i + 1;
+            while j < items.len() && (items[j].0 >> 32) == (items[i].0 >> 32) {
+                j += 1;
+            }
+            groups.push((t, code, i as u32, j as u32));
+            i = j;
+        }
         // The default transition: countdowns move, everything else dies.
         let mut base: Vec<(Item, Weight)> = Vec::new();
         keyed.clear();
-        for (i, &(item, _)) in items.iter().enumerate() {
-            if item & INIT != 0 {
-                let (t, _) = tpl.conts().control(item & !INIT);
+        for (gi, &(t, code, lo, hi)) in groups.iter().enumerate() {
+            if code == INIT {
                 for &x in &rel.by_terminal[t as usize] {
-                    keyed.push((x, i as u32));
+                    keyed.push((x, gi as u32));
                 }
             } else {
-                let (c, a, r) = tpl.exit_parts(item);
+                let (a, r) = tpl.split(code);
                 if r > 0 {
-                    base.push((tpl.exit(c, a, r - 1), items[i].1));
+                    for &(it, w) in &items[lo as usize..hi as usize] {
+                        base.push((it - (1 << 32), w));
+                    }
                 } else {
                     for &x in &rel.by_nonterminal[a as usize] {
-                        keyed.push((x, i as u32));
+                        keyed.push((x, gi as u32));
                     }
                 }
             }
         }
-        let default_target = b.intern(base.clone());
-        dfa.default.push((EMPTY, default_target));
         keyed.sort_unstable();
-        let mut edges = Vec::new();
+        // The inputs possible here and not yet computed.
+        wanted.clear();
+        match &b.info[di].lasts {
+            None => wanted.extend(keyed.iter().map(|&(x, _)| x)),
+            Some(lasts) => {
+                for &q in lasts {
+                    wanted.extend_from_slice(&rel.pred[q as usize]);
+                }
+            }
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        let default_target = b.intern(base.clone());
+        dfa.default[di] = (EMPTY, default_target);
+        // The default target is entered by every wanted input without an edge of its own;
+        // giving it all of them is a superset, which is safe.
+        let all_wanted = wanted.clone();
+        b.info[di].processed = true;
+        let done = std::mem::take(&mut b.info[di].done);
+        let mut new_done = done.clone();
+        let mut edges = std::mem::take(&mut dfa.edges[di]);
         let mut at = 0;
-        while at < keyed.len() {
-            let x = keyed[at].0;
-            let xs = LrState::new(x as usize).expect("LR state ids fit");
+        for &x in &wanted {
+            if done.binary_search(&x).is_ok() {
+                continue;
+            }
+            new_done.push(x);
+            while at < keyed.len() && keyed[at].0 < x {
+                at += 1;
+            }
+            if at >= keyed.len() || keyed[at].0 != x {
+                continue;
+            }
             contrib.clear();
             contrib.extend_from_slice(&base);
             let mut yes = EMPTY;
             while at < keyed.len() && keyed[at].0 == x {
-                let (item, w) = items[keyed[at].1 as usize];
+                let (t, code, lo, hi) = groups[keyed[at].1 as usize];
                 at += 1;
-                let outs: Box<[Outcome]> = if item & INIT != 0 {
-                    tpl.summary(item & !INIT, xs)?.into()
+                let group = &items[lo as usize..hi as usize];
+                if code == INIT {
+                    let (codes, shifts) = tpl.top(t, x)?;
+                    for &(it, w) in group {
+                        let (_, _, k) = parts(it);
+                        for &c in codes.iter() {
+                            contrib.push((item(t, c, k), w));
+                        }
+                        if shifts {
+                            for &o in tpl.shifted(t, k, x)? {
+                                if o == SUCC {
+                                    yes = weights.union(yes, w);
+                                } else {
+                                    contrib.push((o, w));
+                                }
+                            }
+                        }
+                    }
                 } else {
-                    let (c, a, _) = tpl.exit_parts(item);
+                    let (a, _) = tpl.split(code);
                     debug_assert!(tpl
                         .tables()
-                        .goto(xs, NonterminalId::from_usize(a as usize))
+                        .goto(
+                            LrState::new(x as usize).expect("LR state ids fit"),
+                            NonterminalId::from_usize(a as usize)
+                        )
                         .is_some());
-                    tpl.config_out(c, a, xs)?
-                };
-                for &o in outs.iter() {
-                    if o == SUCC {
-                        yes = weights.union(yes, w);
-                    } else {
-                        contrib.push((o, w));
+                    let pre = tpl.pre(t, a, x)?.clone();
+                    for &(it, w) in group {
+                        let (_, _, k) = parts(it);
+                        for &c in pre.codes.iter() {
+                            contrib.push((item(t, c, k), w));
+                        }
+                        if !pre.shift_at.is_empty() {
+                            for &o in tpl.post(t, a, k, x)?.iter() {
+                                if o == SUCC {
+                                    yes = weights.union(yes, w);
+                                } else {
+                                    contrib.push((o, w));
+                                }
+                            }
+                        }
                     }
                 }
             }
@@ -209,16 +331,28 @@ pub(crate) fn determinize(
             let target = b.intern(target_items);
             if (yes, target) != (EMPTY, default_target) {
                 edges.push((x, yes, target));
+                edge_count += 1;
             }
+            b.enter(target, &[x]);
             if b.heap + weights.heap + tpl.heap_bytes() + edge_count * 12 > limits.max_heap {
                 return Err(Exceeded::Memory);
             }
         }
-        edge_count += edges.len() + 1;
-        if edge_count > limits.max_edges {
+        new_done.sort_unstable();
+        new_done.dedup();
+        b.info[di].done = new_done;
+        dfa.edges[di] = edges;
+        b.enter(default_target, &all_wanted);
+        if edge_count + b.states.len() > limits.max_edges {
             return Err(Exceeded::Edges);
         }
-        dfa.edges.push(edges);
+    }
+    while dfa.default.len() < b.states.len() {
+        dfa.default.push((EMPTY, DEAD));
+        dfa.edges.push(Vec::new());
+    }
+    for e in &mut dfa.edges {
+        e.sort_unstable();
     }
     Ok((dfa, starts))
 }
@@ -249,6 +383,8 @@ struct Builder {
     states: Vec<Vec<(Item, Weight)>>,
     index: AHashMap<Vec<(Item, Weight)>, StateId>,
     heap: usize,
+    info: Vec<Info>,
+    queue: VecDeque<StateId>,
 }
 
 impl Builder {
@@ -257,9 +393,45 @@ impl Builder {
             return s;
         }
         let s = self.states.len() as StateId;
-        self.heap += items.len() * 16 + 96;
+        self.heap += items.len() * 16 + 160;
         self.states.push(items.clone());
         self.index.insert(items, s);
+        self.info.push(Info {
+            lasts: Some(Vec::new()),
+            ..Info::default()
+        });
         s
     }
+
+    fn enqueue(&mut self, s: StateId) {
+        if s != DEAD && !self.info[s as usize].queued {
+            self.info[s as usize].queued = true;
+            self.queue.push_back(s);
+        }
+    }
+
+    /// Records that `s` can be entered by reading each of `xs`; (re)queues it if that makes
+    /// new inputs possible there.
+    fn enter(&mut self, s: StateId, xs: &[u32]) {
+        if s == DEAD {
+            return;
+        }
+        let info = &mut self.info[s as usize];
+        let Some(lasts) = &mut info.lasts else {
+            return;
+        };
+        let before = lasts.len();
+        lasts.extend_from_slice(xs);
+        lasts.sort_unstable();
+        lasts.dedup();
+        if lasts.len() != before {
+            self.heap += (lasts.len() - before) * 4;
+            self.enqueue(s);
+        }
+    }
+}
+
+/// Whether `MUNCH_WDA_DEBUG` asks for build progress on stderr.
+pub(crate) fn debug() -> bool {
+    std::env::var_os("MUNCH_WDA_DEBUG").is_some()
 }

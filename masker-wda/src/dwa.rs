@@ -146,10 +146,12 @@ impl Dwa {
                 cache.stack.push((s, h.node().clone()));
             }
         }
+        let mut visits = 0usize;
         while let Some((s, node)) = cache.stack.pop() {
             if !cache.seen.insert((s, node.id())) {
                 continue;
             }
+            visits += 1;
             let (out, t) = self.step(s, node.state().as_u32());
             if out != 0 {
                 let n = self.words as usize;
@@ -162,6 +164,9 @@ impl Dwa {
             for m in node.predecessors() {
                 cache.stack.push((t, m));
             }
+        }
+        if std::env::var_os("MUNCH_WDA_VISITS").is_some() {
+            eprintln!("visits {visits} heads {}", state.head_len());
         }
     }
 

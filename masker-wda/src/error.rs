@@ -17,9 +17,9 @@ pub enum WdaBudget {
     /// [`WdaConfig::max_memory`](crate::WdaConfig::max_memory): heap bytes held by the
     /// construction (summaries, item sets, weights, transitions; approximate).
     Memory,
-    /// [`WdaConfig::max_controls`](crate::WdaConfig::max_controls): distinct controls
-    /// (terminal × continuation) the spans need.
-    Controls,
+    /// [`WdaConfig::max_continuations`](crate::WdaConfig::max_continuations): distinct
+    /// continuations (what may follow a terminal inside a token) the spans need.
+    Continuations,
 }
 
 impl WdaBudget {
@@ -29,7 +29,7 @@ impl WdaBudget {
             WdaBudget::States => "max_states",
             WdaBudget::Edges => "max_edges",
             WdaBudget::Memory => "max_memory",
-            WdaBudget::Controls => "max_controls",
+            WdaBudget::Continuations => "max_continuations",
         }
     }
 }
@@ -45,12 +45,19 @@ pub struct WdaBuildError {
 enum BuildKind {
     Budget { budget: WdaBudget, limit: u64 },
     Spans(SpansBuildError),
+    TooLarge(&'static str),
 }
 
 impl WdaBuildError {
     pub(crate) fn budget(budget: WdaBudget, limit: u64) -> Self {
         WdaBuildError {
             kind: BuildKind::Budget { budget, limit },
+        }
+    }
+
+    pub(crate) fn too_large(what: &'static str) -> Self {
+        WdaBuildError {
+            kind: BuildKind::TooLarge(what),
         }
     }
 
@@ -65,7 +72,7 @@ impl WdaBuildError {
     pub fn exceeded(&self) -> Option<(WdaBudget, u64)> {
         match self.kind {
             BuildKind::Budget { budget, limit } => Some((budget, limit)),
-            BuildKind::Spans(_) => None,
+            BuildKind::Spans(_) | BuildKind::TooLarge(_) => None,
         }
     }
 
@@ -73,7 +80,7 @@ impl WdaBuildError {
     pub fn spans_error(&self) -> Option<&SpansBuildError> {
         match &self.kind {
             BuildKind::Spans(e) => Some(e),
-            BuildKind::Budget { .. } => None,
+            BuildKind::Budget { .. } | BuildKind::TooLarge(_) => None,
         }
     }
 }
@@ -86,7 +93,7 @@ impl fmt::Display for WdaBuildError {
                     WdaBudget::States => "automaton states",
                     WdaBudget::Edges => "automaton transitions",
                     WdaBudget::Memory => "bytes of build memory",
-                    WdaBudget::Controls => "controls",
+                    WdaBudget::Continuations => "continuations",
                 };
                 write!(
                     f,
@@ -95,6 +102,12 @@ impl fmt::Display for WdaBuildError {
                 )
             }
             BuildKind::Spans(e) => write!(f, "weighted-automaton masker: {e}"),
+            BuildKind::TooLarge(what) => {
+                write!(
+                    f,
+                    "weighted-automaton masker: the grammar has too many {what}"
+                )
+            }
         }
     }
 }
@@ -103,7 +116,7 @@ impl std::error::Error for WdaBuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             BuildKind::Spans(e) => Some(e),
-            BuildKind::Budget { .. } => None,
+            BuildKind::Budget { .. } | BuildKind::TooLarge(_) => None,
         }
     }
 }

@@ -20,15 +20,16 @@
 //! classes become one weight.
 
 use ahash::AHashMap;
+use munch_glr::lr::Action;
 use munch_glr::parser::Parser;
+use munch_lexer::dfa::TerminalSet;
 use munch_lexer::spans::{ClassId, LexPoint, PointId, SpanId, TokenSpans};
 use munch_lexer::{LexState, TerminalId};
 
 use crate::bits::{Bits, Weight, Weights, EMPTY};
-use crate::determinize::{Item, INIT};
-use crate::template::{Cont, Conts, Ctrl, FIN, NEVER};
+use crate::template::{item, Cont, Conts, Item, FIN, INIT, NEVER};
 
-/// A continuation or control count past what the item encoding holds.
+/// More continuations than the budget allows.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct TooManyControls;
 
@@ -43,9 +44,12 @@ pub(crate) struct Lexical {
 struct ContBuilder<'a> {
     parser: &'a Parser,
     usable: Vec<bool>,
+    /// Per terminal `T`: the terminals some state reached by shifting `T` has an action on.
+    follow: Vec<TerminalSet>,
     conts: Conts,
     end_memo: AHashMap<LexState, Cont>,
     lex_memo: AHashMap<(LexState, Cont), Cont>,
+    after_memo: AHashMap<(u32, Cont), Cont>,
 }
 
 impl ContBuilder<'_> {
@@ -60,7 +64,7 @@ impl ContBuilder<'_> {
             if self.parser.is_ignored(t) {
                 succ = true;
             } else if self.usable(t) {
-                ctrls.push(self.conts.ctrl(t.as_u32(), FIN));
+                ctrls.push((t.as_u32(), FIN));
             }
         }
         let k = self.conts.intern(ctrls, succ);
@@ -76,13 +80,16 @@ impl ContBuilder<'_> {
             return k;
         }
         let lexer = self.parser.lexer();
-        let mut ctrls: Vec<Ctrl> = Vec::new();
+        let mut ctrls: Vec<(u32, Cont)> = Vec::new();
         let mut ignored = false;
         for &t in lexer.accepted(e) {
             if self.parser.is_ignored(t) {
                 ignored = true;
             } else if self.usable(t) {
-                ctrls.push(self.conts.ctrl(t.as_u32(), then));
+                let after = self.after(t, then);
+                if after != NEVER {
+                    ctrls.push((t.as_u32(), after));
+                }
             }
         }
         if ignored {
@@ -92,6 +99,30 @@ impl ContBuilder<'_> {
         let k = self.conts.intern(ctrls, succ);
         self.lex_memo.insert((e, then), k);
         k
+    }
+
+    /// `κ` as seen right after shifting `t`: without the controls whose terminal has no action
+    /// in any state a shift of `t` leads to (the parser would reject it at once, on every
+    /// stack), so continuations that differ only in such controls become one.
+    fn after(&mut self, t: TerminalId, k: Cont) -> Cont {
+        if k == FIN || k == NEVER {
+            return k;
+        }
+        if let Some(&a) = self.after_memo.get(&(t.as_u32(), k)) {
+            return a;
+        }
+        let follow = &self.follow[t.as_usize()];
+        let kept: Vec<(u32, Cont)> = self
+            .conts
+            .offers(k)
+            .iter()
+            .copied()
+            .filter(|&(t2, _)| follow.contains(TerminalId::from(t2)))
+            .collect();
+        let succ = self.conts.succeeds(k);
+        let a = self.conts.intern(kept, succ);
+        self.after_memo.insert((t.as_u32(), k), a);
+        a
     }
 
     fn usable(&self, t: TerminalId) -> bool {
@@ -105,9 +136,8 @@ impl Lexical {
         parser: &Parser,
         spans: &TokenSpans,
         weights: &mut Weights,
-        max_controls: usize,
+        max_continuations: usize,
     ) -> Result<Lexical, TooManyControls> {
-        let max_controls = max_controls.min(INIT as usize - 1);
         let tables = parser.tables();
         // A terminal is usable if the parser can take it somewhere: some state has an action
         // on it (ignored terminals never reach the parser).
@@ -125,12 +155,28 @@ impl Lexical {
                 *u = false;
             }
         }
+        let terminal_len = parser.terminal_len();
+        let mut follow = vec![TerminalSet::new(terminal_len); terminal_len];
+        for s in 0..tables.state_len() {
+            let st = munch_glr::lr::LrState::new(s).expect("LR state ids fit");
+            for (k, a) in tables.state_actions(st) {
+                if let (Action::Shift(to), true) = (a, (k as usize) < terminal_len) {
+                    for (k2, _) in tables.state_actions(to) {
+                        if (k2 as usize) < terminal_len {
+                            follow[k as usize].insert(TerminalId::from(k2));
+                        }
+                    }
+                }
+            }
+        }
         let mut cb = ContBuilder {
             parser,
             usable,
+            follow,
             conts: Conts::new(),
             end_memo: AHashMap::new(),
             lex_memo: AHashMap::new(),
+            after_memo: AHashMap::new(),
         };
         const UNSET: u32 = u32::MAX;
         let mut root_of: Vec<u32> = vec![UNSET; spans.span_len()];
@@ -166,12 +212,12 @@ impl Lexical {
                 if cb.conts.succeeds(k) {
                     yes = weights.union(yes, w);
                 }
-                for &c in cb.conts.offers(k) {
-                    items.push((INIT | c, w));
+                for &(t, k2) in cb.conts.offers(k) {
+                    items.push((item(t, INIT, k2), w));
                 }
             }
             initial.push((items, yes));
-            if cb.conts.ctrl_len() > max_controls {
+            if cb.conts.len() > max_continuations {
                 return Err(TooManyControls);
             }
         }

@@ -69,8 +69,9 @@ pub struct WdaConfig {
     /// The most heap bytes the construction may hold (summaries, item sets, weights,
     /// transitions; approximate, token spans not included). Default 1.5 GiB.
     pub max_memory: usize,
-    /// The most controls (terminal × continuation) the spans may need. Default 20,000,000.
-    pub max_controls: usize,
+    /// The most continuations (what may follow a terminal inside a token) the spans may need.
+    /// Default 20,000,000.
+    pub max_continuations: usize,
     /// Budgets of the token-spans build.
     pub spans: SpansConfig,
 }
@@ -81,7 +82,7 @@ impl Default for WdaConfig {
             max_states: 4_000_000,
             max_edges: 60_000_000,
             max_memory: 3 << 29,
-            max_controls: 20_000_000,
+            max_continuations: 20_000_000,
             spans: SpansConfig::default(),
         }
     }
@@ -140,6 +141,20 @@ impl WdaMasker {
             build_s: self.build_s,
             token_classes: self.dwa.class_len as usize,
         }
+    }
+
+    /// Writes the compiled tables (see [`WdaMasker::load`]).
+    pub fn save(&self, _w: &mut impl std::io::Write) -> std::io::Result<()> {
+        Err(std::io::Error::other("not yet"))
+    }
+
+    /// Reads tables written by [`WdaMasker::save`].
+    pub fn load(
+        _parser: Arc<Parser>,
+        _vocab: Arc<Vocabulary>,
+        _r: &mut impl std::io::Read,
+    ) -> Result<WdaMasker, WdaLoadError> {
+        Err(WdaLoadError::new(LoadKind::NotAnArtifact))
     }
 
     /// The grammar this masker was built for.

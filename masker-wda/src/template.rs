@@ -1,82 +1,112 @@
 //! Templates: what the GLR parser does to a stack while it takes one terminal, read top-down,
-//! summarised per (control, LR state) so that unbounded reduction chains stay finite.
+//! summarised per (terminal, LR state) so that unbounded reduction chains stay finite.
 //!
 //! # Controls and continuations
 //!
 //! A token realises a *span* from a lexer point: lexemes it completes, then an open lexeme. On
-//! the parser side a span is a chain of *continuations* ([`Conts`]): a continuation says which
-//! *controls* may come next — a control `(T, κ)` is "take terminal `T` (reductions under
-//! lookahead `T`, then the shift of `T`), then go on with continuation `κ`" — and whether the
-//! span already *succeeds* without any further terminal. A lexeme whose tied terminals are
-//! `{T1, T2}` offers both controls; an `%ignore`d one among them offers the continuation's own
-//! controls too (the stack is left alone). The open lexeme at the end offers `(T, FIN)` for every
-//! terminal it can still complete ([`FIN`] succeeds at once), and succeeds outright if it can
-//! complete an ignored terminal. Continuations are interned by what they offer, so spans that
-//! end alike share them.
+//! the parser side a span is a chain of *continuations* ([`Conts`]): a continuation offers
+//! *controls* and may *succeed* outright. A control `(T, κ)` is "take terminal `T` (reductions
+//! under lookahead `T`, then the shift of `T`), then go on with continuation `κ`". A lexeme
+//! whose tied terminals are `{T1, T2}` offers both controls; an `%ignore`d one among them
+//! offers the continuation's own controls too (the stack is left alone). The open lexeme at the
+//! end offers `(T, FIN)` for every terminal it can still complete ([`FIN`] succeeds at once),
+//! and succeeds outright if it can complete an ignored terminal. Continuations are interned by
+//! what they offer, so spans that end alike share them.
+//!
+//! # Reading the stack
+//!
+//! The stack is read top-down. What a run still waits for after the states read so far is an
+//! *exit* `(T, A, r, κ)`: a reduction under lookahead `T` popped everything read, `r` more
+//! states must be popped, then the parser goes to `goto(q, A)` on the state `q` it exposes and
+//! goes on with control `(T, κ)`. Items and outcomes pack `(T, code, κ)` into a `u64`
+//! ([`item`]), with `code = A · stride + r`.
 //!
 //! # Summaries
 //!
-//! The stack is read top-down. For a control `c` and an LR state `x` on top, with nothing
-//! known below `x`, the *summary* `S(c, x)` is the set of outcomes of every run of the GLR
-//! parser (every action, conflicts included):
+//! For a control `c = (T, κ)` and a state `x` on top with nothing known below, the outcomes of
+//! every run (every action, conflicts included) are `SUCC` (the span succeeds without popping
+//! `x`) and exits below `x`. They split in two:
 //!
-//! - [`SUCC`]: the span succeeds without popping `x`;
-//! - an *exit* `(c', A, r)`: a reduction popped `x` while control `c'` was active; `r` more
-//!   states must be popped below `x`, then the parser goes to `goto(q, A)` on the state `q` it
-//!   exposes.
+//! - **before the shift of `T`** the run does not depend on `κ`: `E(T, x)` is the set of
+//!   codes `(A, r)` of the reductions that pop `x` (plus a mark `SH` when `T` can be shifted
+//!   without popping `x`). It is the least solution of
+//!   ```text
+//!   E(T, x) ∋ (A, m-1)                 reduce A → α, |α| = m ≥ 1, in actions(x, T)
+//!   E(T, x) ∋ SH                       shift in actions(x, T)
+//!   E(T, x) ⊇ map_x E(T, goto(x, A))   reduce A → ε in actions(x, T)
+//!   map_x: (B, r ≥ 1) ↦ (B, r-1);  (B, 0) ↦ map_x E(T, goto(x, B));  SH ↦ SH
+//!   ```
+//!   ("state `g` pushed on `x`": its outcomes that pop `g` continue on `x`).
+//! - **after the shift**, `P(T, κ, x)` (only where `SH ∈ E(T, x)`): the shift of `T` at `x`
+//!   pushes `t`, and every control `(T2, κ2)` `κ` offers runs on `t` pushed on `x`; a shift at a
+//!   state `g` pushed on `x` by the pre-shift run is `P(T, κ, g)` mapped through `x`:
+//!   ```text
+//!   P(T, κ, x) ⊇ CONF_x(T2, κ2, t)         shift t in actions(x, T), (T2, κ2) offered by κ
+//!   P(T, κ, x) ∋ SUCC                      shift in actions(x, T) and κ succeeds
+//!   P(T, κ, x) ⊇ map_x P(T, κ, g)          g pushed on x in E(T, x)'s closure, SH ∈ E(T, g)
+//!   CONF_x(T2, κ2, y) = map_x (E(T2, y) ⊗ κ2) ∪ map_x P(T2, κ2, y)
+//!   map_x on exits: (T', B, r ≥ 1, κ') ↦ (T', B, r-1, κ');  (T', B, 0, κ') ↦ CONF_x(T', κ', goto(x, B))
+//!   ```
 //!
-//! `S` is the least solution of
+//! The unknowns range over finite sets (terminals × LR states, and controls × LR states), the
+//! outcomes too (terminals × codes × continuations), and the equations are monotone, so the
+//! worklists below reach the least fixpoints. This is exact for every grammar shape: a
+//! right-recursive chain is a sequence of exits read one stack state at a time; an ε-rule, a
+//! unit cycle or hidden left recursion is a cycle among unknowns over the same `x`, which the
+//! fixpoint closes instead of unrolling; and what was pushed above `x` never needs to be
+//! remembered, because once a reduction pops below it the rest of the run depends only on the
+//! state `goto(q, A)` it reaches. Nothing is truncated.
 //!
-//! ```text
-//! S(c, x) ∋ (c, A, m-1)          for reduce A → α, |α| = m ≥ 1, in actions(x, T)
-//! S(c, x) ⊇ C(c, goto(x, A), x)  for reduce A → ε in actions(x, T)
-//! S(c, x) ⊇ C(c2, t, x)          for shift t in actions(x, T), c2 offered by κ
-//! S(c, x) ∋ SUCC                 for shift t in actions(x, T) when κ succeeds
-//! C(c, y, x) = { SUCC            for SUCC ∈ S(c, y)
-//!              , (c', A, r-1)    for (c', A, r ≥ 1) ∈ S(c, y)
-//!              , C(c', goto(x, A), x)  for (c', A, 0) ∈ S(c, y) }
-//! ```
+//! Factoring the pre-shift run out of the continuation matters for size: thousands of
+//! continuations share a terminal, and before its shift they all behave alike.
 //!
-//! where `C(c, y, x)` is "state `y` pushed on `x`" (`T` and `κ` are `c`'s). The unknowns range
-//! over a finite set (controls × LR states) and the outcomes too (controls × nonterminals ×
-//! production lengths, plus `SUCC`), and the equations are monotone, so the worklist below
-//! reaches the least fixpoint. This is exact for every grammar shape: a right-recursive chain
-//! is a sequence of exits read one stack state at a time, an ε-rule or a unit cycle is a cycle
-//! among unknowns over the same `x` (a push that the fixpoint closes instead of unrolling), and
-//! the content pushed above `x` never needs to be remembered, because after a reduction pops
-//! below it the rest of the run depends only on the state `goto(q, A)` it reaches. Nothing is
-//! truncated.
-//!
-//! The summaries are computed lazily (only the unknowns the determiniser asks for), and a
-//! completed unknown never changes: adding unknowns later only adds equations for them.
+//! Summaries are computed lazily (only those asked for), and a completed unknown never changes:
+//! adding unknowns later only adds equations for them.
 
 use ahash::{AHashMap, AHashSet};
 use munch_glr::cfg::NonterminalId;
 use munch_glr::lr::{Action, LrState, LrTables};
 
-/// A control: an index into [`Conts::ctrl`].
-pub(crate) type Ctrl = u32;
 /// A continuation: an index into [`Conts`].
 pub(crate) type Cont = u32;
-/// An outcome: [`SUCC`], or `1 + exit index` ([`Templates::exit`]).
-pub(crate) type Outcome = u32;
+/// An item or outcome: `(terminal, code, continuation)` packed by [`item`], or [`SUCC`].
+pub(crate) type Item = u64;
 
 /// The outcome "the span succeeds".
-pub(crate) const SUCC: Outcome = 0;
+pub(crate) const SUCC: Item = u64::MAX;
+/// The code of an item that has not read anything yet (control `(T, κ)` at the top).
+pub(crate) const INIT: u32 = 0xFFFF;
+/// The mark in `E(T, x)`: `T` is shifted without popping `x`.
+const SH: u32 = 0xFFFE;
+/// Codes below this are `A · stride + r`.
+pub(crate) const CODE_LIMIT: u32 = 0xFFFE;
+/// Terminals below this fit an item.
+pub(crate) const TERMINAL_LIMIT: u32 = 0xFFFF;
 /// The continuation that succeeds at once.
 pub(crate) const FIN: Cont = 0;
 /// The continuation that never succeeds.
 pub(crate) const NEVER: Cont = 1;
 
-/// Interned continuations and controls (see the [module docs](self)).
+/// Packs `(terminal, code, continuation)`.
+#[inline]
+pub(crate) fn item(t: u32, code: u32, k: Cont) -> Item {
+    ((t as u64) << 48) | ((code as u64) << 32) | k as u64
+}
+
+/// Unpacks an item (not [`SUCC`]).
+#[inline]
+pub(crate) fn parts(i: Item) -> (u32, u32, Cont) {
+    ((i >> 48) as u32, ((i >> 32) & 0xFFFF) as u32, i as u32)
+}
+
+/// Interned continuations (see the [module docs](self)).
 #[derive(Clone, Debug)]
 pub(crate) struct Conts {
-    /// Per continuation: the controls it offers (sorted) and whether it succeeds outright.
-    offers: Vec<(Box<[Ctrl]>, bool)>,
-    index: AHashMap<(Box<[Ctrl]>, bool), Cont>,
-    /// Per control: (terminal, continuation after its shift).
-    ctrls: Vec<(u32, Cont)>,
-    ctrl_index: AHashMap<(u32, Cont), Ctrl>,
+    /// Per continuation: the controls `(terminal, continuation)` it offers (sorted) and
+    /// whether it succeeds outright.
+    offers: Vec<(Box<[(u32, Cont)]>, bool)>,
+    index: AHashMap<(Box<[(u32, Cont)]>, bool), Cont>,
+    heap: usize,
 }
 
 impl Conts {
@@ -84,8 +114,7 @@ impl Conts {
         let mut c = Conts {
             offers: Vec::new(),
             index: AHashMap::new(),
-            ctrls: Vec::new(),
-            ctrl_index: AHashMap::new(),
+            heap: 0,
         };
         let fin = c.intern(Vec::new(), true);
         let never = c.intern(Vec::new(), false);
@@ -95,7 +124,7 @@ impl Conts {
 
     /// The continuation offering `ctrls` (any order, duplicates allowed), succeeding outright
     /// iff `succ`.
-    pub(crate) fn intern(&mut self, mut ctrls: Vec<Ctrl>, succ: bool) -> Cont {
+    pub(crate) fn intern(&mut self, mut ctrls: Vec<(u32, Cont)>, succ: bool) -> Cont {
         ctrls.sort_unstable();
         ctrls.dedup();
         let key = (ctrls.into_boxed_slice(), succ);
@@ -103,24 +132,14 @@ impl Conts {
             return k;
         }
         let k = self.offers.len() as Cont;
+        self.heap += key.0.len() * 16 + 64;
         self.offers.push(key.clone());
         self.index.insert(key, k);
         k
     }
 
-    /// The control "take `terminal`, then `cont`".
-    pub(crate) fn ctrl(&mut self, terminal: u32, cont: Cont) -> Ctrl {
-        if let Some(&c) = self.ctrl_index.get(&(terminal, cont)) {
-            return c;
-        }
-        let c = self.ctrls.len() as Ctrl;
-        self.ctrls.push((terminal, cont));
-        self.ctrl_index.insert((terminal, cont), c);
-        c
-    }
-
     /// The controls `k` offers.
-    pub(crate) fn offers(&self, k: Cont) -> &[Ctrl] {
+    pub(crate) fn offers(&self, k: Cont) -> &[(u32, Cont)] {
         &self.offers[k as usize].0
     }
 
@@ -129,22 +148,12 @@ impl Conts {
         self.offers[k as usize].1
     }
 
-    /// `(terminal, continuation)` of control `c`.
-    pub(crate) fn control(&self, c: Ctrl) -> (u32, Cont) {
-        self.ctrls[c as usize]
-    }
-
     pub(crate) fn len(&self) -> usize {
         self.offers.len()
     }
 
-    pub(crate) fn ctrl_len(&self) -> usize {
-        self.ctrls.len()
-    }
-
     pub(crate) fn heap_bytes(&self) -> usize {
-        let offers: usize = self.offers.iter().map(|(c, _)| c.len() * 4 * 2 + 64).sum();
-        offers + self.ctrls.len() * 40
+        self.heap
     }
 }
 
@@ -152,70 +161,108 @@ impl Conts {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SummaryBudget;
 
-enum Task {
-    /// Evaluate the direct actions of an unknown.
-    Eval(u32),
-    /// Map an outcome of some `S(c, y)` through the `x` of unknown `dst` into `dst`.
-    Apply(u32, Outcome),
+/// The pre-shift closure of "`goto(x, A)` pushed on `x`" under a terminal: the codes of the
+/// exits below `x`, and the pushed states where the terminal can be shifted.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Pre {
+    pub(crate) codes: Box<[u32]>,
+    pub(crate) shift_at: Box<[u32]>,
 }
 
-/// Lazily computed summaries `S(c, x)` (see the [module docs](self)).
+enum ETask {
+    Eval(u32),
+    Apply(u32, u32),
+}
+
+enum PTask {
+    Eval(u32),
+    Apply(u32, Item),
+    Conf(u32, u32, Cont, u32),
+}
+
+/// Lazily computed summaries (see the [module docs](self)).
 pub(crate) struct Templates<'a> {
     tables: &'a LrTables,
     conts: &'a Conts,
-    /// Exits `(control, nonterminal, pops left)`, interned; outcome `1 + i` is exit `i`.
-    exits: Vec<(Ctrl, u32, u32)>,
-    exit_index: AHashMap<(Ctrl, u32, u32), u32>,
-    /// `(control, LR state)` → unknown.
-    index: AHashMap<(Ctrl, u32), u32>,
-    keys: Vec<(Ctrl, u32)>,
-    out: Vec<Vec<Outcome>>,
-    out_seen: AHashSet<(u32, Outcome)>,
-    /// Unknowns whose value includes this one's, mapped through their own `x`.
-    deps: Vec<Vec<u32>>,
-    edges: AHashSet<(u32, u32)>,
-    tasks: Vec<Task>,
-    config_memo: AHashMap<(u32, u32), Box<[Outcome]>>,
-    /// Entries (unknowns + outcomes + links) allowed before [`SummaryBudget`].
+    /// One more than the most pops an exit can have left (the longest production).
+    stride: u32,
+    // E(T, x)
+    e_index: AHashMap<(u32, u32), u32>,
+    e_key: Vec<(u32, u32)>,
+    e_out: Vec<Vec<u32>>,
+    e_sh: Vec<bool>,
+    /// The states pushed on `x` whose `E` flows into `E(T, x)`.
+    e_srcs: Vec<Vec<u32>>,
+    e_deps: Vec<Vec<u32>>,
+    e_seen: AHashSet<(u32, u32)>,
+    e_edges: AHashSet<(u32, u32)>,
+    e_tasks: Vec<ETask>,
+    // P(T, κ, x)
+    p_index: AHashMap<(u32, Cont, u32), u32>,
+    p_key: Vec<(u32, Cont, u32)>,
+    p_out: Vec<Vec<Item>>,
+    p_deps: Vec<Vec<u32>>,
+    p_seen: AHashSet<(u32, Item)>,
+    p_edges: AHashSet<(u32, u32)>,
+    p_confs: AHashSet<(u32, u32, Cont, u32)>,
+    p_tasks: Vec<PTask>,
+    // Closures the determiniser asks for.
+    pre_memo: AHashMap<(u32, u32, u32), Pre>,
+    post_memo: AHashMap<(u32, u32, Cont, u32), Box<[Item]>>,
+    /// Entries (unknowns + outcomes + links + memo entries) allowed before [`SummaryBudget`].
     max_entries: usize,
     entries: usize,
 }
 
 impl<'a> Templates<'a> {
     pub(crate) fn new(tables: &'a LrTables, conts: &'a Conts, max_entries: usize) -> Self {
+        let stride = tables
+            .cfg()
+            .productions()
+            .iter()
+            .map(|p| p.rhs.len())
+            .max()
+            .unwrap_or(0)
+            .max(1) as u32;
         Templates {
             tables,
             conts,
-            exits: Vec::new(),
-            exit_index: AHashMap::new(),
-            index: AHashMap::new(),
-            keys: Vec::new(),
-            out: Vec::new(),
-            out_seen: AHashSet::new(),
-            deps: Vec::new(),
-            edges: AHashSet::new(),
-            tasks: Vec::new(),
-            config_memo: AHashMap::new(),
+            stride,
+            e_index: AHashMap::new(),
+            e_key: Vec::new(),
+            e_out: Vec::new(),
+            e_sh: Vec::new(),
+            e_srcs: Vec::new(),
+            e_deps: Vec::new(),
+            e_seen: AHashSet::new(),
+            e_edges: AHashSet::new(),
+            e_tasks: Vec::new(),
+            p_index: AHashMap::new(),
+            p_key: Vec::new(),
+            p_out: Vec::new(),
+            p_deps: Vec::new(),
+            p_seen: AHashSet::new(),
+            p_edges: AHashSet::new(),
+            p_confs: AHashSet::new(),
+            p_tasks: Vec::new(),
+            pre_memo: AHashMap::new(),
+            post_memo: AHashMap::new(),
             max_entries,
             entries: 0,
         }
     }
 
-    /// The outcome for exit `(c, nt, pops)`.
-    pub(crate) fn exit(&mut self, c: Ctrl, nt: u32, pops: u32) -> Outcome {
-        let key = (c, nt, pops);
-        if let Some(&i) = self.exit_index.get(&key) {
-            return i + 1;
-        }
-        let i = self.exits.len() as u32;
-        self.exits.push(key);
-        self.exit_index.insert(key, i);
-        i + 1
-    }
-
-    /// `(control, nonterminal, pops left)` of an exit outcome (not [`SUCC`]).
-    pub(crate) fn exit_parts(&self, o: Outcome) -> (Ctrl, u32, u32) {
-        self.exits[o as usize - 1]
+    /// Whether every code `A · stride + r` fits an item.
+    pub(crate) fn codes_fit(tables: &LrTables) -> bool {
+        let stride = tables
+            .cfg()
+            .productions()
+            .iter()
+            .map(|p| p.rhs.len())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        tables.cfg().nonterminal_len().saturating_mul(stride) < CODE_LIMIT as usize
     }
 
     pub(crate) fn tables(&self) -> &'a LrTables {
@@ -226,163 +273,382 @@ impl<'a> Templates<'a> {
         self.conts
     }
 
+    /// `(nonterminal, pops left)` of a code.
+    #[inline]
+    pub(crate) fn split(&self, code: u32) -> (u32, u32) {
+        (code / self.stride, code % self.stride)
+    }
+
+    /// (E unknowns, E outcomes, P unknowns, P outcomes, memo entries) for diagnostics.
+    pub(crate) fn counts(&self) -> (usize, usize, usize, usize, usize) {
+        (
+            self.e_key.len(),
+            self.e_seen.len(),
+            self.p_key.len(),
+            self.p_seen.len(),
+            self.pre_memo.len() + self.post_memo.len(),
+        )
+    }
+
     /// Approximate heap bytes held.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.entries * 48 + self.exits.len() * 40 + self.config_memo.len() * 48
+        self.entries * 40
     }
 
-    /// `S(c, x)`, computed to the fixpoint if it was not yet.
-    pub(crate) fn summary(&mut self, c: Ctrl, x: LrState) -> Result<&[Outcome], SummaryBudget> {
-        let u = self.unknown(c, x.as_u32())?;
-        self.run()?;
-        Ok(&self.out[u as usize])
-    }
-
-    /// The outcomes below `x` of pushing `goto(x, nt)` on `x` under control `c` (the closure
-    /// `C(c, goto(x, nt), x)`); empty when the goto is undefined.
-    pub(crate) fn config_out(
-        &mut self,
-        c: Ctrl,
-        nt: u32,
-        x: LrState,
-    ) -> Result<Box<[Outcome]>, SummaryBudget> {
-        let exit = self.exit(c, nt, 0);
-        if let Some(v) = self.config_memo.get(&(exit, x.as_u32())) {
-            return Ok(v.clone());
-        }
-        let mut result: Vec<Outcome> = Vec::new();
-        let mut seen: AHashSet<(Ctrl, u32)> = AHashSet::new();
-        let mut stack: Vec<(Ctrl, u32)> = Vec::new();
-        if let Some(g) = self.tables.goto(x, NonterminalId::from_usize(nt as usize)) {
-            stack.push((c, g.as_u32()));
-            seen.insert((c, g.as_u32()));
-        }
-        while let Some((c1, y)) = stack.pop() {
-            let u = self.unknown(c1, y)?;
-            self.run()?;
-            for i in 0..self.out[u as usize].len() {
-                let o = self.out[u as usize][i];
-                if o == SUCC {
-                    result.push(SUCC);
-                    continue;
-                }
-                let (c2, a, r) = self.exit_parts(o);
-                if r > 0 {
-                    let e = self.exit(c2, a, r - 1);
-                    result.push(e);
-                } else if let Some(g) = self.tables.goto(x, NonterminalId::from_usize(a as usize)) {
-                    if seen.insert((c2, g.as_u32())) {
-                        stack.push((c2, g.as_u32()));
-                    }
-                }
-            }
-        }
-        result.sort_unstable();
-        result.dedup();
-        let result = result.into_boxed_slice();
-        self.entries += result.len() + 1;
-        self.config_memo.insert((exit, x.as_u32()), result.clone());
+    fn count(&mut self, n: usize) -> Result<(), SummaryBudget> {
+        self.entries += n;
         if self.entries > self.max_entries {
-            return Err(SummaryBudget);
+            Err(SummaryBudget)
+        } else {
+            Ok(())
         }
-        Ok(result)
     }
 
-    fn unknown(&mut self, c: Ctrl, x: u32) -> Result<u32, SummaryBudget> {
-        if let Some(&u) = self.index.get(&(c, x)) {
+    fn goto(&self, x: u32, nt: u32) -> Option<u32> {
+        self.tables
+            .goto(
+                LrState::new(x as usize).expect("LR state ids fit"),
+                NonterminalId::from_usize(nt as usize),
+            )
+            .map(|g| g.as_u32())
+    }
+
+    // ---- E(T, x) ----
+
+    fn e_unknown(&mut self, t: u32, x: u32) -> Result<u32, SummaryBudget> {
+        if let Some(&u) = self.e_index.get(&(t, x)) {
             return Ok(u);
         }
-        let u = self.keys.len() as u32;
-        self.index.insert((c, x), u);
-        self.keys.push((c, x));
-        self.out.push(Vec::new());
-        self.deps.push(Vec::new());
-        self.tasks.push(Task::Eval(u));
-        self.entries += 1;
-        if self.entries > self.max_entries {
-            return Err(SummaryBudget);
-        }
+        let u = self.e_key.len() as u32;
+        self.e_index.insert((t, x), u);
+        self.e_key.push((t, x));
+        self.e_out.push(Vec::new());
+        self.e_sh.push(false);
+        self.e_srcs.push(Vec::new());
+        self.e_deps.push(Vec::new());
+        self.e_tasks.push(ETask::Eval(u));
+        self.count(1)?;
         Ok(u)
     }
 
-    fn add(&mut self, u: u32, o: Outcome) -> Result<(), SummaryBudget> {
-        if self.out_seen.insert((u, o)) {
-            self.out[u as usize].push(o);
-            for &v in &self.deps[u as usize] {
-                self.tasks.push(Task::Apply(v, o));
+    fn e_add(&mut self, u: u32, code: u32) -> Result<(), SummaryBudget> {
+        if self.e_seen.insert((u, code)) {
+            if code == SH {
+                self.e_sh[u as usize] = true;
             }
-            self.entries += 1;
-            if self.entries > self.max_entries {
-                return Err(SummaryBudget);
+            self.e_out[u as usize].push(code);
+            for &v in &self.e_deps[u as usize] {
+                self.e_tasks.push(ETask::Apply(v, code));
             }
+            self.count(1)?;
         }
         Ok(())
     }
 
-    /// `dst ⊇ C(c, y, x_dst)`: every outcome of `S(c, y)`, now and later, mapped into `dst`.
-    fn link(&mut self, c: Ctrl, y: u32, dst: u32) -> Result<(), SummaryBudget> {
-        let src = self.unknown(c, y)?;
-        if self.edges.insert((src, dst)) {
-            self.deps[src as usize].push(dst);
-            for &o in &self.out[src as usize] {
-                self.tasks.push(Task::Apply(dst, o));
+    fn e_link(&mut self, g: u32, dst: u32) -> Result<(), SummaryBudget> {
+        let t = self.e_key[dst as usize].0;
+        let src = self.e_unknown(t, g)?;
+        if self.e_edges.insert((src, dst)) {
+            self.e_deps[src as usize].push(dst);
+            self.e_srcs[dst as usize].push(g);
+            for &code in &self.e_out[src as usize] {
+                self.e_tasks.push(ETask::Apply(dst, code));
             }
-            self.entries += 1;
+            self.count(1)?;
         }
         Ok(())
     }
 
-    fn run(&mut self) -> Result<(), SummaryBudget> {
+    fn e_run(&mut self) -> Result<(), SummaryBudget> {
         let tables = self.tables;
-        let conts = self.conts;
-        while let Some(task) = self.tasks.pop() {
+        while let Some(task) = self.e_tasks.pop() {
             match task {
-                Task::Eval(u) => {
-                    let (c, x) = self.keys[u as usize];
-                    let (t, k) = conts.control(c);
+                ETask::Eval(u) => {
+                    let (t, x) = self.e_key[u as usize];
                     let xs = LrState::new(x as usize).expect("LR state ids fit");
                     for &a in tables.actions_at(xs, t) {
                         match a {
-                            Action::Shift(to) => {
-                                for &c2 in conts.offers(k) {
-                                    self.link(c2, to.as_u32(), u)?;
-                                }
-                                if conts.succeeds(k) {
-                                    self.add(u, SUCC)?;
-                                }
-                            }
+                            Action::Shift(_) => self.e_add(u, SH)?,
                             Action::Reduce { lhs, len: 0, .. } => {
                                 if let Some(g) = tables.goto(xs, lhs) {
-                                    self.link(c, g.as_u32(), u)?;
+                                    self.e_link(g.as_u32(), u)?;
                                 }
                             }
                             Action::Reduce { lhs, len, .. } => {
-                                let e = self.exit(c, lhs.as_usize() as u32, len - 1);
-                                self.add(u, e)?;
+                                let code = lhs.as_usize() as u32 * self.stride + len - 1;
+                                self.e_add(u, code)?;
                             }
                             Action::Accept => {}
                         }
                     }
                 }
-                Task::Apply(dst, o) => {
-                    if o == SUCC {
-                        self.add(dst, SUCC)?;
+                ETask::Apply(dst, code) => {
+                    if code == SH {
+                        self.e_add(dst, SH)?;
                         continue;
                     }
-                    let (c2, a, r) = self.exit_parts(o);
+                    let (a, r) = self.split(code);
                     if r > 0 {
-                        let e = self.exit(c2, a, r - 1);
-                        self.add(dst, e)?;
-                    } else {
-                        let x = self.keys[dst as usize].1;
-                        let xs = LrState::new(x as usize).expect("LR state ids fit");
-                        if let Some(g) = tables.goto(xs, NonterminalId::from_usize(a as usize)) {
-                            self.link(c2, g.as_u32(), dst)?;
-                        }
+                        self.e_add(dst, code - 1)?;
+                    } else if let Some(g) = self.goto(self.e_key[dst as usize].1, a) {
+                        self.e_link(g, dst)?;
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// `E(T, x)`, complete.
+    fn e(&mut self, t: u32, x: u32) -> Result<u32, SummaryBudget> {
+        let u = self.e_unknown(t, x)?;
+        self.e_run()?;
+        Ok(u)
+    }
+
+    // ---- P(T, κ, x) ----
+
+    fn p_unknown(&mut self, t: u32, k: Cont, x: u32) -> Result<u32, SummaryBudget> {
+        if let Some(&u) = self.p_index.get(&(t, k, x)) {
+            return Ok(u);
+        }
+        let u = self.p_key.len() as u32;
+        self.p_index.insert((t, k, x), u);
+        self.p_key.push((t, k, x));
+        self.p_out.push(Vec::new());
+        self.p_deps.push(Vec::new());
+        self.p_tasks.push(PTask::Eval(u));
+        self.count(1)?;
+        Ok(u)
+    }
+
+    fn p_add(&mut self, u: u32, o: Item) -> Result<(), SummaryBudget> {
+        if self.p_seen.insert((u, o)) {
+            self.p_out[u as usize].push(o);
+            for &v in &self.p_deps[u as usize] {
+                self.p_tasks.push(PTask::Apply(v, o));
+            }
+            self.count(1)?;
+        }
+        Ok(())
+    }
+
+    fn p_link(&mut self, t: u32, k: Cont, y: u32, dst: u32) -> Result<(), SummaryBudget> {
+        let src = self.p_unknown(t, k, y)?;
+        if self.p_edges.insert((src, dst)) {
+            self.p_deps[src as usize].push(dst);
+            for &o in &self.p_out[src as usize] {
+                self.p_tasks.push(PTask::Apply(dst, o));
+            }
+            self.count(1)?;
+        }
+        Ok(())
+    }
+
+    fn p_run(&mut self) -> Result<(), SummaryBudget> {
+        let tables = self.tables;
+        let conts = self.conts;
+        while let Some(task) = self.p_tasks.pop() {
+            match task {
+                PTask::Eval(u) => {
+                    let (t, k, x) = self.p_key[u as usize];
+                    let xs = LrState::new(x as usize).expect("LR state ids fit");
+                    for &a in tables.actions_at(xs, t) {
+                        if let Action::Shift(to) = a {
+                            for &(t2, k2) in conts.offers(k) {
+                                self.p_tasks.push(PTask::Conf(u, t2, k2, to.as_u32()));
+                            }
+                            if conts.succeeds(k) {
+                                self.p_add(u, SUCC)?;
+                            }
+                        }
+                    }
+                    let ex = self.e(t, x)?;
+                    for i in 0..self.e_srcs[ex as usize].len() {
+                        let g = self.e_srcs[ex as usize][i];
+                        let eg = self.e(t, g)?;
+                        if self.e_sh[eg as usize] {
+                            self.p_link(t, k, g, u)?;
+                        }
+                    }
+                }
+                PTask::Apply(dst, o) => {
+                    if o == SUCC {
+                        self.p_add(dst, SUCC)?;
+                        continue;
+                    }
+                    let (t, code, k) = parts(o);
+                    let (a, r) = self.split(code);
+                    if r > 0 {
+                        self.p_add(dst, item(t, code - 1, k))?;
+                    } else if let Some(g) = self.goto(self.p_key[dst as usize].2, a) {
+                        self.p_tasks.push(PTask::Conf(dst, t, k, g));
+                    }
+                }
+                PTask::Conf(dst, t, k, y) => {
+                    if !self.p_confs.insert((dst, t, k, y)) {
+                        continue;
+                    }
+                    self.count(1)?;
+                    let x = self.p_key[dst as usize].2;
+                    let ey = self.e(t, y)?;
+                    for i in 0..self.e_out[ey as usize].len() {
+                        let code = self.e_out[ey as usize][i];
+                        if code == SH {
+                            continue;
+                        }
+                        let (a, r) = self.split(code);
+                        if r > 0 {
+                            self.p_add(dst, item(t, code - 1, k))?;
+                        } else if let Some(g) = self.goto(x, a) {
+                            self.p_tasks.push(PTask::Conf(dst, t, k, g));
+                        }
+                    }
+                    if self.e_sh[ey as usize] {
+                        self.p_link(t, k, y, dst)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `P(T, κ, x)`, complete (empty unless `T` can be shifted without popping `x`).
+    fn p(&mut self, t: u32, k: Cont, x: u32) -> Result<&[Item], SummaryBudget> {
+        let u = self.p_unknown(t, k, x)?;
+        self.p_run()?;
+        Ok(&self.p_out[u as usize])
+    }
+
+    // ---- What the determiniser asks ----
+
+    /// Terminal `T` reading `x` at the top: the codes of its pre-shift exits below `x`, and
+    /// whether it can be shifted without popping `x` (then [`Templates::shifted`] has the rest).
+    pub(crate) fn top(&mut self, t: u32, x: u32) -> Result<(Box<[u32]>, bool), SummaryBudget> {
+        let ex = self.e(t, x)?;
+        let codes = self.e_out[ex as usize]
+            .iter()
+            .copied()
+            .filter(|&c| c != SH)
+            .collect();
+        Ok((codes, self.e_sh[ex as usize]))
+    }
+
+    /// `P(T, κ, x)`: the outcomes below `x` after the shift of `T`, control `(T, κ)` having
+    /// read `x` at the top.
+    pub(crate) fn shifted(&mut self, t: u32, k: Cont, x: u32) -> Result<&[Item], SummaryBudget> {
+        self.p(t, k, x)
+    }
+
+    /// The pre-shift closure of `goto(x, A)` pushed on `x` under terminal `T`.
+    pub(crate) fn pre(&mut self, t: u32, a: u32, x: u32) -> Result<&Pre, SummaryBudget> {
+        if !self.pre_memo.contains_key(&(t, a, x)) {
+            let mut codes: Vec<u32> = Vec::new();
+            let mut shift_at: Vec<u32> = Vec::new();
+            let mut seen: Vec<u32> = Vec::new();
+            let mut stack: Vec<u32> = Vec::new();
+            if let Some(g) = self.goto(x, a) {
+                stack.push(g);
+                seen.push(g);
+            }
+            while let Some(g) = stack.pop() {
+                let eg = self.e(t, g)?;
+                if self.e_sh[eg as usize] {
+                    shift_at.push(g);
+                }
+                for i in 0..self.e_out[eg as usize].len() {
+                    let code = self.e_out[eg as usize][i];
+                    if code == SH {
+                        continue;
+                    }
+                    let (b, r) = self.split(code);
+                    if r > 0 {
+                        codes.push(code - 1);
+                    } else if let Some(g2) = self.goto(x, b) {
+                        if !seen.contains(&g2) {
+                            seen.push(g2);
+                            stack.push(g2);
+                        }
+                    }
+                }
+            }
+            codes.sort_unstable();
+            codes.dedup();
+            shift_at.sort_unstable();
+            self.count(1 + codes.len() + shift_at.len())?;
+            self.pre_memo.insert(
+                (t, a, x),
+                Pre {
+                    codes: codes.into(),
+                    shift_at: shift_at.into(),
+                },
+            );
+        }
+        Ok(&self.pre_memo[&(t, a, x)])
+    }
+
+    /// The post-shift outcomes below `x` of control `(T, κ)` with `goto(x, A)` pushed on `x`:
+    /// the shifts at the states of [`Templates::pre`]`(T, A, x).shift_at`, each continuation
+    /// run and mapped through `x`.
+    pub(crate) fn post(
+        &mut self,
+        t: u32,
+        a: u32,
+        k: Cont,
+        x: u32,
+    ) -> Result<Box<[Item]>, SummaryBudget> {
+        if let Some(v) = self.post_memo.get(&(t, a, k, x)) {
+            return Ok(v.clone());
+        }
+        let shift_at = self.pre(t, a, x)?.shift_at.clone();
+        let mut out: Vec<Item> = Vec::new();
+        // Configurations (T', κ', y) pushed on x still to expand; `false`: post-shift part only.
+        let mut seen: AHashSet<(u32, Cont, u32)> = AHashSet::new();
+        let mut stack: Vec<(u32, Cont, u32, bool)> =
+            shift_at.iter().map(|&g| (t, k, g, false)).collect();
+        while let Some((t1, k1, y, with_pre)) = stack.pop() {
+            let ey = self.e(t1, y)?;
+            if with_pre {
+                for i in 0..self.e_out[ey as usize].len() {
+                    let code = self.e_out[ey as usize][i];
+                    if code == SH {
+                        continue;
+                    }
+                    let (b, r) = self.split(code);
+                    if r > 0 {
+                        out.push(item(t1, code - 1, k1));
+                    } else if let Some(g) = self.goto(x, b) {
+                        if seen.insert((t1, k1, g)) {
+                            stack.push((t1, k1, g, true));
+                        }
+                    }
+                }
+            }
+            if !self.e_sh[ey as usize] {
+                continue;
+            }
+            let outs = self.p(t1, k1, y)?.to_vec();
+            for o in outs {
+                if o == SUCC {
+                    out.push(SUCC);
+                    continue;
+                }
+                let (t2, code, k2) = parts(o);
+                let (b, r) = self.split(code);
+                if r > 0 {
+                    out.push(item(t2, code - 1, k2));
+                } else if let Some(g) = self.goto(x, b) {
+                    if seen.insert((t2, k2, g)) {
+                        stack.push((t2, k2, g, true));
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        let out: Box<[Item]> = out.into();
+        self.count(1 + out.len())?;
+        self.post_memo.insert((t, a, k, x), out.clone());
+        Ok(out)
     }
 }

@@ -12,7 +12,7 @@ use munch_glr::lark::{load, LoadConfig};
 use munch_glr::parser::{Parser, ParserConfig, ParserState, ShiftCache};
 use munch_lexer::TerminalId;
 
-use crate::template::{Cont, Conts, Ctrl, Outcome, Templates, FIN, SUCC};
+use crate::template::{item, parts, Cont, Conts, Item, Templates, FIN, INIT, SUCC};
 
 pub(crate) fn parser(source: &str) -> Arc<Parser> {
     let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
@@ -23,17 +23,17 @@ pub(crate) fn parser(source: &str) -> Arc<Parser> {
 /// complete one of `end`".
 fn chain(p: &Parser, conts: &mut Conts, seq: &[Vec<TerminalId>], end: &[TerminalId]) -> Cont {
     let shiftable = |t: TerminalId| !p.is_ignored(t) && t.as_usize() < p.cfg().terminal_len();
-    let ctrls: Vec<Ctrl> = end
+    let ctrls: Vec<(u32, Cont)> = end
         .iter()
         .filter(|&&t| shiftable(t))
-        .map(|&t| conts.ctrl(t.as_u32(), FIN))
+        .map(|&t| (t.as_u32(), FIN))
         .collect();
     let mut k = conts.intern(ctrls, end.iter().any(|&t| p.is_ignored(t)));
     for lexeme in seq.iter().rev() {
-        let mut ctrls: Vec<Ctrl> = lexeme
+        let mut ctrls: Vec<(u32, Cont)> = lexeme
             .iter()
             .filter(|&&t| shiftable(t))
-            .map(|&t| conts.ctrl(t.as_u32(), k))
+            .map(|&t| (t.as_u32(), k))
             .collect();
         let ignored = lexeme.iter().any(|&t| p.is_ignored(t));
         if ignored {
@@ -43,12 +43,6 @@ fn chain(p: &Parser, conts: &mut Conts, seq: &[Vec<TerminalId>], end: &[Terminal
         k = conts.intern(ctrls, succ);
     }
     k
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Item {
-    Init(Ctrl),
-    Exit(Outcome),
 }
 
 /// The nondeterministic reading of the GSS below `node` with the summaries.
@@ -61,28 +55,37 @@ fn read(tpl: &mut Templates<'_>, node: &GssNode, k: Cont) -> bool {
     let mut stack: Vec<(Item, GssNode)> = conts
         .offers(k)
         .iter()
-        .map(|&c| (Item::Init(c), node.clone()))
+        .map(|&(t, k2)| (item(t, INIT, k2), node.clone()))
         .collect();
-    while let Some((item, n)) = stack.pop() {
-        let x = n.state();
-        let outs: Vec<Outcome> = match item {
-            Item::Init(c) => tpl.summary(c, x).unwrap().to_vec(),
-            Item::Exit(o) => {
-                let (c, a, r) = tpl.exit_parts(o);
-                if r > 0 {
-                    vec![tpl.exit(c, a, r - 1)]
-                } else {
-                    tpl.config_out(c, a, x).unwrap().to_vec()
+    while let Some((it, n)) = stack.pop() {
+        let x = n.state().as_u32();
+        let (t, code, k) = parts(it);
+        let mut outs: Vec<Item> = Vec::new();
+        if code == INIT {
+            let (codes, shifts) = tpl.top(t, x).unwrap();
+            outs.extend(codes.iter().map(|&c| item(t, c, k)));
+            if shifts {
+                outs.extend_from_slice(tpl.shifted(t, k, x).unwrap());
+            }
+        } else {
+            let (a, r) = tpl.split(code);
+            if r > 0 {
+                outs.push(it - (1 << 32));
+            } else {
+                let pre = tpl.pre(t, a, x).unwrap().clone();
+                outs.extend(pre.codes.iter().map(|&c| item(t, c, k)));
+                if !pre.shift_at.is_empty() {
+                    outs.extend_from_slice(&tpl.post(t, a, k, x).unwrap());
                 }
             }
-        };
+        }
         for o in outs {
             if o == SUCC {
                 return true;
             }
             for m in n.predecessors() {
-                if seen.insert((Item::Exit(o), m.id())) {
-                    stack.push((Item::Exit(o), m));
+                if seen.insert((o, m.id())) {
+                    stack.push((o, m));
                 }
             }
         }

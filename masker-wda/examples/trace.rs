@@ -1,0 +1,138 @@
+//! Teacher-forces files through the weighted-automaton masker and prints its build time, its
+//! size, mask latency percentiles, and every disagreement with the trie masker.
+//!
+//! ```text
+//! cargo run --release -p munch-masker-wda --example trace -- GRAMMAR TOKENIZER FILE...
+//! ```
+//!
+//! `GRAMMAR` is a SynCode grammar name (json, sql, go, java, ...) or a path to a `.lark` file;
+//! `TOKENIZER` a tokenizer name (llama3, gemma3, ...) or a `tokenizer.json` path. A file that the
+//! grammar rejects is reported and skipped. `--save PATH` also writes the artifact and times
+//! loading it back.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use munch_glr::lark::{load, LoadConfig};
+use munch_glr::mask::{Masker, TokenMask};
+use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_lexer::vocab::Vocabulary;
+use munch_masker_trie::TrieMasker;
+use munch_masker_wda::{WdaConfig, WdaMasker};
+
+fn main() {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let save = args.iter().position(|a| a == "--save").map(|i| {
+        let path = args[i + 1].clone();
+        args.drain(i..i + 2);
+        path
+    });
+    if args.len() < 3 {
+        eprintln!("usage: trace GRAMMAR TOKENIZER FILE... [--save PATH]");
+        std::process::exit(2);
+    }
+    let source = if args[0].ends_with(".lark") {
+        std::fs::read_to_string(&args[0]).expect("grammar file")
+    } else {
+        munch_grammars::syncode::grammar(&args[0]).expect("SynCode grammar")
+    };
+    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap());
+    let vocab = Arc::new(Vocabulary::load(&args[1]).expect("tokenizer"));
+    println!(
+        "grammar {} ({} LR states, {} terminals), vocabulary {} ({} tokens)",
+        args[0],
+        parser.lr_state_len(),
+        parser.terminal_len(),
+        args[1],
+        vocab.len()
+    );
+    let wda = match WdaMasker::new(
+        Arc::clone(&parser),
+        Arc::clone(&vocab),
+        &WdaConfig::default(),
+    ) {
+        Ok(w) => w,
+        Err(e) => {
+            println!("build failed: {e}");
+            std::process::exit(1);
+        }
+    };
+    let stats = wda.stats();
+    println!(
+        "build {:.2} s: {} states, {} edges, {} weights, {} token classes, {:.1} MiB",
+        stats.build_s,
+        stats.states,
+        stats.edges,
+        stats.distinct_weights,
+        stats.token_classes,
+        stats.heap_bytes as f64 / (1 << 20) as f64
+    );
+    if let Some(path) = &save {
+        let mut bytes = Vec::new();
+        wda.save(&mut bytes).expect("save");
+        std::fs::write(path, &bytes).expect("write artifact");
+        let t = Instant::now();
+        let loaded = WdaMasker::load(
+            Arc::clone(&parser),
+            Arc::clone(&vocab),
+            &mut bytes.as_slice(),
+        )
+        .expect("load");
+        let load_s = t.elapsed().as_secs_f64();
+        println!(
+            "artifact {:.1} MiB, loaded in {:.1} ms ({:.0}x faster than building)",
+            bytes.len() as f64 / (1 << 20) as f64,
+            load_s * 1e3,
+            stats.build_s / load_s
+        );
+        drop(loaded);
+    }
+    let trie = TrieMasker::new(Arc::clone(&parser), Arc::clone(&vocab));
+    let (mut wc, mut tc) = (wda.create_cache(), trie.create_cache());
+    let mut wm = TokenMask::new(vocab.len());
+    let mut tm = TokenMask::new(vocab.len());
+    let mut times: Vec<f64> = Vec::new();
+    let mut mismatches = 0usize;
+    for file in &args[2..] {
+        let text = std::fs::read_to_string(file).expect("text file");
+        let tokens = vocab.encode(&text).expect("encode");
+        let mut state = ParserState::new(Arc::clone(&parser));
+        let mut prefix: Vec<u8> = Vec::new();
+        for step in 0..=tokens.len() {
+            let t0 = Instant::now();
+            wda.fill_mask(&mut wc, &state, &mut wm);
+            times.push(t0.elapsed().as_secs_f64() * 1e6);
+            trie.fill_mask(&mut tc, &state, &mut tm);
+            if let Some(t) = wm.first_difference(&tm) {
+                mismatches += 1;
+                if mismatches <= 10 {
+                    println!(
+                        "{file} step {step}: token {t} {:?} after …{:?}: wda {} / trie {}",
+                        String::from_utf8_lossy(vocab.token_bytes(t).unwrap_or(b"<special>")),
+                        String::from_utf8_lossy(&prefix[prefix.len().saturating_sub(40)..]),
+                        wm.contains(t),
+                        tm.contains(t)
+                    );
+                }
+            }
+            let Some(&t) = tokens.get(step) else { break };
+            if let Err(e) = state.commit_token(&vocab, t) {
+                println!("{file}: rejected at step {step}: {e}");
+                break;
+            }
+            prefix.extend_from_slice(vocab.token_bytes(t).unwrap());
+        }
+    }
+    times.sort_by(|a, b| a.total_cmp(b));
+    let pct = |p: f64| times[((times.len() as f64 - 1.0) * p).round() as usize];
+    println!(
+        "{} masks: p50 {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs, max {:.2} µs; {} mismatches vs trie",
+        times.len(),
+        pct(0.5),
+        pct(0.99),
+        pct(0.999),
+        times.last().copied().unwrap_or(0.0),
+        mismatches
+    );
+}
