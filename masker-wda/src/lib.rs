@@ -38,6 +38,7 @@
 // All APIs need docs: this crate's types are what the engine wires in.
 #![deny(missing_docs)]
 
+mod artifact;
 mod bits;
 mod build;
 mod determinize;
@@ -143,18 +144,42 @@ impl WdaMasker {
         }
     }
 
-    /// Writes the compiled tables (see [`WdaMasker::load`]).
-    pub fn save(&self, _w: &mut impl std::io::Write) -> std::io::Result<()> {
-        Err(std::io::Error::other("not yet"))
+    /// Writes the compiled tables: a versioned, checksummed artifact that names the vocabulary
+    /// ([`Vocabulary::fingerprint`]) and the grammar (a hash of the lexer and LR tables) it was
+    /// built for. The format is described in the `artifact` module.
+    pub fn save(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        artifact::save(
+            &self.dwa,
+            self.vocab.fingerprint(),
+            artifact::grammar_fingerprint(&self.parser),
+            w,
+        )
     }
 
-    /// Reads tables written by [`WdaMasker::save`].
+    /// Reads tables written by [`WdaMasker::save`] for `parser`'s grammar over `vocab`.
+    ///
+    /// Errors: the stream is not an artifact, has another format version, is truncated or
+    /// corrupt (checksum), was built for another vocabulary or grammar, or is inconsistent — each
+    /// a [`LoadKind`]. Never panics on any input.
     pub fn load(
-        _parser: Arc<Parser>,
-        _vocab: Arc<Vocabulary>,
-        _r: &mut impl std::io::Read,
+        parser: Arc<Parser>,
+        vocab: Arc<Vocabulary>,
+        r: &mut impl std::io::Read,
     ) -> Result<WdaMasker, WdaLoadError> {
-        Err(WdaLoadError::new(LoadKind::NotAnArtifact))
+        let dwa = artifact::load(
+            r,
+            vocab.fingerprint(),
+            artifact::grammar_fingerprint(&parser),
+            vocab.len(),
+            parser.lexer().state_len(),
+            parser.lr_state_len(),
+        )?;
+        Ok(WdaMasker {
+            parser,
+            vocab,
+            dwa,
+            build_s: 0.0,
+        })
     }
 
     /// The grammar this masker was built for.

@@ -212,6 +212,8 @@ pub(crate) struct Templates<'a> {
     /// Entries (unknowns + outcomes + links + memo entries) allowed before [`SummaryBudget`].
     max_entries: usize,
     entries: usize,
+    post_calls: usize,
+    post_items: usize,
 }
 
 impl<'a> Templates<'a> {
@@ -249,6 +251,8 @@ impl<'a> Templates<'a> {
             post_memo: AHashMap::new(),
             max_entries,
             entries: 0,
+            post_calls: 0,
+            post_items: 0,
         }
     }
 
@@ -279,14 +283,59 @@ impl<'a> Templates<'a> {
         (code / self.stride, code % self.stride)
     }
 
-    /// (E unknowns, E outcomes, P unknowns, P outcomes, memo entries) for diagnostics.
-    pub(crate) fn counts(&self) -> (usize, usize, usize, usize, usize) {
-        (
+    /// (E unknowns, E outcomes, P unknowns, P outcomes, P confs, pre memo, post memo, post
+    /// calls, post items) for diagnostics.
+    pub(crate) fn counts(&self) -> [usize; 9] {
+        [
             self.e_key.len(),
             self.e_seen.len(),
             self.p_key.len(),
             self.p_seen.len(),
-            self.pre_memo.len() + self.post_memo.len(),
+            self.p_confs.len(),
+            self.pre_memo.len(),
+            self.post_memo.len(),
+            self.post_calls,
+            self.post_items,
+        ]
+    }
+
+    /// A histogram of P unknowns by the continuation's chain depth and by terminal.
+    pub(crate) fn p_histogram(&self) -> String {
+        let mut depth_of: AHashMap<Cont, usize> = AHashMap::new();
+        fn depth(conts: &Conts, k: Cont, memo: &mut AHashMap<Cont, usize>) -> usize {
+            if let Some(&d) = memo.get(&k) {
+                return d;
+            }
+            let d = conts
+                .offers(k)
+                .iter()
+                .map(|&(_, k2)| 1 + depth(conts, k2, memo))
+                .max()
+                .unwrap_or(0);
+            memo.insert(k, d);
+            d
+        }
+        let mut by_depth: Vec<usize> = vec![0; 200];
+        let mut by_t: AHashMap<u32, usize> = AHashMap::new();
+        let mut conts_used: AHashSet<Cont> = AHashSet::new();
+        for &(t, k, _) in &self.p_key {
+            let d = depth(self.conts, k, &mut depth_of).min(199);
+            by_depth[d] += 1;
+            *by_t.entry(t).or_default() += 1;
+            conts_used.insert(k);
+        }
+        let mut ts: Vec<(usize, u32)> = by_t.into_iter().map(|(t, n)| (n, t)).collect();
+        ts.sort_unstable_by(|a, b| b.cmp(a));
+        ts.truncate(10);
+        let nonzero: Vec<(usize, usize)> = by_depth
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(d, &n)| (d, n))
+            .collect();
+        format!(
+            "P by depth {nonzero:?}; by terminal {ts:?}; distinct conts {}",
+            conts_used.len()
         )
     }
 
@@ -597,6 +646,7 @@ impl<'a> Templates<'a> {
         k: Cont,
         x: u32,
     ) -> Result<Box<[Item]>, SummaryBudget> {
+        self.post_calls += 1;
         if let Some(v) = self.post_memo.get(&(t, a, k, x)) {
             return Ok(v.clone());
         }
@@ -647,6 +697,7 @@ impl<'a> Templates<'a> {
         out.sort_unstable();
         out.dedup();
         let out: Box<[Item]> = out.into();
+        self.post_items += out.len();
         self.count(1 + out.len())?;
         self.post_memo.insert((t, a, k, x), out.clone());
         Ok(out)
