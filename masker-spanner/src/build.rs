@@ -10,12 +10,13 @@ use munch_glr::parser::Parser;
 use munch_lexer::spans::{ClassId, ClassSet, PointId, SpanId, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 
-use crate::classify::{classify_state, Class};
-use crate::sim::{Preds, Sim, SimBudget};
+use crate::classify::{classify_state, ShiftMemo, StateClasses};
+use crate::points::PointTries;
+use crate::sim::{Sim, SimBudget};
 use crate::tau::Taus;
 use crate::{
-    ClassList, Entry, Progress, SpannerBuildError, SpannerBuildErrorKind, SpannerConfig,
-    SpannerMasker, SpannerStats,
+    ClassList, Progress, SpannerBuildError, SpannerBuildErrorKind, SpannerConfig, SpannerMasker,
+    SpannerStats,
 };
 
 const NONE: u32 = u32::MAX;
@@ -55,13 +56,13 @@ pub(crate) fn build(
         })
         .collect();
 
-    // Classification: per LR state, then inverted to per terminal span.
-    let preds = Preds::new(tables);
-    let mut sim = Sim::new(tables, &preds, config.max_sim_nodes);
+    // Classification: per LR state, inverted to per terminal span.
+    let mut sim = Sim::new(lr_states, config.max_sim_nodes);
     let lookaheads = tables.eof_index() as usize + 1;
-    let mut by_tau: Vec<Vec<(u32, Class)>> = vec![Vec::new(); taus.taus.len()];
-    let mut out = Vec::new();
-    let (mut always_pairs, mut depends_pairs) = (0, 0);
+    let mut memo = ShiftMemo::new(lookaheads);
+    let mut state_classes: Vec<StateClasses> = Vec::with_capacity(lr_states);
+    let mut always_states: Vec<Vec<u32>> = vec![Vec::new(); taus.taus.len()];
+    let mut always_pairs = 0;
     for s in 0..lr_states {
         if s % 64 == 0 {
             progress(Progress {
@@ -70,39 +71,47 @@ pub(crate) fn build(
                 total: lr_states,
             });
         }
-        out.clear();
         let state = LrState::new(s).expect("tables index their states");
-        classify_state(&mut sim, &taus, state, lookaheads, &mut out).map_err(|SimBudget| {
-            SpannerBuildError::budget("max_sim_nodes", config.max_sim_nodes as u64)
-        })?;
+        let mut out = StateClasses::default();
+        classify_state(&mut sim, tables, &taus, state, &mut memo, &mut out).map_err(
+            |SimBudget| SpannerBuildError::budget("max_sim_nodes", config.max_sim_nodes as u64),
+        )?;
         if sim.closures > config.max_closures {
             return Err(SpannerBuildError::budget(
                 "max_closures",
                 config.max_closures,
             ));
         }
-        for &(tau, class) in &out {
-            by_tau[tau as usize].push((s as u32, class));
-            match class {
-                Class::Always => always_pairs += 1,
-                Class::Depends => depends_pairs += 1,
-            }
+        for &tau in &out.always {
+            always_states[tau as usize].push(s as u32);
         }
+        always_pairs += out.always.len();
+        out.always.shrink_to_fit();
+        out.always_nodes.shrink_to_fit();
+        state_classes.push(out);
     }
     let closures = sim.closures;
     drop(sim);
 
-    // Tables per (point, LR state).
+    // Per LR state, the lookaheads with an action: a span whose first terminal has none there
+    // is rejected by every stack.
+    let act_words = lookaheads.div_ceil(64);
+    let mut acts = vec![0u64; lr_states * act_words];
+    for s in 0..lr_states {
+        let state = LrState::new(s).expect("tables index their states");
+        for (k, _) in tables.state_actions(state) {
+            let k = k as usize;
+            acts[s * act_words + k / 64] |= 1 << (k % 64);
+        }
+    }
+
+    // Per point: its trie, and per LR state the classes of its always-accepted spans.
     let classes = spans.classes();
     let class_len = classes.len();
     let words = class_len.div_ceil(64);
     let mut t = Tables {
-        entries: vec![Entry {
-            always: ClassList::Sparse { lo: 0, hi: 0 },
-            depends_lo: 0,
-            depends_hi: 0,
-        }],
-        depends: Vec::new(),
+        sets: Vec::new(),
+        tries_bytes: 0,
         pool: Vec::new(),
         dense: Vec::new(),
         class_len,
@@ -113,11 +122,13 @@ pub(crate) fn build(
     let mut entry_of = vec![0u32; points * lr_states];
     t.bytes += entry_of.len() * 4;
     t.check()?;
+    let mut tries = PointTries::default();
     // Per terminal span: its index in the current point's list (stamped by point).
     let mut local_of: Vec<(u32, u32)> = vec![(NONE, 0); taus.taus.len()];
-    let mut rows: Vec<Vec<(u32, Class)>> = vec![Vec::new(); lr_states];
+    let mut rows: Vec<Vec<u32>> = vec![Vec::new(); lr_states];
     let mut touched: Vec<u32> = Vec::new();
-    let (mut table_entries, mut always_sets) = (0, 0);
+    let mut table_entries = 0;
+    let mut scratch = ClassSet::new(class_len);
     for q in 0..points {
         if q % 16 == 0 {
             progress(Progress {
@@ -149,92 +160,57 @@ pub(crate) fn build(
             };
             local[i as usize].1.push(c);
         }
-        // Rows per LR state: `(local index, class)`, local indices ascending.
+        tries.push_point(&taus, &local);
+        t.bytes = t
+            .bytes
+            .saturating_add(tries.heap_bytes().saturating_sub(t.tries_bytes));
+        t.tries_bytes = tries.heap_bytes();
+        // Per LR state: the point's always-accepted spans (local indices, ascending).
         for (i, (tau, _)) in local.iter().enumerate() {
-            for &(s, class) in &by_tau[*tau as usize] {
+            for &s in &always_states[*tau as usize] {
                 let row = &mut rows[s as usize];
                 if row.is_empty() {
                     touched.push(s);
                 }
-                row.push((i as u32, class));
+                row.push(i as u32);
             }
         }
-        let mut always_index: AHashMap<Vec<u32>, ClassList> = AHashMap::new();
-        let mut entry_index: AHashMap<(Vec<u32>, Vec<u32>), u32> = AHashMap::new();
-        let mut local_list: Vec<Option<ClassList>> = vec![None; local.len()];
-        let mut scratch = ClassSet::new(class_len);
+        let mut index: AHashMap<Vec<u32>, u32> = AHashMap::new();
         for &s in &touched {
             let row = std::mem::take(&mut rows[s as usize]);
-            let always: Vec<u32> = row
-                .iter()
-                .filter(|r| r.1 == Class::Always)
-                .map(|r| r.0)
-                .collect();
-            let depends: Vec<u32> = row
-                .iter()
-                .filter(|r| r.1 == Class::Depends)
-                .map(|r| r.0)
-                .collect();
-            rows[s as usize] = row;
-            rows[s as usize].clear();
-            let key = (always, depends);
-            let e = match entry_index.get(&key) {
-                Some(&e) => e,
+            let set = match index.get(&row) {
+                Some(&set) => set,
                 None => {
-                    let list = match always_index.get(&key.0) {
-                        Some(&list) => list,
-                        None => {
-                            scratch.clear();
-                            for &i in &key.0 {
-                                for &c in &local[i as usize].1 {
-                                    scratch.insert(c);
-                                }
-                            }
-                            let list = t.add_set(&scratch, words)?;
-                            always_index.insert(key.0.clone(), list);
-                            always_sets += 1;
-                            list
+                    scratch.clear();
+                    for &i in &row {
+                        for &c in &local[i as usize].1 {
+                            scratch.insert(c);
                         }
-                    };
-                    let lo = t.depends.len() as u32;
-                    for &i in &key.1 {
-                        let l = match local_list[i as usize] {
-                            Some(l) => l,
-                            None => {
-                                scratch.clear();
-                                for &c in &local[i as usize].1 {
-                                    scratch.insert(c);
-                                }
-                                let l = t.add_set(&scratch, words)?;
-                                local_list[i as usize] = Some(l);
-                                l
-                            }
-                        };
-                        t.depends.push((local[i as usize].0, l));
                     }
-                    t.bytes += key.1.len() * 12 + 16;
-                    t.check()?;
-                    t.entries.push(Entry {
-                        always: list,
-                        depends_lo: lo,
-                        depends_hi: t.depends.len() as u32,
-                    });
-                    let e = (t.entries.len() - 1) as u32;
-                    entry_index.insert(key, e);
-                    e
+                    let set = t.add_set(&scratch, words)?;
+                    index.insert(row.clone(), set);
+                    set
                 }
             };
-            entry_of[q * lr_states + s as usize] = e;
+            rows[s as usize] = row;
+            rows[s as usize].clear();
+            entry_of[q * lr_states + s as usize] = set + 1;
             table_entries += 1;
         }
         touched.clear();
     }
 
+    let state_bytes: usize = state_classes
+        .iter()
+        .map(|c| (c.always.capacity() + c.always_nodes.capacity()) * 4)
+        .sum();
     let heap_bytes = spans.heap_bytes()
         + taus.heap_bytes()
+        + tries.heap_bytes()
+        + state_bytes
+        + acts.capacity() * 8
         + entry_of.capacity() * 4
-        + t.entries.capacity() * std::mem::size_of::<Entry>()
-        + t.depends.capacity() * std::mem::size_of::<(u32, ClassList)>()
+        + t.sets.capacity() * std::mem::size_of::<ClassList>()
         + t.pool.capacity() * 4
         + t.dense.len() * words * 8;
     let stats = SpannerStats {
@@ -243,11 +219,11 @@ pub(crate) fn build(
         token_classes: class_len,
         realisable_spans: spans.span_len(),
         terminal_spans: taus.taus.len(),
+        trie_nodes: taus.nodes.len(),
+        point_trie_nodes: tries.nodes.len(),
         always_pairs,
-        depends_pairs,
         table_entries,
-        always_sets,
-        depends_items: t.depends.len(),
+        always_sets: t.sets.len(),
         closures,
         heap_bytes,
         build_s: started.elapsed().as_secs_f64(),
@@ -258,9 +234,12 @@ pub(crate) fn build(
         spans,
         taus,
         lr_states,
+        tries,
+        state_classes,
+        act_words,
+        acts,
         entry_of,
-        entries: t.entries,
-        depends: t.depends,
+        sets: t.sets,
         pool: t.pool,
         dense: t.dense,
         stats,
@@ -269,8 +248,8 @@ pub(crate) fn build(
 
 /// The tables being filled, with their byte budget.
 struct Tables {
-    entries: Vec<Entry>,
-    depends: Vec<(u32, ClassList)>,
+    sets: Vec<ClassList>,
+    tries_bytes: usize,
     pool: Vec<ClassId>,
     dense: Vec<ClassSet>,
     class_len: usize,
@@ -289,8 +268,8 @@ impl Tables {
         Ok(())
     }
 
-    /// Stores `set` as a list or a bitset, whichever is smaller.
-    fn add_set(&mut self, set: &ClassSet, words: usize) -> Result<ClassList, SpannerBuildError> {
+    /// Stores `set` as a list or a bitset, whichever is smaller; returns its index in `sets`.
+    fn add_set(&mut self, set: &ClassSet, words: usize) -> Result<u32, SpannerBuildError> {
         let count = set.count();
         let list = if count * 4 <= words * 8 {
             let lo = self.pool.len() as u32;
@@ -306,7 +285,9 @@ impl Tables {
             self.bytes += words * 8;
             ClassList::Dense((self.dense.len() - 1) as u32)
         };
+        self.sets.push(list);
+        self.bytes += std::mem::size_of::<ClassList>();
         self.check()?;
-        Ok(list)
+        Ok((self.sets.len() - 1) as u32)
     }
 }

@@ -1,119 +1,100 @@
-//! Per LR state, which terminal spans every stack accepts, which none does, and which depend on
-//! what lies below the top.
+//! Per LR state, which terminal spans every stack accepts.
 //!
-//! For LR state `s`, one depth-first walk of the terminal-span trie carries two frontiers of
-//! the [`Sim`]ulator: the *bare* stack `s` and the *virtual* one (every automaton path below
-//! `s`). A span is
+//! For LR state `s`, one depth-first walk of the terminal-span trie carries the frontier of the
+//! bare stack `s` (see [`Sim`]): a span the bare stack takes is taken by every real stack with
+//! top `s`, whatever lies below. The walk stops wherever the bare frontier dies (the span is
+//! rejected, or needs what lies below: the real stack decides at mask time).
 //!
-//! - [`Class::Always`] when the bare stack takes it: every real stack with top `s` does too;
-//! - never (left out) when the virtual stack rejects it: so does every real stack;
-//! - [`Class::Depends`] otherwise: the real stack decides at mask time.
-//!
-//! A subtree is cut as soon as the virtual frontier is empty.
+//! The result, per state: the always-accepted spans, and the trie nodes whose whole subtree is
+//! always accepted (the online walk skips those).
 
-use munch_glr::lr::LrState;
+use munch_glr::lr::{LrState, LrTables};
 
 use crate::sim::{Frontier, NodeRef, Sim, SimBudget};
 use crate::tau::Taus;
 
-/// How a terminal span fares on the stacks whose top is one LR state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) enum Class {
-    /// Accepted whatever lies below.
-    Always,
-    /// Accepted on some stacks only: checked against the real stack.
-    Depends,
+/// What the classification found for one LR state.
+#[derive(Debug, Default)]
+pub(crate) struct StateClasses {
+    /// Terminal spans accepted by the bare stack, ascending.
+    pub always: Vec<u32>,
+    /// Trie nodes (never the root) whose every span is accepted by the bare stack, ascending.
+    pub always_nodes: Vec<u32>,
 }
 
 struct Frame {
     node: u32,
-    exact: Frontier,
-    approx: Frontier,
+    frontier: Frontier,
     next_child: usize,
     mark: usize,
+    /// Every span below is accepted so far.
+    all: bool,
 }
 
-/// Per-terminal answers of the R checks at one trie node: 0 unknown, 1 no, 2 yes.
-struct ShiftMemo {
-    exact: Vec<u8>,
-    approx: Vec<u8>,
-    touched: Vec<u32>,
-}
-
-impl ShiftMemo {
-    fn reset(&mut self) {
-        for &t in &self.touched {
-            self.exact[t as usize] = 0;
-            self.approx[t as usize] = 0;
-        }
-        self.touched.clear();
-    }
-}
-
-/// Classifies every terminal span of `taus` on stacks with top `s`; appends `(span, class)` to
-/// `out` for the spans some stack accepts.
+/// Classifies the terminal spans of `taus` on the bare stack `s`.
 pub(crate) fn classify_state(
-    sim: &mut Sim<'_>,
+    sim: &mut Sim,
+    tables: &LrTables,
     taus: &Taus,
     s: LrState,
-    lookaheads: usize,
-    out: &mut Vec<(u32, Class)>,
+    memo: &mut ShiftMemo,
+    out: &mut StateClasses,
 ) -> Result<(), SimBudget> {
+    out.always.clear();
+    out.always_nodes.clear();
     let base = sim.mark();
-    let exact = sim.bare(s);
-    let approx = Sim::virtual_top(s);
-    let mut memo = ShiftMemo {
-        exact: vec![0; lookaheads],
-        approx: vec![0; lookaheads],
-        touched: Vec::new(),
-    };
-    let mut stack = vec![Frame {
+    let frontier = sim.bare(s);
+    let mut root = Frame {
         node: 0,
-        exact,
-        approx,
+        frontier,
         next_child: 0,
         mark: base,
-    }];
-    leaves(sim, taus, &stack[0], &mut memo, out)?;
+        all: true,
+    };
+    root.all = leaves(sim, tables, taus, &root, memo, out)?;
+    let mut stack = vec![root];
     while let Some(top) = stack.last_mut() {
         let children = &taus.nodes[top.node as usize].children;
         if top.next_child == children.len() {
-            let mark = top.mark;
-            stack.pop();
-            sim.truncate(mark);
+            let done = stack.pop().expect("not empty");
+            sim.truncate(done.mark);
+            if let Some(parent) = stack.last_mut() {
+                parent.all &= done.all;
+                if done.all {
+                    out.always_nodes.push(done.node);
+                }
+            }
             continue;
         }
         let (acc, child) = children[top.next_child];
         top.next_child += 1;
+        let parent_frontier = top.frontier.clone();
         let mark = sim.mark();
-        let approx = step(sim, taus, &top.approx.clone(), acc)?;
-        if approx.is_empty() {
+        let frontier = step(sim, tables, taus, &parent_frontier, acc)?;
+        if frontier.is_empty() {
             sim.truncate(mark);
+            stack.last_mut().expect("not empty").all = false;
             continue;
         }
-        let top = stack.last().expect("still on the stack");
-        let exact = if top.exact.is_empty() {
-            Frontier::new()
-        } else {
-            step(sim, taus, &top.exact.clone(), acc)?
-        };
-        let frame = Frame {
+        let mut frame = Frame {
             node: child,
-            exact,
-            approx,
+            frontier,
             next_child: 0,
             mark,
+            all: true,
         };
-        leaves(sim, taus, &frame, &mut memo, out)?;
+        frame.all = leaves(sim, tables, taus, &frame, memo, out)?;
         stack.push(frame);
     }
-    sim.truncate(base);
+    out.always.sort_unstable();
+    out.always_nodes.sort_unstable();
     Ok(())
 }
 
 /// The frontier after one emitted lexeme with accepted set `acc`.
-fn step(
-    sim: &mut Sim<'_>,
+pub(crate) fn step(
+    sim: &mut Sim,
+    tables: &LrTables,
     taus: &Taus,
     frontier: &[NodeRef],
     acc: u32,
@@ -125,7 +106,7 @@ fn step(
         Frontier::new()
     };
     for &t in a.terms.iter() {
-        for n in sim.shift(frontier, t)? {
+        for n in sim.shift(tables, frontier, t)? {
             if !out.contains(&n) {
                 out.push(n);
             }
@@ -134,65 +115,76 @@ fn step(
     Ok(out)
 }
 
-/// Classifies the spans ending at `frame`'s trie node.
+/// Per-terminal answers of `can_shift` at one frontier: 0 unknown, 1 no, 2 yes.
+pub(crate) struct ShiftMemo {
+    answers: Vec<u8>,
+    touched: Vec<u32>,
+}
+
+impl ShiftMemo {
+    pub(crate) fn new(lookaheads: usize) -> Self {
+        ShiftMemo {
+            answers: vec![0; lookaheads],
+            touched: Vec::new(),
+        }
+    }
+
+    pub(crate) fn reset(&mut self) {
+        for &t in &self.touched {
+            self.answers[t as usize] = 0;
+        }
+        self.touched.clear();
+    }
+
+    /// Whether `frontier` can shift `t`, memoised until the next reset.
+    pub(crate) fn can_shift(
+        &mut self,
+        sim: &mut Sim,
+        tables: &LrTables,
+        frontier: &[NodeRef],
+        t: u32,
+    ) -> Result<bool, SimBudget> {
+        match self.answers[t as usize] {
+            1 => Ok(false),
+            2 => Ok(true),
+            _ => {
+                let yes = sim.can_shift(tables, frontier, t)?;
+                self.answers[t as usize] = if yes { 2 } else { 1 };
+                self.touched.push(t);
+                Ok(yes)
+            }
+        }
+    }
+}
+
+/// Records the spans ending at `frame`'s trie node that the bare stack accepts; returns whether
+/// all of them are.
 fn leaves(
-    sim: &mut Sim<'_>,
+    sim: &mut Sim,
+    tables: &LrTables,
     taus: &Taus,
     frame: &Frame,
     memo: &mut ShiftMemo,
-    out: &mut Vec<(u32, Class)>,
-) -> Result<(), SimBudget> {
+    out: &mut StateClasses,
+) -> Result<bool, SimBudget> {
     memo.reset();
+    let mut all = true;
     for &(reach, tau) in &taus.nodes[frame.node as usize].leaves {
         let r = &taus.reaches[reach as usize];
-        let class = if r.any {
-            Some(if frame.exact.is_empty() {
-                Class::Depends
-            } else {
-                Class::Always
-            })
+        let mut yes = r.any;
+        if !yes {
+            for &t in r.terms.iter() {
+                if memo.can_shift(sim, tables, &frame.frontier, t)? {
+                    yes = true;
+                    break;
+                }
+            }
+        }
+        if yes {
+            out.always.push(tau);
         } else {
-            let mut class = None;
-            if !frame.exact.is_empty() {
-                for &t in r.terms.iter() {
-                    if check(sim, &frame.exact, t, &mut memo.exact, &mut memo.touched)? {
-                        class = Some(Class::Always);
-                        break;
-                    }
-                }
-            }
-            if class.is_none() {
-                for &t in r.terms.iter() {
-                    if check(sim, &frame.approx, t, &mut memo.approx, &mut memo.touched)? {
-                        class = Some(Class::Depends);
-                        break;
-                    }
-                }
-            }
-            class
-        };
-        if let Some(class) = class {
-            out.push((tau, class));
+            all = false;
         }
     }
-    Ok(())
-}
-
-fn check(
-    sim: &mut Sim<'_>,
-    frontier: &[NodeRef],
-    t: u32,
-    memo: &mut [u8],
-    touched: &mut Vec<u32>,
-) -> Result<bool, SimBudget> {
-    match memo[t as usize] {
-        1 => Ok(false),
-        2 => Ok(true),
-        _ => {
-            let yes = sim.can_shift(frontier, t)?;
-            memo[t as usize] = if yes { 2 } else { 1 };
-            touched.push(t);
-            Ok(yes)
-        }
-    }
+    Ok(all)
 }

@@ -58,6 +58,7 @@
 mod build;
 mod classify;
 mod online;
+mod points;
 mod sim;
 mod tau;
 
@@ -70,7 +71,9 @@ use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::spans::{ClassId, ClassSet, LexPoint, SpansBuildError, SpansConfig, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 
+use crate::classify::StateClasses;
 use crate::online::Online;
+use crate::points::PointTries;
 use crate::tau::Taus;
 
 /// Budgets of [`SpannerMasker::with_config`]. The defaults fit the SynCode grammars with real
@@ -83,7 +86,7 @@ pub struct SpannerConfig {
     /// terminal-span trie). Default 4,000,000.
     pub max_sim_nodes: usize,
     /// The most reduction closures the whole classification may run (its work). Default
-    /// 400,000,000.
+    /// 100,000,000.
     pub max_closures: u64,
     /// The most heap the precomputed tables may take, in bytes. Default 4 GiB.
     pub max_table_bytes: usize,
@@ -94,7 +97,7 @@ impl Default for SpannerConfig {
         SpannerConfig {
             spans: SpansConfig::default(),
             max_sim_nodes: 4_000_000,
-            max_closures: 400_000_000,
+            max_closures: 100_000_000,
             max_table_bytes: 4 << 30,
         }
     }
@@ -175,16 +178,16 @@ pub struct SpannerStats {
     pub realisable_spans: usize,
     /// Distinct terminal spans (lexical spans as the parser sees them).
     pub terminal_spans: usize,
-    /// (LR state, terminal span) pairs some stack accepts: always / context-dependent.
+    /// Nodes of the terminal-span trie.
+    pub trie_nodes: usize,
+    /// Nodes of the per-point tries, over all points.
+    pub point_trie_nodes: usize,
+    /// (LR state, terminal span) pairs that every stack with that top accepts.
     pub always_pairs: usize,
-    /// See `always_pairs`.
-    pub depends_pairs: usize,
-    /// (point, LR state) pairs with a non-empty table entry.
+    /// (point, LR state) pairs with a non-empty always-accepted set `A(q, s)`.
     pub table_entries: usize,
-    /// Distinct always-accepted class sets `A(q, s)`.
+    /// Distinct always-accepted sets stored.
     pub always_sets: usize,
-    /// Context-dependent (span, classes) items over all distinct entries.
-    pub depends_items: usize,
     /// Reduction closures run by the classification.
     pub closures: u64,
     /// Heap held by the masker's tables (the lexical spans included).
@@ -213,14 +216,6 @@ enum ClassList {
     Dense(u32),
 }
 
-/// One table entry: `A(q, s)` and `D(q, s)` (`depends[lo..hi]`).
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    always: ClassList,
-    depends_lo: u32,
-    depends_hi: u32,
-}
-
 /// The GreatGramma masker. Immutable, `Send + Sync`; see the [crate docs](crate).
 pub struct SpannerMasker {
     parser: Arc<Parser>,
@@ -228,11 +223,14 @@ pub struct SpannerMasker {
     spans: TokenSpans,
     taus: Taus,
     lr_states: usize,
-    /// `entry_of[q * lr_states + s]`: index into `entries` (0: nothing accepted).
+    tries: PointTries,
+    state_classes: Vec<StateClasses>,
+    /// Per LR state, `act_words` words: bit `k` iff the state has an action on lookahead `k`.
+    act_words: usize,
+    acts: Vec<u64>,
+    /// `entry_of[q * lr_states + s]`: `A(q, s)` as an index into `sets` plus one (0: empty).
     entry_of: Vec<u32>,
-    entries: Vec<Entry>,
-    /// `(terminal span, its classes from the entry's point)`.
-    depends: Vec<(u32, ClassList)>,
+    sets: Vec<ClassList>,
     pool: Vec<ClassId>,
     dense: Vec<ClassSet>,
     stats: SpannerStats,
@@ -291,15 +289,6 @@ impl SpannerMasker {
             }
         }
     }
-
-    fn covered(&self, list: ClassList, acc: &ClassSet) -> bool {
-        match list {
-            ClassList::Sparse { lo, hi } => self.pool[lo as usize..hi as usize]
-                .iter()
-                .all(|&c| acc.contains(c)),
-            ClassList::Dense(i) => self.dense[i as usize].is_subset(acc),
-        }
-    }
 }
 
 /// Scratch space of [`SpannerMasker`].
@@ -322,7 +311,10 @@ impl Masker for SpannerMasker {
     fn create_cache(&self) -> MaskCache {
         MaskCache::new(Cache {
             acc: self.spans.classes().empty_set(),
-            online: Online::default(),
+            online: Online::new(
+                self.lr_states,
+                self.parser.tables().eof_index() as usize + 1,
+            ),
             done: Vec::new(),
         })
     }
@@ -332,6 +324,15 @@ impl Masker for SpannerMasker {
         cache.acc.clear();
         cache.online.start_mask();
         cache.done.clear();
+        let t0 = std::time::Instant::now();
+        let o = &cache.online;
+        let before = (
+            o.tests,
+            o.dbg_nodes,
+            o.dbg_steps,
+            o.dbg_covered,
+            o.sim_closures(),
+        );
         for head in state.heads() {
             let point = LexPoint {
                 state: head.lex_state(),
@@ -350,22 +351,28 @@ impl Masker for SpannerMasker {
             cache.done.push(key);
             let s = node.state().as_usize();
             let e = self.entry_of[q.as_usize() * self.lr_states + s];
-            if e == 0 {
-                continue;
+            if e != 0 {
+                self.add(self.sets[e as usize - 1], &mut cache.acc);
             }
-            let entry = self.entries[e as usize];
-            self.add(entry.always, &mut cache.acc);
-            for &(tau, list) in &self.depends[entry.depends_lo as usize..entry.depends_hi as usize]
-            {
-                if self.covered(list, &cache.acc) {
-                    continue;
-                }
-                if cache.online.accepts(&self.parser, &self.taus, node, tau) {
-                    self.add(list, &mut cache.acc);
-                }
-            }
+            self.walk(&mut cache.online, &mut cache.acc, q.as_usize(), node);
         }
+        let t1 = t0.elapsed();
         self.spans.classes().expand(&cache.acc, mask.words_mut());
+        if std::env::var_os("SPANNER_DBG").is_some() {
+            let o = &cache.online;
+            eprintln!(
+                "DBG heads {} tests {} nodes {} steps {} covered {} closures {} walk {:?} total {:?} acc {}",
+                state.head_len(),
+                o.tests - before.0,
+                o.dbg_nodes - before.1,
+                o.dbg_steps - before.2,
+                o.dbg_covered - before.3,
+                o.sim_closures() - before.4,
+                t1,
+                t0.elapsed(),
+                cache.acc.count()
+            );
+        }
         set_eos(&self.vocab, state, mask);
     }
 }

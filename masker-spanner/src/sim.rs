@@ -1,38 +1,35 @@
-//! A GLR recogniser over the LR tables alone, for the offline classification of terminal
-//! sequences per LR state.
+//! A GLR recogniser over the LR tables, for terminal sequences on a *bare* stack (offline) or
+//! on the real GSS below a head (online).
 //!
-//! The runtime parser (`munch_glr::parser`) works on the real GSS. Offline there is no real
-//! stack: a sequence is simulated from one LR state `s` with either of two bottoms:
+//! Offline there is no real stack: a sequence is simulated from one LR state `s` with nothing
+//! below it (the *bare* stack). A reduction that would pop below `s` has no path there, so a
+//! sequence accepted by the bare stack is accepted by every real stack whose top is `s` (a
+//! real stack only adds paths). Online the bottom is a real [`GssNode`], whose predecessors are
+//! read as the paths go down; nothing is built in the GSS itself.
 //!
-//! - **bare**: `s` with nothing below. A reduction that would pop below `s` has no path, so a
-//!   sequence accepted here is accepted on every real stack whose top is `s` (a real stack only
-//!   adds paths);
-//! - **virtual**: `s` with every stack the LR automaton allows below it (a *virtual* node for
-//!   state `x` has the virtual nodes of all automaton predecessors of `x` below it). Every real
-//!   stack is a path of the automaton, so a sequence rejected here is rejected on every real
-//!   stack whose top is `s`.
-//!
-//! The simulation is the same recogniser as the runtime's RNGLR in spirit: nodes are merged per
-//! LR state at each position, so ε-rules, hidden left recursion and cycles terminate. Unlike
-//! RNGLR it closes the reductions of one position by iterating to a fixpoint rather than by a
-//! careful worklist (levels here hold a handful of nodes, simplicity wins), and it follows every
-//! action of the table, conflicts included.
+//! The recogniser is the runtime's RNGLR (see [`Sim::close`]): nodes are merged per LR state at
+//! each position, so ε-rules, hidden left recursion and cycles terminate, and every action of
+//! the table is followed, conflicts included. It differs only in where nodes live (an arena
+//! reused across calls, and the real GSS read in place), so a speculative shift allocates
+//! nothing. The oracle tests check that it accepts exactly what commits do.
 //!
 //! Nodes live in one arena used as a stack: a depth-first caller marks the arena with
 //! [`Sim::mark`] and drops everything built since with [`Sim::truncate`].
 
 use ahash::AHashMap;
+use munch_glr::cfg::NonterminalId;
+use munch_glr::gss::{GssNode, GssNodeId};
 use munch_glr::lr::{Action, LrState, LrTables};
 use smallvec::SmallVec;
 
-/// A node of the simulation: one of the arena, or a virtual node standing for the LR state it
-/// names with every automaton-consistent stack below it.
+/// A node of the simulation: one of the arena, or a real GSS node (an index into the
+/// simulator's table of real nodes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) enum NodeRef {
     /// An arena node.
     Local(u32),
-    /// A virtual node (an LR state index).
-    Virtual(u32),
+    /// A real GSS node.
+    Real(u32),
 }
 
 /// The tops of the simulated stacks after some prefix of a terminal sequence.
@@ -40,84 +37,51 @@ pub(crate) type Frontier = SmallVec<[NodeRef; 4]>;
 
 struct SimNode {
     state: LrState,
-    /// The automaton predecessors of `state` are (virtual) predecessors of this node too.
-    virt: bool,
     edges: SmallVec<[NodeRef; 2]>,
 }
 
-/// The LR automaton's predecessor lists: `pred(x)` = states with a transition (shift or goto)
-/// into `x`.
-pub(crate) struct Preds {
-    start: Vec<u32>,
-    list: Vec<u32>,
+struct RealNode {
+    node: GssNode,
+    /// Its predecessors as real refs, once asked for.
+    preds: Option<SmallVec<[u32; 2]>>,
 }
 
-impl Preds {
-    pub(crate) fn new(tables: &LrTables) -> Self {
-        let n = tables.state_len();
-        let mut per: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for s in 0..n {
-            let from = LrState::new(s).expect("tables index their states");
-            for (_, a) in tables.state_actions(from) {
-                if let Action::Shift(to) = a {
-                    per[to.as_usize()].push(s as u32);
-                }
-            }
-            for (_, to) in tables.state_gotos(from) {
-                per[to.as_usize()].push(s as u32);
-            }
-        }
-        let mut start = Vec::with_capacity(n + 1);
-        let mut list = Vec::new();
-        for mut p in per {
-            p.sort_unstable();
-            p.dedup();
-            start.push(list.len() as u32);
-            list.extend(p);
-        }
-        start.push(list.len() as u32);
-        Preds { start, list }
-    }
-
-    fn of(&self, x: u32) -> &[u32] {
-        &self.list[self.start[x as usize] as usize..self.start[x as usize + 1] as usize]
-    }
-}
-
-/// The simulation exceeded its node budget.
+/// The arena grew past its budget.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SimBudget;
 
-/// The simulator: the tables, the arena and memo tables.
-pub(crate) struct Sim<'a> {
-    tables: &'a LrTables,
-    preds: &'a Preds,
+/// The simulator's arena and scratch tables (reused across calls; owns no table).
+pub(crate) struct Sim {
     nodes: Vec<SimNode>,
     max_nodes: usize,
-    pow: PowMemo,
+    reals: Vec<RealNode>,
+    real_index: AHashMap<GssNodeId, u32>,
     /// Per LR state: the scratch node of the current closure holding it (valid iff the stamp
     /// matches).
     slot: Vec<(u32, u32)>,
     stamp: u32,
-    /// Closures run (a measure of build work).
+    ends: Vec<NodeRef>,
+    /// The edges of the current closure's scratch nodes whose edge lists grew long, for O(1)
+    /// deduplication (a wide GSS gives a node hundreds of edges).
+    edge_set: ahash::AHashSet<(u32, NodeRef)>,
+    next: Vec<NodeRef>,
+    /// Closures run (a measure of work).
     pub(crate) closures: u64,
 }
 
-impl<'a> Sim<'a> {
-    pub(crate) fn new(tables: &'a LrTables, preds: &'a Preds, max_nodes: usize) -> Self {
-        let n = tables.state_len();
+impl Sim {
+    /// A simulator for tables with `states` LR states.
+    pub(crate) fn new(states: usize, max_nodes: usize) -> Self {
         Sim {
-            tables,
-            preds,
             nodes: Vec::new(),
             max_nodes,
-            pow: PowMemo {
-                map: AHashMap::new(),
-                seen: vec![0; n],
-                stamp: 0,
-            },
-            slot: vec![(0, 0); n],
+            reals: Vec::new(),
+            real_index: AHashMap::new(),
+            slot: vec![(0, 0); states],
             stamp: 0,
+            ends: Vec::new(),
+            edge_set: ahash::AHashSet::new(),
+            next: Vec::new(),
             closures: 0,
         }
     }
@@ -132,34 +96,71 @@ impl<'a> Sim<'a> {
         self.nodes.truncate(mark);
     }
 
+    /// Forgets every node, real ones included (between masks).
+    pub(crate) fn reset(&mut self) {
+        self.nodes.clear();
+        self.reals.clear();
+        self.real_index.clear();
+    }
+
     /// The frontier of the bare stack `s` (nothing below).
     pub(crate) fn bare(&mut self, s: LrState) -> Frontier {
         let i = self.nodes.len() as u32;
         self.nodes.push(SimNode {
             state: s,
-            virt: false,
             edges: SmallVec::new(),
         });
         SmallVec::from_elem(NodeRef::Local(i), 1)
     }
 
-    /// The frontier of the virtual stack `s` (every automaton path below).
-    pub(crate) fn virtual_top(s: LrState) -> Frontier {
-        SmallVec::from_elem(NodeRef::Virtual(s.as_u32()), 1)
+    /// The ref of real node `n`.
+    pub(crate) fn real(&mut self, n: &GssNode) -> NodeRef {
+        let next = self.reals.len() as u32;
+        let i = *self.real_index.entry(n.id()).or_insert(next);
+        if i == next {
+            self.reals.push(RealNode {
+                node: n.clone(),
+                preds: None,
+            });
+        }
+        NodeRef::Real(i)
     }
 
-    fn state_of(&self, n: NodeRef) -> LrState {
+    /// The real predecessors of real node `i`.
+    fn real_preds(&mut self, i: u32) -> SmallVec<[u32; 2]> {
+        if let Some(p) = &self.reals[i as usize].preds {
+            return p.clone();
+        }
+        let below: SmallVec<[GssNode; 2]> = self.reals[i as usize].node.predecessors().collect();
+        let preds: SmallVec<[u32; 2]> = below
+            .iter()
+            .map(|n| match self.real(n) {
+                NodeRef::Real(j) => j,
+                NodeRef::Local(_) => unreachable!("real() makes real refs"),
+            })
+            .collect();
+        self.reals[i as usize].preds = Some(preds.clone());
+        preds
+    }
+
+    /// The LR state of `n`.
+    pub(crate) fn state_of(&self, n: NodeRef) -> LrState {
         match n {
             NodeRef::Local(i) => self.nodes[i as usize].state,
-            NodeRef::Virtual(x) => LrState::new(x as usize).expect("virtual nodes are states"),
+            NodeRef::Real(i) => self.reals[i as usize].node.state(),
         }
     }
 
     /// Whether terminal index `k` can be shifted from some stack of `frontier` (after
     /// reductions).
-    pub(crate) fn can_shift(&mut self, frontier: &[NodeRef], k: u32) -> Result<bool, SimBudget> {
+    pub(crate) fn can_shift(
+        &mut self,
+        tables: &LrTables,
+        frontier: &[NodeRef],
+        k: u32,
+    ) -> Result<bool, SimBudget> {
         let mark = self.mark();
-        let r = self.close(frontier, k, true).map(|c| !c.shifts.is_empty());
+        let r = self.close(tables, frontier, k, true).map(|c| !c.is_empty());
         self.truncate(mark);
         r
     }
@@ -167,12 +168,17 @@ impl<'a> Sim<'a> {
     /// The frontier after shifting terminal index `k` onto the stacks of `frontier` (after every
     /// reduction it allows): empty when no stack can shift it. The new nodes stay in the arena
     /// until the caller truncates to a mark taken before.
-    pub(crate) fn shift(&mut self, frontier: &[NodeRef], k: u32) -> Result<Frontier, SimBudget> {
-        let closed = self.close(frontier, k, false)?;
+    pub(crate) fn shift(
+        &mut self,
+        tables: &LrTables,
+        frontier: &[NodeRef],
+        k: u32,
+    ) -> Result<Frontier, SimBudget> {
+        let shifts = self.close(tables, frontier, k, false)?;
         let mut out: Frontier = SmallVec::new();
         // One new node per target state, with an edge to every scratch node shifting into it.
         let first = self.nodes.len();
-        for (from, to) in closed.shifts {
+        for (from, to) in shifts {
             match self.nodes[first..].iter().position(|n| n.state == to) {
                 Some(j) => {
                     let edges = &mut self.nodes[first + j].edges;
@@ -181,23 +187,22 @@ impl<'a> Sim<'a> {
                     }
                 }
                 None => {
-                    self.push_node(SimNode {
-                        state: to,
-                        virt: false,
-                        edges: SmallVec::from_elem(NodeRef::Local(from), 1),
-                    })?;
-                    out.push(NodeRef::Local((self.nodes.len() - 1) as u32));
+                    let i = self.push_node(to, NodeRef::Local(from))?;
+                    out.push(NodeRef::Local(i));
                 }
             }
         }
         Ok(out)
     }
 
-    fn push_node(&mut self, node: SimNode) -> Result<u32, SimBudget> {
+    fn push_node(&mut self, state: LrState, edge: NodeRef) -> Result<u32, SimBudget> {
         if self.nodes.len() >= self.max_nodes {
             return Err(SimBudget);
         }
-        self.nodes.push(node);
+        self.nodes.push(SimNode {
+            state,
+            edges: SmallVec::from_elem(edge, 1),
+        });
         Ok((self.nodes.len() - 1) as u32)
     }
 
@@ -207,24 +212,34 @@ impl<'a> Sim<'a> {
         (stamp == self.stamp).then_some(i)
     }
 
+    fn set_slot(&mut self, l: LrState, i: u32) {
+        self.slot[l.as_usize()] = (self.stamp, i);
+    }
+
     /// The reduction closure of `frontier` under lookahead `k`: scratch nodes (copies of the
-    /// frontier merged per state, then every node reductions build) and the shifts they allow.
-    /// With `stop_at_shift`, stops at the first shift found.
+    /// frontier merged per state, then every node reductions build), and the shifts they allow
+    /// as `(scratch node, state after the shift)`. With `stop_at_shift`, stops at the first.
+    ///
+    /// This is the runtime's RNGLR reducer (`munch_glr::parser::rnglr`) step for step, so that
+    /// the two agree exactly: a pending reduction `(start, lhs, len)` runs along the paths
+    /// that begin at a scratch node and go down through `start` (or stay at the scratch node
+    /// for `len = 0`); a new edge into an existing scratch node queues the reductions of that
+    /// node through the new edge only. Paths never begin through an ε-edge of the current
+    /// position: the tables' right-nulled reductions make that unnecessary.
     fn close(
         &mut self,
+        tables: &LrTables,
         frontier: &[NodeRef],
         k: u32,
         stop_at_shift: bool,
-    ) -> Result<Closed, SimBudget> {
-        let mut out = Closed {
-            shifts: SmallVec::new(),
-        };
+    ) -> Result<SmallVec<[(u32, LrState); 4]>, SimBudget> {
+        let mut shifts: SmallVec<[(u32, LrState); 4]> = SmallVec::new();
         // Nothing to do unless some top has an action on `k`.
         if !frontier
             .iter()
-            .any(|&f| !self.tables.actions_at(self.state_of(f), k).is_empty())
+            .any(|&f| !tables.actions_at(self.state_of(f), k).is_empty())
         {
-            return Ok(out);
+            return Ok(shifts);
         }
         self.closures += 1;
         self.stamp = self.stamp.wrapping_add(1);
@@ -233,169 +248,167 @@ impl<'a> Sim<'a> {
             self.stamp = 1;
         }
         let lo = self.nodes.len();
+        self.edge_set.clear();
         for &f in frontier {
-            let (state, virt, edges) = match f {
-                NodeRef::Local(i) => {
-                    let n = &self.nodes[i as usize];
-                    (n.state, n.virt, n.edges.clone())
-                }
-                NodeRef::Virtual(x) => (self.state_of(NodeRef::Virtual(x)), true, SmallVec::new()),
+            let state = self.state_of(f);
+            let edges: SmallVec<[NodeRef; 2]> = match f {
+                NodeRef::Local(i) => self.nodes[i as usize].edges.clone(),
+                NodeRef::Real(i) => self.real_preds(i).into_iter().map(NodeRef::Real).collect(),
             };
             match self.slot(state) {
                 Some(j) => {
-                    let node = &mut self.nodes[j as usize];
-                    node.virt |= virt;
                     for e in edges {
-                        if !node.edges.contains(&e) {
-                            node.edges.push(e);
-                        }
+                        self.add_edge(j, e);
                     }
                 }
                 None => {
-                    let j = self.push_node(SimNode { state, virt, edges })?;
-                    self.slot[state.as_usize()] = (self.stamp, j);
-                    self.note_shifts(j, k, &mut out);
+                    if self.nodes.len() >= self.max_nodes {
+                        return Err(SimBudget);
+                    }
+                    self.nodes.push(SimNode { state, edges });
+                    let j = (self.nodes.len() - 1) as u32;
+                    self.set_slot(state, j);
                 }
             }
         }
-        if stop_at_shift && !out.shifts.is_empty() {
-            return Ok(out);
-        }
-        let mut ends: Vec<NodeRef> = Vec::new();
-        loop {
-            let mut changed = false;
-            let mut i = lo;
-            while i < self.nodes.len() {
-                let state = self.nodes[i].state;
-                let actions = self.tables.actions_at(state, k);
-                for a in actions {
-                    let Action::Reduce { lhs, len, .. } = *a else {
-                        continue;
-                    };
-                    self.endpoints(i as u32, len, &mut ends);
-                    for &u in &ends {
-                        let Some(l) = self.tables.goto(self.state_of(u), lhs) else {
-                            continue;
-                        };
-                        match self.slot(l) {
-                            Some(w) => {
-                                let node = &mut self.nodes[w as usize];
-                                if !node.edges.contains(&u) {
-                                    node.edges.push(u);
-                                    changed = true;
-                                }
-                            }
-                            None => {
-                                let w = self.push_node(SimNode {
-                                    state: l,
-                                    virt: false,
-                                    edges: SmallVec::from_elem(u, 1),
-                                })?;
-                                self.slot[l.as_usize()] = (self.stamp, w);
-                                self.note_shifts(w, k, &mut out);
-                                if stop_at_shift && !out.shifts.is_empty() {
-                                    return Ok(out);
-                                }
-                            }
+        // Seed the pending reductions from the copies, as RNGLR's shifter would have.
+        let mut pending: Vec<(Start, NonterminalId, u32)> = Vec::new();
+        for j in lo..self.nodes.len() {
+            let state = self.nodes[j].state;
+            for a in tables.actions_at(state, k) {
+                match *a {
+                    Action::Shift(to) => shifts.push((j as u32, to)),
+                    Action::Accept => {}
+                    Action::Reduce { lhs, len: 0, .. } => {
+                        pending.push((Start::Scratch(j as u32), lhs, 0))
+                    }
+                    Action::Reduce { lhs, len, .. } => {
+                        for &e in &self.nodes[j].edges {
+                            pending.push((Start::Node(e), lhs, len));
                         }
                     }
                 }
-                i += 1;
             }
-            // A new edge on an existing node may open new reduction paths: go round again.
-            if !changed {
+        }
+        let mut ends = std::mem::take(&mut self.ends);
+        while let Some((start, lhs, m)) = pending.pop() {
+            if stop_at_shift && !shifts.is_empty() {
                 break;
             }
-        }
-        Ok(out)
-    }
-
-    fn note_shifts(&self, j: u32, k: u32, out: &mut Closed) {
-        for a in self.tables.actions_at(self.nodes[j as usize].state, k) {
-            if let Action::Shift(to) = *a {
-                out.shifts.push((j, to));
+            match start {
+                Start::Scratch(j) => {
+                    ends.clear();
+                    ends.push(NodeRef::Local(j));
+                }
+                Start::Node(n) => self.below(n, m.saturating_sub(1), &mut ends),
             }
-        }
-    }
-
-    /// The nodes at the end of every path of `m` edges from arena node `from`, into `out`
-    /// (sorted, deduplicated).
-    fn endpoints(&mut self, from: u32, m: u32, out: &mut Vec<NodeRef>) {
-        out.clear();
-        if m == 0 {
-            out.push(NodeRef::Local(from));
-            return;
-        }
-        let Sim {
-            nodes, pow, preds, ..
-        } = self;
-        let mut layer: Vec<u32> = vec![from];
-        let mut next: Vec<u32> = Vec::new();
-        for step in 0..m {
-            let left = m - step - 1; // steps still to take after this one
-            next.clear();
-            for &j in &layer {
-                let node = &nodes[j as usize];
-                for &e in &node.edges {
-                    match e {
-                        NodeRef::Local(x) if left > 0 => next.push(x),
-                        NodeRef::Virtual(x) if left > 0 => {
-                            out.extend(pow.get(preds, x, left).iter().map(|&v| NodeRef::Virtual(v)))
+            for &u in &ends {
+                let Some(l) = tables.goto(self.state_of(u), lhs) else {
+                    continue;
+                };
+                match self.slot(l) {
+                    Some(w) => {
+                        if !self.add_edge(w, u) {
+                            continue;
                         }
-                        e => out.push(e),
+                        if m != 0 {
+                            for a in tables.actions_at(l, k) {
+                                if let Action::Reduce { lhs, len, .. } = *a {
+                                    if len != 0 {
+                                        pending.push((Start::Node(u), lhs, len));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    None => {
+                        let w = match self.push_node(l, u) {
+                            Ok(w) => w,
+                            Err(e) => {
+                                self.ends = ends;
+                                return Err(e);
+                            }
+                        };
+                        self.set_slot(l, w);
+                        for a in tables.actions_at(l, k) {
+                            match *a {
+                                Action::Shift(to) => shifts.push((w, to)),
+                                Action::Accept => {}
+                                Action::Reduce { lhs, len: 0, .. } => {
+                                    pending.push((Start::Scratch(w), lhs, 0))
+                                }
+                                Action::Reduce { lhs, len, .. } => {
+                                    if m != 0 {
+                                        pending.push((Start::Node(u), lhs, len));
+                                    }
+                                }
+                            }
+                        }
                     }
                 }
-                if node.virt {
-                    let below = pow.get(preds, node.state.as_u32(), left + 1);
-                    out.extend(below.iter().map(|&v| NodeRef::Virtual(v)));
+            }
+        }
+        self.ends = ends;
+        Ok(shifts)
+    }
+
+    /// Adds edge `j → e` to scratch node `j` unless it has it; returns whether it was added.
+    fn add_edge(&mut self, j: u32, e: NodeRef) -> bool {
+        /// Past this many edges a node's edges are also kept in `edge_set`.
+        const LINEAR: usize = 8;
+        let edges = &mut self.nodes[j as usize].edges;
+        if edges.len() < LINEAR {
+            if edges.contains(&e) {
+                return false;
+            }
+        } else {
+            // The first time past the threshold, index the node's edges so far (a sentinel
+            // entry records that it is indexed).
+            if self.edge_set.insert((j, NodeRef::Local(u32::MAX))) {
+                for &x in edges.iter() {
+                    self.edge_set.insert((j, x));
+                }
+            }
+            if !self.edge_set.insert((j, e)) {
+                return false;
+            }
+        }
+        edges.push(e);
+        true
+    }
+
+    /// The nodes `d` edges below `from` (a node of an earlier position: every path follows
+    /// frozen edges), into `out`, deduplicated.
+    fn below(&mut self, from: NodeRef, d: u32, out: &mut Vec<NodeRef>) {
+        out.clear();
+        out.push(from);
+        if d == 0 {
+            return;
+        }
+        let mut next = std::mem::take(&mut self.next);
+        for _ in 0..d {
+            next.clear();
+            for &u in out.iter() {
+                match u {
+                    NodeRef::Local(j) => next.extend_from_slice(&self.nodes[j as usize].edges),
+                    NodeRef::Real(j) => {
+                        let preds = self.real_preds(j);
+                        next.extend(preds.into_iter().map(NodeRef::Real));
+                    }
                 }
             }
             next.sort_unstable();
             next.dedup();
-            std::mem::swap(&mut layer, &mut next);
+            std::mem::swap(out, &mut next);
         }
-        out.sort_unstable();
-        out.dedup();
+        self.next = next;
     }
 }
 
-/// `(x, r)` → the states `r` predecessor steps below state `x` in the automaton, memoised.
-struct PowMemo {
-    map: AHashMap<(u32, u32), Box<[u32]>>,
-    /// Per LR state: a stamp, for deduplicating a layer.
-    seen: Vec<u32>,
-    stamp: u32,
-}
-
-impl PowMemo {
-    fn get(&mut self, preds: &Preds, x: u32, r: u32) -> &[u32] {
-        if !self.map.contains_key(&(x, r)) {
-            let mut layer: Vec<u32> = vec![x];
-            for _ in 0..r {
-                self.stamp = self.stamp.wrapping_add(1);
-                if self.stamp == 0 {
-                    self.seen.iter_mut().for_each(|s| *s = 0);
-                    self.stamp = 1;
-                }
-                let mut next = Vec::new();
-                for &y in &layer {
-                    for &p in preds.of(y) {
-                        if self.seen[p as usize] != self.stamp {
-                            self.seen[p as usize] = self.stamp;
-                            next.push(p);
-                        }
-                    }
-                }
-                layer = next;
-            }
-            layer.sort_unstable();
-            self.map.insert((x, r), layer.into_boxed_slice());
-        }
-        &self.map[&(x, r)]
-    }
-}
-
-struct Closed {
-    /// `(scratch node, state after the shift)`.
-    shifts: SmallVec<[(u32, LrState); 4]>,
+/// Where a pending reduction's paths start: at a scratch node (`len = 0`), or through a node
+/// below the scratch nodes (the path's first edge leads to it).
+#[derive(Clone, Copy, Debug)]
+enum Start {
+    Scratch(u32),
+    Node(NodeRef),
 }
