@@ -9,9 +9,10 @@
 //! 1. [`lower`]: `Optional`/`Star`/`Plus`/`Repeat`/`Alt`/`Seq` are expanded. After it: every
 //!    production is a flat symbol sequence; tree-shaping marks (`?rule`, `!rule`, `_rule`,
 //!    aliases) are gone, since they do not change which texts are recognised.
-//! 2. [`reduce`]: unproductive and unreachable symbols are removed. After it: every nonterminal
-//!    is reachable from the start and derives some terminal string (or the language is empty and
-//!    the start has no productions).
+//! 2. [`reduce`]: unproductive and unreachable symbols are removed; productions that use an
+//!    `%ignore`d terminal count as unproductive (the parser never sees one). After it: every
+//!    nonterminal is reachable from the start and derives some string of terminals that are not
+//!    ignored (or the language is empty and the start has no productions).
 //! 3. [`analysis`]: nullable nonterminals and FIRST sets are computed (no change to the CFG).
 //!
 //! [`patterns`] then checks that every terminal the reduced CFG uses has a pattern, so that a
@@ -189,7 +190,8 @@ impl Default for NormalizeConfig {
 /// users.)
 pub fn normalize(grammar: &Grammar, config: &NormalizeConfig) -> Result<Cfg, NormalizeError> {
     let lowered = lower::lower(grammar, config)?;
-    Ok(reduce::reduce(&lowered))
+    let ignored: Vec<bool> = grammar.terminals.iter().map(|t| t.ignored).collect();
+    Ok(reduce::reduce_ignoring(&lowered, &ignored))
 }
 
 impl Cfg {

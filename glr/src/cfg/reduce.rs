@@ -1,7 +1,10 @@
 //! Pass 2: remove unproductive and unreachable symbols.
 //!
+//! A production that uses an `%ignore`d terminal is unproductive too: the lexer drops ignored
+//! terminals before the parser (Lark's lexers do the same), so no text can ever complete it.
 //! After this pass every production uses only productive nonterminals (each derives some
-//! terminal string) and every nonterminal with productions is reachable from the start. When the
+//! string of terminals that are not ignored), no ignored terminal, and every nonterminal with
+//! productions is reachable from the start. When the
 //! start itself is unproductive the language is empty and the CFG has no productions at all
 //! ([`Cfg::is_empty_language`]). Nonterminal ids are kept (removed ones simply have no
 //! productions), so diagnostics can still name every rule.
@@ -11,6 +14,13 @@ use super::{Cfg, Production, Symbol};
 /// Removes unproductive symbols, then unreachable ones (in that order, which is the order that
 /// leaves no useless symbol).
 pub fn reduce(cfg: &Cfg) -> Cfg {
+    reduce_ignoring(cfg, &[])
+}
+
+/// [`reduce`], where terminal `t` is unproductive when `ignored[t]` holds (ids past the end are
+/// not ignored).
+pub fn reduce_ignoring(cfg: &Cfg, ignored: &[bool]) -> Cfg {
+    let usable = |t: &super::TerminalId| !ignored.get(t.as_usize()).copied().unwrap_or(false);
     let n = cfg.nonterminal_len();
     // Productive: fixpoint over "every nonterminal of the rhs is productive".
     let mut productive = vec![false; n];
@@ -20,7 +30,7 @@ pub fn reduce(cfg: &Cfg) -> Cfg {
         for p in cfg.productions() {
             if !productive[p.lhs.as_usize()]
                 && p.rhs.iter().all(|s| match s {
-                    Symbol::Terminal(_) => true,
+                    Symbol::Terminal(t) => usable(t),
                     Symbol::Nonterminal(m) => productive[m.as_usize()],
                 })
             {
@@ -32,7 +42,7 @@ pub fn reduce(cfg: &Cfg) -> Cfg {
     let keeps = |p: &Production| {
         productive[p.lhs.as_usize()]
             && p.rhs.iter().all(|s| match s {
-                Symbol::Terminal(_) => true,
+                Symbol::Terminal(t) => usable(t),
                 Symbol::Nonterminal(m) => productive[m.as_usize()],
             })
     };
@@ -102,5 +112,18 @@ mod tests {
         let src = "s -> a s | ε\na -> 'x' | 'y' a";
         let before = lower::lower(&dsl::parse(src).unwrap(), &NormalizeConfig::default()).unwrap();
         assert_eq!(reduced(src).to_string(), before.to_string());
+    }
+
+    #[test]
+    fn productions_using_an_ignored_terminal_are_unproductive() {
+        // `b` needs `z`, which is ignored: `s -> x b` can never complete, `b` goes with it.
+        let src = "s -> 'x' b | 'y'\nb -> 'z'";
+        let lowered = lower::lower(&dsl::parse(src).unwrap(), &NormalizeConfig::default()).unwrap();
+        let ignored: Vec<bool> = (0..lowered.terminal_len())
+            .map(|t| lowered.terminal_name(super::super::TerminalId::from_usize(t)) == "z")
+            .collect();
+        assert!(ignored.iter().any(|&i| i), "the DSL names the terminal `z`");
+        assert_eq!(reduce_ignoring(&lowered, &ignored).to_string(), "s -> y\n");
+        assert_eq!(reduce(&lowered).productions().len(), 3);
     }
 }
