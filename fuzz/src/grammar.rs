@@ -203,8 +203,15 @@ impl GrammarSpec {
     /// Builds munch's parser and the reference pieces. `Err(Skip)` is a budget of the build
     /// (the case is skipped); `Err(Failure)` is a build that should have worked.
     pub fn build(&self) -> std::result::Result<Built, BuildError> {
+        // Budgets sized for these small grammars: a terminal like `(.{2,})` followed by a dozen
+        // fixed characters needs exponentially many DFA states, and reaching the default
+        // 100,000-state budget takes a minute under ASan, which libFuzzer reports as a hang.
         let config = ParserConfig {
             max_lr_states: 5_000,
+            lexer: munch_lexer::dfa::LexerConfig {
+                max_states: 5_000,
+                ..munch_lexer::dfa::LexerConfig::default()
+            },
             ..ParserConfig::default()
         };
         let parser = Parser::new(&self.grammar(), &config).map_err(|e| {

@@ -240,6 +240,8 @@ fn trie_masker_frontier_explodes_on_ambiguous_grammars() {
 /// by any text, yet they were in the tables. Fix: normalisation treats a production that uses
 /// an ignored terminal as unproductive (`cfg::reduce::reduce_ignoring`), as Lark's lexers make
 /// it (they drop ignored terminals too); the test checks every masker against the oracle.
+/// libFuzzer's `masks` target found the same cause on its own run (`start: T1 T2` with `T2`
+/// ignored: the trie masker allowed `ééé` + `aa`, the oracle did not).
 #[test]
 fn rules_needing_an_ignored_terminal_cannot_be_completed() {
     let case = MaskCase {
@@ -309,4 +311,114 @@ fn rules_needing_an_ignored_terminal_cannot_be_completed() {
         steps: vec![],
     };
     masks::check(&case).unwrap();
+}
+
+/// Found by `commit` (libFuzzer, a 30 s timeout): an ignored terminal
+/// `( |.{2,}|𐍈)` followed by sixteen more characters, some of them classes. Its DFA needs
+/// exponentially many states (the classic `.*a.{n}` shape); the lexer build stops at its
+/// `max_states` budget with a typed error, as it should, but reaching the default 100,000
+/// states took a minute under ASan. Not a munch bug: the harness now gives its small grammars a
+/// 5,000-state lexer budget (as it already did for LR states), so the case is skipped as a
+/// budget, which this test checks.
+#[test]
+fn exponential_lexer_dfa_is_a_budget_skip() {
+    use munch_fuzz::grammar::BuildError;
+    let case = CommitCase {
+        grammar: GrammarSpec {
+            terms: vec![
+                Term {
+                    pattern: Pattern::Regex(Re::Cat(vec![
+                        Re::Alt(vec![
+                            Re::Char(' '),
+                            Re::Rep {
+                                sub: Box::new(Re::Dot),
+                                min: 2,
+                                max: None,
+                                lazy: false,
+                            },
+                            Re::Char('𐍈'),
+                        ]),
+                        Re::Cat(vec![
+                            Re::Cat(vec![Re::Dot, Re::Set(vec!['a']), Re::Set(vec![' ', ' '])]),
+                            Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
+                            Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
+                        ]),
+                        Re::Cat(vec![
+                            Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
+                            Re::Cat(vec![Re::Dot, Re::Dot, Re::Set(vec![' ', ' ', ' '])]),
+                            Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
+                        ]),
+                    ])),
+                    priority: 2,
+                    ignored: true,
+                },
+                Term {
+                    pattern: Pattern::Regex(Re::Cat(vec![
+                        Re::Cat(vec![
+                            Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
+                            Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
+                            Re::Cat(vec![Re::Set(vec![' ', ' ']), Re::Dot, Re::Dot]),
+                        ]),
+                        Re::Cat(vec![
+                            Re::Cat(vec![Re::Dot, Re::NotSet(vec!['a', 'a', 'é']), Re::Dot]),
+                            Re::Alt(vec![Re::Dot, Re::Dot, Re::Dot]),
+                            Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
+                        ]),
+                        Re::Cat(vec![
+                            Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
+                            Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
+                            Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
+                        ]),
+                    ])),
+                    priority: 2,
+                    ignored: true,
+                },
+                Term {
+                    pattern: Pattern::Regex(Re::Cat(vec![
+                        Re::Char('\n'),
+                        Re::Rep {
+                            sub: Box::new(Re::Char('\n')),
+                            min: 1,
+                            max: Some(2),
+                            lazy: false,
+                        },
+                    ])),
+                    priority: 0,
+                    ignored: true,
+                },
+            ],
+            rules: vec![
+                vec![
+                    vec![
+                        Item {
+                            sym: Sym::N(3),
+                            op: Op::Star,
+                        },
+                        Item {
+                            sym: Sym::N(3),
+                            op: Op::Rep(2, 3),
+                        },
+                        Item {
+                            sym: Sym::N(1),
+                            op: Op::One,
+                        },
+                    ],
+                    vec![Item {
+                        sym: Sym::N(0),
+                        op: Op::One,
+                    }],
+                ],
+                vec![vec![]],
+                vec![vec![]],
+                vec![vec![]],
+            ],
+        },
+        input: Bytes(b"".to_vec()),
+        ops: vec![],
+    };
+    assert!(
+        matches!(case.grammar.build(), Err(BuildError::Skip(_))),
+        "the lexer's state budget stops the build"
+    );
+    munch_fuzz::commit::check(&case).unwrap();
 }
