@@ -18,6 +18,7 @@
 // Documented like the crates it tests.
 #![deny(missing_docs)]
 
+pub mod artifacts;
 pub mod commit;
 pub mod grammar;
 pub mod lark;
@@ -29,6 +30,7 @@ pub mod repro;
 
 /// Everything a regression test needs: `use munch_fuzz::prelude::*;`.
 pub mod prelude {
+    pub use crate::artifacts::{self, ArtifactCase, Edit};
     pub use crate::commit::{self, CommitCase, CommitOp};
     pub use crate::grammar::{GrammarSpec, Item, Op, Sym};
     pub use crate::lark::{self, LarkCase};

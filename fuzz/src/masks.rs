@@ -26,6 +26,7 @@ use munch_lexer::vocab::Vocabulary;
 use munch_lexer::TokenId;
 use munch_masker_spanner::SpannerMasker;
 use munch_masker_trie::TrieMasker;
+use munch_masker_wda::WdaMasker;
 
 use crate::grammar::{Built, GrammarSpec};
 use crate::re::PIECES;
@@ -40,6 +41,9 @@ pub fn maskers(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> Vec<Box<dyn Mas
         vec![Box::new(TrieMasker::new(parser.clone(), vocab.clone()))];
     if let Ok(spanner) = SpannerMasker::new(parser.clone(), vocab.clone()) {
         out.push(Box::new(spanner));
+    }
+    if let Ok(wda) = WdaMasker::new(parser.clone(), vocab.clone(), &crate::artifacts::config()) {
+        out.push(Box::new(wda));
     }
     out
 }

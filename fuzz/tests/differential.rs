@@ -72,3 +72,15 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(config(300))]
+
+    #[test]
+    fn artifacts(data in bytes(512)) {
+        let case: ArtifactCase = case_from_bytes(&data).unwrap();
+        if let Err(e) = artifacts::check(&case) {
+            prop_assert!(false, "{}\n\n{:?}", e, case);
+        }
+    }
+}
