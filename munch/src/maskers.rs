@@ -9,7 +9,7 @@
 //! |---|---|---|
 //! | `trie` | `trie` (default) | the reference masker: a walk of the vocabulary trie |
 //! | `spanner` | `spanner` | GreatGramma: per (lexer point, LR state) tables of always-accepted token classes and context-dependent spans |
-//! | `wda` | `wda` | not implemented yet |
+//! | `wda` | `wda` | one weighted automaton read over the parser stack; compiled artifacts (`munch compile -o`) |
 //! | `oracle` | — | brute force (one commit per vocabulary token): exact and slow |
 //!
 //! Adding a masker: set `implemented: true` in its [`KINDS`] entry and construct it in the
@@ -64,9 +64,9 @@ pub const KINDS: &[MaskerKind] = &[
     MaskerKind {
         name: "wda",
         feature: Some("wda"),
-        implemented: false,
+        implemented: true,
         compiled: cfg!(feature = "wda"),
-        has_artifact: false,
+        has_artifact: true,
     },
     MaskerKind {
         name: "oracle",
@@ -173,6 +173,39 @@ pub struct Built {
     /// The masker's own sizes (tables, classes, states), for `munch compile`; empty for maskers
     /// without tables.
     pub stats: serde_json::Map<String, serde_json::Value>,
+    /// Writes the compiled masker as an artifact, for maskers that have a format.
+    pub save: Option<Saver>,
+}
+
+/// Writes a built masker's artifact.
+pub type Saver = Box<dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()> + Send + Sync>;
+
+/// Loads a masker from an artifact written by [`Built::save`] for the same grammar and
+/// vocabulary; the artifact's own typed error otherwise.
+pub fn load(
+    name: &str,
+    parser: &Arc<Parser>,
+    vocab: &Arc<Vocabulary>,
+    reader: &mut dyn std::io::Read,
+) -> Result<Box<dyn Masker>, MaskerError> {
+    let kind = check(name)?;
+    let _ = (parser, vocab, &reader);
+    match kind.name {
+        #[cfg(feature = "wda")]
+        "wda" => {
+            let mut r = reader;
+            munch_masker_wda::WdaMasker::load(Arc::clone(parser), Arc::clone(vocab), &mut r)
+                .map(|m| Box::new(m) as Box<dyn Masker>)
+                .map_err(|e| MaskerError::Build {
+                    name: kind.name,
+                    source: Box::new(e),
+                })
+        }
+        _ => Err(MaskerError::Build {
+            name: kind.name,
+            source: format!("masker `{}` has no artifact format", kind.name).into(),
+        }),
+    }
 }
 
 /// Builds the masker named `name` for `parser`'s grammar over `vocab`.
@@ -183,16 +216,21 @@ pub fn build(
 ) -> Result<Built, MaskerError> {
     let kind = check(name)?;
     let started = Instant::now();
-    let (masker, stats) = construct(kind, parser, vocab)?;
+    let (masker, stats, save) = construct(kind, parser, vocab)?;
     Ok(Built {
         masker,
         build_time: started.elapsed(),
         stats,
+        save,
     })
 }
 
-/// A masker with its stats, as [`construct`] returns it.
-type Constructed = (Box<dyn Masker>, serde_json::Map<String, serde_json::Value>);
+/// A masker with its stats and artifact writer, as [`construct`] returns it.
+type Constructed = (
+    Box<dyn Masker>,
+    serde_json::Map<String, serde_json::Value>,
+    Option<Saver>,
+);
 
 /// The constructor of each available masker; [`check`] has ruled out the others.
 fn construct(
@@ -204,7 +242,7 @@ fn construct(
     let _ = parser;
     let none = serde_json::Map::new;
     match kind.name {
-        "oracle" => Ok((Box::new(Oracle::new(Arc::clone(vocab))), none())),
+        "oracle" => Ok((Box::new(Oracle::new(Arc::clone(vocab))), none(), None)),
         #[cfg(feature = "trie")]
         "trie" => Ok((
             Box::new(munch_masker_trie::TrieMasker::new(
@@ -212,6 +250,7 @@ fn construct(
                 Arc::clone(vocab),
             )),
             none(),
+            None,
         )),
         #[cfg(feature = "spanner")]
         "spanner" => {
@@ -227,16 +266,65 @@ fn construct(
                 "lexer_points": s.points,
                 "realisable_spans": s.realisable_spans,
                 "terminal_spans": s.terminal_spans,
-                "always_pairs": s.always_pairs,
-                "depends_pairs": s.depends_pairs,
                 "table_entries": s.table_entries,
-                "always_sets": s.always_sets,
-                "depends_items": s.depends_items,
                 "table_bytes": s.heap_bytes,
             });
-            Ok((Box::new(masker), into_map(stats)))
+            Ok((Box::new(masker), into_map(stats), None))
+        }
+        #[cfg(feature = "wda")]
+        "wda" => {
+            let masker = Arc::new(
+                munch_masker_wda::WdaMasker::new(
+                    Arc::clone(parser),
+                    Arc::clone(vocab),
+                    &munch_masker_wda::WdaConfig::default(),
+                )
+                .map_err(|e| MaskerError::Build {
+                    name: kind.name,
+                    source: Box::new(e),
+                })?,
+            );
+            let s = masker.stats();
+            let stats = serde_json::json!({
+                "token_classes": s.token_classes,
+                "states": s.states,
+                "edges": s.edges,
+                "distinct_weights": s.distinct_weights,
+                "table_bytes": s.heap_bytes,
+            });
+            let writer = Arc::clone(&masker);
+            let save: Saver = Box::new(move |w: &mut dyn std::io::Write| {
+                let mut w = w;
+                writer.save(&mut w)
+            });
+            Ok((Box::new(ArcMasker(masker)), into_map(stats), Some(save)))
         }
         _ => Err(MaskerError::NotImplemented(kind.name)),
+    }
+}
+
+/// A shared masker as a `Box<dyn Masker>` (the artifact writer holds the other reference).
+#[cfg(feature = "wda")]
+struct ArcMasker<M>(Arc<M>);
+
+#[cfg(feature = "wda")]
+impl<M: Masker> Masker for ArcMasker<M> {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn vocabulary(&self) -> &Vocabulary {
+        self.0.vocabulary()
+    }
+    fn create_cache(&self) -> munch_glr::mask::MaskCache {
+        self.0.create_cache()
+    }
+    fn fill_mask(
+        &self,
+        cache: &mut munch_glr::mask::MaskCache,
+        state: &munch_glr::parser::ParserState,
+        mask: &mut munch_glr::mask::TokenMask,
+    ) {
+        self.0.fill_mask(cache, state, mask)
     }
 }
 
@@ -272,10 +360,11 @@ mod tests {
     #[test]
     fn names_resolve_to_kinds_or_typed_errors() {
         assert!(matches!(check("nope"), Err(MaskerError::Unknown(_))));
-        assert!(matches!(
-            check("wda"),
-            Err(MaskerError::NotImplemented("wda"))
-        ));
+        assert_eq!(
+            check("wda").is_ok(),
+            cfg!(feature = "wda"),
+            "wda is available iff its feature is on"
+        );
         assert_eq!(
             check("spanner").is_ok(),
             cfg!(feature = "spanner"),

@@ -10,8 +10,10 @@
 //! every masker and cached). `peak_rss_bytes` is the process's peak resident set (`VmHWM`), so it
 //! includes the tokenizer; `null` where the system does not report it.
 //!
-//! `-o FILE` writes the compiled masker, for maskers with an artifact format; no masker has one
-//! yet, so it is refused (before any work) with exit code 2.
+//! `-o FILE` writes the compiled masker, for maskers with an artifact format (`wda`; for the
+//! others it is refused before any work, with exit code 2), then loads it back and adds
+//! `"artifact_bytes"` and `"load_s"` to the line: the file is checked to load, and the cost of
+//! loading is measured against the build's.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -51,6 +53,10 @@ struct CompileLine<'a> {
     lr_states: usize,
     #[serde(flatten)]
     stats: serde_json::Map<String, serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    artifact_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    load_s: Option<f64>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
@@ -80,7 +86,24 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         lexer_states: parser.lexer().state_len(),
         lr_states: parser.lr_state_len(),
         stats: built.stats,
+        artifact_bytes: None,
+        load_s: None,
     };
+    let mut line = line;
+    if let (Some(path), Some(save)) = (&args.output, &built.save) {
+        let write_err = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
+        let file = std::fs::File::create(path).map_err(write_err)?;
+        let mut w = std::io::BufWriter::new(file);
+        save(&mut w).map_err(write_err)?;
+        std::io::Write::flush(&mut w).map_err(write_err)?;
+        drop(w);
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let started = Instant::now();
+        munch::maskers::load(kind.name, &parser, &vocab, &mut bytes.as_slice())?;
+        line.load_s = Some(started.elapsed().as_secs_f64());
+        line.artifact_bytes = Some(bytes.len() as u64);
+    }
     println!(
         "{}",
         serde_json::to_string(&line).expect("the line serializes")
