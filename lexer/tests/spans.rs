@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
 use munch_lexer::spans::{
-    ClassId, ClassSet, LexPoint, PointId, SpansBudget, SpansConfig, TokenSpans,
+    ClassId, ClassSet, ExpandCache, LexPoint, PointId, SpansBudget, SpansConfig, TokenSpans,
 };
 use munch_lexer::vocab::Vocabulary;
 use munch_lexer::{LexState, TerminalId, TokenId};
@@ -217,8 +217,9 @@ fn check(lexer: &Lexer, vocab: &Vocabulary, spans: &TokenSpans) -> Vec<Vec<u32>>
         .collect()
 }
 
-/// `expand` of `set` against setting each member's bit.
-fn check_expand(spans: &TokenSpans, set: &ClassSet) {
+/// `expand` and `expand_cached` (with `cache`, which has seen earlier sets) of `set` against
+/// setting each member's bit.
+fn check_expand(spans: &TokenSpans, set: &ClassSet, cache: &mut ExpandCache) {
     let classes = spans.classes();
     let mut want = vec![0u32; classes.word_len()];
     for c in set.iter() {
@@ -230,6 +231,9 @@ fn check_expand(spans: &TokenSpans, set: &ClassSet) {
     let mut got = vec![0xdead_beef_u32; classes.word_len()];
     classes.expand(set, &mut got);
     assert_eq!(got, want, "expand {set:?}");
+    let mut got = vec![0x1234_5678_u32; classes.word_len()];
+    classes.expand_cached(cache, set, &mut got);
+    assert_eq!(got, want, "expand_cached {set:?}");
 }
 
 fn build(lexer: &Lexer, vocab: &Vocabulary) -> TokenSpans {
@@ -446,7 +450,7 @@ fn special_tokens_have_no_class_and_expand_clears_them() {
     let classes = check(&lexer, &vocab, &spans);
     assert_eq!(classes, [vec![0, 2], vec![3]]);
     let all = ClassSet::full(spans.classes().len());
-    check_expand(&spans, &all);
+    check_expand(&spans, &all, &mut ExpandCache::new());
     let mut words = vec![u32::MAX; 1];
     spans.classes().expand(&all, &mut words);
     assert_eq!(words, [0b1101]);
@@ -482,14 +486,16 @@ fn expand_of_many_sets_over_a_larger_vocabulary() {
     check(&lexer, &vocab, &spans);
     let n = spans.classes().len();
     assert!(n > 3);
-    for mask in 0u32..(1 << n.min(10)) {
+    // A small cache, so that entries are replaced and sets are met again.
+    let mut cache = ExpandCache::with_capacity(3);
+    for mask in (0u32..(1 << n.min(10))).chain((0..64).map(|i| (i * 37) % 11)) {
         let mut set = ClassSet::new(n);
         for c in 0..n.min(10) {
             if mask & (1 << c) != 0 {
                 set.insert(ClassId::from_usize(c));
             }
         }
-        check_expand(&spans, &set);
+        check_expand(&spans, &set, &mut cache);
     }
 }
 
@@ -632,14 +638,16 @@ proptest! {
         let spans = build(&lexer, &vocab);
         check(&lexer, &vocab, &spans);
         let n = spans.classes().len();
-        for bits in picks {
+        let mut cache = ExpandCache::with_capacity(2);
+        // Each set twice, so that the cache's exact and nearest paths both run.
+        for bits in picks.iter().chain(&picks).copied() {
             let mut set = ClassSet::new(n);
             for c in 0..n {
                 if bits.rotate_left(c as u32) & 1 == 1 {
                     set.insert(ClassId::from_usize(c));
                 }
             }
-            check_expand(&spans, &set);
+            check_expand(&spans, &set, &mut cache);
         }
     }
 }

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use munch_glr::mask::TokenMask;
-use munch_lexer::spans::{ClassId, ClassSet, TokenSpans};
+use munch_lexer::spans::{ClassId, ClassSet, ExpandCache, TokenSpans};
 use munch_lexer::vocab::{TokenTrie, Vocabulary};
 use munch_lexer::TokenId;
 
@@ -49,10 +49,19 @@ impl ClassWalk {
     }
 
     /// Sets `mask` to the members of the classes set in `class_mask` (a mask over class
-    /// indices); `set` is scratch.
-    pub(crate) fn expand(&self, class_mask: &TokenMask, set: &mut ClassSet, mask: &mut TokenMask) {
+    /// indices); `set` and `cache` are scratch (masks along a text repeat, so the cache of
+    /// recent expansions usually makes this one copy of the words).
+    pub(crate) fn expand(
+        &self,
+        class_mask: &TokenMask,
+        set: &mut ClassSet,
+        cache: &mut ExpandCache,
+        mask: &mut TokenMask,
+    ) {
         set.copy_from_u32_words(class_mask.words());
-        self.spans.classes().expand(set, mask.words_mut());
+        self.spans
+            .classes()
+            .expand_cached(cache, set, mask.words_mut());
     }
 }
 

@@ -50,7 +50,7 @@ use munch_glr::gss::GssNode;
 use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState, ShiftCache};
 use munch_lexer::dfa::{Lexer, TerminalSet};
-use munch_lexer::spans::{ClassSet, SpansBuildError, SpansConfig, TokenSpans};
+use munch_lexer::spans::{ClassSet, ExpandCache, SpansBuildError, SpansConfig, TokenSpans};
 use munch_lexer::vocab::{TokenTrie, TrieNode, Vocabulary};
 use munch_lexer::{LexState, TerminalId, TokenId};
 
@@ -248,9 +248,11 @@ struct Cache {
     active: Vec<Arc<Inside>>,
     /// Tables below boundary nodes, by (space, lexer state, node); kept across masks, bounded.
     below: AHashMap<(u8, LexState, u32), Arc<Inside>>,
-    /// The class walk's mask over class ids, and the same as a class set.
+    /// The class walk's mask over class ids, the same as a class set, and recent expansions
+    /// of class sets to token masks.
     class_mask: TokenMask,
     class_set: ClassSet,
+    expand: ExpandCache,
 }
 
 impl Masker for TrieMasker {
@@ -277,6 +279,7 @@ impl Masker for TrieMasker {
                 .classes
                 .as_ref()
                 .map_or_else(ClassSet::default, |c| c.spans().classes().empty_set()),
+            expand: ExpandCache::new(),
         })
     }
 
@@ -287,7 +290,7 @@ impl Masker for TrieMasker {
             Some(classes) => {
                 let mut class_mask = std::mem::replace(&mut cache.class_mask, TokenMask::new(0));
                 self.walk(cache, state, classes.space(), &mut class_mask);
-                classes.expand(&class_mask, &mut cache.class_set, mask);
+                classes.expand(&class_mask, &mut cache.class_set, &mut cache.expand, mask);
                 cache.class_mask = class_mask;
             }
         }

@@ -4,7 +4,7 @@
 use ahash::AHashMap;
 
 use super::error::{SpansBudget, SpansBuildError};
-use super::expand::Patterns;
+use super::expand::{ExpandCache, Patterns};
 use super::{ClassId, ClassSet};
 use crate::vocab::Vocabulary;
 use crate::TokenId;
@@ -137,6 +137,19 @@ impl TokenClasses {
         );
         assert_eq!(classes.len(), self.len(), "class set for other classes");
         self.patterns.expand(classes, words);
+    }
+
+    /// [`expand`](TokenClasses::expand), starting from the nearest of the recent expansions
+    /// in `cache` when that is cheaper (a repeated set costs one copy of the words), and
+    /// remembering this one. Same result, same panics.
+    pub fn expand_cached(&self, cache: &mut ExpandCache, classes: &ClassSet, words: &mut [u32]) {
+        assert_eq!(
+            words.len(),
+            self.word_len(),
+            "mask words for another vocabulary"
+        );
+        assert_eq!(classes.len(), self.len(), "class set for other classes");
+        self.patterns.expand_cached(cache, classes, words);
     }
 
     /// Heap bytes held.

@@ -102,15 +102,92 @@ impl Patterns {
     /// Writes the words of `classes` (a set over these classes) into `words` (of the right
     /// length: the caller checks both).
     pub(super) fn expand(&self, classes: &ClassSet, words: &mut [u32]) {
-        // The cost of one side, summed over whichever side has fewer classes.
+        let (chosen, missing) = self.costs(classes);
+        self.expand_fresh(classes, chosen, missing, words);
+    }
+
+    /// [`Patterns::expand`], starting from the nearest of the recent expansions in `cache`
+    /// when that costs less, and remembering this one.
+    pub(super) fn expand_cached(
+        &self,
+        cache: &mut ExpandCache,
+        classes: &ClassSet,
+        words: &mut [u32],
+    ) {
+        cache.clock += 1;
+        let clock = cache.clock;
+        if cache
+            .entries
+            .first()
+            .is_some_and(|e| e.words.len() != words.len() || e.set.len() != classes.len())
+        {
+            // A cache used with other classes before: start over.
+            cache.entries.clear();
+        }
+        if let Some(e) = cache.entries.iter_mut().find(|e| e.set == *classes) {
+            words.copy_from_slice(&e.words);
+            e.used = clock;
+            return;
+        }
+        let (chosen, missing) = self.costs(classes);
+        let fresh = chosen.min(missing);
+        // The entry differing in the fewest classes, and what starting from it costs.
+        let nearest = cache
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (differing(&e.set, classes), i))
+            .min();
+        let from = nearest.and_then(|(n, i)| {
+            // Each differing class costs at least one store: skip the exact sum when even that
+            // cannot win.
+            if n as u64 >= fresh {
+                return None;
+            }
+            let delta = self.cost_of(Differing::new(&cache.entries[i].set, classes));
+            (delta < fresh).then_some(i)
+        });
+        match from {
+            Some(i) => {
+                let e = &mut cache.entries[i];
+                words.copy_from_slice(&e.words);
+                // Classes are disjoint, so XOR toggles exactly one class's bits.
+                for c in Differing::new(&e.set, classes) {
+                    self.apply(c, words, |w, bits| *w ^= bits);
+                }
+            }
+            None => self.expand_fresh(classes, chosen, missing, words),
+        }
+        if cache.capacity == 0 {
+            return;
+        }
+        if cache.entries.len() < cache.capacity {
+            cache.entries.push(CacheEntry {
+                set: classes.clone(),
+                words: words.to_vec(),
+                used: clock,
+            });
+        } else if let Some(e) = cache.entries.iter_mut().min_by_key(|e| e.used) {
+            e.set.clone_from(classes);
+            e.words.copy_from_slice(words);
+            e.used = clock;
+        }
+    }
+
+    /// The cost of the patterns of the classes in `classes` and of those not in it, summed
+    /// over whichever side has fewer classes.
+    fn costs(&self, classes: &ClassSet) -> (u64, u64) {
         let count = classes.count();
-        let (chosen, missing) = if count * 2 <= classes.len() {
+        if count * 2 <= classes.len() {
             let chosen = self.cost_of(classes.iter().map(|c| c.as_usize()));
             (chosen, self.total_cost - chosen)
         } else {
             let missing = self.cost_of(Missing::new(classes));
             (self.total_cost - missing, missing)
-        };
+        }
+    }
+
+    fn expand_fresh(&self, classes: &ClassSet, chosen: u64, missing: u64, words: &mut [u32]) {
         if chosen <= missing {
             words.fill(0);
             for c in classes.iter() {
@@ -158,39 +235,27 @@ impl Patterns {
     }
 }
 
-/// The classes below `len` not in a set, ascending.
-struct Missing<'a> {
-    words: &'a [u64],
-    len: usize,
+/// The positions of the set bits of `word(0..n)`, ascending.
+struct Bits<F> {
+    word: F,
+    n: usize,
     index: usize,
     current: u64,
 }
 
-impl<'a> Missing<'a> {
-    fn new(set: &'a ClassSet) -> Self {
-        let mut m = Missing {
-            words: set.words(),
-            len: set.len(),
+impl<F: Fn(usize) -> u64> Bits<F> {
+    fn new(word: F, n: usize) -> Self {
+        let current = if n > 0 { word(0) } else { 0 };
+        Bits {
+            word,
+            n,
             index: 0,
-            current: 0,
-        };
-        if !m.words.is_empty() {
-            m.current = m.word(0);
+            current,
         }
-        m
-    }
-
-    #[inline]
-    fn word(&self, i: usize) -> u64 {
-        let mut w = !self.words[i];
-        if i + 1 == self.words.len() && self.len % 64 != 0 {
-            w &= (1u64 << (self.len % 64)) - 1;
-        }
-        w
     }
 }
 
-impl Iterator for Missing<'_> {
+impl<F: Fn(usize) -> u64> Iterator for Bits<F> {
     type Item = usize;
 
     #[inline]
@@ -202,11 +267,109 @@ impl Iterator for Missing<'_> {
                 return Some(self.index * 64 + bit);
             }
             self.index += 1;
-            if self.index >= self.words.len() {
+            if self.index >= self.n {
                 return None;
             }
-            self.current = self.word(self.index);
+            self.current = (self.word)(self.index);
         }
+    }
+}
+
+/// The classes below `set.len()` not in `set`, ascending.
+struct Missing;
+
+impl Missing {
+    #[allow(clippy::new_ret_no_self)] // a constructor of the iterator, named for the reader
+    fn new(set: &ClassSet) -> Bits<impl Fn(usize) -> u64 + '_> {
+        let words = set.words();
+        let (n, len) = (words.len(), set.len());
+        Bits::new(
+            move |i| {
+                let w = !words[i];
+                if i + 1 == n && len % 64 != 0 {
+                    w & ((1u64 << (len % 64)) - 1)
+                } else {
+                    w
+                }
+            },
+            n,
+        )
+    }
+}
+
+/// The classes in exactly one of two sets over the same classes, ascending.
+struct Differing;
+
+impl Differing {
+    #[allow(clippy::new_ret_no_self)] // a constructor of the iterator, named for the reader
+    fn new<'a>(a: &'a ClassSet, b: &'a ClassSet) -> Bits<impl Fn(usize) -> u64 + 'a> {
+        let (a, b) = (a.words(), b.words());
+        Bits::new(move |i| a[i] ^ b[i], a.len().min(b.len()))
+    }
+}
+
+/// The number of classes in exactly one of `a` and `b`.
+fn differing(a: &ClassSet, b: &ClassSet) -> u32 {
+    a.words()
+        .iter()
+        .zip(b.words())
+        .map(|(x, y)| (x ^ y).count_ones())
+        .sum()
+}
+
+/// Recent expansions, so that [`TokenClasses::expand_cached`](super::TokenClasses::expand_cached)
+/// can start from the nearest one instead of from nothing: masks along a text repeat, or differ
+/// in a few classes. Scratch owned by the caller (one per thread), for one [`TokenClasses`].
+///
+/// [`TokenClasses`]: super::TokenClasses
+#[derive(Clone, Debug)]
+pub struct ExpandCache {
+    entries: Vec<CacheEntry>,
+    capacity: usize,
+    clock: u64,
+}
+
+#[derive(Clone, Debug)]
+struct CacheEntry {
+    set: ClassSet,
+    words: Vec<u32>,
+    /// The clock when last used: the least recently used entry is replaced.
+    used: u64,
+}
+
+impl ExpandCache {
+    /// A cache of the 8 most recent expansions.
+    pub fn new() -> Self {
+        Self::with_capacity(8)
+    }
+
+    /// A cache of the `entries` most recent expansions (0: no caching).
+    pub fn with_capacity(entries: usize) -> Self {
+        ExpandCache {
+            entries: Vec::with_capacity(entries),
+            capacity: entries,
+            clock: 0,
+        }
+    }
+
+    /// Forgets every expansion.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.entries
+            .iter()
+            .map(|e| e.set.words().len() * 8 + e.words.capacity() * 4)
+            .sum::<usize>()
+            + self.entries.capacity() * std::mem::size_of::<CacheEntry>()
+    }
+}
+
+impl Default for ExpandCache {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -247,5 +410,43 @@ mod tests {
             p.expand(&set, &mut words);
             assert_eq!(words, want, "subset {subset:03b}");
         }
+    }
+
+    /// 40 one-member classes in different words: a set differing from a cached one in one
+    /// class is built from it by toggling that class (1 store against 20 from scratch).
+    #[test]
+    fn cached_expansion_from_the_nearest_set() {
+        let members: Vec<TokenId> = (0..40u32).map(|c| TokenId::from(c * 33)).collect();
+        let member_start: Vec<u32> = (0..=40).collect();
+        let p = Patterns::new(40 * 33, &member_start, &members);
+        let words_of = |set: &ClassSet| {
+            let mut want = vec![0u32; (40 * 33usize).div_ceil(32)];
+            for c in set.iter() {
+                let t = c.as_usize() * 33;
+                want[t / 32] |= 1 << (t % 32);
+            }
+            want
+        };
+        let mut cache = ExpandCache::with_capacity(2);
+        let mut a = ClassSet::new(40);
+        a.extend((0..40).step_by(2).map(ClassId::from_usize));
+        let mut words = vec![0u32; words_of(&a).len()];
+        p.expand_cached(&mut cache, &a, &mut words);
+        assert_eq!(words, words_of(&a));
+        let (fresh_in, fresh_out) = p.costs(&a);
+        assert_eq!((fresh_in, fresh_out), (20, 20));
+        // One more class, then one fewer: both from the cached neighbour.
+        let mut b = a.clone();
+        b.insert(ClassId::from_usize(7));
+        let mut c = a.clone();
+        c.remove(ClassId::from_usize(0));
+        for set in [&b, &c, &a, &b] {
+            words.fill(0xffff_ffff);
+            p.expand_cached(&mut cache, set, &mut words);
+            assert_eq!(words, words_of(set));
+        }
+        assert_eq!(cache.entries.len(), 2);
+        assert_eq!(differing(&a, &b), 1);
+        assert_eq!(Differing::new(&b, &c).collect::<Vec<_>>(), [0, 7]);
     }
 }
