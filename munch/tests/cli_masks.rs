@@ -300,6 +300,33 @@ fn compile_prints_its_json_line() {
     assert!(line["peak_rss_bytes"].as_u64().unwrap() > 0);
 }
 
+/// The weighted-automaton masker writes an artifact that loads back, and says what it holds.
+#[cfg(feature = "wda")]
+#[test]
+fn compile_writes_a_wda_artifact_that_loads() {
+    let out = temp_dir("compile-wda").join("json.wda");
+    let out_s = out.display().to_string();
+    let (code, stdout, stderr) = munch(&[
+        "compile",
+        "builtin:json",
+        "--tokenizer",
+        "llama3",
+        "--masker",
+        "wda",
+        "-o",
+        &out_s,
+    ]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let line = last_json(&stdout);
+    assert_eq!(line["masker"], "wda");
+    let bytes = std::fs::metadata(&out).unwrap().len();
+    assert_eq!(line["artifact_bytes"].as_u64(), Some(bytes));
+    assert!(line["load_s"].as_f64().is_some());
+    assert!(line["states"].as_u64().unwrap() > 1);
+    assert!(line["token_classes"].as_u64().unwrap() > 1);
+    assert!(std::fs::read(&out).unwrap().starts_with(b"MUNCHWDA"));
+}
+
 #[test]
 fn compile_refuses_an_artifact_no_masker_can_write() {
     let out = temp_dir("compile").join("json.trie");
@@ -355,10 +382,10 @@ fn usage_errors_exit_2_with_a_clear_message() {
                 "--tokenizer",
                 "llama3",
                 "--masker",
-                "trie,wda",
+                "trie,nope",
                 &files[0],
             ],
-            "masker `wda` is not implemented yet",
+            "unknown masker `nope`",
         ),
         (
             &[
