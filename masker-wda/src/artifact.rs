@@ -281,12 +281,13 @@ pub(crate) fn load(
         run_start: i.u32s()?,
         runs: i.pairs()?,
         all: i.u32s()?,
+        expansion: Default::default(),
     };
     if i.at != payload.len() {
         return Err(malformed(i.at, "bytes after the last table"));
     }
     validate(&dwa, vocab_len, lex_states, lr_states).map_err(|what| malformed(0, what))?;
-    Ok(dwa)
+    Ok(dwa.finish())
 }
 
 /// Every id in range and every table of the length the others imply.

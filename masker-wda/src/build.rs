@@ -180,6 +180,8 @@ pub(crate) fn build(
         run_start,
         runs,
         all,
-    };
+        expansion: Default::default(),
+    }
+    .finish();
     Ok((dwa, t0.elapsed().as_secs_f64()))
 }

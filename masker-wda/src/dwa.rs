@@ -20,13 +20,14 @@
 //! expanded when its state's undecided classes are all in the mask already, which is where the
 //! run stops reading the stack — usually after one or two nodes.
 
-use ahash::AHashSet;
+use ahash::{AHashMap, AHashSet};
 use munch_glr::gss::{GssNode, GssNodeId};
 use munch_glr::parser::ParserState;
 use munch_lexer::LexState;
 
 use crate::bits::{is_subset, Weight};
 use crate::determinize::{StateId, DEAD};
+use crate::expand::Expansion;
 
 /// The compiled automaton (immutable, shared).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,13 +59,29 @@ pub(crate) struct Dwa {
     pub(crate) runs: Vec<(u32, u32)>,
     /// Every classed token's bit.
     pub(crate) all: Vec<u32>,
+    /// Derived from the runs (not saved).
+    pub(crate) expansion: Expansion,
 }
 
 /// Scratch of one thread.
 pub(crate) struct RunCache {
     acc: Vec<u64>,
+    /// Pairs visited: a short list while small (most masks visit a handful), a set past that.
+    seen_small: Vec<(StateId, GssNodeId)>,
     seen: AHashSet<(StateId, GssNodeId)>,
     stack: Vec<(StateId, GssNode)>,
+    /// The weights the current mask is the union of.
+    used: Vec<Weight>,
+    /// Recent expansions: (hash of the class set, class set, mask words).
+    results: Vec<(u64, Vec<u64>, Vec<u32>)>,
+    next_slot: usize,
+    /// Expanded weights: slot → (weight, last use), the masks slot by slot, weight → slot.
+    slots: Vec<(Weight, u64)>,
+    masks: Vec<u32>,
+    slot_of: AHashMap<Weight, usize>,
+    capacity: usize,
+    clock: u64,
+    scratch: Vec<u32>,
 }
 
 impl Dwa {
@@ -90,13 +107,39 @@ impl Dwa {
             + self.run_start.len() * 4
             + self.runs.len() * 8
             + self.all.len() * 4
+            + self.expansion.heap_bytes()
+    }
+
+    /// Derives the expansion tables (after building or loading).
+    pub(crate) fn finish(mut self) -> Self {
+        // Only classes some weight holds can ever be in a mask.
+        let words = self.words as usize;
+        let mut live = vec![0u64; words];
+        for w in self.weights.chunks(words.max(1)) {
+            for (a, b) in live.iter_mut().zip(w) {
+                *a |= b;
+            }
+        }
+        self.expansion = Expansion::new(self.all.len(), &self.run_start, &self.runs, &live);
+        self
     }
 
     pub(crate) fn create_cache(&self) -> RunCache {
+        let word_bytes = (self.vocab_len as usize).div_ceil(32).max(1) * 4;
         RunCache {
             acc: vec![0; self.words as usize],
+            seen_small: Vec::new(),
             seen: AHashSet::new(),
             stack: Vec::new(),
+            used: Vec::new(),
+            results: Vec::new(),
+            next_slot: 0,
+            slots: Vec::new(),
+            masks: Vec::new(),
+            slot_of: AHashMap::new(),
+            capacity: ((8 << 20) / word_bytes).max(64),
+            clock: 0,
+            scratch: Vec::new(),
         }
     }
 
@@ -134,29 +177,45 @@ impl Dwa {
         }
     }
 
-    /// The allowed classes of `state` into `cache.acc`.
+    /// The allowed classes of `state` into `cache.acc`, and the weights they come from into
+    /// `cache.used`.
     pub(crate) fn run(&self, cache: &mut RunCache, state: &ParserState) {
         cache.acc.fill(0);
-        cache.seen.clear();
+        cache.seen_small.clear();
+        if !cache.seen.is_empty() {
+            cache.seen.clear();
+        }
         cache.stack.clear();
+        cache.used.clear();
         for h in state.heads() {
             let (s, yes) = self.point(h.lex_state(), h.inhibitor());
-            Self::or_weight(&mut cache.acc, self.weight(yes));
+            if yes != 0 && !cache.used.contains(&yes) {
+                cache.used.push(yes);
+                Self::or_weight(&mut cache.acc, self.weight(yes));
+            }
             if s != DEAD {
                 cache.stack.push((s, h.node().clone()));
             }
         }
-        let mut visits = 0usize;
         while let Some((s, node)) = cache.stack.pop() {
-            if !cache.seen.insert((s, node.id())) {
-                continue;
+            let key = (s, node.id());
+            if cache.seen_small.len() < 32 {
+                if cache.seen_small.contains(&key) {
+                    continue;
+                }
+                cache.seen_small.push(key);
+            } else {
+                if cache.seen.is_empty() {
+                    cache.seen.extend(cache.seen_small.iter().copied());
+                }
+                if !cache.seen.insert(key) {
+                    continue;
+                }
             }
-            visits += 1;
             let (out, t) = self.step(s, node.state().as_u32());
-            if out != 0 {
-                let n = self.words as usize;
-                let w = &self.weights[out as usize * n..(out as usize + 1) * n];
-                Self::or_weight(&mut cache.acc, w);
+            if out != 0 && !cache.used.contains(&out) {
+                cache.used.push(out);
+                Self::or_weight(&mut cache.acc, self.weight(out));
             }
             if t == DEAD || is_subset(self.weight(self.undecided[t as usize]), &cache.acc) {
                 continue;
@@ -165,60 +224,94 @@ impl Dwa {
                 cache.stack.push((t, m));
             }
         }
-        if std::env::var_os("MUNCH_WDA_VISITS").is_some() {
-            eprintln!("visits {visits} heads {}", state.head_len());
-        }
     }
 
-    /// Writes the tokens of the classes in `cache.acc` into mask words (every other bit
-    /// cleared).
-    pub(crate) fn expand(&self, cache: &RunCache, words: &mut [u32]) {
-        let acc = &cache.acc;
-        let class_len = self.class_len as usize;
-        let chosen: usize = iter_bits(acc)
-            .map(|c| (self.run_start[c + 1] - self.run_start[c]) as usize)
-            .sum();
-        if chosen * 2 <= self.runs.len() {
-            words.fill(0);
-            for c in iter_bits(acc) {
-                for &(w, bits) in
-                    &self.runs[self.run_start[c] as usize..self.run_start[c + 1] as usize]
-                {
-                    words[w as usize] |= bits;
+    /// Writes the tokens of the classes found by [`Dwa::run`] into mask words (every other
+    /// bit cleared).
+    ///
+    /// Two caches in the thread's scratch keep this short. The last few results, by class set:
+    /// consecutive masks often allow the same classes (inside a string, a comment, a name).
+    /// Failing that, the mask is the OR of the masks of the weights the run used, and each
+    /// weight's mask is expanded once and kept (least recently used out first, about 8 MiB),
+    /// because a decode meets the same few hundred weights again and again.
+    pub(crate) fn expand(&self, cache: &mut RunCache, words: &mut [u32]) {
+        cache.clock += 1;
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for &w in &cache.acc {
+            hash = (hash ^ w).wrapping_mul(0x0000_0100_0000_01b3);
+            hash ^= hash >> 29;
+        }
+        if let Some(e) = cache
+            .results
+            .iter()
+            .find(|e| e.0 == hash && e.1 == cache.acc)
+        {
+            words.copy_from_slice(&e.2);
+            return;
+        }
+        words.fill(0);
+        let word_len = words.len();
+        for i in 0..cache.used.len() {
+            let w = cache.used[i];
+            let slot = match cache.slot_of.get(&w) {
+                Some(&slot) => Some(slot),
+                None => {
+                    let slot = if cache.slots.len() < cache.capacity {
+                        cache.slots.push((w, 0));
+                        cache.masks.resize(cache.masks.len() + word_len, 0);
+                        Some(cache.slots.len() - 1)
+                    } else {
+                        // Evict the least recently used weight this mask does not use.
+                        let victim = (0..cache.slots.len())
+                            .filter(|&j| !cache.used[..i].contains(&cache.slots[j].0))
+                            .min_by_key(|&j| cache.slots[j].1);
+                        if let Some(v) = victim {
+                            cache.slot_of.remove(&cache.slots[v].0);
+                            cache.slots[v] = (w, 0);
+                        }
+                        victim
+                    };
+                    let target = match slot {
+                        Some(slot) => {
+                            cache.slot_of.insert(w, slot);
+                            &mut cache.masks[slot * word_len..(slot + 1) * word_len]
+                        }
+                        // More weights in one mask than slots: expand without keeping it.
+                        None => {
+                            cache.scratch.resize(word_len, 0);
+                            &mut cache.scratch[..]
+                        }
+                    };
+                    self.expansion
+                        .expand(self.weight(w), &self.run_start, &self.runs, target);
+                    slot
                 }
+            };
+            let m = match slot {
+                Some(slot) => {
+                    cache.slots[slot].1 = cache.clock;
+                    &cache.masks[slot * word_len..(slot + 1) * word_len]
+                }
+                None => &cache.scratch[..],
+            };
+            for (a, b) in words.iter_mut().zip(m) {
+                *a |= b;
             }
+        }
+        if cache.results.len() < RESULTS {
+            cache
+                .results
+                .push((hash, cache.acc.clone(), words.to_vec()));
         } else {
-            // Most of the vocabulary: start from every classed token, clear the missing classes.
-            words.copy_from_slice(&self.all);
-            for (i, &word) in acc.iter().enumerate() {
-                let mut missing = !word;
-                while missing != 0 {
-                    let c = i * 64 + missing.trailing_zeros() as usize;
-                    missing &= missing - 1;
-                    if c >= class_len {
-                        break;
-                    }
-                    for &(w, bits) in
-                        &self.runs[self.run_start[c] as usize..self.run_start[c + 1] as usize]
-                    {
-                        words[w as usize] &= !bits;
-                    }
-                }
-            }
+            // Reuse the slot's buffers: no allocation once the cache is full.
+            let e = &mut cache.results[cache.next_slot];
+            e.0 = hash;
+            e.1.copy_from_slice(&cache.acc);
+            e.2.copy_from_slice(words);
+            cache.next_slot = (cache.next_slot + 1) % RESULTS;
         }
     }
 }
 
-fn iter_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
-    words.iter().enumerate().flat_map(|(wi, &word)| {
-        let mut w = word;
-        std::iter::from_fn(move || {
-            if w == 0 {
-                return None;
-            }
-            let b = w.trailing_zeros() as usize;
-            w &= w - 1;
-            Some(wi * 64 + b)
-        })
-    })
-}
+/// Expanded results kept per thread.
+const RESULTS: usize = 8;

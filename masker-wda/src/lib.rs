@@ -44,6 +44,7 @@ mod build;
 mod determinize;
 mod dwa;
 mod error;
+mod expand;
 mod lexical;
 mod minimize;
 mod template;
