@@ -3,7 +3,8 @@
 //!
 //! Sets measured: no class, a handful of large classes, every class but those, every class, a
 //! random half, and two realistic ones: the classes alive from the start state (where a JSON
-//! value begins) and from inside a string.
+//! value begins) and from inside a string; and `expand_cached` on a repeated set and on two
+//! sets one class apart.
 //!
 //! ```text
 //! cargo bench -p munch-lexer --bench expand
@@ -11,7 +12,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
-use munch_lexer::spans::{ClassId, ClassSet, LexPoint, SpansConfig, TokenSpans};
+use munch_lexer::spans::{ClassId, ClassSet, ExpandCache, LexPoint, SpansConfig, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 
 fn json_lexer() -> Lexer {
@@ -133,6 +134,24 @@ fn bench_expand(c: &mut Criterion) {
             b.iter(|| classes.expand(black_box(set), black_box(&mut words)))
         });
     }
+    // The cache: a set met again (one copy of the words), and two sets one class apart met in
+    // turn (copy and toggle one class).
+    let mut cache = ExpandCache::new();
+    group.bench_function("cached_repeat", |b| {
+        b.iter(|| classes.expand_cached(&mut cache, black_box(&at_start), black_box(&mut words)))
+    });
+    let mut neighbour = at_start.clone();
+    let flip = neighbour.iter().next().unwrap_or(ClassId::from_usize(0));
+    neighbour.remove(flip);
+    let mut cache = ExpandCache::with_capacity(1);
+    let mut turn = false;
+    group.bench_function("cached_neighbour", |b| {
+        b.iter(|| {
+            turn = !turn;
+            let set = if turn { &at_start } else { &neighbour };
+            classes.expand_cached(&mut cache, black_box(set), black_box(&mut words))
+        })
+    });
     group.finish();
 }
 

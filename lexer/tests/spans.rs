@@ -476,7 +476,7 @@ fn expand_of_many_sets_over_a_larger_vocabulary() {
     let tokens: Vec<Vec<u8>> = (0..300)
         .map(|i| {
             let mut t = shapes[(i * 7 + i / 5) % shapes.len()].to_vec();
-            t.extend(std::iter::repeat(b'z').take(i % 3));
+            t.resize(t.len() + i % 3, b'z');
             t
         })
         .collect();
@@ -542,7 +542,7 @@ fn more_points_than_one_block() {
     let mut tokens: Vec<Vec<u8>> = Vec::new();
     for w in words {
         for cut in 1..=w.len() {
-            tokens.push(w[..cut].as_bytes().to_vec());
+            tokens.push(w.as_bytes()[..cut].to_vec());
             tokens.push(format!(" {}", &w[cut - 1..]).into_bytes());
         }
     }

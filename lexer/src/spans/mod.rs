@@ -8,7 +8,8 @@
 //!   and its inverse per point.
 //! - [`TokenClasses`]: the partition of the text tokens into classes of tokens that realise
 //!   the same span from every point; [`expand`](TokenClasses::expand) turns a [`ClassSet`]
-//!   into token-mask words.
+//!   into token-mask words; [`ExpandCache`] keeps recent expansions so that
+//!   [`expand_cached`](TokenClasses::expand_cached) can start from the nearest one.
 //! - [`ClassSet`]: a bitset of [`ClassId`]s. [`PointId`], [`SpanId`], [`ClassId`]: indices.
 //! - [`SpansConfig`], [`SpansBuildError`]: the build's budgets and the error naming the one
 //!   exceeded.
@@ -226,8 +227,11 @@ pub struct TokenSpans {
     emitted: Vec<LexState>,
     end: Vec<LexState>,
     blocks: Vec<BlockSpans>,
-    inverse: Vec<OnceLock<Box<[(SpanId, ClassSet)]>>>,
+    inverse: Vec<OnceLock<Inverse>>,
 }
+
+/// The spans realisable from one point, with their classes (see [`TokenSpans::inverse`]).
+type Inverse = Box<[(SpanId, ClassSet)]>;
 
 // Compiled maskers share these tables across threads.
 const _: () = {
@@ -248,23 +252,23 @@ impl TokenSpans {
         let mut points = Vec::new();
         let mut state_point = vec![NONE; n];
         let mut inhibitor_point = vec![NONE; n];
-        for s in 0..n {
+        for (s, point) in state_point.iter_mut().enumerate() {
             let state = LexState::from_usize(s);
             if !lexer.is_dead(state) {
-                state_point[s] = points.len() as u32;
+                *point = points.len() as u32;
                 points.push(LexPoint {
                     state,
                     inhibitor: None,
                 });
             }
         }
-        for s in 0..n {
+        for (s, point) in inhibitor_point.iter_mut().enumerate() {
             let inh = LexState::from_usize(s);
             if !lexer.accepted(inh).is_empty()
                 && lexer.can_grow(inh)
                 && !lexer.is_dead(lexer.start())
             {
-                inhibitor_point[s] = points.len() as u32;
+                *point = points.len() as u32;
                 points.push(LexPoint {
                     state: lexer.start(),
                     inhibitor: Some(inh),
@@ -372,7 +376,7 @@ impl TokenSpans {
                 self.inhibitor_point[inh.as_usize()]
             }
         };
-        (id != NONE).then(|| PointId(id))
+        (id != NONE).then_some(PointId(id))
     }
 
     /// The point `p`. Panics if `p` is out of range.
@@ -453,7 +457,7 @@ impl TokenSpans {
             + self.emitted_start.capacity() * 4
             + (self.emitted.capacity() + self.end.capacity()) * 4
             + blocks
-            + self.inverse.capacity() * std::mem::size_of::<OnceLock<Box<[(SpanId, ClassSet)]>>>()
+            + self.inverse.capacity() * std::mem::size_of::<OnceLock<Inverse>>()
             + inverse
     }
 }

@@ -210,7 +210,7 @@ pub(super) fn walk_block(
             w.trans[slot] = f;
         }
         steps += 1;
-        if steps % 4096 == 0 {
+        if steps & 4095 == 0 {
             work.add(4096)?;
         }
         let end = trie.subtree_end(n).as_u32();
@@ -226,7 +226,7 @@ pub(super) fn walk_block(
         }
         node += 1;
     }
-    work.add(steps % 4096)?;
+    work.add(steps & 4095)?;
     Ok(Block {
         width,
         q: w.q,
