@@ -103,7 +103,9 @@ def run(job, vocab, result):
     import numpy as np
 
     xgr = import_xgrammar()
-    result["engine_version"] = "xgrammar " + getattr(xgr, "__version__", "?") + " (Python)"
+    from importlib.metadata import version
+
+    result["engine_version"] = f"xgrammar {version('xgrammar')} (Python)"
     t0 = time.perf_counter()
     # Special tokens have no bytes: an empty entry, which XGrammar treats as special.
     encoded = [bytes.fromhex(t) if t is not None else b"" for t in vocab["tokens"]]

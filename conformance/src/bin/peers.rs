@@ -48,7 +48,7 @@ struct Args {
     #[arg(long, default_value_t = 500)]
     max_tokens_per_text: usize,
     /// Tokens per (grammar, tokenizer) over all its texts.
-    #[arg(long, default_value_t = 1200)]
+    #[arg(long, default_value_t = 800)]
     max_tokens: usize,
     /// Time limit of one engine on one grammar and tokenizer (build and trace), seconds.
     #[arg(long, default_value_t = 90)]

@@ -16,7 +16,12 @@ const MAIN_TOKENIZERS: &[&str] = &["llama3", "qwen3", "gemma3", "llama2"];
 /// The generated Markdown: the settings, one table of every figure on the main tokenizer, and
 /// mask latency by vocabulary size.
 pub fn render(results: &Results) -> String {
-    let mut out = String::new();
+    let mut out = String::from(
+        "### Side by side with llguidance, glrmask and XGrammar\n\n```sh\ncargo run --release -p \
+         munch-conformance --features peers --bin peers -- --out bench/results --update-readme\n\
+         ```\n\nPlots: `bench/results/cdf-GRAMMAR.png` (mask latency CDF per engine and \
+         tokenizer), `bench/results/mask-vs-vocab.png`.\n\n",
+    );
     let main = MAIN_TOKENIZERS
         .iter()
         .find(|t| results.runs.iter().any(|r| &r.tokenizer == *t))
@@ -341,8 +346,8 @@ mod tests {
         assert_eq!(rows.len(), 6, "{md}");
         assert!(md.contains("Tokenizer llama3."));
         assert!(md.contains(
-            "| json | munch-trie | 0.25 (1.50) | 120.0 | 80.0 | 160.0 | 240.0 | 1,234 | 5,000 | \
-             0.500 | 2.00 | 123 | 2/3 |"
+            "| json | munch-trie | 0.25 (1.50) | 120 | 80.0 | 160 | 240 | 1,234 | 5,000 | 0.500 | \
+             2.00 | 123 | 2/3 |"
         ), "{md}");
         assert!(
             md.contains("| json | glrmask † | 0.25 (1.50) | 3.75 | 2.50 |"),

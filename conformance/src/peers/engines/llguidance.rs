@@ -7,7 +7,7 @@ use std::time::Instant;
 use llguidance::api::TopLevelGrammar;
 use llguidance::earley::SlicedBiasComputer;
 use llguidance::toktrie::{
-    ApproximateTokEnv, InferenceCapabilities, SimpleVob, TokRxInfo, TokTrie,
+    ApproximateTokEnv, InferenceCapabilities, SimpleVob, TokEnv, TokRxInfo, TokTrie,
 };
 use llguidance::{Matcher, ParserFactory};
 
@@ -69,7 +69,7 @@ pub(super) fn run(
     }
     let eos = vocab.eos.first().copied().unwrap_or(0);
     let info = TokRxInfo::new(words.len() as u32, eos);
-    let env = Arc::new(ApproximateTokEnv::new(TokTrie::from(&info, &words)));
+    let env: TokEnv = Arc::new(ApproximateTokEnv::new(TokTrie::from(&info, &words)));
     let slices = if slicer {
         SlicedBiasComputer::general_slices()
     } else {
