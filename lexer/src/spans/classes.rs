@@ -119,7 +119,7 @@ impl TokenClasses {
 
     /// Writes the token mask of `classes` into `words`: exactly the members' bits set, every
     /// other bit cleared (special tokens and EOS too: the caller sets EOS afterwards). Token
-    /// `t` is bit `t % 32` of word `t / 32`, the [`TokenMask`] layout.
+    /// `t` is bit `t % 32` of word `t / 32`, the layout of `munch_glr::mask::TokenMask`.
     ///
     /// Costs a copy of the words plus the precomputed word patterns of the classes in the set
     /// or, when that is cheaper, of those not in it.
@@ -127,8 +127,6 @@ impl TokenClasses {
     /// # Panics
     /// If `words.len()` is not [`word_len`](TokenClasses::word_len) or `classes` is not over
     /// [`len`](TokenClasses::len) classes.
-    ///
-    /// [`TokenMask`]: https://docs.rs/munch-glr
     pub fn expand(&self, classes: &ClassSet, words: &mut [u32]) {
         assert_eq!(
             words.len(),
