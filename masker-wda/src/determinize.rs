@@ -182,6 +182,7 @@ pub(crate) fn determinize(
     // Scratch: (x, item index) pairs of the current state, and one target's contributions.
     let mut keyed: Vec<(u32, u32)> = Vec::new();
     let mut groups: Vec<(u32, u32, u32, u32)> = Vec::new();
+    let mut outs: Vec<Item> = Vec::new();
     let mut contrib: Vec<(Item, Weight)> = Vec::new();
     let mut wanted: Vec<u32> = Vec::new();
     let mut rounds = 0usize;
@@ -284,14 +285,16 @@ pub(crate) fn determinize(
                 at += 1;
                 let group = &items[lo as usize..hi as usize];
                 if code == INIT {
-                    let (codes, shifts) = tpl.top(t, x)?;
+                    let top = tpl.top(t, x)?;
                     for &(it, w) in group {
                         let (_, _, k) = parts(it);
-                        for &c in codes.iter() {
+                        for &c in top.codes.iter() {
                             contrib.push((item(t, c, k), w));
                         }
-                        if shifts {
-                            for &o in tpl.shifted(t, k, x)? {
+                        if top.shifts() {
+                            outs.clear();
+                            tpl.shifted(&top, t, k, x, &mut outs)?;
+                            for &o in &outs {
                                 if o == SUCC {
                                     yes = weights.union(yes, w);
                                 } else {
@@ -316,7 +319,9 @@ pub(crate) fn determinize(
                             contrib.push((item(t, c, k), w));
                         }
                         if !pre.shift_at.is_empty() {
-                            for &o in tpl.post(t, a, k, x)?.iter() {
+                            outs.clear();
+                            tpl.post(&pre.shift_at, t, k, x, &mut outs)?;
+                            for &o in &outs {
                                 if o == SUCC {
                                     yes = weights.union(yes, w);
                                 } else {

@@ -161,6 +161,21 @@ impl Conts {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct SummaryBudget;
 
+/// Terminal `T` at the top `x` (see [`Templates::top`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Top {
+    pub(crate) codes: Box<[u32]>,
+    pub(crate) shift: Option<u32>,
+    pub(crate) pushed: Box<[u32]>,
+}
+
+impl Top {
+    /// Whether the terminal can be shifted without popping `x`.
+    pub(crate) fn shifts(&self) -> bool {
+        self.shift.is_some() || !self.pushed.is_empty()
+    }
+}
+
 /// The pre-shift closure of "`goto(x, A)` pushed on `x`" under a terminal: the codes of the
 /// exits below `x`, and the pushed states where the terminal can be shifted.
 #[derive(Clone, Debug, Default)]
@@ -208,12 +223,16 @@ pub(crate) struct Templates<'a> {
     p_tasks: Vec<PTask>,
     // Closures the determiniser asks for.
     pre_memo: AHashMap<(u32, u32, u32), Pre>,
-    post_memo: AHashMap<(u32, u32, Cont, u32), Box<[Item]>>,
+    scratch_entries: Vec<(u32, Cont, u32, bool)>,
+    scratch_seen: Vec<(u32, Cont, u32)>,
     /// Entries (unknowns + outcomes + links + memo entries) allowed before [`SummaryBudget`].
     max_entries: usize,
     entries: usize,
     post_calls: usize,
     post_items: usize,
+    /// Diagnostics: P unknowns created while answering `shifted` (0) and `post` (1).
+    pub(crate) phase: usize,
+    pub(crate) created: [usize; 2],
 }
 
 impl<'a> Templates<'a> {
@@ -248,11 +267,14 @@ impl<'a> Templates<'a> {
             p_confs: AHashSet::new(),
             p_tasks: Vec::new(),
             pre_memo: AHashMap::new(),
-            post_memo: AHashMap::new(),
+            scratch_entries: Vec::new(),
+            scratch_seen: Vec::new(),
             max_entries,
             entries: 0,
             post_calls: 0,
             post_items: 0,
+            phase: 0,
+            created: [0; 2],
         }
     }
 
@@ -293,7 +315,7 @@ impl<'a> Templates<'a> {
             self.p_seen.len(),
             self.p_confs.len(),
             self.pre_memo.len(),
-            self.post_memo.len(),
+            0,
             self.post_calls,
             self.post_items,
         ]
@@ -334,8 +356,9 @@ impl<'a> Templates<'a> {
             .map(|(d, &n)| (d, n))
             .collect();
         format!(
-            "P by depth {nonzero:?}; by terminal {ts:?}; distinct conts {}",
-            conts_used.len()
+            "P by depth {nonzero:?}; by terminal {ts:?}; distinct conts {}; created top/post {:?}",
+            conts_used.len(),
+            self.created
         )
     }
 
@@ -462,6 +485,7 @@ impl<'a> Templates<'a> {
             return Ok(u);
         }
         let u = self.p_key.len() as u32;
+        self.created[self.phase] += 1;
         self.p_index.insert((t, k, x), u);
         self.p_key.push((t, k, x));
         self.p_out.push(Vec::new());
@@ -562,31 +586,63 @@ impl<'a> Templates<'a> {
         Ok(())
     }
 
-    /// `P(T, κ, x)`, complete (empty unless `T` can be shifted without popping `x`).
-    fn p(&mut self, t: u32, k: Cont, x: u32) -> Result<&[Item], SummaryBudget> {
-        let u = self.p_unknown(t, k, x)?;
-        self.p_run()?;
-        Ok(&self.p_out[u as usize])
-    }
-
     // ---- What the determiniser asks ----
 
-    /// Terminal `T` reading `x` at the top: the codes of its pre-shift exits below `x`, and
-    /// whether it can be shifted without popping `x` (then [`Templates::shifted`] has the rest).
-    pub(crate) fn top(&mut self, t: u32, x: u32) -> Result<(Box<[u32]>, bool), SummaryBudget> {
+    /// Terminal `T` reading `x` at the top, before any continuation: the codes of its
+    /// pre-shift exits below `x`, the state its shift at `x` itself pushes (if it has one), and
+    /// the states pushed on `x` (by ε-reductions) where it can be shifted.
+    pub(crate) fn top(&mut self, t: u32, x: u32) -> Result<Top, SummaryBudget> {
         let ex = self.e(t, x)?;
         let codes = self.e_out[ex as usize]
             .iter()
             .copied()
             .filter(|&c| c != SH)
             .collect();
-        Ok((codes, self.e_sh[ex as usize]))
+        let xs = LrState::new(x as usize).expect("LR state ids fit");
+        let shift = self.tables.actions_at(xs, t).iter().find_map(|a| match a {
+            Action::Shift(to) => Some(to.as_u32()),
+            _ => None,
+        });
+        let mut pushed = Vec::new();
+        for i in 0..self.e_srcs[ex as usize].len() {
+            let g = self.e_srcs[ex as usize][i];
+            let eg = self.e(t, g)?;
+            if self.e_sh[eg as usize] {
+                pushed.push(g);
+            }
+        }
+        Ok(Top {
+            codes,
+            shift,
+            pushed: pushed.into(),
+        })
     }
 
-    /// `P(T, κ, x)`: the outcomes below `x` after the shift of `T`, control `(T, κ)` having
-    /// read `x` at the top.
-    pub(crate) fn shifted(&mut self, t: u32, k: Cont, x: u32) -> Result<&[Item], SummaryBudget> {
-        self.p(t, k, x)
+    /// The post-shift outcomes below `x` of control `(T, κ)` having read `x` at the top (the
+    /// `P(T, κ, x)` of the [module docs](self), mapped here through `x` rather than kept as an
+    /// unknown per top state, which would multiply the controls by the LR states).
+    pub(crate) fn shifted(
+        &mut self,
+        top: &Top,
+        t: u32,
+        k: Cont,
+        x: u32,
+        out: &mut Vec<Item>,
+    ) -> Result<(), SummaryBudget> {
+        let mut entries = std::mem::take(&mut self.scratch_entries);
+        entries.clear();
+        if let Some(to) = top.shift {
+            for &(t2, k2) in self.conts.offers(k) {
+                entries.push((t2, k2, to, true));
+            }
+            if self.conts.succeeds(k) {
+                out.push(SUCC);
+            }
+        }
+        entries.extend(top.pushed.iter().map(|&g| (t, k, g, false)));
+        let r = self.over(x, &mut entries, out);
+        self.scratch_entries = entries;
+        r
     }
 
     /// The pre-shift closure of `goto(x, A)` pushed on `x` under terminal `T`.
@@ -641,65 +697,78 @@ impl<'a> Templates<'a> {
     /// run and mapped through `x`.
     pub(crate) fn post(
         &mut self,
+        shift_at: &[u32],
         t: u32,
-        a: u32,
         k: Cont,
         x: u32,
-    ) -> Result<Box<[Item]>, SummaryBudget> {
-        self.post_calls += 1;
-        if let Some(v) = self.post_memo.get(&(t, a, k, x)) {
-            return Ok(v.clone());
-        }
-        let shift_at = self.pre(t, a, x)?.shift_at.clone();
-        let mut out: Vec<Item> = Vec::new();
-        // Configurations (T', κ', y) pushed on x still to expand; `false`: post-shift part only.
-        let mut seen: AHashSet<(u32, Cont, u32)> = AHashSet::new();
-        let mut stack: Vec<(u32, Cont, u32, bool)> =
-            shift_at.iter().map(|&g| (t, k, g, false)).collect();
-        while let Some((t1, k1, y, with_pre)) = stack.pop() {
-            let ey = self.e(t1, y)?;
-            if with_pre {
-                for i in 0..self.e_out[ey as usize].len() {
-                    let code = self.e_out[ey as usize][i];
-                    if code == SH {
+        out: &mut Vec<Item>,
+    ) -> Result<(), SummaryBudget> {
+        let mut entries = std::mem::take(&mut self.scratch_entries);
+        entries.clear();
+        entries.extend(shift_at.iter().map(|&g| (t, k, g, false)));
+        let r = self.over(x, &mut entries, out);
+        self.scratch_entries = entries;
+        r
+    }
+
+    /// The outcomes below `x` of configurations pushed on `x`: `(T', κ', y, with_pre)` is
+    /// control `(T', κ')` running with `y` pushed on `x` (only its post-shift part unless
+    /// `with_pre`). Exits that pop `y` continue on `x`: with pops left they pass below `x`,
+    /// otherwise `goto(x, B)` is pushed on `x` and expanded in turn.
+    fn over(
+        &mut self,
+        x: u32,
+        stack: &mut Vec<(u32, Cont, u32, bool)>,
+        out: &mut Vec<Item>,
+    ) -> Result<(), SummaryBudget> {
+        let mut seen = std::mem::take(&mut self.scratch_seen);
+        seen.clear();
+        let r = (|| {
+            while let Some((t1, k1, y, with_pre)) = stack.pop() {
+                let ey = self.e(t1, y)?;
+                if with_pre {
+                    for i in 0..self.e_out[ey as usize].len() {
+                        let code = self.e_out[ey as usize][i];
+                        if code == SH {
+                            continue;
+                        }
+                        let (b, r) = self.split(code);
+                        if r > 0 {
+                            out.push(item(t1, code - 1, k1));
+                        } else if let Some(g) = self.goto(x, b) {
+                            if !seen.contains(&(t1, k1, g)) {
+                                seen.push((t1, k1, g));
+                                stack.push((t1, k1, g, true));
+                            }
+                        }
+                    }
+                }
+                if !self.e_sh[ey as usize] {
+                    continue;
+                }
+                let u = self.p_unknown(t1, k1, y)?;
+                self.p_run()?;
+                for i in 0..self.p_out[u as usize].len() {
+                    let o = self.p_out[u as usize][i];
+                    if o == SUCC {
+                        out.push(SUCC);
                         continue;
                     }
+                    let (t2, code, k2) = parts(o);
                     let (b, r) = self.split(code);
                     if r > 0 {
-                        out.push(item(t1, code - 1, k1));
+                        out.push(item(t2, code - 1, k2));
                     } else if let Some(g) = self.goto(x, b) {
-                        if seen.insert((t1, k1, g)) {
-                            stack.push((t1, k1, g, true));
+                        if !seen.contains(&(t2, k2, g)) {
+                            seen.push((t2, k2, g));
+                            stack.push((t2, k2, g, true));
                         }
                     }
                 }
             }
-            if !self.e_sh[ey as usize] {
-                continue;
-            }
-            let outs = self.p(t1, k1, y)?.to_vec();
-            for o in outs {
-                if o == SUCC {
-                    out.push(SUCC);
-                    continue;
-                }
-                let (t2, code, k2) = parts(o);
-                let (b, r) = self.split(code);
-                if r > 0 {
-                    out.push(item(t2, code - 1, k2));
-                } else if let Some(g) = self.goto(x, b) {
-                    if seen.insert((t2, k2, g)) {
-                        stack.push((t2, k2, g, true));
-                    }
-                }
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        let out: Box<[Item]> = out.into();
-        self.post_items += out.len();
-        self.count(1 + out.len())?;
-        self.post_memo.insert((t, a, k, x), out.clone());
-        Ok(out)
+            Ok(())
+        })();
+        self.scratch_seen = seen;
+        r
     }
 }

@@ -62,10 +62,10 @@ fn read(tpl: &mut Templates<'_>, node: &GssNode, k: Cont) -> bool {
         let (t, code, k) = parts(it);
         let mut outs: Vec<Item> = Vec::new();
         if code == INIT {
-            let (codes, shifts) = tpl.top(t, x).unwrap();
-            outs.extend(codes.iter().map(|&c| item(t, c, k)));
-            if shifts {
-                outs.extend_from_slice(tpl.shifted(t, k, x).unwrap());
+            let top = tpl.top(t, x).unwrap();
+            outs.extend(top.codes.iter().map(|&c| item(t, c, k)));
+            if top.shifts() {
+                tpl.shifted(&top, t, k, x, &mut outs).unwrap();
             }
         } else {
             let (a, r) = tpl.split(code);
@@ -75,7 +75,7 @@ fn read(tpl: &mut Templates<'_>, node: &GssNode, k: Cont) -> bool {
                 let pre = tpl.pre(t, a, x).unwrap().clone();
                 outs.extend(pre.codes.iter().map(|&c| item(t, c, k)));
                 if !pre.shift_at.is_empty() {
-                    outs.extend_from_slice(&tpl.post(t, a, k, x).unwrap());
+                    tpl.post(&pre.shift_at, t, k, x, &mut outs).unwrap();
                 }
             }
         }
