@@ -60,7 +60,10 @@ pub(crate) fn build(
     let mut sim = Sim::new(lr_states, config.max_sim_nodes);
     let lookaheads = tables.eof_index() as usize + 1;
     let mut memo = ShiftMemo::new(lookaheads);
-    let mut state_classes: Vec<StateClasses> = Vec::with_capacity(lr_states);
+    // (LR state, trie node) → whether every span below is always accepted, for the nodes the
+    // bare stack gets through.
+    let mut alive: AHashMap<u64, bool> = AHashMap::new();
+    let mut out = StateClasses::default();
     let mut always_states: Vec<Vec<u32>> = vec![Vec::new(); taus.taus.len()];
     let mut always_pairs = 0;
     for s in 0..lr_states {
@@ -72,7 +75,6 @@ pub(crate) fn build(
             });
         }
         let state = LrState::new(s).expect("tables index their states");
-        let mut out = StateClasses::default();
         classify_state(&mut sim, tables, &taus, state, &mut memo, &mut out).map_err(
             |SimBudget| SpannerBuildError::budget("max_sim_nodes", config.max_sim_nodes as u64),
         )?;
@@ -86,9 +88,7 @@ pub(crate) fn build(
             always_states[tau as usize].push(s as u32);
         }
         always_pairs += out.always.len();
-        out.always.shrink_to_fit();
-        out.always_nodes.shrink_to_fit();
-        state_classes.push(out);
+        alive.extend(out.alive.iter().map(|&(x, all)| (alive_key(s, x), all)));
     }
     let closures = sim.closures;
     drop(sim);
@@ -200,10 +200,7 @@ pub(crate) fn build(
         touched.clear();
     }
 
-    let state_bytes: usize = state_classes
-        .iter()
-        .map(|c| (c.always.capacity() + c.always_nodes.capacity()) * 4)
-        .sum();
+    let state_bytes = alive.capacity() * 9;
     let heap_bytes = spans.heap_bytes()
         + taus.heap_bytes()
         + tries.heap_bytes()
@@ -235,7 +232,7 @@ pub(crate) fn build(
         taus,
         lr_states,
         tries,
-        state_classes,
+        alive,
         act_words,
         acts,
         entry_of,
@@ -244,6 +241,12 @@ pub(crate) fn build(
         dense: t.dense,
         stats,
     })
+}
+
+/// The key of (LR state `s`, trie node `x`) in [`SpannerMasker`]'s `alive` map.
+#[inline]
+pub(crate) fn alive_key(s: usize, x: u32) -> u64 {
+    (s as u64) << 32 | x as u64
 }
 
 /// The tables being filled, with their byte budget.

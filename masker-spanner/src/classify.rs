@@ -5,8 +5,9 @@
 //! top `s`, whatever lies below. The walk stops wherever the bare frontier dies (the span is
 //! rejected, or needs what lies below: the real stack decides at mask time).
 //!
-//! The result, per state: the always-accepted spans, and the trie nodes whose whole subtree is
-//! always accepted (the online walk skips those).
+//! The result, per state: the always-accepted spans, and the trie nodes the bare stack gets
+//! through, each marked when its whole subtree is always accepted (the online walk skips those,
+//! and looks for them only below nodes the bare stack got through).
 
 use munch_glr::lr::{LrState, LrTables};
 
@@ -18,8 +19,9 @@ use crate::tau::Taus;
 pub(crate) struct StateClasses {
     /// Terminal spans accepted by the bare stack, ascending.
     pub always: Vec<u32>,
-    /// Trie nodes (never the root) whose every span is accepted by the bare stack, ascending.
-    pub always_nodes: Vec<u32>,
+    /// Trie nodes (never the root) the bare stack gets through, ascending, each with whether
+    /// every span below it is accepted by the bare stack.
+    pub alive: Vec<(u32, bool)>,
 }
 
 struct Frame {
@@ -41,7 +43,7 @@ pub(crate) fn classify_state(
     out: &mut StateClasses,
 ) -> Result<(), SimBudget> {
     out.always.clear();
-    out.always_nodes.clear();
+    out.alive.clear();
     let base = sim.mark();
     let frontier = sim.bare(s);
     let mut root = Frame {
@@ -60,9 +62,7 @@ pub(crate) fn classify_state(
             sim.truncate(done.mark);
             if let Some(parent) = stack.last_mut() {
                 parent.all &= done.all;
-                if done.all {
-                    out.always_nodes.push(done.node);
-                }
+                out.alive.push((done.node, done.all));
             }
             continue;
         }
@@ -87,7 +87,7 @@ pub(crate) fn classify_state(
         stack.push(frame);
     }
     out.always.sort_unstable();
-    out.always_nodes.sort_unstable();
+    out.alive.sort_unstable();
     Ok(())
 }
 

@@ -65,13 +65,11 @@ mod tau;
 use std::fmt;
 use std::sync::Arc;
 
-use munch_glr::gss::GssNodeId;
 use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::spans::{ClassId, ClassSet, LexPoint, SpansBuildError, SpansConfig, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 
-use crate::classify::StateClasses;
 use crate::online::Online;
 use crate::points::PointTries;
 use crate::tau::Taus;
@@ -224,7 +222,9 @@ pub struct SpannerMasker {
     taus: Taus,
     lr_states: usize,
     tries: PointTries,
-    state_classes: Vec<StateClasses>,
+    /// `(LR state, trie node)` (see `build::alive_key`) → whether every span below is always
+    /// accepted, for the nodes the bare stack gets through.
+    alive: ahash::AHashMap<u64, bool>,
     /// Per LR state, `act_words` words: bit `k` iff the state has an action on lookahead `k`.
     act_words: usize,
     acts: Vec<u64>,
@@ -294,10 +294,15 @@ impl SpannerMasker {
 /// Scratch space of [`SpannerMasker`].
 struct Cache {
     acc: ClassSet,
+    head_acc: ClassSet,
     online: Online,
-    /// (head node, point) pairs done in this mask.
-    done: Vec<(GssNodeId, u32)>,
+    /// (head node, point) → the head's allowed classes, across masks (bounded by
+    /// [`HEAD_MEMO`]).
+    heads: ahash::AHashMap<(u32, u32), ClassSet>,
 }
+
+/// The most heads whose answers a cache keeps.
+const HEAD_MEMO: usize = 1024;
 
 impl Masker for SpannerMasker {
     fn name(&self) -> &str {
@@ -311,19 +316,18 @@ impl Masker for SpannerMasker {
     fn create_cache(&self) -> MaskCache {
         MaskCache::new(Cache {
             acc: self.spans.classes().empty_set(),
-            online: Online::new(
-                self.lr_states,
-                self.parser.tables().eof_index() as usize + 1,
-            ),
-            done: Vec::new(),
+            head_acc: self.spans.classes().empty_set(),
+            online: Online::new(self.lr_states),
+            heads: ahash::AHashMap::new(),
         })
     }
 
     fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
         let cache: &mut Cache = cache.get_mut();
         cache.acc.clear();
-        cache.online.start_mask();
-        cache.done.clear();
+        if cache.online.start_mask() {
+            cache.heads.clear();
+        }
         let t0 = std::time::Instant::now();
         let o = &cache.online;
         let before = (
@@ -344,17 +348,32 @@ impl Masker for SpannerMasker {
                 continue;
             };
             let node = head.node();
-            let key = (node.id(), q.as_u32());
-            if cache.done.contains(&key) {
+            if std::env::var_os("SPANNER_DBG").is_some() {
+                eprintln!("HEAD {:?} q {}", node.id(), q.as_u32());
+            }
+            // A head's classes depend only on its stacks and point: heads recur from mask to
+            // mask (an ignored lexeme leaves the node as it is; a lexeme emitted again makes an
+            // equal node), and the simulator's refs name stacks for as long as its memos live.
+            let key = (cache.online.real(node), q.as_u32());
+            if let Some(known) = cache.heads.get(&key) {
+                cache.acc.union_with(known);
                 continue;
             }
-            cache.done.push(key);
+            let head_acc = &mut cache.head_acc;
+            head_acc.clear();
             let s = node.state().as_usize();
             let e = self.entry_of[q.as_usize() * self.lr_states + s];
             if e != 0 {
-                self.add(self.sets[e as usize - 1], &mut cache.acc);
+                self.add(self.sets[e as usize - 1], head_acc);
             }
-            self.walk(&mut cache.online, &mut cache.acc, q.as_usize(), node);
+            let complete = self.walk(&mut cache.online, head_acc, &cache.acc, q.as_usize(), node);
+            cache.acc.union_with(head_acc);
+            if complete {
+                if cache.heads.len() >= HEAD_MEMO {
+                    cache.heads.clear();
+                }
+                cache.heads.insert(key, head_acc.clone());
+            }
         }
         let t1 = t0.elapsed();
         self.spans.classes().expand(&cache.acc, mask.words_mut());

@@ -8,30 +8,53 @@
 //! - subtrees whose every span the bare stack takes (already in `A(q, s)`);
 //! - at the first level, lexemes none of whose terminals has an action in `s` (no stack with
 //!   top `s` can take them);
-//! - subtrees whose classes are all allowed already (by another head or another span);
-//! - subtrees where no real stack survives the lexeme.
+//! - subtrees where no real stack survives the lexeme;
+//! - spans whose classes are allowed already.
 //!
 //! At a node, each span ending there is tested: the open lexeme must complete an ignored
-//! terminal or one the frontier can shift. At the root the frontier is the head's own node and
-//! the parser's memoised [`Parser::can_shift`] answers (the memo outlives the mask: a head's
-//! node often stays while its lexeme grows).
+//! terminal or one the frontier can shift.
+//!
+//! Frontiers are interned, and both the frontier after a lexeme and whether a frontier can shift
+//! a terminal are memoised, across heads and across masks: an ignored lexeme leaves a frontier
+//! as it is, so a point's trie repeats whole subtrees on one frontier, and a head's node often
+//! outlives one mask (its lexeme grows, or whitespace follows). The simulator's real nodes are
+//! GSS node handles, whose ids are never reused, so the memos never go stale; they are dropped
+//! when they grow past a bound.
 
+use ahash::AHashMap;
 use munch_glr::gss::GssNode;
-use munch_glr::parser::{Parser, ShiftCache};
 use munch_lexer::spans::ClassSet;
-use munch_lexer::TerminalId;
 use smallvec::SmallVec;
 
-use crate::classify::{step, ShiftMemo};
+use crate::build::alive_key;
+use crate::classify::step;
 use crate::sim::{Frontier, Sim};
 use crate::SpannerMasker;
 
-/// Scratch space of the online walks (kept in the mask cache).
+/// An interned frontier (index into `Online::frontiers`).
+type FrontierId = u32;
+
+/// "No stack survives": the memoised result of a step that kills every stack.
+const DEAD: FrontierId = u32::MAX;
+
+/// When the arena holds more nodes than this, the memos start over (small enough that starting
+/// over costs little).
+const MAX_ARENA: usize = 1 << 17;
+
+/// Scratch space and memos of the online walks (kept in the mask cache).
 pub(crate) struct Online {
     sim: Sim,
-    memo: ShiftMemo,
-    shift: ShiftCache,
-    stack: Vec<(u32, Frontier, usize)>,
+    frontiers: Vec<Frontier>,
+    frontier_index: AHashMap<Frontier, FrontierId>,
+    /// `(frontier, accepted set)` → the frontier after the lexeme.
+    steps: AHashMap<(FrontierId, u32), FrontierId>,
+    /// `(frontier, terminal)` → whether the frontier can shift it.
+    shifts: AHashMap<(FrontierId, u32), bool>,
+    /// The walk's path: (end of the node's subtree, its frontier, whether the bare stack gets
+    /// through it).
+    stack: Vec<(u32, FrontierId, bool)>,
+    /// The current walk skipped a span for its hint.
+    partial: bool,
     /// Spans tested against a real stack (a statistic).
     pub tests: u64,
     pub dbg_nodes: u64,
@@ -40,14 +63,17 @@ pub(crate) struct Online {
 }
 
 impl Online {
-    pub(crate) fn new(lr_states: usize, lookaheads: usize) -> Self {
+    pub(crate) fn new(lr_states: usize) -> Self {
         Online {
-            // The arena holds one frontier per trie level, each at most two nodes per LR
-            // state: it is bounded by the walk itself.
+            // The arena is bounded by `MAX_ARENA` between masks, and one walk adds at most a
+            // few nodes per LR state per trie node.
             sim: Sim::new(lr_states, usize::MAX),
-            memo: ShiftMemo::new(lookaheads),
-            shift: ShiftCache::new(),
+            frontiers: Vec::new(),
+            frontier_index: AHashMap::new(),
+            steps: AHashMap::new(),
+            shifts: AHashMap::new(),
             stack: Vec::new(),
+            partial: false,
             tests: 0,
             dbg_nodes: 0,
             dbg_steps: 0,
@@ -59,107 +85,165 @@ impl Online {
         self.sim.closures
     }
 
-    /// Forgets the previous mask's real nodes (the shift memo is kept while small: node ids are
-    /// never reused).
-    pub(crate) fn start_mask(&mut self) {
-        self.sim.reset();
-        if self.shift.len() > 1 << 16 {
-            self.shift.clear();
+    /// The simulator's ref of real node `n` (equal for nodes that stand for the same stacks).
+    pub(crate) fn real(&mut self, n: &GssNode) -> u32 {
+        match self.sim.real(n) {
+            crate::sim::NodeRef::Real(i) => i,
+            crate::sim::NodeRef::Local(_) => unreachable!("real() makes real refs"),
         }
+    }
+
+    /// Drops the memos when they have grown too large; returns whether it did (then refs
+    /// from [`Online::real`] are stale).
+    pub(crate) fn start_mask(&mut self) -> bool {
+        if self.sim.mark() > MAX_ARENA || self.frontiers.len() > MAX_ARENA / 4 {
+            self.sim.reset();
+            self.frontiers.clear();
+            self.frontier_index.clear();
+            self.steps.clear();
+            self.shifts.clear();
+            return true;
+        }
+        false
+    }
+
+    fn intern(&mut self, f: Frontier) -> FrontierId {
+        if f.is_empty() {
+            return DEAD;
+        }
+        let next = self.frontiers.len() as FrontierId;
+        let id = *self.frontier_index.entry(f.clone()).or_insert(next);
+        if id == next {
+            self.frontiers.push(f);
+        }
+        id
+    }
+
+    /// Whether frontier `f` can shift terminal `t`, memoised.
+    fn can_shift(&mut self, m: &SpannerMasker, f: FrontierId, t: u32) -> bool {
+        if let Some(&v) = self.shifts.get(&(f, t)) {
+            return v;
+        }
+        let Online { sim, frontiers, .. } = self;
+        // The arena has no budget online (see `Online::new`), so this never fails.
+        let v = sim
+            .can_shift(m.parser.tables(), &frontiers[f as usize], t)
+            .unwrap_or(false);
+        self.shifts.insert((f, t), v);
+        v
+    }
+
+    /// The frontier after a lexeme with accepted set `acc` from frontier `f`, memoised.
+    fn step(&mut self, m: &SpannerMasker, f: FrontierId, acc: u32) -> FrontierId {
+        if let Some(&g) = self.steps.get(&(f, acc)) {
+            return g;
+        }
+        self.dbg_steps += 1;
+        let Online { sim, frontiers, .. } = self;
+        let next =
+            step(sim, m.parser.tables(), &m.taus, &frontiers[f as usize], acc).unwrap_or_default();
+        let g = self.intern(next);
+        self.steps.insert((f, acc), g);
+        g
     }
 }
 
 impl SpannerMasker {
     /// Adds to `acc` the classes of point `q` that leave some stack of `node` live, beyond the
-    /// always-accepted ones.
-    pub(crate) fn walk(&self, online: &mut Online, acc: &mut ClassSet, q: usize, node: &GssNode) {
+    /// always-accepted ones (which `acc` holds already).
+    ///
+    /// `hint` holds classes already allowed by other heads: spans whose classes are all there
+    /// are not tested. Returns whether the walk was complete, that is `acc` holds every class
+    /// of the head, none skipped for the hint.
+    pub(crate) fn walk(
+        &self,
+        online: &mut Online,
+        acc: &mut ClassSet,
+        hint: &ClassSet,
+        q: usize,
+        node: &GssNode,
+    ) -> bool {
+        online.partial = false;
         let (lo, hi) = self.tries.roots[q];
         if lo == hi {
-            return;
+            return true;
         }
         let s = node.state().as_usize();
         let acts = &self.acts[s * self.act_words..(s + 1) * self.act_words];
         let has_action = |t: u32| acts[t as usize / 64] & (1 << (t % 64)) != 0;
-        let classes = &self.state_classes[s];
-        let tables = self.parser.tables();
-        let base = online.sim.mark();
-        let root: Frontier = SmallVec::from_elem(online.sim.real(node), 1);
+        let real = online.sim.real(node);
+        let root = online.intern(SmallVec::from_elem(real, 1));
 
         // Spans that stay in the current lexeme (or emit only ignored lexemes): the head's own
         // node decides.
-        let parser: &Parser = &self.parser;
-        self.leaves(online, acc, lo as usize, &root, |online, t| {
-            has_action(t) && parser.can_shift(node, TerminalId::from(t), &mut online.shift)
-        });
+        self.leaves(online, acc, hint, lo as usize, root, has_action);
 
         online.stack.clear();
-        online.stack.push((hi, root, base));
+        online.stack.push((hi, root, true));
         let mut i = lo + 1;
         while i < hi {
             let pn = self.tries.nodes[i as usize];
             online.dbg_nodes += 1;
             while online.stack.last().is_some_and(|top| top.0 <= i) {
-                let (_, _, mark) = online.stack.pop().expect("checked");
-                online.sim.truncate(mark);
+                online.stack.pop();
             }
-            let first_level = online.stack.len() == 1;
-            if classes.always_nodes.binary_search(&pn.global).is_ok() {
+            let &(_, parent, parent_alive) = online.stack.last().expect("the root stays");
+            let a = &self.taus.accs[pn.acc as usize];
+            if online.stack.len() == 1 && !a.skip && !a.terms.iter().any(|&t| has_action(t)) {
                 i = pn.end;
                 continue;
             }
-            let acc_id = self.taus.nodes[pn.global as usize].acc;
-            let a = &self.taus.accs[acc_id as usize];
-            if first_level && !a.skip && !a.terms.iter().any(|&t| has_action(t)) {
+            // Only below a node the bare stack gets through can a subtree be always accepted.
+            let alive = parent_alive
+                && match self.alive.get(&alive_key(s, pn.global)) {
+                    Some(true) => {
+                        i = pn.end;
+                        continue;
+                    }
+                    Some(false) => true,
+                    None => false,
+                };
+            online.dbg_covered += alive as u64;
+            let frontier = online.step(self, parent, pn.acc);
+            if frontier == DEAD {
                 i = pn.end;
                 continue;
             }
-            online.dbg_covered += (pn.class_hi - pn.class_lo) as u64;
-            if self.covered(pn.class_lo, pn.class_hi, acc) {
-                i = pn.end;
-                continue;
-            }
-            online.dbg_steps += 1;
-            let mark = online.sim.mark();
-            let parent = online.stack.last().expect("the root stays").1.clone();
-            // The arena has no budget online (see `Online::new`), so this never fails.
-            let frontier =
-                step(&mut online.sim, tables, &self.taus, &parent, acc_id).unwrap_or_default();
-            if frontier.is_empty() {
-                online.sim.truncate(mark);
-                i = pn.end;
-                continue;
-            }
-            self.leaves(online, acc, i as usize, &frontier, |online, t| {
-                let Online { sim, memo, .. } = online;
-                memo.can_shift(sim, tables, &frontier, t).unwrap_or(false)
-            });
-            online.memo.reset();
-            online.stack.push((pn.end, frontier, mark));
+            self.leaves(online, acc, hint, i as usize, frontier, |_| true);
+            online.stack.push((pn.end, frontier, alive));
             i += 1;
         }
         online.stack.clear();
-        online.sim.truncate(base);
+        !online.partial
     }
 
-    /// Tests the spans ending at point-trie node `at` whose stacks are `frontier`;
-    /// `shiftable(t)` answers whether the frontier can shift terminal `t`.
+    /// Tests the spans ending at point-trie node `at` whose stacks are `frontier`; terminals
+    /// failing `possible` cannot be shifted there.
     fn leaves(
         &self,
         online: &mut Online,
         acc: &mut ClassSet,
+        hint: &ClassSet,
         at: usize,
-        frontier: &Frontier,
-        mut shiftable: impl FnMut(&mut Online, u32) -> bool,
+        frontier: FrontierId,
+        possible: impl Fn(u32) -> bool,
     ) {
         let pn = self.tries.nodes[at];
-        debug_assert!(!frontier.is_empty());
         for leaf in &self.tries.leaves[pn.leaf_lo as usize..pn.leaf_hi as usize] {
             if self.covered(leaf.class_lo, leaf.class_hi, acc) {
                 continue;
             }
+            if self.covered(leaf.class_lo, leaf.class_hi, hint) {
+                online.partial = true;
+                continue;
+            }
             online.tests += 1;
-            let reach = &self.taus.reaches[self.taus.taus[leaf.tau as usize].reach as usize];
-            let live = reach.any || reach.terms.iter().any(|&t| shiftable(online, t));
+            let reach = &self.taus.reaches[leaf.reach as usize];
+            let live = reach.any
+                || reach
+                    .terms
+                    .iter()
+                    .any(|&t| possible(t) && online.can_shift(self, frontier, t));
             if live {
                 for &c in &self.tries.classes[leaf.class_lo as usize..leaf.class_hi as usize] {
                     acc.insert(c);

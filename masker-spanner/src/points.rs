@@ -1,10 +1,8 @@
-//! Per lexer point, the terminal spans its tokens realise, as a trie in preorder whose every
-//! subtree owns a contiguous range of the point's classes.
+//! Per lexer point, the terminal spans its tokens realise, as a trie in preorder.
 //!
 //! A point's trie is the part of the global terminal-span trie ([`Taus`]) its spans use. Nodes
 //! are stored in preorder, each with the index one past its subtree, so a walk skips a subtree
-//! in one step; the point's classes are permuted so that the classes of the spans below a node
-//! are one range, so a subtree's tokens are added or tested without a walk.
+//! in one step; each span (leaf) carries its classes as a range of one array.
 
 use munch_lexer::spans::ClassId;
 
@@ -15,20 +13,20 @@ use crate::tau::Taus;
 pub(crate) struct PNode {
     /// The node of the global trie.
     pub global: u32,
+    /// The accepted set on the edge into it (the root's is 0, unused).
+    pub acc: u32,
     /// Preorder index one past this node's subtree (absolute).
     pub end: u32,
     /// This node's leaves: `leaves[leaf_lo..leaf_hi]`.
     pub leaf_lo: u32,
     pub leaf_hi: u32,
-    /// The classes of every span below: `classes[class_lo..class_hi]`.
-    pub class_lo: u32,
-    pub class_hi: u32,
 }
 
 /// A terminal span of a point with its classes `classes[class_lo..class_hi]`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PLeaf {
-    pub tau: u32,
+    /// The span's reach set (see [`Taus::reaches`]).
+    pub reach: u32,
     pub class_lo: u32,
     pub class_hi: u32,
 }
@@ -76,24 +74,22 @@ impl PointTries {
                 None => {
                     let (children, own) = &local[&x];
                     let leaf_lo = self.leaves.len() as u32;
-                    let class_lo = self.classes.len() as u32;
                     for &i in own {
                         let (tau, classes) = &spans[i as usize];
                         let c_lo = self.classes.len() as u32;
                         self.classes.extend_from_slice(classes);
                         self.leaves.push(PLeaf {
-                            tau: *tau,
+                            reach: taus.taus[*tau as usize].reach,
                             class_lo: c_lo,
                             class_hi: self.classes.len() as u32,
                         });
                     }
                     self.nodes.push(PNode {
                         global: x,
+                        acc: taus.nodes[x as usize].acc,
                         end: 0,
                         leaf_lo,
                         leaf_hi: self.leaves.len() as u32,
-                        class_lo,
-                        class_hi: 0,
                     });
                     stack.push((x, Some(self.nodes.len() - 1)));
                     for &c in children.iter().rev() {
@@ -101,10 +97,8 @@ impl PointTries {
                     }
                 }
                 Some(at) => {
-                    let (end, class_hi) = (self.nodes.len() as u32, self.classes.len() as u32);
-                    let node = &mut self.nodes[at];
-                    node.end = end;
-                    node.class_hi = class_hi;
+                    let end = self.nodes.len() as u32;
+                    self.nodes[at].end = end;
                 }
             }
         }

@@ -56,6 +56,8 @@ pub(crate) struct Sim {
     max_nodes: usize,
     reals: Vec<RealNode>,
     real_index: AHashMap<GssNodeId, u32>,
+    /// (state, predecessor refs) → real node, so that equal nodes share a ref.
+    real_shape: AHashMap<(LrState, SmallVec<[u32; 2]>), u32>,
     /// Per LR state: the scratch node of the current closure holding it (valid iff the stamp
     /// matches).
     slot: Vec<(u32, u32)>,
@@ -77,6 +79,7 @@ impl Sim {
             max_nodes,
             reals: Vec::new(),
             real_index: AHashMap::new(),
+            real_shape: AHashMap::new(),
             slot: vec![(0, 0); states],
             stamp: 0,
             ends: Vec::new(),
@@ -101,6 +104,7 @@ impl Sim {
         self.nodes.clear();
         self.reals.clear();
         self.real_index.clear();
+        self.real_shape.clear();
     }
 
     /// The frontier of the bare stack `s` (nothing below).
@@ -114,16 +118,71 @@ impl Sim {
     }
 
     /// The ref of real node `n`.
+    ///
+    /// Nodes with the same LR state whose predecessors have the same refs stand for the same
+    /// stacks, and get the same ref: a commit copies the nodes it reduces from into a new level
+    /// and shifts onto the copies, so a lexeme emitted again (it grew by a token and is handed to
+    /// the parser, inhibited, once more) gives a new node equal to the last one, and memos keyed
+    /// by refs carry over. Nodes on a GSS cycle (ε-rules make them) keep their own refs.
     pub(crate) fn real(&mut self, n: &GssNode) -> NodeRef {
-        let next = self.reals.len() as u32;
-        let i = *self.real_index.entry(n.id()).or_insert(next);
-        if i == next {
-            self.reals.push(RealNode {
-                node: n.clone(),
-                preds: None,
-            });
+        if let Some(&i) = self.real_index.get(&n.id()) {
+            return NodeRef::Real(i);
         }
-        NodeRef::Real(i)
+        // Intern `n` after its predecessors, iteratively (a GSS can be deep).
+        let mut pending: Vec<GssNode> = vec![n.clone()];
+        let mut open: ahash::AHashSet<GssNodeId> = ahash::AHashSet::new();
+        while let Some(top) = pending.last() {
+            let id = top.id();
+            if self.real_index.contains_key(&id) {
+                pending.pop();
+                continue;
+            }
+            let below: SmallVec<[GssNode; 2]> = top.predecessors().collect();
+            if open.insert(id) {
+                let unknown: SmallVec<[GssNode; 2]> = below
+                    .iter()
+                    .filter(|p| !self.real_index.contains_key(&p.id()) && !open.contains(&p.id()))
+                    .cloned()
+                    .collect();
+                if !unknown.is_empty() {
+                    pending.extend(unknown);
+                    continue;
+                }
+            }
+            let top = pending.pop().expect("not empty");
+            let refs: Option<SmallVec<[u32; 2]>> = below
+                .iter()
+                .map(|p| self.real_index.get(&p.id()).copied())
+                .collect();
+            let next = self.reals.len() as u32;
+            let i = match refs {
+                Some(mut refs) => {
+                    refs.sort_unstable();
+                    refs.dedup();
+                    let i = *self
+                        .real_shape
+                        .entry((top.state(), refs.clone()))
+                        .or_insert(next);
+                    if i == next {
+                        self.reals.push(RealNode {
+                            node: top.clone(),
+                            preds: Some(refs),
+                        });
+                    }
+                    i
+                }
+                // A predecessor is still open: `top` is on a cycle.
+                None => {
+                    self.reals.push(RealNode {
+                        node: top.clone(),
+                        preds: None,
+                    });
+                    next
+                }
+            };
+            self.real_index.insert(top.id(), i);
+        }
+        NodeRef::Real(self.real_index[&n.id()])
     }
 
     /// The real predecessors of real node `i`.
