@@ -13,6 +13,9 @@ use super::results::{Results, Run, Status};
 
 const FONT: &str = "sans-serif";
 
+/// One engine's points in a panel: (engine, colour, points).
+type Line = (String, RGBColor, Vec<(f64, f64)>);
+
 /// Writes the plots of `results` into `dir`; returns the files written.
 pub fn write_all(results: &Results, dir: &Path) -> Result<Vec<PathBuf>, String> {
     register_font()?;
@@ -252,7 +255,7 @@ fn draw_vocab<DB: DrawingBackend>(
     ] {
         for (col, grammar) in results.grammars.iter().enumerate() {
             let panel = &panels[row * cols + col];
-            let mut lines: Vec<(String, RGBColor, Vec<(f64, f64)>)> = Vec::new();
+            let mut lines: Vec<Line> = Vec::new();
             for (engine, colour) in engines {
                 let points: Vec<(f64, f64)> = results
                     .tokenizers

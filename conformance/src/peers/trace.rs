@@ -100,7 +100,7 @@ mod tests {
             Ok(())
         }
         fn is_accepting(&mut self) -> bool {
-            self.committed % 2 == 0
+            self.committed.is_multiple_of(2)
         }
     }
 
