@@ -342,7 +342,11 @@ fn validate(
     if d.lex_start as usize >= lex_states
         || d.plain.len() != lex_states
         || d.inhibited.len() != lex_states
-        || !d.plain.iter().chain(&d.inhibited).all(ok_edge)
+        || !d
+            .plain
+            .iter()
+            .chain(&d.inhibited)
+            .all(|&(state, weight)| ok_edge(&(weight, state)))
     {
         return Err("lexer-point tables do not fit the lexer");
     }

@@ -1,7 +1,12 @@
 //! Class sets as plain `u64` words, and the interner that gives every distinct set (a *weight*)
 //! a small id so that automaton states and transitions carry `u32`s, not bitsets.
+//!
+//! The interner stores each set once, in one arena, and finds it again by a 64-bit hash; the
+//! construction computes unions and differences in scratch bitsets and interns only the sets
+//! that end up in a state or on a transition, so intermediate sets cost nothing.
 
 use ahash::AHashMap;
+use smallvec::SmallVec;
 
 /// A set of token classes, `words` long (bit `c % 64` of word `c / 64` is class `c`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
@@ -15,34 +20,6 @@ impl Bits {
     pub(crate) fn insert(&mut self, i: usize) {
         self.0[i / 64] |= 1 << (i % 64);
     }
-
-    pub(crate) fn contains(&self, i: usize) -> bool {
-        self.0[i / 64] & (1 << (i % 64)) != 0
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.iter().all(|&w| w == 0)
-    }
-
-    pub(crate) fn union_with(&mut self, o: &[u64]) {
-        for (a, b) in self.0.iter_mut().zip(o) {
-            *a |= b;
-        }
-    }
-
-    pub(crate) fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(wi, &word)| {
-            let mut w = word;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(wi * 64 + b)
-            })
-        })
-    }
 }
 
 /// `a ⊆ b`, word by word.
@@ -51,34 +28,46 @@ pub(crate) fn is_subset(a: &[u64], b: &[u64]) -> bool {
     a.iter().zip(b).all(|(x, y)| x & !y == 0)
 }
 
+/// `a ∩ b ≠ ∅`.
+#[inline]
+pub(crate) fn intersects(a: &[u64], b: &[u64]) -> bool {
+    a.iter().zip(b).any(|(x, y)| x & y != 0)
+}
+
 /// A weight: the id of an interned class set. Weight 0 is the empty set.
 pub(crate) type Weight = u32;
 
 /// The empty weight.
 pub(crate) const EMPTY: Weight = 0;
 
-/// Interned class sets with memoised union and difference.
+/// Interned class sets.
 pub(crate) struct Weights {
     words: usize,
-    sets: Vec<Bits>,
-    index: AHashMap<Bits, Weight>,
-    unions: AHashMap<(Weight, Weight), Weight>,
-    minus: AHashMap<(Weight, Weight), Weight>,
-    /// Heap bytes held, approximately (sets, index, memo tables).
+    /// Weight `w` is `arena[w * words..(w + 1) * words]`.
+    arena: Vec<u64>,
+    index: AHashMap<u64, SmallVec<[Weight; 1]>>,
+    /// Heap bytes held, approximately.
     pub(crate) heap: usize,
+}
+
+fn hash_words(words: &[u64]) -> u64 {
+    let mut h: u64 = 0x243f_6a88_85a3_08d3;
+    for &w in words {
+        h = (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^= h >> 32;
+    }
+    h
 }
 
 impl Weights {
     pub(crate) fn new(words: usize) -> Self {
         let mut w = Weights {
             words,
-            sets: Vec::new(),
+            arena: Vec::new(),
             index: AHashMap::new(),
-            unions: AHashMap::new(),
-            minus: AHashMap::new(),
             heap: 0,
         };
-        w.intern(Bits::new(words));
+        w.intern_words(&vec![0; words]);
         w
     }
 
@@ -87,26 +76,35 @@ impl Weights {
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.sets.len()
+        self.arena.len() / self.words.max(1)
     }
 
-    pub(crate) fn get(&self, w: Weight) -> &Bits {
-        &self.sets[w as usize]
+    pub(crate) fn get(&self, w: Weight) -> &[u64] {
+        &self.arena[w as usize * self.words..(w as usize + 1) * self.words]
     }
 
     pub(crate) fn intern(&mut self, b: Bits) -> Weight {
-        debug_assert_eq!(b.0.len(), self.words);
-        if let Some(&w) = self.index.get(&b) {
-            return w;
-        }
-        let w = self.sets.len() as Weight;
-        // The set is stored twice (vector and key) plus the map's own slot.
-        self.heap += 2 * (self.words * 8 + 16) + 24;
-        self.sets.push(b.clone());
-        self.index.insert(b, w);
-        w
+        self.intern_words(&b.0)
     }
 
+    pub(crate) fn intern_words(&mut self, b: &[u64]) -> Weight {
+        debug_assert_eq!(b.len(), self.words);
+        let h = hash_words(b);
+        if let Some(ids) = self.index.get(&h) {
+            for &id in ids {
+                if self.get(id) == b {
+                    return id;
+                }
+            }
+        }
+        let id = self.len() as Weight;
+        self.arena.extend_from_slice(b);
+        self.index.entry(h).or_default().push(id);
+        self.heap += self.words * 8 + 32;
+        id
+    }
+
+    /// `a ∪ b` (interned).
     pub(crate) fn union(&mut self, a: Weight, b: Weight) -> Weight {
         if a == b || b == EMPTY {
             return a;
@@ -114,43 +112,18 @@ impl Weights {
         if a == EMPTY {
             return b;
         }
-        let key = if a < b { (a, b) } else { (b, a) };
-        if let Some(&w) = self.unions.get(&key) {
-            return w;
-        }
-        let mut s = self.sets[a as usize].clone();
-        s.union_with(&self.sets[b as usize].0);
-        let w = self.intern(s);
-        self.unions.insert(key, w);
-        self.heap += 24;
-        w
+        let s: Vec<u64> = self
+            .get(a)
+            .iter()
+            .zip(self.get(b))
+            .map(|(x, y)| x | y)
+            .collect();
+        self.intern_words(&s)
     }
 
-    /// `a \ b`.
-    pub(crate) fn minus(&mut self, a: Weight, b: Weight) -> Weight {
-        if a == EMPTY || b == EMPTY {
-            return a;
-        }
-        if a == b {
-            return EMPTY;
-        }
-        if let Some(&w) = self.minus.get(&(a, b)) {
-            return w;
-        }
-        let mut s = self.sets[a as usize].clone();
-        let mut changed = false;
-        for (x, y) in s.0.iter_mut().zip(self.sets[b as usize].0.iter()) {
-            changed |= *x & y != 0;
-            *x &= !y;
-        }
-        let w = if changed { self.intern(s) } else { a };
-        self.minus.insert((a, b), w);
-        self.heap += 24;
-        w
-    }
-
-    pub(crate) fn into_sets(self) -> Vec<Bits> {
-        self.sets
+    /// The sets, weight by weight, in one vector.
+    pub(crate) fn into_arena(self) -> Vec<u64> {
+        self.arena
     }
 }
 
@@ -159,7 +132,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn interning_union_and_difference() {
+    fn interning_and_union() {
         let mut ws = Weights::new(2);
         let mut a = Bits::new(2);
         a.insert(3);
@@ -167,13 +140,14 @@ mod tests {
         let mut b = Bits::new(2);
         b.insert(70);
         let (wa, wb) = (ws.intern(a.clone()), ws.intern(b));
+        assert_ne!(wa, wb);
         assert_eq!(ws.intern(a), wa);
         assert_eq!(ws.union(wa, wb), wa);
-        let d = ws.minus(wa, wb);
-        assert_eq!(ws.get(d).iter().collect::<Vec<_>>(), vec![3]);
-        assert_eq!(ws.minus(wb, wa), EMPTY);
-        assert_eq!(ws.union(d, wb), wa);
-        assert!(is_subset(&ws.get(d).0, &ws.get(wa).0));
-        assert!(!is_subset(&ws.get(wa).0, &ws.get(d).0));
+        assert_eq!(ws.union(EMPTY, wb), wb);
+        assert!(ws.get(EMPTY).iter().all(|&w| w == 0));
+        assert!(is_subset(ws.get(wb), ws.get(wa)));
+        assert!(!is_subset(ws.get(wa), ws.get(wb)));
+        assert!(intersects(ws.get(wa), ws.get(wb)));
+        assert_eq!(ws.len(), 3);
     }
 }

@@ -137,10 +137,10 @@ pub(crate) fn build(
         }
     }
     let words = weights.words();
-    let sets = weights.into_sets();
+    let arena = weights.into_arena();
     let mut flat = Vec::with_capacity(kept.len() * words);
     for &w in &kept {
-        flat.extend_from_slice(&sets[w as usize].0);
+        flat.extend_from_slice(&arena[w as usize * words..(w as usize + 1) * words]);
     }
 
     // Expansion: per class, the mask words of its members.

@@ -34,8 +34,9 @@ use std::collections::VecDeque;
 use ahash::AHashMap;
 use munch_glr::cfg::NonterminalId;
 use munch_glr::lr::{Action, LrState};
+use smallvec::SmallVec;
 
-use crate::bits::{Weight, Weights, EMPTY};
+use crate::bits::{intersects, Weight, Weights, EMPTY};
 use crate::template::{item, parts, Item, SummaryBudget, Templates, INIT, SUCC};
 
 /// A state id; state 0 is the empty item set (nothing left to decide).
@@ -159,7 +160,9 @@ pub(crate) fn determinize(
 ) -> Result<(Dfa, Vec<StateId>), Exceeded> {
     let rel = Relevance::new(tpl);
     let mut b = Builder {
-        states: Vec::new(),
+        items: Vec::new(),
+        item_weights: Vec::new(),
+        start: vec![0],
         index: AHashMap::new(),
         heap: 0,
         info: Vec::new(),
@@ -167,8 +170,9 @@ pub(crate) fn determinize(
     };
     b.intern(Vec::new());
     let mut starts = Vec::with_capacity(initial.len());
-    for (items, decided) in initial {
-        let items = normalize(weights, items, decided);
+    let mut scratch: Vec<u64> = vec![0; weights.words()];
+    for (mut items, decided) in initial {
+        let items = normalize(weights, &mut items, decided, &mut scratch);
         let s = b.intern(items);
         b.info[s as usize].lasts = None;
         b.enqueue(s);
@@ -183,20 +187,22 @@ pub(crate) fn determinize(
     let mut keyed: Vec<(u32, u32)> = Vec::new();
     let mut groups: Vec<(u32, u32, u32, u32)> = Vec::new();
     let mut outs: Vec<Item> = Vec::new();
+    let mut yes_bits: Vec<u64> = vec![0; weights.words()];
+    let mut scratch: Vec<u64> = vec![0; weights.words()];
     let mut contrib: Vec<(Item, Weight)> = Vec::new();
     let mut wanted: Vec<u32> = Vec::new();
     let mut rounds = 0usize;
     while let Some(d) = b.queue.pop_front() {
         let di = d as usize;
         b.info[di].queued = false;
-        if b.states.len() > limits.max_states {
+        if b.len() > limits.max_states {
             return Err(Exceeded::States);
         }
         rounds += 1;
         if debug() && rounds % 10000 == 0 {
             eprintln!(
                 "wda: round {rounds}: {} states, {edge_count} edges, {} weights; heap states {} MB, weights {} MB, summaries {} MB; summaries {:?}",
-                b.states.len(),
+                b.len(),
                 weights.len(),
                 b.heap >> 20,
                 weights.heap >> 20,
@@ -204,11 +210,11 @@ pub(crate) fn determinize(
                 tpl.counts()
             );
         }
-        while dfa.default.len() < b.states.len() {
+        while dfa.default.len() < b.len() {
             dfa.default.push((EMPTY, DEAD));
             dfa.edges.push(Vec::new());
         }
-        let items = b.states[di].clone();
+        let items: Vec<(Item, Weight)> = b.state(d).collect();
         // Items are sorted by (terminal, code, continuation): groups of one (terminal, code)
         // are runs, and everything before a continuation's weight is shared by the group.
         groups.clear();
@@ -279,7 +285,8 @@ pub(crate) fn determinize(
             }
             contrib.clear();
             contrib.extend_from_slice(&base);
-            let mut yes = EMPTY;
+            yes_bits.fill(0);
+            let mut any_yes = false;
             while at < keyed.len() && keyed[at].0 == x {
                 let (t, code, lo, hi) = groups[keyed[at].1 as usize];
                 at += 1;
@@ -296,7 +303,10 @@ pub(crate) fn determinize(
                             tpl.shifted(&top, t, k, x, &mut outs)?;
                             for &o in &outs {
                                 if o == SUCC {
-                                    yes = weights.union(yes, w);
+                                    any_yes = true;
+                                    for (a, b) in yes_bits.iter_mut().zip(weights.get(w)) {
+                                        *a |= b;
+                                    }
                                 } else {
                                     contrib.push((o, w));
                                 }
@@ -323,7 +333,10 @@ pub(crate) fn determinize(
                             tpl.post(&pre.shift_at, t, k, x, &mut outs)?;
                             for &o in &outs {
                                 if o == SUCC {
-                                    yes = weights.union(yes, w);
+                                    any_yes = true;
+                                    for (a, b) in yes_bits.iter_mut().zip(weights.get(w)) {
+                                        *a |= b;
+                                    }
                                 } else {
                                     contrib.push((o, w));
                                 }
@@ -332,7 +345,12 @@ pub(crate) fn determinize(
                     }
                 }
             }
-            let target_items = normalize(weights, std::mem::take(&mut contrib), yes);
+            let yes = if any_yes {
+                weights.intern_words(&yes_bits)
+            } else {
+                EMPTY
+            };
+            let target_items = normalize(weights, &mut contrib, yes, &mut scratch);
             let target = b.intern(target_items);
             if (yes, target) != (EMPTY, default_target) {
                 edges.push((x, yes, target));
@@ -351,11 +369,11 @@ pub(crate) fn determinize(
         b.info[di].done = new_done;
         dfa.edges[di] = edges;
         b.enter(default_target, &all_wanted);
-        if edge_count + b.states.len() > limits.max_edges {
+        if edge_count + b.len() > limits.max_edges {
             return Err(Exceeded::Edges);
         }
     }
-    while dfa.default.len() < b.states.len() {
+    while dfa.default.len() < b.len() {
         dfa.default.push((EMPTY, DEAD));
         dfa.edges.push(Vec::new());
     }
@@ -366,44 +384,105 @@ pub(crate) fn determinize(
 }
 
 /// Merges duplicate items (union of weights), removes the classes of `decided` from every
-/// weight, drops items left with none, and sorts by item.
+/// weight, drops items left with none, and sorts by item. Unions and differences are computed
+/// in `scratch`; only the resulting weights are interned.
 fn normalize(
     weights: &mut Weights,
-    mut items: Vec<(Item, Weight)>,
+    items: &mut [(Item, Weight)],
     decided: Weight,
+    scratch: &mut [u64],
 ) -> Vec<(Item, Weight)> {
-    items.sort_unstable_by_key(|&(i, _)| i);
+    items.sort_unstable();
     let mut out: Vec<(Item, Weight)> = Vec::with_capacity(items.len());
-    for (i, w) in items {
-        match out.last_mut() {
-            Some((li, lw)) if *li == i => *lw = weights.union(*lw, w),
-            _ => out.push((i, w)),
+    let mut i = 0;
+    while i < items.len() {
+        let it = items[i].0;
+        let mut j = i + 1;
+        while j < items.len() && items[j].0 == it {
+            j += 1;
+        }
+        let run = &items[i..j];
+        i = j;
+        let single = run.iter().all(|&(_, w)| w == run[0].1);
+        if single && (decided == EMPTY || !intersects(weights.get(run[0].1), weights.get(decided)))
+        {
+            if run[0].1 != EMPTY {
+                out.push((it, run[0].1));
+            }
+            continue;
+        }
+        scratch.fill(0);
+        for &(_, w) in run {
+            for (a, b) in scratch.iter_mut().zip(weights.get(w)) {
+                *a |= b;
+            }
+        }
+        if decided != EMPTY {
+            for (a, b) in scratch.iter_mut().zip(weights.get(decided)) {
+                *a &= !b;
+            }
+        }
+        if scratch.iter().any(|&x| x != 0) {
+            out.push((it, weights.intern_words(scratch)));
         }
     }
-    out.retain_mut(|(_, w)| {
-        *w = weights.minus(*w, decided);
-        *w != EMPTY
-    });
     out
 }
 
+/// The states of the construction: item sets stored once, in an arena, found again by hash.
 struct Builder {
-    states: Vec<Vec<(Item, Weight)>>,
-    index: AHashMap<Vec<(Item, Weight)>, StateId>,
+    items: Vec<Item>,
+    item_weights: Vec<Weight>,
+    /// State `s` is `items[start[s]..start[s + 1]]` (with `item_weights` alongside).
+    start: Vec<usize>,
+    index: AHashMap<u64, SmallVec<[StateId; 1]>>,
     heap: usize,
     info: Vec<Info>,
     queue: VecDeque<StateId>,
 }
 
 impl Builder {
-    fn intern(&mut self, items: Vec<(Item, Weight)>) -> StateId {
-        if let Some(&s) = self.index.get(&items) {
-            return s;
+    fn len(&self) -> usize {
+        self.start.len() - 1
+    }
+
+    fn state(&self, s: StateId) -> impl Iterator<Item = (Item, Weight)> + '_ {
+        let (lo, hi) = (self.start[s as usize], self.start[s as usize + 1]);
+        self.items[lo..hi]
+            .iter()
+            .copied()
+            .zip(self.item_weights[lo..hi].iter().copied())
+    }
+
+    fn intern(&mut self, state: Vec<(Item, Weight)>) -> StateId {
+        let mut h: u64 = 0x1234_5678_9abc_def1;
+        for &(i, w) in &state {
+            h = (h ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            h = (h ^ w as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            h ^= h >> 29;
         }
-        let s = self.states.len() as StateId;
-        self.heap += items.len() * 16 + 160;
-        self.states.push(items.clone());
-        self.index.insert(items, s);
+        if let Some(ids) = self.index.get(&h) {
+            for &id in ids {
+                let (lo, hi) = (self.start[id as usize], self.start[id as usize + 1]);
+                if hi - lo == state.len()
+                    && self.items[lo..hi]
+                        .iter()
+                        .zip(&self.item_weights[lo..hi])
+                        .zip(&state)
+                        .all(|((&i, &w), &(i2, w2))| i == i2 && w == w2)
+                {
+                    return id;
+                }
+            }
+        }
+        let s = self.len() as StateId;
+        self.heap += state.len() * 12 + 120;
+        for (i, w) in state {
+            self.items.push(i);
+            self.item_weights.push(w);
+        }
+        self.start.push(self.items.len());
+        self.index.entry(h).or_default().push(s);
         self.info.push(Info {
             lasts: Some(Vec::new()),
             ..Info::default()
