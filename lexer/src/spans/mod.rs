@@ -300,7 +300,7 @@ impl TokenSpans {
         let classes = TokenClasses::from_class_of(vocab.len(), class_of, class_len);
 
         // Each block's behaviours, translated to spans once per behaviour a class uses.
-        let mut spans = SpanInterner::new(config.max_spans);
+        let mut spans = SpanInterner::new(config.max_spans, lexer.state_len());
         let mut blocks = Vec::with_capacity(walked.len());
         for b in &walked {
             let mut row_of = vec![NONE; b.behaviour_len()];
@@ -467,6 +467,8 @@ struct SpanInterner {
     /// By (emitted sequence id, end): sequence ids are hash-consed, so equal ids are equal
     /// sequences.
     index: AHashMap<(u32, LexState), u32>,
+    /// By end state, the spans that emit nothing (most of them): no hashing.
+    by_end: Vec<u32>,
     emitted_start: Vec<u32>,
     emitted: Vec<LexState>,
     end: Vec<LexState>,
@@ -474,9 +476,10 @@ struct SpanInterner {
 }
 
 impl SpanInterner {
-    fn new(limit: usize) -> Self {
+    fn new(limit: usize, state_len: usize) -> Self {
         SpanInterner {
             index: AHashMap::new(),
+            by_end: vec![NONE; state_len],
             emitted_start: vec![0],
             emitted: Vec::new(),
             end: Vec::new(),
@@ -486,7 +489,15 @@ impl SpanInterner {
 
     fn intern(&mut self, seqs: &Seqs, seq: u32, end: LexState) -> Result<u32, SpansBuildError> {
         let next = self.end.len() as u32;
-        let id = *self.index.entry((seq, end)).or_insert(next);
+        let id = if seq == 0 {
+            let id = &mut self.by_end[end.as_usize()];
+            if *id == NONE {
+                *id = next;
+            }
+            *id
+        } else {
+            *self.index.entry((seq, end)).or_insert(next)
+        };
         if id == next {
             if self.end.len() >= self.limit {
                 return Err(SpansBuildError::new(SpansBudget::Spans, self.limit as u64));
