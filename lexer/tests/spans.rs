@@ -550,6 +550,32 @@ fn more_points_than_one_block() {
     let vocab = vocab_of(&refs);
     let spans = build(&lexer, &vocab);
     check(&lexer, &vocab, &spans);
+    // The same tables whatever the number of threads.
+    for threads in [1, 3] {
+        let config = SpansConfig {
+            threads,
+            ..SpansConfig::default()
+        };
+        let other = TokenSpans::build(&lexer, &vocab, &config).unwrap();
+        let n = spans.classes().len();
+        assert_eq!(other.classes().len(), n);
+        assert_eq!(other.span_len(), spans.span_len());
+        for t in 0..vocab.len() {
+            let t = TokenId::from_usize(t);
+            assert_eq!(other.classes().class_of(t), spans.classes().class_of(t));
+        }
+        for s in 0..spans.span_len() {
+            let s = munch_lexer::spans::SpanId::from_usize(s);
+            assert_eq!(other.span(s), spans.span(s));
+        }
+        for p in 0..spans.points().len() {
+            let p = PointId::from_usize(p);
+            for c in 0..n {
+                let c = ClassId::from_usize(c);
+                assert_eq!(other.span_of(p, c), spans.span_of(p, c));
+            }
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -86,6 +86,7 @@ mod expand;
 mod set;
 mod walk;
 
+use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
 
 use ahash::AHashMap;
@@ -185,6 +186,8 @@ pub struct SpansConfig {
     /// The most walk steps: trie nodes visited per block plus lexer steps where a new
     /// configuration vector is computed. Default 2,000,000,000.
     pub max_work: u64,
+    /// The most threads the build uses (blocks of points are walked in parallel). Default 2.
+    pub threads: usize,
 }
 
 impl Default for SpansConfig {
@@ -193,6 +196,7 @@ impl Default for SpansConfig {
             max_classes: 1_000_000,
             max_spans: 10_000_000,
             max_work: 2_000_000_000,
+            threads: 2,
         }
     }
 }
@@ -277,24 +281,10 @@ impl TokenSpans {
         }
 
         let tables = LexTables::new(lexer);
-        let mut seqs = Seqs::new();
-        let mut work = Work {
-            done: 0,
-            limit: config.max_work,
-        };
+        let (walked, seqs) = walk_blocks(&tables, vocab, &points, config)?;
         let mut refiner = classes::Refiner::new(vocab, config.max_classes)?;
-        let mut walked = Vec::with_capacity(points.len().div_ceil(BLOCK));
-        for block in points.chunks(BLOCK) {
-            let b = walk::walk_block(
-                &tables,
-                vocab.trie(),
-                vocab.len(),
-                block,
-                &mut seqs,
-                &mut work,
-            )?;
+        for b in &walked {
             refiner.refine(&b.token_behaviour)?;
-            walked.push(b);
         }
         let (class_of, class_len) = refiner.finish();
         let classes = TokenClasses::from_class_of(vocab.len(), class_of, class_len);
@@ -460,6 +450,74 @@ impl TokenSpans {
             + self.inverse.capacity() * std::mem::size_of::<OnceLock<Inverse>>()
             + inverse
     }
+}
+
+/// Walks the trie for every block of `points`, on up to `config.threads` threads (blocks are
+/// independent; each thread interns emitted sequences in its own table, merged afterwards).
+/// Returns the blocks in order and the sequences their configurations refer to.
+fn walk_blocks(
+    tables: &LexTables<'_>,
+    vocab: &Vocabulary,
+    points: &[LexPoint],
+    config: &SpansConfig,
+) -> Result<(Vec<walk::Block>, Seqs), SpansBuildError> {
+    let done = AtomicU64::new(0);
+    let blocks: Vec<&[LexPoint]> = points.chunks(BLOCK).collect();
+    let threads = config.threads.clamp(1, blocks.len().max(1));
+    // Thread `k` walks blocks `k, k + threads, ...`.
+    let run = |k: usize| -> Result<(Vec<walk::Block>, Seqs), SpansBuildError> {
+        let mut seqs = Seqs::new();
+        let mut work = Work {
+            done: &done,
+            limit: config.max_work,
+        };
+        let mut out = Vec::new();
+        for block in blocks.iter().skip(k).step_by(threads) {
+            out.push(walk::walk_block(
+                tables,
+                vocab.trie(),
+                vocab.len(),
+                block,
+                &mut seqs,
+                &mut work,
+            )?);
+        }
+        Ok((out, seqs))
+    };
+    let mut results: Vec<Result<(Vec<walk::Block>, Seqs), SpansBuildError>> = if threads == 1 {
+        vec![run(0)]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (1..threads).map(|k| scope.spawn(move || run(k))).collect();
+            let mut results = vec![run(0)];
+            for h in handles {
+                // A panic in a walk is a bug: pass it on.
+                results.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            }
+            results
+        })
+    };
+    let (first_blocks, mut seqs) = results.remove(0)?;
+    let mut per_thread = vec![first_blocks.into_iter()];
+    for result in results {
+        let (mut blocks, other) = result?;
+        let map = seqs.merge(&other);
+        for b in &mut blocks {
+            for e in &mut b.e {
+                *e = map[*e as usize];
+            }
+        }
+        per_thread.push(blocks.into_iter());
+    }
+    // Back to block order: block `i` is the `i / threads`-th of thread `i % threads`.
+    let walked = (0..blocks.len())
+        .map(|i| {
+            per_thread[i % threads]
+                .next()
+                .expect("every thread walked its blocks")
+        })
+        .collect();
+    Ok((walked, seqs))
 }
 
 /// Distinct spans, numbered in order of first appearance.

@@ -17,6 +17,8 @@
 //! Written by hand: this is the transition monoid of the vocabulary under the lexer, restricted
 //! to the prefixes the trie holds; no crate computes it.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use ahash::AHashMap;
 
 use super::error::{SpansBudget, SpansBuildError};
@@ -61,6 +63,16 @@ impl Seqs {
             self.last.push(state);
         }
         id
+    }
+
+    /// Adds every sequence of `other` to `self`; returns, per id of `other`, its id here.
+    pub(super) fn merge(&mut self, other: &Seqs) -> Vec<u32> {
+        let mut map = vec![0u32; other.parent.len()];
+        // A sequence's prefix always has a smaller id than the sequence.
+        for s in 1..other.parent.len() {
+            map[s] = self.push(map[other.parent[s] as usize], other.last[s]);
+        }
+        map
     }
 
     /// Appends the lexemes of `seq` to `out`, first to last.
@@ -138,17 +150,18 @@ struct BlockWalk<'t, 'a> {
     scratch_e: Vec<u32>,
 }
 
-/// Counts walk steps against [`SpansConfig::max_work`](super::SpansConfig::max_work).
-pub(super) struct Work {
-    pub(super) done: u64,
+/// Counts walk steps against [`SpansConfig::max_work`](super::SpansConfig::max_work), shared
+/// by the threads of one build.
+pub(super) struct Work<'a> {
+    pub(super) done: &'a AtomicU64,
     pub(super) limit: u64,
 }
 
-impl Work {
+impl Work<'_> {
     #[inline]
     fn add(&mut self, n: u64) -> Result<(), SpansBuildError> {
-        self.done += n;
-        if self.done > self.limit {
+        let done = self.done.fetch_add(n, Ordering::Relaxed) + n;
+        if done > self.limit {
             Err(SpansBuildError::new(SpansBudget::Work, self.limit))
         } else {
             Ok(())
@@ -163,7 +176,7 @@ pub(super) fn walk_block(
     vocab_len: usize,
     points: &[LexPoint],
     seqs: &mut Seqs,
-    work: &mut Work,
+    work: &mut Work<'_>,
 ) -> Result<Block, SpansBuildError> {
     let width = points.len();
     let class_len = tables.lexer.class_len();
