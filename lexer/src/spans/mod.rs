@@ -46,8 +46,10 @@
 //! Points are taken in blocks of [`BLOCK`]; each block walks the vocabulary trie once, with
 //! every point of the block at once, interning the vector of lexer configurations each prefix
 //! leads to (see `walk.rs`); a dense memo of (vector, byte class) → vector makes most trie nodes
-//! one table lookup. Each block's vectors refine the partition of the tokens. No per-token
-//! simulation, no per-token hashing except where a class splits.
+//! one table lookup. Blocks are independent and walked on [`SpansConfig::threads`] threads.
+//! Each block's vectors then refine the partition of the tokens. No per-token simulation, no
+//! per-token hashing except where a class splits. SynCode's Go grammar (678 lexer states, 819
+//! points) with Llama 3 (128k tokens, 274k trie nodes) builds in about 0.25 s on two threads.
 //!
 //! # Example
 //!
