@@ -48,10 +48,10 @@ struct Args {
     #[arg(long, default_value_t = 500)]
     max_tokens_per_text: usize,
     /// Tokens per (grammar, tokenizer) over all its texts.
-    #[arg(long, default_value_t = 800)]
+    #[arg(long, default_value_t = 500)]
     max_tokens: usize,
     /// Time limit of one engine on one grammar and tokenizer (build and trace), seconds.
-    #[arg(long, default_value_t = 90)]
+    #[arg(long, default_value_t = 60)]
     timeout: u64,
     /// Regenerate the tables, README section and plots from this results file; run nothing.
     #[arg(long, value_name = "PEERS_JSON")]

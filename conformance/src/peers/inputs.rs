@@ -78,6 +78,37 @@ pub fn text_files(
     }
 }
 
+/// The first `n` of `files` that munch's parser accepts under grammar `text` (the reference
+/// texts: an engine's refusal then says something about the engine), and how many were passed
+/// over.
+pub fn accepted_by_munch(
+    text: &str,
+    files: &[PathBuf],
+    n: usize,
+) -> Result<(Vec<PathBuf>, usize), String> {
+    use munch_glr::parser::{Parser, ParserConfig, ParserState};
+    use std::sync::Arc;
+    let config = munch_glr::lark::LoadConfig::default();
+    let grammar = munch_glr::lark::load(text.as_bytes(), &config).map_err(|e| e.to_string())?;
+    let parser =
+        Arc::new(Parser::new(&grammar, &ParserConfig::default()).map_err(|e| e.to_string())?);
+    let mut kept = Vec::new();
+    let mut skipped = 0;
+    for file in files {
+        if kept.len() == n {
+            break;
+        }
+        let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let mut state = ParserState::new(Arc::clone(&parser));
+        if state.commit_bytes(&bytes).is_ok() && state.is_accepting() {
+            kept.push(file.clone());
+        } else {
+            skipped += 1;
+        }
+    }
+    Ok((kept, skipped))
+}
+
 /// The step budget of one (grammar, tokenizer) pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Budget {

@@ -61,7 +61,8 @@ pub fn run(config: &Config) -> Result<Results, String> {
         ..Results::default()
     };
     results.notes.push(format!(
-        "limits: at most {} texts per grammar, {} tokens per text, {} tokens per grammar and \
+        "texts: the first files of each corpus that munch's parser accepts under the original \
+         grammar; limits: at most {} texts per grammar, {} tokens per text, {} tokens per grammar and \
          tokenizer; {} s per run",
         config.max_files,
         config.budget.max_tokens_per_text,
@@ -89,7 +90,15 @@ pub fn run(config: &Config) -> Result<Results, String> {
     for name in &config.grammars {
         eprintln!("peers: grammar {name}");
         let g = inputs::grammar(name)?;
-        let files = inputs::text_files(g.language, config.max_files, config.max_file_bytes)?;
+        // Candidates, of which the first that munch's parser accepts are kept.
+        let pool = inputs::text_files(g.language, config.max_files * 6, config.max_file_bytes)?;
+        let (files, skipped) = inputs::accepted_by_munch(&g.original, &pool, config.max_files)?;
+        if skipped > 0 {
+            results.notes.push(format!(
+                "{name}: {skipped} candidate texts passed over because munch's parser rejects \
+                 them under SynCode's grammar"
+            ));
+        }
         results.grammars.push(GrammarInfo {
             name: name.clone(),
             source: format!("SynCode {}", munch_grammars::syncode::VERSION),

@@ -52,7 +52,7 @@ pub(super) fn run(
 ) -> Result<(), String> {
     result.engine_version = format!("llguidance {VERSION} (crate)");
     result.settings = format!(
-        "no_forcing; slicer {}; 1 thread",
+        "no_forcing, allow_initial_skip; slicer {}; 1 thread",
         if slicer { "on" } else { "off" }
     );
     let started = Instant::now();
@@ -81,7 +81,10 @@ pub(super) fn run(
     result.prepare_s = started.elapsed().as_secs_f64();
     result.rss_before_build_mib = rss_now_mib();
     let started = Instant::now();
-    let text = format!("%llguidance {{\"no_forcing\": true}}\n{}", job.grammar_text);
+    let text = format!(
+        "%llguidance {{\"no_forcing\": true, \"allow_initial_skip\": true}}\n{}",
+        job.grammar_text
+    );
     let parser = factory
         .create_parser(TopLevelGrammar::from_lark(text))
         .map_err(|e| e.to_string())?;
