@@ -93,6 +93,9 @@ struct Relevance {
     by_terminal: Vec<Vec<u32>>,
     by_nonterminal: Vec<Vec<u32>>,
     pred: Vec<Vec<u32>>,
+    /// States a head's node can be in: the start state and the targets of shifts (a head's
+    /// node is the GSS root or a node made by a shift).
+    top: Vec<bool>,
 }
 
 impl Relevance {
@@ -102,6 +105,8 @@ impl Relevance {
         let mut by_terminal = vec![Vec::new(); tables.eof_index() as usize + 1];
         let mut by_nonterminal = vec![Vec::new(); cfg.nonterminal_len()];
         let mut pred = vec![Vec::new(); tables.state_len()];
+        let mut top = vec![false; tables.state_len()];
+        top[LrState::START.as_usize()] = true;
         for s in 0..tables.state_len() {
             let st = LrState::new(s).expect("LR state ids fit");
             let mut last = u32::MAX;
@@ -112,6 +117,7 @@ impl Relevance {
                 }
                 if let Action::Shift(to) = a {
                     pred[to.as_usize()].push(s as u32);
+                    top[to.as_usize()] = true;
                 }
             }
             for (n, to) in tables.state_gotos(st) {
@@ -127,6 +133,7 @@ impl Relevance {
             by_terminal,
             by_nonterminal,
             pred,
+            top,
         }
     }
 }
@@ -147,8 +154,9 @@ struct Info {
 /// of `(item, weight)`, any order, duplicates allowed, and the classes already decided, which
 /// are left out). Returns the automaton and the initial states, in order.
 ///
-/// Only transitions a GSS can take are computed: a state entered by reading `q` reads next a
-/// predecessor of `q` (initial states read any state). Every other input takes the default
+/// Only transitions a GSS can take are computed: an initial state reads a head's node, which
+/// is the GSS root or was made by a shift, so its LR state is the start state or a shift
+/// target; a state entered by reading `q` reads next a predecessor of `q`. Every other input takes the default
 /// transition, whatever the items would say, which is harmless because no stack has that
 /// input there (and minimisation only merges states that agree on every input, so a merged
 /// state still answers each of its originals correctly on their valid inputs).
@@ -253,7 +261,12 @@ pub(crate) fn determinize(
         // The inputs possible here and not yet computed.
         wanted.clear();
         match &b.info[di].lasts {
-            None => wanted.extend(keyed.iter().map(|&(x, _)| x)),
+            None => wanted.extend(
+                keyed
+                    .iter()
+                    .map(|&(x, _)| x)
+                    .filter(|&x| rel.top[x as usize]),
+            ),
             Some(lasts) => {
                 for &q in lasts {
                     wanted.extend_from_slice(&rel.pred[q as usize]);

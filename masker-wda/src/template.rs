@@ -201,7 +201,12 @@ pub(crate) struct Templates<'a> {
     conts: &'a Conts,
     /// One more than the most pops an exit can have left (the longest production).
     stride: u32,
-    // E(T, x)
+    /// `goto(x, A)` at `x * nt_len + A` (`u32::MAX`: none), when the table is small enough.
+    gotos: Vec<u32>,
+    nt_len: usize,
+    state_len: usize,
+    // E(T, x): by `T * state_len + x` when small enough, else hashed.
+    e_dense: Vec<u32>,
     e_index: AHashMap<(u32, u32), u32>,
     e_key: Vec<(u32, u32)>,
     e_out: Vec<Vec<u32>>,
@@ -223,6 +228,7 @@ pub(crate) struct Templates<'a> {
     p_tasks: Vec<PTask>,
     // Closures the determiniser asks for.
     pre_memo: AHashMap<(u32, u32, u32), Pre>,
+    shifted_memo: AHashMap<(u32, Cont, u32), Box<[Item]>>,
     scratch_entries: Vec<(u32, Cont, u32, bool)>,
     scratch_seen: Vec<(u32, Cont, u32)>,
     /// Entries (unknowns + outcomes + links + memo entries) allowed before [`SummaryBudget`].
@@ -245,10 +251,34 @@ impl<'a> Templates<'a> {
             .max()
             .unwrap_or(0)
             .max(1) as u32;
+        // Dense tables when they stay under 16 M entries each.
+        const DENSE: usize = 1 << 24;
+        let state_len = tables.state_len();
+        let nt_len = tables.cfg().nonterminal_len();
+        let mut gotos = Vec::new();
+        if state_len.saturating_mul(nt_len) <= DENSE {
+            gotos = vec![u32::MAX; state_len * nt_len];
+            for s in 0..state_len {
+                let st = LrState::new(s).expect("LR state ids fit");
+                for (n, to) in tables.state_gotos(st) {
+                    gotos[s * nt_len + n.as_usize()] = to.as_u32();
+                }
+            }
+        }
+        let terminal_len = tables.eof_index() as usize + 1;
+        let e_dense = if terminal_len.saturating_mul(state_len) <= DENSE {
+            vec![u32::MAX; terminal_len * state_len]
+        } else {
+            Vec::new()
+        };
         Templates {
             tables,
             conts,
             stride,
+            gotos,
+            nt_len,
+            state_len,
+            e_dense,
             e_index: AHashMap::new(),
             e_key: Vec::new(),
             e_out: Vec::new(),
@@ -267,6 +297,7 @@ impl<'a> Templates<'a> {
             p_confs: AHashSet::new(),
             p_tasks: Vec::new(),
             pre_memo: AHashMap::new(),
+            shifted_memo: AHashMap::new(),
             scratch_entries: Vec::new(),
             scratch_seen: Vec::new(),
             max_entries,
@@ -376,7 +407,12 @@ impl<'a> Templates<'a> {
         }
     }
 
+    #[inline]
     fn goto(&self, x: u32, nt: u32) -> Option<u32> {
+        if !self.gotos.is_empty() {
+            let g = self.gotos[x as usize * self.nt_len + nt as usize];
+            return (g != u32::MAX).then_some(g);
+        }
         self.tables
             .goto(
                 LrState::new(x as usize).expect("LR state ids fit"),
@@ -388,11 +424,23 @@ impl<'a> Templates<'a> {
     // ---- E(T, x) ----
 
     fn e_unknown(&mut self, t: u32, x: u32) -> Result<u32, SummaryBudget> {
-        if let Some(&u) = self.e_index.get(&(t, x)) {
-            return Ok(u);
+        let dense = (!self.e_dense.is_empty()).then(|| t as usize * self.state_len + x as usize);
+        match dense {
+            Some(i) if self.e_dense[i] != u32::MAX => return Ok(self.e_dense[i]),
+            None => {
+                if let Some(&u) = self.e_index.get(&(t, x)) {
+                    return Ok(u);
+                }
+            }
+            _ => {}
         }
         let u = self.e_key.len() as u32;
-        self.e_index.insert((t, x), u);
+        match dense {
+            Some(i) => self.e_dense[i] = u,
+            None => {
+                self.e_index.insert((t, x), u);
+            }
+        }
         self.e_key.push((t, x));
         self.e_out.push(Vec::new());
         self.e_sh.push(false);
@@ -629,6 +677,11 @@ impl<'a> Templates<'a> {
         x: u32,
         out: &mut Vec<Item>,
     ) -> Result<(), SummaryBudget> {
+        if let Some(v) = self.shifted_memo.get(&(t, k, x)) {
+            out.extend_from_slice(v);
+            return Ok(());
+        }
+        let from = out.len();
         let mut entries = std::mem::take(&mut self.scratch_entries);
         entries.clear();
         if let Some(to) = top.shift {
@@ -642,7 +695,11 @@ impl<'a> Templates<'a> {
         entries.extend(top.pushed.iter().map(|&g| (t, k, g, false)));
         let r = self.over(x, &mut entries, out);
         self.scratch_entries = entries;
-        r
+        r?;
+        let v: Box<[Item]> = out[from..].into();
+        self.count(1 + v.len())?;
+        self.shifted_memo.insert((t, k, x), v);
+        Ok(())
     }
 
     /// The pre-shift closure of `goto(x, A)` pushed on `x` under terminal `T`.
