@@ -11,7 +11,7 @@ use munch_lexer::spans::{ClassId, ClassSet, PointId, SpanId, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 
 use crate::classify::{classify_state, ShiftMemo, StateClasses};
-use crate::points::PointTries;
+use crate::points::{PointScratch, PointTries, Preorder};
 use crate::sim::{Sim, SimBudget};
 use crate::tau::Taus;
 use crate::{
@@ -123,8 +123,10 @@ pub(crate) fn build(
     t.bytes += entry_of.len() * 4;
     t.check()?;
     let mut tries = PointTries::default();
-    // Per terminal span: its index in the current point's list (stamped by point).
-    let mut local_of: Vec<(u32, u32)> = vec![(NONE, 0); taus.taus.len()];
+    let order = Preorder::new(&taus);
+    let mut point_scratch = PointScratch::default();
+    let mut pairs: Vec<(u32, ClassId)> = Vec::new();
+    let mut pair_classes: Vec<ClassId> = Vec::new();
     let mut rows: Vec<Vec<u32>> = vec![Vec::new(); lr_states];
     let mut touched: Vec<u32> = Vec::new();
     let mut table_entries = 0;
@@ -138,29 +140,32 @@ pub(crate) fn build(
             });
         }
         let pid = PointId::from_usize(q);
-        // The point's terminal spans with their classes.
-        let mut local: Vec<(u32, Vec<ClassId>)> = Vec::new();
+        // The point's terminal spans with their classes, grouped by sorting.
+        pairs.clear();
         for c in 0..class_len {
             let c = ClassId::from_usize(c);
-            let Some(span) = spans.span_of(pid, c) else {
-                continue;
-            };
-            let tau = tau_of_span[span.as_usize()];
-            if tau == NONE {
-                continue;
+            if let Some(span) = spans.span_of(pid, c) {
+                let tau = tau_of_span[span.as_usize()];
+                if tau != NONE {
+                    pairs.push((tau, c));
+                }
             }
-            let (stamp, i) = local_of[tau as usize];
-            let i = if stamp == q as u32 {
-                i
-            } else {
-                local.push((tau, Vec::new()));
-                let i = (local.len() - 1) as u32;
-                local_of[tau as usize] = (q as u32, i);
-                i
-            };
-            local[i as usize].1.push(c);
         }
-        tries.push_point(&taus, &local);
+        pairs.sort_unstable();
+        pair_classes.clear();
+        pair_classes.extend(pairs.iter().map(|p| p.1));
+        let mut local: Vec<(u32, &[ClassId])> = Vec::new();
+        let mut at = 0;
+        while at < pairs.len() {
+            let tau = pairs[at].0;
+            let mut end = at + 1;
+            while end < pairs.len() && pairs[end].0 == tau {
+                end += 1;
+            }
+            local.push((tau, &pair_classes[at..end]));
+            at = end;
+        }
+        tries.push_point(&taus, &order, &local, &mut point_scratch);
         t.bytes = t
             .bytes
             .saturating_add(tries.heap_bytes().saturating_sub(t.tries_bytes));
@@ -183,7 +188,7 @@ pub(crate) fn build(
                 None => {
                     scratch.clear();
                     for &i in &row {
-                        for &c in &local[i as usize].1 {
+                        for &c in local[i as usize].1 {
                             scratch.insert(c);
                         }
                     }

@@ -328,15 +328,6 @@ impl Masker for SpannerMasker {
         if cache.online.start_mask() {
             cache.heads.clear();
         }
-        let t0 = std::time::Instant::now();
-        let o = &cache.online;
-        let before = (
-            o.tests,
-            o.dbg_nodes,
-            o.dbg_steps,
-            o.dbg_covered,
-            o.sim_closures(),
-        );
         for head in state.heads() {
             let point = LexPoint {
                 state: head.lex_state(),
@@ -348,9 +339,6 @@ impl Masker for SpannerMasker {
                 continue;
             };
             let node = head.node();
-            if std::env::var_os("SPANNER_DBG").is_some() {
-                eprintln!("HEAD {:?} q {}", node.id(), q.as_u32());
-            }
             // A head's classes depend only on its stacks and point: heads recur from mask to
             // mask (an ignored lexeme leaves the node as it is; a lexeme emitted again makes an
             // equal node), and the simulator's refs name stacks for as long as its memos live.
@@ -375,23 +363,7 @@ impl Masker for SpannerMasker {
                 cache.heads.insert(key, head_acc.clone());
             }
         }
-        let t1 = t0.elapsed();
         self.spans.classes().expand(&cache.acc, mask.words_mut());
-        if std::env::var_os("SPANNER_DBG").is_some() {
-            let o = &cache.online;
-            eprintln!(
-                "DBG heads {} tests {} nodes {} steps {} covered {} closures {} walk {:?} total {:?} acc {}",
-                state.head_len(),
-                o.tests - before.0,
-                o.dbg_nodes - before.1,
-                o.dbg_steps - before.2,
-                o.dbg_covered - before.3,
-                o.sim_closures() - before.4,
-                t1,
-                t0.elapsed(),
-                cache.acc.count()
-            );
-        }
         set_eos(&self.vocab, state, mask);
     }
 }

@@ -55,11 +55,6 @@ pub(crate) struct Online {
     stack: Vec<(u32, FrontierId, bool)>,
     /// The current walk skipped a span for its hint.
     partial: bool,
-    /// Spans tested against a real stack (a statistic).
-    pub tests: u64,
-    pub dbg_nodes: u64,
-    pub dbg_steps: u64,
-    pub dbg_covered: u64,
 }
 
 impl Online {
@@ -74,15 +69,7 @@ impl Online {
             shifts: AHashMap::new(),
             stack: Vec::new(),
             partial: false,
-            tests: 0,
-            dbg_nodes: 0,
-            dbg_steps: 0,
-            dbg_covered: 0,
         }
-    }
-
-    pub(crate) fn sim_closures(&self) -> u64 {
-        self.sim.closures
     }
 
     /// The simulator's ref of real node `n` (equal for nodes that stand for the same stacks).
@@ -138,7 +125,6 @@ impl Online {
         if let Some(&g) = self.steps.get(&(f, acc)) {
             return g;
         }
-        self.dbg_steps += 1;
         let Online { sim, frontiers, .. } = self;
         let next =
             step(sim, m.parser.tables(), &m.taus, &frontiers[f as usize], acc).unwrap_or_default();
@@ -183,7 +169,6 @@ impl SpannerMasker {
         let mut i = lo + 1;
         while i < hi {
             let pn = self.tries.nodes[i as usize];
-            online.dbg_nodes += 1;
             while online.stack.last().is_some_and(|top| top.0 <= i) {
                 online.stack.pop();
             }
@@ -203,7 +188,6 @@ impl SpannerMasker {
                     Some(false) => true,
                     None => false,
                 };
-            online.dbg_covered += alive as u64;
             let frontier = online.step(self, parent, pn.acc);
             if frontier == DEAD {
                 i = pn.end;
@@ -237,7 +221,6 @@ impl SpannerMasker {
                 online.partial = true;
                 continue;
             }
-            online.tests += 1;
             let reach = &self.taus.reaches[leaf.reach as usize];
             let live = reach.any
                 || reach

@@ -3,6 +3,9 @@
 //! A point's trie is the part of the global terminal-span trie ([`Taus`]) its spans use. Nodes
 //! are stored in preorder, each with the index one past its subtree, so a walk skips a subtree
 //! in one step; each span (leaf) carries its classes as a range of one array.
+//!
+//! Building one is a sort: with the global trie numbered in preorder ([`Preorder`]), the nodes a
+//! point uses, sorted by that number, are the point's trie in preorder.
 
 use munch_lexer::spans::ClassId;
 
@@ -31,6 +34,44 @@ pub(crate) struct PLeaf {
     pub class_hi: u32,
 }
 
+/// The global trie's preorder: per node its number and the number one past its subtree; with
+/// the parent links and the terminal spans' nodes in flat arrays (the trie's own nodes are
+/// large, and building every point's trie chases these links).
+pub(crate) struct Preorder {
+    pub pre: Vec<u32>,
+    pub end: Vec<u32>,
+    parent: Vec<u32>,
+    tau_node: Vec<u32>,
+}
+
+impl Preorder {
+    pub(crate) fn new(taus: &Taus) -> Self {
+        let n = taus.nodes.len();
+        let (mut pre, mut end) = (vec![0u32; n], vec![0u32; n]);
+        let mut next = 0u32;
+        // (node, whether its children were pushed)
+        let mut stack: Vec<(u32, bool)> = vec![(0, false)];
+        while let Some((x, expanded)) = stack.pop() {
+            if expanded {
+                end[x as usize] = next;
+                continue;
+            }
+            pre[x as usize] = next;
+            next += 1;
+            stack.push((x, true));
+            for &(_, c) in taus.nodes[x as usize].children.iter().rev() {
+                stack.push((c, false));
+            }
+        }
+        Preorder {
+            pre,
+            end,
+            parent: taus.nodes.iter().map(|x| x.parent).collect(),
+            tau_node: taus.taus.iter().map(|t| t.node).collect(),
+        }
+    }
+}
+
 /// Every point's trie, flattened.
 #[derive(Default)]
 pub(crate) struct PointTries {
@@ -41,68 +82,96 @@ pub(crate) struct PointTries {
     pub classes: Vec<ClassId>,
 }
 
+/// Reused buffers of [`PointTries::push_point`].
+#[derive(Default)]
+pub(crate) struct PointScratch {
+    /// Per global node: the stamp of the last point that used it.
+    seen: Vec<u32>,
+    stamp: u32,
+    used: Vec<u32>,
+    stack: Vec<(u32, usize)>,
+}
+
 impl PointTries {
-    /// Adds the next point's trie from its spans: `(terminal span, its classes)`.
-    pub(crate) fn push_point(&mut self, taus: &Taus, spans: &[(u32, Vec<ClassId>)]) {
+    /// Adds the next point's trie from its spans: `(terminal span, its classes)`, sorted by
+    /// terminal span.
+    pub(crate) fn push_point(
+        &mut self,
+        taus: &Taus,
+        order: &Preorder,
+        spans: &[(u32, &[ClassId])],
+        scratch: &mut PointScratch,
+    ) {
         let lo = self.nodes.len() as u32;
         if spans.is_empty() {
             self.roots.push((lo, lo));
             return;
         }
-        // The global nodes on the spans' paths, with their children here and their spans.
-        let mut local: ahash::AHashMap<u32, (Vec<u32>, Vec<u32>)> = ahash::AHashMap::new();
-        local.insert(0, (Vec::new(), Vec::new()));
-        let mut linked: ahash::AHashSet<u32> = ahash::AHashSet::new();
-        for (i, &(tau, _)) in spans.iter().enumerate() {
-            let mut x = taus.taus[tau as usize].node;
-            local.entry(x).or_default().1.push(i as u32);
-            // Link `x` into its parent, and so on up: a linked node's ancestors are linked.
-            while x != 0 && linked.insert(x) {
-                let parent = taus.nodes[x as usize].parent;
-                local.entry(parent).or_default().0.push(x);
-                x = parent;
+        if scratch.seen.len() != taus.nodes.len() {
+            scratch.seen = vec![0; taus.nodes.len()];
+            scratch.stamp = 0;
+        }
+        scratch.stamp += 1;
+        let stamp = scratch.stamp;
+        // The global nodes on the spans' paths (a used node's ancestors are used).
+        scratch.used.clear();
+        for &(tau, _) in spans {
+            let mut x = order.tau_node[tau as usize];
+            while scratch.seen[x as usize] != stamp {
+                scratch.seen[x as usize] = stamp;
+                scratch.used.push(x);
+                if x == 0 {
+                    break;
+                }
+                x = order.parent[x as usize];
             }
         }
-        for (children, _) in local.values_mut() {
-            children.sort_unstable();
-        }
-        // Preorder with an explicit stack: (global node, index of its PNode or NONE if not yet
-        // emitted).
-        let mut stack: Vec<(u32, Option<usize>)> = vec![(0, None)];
-        while let Some((x, emitted)) = stack.pop() {
-            match emitted {
-                None => {
-                    let (children, own) = &local[&x];
-                    let leaf_lo = self.leaves.len() as u32;
-                    for &i in own {
-                        let (tau, classes) = &spans[i as usize];
-                        let c_lo = self.classes.len() as u32;
-                        self.classes.extend_from_slice(classes);
-                        self.leaves.push(PLeaf {
-                            reach: taus.taus[*tau as usize].reach,
-                            class_lo: c_lo,
-                            class_hi: self.classes.len() as u32,
-                        });
-                    }
-                    self.nodes.push(PNode {
-                        global: x,
-                        acc: taus.nodes[x as usize].acc,
-                        end: 0,
-                        leaf_lo,
-                        leaf_hi: self.leaves.len() as u32,
-                    });
-                    stack.push((x, Some(self.nodes.len() - 1)));
-                    for &c in children.iter().rev() {
-                        stack.push((c, None));
-                    }
-                }
-                Some(at) => {
-                    let end = self.nodes.len() as u32;
-                    self.nodes[at].end = end;
-                }
+        scratch
+            .used
+            .sort_unstable_by_key(|&x| order.pre[x as usize]);
+        // The spans in the same order, by their node.
+        let mut by_node: Vec<(u32, usize)> = spans
+            .iter()
+            .enumerate()
+            .map(|(i, &(tau, _))| (order.pre[order.tau_node[tau as usize] as usize], i))
+            .collect();
+        by_node.sort_unstable();
+        let mut next_span = 0;
+        // Open nodes: (global preorder end, index in `nodes`).
+        scratch.stack.clear();
+        for &x in &scratch.used {
+            let p = order.pre[x as usize];
+            let at = self.nodes.len();
+            while scratch.stack.last().is_some_and(|&(end, _)| end <= p) {
+                let (_, j) = scratch.stack.pop().expect("checked");
+                self.nodes[j].end = at as u32;
             }
+            let leaf_lo = self.leaves.len() as u32;
+            while next_span < by_node.len() && by_node[next_span].0 == p {
+                let (tau, classes) = spans[by_node[next_span].1];
+                let class_lo = self.classes.len() as u32;
+                self.classes.extend_from_slice(classes);
+                self.leaves.push(PLeaf {
+                    reach: taus.taus[tau as usize].reach,
+                    class_lo,
+                    class_hi: self.classes.len() as u32,
+                });
+                next_span += 1;
+            }
+            self.nodes.push(PNode {
+                global: x,
+                acc: taus.nodes[x as usize].acc,
+                end: 0,
+                leaf_lo,
+                leaf_hi: self.leaves.len() as u32,
+            });
+            scratch.stack.push((order.end[x as usize], at));
         }
-        self.roots.push((lo, self.nodes.len() as u32));
+        let hi = self.nodes.len() as u32;
+        for &(_, j) in &scratch.stack {
+            self.nodes[j].end = hi;
+        }
+        self.roots.push((lo, hi));
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {

@@ -16,6 +16,9 @@ use ahash::AHashMap;
 use munch_glr::parser::Parser;
 use munch_lexer::{LexState, TerminalId};
 
+const UNSET: u32 = u32::MAX;
+const NONE: u32 = u32::MAX - 1;
+
 /// The terminals of one emitted lexeme, as the parser takes them.
 #[derive(Debug)]
 pub(crate) struct AccSet {
@@ -61,8 +64,10 @@ pub(crate) struct Taus {
     pub taus: Vec<Tau>,
     acc_index: AHashMap<(Box<[u32]>, bool), u32>,
     reach_index: AHashMap<(Box<[u32]>, bool), u32>,
-    acc_of_state: AHashMap<LexState, Option<u32>>,
-    reach_of_state: AHashMap<LexState, Option<u32>>,
+    /// Per lexer state: its accepted set and reach set, once asked for (`UNSET`; `NONE` when
+    /// no stack can take it).
+    acc_of_state: Vec<u32>,
+    reach_of_state: Vec<u32>,
     child_index: AHashMap<(u32, u32), u32>,
     tau_index: AHashMap<(u32, u32), u32>,
     /// Per terminal: ignored.
@@ -83,8 +88,8 @@ impl Taus {
             taus: Vec::new(),
             acc_index: AHashMap::new(),
             reach_index: AHashMap::new(),
-            acc_of_state: AHashMap::new(),
-            reach_of_state: AHashMap::new(),
+            acc_of_state: vec![UNSET; parser.lexer().state_len()],
+            reach_of_state: vec![UNSET; parser.lexer().state_len()],
             child_index: AHashMap::new(),
             tau_index: AHashMap::new(),
             ignored,
@@ -146,21 +151,23 @@ impl Taus {
 
     /// [`Taus::intern_acc`] of lexer state `s`'s accepted terminals, memoised per state.
     pub(crate) fn acc_of_state(&mut self, parser: &Parser, s: LexState) -> Option<u32> {
-        if let Some(&id) = self.acc_of_state.get(&s) {
-            return id;
+        let known = self.acc_of_state[s.as_usize()];
+        if known != UNSET {
+            return (known != NONE).then_some(known);
         }
         let id = self.intern_acc(parser.lexer().accepted(s).iter().copied());
-        self.acc_of_state.insert(s, id);
+        self.acc_of_state[s.as_usize()] = id.unwrap_or(NONE);
         id
     }
 
     /// [`Taus::intern_reach`] of lexer state `s`'s reachable terminals, memoised per state.
     pub(crate) fn reach_of_state(&mut self, parser: &Parser, s: LexState) -> Option<u32> {
-        if let Some(&id) = self.reach_of_state.get(&s) {
-            return id;
+        let known = self.reach_of_state[s.as_usize()];
+        if known != UNSET {
+            return (known != NONE).then_some(known);
         }
         let id = self.intern_reach(parser.lexer().reachable(s).iter());
-        self.reach_of_state.insert(s, id);
+        self.reach_of_state[s.as_usize()] = id.unwrap_or(NONE);
         id
     }
 
