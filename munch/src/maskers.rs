@@ -244,14 +244,29 @@ fn construct(
     match kind.name {
         "oracle" => Ok((Box::new(Oracle::new(Arc::clone(vocab))), none(), None)),
         #[cfg(feature = "trie")]
-        "trie" => Ok((
-            Box::new(munch_masker_trie::TrieMasker::new(
+        "trie" => {
+            // The walk over one representative per token class gives the same masks with a
+            // much lower tail; if the class tables exceed their budget, walk every token.
+            match munch_masker_trie::TrieMasker::with_classes(
                 Arc::clone(parser),
                 Arc::clone(vocab),
-            )),
-            none(),
-            None,
-        )),
+                &munch_lexer::spans::SpansConfig::default(),
+            ) {
+                Ok(m) => {
+                    let classes = m.spans().map_or(0, |s| s.classes().len());
+                    let stats = serde_json::json!({ "token_classes": classes });
+                    Ok((Box::new(m), into_map(stats), None))
+                }
+                Err(_) => Ok((
+                    Box::new(munch_masker_trie::TrieMasker::new(
+                        Arc::clone(parser),
+                        Arc::clone(vocab),
+                    )),
+                    into_map(serde_json::json!({ "token_classes": null })),
+                    None,
+                )),
+            }
+        }
         #[cfg(feature = "spanner")]
         "spanner" => {
             let masker =
@@ -329,7 +344,10 @@ impl<M: Masker> Masker for ArcMasker<M> {
 }
 
 /// The fields of a JSON object.
-#[cfg_attr(not(any(feature = "spanner", feature = "wda")), allow(dead_code))]
+#[cfg_attr(
+    not(any(feature = "trie", feature = "spanner", feature = "wda")),
+    allow(dead_code)
+)]
 fn into_map(v: serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
     match v {
         serde_json::Value::Object(m) => m,
