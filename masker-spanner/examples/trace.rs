@@ -153,7 +153,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
             }
             if state.commit_token(&vocab, t).is_err() {
-                println!("  {path}: rejected at step {i} (grammar does not take the file)");
+                let at: usize = tokens[..i]
+                    .iter()
+                    .map(|&t| vocab.token_bytes(t).map_or(0, <[u8]>::len))
+                    .sum();
+                let line = text.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+                println!(
+                    "  {path}: rejected at step {i}, line {line}, token {:?} (grammar does not \
+                     take the file)",
+                    String::from_utf8_lossy(vocab.token_bytes(t).unwrap_or(b""))
+                );
                 failed += 1;
                 break;
             }
