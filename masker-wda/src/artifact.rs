@@ -301,7 +301,7 @@ fn validate(
     if words != (d.class_len as usize).div_ceil(64) {
         return Err("class-set width does not match the class count");
     }
-    if words == 0 || d.weights.len() % words != 0 || d.weights.is_empty() {
+    if words == 0 || !d.weights.len().is_multiple_of(words) || d.weights.is_empty() {
         return Err("weights are not whole class sets");
     }
     let weight_len = d.weights.len() / words;

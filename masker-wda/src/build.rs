@@ -17,6 +17,7 @@ use crate::template::{Templates, TERMINAL_LIMIT};
 use crate::WdaConfig;
 
 /// Builds the tables; returns them and the build time in seconds.
+#[allow(clippy::needless_range_loop)] // parallel per-state arrays
 pub(crate) fn build(
     parser: &Parser,
     vocab: &Vocabulary,

@@ -207,7 +207,7 @@ pub(crate) fn determinize(
             return Err(Exceeded::States);
         }
         rounds += 1;
-        if debug() && rounds % 10000 == 0 {
+        if debug() && rounds.is_multiple_of(10000) {
             eprintln!(
                 "wda: round {rounds}: {} states, {edge_count} edges, {} weights; heap states {} MB, weights {} MB, summaries {} MB; summaries {:?}",
                 b.len(),

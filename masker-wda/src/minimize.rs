@@ -81,6 +81,7 @@ pub(crate) fn minimize(dfa: &Dfa) -> (Dfa, Vec<StateId>) {
 
 /// Per state, the classes some path from it can still output: the union of the outputs of
 /// every transition reachable from it (a backward fixpoint; the automaton may have cycles).
+#[allow(clippy::needless_range_loop)] // parallel per-state arrays
 pub(crate) fn undecided(dfa: &Dfa, weights: &mut Weights) -> Vec<Weight> {
     let n = dfa.state_len();
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];

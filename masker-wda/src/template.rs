@@ -99,13 +99,17 @@ pub(crate) fn parts(i: Item) -> (u32, u32, Cont) {
     ((i >> 48) as u32, ((i >> 32) & 0xFFFF) as u32, i as u32)
 }
 
+/// What a continuation offers: the controls `(terminal, continuation)` (sorted) and whether it
+/// succeeds outright.
+type Offer = (Box<[(u32, Cont)]>, bool);
+
 /// Interned continuations (see the [module docs](self)).
 #[derive(Clone, Debug)]
 pub(crate) struct Conts {
     /// Per continuation: the controls `(terminal, continuation)` it offers (sorted) and
     /// whether it succeeds outright.
-    offers: Vec<(Box<[(u32, Cont)]>, bool)>,
-    index: AHashMap<(Box<[(u32, Cont)]>, bool), Cont>,
+    offers: Vec<Offer>,
+    index: AHashMap<Offer, Cont>,
     heap: usize,
 }
 
@@ -326,6 +330,7 @@ impl<'a> Templates<'a> {
         self.tables
     }
 
+    #[cfg(test)]
     pub(crate) fn conts(&self) -> &'a Conts {
         self.conts
     }

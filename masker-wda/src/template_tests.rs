@@ -191,10 +191,8 @@ pub(crate) fn check_grammar(source: &str, sentences: u64, separator: &[u8]) {
                     }
                 }
             }
-            if at < text.len() {
-                if state.commit_bytes(&text[at..at + 1]).is_err() {
-                    break;
-                }
+            if at < text.len() && state.commit_bytes(&text[at..at + 1]).is_err() {
+                break;
             }
         }
     }
