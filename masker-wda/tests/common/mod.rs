@@ -206,3 +206,68 @@ pub fn random_walk(
     }
     compared
 }
+
+/// Teacher-forces the bytes of `text` as encoded by `vocab`, comparing `wda` with `reference`
+/// at every step, until the text ends or the grammar rejects it (real files may use what a
+/// grammar does not cover). Returns the number of steps compared.
+pub fn teacher_forced_until_rejected(
+    wda: &WdaMasker,
+    reference: &dyn Masker,
+    parser: &Arc<Parser>,
+    vocab: &Arc<Vocabulary>,
+    text: &str,
+    label: &str,
+) -> usize {
+    let (mut wc, mut rc) = (wda.create_cache(), reference.create_cache());
+    let mut wm = TokenMask::new(vocab.len());
+    let mut rm = TokenMask::new(vocab.len());
+    let tokens = vocab.encode(text).unwrap();
+    let mut state = ParserState::new(Arc::clone(parser));
+    let mut prefix = Vec::new();
+    let mut compared = 0;
+    for step in 0..=tokens.len() {
+        wda.fill_mask(&mut wc, &state, &mut wm);
+        reference.fill_mask(&mut rc, &state, &mut rm);
+        let tail = &prefix[prefix.len().saturating_sub(60)..];
+        compare(vocab, &wm, &rm, ("wda", reference.name()), tail, step)
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+        compared += 1;
+        let Some(&t) = tokens.get(step) else { break };
+        if state.commit_token(vocab, t).is_err() {
+            break;
+        }
+        prefix.extend_from_slice(vocab.token_bytes(t).unwrap());
+    }
+    compared
+}
+
+/// Files with `extension` under `dir` (recursively), at most `max_bytes` each, sorted, then
+/// `n` of them evenly spread.
+pub fn corpus(
+    dir: &std::path::Path,
+    extension: &str,
+    n: usize,
+    max_bytes: u64,
+) -> Vec<std::path::PathBuf> {
+    let mut all = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let Ok(meta) = e.metadata() else { continue };
+            if meta.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == extension) && meta.len() <= max_bytes {
+                all.push(p);
+            }
+        }
+    }
+    all.sort();
+    if all.len() <= n {
+        return all;
+    }
+    (0..n).map(|i| all[i * all.len() / n].clone()).collect()
+}
