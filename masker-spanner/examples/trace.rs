@@ -157,7 +157,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .iter()
                     .map(|&t| vocab.token_bytes(t).map_or(0, <[u8]>::len))
                     .sum();
-                let line = text.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+                let line = text.as_bytes()[..at]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count()
+                    + 1;
                 println!(
                     "  {path}: rejected at step {i}, line {line}, token {:?} (grammar does not \
                      take the file)",

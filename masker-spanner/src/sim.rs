@@ -471,3 +471,127 @@ enum Start {
     Scratch(u32),
     Node(NodeRef),
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use munch_glr::lark::{load, LoadConfig};
+    use munch_glr::parser::{Parser, ParserConfig, ParserState, ShiftCache};
+    use munch_lexer::TerminalId;
+
+    use super::*;
+
+    fn parser(source: &str) -> Arc<Parser> {
+        let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap();
+        Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
+    }
+
+    /// The states of `nodes`, sorted.
+    fn states(nodes: impl Iterator<Item = LrState>) -> Vec<LrState> {
+        let mut v: Vec<LrState> = nodes.collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// On the real GSS of many parser states, the simulator shifts exactly what the parser
+    /// shifts (same answers, same LR states after the shift), and a second shift from the
+    /// simulated frontier agrees with the parser's from its speculative nodes.
+    fn agrees_with_the_parser(source: &str, texts: &[&str]) {
+        let p = parser(source);
+        let tables = p.tables();
+        let mut sim = Sim::new(tables.state_len(), usize::MAX);
+        let mut cache = ShiftCache::new();
+        let terminals = p.cfg().terminal_len();
+        let mut checked = 0;
+        for text in texts {
+            let mut state = ParserState::new(Arc::clone(&p));
+            for &b in text.as_bytes() {
+                state.commit_bytes(&[b]).unwrap();
+                for head in state.heads() {
+                    let node = head.node();
+                    let real = sim.real(node);
+                    for t in 0..terminals {
+                        let tid = TerminalId::from_usize(t);
+                        let k = t as u32;
+                        let expected = p.can_shift(node, tid, &mut cache);
+                        assert_eq!(
+                            sim.can_shift(tables, &[real], k).unwrap(),
+                            expected,
+                            "{text:?}: can_shift {}",
+                            p.terminal_name(tid)
+                        );
+                        let mark = sim.mark();
+                        let ours = sim.shift(tables, &[real], k).unwrap();
+                        let theirs = p.shift_from(node, tid).unwrap();
+                        assert_eq!(
+                            states(ours.iter().map(|&n| sim.state_of(n))),
+                            states(theirs.iter().map(|n| n.state())),
+                            "{text:?}: shift {}",
+                            p.terminal_name(tid)
+                        );
+                        for t2 in 0..terminals {
+                            let t2id = TerminalId::from_usize(t2);
+                            let deeper = theirs.iter().any(|n| p.can_shift(n, t2id, &mut cache));
+                            assert_eq!(sim.can_shift(tables, &ours, t2 as u32).unwrap(), deeper);
+                            checked += 1;
+                        }
+                        sim.truncate(mark);
+                    }
+                }
+            }
+        }
+        assert!(checked > 0);
+    }
+
+    #[test]
+    fn agrees_with_the_parser_on_tricky() {
+        agrees_with_the_parser(
+            munch_grammars::builtin("tricky").unwrap().source,
+            &[
+                "if (x) if (y) z = 1; else print z;",
+                "x += -(1 + 2) * 3; { lbl: ; }",
+            ],
+        );
+    }
+
+    #[test]
+    fn agrees_with_the_parser_on_ambiguous_nullable_grammars() {
+        agrees_with_the_parser(
+            r#"
+            start: e
+            e: e e | "a" | "(" e ")" | n e "b" |
+            n: "c"? | n n
+            "#,
+            &["aa(a)", "cab", "ccab(a)"],
+        );
+    }
+
+    #[test]
+    fn equal_real_nodes_share_a_ref() {
+        // `ab` lexed twice as one growing lexeme: each commit emits it again, inhibited, as a
+        // new GSS node with the same state and predecessors.
+        let p = parser(
+            r#"start: W ";" W
+                         W: /[a-z]+/"#,
+        );
+        let mut sim = Sim::new(p.tables().state_len(), usize::MAX);
+        let mut state = ParserState::new(Arc::clone(&p));
+        state.commit_bytes(b"a").unwrap();
+        let first: Vec<_> = state
+            .heads()
+            .map(|h| (h.node().id(), sim.real(h.node())))
+            .collect();
+        state.commit_bytes(b"b").unwrap();
+        let second: Vec<_> = state
+            .heads()
+            .map(|h| (h.node().id(), sim.real(h.node())))
+            .collect();
+        let fresh = second
+            .iter()
+            .find(|(id, _)| first.iter().all(|(other, _)| other != id))
+            .expect("the re-emitted lexeme makes a new node");
+        assert!(first.iter().any(|(_, r)| *r == fresh.1));
+    }
+}

@@ -34,8 +34,8 @@ fn compare(
     texts: &[(String, String)],
     oracle_every: usize,
 ) -> usize {
-    let spanner = SpannerMasker::new(Arc::clone(parser), Arc::clone(vocab))
-        .unwrap_or_else(|e| panic!("{e}"));
+    let spanner =
+        SpannerMasker::new(Arc::clone(parser), Arc::clone(vocab)).unwrap_or_else(|e| panic!("{e}"));
     let trie = TrieMasker::new(Arc::clone(parser), Arc::clone(vocab));
     let oracle = Oracle::new(Arc::clone(vocab));
     let (mut sc, mut tc, mut oc) = (
@@ -190,7 +190,10 @@ public class Counter<T> implements Comparable<Counter<T>> {
 "#;
 
 #[test]
-#[cfg_attr(debug_assertions, ignore = "release only: builds the tables of a real grammar")]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "release only: builds the tables of a real grammar"
+)]
 fn syncode_json_llama3() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../grammars/corpus/json");
     let texts = read_all(&files(&dir, "json", 6));
@@ -200,7 +203,10 @@ fn syncode_json_llama3() {
 }
 
 #[test]
-#[cfg_attr(debug_assertions, ignore = "release only: builds the tables of a real grammar")]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "release only: builds the tables of a real grammar"
+)]
 fn syncode_sql_llama3() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../grammars/corpus/sql");
     let texts = read_all(&files(&dir, "sql", 40));
@@ -210,7 +216,10 @@ fn syncode_sql_llama3() {
 }
 
 #[test]
-#[cfg_attr(debug_assertions, ignore = "release only: builds the tables of a real grammar")]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "release only: builds the tables of a real grammar"
+)]
 fn syncode_go_llama3() {
     let mut texts = vec![("go snippet".to_string(), GO.to_string())];
     texts.extend(cached("go", "go", 4, 3_000));
@@ -219,7 +228,10 @@ fn syncode_go_llama3() {
 }
 
 #[test]
-#[cfg_attr(debug_assertions, ignore = "release only: builds the tables of a real grammar")]
+#[cfg_attr(
+    debug_assertions,
+    ignore = "release only: builds the tables of a real grammar"
+)]
 fn syncode_java_llama3() {
     let mut texts = vec![("java snippet".to_string(), JAVA.to_string())];
     texts.extend(cached("java", "java", 2, 6_000));

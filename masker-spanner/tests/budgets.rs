@@ -1,0 +1,85 @@
+//! Every build budget, when exceeded, stops the build with a typed error naming it; the stats
+//! of a build describe the tables.
+
+use std::sync::Arc;
+
+use munch_glr::lark::{load, LoadConfig};
+use munch_glr::parser::{Parser, ParserConfig};
+use munch_lexer::spans::{SpansConfig, TokenSpans};
+use munch_lexer::vocab::Vocabulary;
+use munch_lexer::TokenId;
+use munch_masker_spanner::{SpannerBuildErrorKind, SpannerConfig, SpannerMasker};
+
+fn json() -> (Arc<Parser>, Arc<Vocabulary>) {
+    let source = munch_grammars::builtin("json").unwrap().source;
+    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap();
+    let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap());
+    let mut tokens: Vec<Option<Vec<u8>>> = (0x20..0x7fu8).map(|b| Some(vec![b])).collect();
+    for t in [
+        "{\"", "\":", "\",", "}]", "true", "null,", "1.5", "[[", " \"",
+    ] {
+        tokens.push(Some(t.as_bytes().to_vec()));
+    }
+    let eos = TokenId::from_usize(tokens.len());
+    tokens.push(None);
+    let vocab = Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap());
+    (parser, vocab)
+}
+
+fn build_error(config: SpannerConfig) -> munch_masker_spanner::SpannerBuildError {
+    let (parser, vocab) = json();
+    SpannerMasker::with_config(parser, vocab, &config).expect_err("the budget is too small")
+}
+
+#[test]
+fn each_budget_is_named_when_exceeded() {
+    let e = build_error(SpannerConfig {
+        max_sim_nodes: 1,
+        ..SpannerConfig::default()
+    });
+    assert_eq!(e.budget_name(), "max_sim_nodes");
+    assert!(e.to_string().contains("max_sim_nodes"), "{e}");
+
+    let e = build_error(SpannerConfig {
+        max_closures: 0,
+        ..SpannerConfig::default()
+    });
+    assert_eq!(e.budget_name(), "max_closures");
+
+    let e = build_error(SpannerConfig {
+        max_table_bytes: 100,
+        ..SpannerConfig::default()
+    });
+    assert_eq!(e.budget_name(), "max_table_bytes");
+    assert!(matches!(
+        e.kind(),
+        SpannerBuildErrorKind::Budget { limit: 100, .. }
+    ));
+
+    let e = build_error(SpannerConfig {
+        spans: SpansConfig {
+            max_classes: 1,
+            ..SpansConfig::default()
+        },
+        ..SpannerConfig::default()
+    });
+    assert_eq!(e.budget_name(), "max_classes");
+    assert!(matches!(e.kind(), SpannerBuildErrorKind::Spans(_)));
+    assert!(std::error::Error::source(&e).is_some());
+}
+
+#[test]
+fn stats_describe_the_tables() {
+    let (parser, vocab) = json();
+    let spanner = SpannerMasker::new(Arc::clone(&parser), Arc::clone(&vocab)).unwrap();
+    let stats = spanner.stats();
+    let spans = TokenSpans::build(parser.lexer(), &vocab, &SpansConfig::default()).unwrap();
+    assert_eq!(stats.realisable_spans, spans.span_len());
+    assert_eq!(stats.token_classes, spans.classes().len());
+    assert_eq!(stats.points, spans.points().len());
+    assert_eq!(stats.lr_states, parser.lr_state_len());
+    assert!(stats.terminal_spans > 0 && stats.terminal_spans <= stats.realisable_spans);
+    assert!(stats.always_pairs > 0 && stats.table_entries > 0 && stats.always_sets > 0);
+    assert!(stats.table_entries <= stats.points * stats.lr_states);
+    assert!(stats.heap_bytes > 0 && stats.build_s >= 0.0);
+}
