@@ -96,6 +96,7 @@ pub(crate) fn build(
     // Per LR state, the lookaheads with an action: a span whose first terminal has none there
     // is rejected by every stack.
     let act_words = lookaheads.div_ceil(64);
+    debug_assert_eq!(act_words, taus.lookahead_words());
     let mut acts = vec![0u64; lr_states * act_words];
     for s in 0..lr_states {
         let state = LrState::new(s).expect("tables index their states");

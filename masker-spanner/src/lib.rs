@@ -317,7 +317,7 @@ impl Masker for SpannerMasker {
         MaskCache::new(Cache {
             acc: self.spans.classes().empty_set(),
             head_acc: self.spans.classes().empty_set(),
-            online: Online::new(self.lr_states),
+            online: Online::new(self.lr_states, self.taus.lookahead_words()),
             heads: ahash::AHashMap::new(),
         })
     }

@@ -48,8 +48,10 @@ pub(crate) struct Online {
     frontier_index: AHashMap<Frontier, FrontierId>,
     /// `(frontier, accepted set)` → the frontier after the lexeme.
     steps: AHashMap<(FrontierId, u32), FrontierId>,
-    /// `(frontier, terminal)` → whether the frontier can shift it.
-    shifts: AHashMap<(FrontierId, u32), bool>,
+    /// Per frontier, `2 * words` words: the terminals it is known to shift, then those it is
+    /// known not to.
+    known: Vec<u64>,
+    words: usize,
     /// The walk's path: (end of the node's subtree, its frontier, whether the bare stack gets
     /// through it).
     stack: Vec<(u32, FrontierId, bool)>,
@@ -58,7 +60,7 @@ pub(crate) struct Online {
 }
 
 impl Online {
-    pub(crate) fn new(lr_states: usize) -> Self {
+    pub(crate) fn new(lr_states: usize, words: usize) -> Self {
         Online {
             // The arena is bounded by `MAX_ARENA` between masks, and one walk adds at most a
             // few nodes per LR state per trie node.
@@ -66,7 +68,8 @@ impl Online {
             frontiers: Vec::new(),
             frontier_index: AHashMap::new(),
             steps: AHashMap::new(),
-            shifts: AHashMap::new(),
+            known: Vec::new(),
+            words,
             stack: Vec::new(),
             partial: false,
         }
@@ -88,7 +91,7 @@ impl Online {
             self.frontiers.clear();
             self.frontier_index.clear();
             self.steps.clear();
-            self.shifts.clear();
+            self.known.clear();
             return true;
         }
         false
@@ -102,22 +105,45 @@ impl Online {
         let id = *self.frontier_index.entry(f.clone()).or_insert(next);
         if id == next {
             self.frontiers.push(f);
+            self.known.extend(std::iter::repeat(0).take(2 * self.words));
         }
         id
     }
 
-    /// Whether frontier `f` can shift terminal `t`, memoised.
-    fn can_shift(&mut self, m: &SpannerMasker, f: FrontierId, t: u32) -> bool {
-        if let Some(&v) = self.shifts.get(&(f, t)) {
-            return v;
+    /// Whether frontier `f` can shift some terminal of `reach` that is also in `possible`
+    /// (lookahead bitsets), memoised per terminal.
+    fn can_shift_any(
+        &mut self,
+        m: &SpannerMasker,
+        f: FrontierId,
+        reach: &[u64],
+        possible: Option<&[u64]>,
+    ) -> bool {
+        let w = self.words;
+        let base = f as usize * 2 * w;
+        let yes = &self.known[base..base + w];
+        if reach.iter().zip(yes).any(|(r, y)| r & y != 0) {
+            return true;
         }
-        let Online { sim, frontiers, .. } = self;
-        // The arena has no budget online (see `Online::new`), so this never fails.
-        let v = sim
-            .can_shift(m.parser.tables(), &frontiers[f as usize], t)
-            .unwrap_or(false);
-        self.shifts.insert((f, t), v);
-        v
+        for i in 0..w {
+            let no_i = self.known[base + w + i];
+            let mut open = reach[i] & !no_i & possible.map_or(u64::MAX, |p| p[i]);
+            while open != 0 {
+                let t = (i * 64) as u32 + open.trailing_zeros();
+                open &= open - 1;
+                let Online { sim, frontiers, .. } = self;
+                // The arena has no budget online (see `Online::new`), so this never fails.
+                let v = sim
+                    .can_shift(m.parser.tables(), &frontiers[f as usize], t)
+                    .unwrap_or(false);
+                let slot = base + if v { 0 } else { w } + i;
+                self.known[slot] |= 1 << (t % 64);
+                if v {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// The frontier after a lexeme with accepted set `acc` from frontier `f`, memoised.
@@ -162,7 +188,7 @@ impl SpannerMasker {
 
         // Spans that stay in the current lexeme (or emit only ignored lexemes): the head's own
         // node decides.
-        self.leaves(online, acc, hint, lo as usize, root, has_action);
+        self.leaves(online, acc, hint, lo as usize, root, Some(acts));
 
         online.stack.clear();
         online.stack.push((hi, root, true));
@@ -193,7 +219,7 @@ impl SpannerMasker {
                 i = pn.end;
                 continue;
             }
-            self.leaves(online, acc, hint, i as usize, frontier, |_| true);
+            self.leaves(online, acc, hint, i as usize, frontier, None);
             online.stack.push((pn.end, frontier, alive));
             i += 1;
         }
@@ -201,8 +227,8 @@ impl SpannerMasker {
         !online.partial
     }
 
-    /// Tests the spans ending at point-trie node `at` whose stacks are `frontier`; terminals
-    /// failing `possible` cannot be shifted there.
+    /// Tests the spans ending at point-trie node `at` whose stacks are `frontier`; only the
+    /// terminals of `possible` (a lookahead bitset) can be shifted there, if given.
     fn leaves(
         &self,
         online: &mut Online,
@@ -210,7 +236,7 @@ impl SpannerMasker {
         hint: &ClassSet,
         at: usize,
         frontier: FrontierId,
-        possible: impl Fn(u32) -> bool,
+        possible: Option<&[u64]>,
     ) {
         let pn = self.tries.nodes[at];
         for leaf in &self.tries.leaves[pn.leaf_lo as usize..pn.leaf_hi as usize] {
@@ -222,11 +248,7 @@ impl SpannerMasker {
                 continue;
             }
             let reach = &self.taus.reaches[leaf.reach as usize];
-            let live = reach.any
-                || reach
-                    .terms
-                    .iter()
-                    .any(|&t| possible(t) && online.can_shift(self, frontier, t));
+            let live = reach.any || online.can_shift_any(self, frontier, &reach.bits, possible);
             if live {
                 for &c in &self.tries.classes[leaf.class_lo as usize..leaf.class_hi as usize] {
                     acc.insert(c);

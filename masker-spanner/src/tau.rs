@@ -33,6 +33,8 @@ pub(crate) struct AccSet {
 pub(crate) struct ReachSet {
     /// Terminals the parser may shift (lookahead indices), sorted.
     pub terms: Box<[u32]>,
+    /// The same as a bitset over lookahead indices ([`Taus::lookahead_words`] words).
+    pub bits: Box<[u64]>,
     /// Some of them is ignored: every stack the emitted lexemes leave is live.
     pub any: bool,
 }
@@ -141,12 +143,22 @@ impl Taus {
         let next = self.reaches.len() as u32;
         let id = *self.reach_index.entry(key.clone()).or_insert(next);
         if id == next {
+            let mut bits = vec![0u64; self.lookahead_words()];
+            for &t in key.0.iter() {
+                bits[t as usize / 64] |= 1 << (t % 64);
+            }
             self.reaches.push(ReachSet {
                 terms: key.0,
+                bits: bits.into_boxed_slice(),
                 any: key.1,
             });
         }
         Some(id)
+    }
+
+    /// Words of a bitset over the parser's lookahead indices (terminals and `$`).
+    pub(crate) fn lookahead_words(&self) -> usize {
+        (self.cfg_terminals + 1).div_ceil(64)
     }
 
     /// [`Taus::intern_acc`] of lexer state `s`'s accepted terminals, memoised per state.
@@ -216,7 +228,11 @@ impl Taus {
             .accs
             .iter()
             .map(|a| a.terms.len() * 4)
-            .chain(self.reaches.iter().map(|r| r.terms.len() * 4))
+            .chain(
+                self.reaches
+                    .iter()
+                    .map(|r| r.terms.len() * 4 + r.bits.len() * 8),
+            )
             .sum();
         let nodes: usize = self
             .nodes
