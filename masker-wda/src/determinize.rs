@@ -371,9 +371,6 @@ pub(crate) fn determinize(
             }
             b.enter(target, &[x]);
             if b.heap + weights.heap + tpl.heap_bytes() + edge_count * 12 > limits.max_heap {
-                if debug() {
-                    eprintln!("wda: {}", tpl.p_histogram());
-                }
                 return Err(Exceeded::Memory);
             }
         }

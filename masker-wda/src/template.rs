@@ -238,11 +238,6 @@ pub(crate) struct Templates<'a> {
     /// Entries (unknowns + outcomes + links + memo entries) allowed before [`SummaryBudget`].
     max_entries: usize,
     entries: usize,
-    post_calls: usize,
-    post_items: usize,
-    /// Diagnostics: P unknowns created while answering `shifted` (0) and `post` (1).
-    pub(crate) phase: usize,
-    pub(crate) created: [usize; 2],
 }
 
 impl<'a> Templates<'a> {
@@ -306,10 +301,6 @@ impl<'a> Templates<'a> {
             scratch_seen: Vec::new(),
             max_entries,
             entries: 0,
-            post_calls: 0,
-            post_items: 0,
-            phase: 0,
-            created: [0; 2],
         }
     }
 
@@ -341,61 +332,16 @@ impl<'a> Templates<'a> {
         (code / self.stride, code % self.stride)
     }
 
-    /// (E unknowns, E outcomes, P unknowns, P outcomes, P confs, pre memo, post memo, post
-    /// calls, post items) for diagnostics.
-    pub(crate) fn counts(&self) -> [usize; 9] {
+    /// (E unknowns, P unknowns, P outcomes, pre-shift closures, top memo entries), for
+    /// `MUNCH_WDA_DEBUG`.
+    pub(crate) fn counts(&self) -> [usize; 5] {
         [
             self.e_key.len(),
-            self.e_seen.len(),
             self.p_key.len(),
             self.p_seen.len(),
-            self.p_confs.len(),
             self.pre_memo.len(),
-            0,
-            self.post_calls,
-            self.post_items,
+            self.shifted_memo.len(),
         ]
-    }
-
-    /// A histogram of P unknowns by the continuation's chain depth and by terminal.
-    pub(crate) fn p_histogram(&self) -> String {
-        let mut depth_of: AHashMap<Cont, usize> = AHashMap::new();
-        fn depth(conts: &Conts, k: Cont, memo: &mut AHashMap<Cont, usize>) -> usize {
-            if let Some(&d) = memo.get(&k) {
-                return d;
-            }
-            let d = conts
-                .offers(k)
-                .iter()
-                .map(|&(_, k2)| 1 + depth(conts, k2, memo))
-                .max()
-                .unwrap_or(0);
-            memo.insert(k, d);
-            d
-        }
-        let mut by_depth: Vec<usize> = vec![0; 200];
-        let mut by_t: AHashMap<u32, usize> = AHashMap::new();
-        let mut conts_used: AHashSet<Cont> = AHashSet::new();
-        for &(t, k, _) in &self.p_key {
-            let d = depth(self.conts, k, &mut depth_of).min(199);
-            by_depth[d] += 1;
-            *by_t.entry(t).or_default() += 1;
-            conts_used.insert(k);
-        }
-        let mut ts: Vec<(usize, u32)> = by_t.into_iter().map(|(t, n)| (n, t)).collect();
-        ts.sort_unstable_by(|a, b| b.cmp(a));
-        ts.truncate(10);
-        let nonzero: Vec<(usize, usize)> = by_depth
-            .iter()
-            .enumerate()
-            .filter(|(_, &n)| n > 0)
-            .map(|(d, &n)| (d, n))
-            .collect();
-        format!(
-            "P by depth {nonzero:?}; by terminal {ts:?}; distinct conts {}; created top/post {:?}",
-            conts_used.len(),
-            self.created
-        )
     }
 
     /// Approximate heap bytes held.
@@ -538,7 +484,6 @@ impl<'a> Templates<'a> {
             return Ok(u);
         }
         let u = self.p_key.len() as u32;
-        self.created[self.phase] += 1;
         self.p_index.insert((t, k, x), u);
         self.p_key.push((t, k, x));
         self.p_out.push(Vec::new());
