@@ -10,7 +10,7 @@ use munch_glr::parser::Parser;
 use munch_lexer::spans::{ClassId, ClassSet, PointId, SpanId, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 
-use crate::classify::{classify_state, ShiftMemo, StateClasses};
+use crate::classify::{classify_state, Alive, ShiftMemo, StateClasses};
 use crate::points::{PointScratch, PointTries, Preorder};
 use crate::sim::{Sim, SimBudget};
 use crate::tau::Taus;
@@ -62,7 +62,7 @@ pub(crate) fn build(
     let mut memo = ShiftMemo::new(lookaheads);
     // (LR state, trie node) → whether every span below is always accepted, for the nodes the
     // bare stack gets through.
-    let mut alive: AHashMap<u64, bool> = AHashMap::new();
+    let mut alive = Alive::new(&taus, lr_states);
     let mut out = StateClasses::default();
     let mut always_states: Vec<Vec<u32>> = vec![Vec::new(); taus.taus.len()];
     let mut always_pairs = 0;
@@ -88,7 +88,7 @@ pub(crate) fn build(
             always_states[tau as usize].push(s as u32);
         }
         always_pairs += out.always.len();
-        alive.extend(out.alive.iter().map(|&(x, all)| (alive_key(s, x), all)));
+        alive.add(s, &out);
     }
     let closures = sim.closures;
     drop(sim);
@@ -206,7 +206,7 @@ pub(crate) fn build(
         touched.clear();
     }
 
-    let state_bytes = alive.capacity() * 9;
+    let state_bytes = alive.heap_bytes();
     let heap_bytes = spans.heap_bytes()
         + taus.heap_bytes()
         + tries.heap_bytes()
@@ -247,12 +247,6 @@ pub(crate) fn build(
         dense: t.dense,
         stats,
     })
-}
-
-/// The key of (LR state `s`, trie node `x`) in [`SpannerMasker`]'s `alive` map.
-#[inline]
-pub(crate) fn alive_key(s: usize, x: u32) -> u64 {
-    (s as u64) << 32 | x as u64
 }
 
 /// The tables being filled, with their byte budget.

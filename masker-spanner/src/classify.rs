@@ -9,6 +9,7 @@
 //! through, each marked when its whole subtree is always accepted (the online walk skips those,
 //! and looks for them only below nodes the bare stack got through).
 
+use ahash::AHashMap;
 use munch_glr::lr::{LrState, LrTables};
 
 use crate::sim::{Frontier, NodeRef, Sim, SimBudget};
@@ -187,4 +188,73 @@ fn leaves(
         }
     }
     Ok(all)
+}
+
+/// Per (LR state, trie node), for the nodes the bare stack gets through: whether every span
+/// below is always accepted. The root's children (every walk asks about them) are bitsets per
+/// state; deeper nodes (asked about only below such nodes) are a map.
+pub(crate) struct Alive {
+    /// Per trie node: its index among the root's children, or `u32::MAX`.
+    first: Vec<u32>,
+    words: usize,
+    /// Per LR state, `2 * words` words: alive bits, then all-always bits.
+    bits: Vec<u64>,
+    deep: AHashMap<u64, bool>,
+}
+
+impl Alive {
+    pub(crate) fn new(taus: &Taus, lr_states: usize) -> Self {
+        let mut first = vec![u32::MAX; taus.nodes.len()];
+        let children = &taus.nodes[0].children;
+        for (i, &(_, c)) in children.iter().enumerate() {
+            first[c as usize] = i as u32;
+        }
+        let words = children.len().div_ceil(64);
+        Alive {
+            first,
+            words,
+            bits: vec![0; lr_states * 2 * words],
+            deep: AHashMap::new(),
+        }
+    }
+
+    /// Records the classification of state `s`.
+    pub(crate) fn add(&mut self, s: usize, classes: &StateClasses) {
+        for &(x, all) in &classes.alive {
+            match self.first[x as usize] {
+                u32::MAX => {
+                    self.deep.insert(deep_key(s, x), all);
+                }
+                i => {
+                    let base = s * 2 * self.words + i as usize / 64;
+                    self.bits[base] |= 1 << (i % 64);
+                    if all {
+                        self.bits[base + self.words] |= 1 << (i % 64);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether the bare stack `s` gets through trie node `x`, and if so whether every span
+    /// below is accepted.
+    #[inline]
+    pub(crate) fn get(&self, s: usize, x: u32) -> Option<bool> {
+        match self.first[x as usize] {
+            u32::MAX => self.deep.get(&deep_key(s, x)).copied(),
+            i => {
+                let base = s * 2 * self.words + i as usize / 64;
+                let bit = 1u64 << (i % 64);
+                (self.bits[base] & bit != 0).then(|| self.bits[base + self.words] & bit != 0)
+            }
+        }
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.first.capacity() * 4 + self.bits.capacity() * 8 + self.deep.capacity() * 9
+    }
+}
+
+fn deep_key(s: usize, x: u32) -> u64 {
+    (s as u64) << 32 | x as u64
 }

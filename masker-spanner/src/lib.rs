@@ -222,9 +222,9 @@ pub struct SpannerMasker {
     taus: Taus,
     lr_states: usize,
     tries: PointTries,
-    /// `(LR state, trie node)` (see `build::alive_key`) → whether every span below is always
-    /// accepted, for the nodes the bare stack gets through.
-    alive: ahash::AHashMap<u64, bool>,
+    /// Per (LR state, trie node), for the nodes the bare stack gets through: whether every span
+    /// below is always accepted.
+    alive: classify::Alive,
     /// Per LR state, `act_words` words: bit `k` iff the state has an action on lookahead `k`.
     act_words: usize,
     acts: Vec<u64>,

@@ -26,7 +26,6 @@ use munch_glr::gss::GssNode;
 use munch_lexer::spans::ClassSet;
 use smallvec::SmallVec;
 
-use crate::build::alive_key;
 use crate::classify::step;
 use crate::sim::{Frontier, Sim};
 use crate::SpannerMasker;
@@ -206,7 +205,7 @@ impl SpannerMasker {
             }
             // Only below a node the bare stack gets through can a subtree be always accepted.
             let alive = parent_alive
-                && match self.alive.get(&alive_key(s, pn.global)) {
+                && match self.alive.get(s, pn.global) {
                     Some(true) => {
                         i = pn.end;
                         continue;
