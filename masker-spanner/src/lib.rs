@@ -8,25 +8,36 @@
 //!
 //! 1. **Lexical spans** ([`munch_lexer::spans::TokenSpans`]): from each lexer point `q` (a
 //!    head's lexer state and inhibitor), each token class is dead or realises one span: the
-//!    lexemes it completes and the lexeme it leaves open.
+//!    lexemes it completes and the lexeme it leaves open (GreatGramma's token-level lexing
+//!    transducer; its inverse per point is `T_inv`).
 //! 2. **Terminal spans** (`tau`): what the parser sees of a span: per completed lexeme its
 //!    accepted terminals (ties fork; ignored terminals leave the stack as it is), and the
-//!    terminals the open lexeme can still complete. Many spans are one terminal span; they
-//!    are arranged in a trie by their completed lexemes.
-//! 3. **Classification** (`classify`, `sim`): per LR state `s`, each terminal span is
-//!    *always* accepted (by the bare stack `s`, hence by every stack with top `s`), *never*
-//!    (rejected even when any automaton-consistent stack may lie below `s`), or
-//!    *context-dependent*. Conflicting actions are all followed.
-//! 4. **Tables**: per point `q` and LR state `s`, the classes of always-accepted spans as one
-//!    set `A(q, s)`, and the list `D(q, s)` of context-dependent terminal spans with their
-//!    classes.
+//!    terminals the open lexeme can still complete (ignored ones, or shiftable ones, keep the
+//!    stack live). Many spans are one terminal span; they form one trie by their completed
+//!    lexemes, and each point has its part of it in preorder (`points`).
+//! 3. **Classification** (`classify`, `sim`): per LR state `s`, one walk of the trie with the
+//!    *bare* stack `s` (nothing below) marks the terminal spans it accepts: those are accepted
+//!    whatever lies below. Where the bare stack dies (a reduction reaches below `s`, or the
+//!    span is rejected) the walk stops; the trie nodes it got through are kept, each marked
+//!    when its whole subtree is accepted. Conflicting actions are all followed: the simulator is
+//!    the runtime's RNGLR reducer over an arena.
+//! 4. **Tables**: per point `q` and LR state `s`, the classes of the always-accepted spans as
+//!    one set `A(q, s)` (interned; a list or a bitset, whichever is smaller). The
+//!    context-dependent spans `D(q, s)` are not listed: they are the rest of the point's trie,
+//!    which the online walk visits minus the subtrees the bare stack accepts whole, and minus
+//!    first lexemes none of whose terminals has an action in `s` (the stack-free
+//!    over-approximation: no stack with top `s` takes them).
 //!
 //! ## Online
 //!
 //! For each head of the [`ParserState`] (GSS node with LR state `s`, point `q`): `A(q, s)`,
-//! plus the classes of each span of `D(q, s)` that the real stacks below the head accept
-//! (checked with the parser's own speculative shifts, memoised per GSS node for the mask).
-//! The union of classes is expanded to token ids, and EOS is set iff the state accepts.
+//! plus what a walk of the point's trie finds against the real stacks below the head (`online`):
+//! per lexeme, the frontier of the real stacks after it (simulated over the real GSS, which is
+//! read, never written), and per span ending there, whether the frontier can shift a terminal
+//! the open lexeme can complete. Frontiers, their steps and their shift answers are memoised
+//! across heads and masks, real GSS nodes are named by structure (a lexeme emitted again gives
+//! an equal node), and a head's answer is memoised by (stacks, point). The union of classes is
+//! expanded to token ids, and EOS is set iff the state accepts.
 //!
 //! ```
 //! use std::sync::Arc;

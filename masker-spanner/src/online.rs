@@ -17,9 +17,10 @@
 //! Frontiers are interned, and both the frontier after a lexeme and whether a frontier can shift
 //! a terminal are memoised, across heads and across masks: an ignored lexeme leaves a frontier
 //! as it is, so a point's trie repeats whole subtrees on one frontier, and a head's node often
-//! outlives one mask (its lexeme grows, or whitespace follows). The simulator's real nodes are
-//! GSS node handles, whose ids are never reused, so the memos never go stale; they are dropped
-//! when they grow past a bound.
+//! outlives one mask (its lexeme grows, or whitespace follows). The simulator names real nodes by
+//! structure (LR state and the names of the nodes below) and holds the handles, so a name always
+//! means the same stacks and the memos never go stale; they are dropped when they grow past a
+//! bound (which also lets the GSS nodes they hold go).
 
 use ahash::AHashMap;
 use munch_glr::gss::GssNode;
@@ -85,7 +86,10 @@ impl Online {
     /// Drops the memos when they have grown too large; returns whether it did (then refs
     /// from [`Online::real`] are stale).
     pub(crate) fn start_mask(&mut self) -> bool {
-        if self.sim.mark() > MAX_ARENA || self.frontiers.len() > MAX_ARENA / 4 {
+        if self.sim.mark() > MAX_ARENA
+            || self.frontiers.len() > MAX_ARENA / 4
+            || self.sim.real_len() > MAX_ARENA / 4
+        {
             self.sim.reset();
             self.frontiers.clear();
             self.frontier_index.clear();

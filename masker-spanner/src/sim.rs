@@ -99,6 +99,11 @@ impl Sim {
         self.nodes.truncate(mark);
     }
 
+    /// The number of real GSS nodes named so far (at least the number of handles held).
+    pub(crate) fn real_len(&self) -> usize {
+        self.real_index.len()
+    }
+
     /// Forgets every node, real ones included (between masks).
     pub(crate) fn reset(&mut self) {
         self.nodes.clear();
