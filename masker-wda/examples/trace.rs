@@ -94,12 +94,13 @@ fn main() {
     };
     let stats = wda.stats();
     println!(
-        "build {:.2} s: {} states, {} edges, {} weights, {} token classes, {:.1} MiB",
+        "build {:.2} s: {} states, {} edges, {} weights, {} token classes in {} blocks, {:.1} MiB",
         stats.build_s,
         stats.states,
         stats.edges,
         stats.distinct_weights,
         stats.token_classes,
+        stats.blocks,
         stats.heap_bytes as f64 / (1 << 20) as f64
     );
     if let Some(path) = &save {

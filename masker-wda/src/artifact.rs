@@ -137,6 +137,7 @@ pub(crate) fn save(
     o.u64(grammar_fp);
     o.u32(dwa.class_len);
     o.u32(dwa.words);
+    o.u32(dwa.token_classes);
     o.u64s(&dwa.weights);
     o.pairs(&dwa.default);
     o.u32s(&dwa.edge_start);
@@ -268,6 +269,7 @@ pub(crate) fn load(
     let dwa = Dwa {
         class_len: i.u32()?,
         words: i.u32()?,
+        token_classes: i.u32()?,
         weights: i.u64s()?,
         default: i.pairs()?,
         edge_start: i.u32s()?,
@@ -282,6 +284,9 @@ pub(crate) fn load(
         runs: i.pairs()?,
         all: i.u32s()?,
         expansion: Default::default(),
+        packed: Vec::new(),
+        plain_off: Vec::new(),
+        inhibited_off: Vec::new(),
     };
     if i.at != payload.len() {
         return Err(malformed(i.at, "bytes after the last table"));
@@ -298,7 +303,7 @@ fn validate(
     lr_states: usize,
 ) -> Result<(), &'static str> {
     let words = d.words as usize;
-    if words != (d.class_len as usize).div_ceil(64) {
+    if words != (d.class_len as usize).div_ceil(64).max(1) {
         return Err("class-set width does not match the class count");
     }
     if words == 0 || !d.weights.len().is_multiple_of(words) || d.weights.is_empty() {

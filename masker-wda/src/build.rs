@@ -8,6 +8,7 @@ use munch_lexer::spans::{ClassId, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 
 use crate::bits::{Weights, EMPTY};
+use crate::blocks::partition;
 use crate::determinize::{determinize, Exceeded, Limits};
 use crate::dwa::Dwa;
 use crate::error::{WdaBudget, WdaBuildError};
@@ -143,18 +144,37 @@ pub(crate) fn build(
     for &w in &kept {
         flat.extend_from_slice(&arena[w as usize * words..(w as usize + 1) * words]);
     }
+    drop(arena);
 
-    // Expansion: per class, the mask words of its members.
+    // The run-time tables work on blocks of classes the weights never tell apart.
+    let blocks = partition(class_len, words, &flat);
+    let flat = blocks.remap(words, &flat);
+    let block_words = blocks.len.div_ceil(64).max(1);
+
+    // Expansion: per block, the mask words of its members.
     let classes = spans.classes();
     let word_len = vocab.len().div_ceil(32);
-    let mut all = vec![0u32; word_len];
-    let mut run_start = Vec::with_capacity(class_len + 1);
-    let mut runs: Vec<(u32, u32)> = Vec::new();
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); blocks.len];
     for c in 0..class_len {
+        let b = blocks.block_of[c];
+        if b != u32::MAX {
+            members[b as usize].extend(
+                classes
+                    .members(ClassId::from_usize(c))
+                    .iter()
+                    .map(|t| t.as_u32()),
+            );
+        }
+    }
+    let mut all = vec![0u32; word_len];
+    let mut run_start = Vec::with_capacity(blocks.len + 1);
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for m in &mut members {
+        m.sort_unstable();
         run_start.push(runs.len() as u32);
         let first = runs.len();
-        for &t in classes.members(ClassId::from_usize(c)) {
-            let (w, bit) = (t.as_u32() / 32, 1u32 << (t.as_u32() % 32));
+        for &t in m.iter() {
+            let (w, bit) = (t / 32, 1u32 << (t % 32));
             all[w as usize] |= bit;
             let own = runs.len() > first;
             match runs.last_mut() {
@@ -164,10 +184,19 @@ pub(crate) fn build(
         }
     }
     run_start.push(runs.len() as u32);
+    if crate::determinize::debug() {
+        eprintln!(
+            "wda: {} classes in {} blocks, {} runs",
+            class_len,
+            blocks.len,
+            runs.len()
+        );
+    }
 
     let dwa = Dwa {
-        class_len: class_len as u32,
-        words: words as u32,
+        class_len: blocks.len as u32,
+        words: block_words as u32,
+        token_classes: class_len as u32,
         weights: flat,
         default,
         edge_start,
@@ -182,6 +211,9 @@ pub(crate) fn build(
         runs,
         all,
         expansion: Default::default(),
+        packed: Vec::new(),
+        plain_off: Vec::new(),
+        inhibited_off: Vec::new(),
     }
     .finish();
     Ok((dwa, t0.elapsed().as_secs_f64()))

@@ -32,10 +32,13 @@ use crate::expand::Expansion;
 /// The compiled automaton (immutable, shared).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Dwa {
-    /// Number of token classes.
+    /// Number of blocks (sets of token classes the automaton never tells apart; see
+    /// `blocks`). Weights are block sets.
     pub(crate) class_len: u32,
-    /// `u64` words per class set.
+    /// `u64` words per block set.
     pub(crate) words: u32,
+    /// Number of token classes (for statistics).
+    pub(crate) token_classes: u32,
     /// Weight `w` is `weights[w * words..(w + 1) * words]`; weight 0 is empty.
     pub(crate) weights: Vec<u64>,
     /// Per state: default `(output, target)`.
@@ -54,13 +57,22 @@ pub(crate) struct Dwa {
     pub(crate) inhibited: Vec<(u32, u32)>,
     /// The vocabulary size.
     pub(crate) vocab_len: u32,
-    /// Per class: `runs[run_start[c]..run_start[c + 1]]`, `(mask word, bits)` of its members.
+    /// Per block: `runs[run_start[b]..run_start[b + 1]]`, `(mask word, bits)` of its members.
     pub(crate) run_start: Vec<u32>,
     pub(crate) runs: Vec<(u32, u32)>,
-    /// Every classed token's bit.
+    /// Every token of some block.
     pub(crate) all: Vec<u32>,
     /// Derived from the runs (not saved).
     pub(crate) expansion: Expansion,
+    /// Derived (not saved): the states packed for the run, each at an offset that transitions
+    /// name directly — `[default output, default target, undecided weight, n, x1..xn,
+    /// (output, target) × n]` — so that one step touches one stretch of memory. The dead
+    /// state is at offset 0.
+    pub(crate) packed: Vec<u32>,
+    /// Derived: per lexer state, `(offset of the initial state, outright weight)` of the
+    /// points `(s, None)` and `(start, Some(s))`.
+    pub(crate) plain_off: Vec<(u32, u32)>,
+    pub(crate) inhibited_off: Vec<(u32, u32)>,
 }
 
 /// Scratch of one thread.
@@ -75,14 +87,30 @@ pub(crate) struct RunCache {
     /// Recent expansions: (hash of the class set, class set, mask words).
     results: Vec<(u64, Vec<u64>, Vec<u32>)>,
     next_slot: usize,
-    /// Expanded weights: slot → (weight, last use), the masks slot by slot, weight → slot.
-    slots: Vec<(Weight, u64)>,
-    masks: Vec<u32>,
-    slot_of: AHashMap<Weight, usize>,
-    capacity: usize,
+    /// Expanded weights: weight → (last use, mask), and their bytes.
+    compiled: AHashMap<Weight, (u64, Compiled)>,
+    compiled_bytes: usize,
     clock: u64,
     scratch: Vec<u32>,
 }
+
+/// A weight's mask: the nonzero words of a sparse one, or all words.
+enum Compiled {
+    Runs(Box<[(u32, u32)]>),
+    Dense(Box<[u32]>),
+}
+
+impl Compiled {
+    fn bytes(&self) -> usize {
+        match self {
+            Compiled::Runs(r) => r.len() * 8 + 32,
+            Compiled::Dense(d) => d.len() * 4 + 32,
+        }
+    }
+}
+
+/// Bytes of expanded weight masks kept per thread.
+const COMPILED_BYTES: usize = 8 << 20;
 
 impl Dwa {
     pub(crate) fn state_len(&self) -> usize {
@@ -108,6 +136,8 @@ impl Dwa {
             + self.runs.len() * 8
             + self.all.len() * 4
             + self.expansion.heap_bytes()
+            + self.packed.len() * 4
+            + (self.plain_off.len() + self.inhibited_off.len()) * 8
     }
 
     /// Derives the expansion tables (after building or loading).
@@ -121,11 +151,36 @@ impl Dwa {
             }
         }
         self.expansion = Expansion::new(self.all.len(), &self.run_start, &self.runs, &live);
+        let n = self.default.len();
+        let mut offset_of = Vec::with_capacity(n);
+        let mut at = 0u32;
+        for s in 0..n {
+            offset_of.push(at);
+            at += 4 + 3 * (self.edge_start[s + 1] - self.edge_start[s]);
+        }
+        let mut packed = Vec::with_capacity(at as usize);
+        for s in 0..n {
+            let (lo, hi) = (self.edge_start[s] as usize, self.edge_start[s + 1] as usize);
+            let (dw, dt) = self.default[s];
+            packed.extend_from_slice(&[
+                dw,
+                offset_of[dt as usize],
+                self.undecided[s],
+                (hi - lo) as u32,
+            ]);
+            packed.extend_from_slice(&self.edge_x[lo..hi]);
+            for &(w, t) in &self.edge_out[lo..hi] {
+                packed.extend_from_slice(&[w, offset_of[t as usize]]);
+            }
+        }
+        self.packed = packed;
+        let off = |&(s, w): &(u32, u32)| (offset_of[s as usize], w);
+        self.plain_off = self.plain.iter().map(off).collect();
+        self.inhibited_off = self.inhibited.iter().map(off).collect();
         self
     }
 
     pub(crate) fn create_cache(&self) -> RunCache {
-        let word_bytes = (self.vocab_len as usize).div_ceil(32).max(1) * 4;
         RunCache {
             acc: vec![0; self.words as usize],
             seen_small: Vec::new(),
@@ -134,10 +189,8 @@ impl Dwa {
             used: Vec::new(),
             results: Vec::new(),
             next_slot: 0,
-            slots: Vec::new(),
-            masks: Vec::new(),
-            slot_of: AHashMap::new(),
-            capacity: ((8 << 20) / word_bytes).max(64),
+            compiled: AHashMap::new(),
+            compiled_bytes: 0,
             clock: 0,
             scratch: Vec::new(),
         }
@@ -149,13 +202,17 @@ impl Dwa {
         &self.weights[w as usize * n..(w as usize + 1) * n]
     }
 
+    /// `(output, target offset)` of the packed state at offset `o` reading `x`.
     #[inline]
-    fn step(&self, s: StateId, x: u32) -> (u32, u32) {
-        let lo = self.edge_start[s as usize] as usize;
-        let hi = self.edge_start[s as usize + 1] as usize;
-        match self.edge_x[lo..hi].binary_search(&x) {
-            Ok(i) => self.edge_out[lo + i],
-            Err(_) => self.default[s as usize],
+    fn step(&self, o: u32, x: u32) -> (u32, u32) {
+        let o = o as usize;
+        let n = self.packed[o + 3] as usize;
+        match self.packed[o + 4..o + 4 + n].binary_search(&x) {
+            Ok(i) => {
+                let at = o + 4 + n + 2 * i;
+                (self.packed[at], self.packed[at + 1])
+            }
+            Err(_) => (self.packed[o], self.packed[o + 1]),
         }
     }
 
@@ -165,14 +222,16 @@ impl Dwa {
         }
     }
 
-    /// The initial `(state, outright weight)` of a head's lexer configuration.
+    /// The initial `(state offset, outright weight)` of a head's lexer configuration.
     fn point(&self, lex: LexState, inhibitor: Option<LexState>) -> (u32, u32) {
         let none = (DEAD, 0);
         match inhibitor {
-            None => self.plain.get(lex.as_usize()).copied().unwrap_or(none),
-            Some(i) if lex.as_u32() == self.lex_start => {
-                self.inhibited.get(i.as_usize()).copied().unwrap_or(none)
-            }
+            None => self.plain_off.get(lex.as_usize()).copied().unwrap_or(none),
+            Some(i) if lex.as_u32() == self.lex_start => self
+                .inhibited_off
+                .get(i.as_usize())
+                .copied()
+                .unwrap_or(none),
             Some(_) => none,
         }
     }
@@ -217,7 +276,7 @@ impl Dwa {
                 cache.used.push(out);
                 Self::or_weight(&mut cache.acc, self.weight(out));
             }
-            if t == DEAD || is_subset(self.weight(self.undecided[t as usize]), &cache.acc) {
+            if t == DEAD || is_subset(self.weight(self.packed[t as usize + 2]), &cache.acc) {
                 continue;
             }
             for m in node.predecessors() {
@@ -232,8 +291,9 @@ impl Dwa {
     /// Two caches in the thread's scratch keep this short. The last few results, by class set:
     /// consecutive masks often allow the same classes (inside a string, a comment, a name).
     /// Failing that, the mask is the OR of the masks of the weights the run used, and each
-    /// weight's mask is expanded once and kept (least recently used out first, about 8 MiB),
-    /// because a decode meets the same few hundred weights again and again.
+    /// weight's mask is expanded once and kept (as its nonzero words when sparse; least
+    /// recently used out first past 8 MiB), because a decode meets the same few hundred
+    /// weights again and again.
     pub(crate) fn expand(&self, cache: &mut RunCache, words: &mut [u32]) {
         cache.clock += 1;
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -249,53 +309,80 @@ impl Dwa {
             words.copy_from_slice(&e.2);
             return;
         }
-        words.fill(0);
+        // Expand the weights not cached yet; evict old ones past the budget first.
         let word_len = words.len();
         for i in 0..cache.used.len() {
             let w = cache.used[i];
-            let slot = match cache.slot_of.get(&w) {
-                Some(&slot) => Some(slot),
-                None => {
-                    let slot = if cache.slots.len() < cache.capacity {
-                        cache.slots.push((w, 0));
-                        cache.masks.resize(cache.masks.len() + word_len, 0);
-                        Some(cache.slots.len() - 1)
-                    } else {
-                        // Evict the least recently used weight this mask does not use.
-                        let victim = (0..cache.slots.len())
-                            .filter(|&j| !cache.used[..i].contains(&cache.slots[j].0))
-                            .min_by_key(|&j| cache.slots[j].1);
-                        if let Some(v) = victim {
-                            cache.slot_of.remove(&cache.slots[v].0);
-                            cache.slots[v] = (w, 0);
-                        }
-                        victim
-                    };
-                    let target = match slot {
-                        Some(slot) => {
-                            cache.slot_of.insert(w, slot);
-                            &mut cache.masks[slot * word_len..(slot + 1) * word_len]
-                        }
-                        // More weights in one mask than slots: expand without keeping it.
-                        None => {
-                            cache.scratch.resize(word_len, 0);
-                            &mut cache.scratch[..]
-                        }
-                    };
-                    self.expansion
-                        .expand(self.weight(w), &self.run_start, &self.runs, target);
-                    slot
-                }
+            if let Some(e) = cache.compiled.get_mut(&w) {
+                e.0 = cache.clock;
+                continue;
+            }
+            cache.scratch.resize(word_len, 0);
+            self.expansion.expand(
+                self.weight(w),
+                &self.run_start,
+                &self.runs,
+                &mut cache.scratch,
+            );
+            let nonzero = cache.scratch.iter().filter(|&&x| x != 0).count();
+            let mask = if nonzero * 8 <= word_len {
+                Compiled::Runs(
+                    cache
+                        .scratch
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &x)| x != 0)
+                        .map(|(i, &x)| (i as u32, x))
+                        .collect(),
+                )
+            } else {
+                Compiled::Dense(cache.scratch.clone().into_boxed_slice())
             };
-            let m = match slot {
-                Some(slot) => {
-                    cache.slots[slot].1 = cache.clock;
-                    &cache.masks[slot * word_len..(slot + 1) * word_len]
+            cache.compiled_bytes += mask.bytes();
+            cache.compiled.insert(w, (cache.clock, mask));
+        }
+        if cache.compiled_bytes > COMPILED_BYTES {
+            let mut by_age: Vec<(u64, Weight)> =
+                cache.compiled.iter().map(|(&w, e)| (e.0, w)).collect();
+            by_age.sort_unstable();
+            for (_, w) in by_age {
+                if cache.compiled_bytes <= COMPILED_BYTES / 2 {
+                    break;
                 }
-                None => &cache.scratch[..],
-            };
-            for (a, b) in words.iter_mut().zip(m) {
-                *a |= b;
+                if !cache.used.contains(&w) {
+                    if let Some((_, m)) = cache.compiled.remove(&w) {
+                        cache.compiled_bytes -= m.bytes();
+                    }
+                }
+            }
+        }
+        // One dense mask as the base, every other weight ORed in.
+        let base = cache
+            .used
+            .iter()
+            .position(|w| matches!(cache.compiled[w].1, Compiled::Dense(_)));
+        match base {
+            Some(i) => match &cache.compiled[&cache.used[i]].1 {
+                Compiled::Dense(m) => words.copy_from_slice(m),
+                Compiled::Runs(_) => unreachable!("the base is dense"),
+            },
+            None => words.fill(0),
+        }
+        for (i, w) in cache.used.iter().enumerate() {
+            if Some(i) == base {
+                continue;
+            }
+            match &cache.compiled[w].1 {
+                Compiled::Dense(m) => {
+                    for (a, b) in words.iter_mut().zip(m.iter()) {
+                        *a |= b;
+                    }
+                }
+                Compiled::Runs(r) => {
+                    for &(at, bits) in r.iter() {
+                        words[at as usize] |= bits;
+                    }
+                }
             }
         }
         if cache.results.len() < RESULTS {

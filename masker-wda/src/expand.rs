@@ -102,21 +102,21 @@ impl Expansion {
         let outside = |s: u64, k: u64| !s & k;
         if count(&inside, &self.sparse) <= count(&outside, &self.sparse) {
             words.fill(0);
-            for c in iter_bits(set, &self.sparse, false) {
+            for c in iter_kind(set, &self.sparse, false) {
                 for &(w, bits) in runs_of(c) {
                     words[w as usize] |= bits;
                 }
             }
         } else {
             words.copy_from_slice(&self.all_sparse);
-            for c in iter_bits(set, &self.sparse, true) {
+            for c in iter_kind(set, &self.sparse, true) {
                 for &(w, bits) in runs_of(c) {
                     words[w as usize] &= !bits;
                 }
             }
         }
         if count(&inside, &self.dense_set) <= count(&outside, &self.dense_set) {
-            for c in iter_bits(set, &self.dense_set, false) {
+            for c in iter_kind(set, &self.dense_set, false) {
                 let at = self.dense_index[c] as usize * self.word_len;
                 for (a, b) in words.iter_mut().zip(&self.dense[at..at + self.word_len]) {
                     *a |= b;
@@ -128,7 +128,7 @@ impl Expansion {
             for (a, b) in words.iter_mut().zip(&self.all_dense) {
                 *a |= b;
             }
-            for c in iter_bits(set, &self.dense_set, true) {
+            for c in iter_kind(set, &self.dense_set, true) {
                 let at = self.dense_index[c] as usize * self.word_len;
                 for (a, b) in words.iter_mut().zip(&self.dense[at..at + self.word_len]) {
                     *a &= !b;
@@ -138,8 +138,23 @@ impl Expansion {
     }
 }
 
+/// The set bits of a bitset, ascending.
+pub(crate) fn iter_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    words.iter().enumerate().flat_map(|(wi, &word)| {
+        let mut w = word;
+        std::iter::from_fn(move || {
+            if w == 0 {
+                return None;
+            }
+            let b = w.trailing_zeros() as usize;
+            w &= w - 1;
+            Some(wi * 64 + b)
+        })
+    })
+}
+
 /// The classes of `kind` that are in `set` (or, with `complement`, not in it), ascending.
-fn iter_bits<'a>(
+fn iter_kind<'a>(
     set: &'a [u64],
     kind: &'a [u64],
     complement: bool,

@@ -40,6 +40,7 @@
 
 mod artifact;
 mod bits;
+mod blocks;
 mod build;
 mod determinize;
 mod dwa;
@@ -105,6 +106,9 @@ pub struct WdaStats {
     pub build_s: f64,
     /// Token classes (text tokens grouped by identical lexical behaviour).
     pub token_classes: usize,
+    /// Blocks: groups of token classes the automaton never tells apart (its weights are sets
+    /// of blocks).
+    pub blocks: usize,
 }
 
 /// The weighted-automaton masker. Immutable, `Send + Sync`; share it with `Arc`.
@@ -141,7 +145,8 @@ impl WdaMasker {
             distinct_weights: self.dwa.weight_len(),
             heap_bytes: self.dwa.heap_bytes(),
             build_s: self.build_s,
-            token_classes: self.dwa.class_len as usize,
+            token_classes: self.dwa.token_classes as usize,
+            blocks: self.dwa.class_len as usize,
         }
     }
 
