@@ -108,7 +108,7 @@ impl Online {
         let id = *self.frontier_index.entry(f.clone()).or_insert(next);
         if id == next {
             self.frontiers.push(f);
-            self.known.extend(std::iter::repeat(0).take(2 * self.words));
+            self.known.extend(std::iter::repeat_n(0, 2 * self.words));
         }
         id
     }
