@@ -1,202 +1,334 @@
-//! # munch-masker-wda
+//! # munch-masker-spanner
 //!
-//! The weighted-automaton masker: one deterministic automaton, compiled offline from the LR
-//! tables and the vocabulary, reads the parser's stack from the top and outputs the allowed
-//! token classes. At mask time nothing is parsed and the vocabulary is never looped over: a
-//! mask is a few table lookups per GSS node read (usually one or two nodes), unions of class
-//! sets, and the expansion of the final class set into mask words.
+//! The GreatGramma masker (Park, Zhou, D'Antoni, ICML 2025) on munch's GLR parser: most of a
+//! mask is precomputed per (lexer point, LR state), and only the tokens whose fate depends on
+//! what lies below the top of the stack are checked against the real stack at mask time.
 //!
-//! ## Contents
+//! ## Offline
 //!
-//! - [`WdaMasker`]: build ([`WdaMasker::new`]), save and load ([`WdaMasker::save`],
-//!   [`WdaMasker::load`]), and the [`Masker`] implementation.
-//! - [`WdaConfig`]: the build's budgets; [`WdaBuildError`] names the one exceeded, and the engine
-//!   falls back to another masker.
-//! - [`WdaStats`]: the automaton's size and build time.
+//! 1. **Lexical spans** ([`munch_lexer::spans::TokenSpans`]): from each lexer point `q` (a
+//!    head's lexer state and inhibitor), each token class is dead or realises one span: the
+//!    lexemes it completes and the lexeme it leaves open (GreatGramma's token-level lexing
+//!    transducer; its inverse per point is `T_inv`).
+//! 2. **Terminal spans** (`tau`): what the parser sees of a span: per completed lexeme its
+//!    accepted terminals (ties fork; ignored terminals leave the stack as it is), and the
+//!    terminals the open lexeme can still complete (ignored ones, or shiftable ones, keep the
+//!    stack live). Many spans are one terminal span; they form one trie by their completed
+//!    lexemes, and each point has its part of it in preorder (`points`).
+//! 3. **Classification** (`classify`, `sim`): per LR state `s`, one walk of the trie with the
+//!    *bare* stack `s` (nothing below) marks the terminal spans it accepts: those are accepted
+//!    whatever lies below. Where the bare stack dies (a reduction reaches below `s`, or the
+//!    span is rejected) the walk stops; the trie nodes it got through are kept, each marked
+//!    when its whole subtree is accepted. Conflicting actions are all followed: the simulator is
+//!    the runtime's RNGLR reducer over an arena.
+//! 4. **Tables**: per point `q` and LR state `s`, the classes of the always-accepted spans as
+//!    one set `A(q, s)` (interned; a list or a bitset, whichever is smaller). The
+//!    context-dependent spans `D(q, s)` are not listed: they are the rest of the point's trie,
+//!    which the online walk visits minus the subtrees the bare stack accepts whole, and minus
+//!    first lexemes none of whose terminals has an action in `s` (the stack-free
+//!    over-approximation: no stack with top `s` takes them).
 //!
-//! ## How it is built
+//! ## Online
 //!
-//! It is the PSC idea — one classifier of the parser stack for all tokens — built the
-//! weighted-automata way:
+//! For each head of the [`ParserState`] (GSS node with LR state `s`, point `q`): `A(q, s)`,
+//! plus what a walk of the point's trie finds against the real stacks below the head (`online`):
+//! per lexeme, the frontier of the real stacks after it (simulated over the real GSS, which is
+//! read, never written), and per span ending there, whether the frontier can shift a terminal
+//! the open lexeme can complete. Frontiers, their steps and their shift answers are memoised
+//! across heads and masks, real GSS nodes are named by structure (a lexeme emitted again gives
+//! an equal node), and a head's answer is memoised by (stacks, point). The union of classes is
+//! expanded to token ids, and EOS is set iff the state accepts.
 //!
-//! 1. **Terminal side** (`lexical`): [`TokenSpans`](munch_lexer::spans::TokenSpans) gives, per
-//!    lexer point, the span every token class realises (lexemes completed inside the token and
-//!    the open lexeme). Spans become chains of *continuations*; each point's spans become its
-//!    initial weighted item set, weights being class sets.
-//! 2. **Templates** (`template`): per terminal and LR state, the summary of every GLR run that
-//!    takes the terminal — reductions read top-down as *exits* (pop `r` more, then goto on
-//!    `A`), conflicts included — as the least fixpoint of a finite monotone system, which is
-//!    exact for right recursion, unit cycles, ε-rules and hidden left recursion.
-//! 3. **Parser DWA** (`determinize`, `minimize`): the weighted subset construction over exits,
-//!    with interned weights and sparse transitions (a default per state), then Moore
-//!    minimisation, and per state the classes still undecided so that the run stops reading.
-//! 4. **Run** (`dwa`): a search over (automaton state, GSS node) pairs from every head, union of
-//!    outputs, then [`set_eos`].
+//! ```
+//! use std::sync::Arc;
+//! use munch_glr::lark::{load, LoadConfig};
+//! use munch_glr::mask::{Masker, Oracle};
+//! use munch_glr::parser::{Parser, ParserConfig, ParserState};
+//! use munch_lexer::vocab::Vocabulary;
+//! use munch_lexer::TokenId;
+//! use munch_masker_spanner::SpannerMasker;
 //!
-//! The crate docs of each module hold the exactness argument for its step.
+//! let grammar = load(br#"start: "(" start ")" | "x""#, &LoadConfig::default()).unwrap();
+//! let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap());
+//! let tokens = ["(", ")", "x", "x)", "((", "))"].map(|t| Some(t.as_bytes().to_vec()));
+//! let mut tokens = tokens.to_vec();
+//! tokens.push(None); // EOS
+//! let vocab = Arc::new(Vocabulary::from_token_bytes(tokens, vec![TokenId::from(6)]).unwrap());
+//! let spanner = SpannerMasker::new(Arc::clone(&parser), Arc::clone(&vocab)).unwrap();
+//! let mut state = ParserState::new(parser);
+//! state.commit_bytes(b"((x").unwrap();
+//! let mask = spanner.mask(&mut spanner.create_cache(), &state);
+//! let oracle = Oracle::new(vocab);
+//! assert_eq!(mask, oracle.mask(&mut oracle.create_cache(), &state));
+//! assert!(mask.contains(TokenId::from(5)) && !mask.contains(TokenId::from(2)));
+//! ```
 
-// All APIs need docs: this crate's types are what the engine wires in.
+// All APIs need docs: the masker's contract and budgets are what the engine programs against.
 #![deny(missing_docs)]
 
-mod artifact;
-mod bits;
-mod blocks;
 mod build;
-mod determinize;
-mod dwa;
-mod error;
-mod expand;
-mod lexical;
-mod minimize;
-mod template;
+mod classify;
+mod online;
+mod points;
+mod sim;
+mod tau;
 
-#[cfg(test)]
-mod template_tests;
-
+use std::fmt;
 use std::sync::Arc;
 
 use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
-use munch_lexer::spans::SpansConfig;
+use munch_lexer::spans::{ClassId, ClassSet, LexPoint, SpansBuildError, SpansConfig, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 
-pub use error::{LoadKind, WdaBudget, WdaBuildError, WdaLoadError};
+use crate::online::{Online, Walk};
+use crate::points::PointTries;
+use crate::sim::NodeRef;
+use crate::tau::Taus;
 
-/// Budgets of [`WdaMasker::new`]. The defaults are sized for the ≤ 2 GiB build target.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WdaConfig {
-    /// The most automaton states the subset construction may create. Default 4,000,000.
-    pub max_states: usize,
-    /// The most transitions it may create. Default 60,000,000.
-    pub max_edges: usize,
-    /// The most heap bytes the construction may hold (summaries, item sets, weights,
-    /// transitions; approximate, token spans not included). Default 1.5 GiB.
-    pub max_memory: usize,
-    /// The most continuations (what may follow a terminal inside a token) the spans may need.
-    /// Default 20,000,000.
-    pub max_continuations: usize,
-    /// Budgets of the token-spans build.
+/// Budgets of [`SpannerMasker::with_config`]. The defaults fit the SynCode grammars with real
+/// 128k–262k vocabularies with a wide margin and stop a pathological grammar in seconds.
+#[derive(Clone, Debug)]
+pub struct SpannerConfig {
+    /// Budgets of the lexical spans.
     pub spans: SpansConfig,
+    /// The most simulation nodes alive at once while classifying (one LR state's walk of the
+    /// terminal-span trie). Default 4,000,000.
+    pub max_sim_nodes: usize,
+    /// The most reduction closures the whole classification may run (its work). Default
+    /// 100,000,000.
+    pub max_closures: u64,
+    /// The most heap the precomputed tables may take, in bytes. Default 4 GiB.
+    pub max_table_bytes: usize,
 }
 
-impl Default for WdaConfig {
+impl Default for SpannerConfig {
     fn default() -> Self {
-        WdaConfig {
-            max_states: 4_000_000,
-            max_edges: 60_000_000,
-            max_memory: 3 << 29,
-            max_continuations: 20_000_000,
+        SpannerConfig {
             spans: SpansConfig::default(),
+            max_sim_nodes: 4_000_000,
+            max_closures: 100_000_000,
+            max_table_bytes: 4 << 30,
         }
     }
 }
 
-/// Size and build time of a [`WdaMasker`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct WdaStats {
-    /// States of the minimal automaton (the dead state included).
-    pub states: usize,
-    /// Its transitions (one default per state plus the listed ones).
-    pub edges: usize,
-    /// Distinct class sets its transitions and states carry.
-    pub distinct_weights: usize,
-    /// Heap bytes of the compiled tables.
-    pub heap_bytes: usize,
-    /// Seconds the build took (0 for a loaded masker).
-    pub build_s: f64,
-    /// Token classes (text tokens grouped by identical lexical behaviour).
-    pub token_classes: usize,
-    /// Blocks: groups of token classes the automaton never tells apart (its weights are sets
-    /// of blocks).
-    pub blocks: usize,
+/// Why a [`SpannerMasker`] could not be built.
+#[derive(Debug)]
+pub struct SpannerBuildError {
+    kind: SpannerBuildErrorKind,
 }
 
-/// The weighted-automaton masker. Immutable, `Send + Sync`; share it with `Arc`.
-pub struct WdaMasker {
+/// The reason behind a [`SpannerBuildError`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SpannerBuildErrorKind {
+    /// The lexical spans exceeded one of their budgets.
+    Spans(SpansBuildError),
+    /// A budget of [`SpannerConfig`] was exceeded.
+    Budget {
+        /// The field's name (`max_sim_nodes`, `max_closures`, `max_table_bytes`).
+        name: &'static str,
+        /// Its value.
+        limit: u64,
+    },
+}
+
+impl SpannerBuildError {
+    pub(crate) fn budget(name: &'static str, limit: u64) -> Self {
+        SpannerBuildError {
+            kind: SpannerBuildErrorKind::Budget { name, limit },
+        }
+    }
+
+    /// Why.
+    pub fn kind(&self) -> &SpannerBuildErrorKind {
+        &self.kind
+    }
+
+    /// The name of the budget that was exceeded, whichever stage it belongs to.
+    pub fn budget_name(&self) -> &'static str {
+        match &self.kind {
+            SpannerBuildErrorKind::Spans(e) => e.budget().name(),
+            SpannerBuildErrorKind::Budget { name, .. } => name,
+        }
+    }
+}
+
+impl fmt::Display for SpannerBuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            SpannerBuildErrorKind::Spans(e) => write!(f, "spanner: {e}"),
+            SpannerBuildErrorKind::Budget { name, limit } => {
+                write!(f, "spanner: budget `{name}` ({limit}) exceeded")
+            }
+        }
+    }
+}
+
+impl std::error::Error for SpannerBuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            SpannerBuildErrorKind::Spans(e) => Some(e),
+            SpannerBuildErrorKind::Budget { .. } => None,
+        }
+    }
+}
+
+/// Sizes and cost of a built [`SpannerMasker`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SpannerStats {
+    /// Lexer points (where a token can start).
+    pub points: usize,
+    /// LR states.
+    pub lr_states: usize,
+    /// Token classes.
+    pub token_classes: usize,
+    /// Distinct lexical spans over all points (|Re|).
+    pub realisable_spans: usize,
+    /// Distinct terminal spans (lexical spans as the parser sees them).
+    pub terminal_spans: usize,
+    /// Nodes of the terminal-span trie.
+    pub trie_nodes: usize,
+    /// Nodes of the per-point tries, over all points.
+    pub point_trie_nodes: usize,
+    /// (LR state, terminal span) pairs that every stack with that top accepts.
+    pub always_pairs: usize,
+    /// (point, LR state) pairs with a non-empty always-accepted set `A(q, s)`.
+    pub table_entries: usize,
+    /// Distinct always-accepted sets stored.
+    pub always_sets: usize,
+    /// Reduction closures run by the classification.
+    pub closures: u64,
+    /// Heap held by the masker's tables (the lexical spans included).
+    pub heap_bytes: usize,
+    /// Wall-clock build time, in seconds.
+    pub build_s: f64,
+}
+
+/// Build progress, for [`SpannerMasker::with_progress`].
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// The stage (`spans`, `terminal spans`, `classify`, `tables`).
+    pub stage: &'static str,
+    /// Units done in this stage.
+    pub done: usize,
+    /// Units in this stage.
+    pub total: usize,
+}
+
+/// A set of classes in the tables: a list when that is smaller than a bitset.
+#[derive(Clone, Copy, Debug)]
+enum ClassList {
+    /// `pool[lo..hi]`.
+    Sparse { lo: u32, hi: u32 },
+    /// `dense[i]`.
+    Dense(u32),
+}
+
+/// The GreatGramma masker. Immutable, `Send + Sync`; see the [crate docs](crate).
+pub struct SpannerMasker {
     parser: Arc<Parser>,
     vocab: Arc<Vocabulary>,
-    dwa: dwa::Dwa,
-    build_s: f64,
+    spans: TokenSpans,
+    taus: Taus,
+    lr_states: usize,
+    tries: PointTries,
+    /// Per (LR state, trie node), for the nodes the bare stack gets through: whether every span
+    /// below is always accepted.
+    alive: classify::Alive,
+    /// Per LR state, `act_words` words: bit `k` iff the state has an action on lookahead `k`.
+    act_words: usize,
+    acts: Vec<u64>,
+    /// `entry_of[q * lr_states + s]`: `A(q, s)` as an index into `sets` plus one (0: empty).
+    entry_of: Vec<u32>,
+    sets: Vec<ClassList>,
+    pool: Vec<ClassId>,
+    dense: Vec<ClassSet>,
+    stats: SpannerStats,
 }
 
-impl WdaMasker {
-    /// Compiles the automaton of `parser`'s grammar over `vocab`.
-    ///
-    /// Errors: a budget of `config` exceeded (the error names it), or the token-spans build's.
+impl fmt::Debug for SpannerMasker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SpannerMasker")
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SpannerMasker {
+    /// Builds the tables for `parser`'s grammar over `vocab` with the default budgets.
     pub fn new(
         parser: Arc<Parser>,
         vocab: Arc<Vocabulary>,
-        config: &WdaConfig,
-    ) -> Result<WdaMasker, WdaBuildError> {
-        let (dwa, build_s) = build::build(&parser, &vocab, config)?;
-        Ok(WdaMasker {
-            parser,
-            vocab,
-            dwa,
-            build_s,
-        })
+    ) -> Result<SpannerMasker, SpannerBuildError> {
+        Self::with_config(parser, vocab, &SpannerConfig::default())
     }
 
-    /// The automaton's size and build time.
-    pub fn stats(&self) -> WdaStats {
-        WdaStats {
-            states: self.dwa.state_len(),
-            edges: self.dwa.edge_len(),
-            distinct_weights: self.dwa.weight_len(),
-            heap_bytes: self.dwa.heap_bytes(),
-            build_s: self.build_s,
-            token_classes: self.dwa.token_classes as usize,
-            blocks: self.dwa.class_len as usize,
-        }
-    }
-
-    /// Writes the compiled tables: a versioned, checksummed artifact that names the vocabulary
-    /// ([`Vocabulary::fingerprint`]) and the grammar (a hash of the lexer and LR tables) it was
-    /// built for. The format is described in the `artifact` module.
-    pub fn save(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
-        artifact::save(
-            &self.dwa,
-            self.vocab.fingerprint(),
-            artifact::grammar_fingerprint(&self.parser),
-            w,
-        )
-    }
-
-    /// Reads tables written by [`WdaMasker::save`] for `parser`'s grammar over `vocab`.
-    ///
-    /// Errors: the stream is not an artifact, has another format version, is truncated or
-    /// corrupt (checksum), was built for another vocabulary or grammar, or is inconsistent — each
-    /// a [`LoadKind`]. Never panics on any input.
-    pub fn load(
+    /// Builds the tables within the budgets of `config`.
+    pub fn with_config(
         parser: Arc<Parser>,
         vocab: Arc<Vocabulary>,
-        r: &mut impl std::io::Read,
-    ) -> Result<WdaMasker, WdaLoadError> {
-        let dwa = artifact::load(
-            r,
-            vocab.fingerprint(),
-            artifact::grammar_fingerprint(&parser),
-            vocab.len(),
-            parser.lexer().state_len(),
-            parser.lr_state_len(),
-        )?;
-        Ok(WdaMasker {
-            parser,
-            vocab,
-            dwa,
-            build_s: 0.0,
-        })
+        config: &SpannerConfig,
+    ) -> Result<SpannerMasker, SpannerBuildError> {
+        Self::with_progress(parser, vocab, config, &mut |_| {})
     }
 
-    /// The grammar this masker was built for.
-    pub fn parser(&self) -> &Arc<Parser> {
-        &self.parser
+    /// [`SpannerMasker::with_config`], reporting progress to `progress` now and then.
+    pub fn with_progress(
+        parser: Arc<Parser>,
+        vocab: Arc<Vocabulary>,
+        config: &SpannerConfig,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<SpannerMasker, SpannerBuildError> {
+        build::build(parser, vocab, config, progress)
+    }
+
+    /// Sizes and cost of the tables.
+    pub fn stats(&self) -> SpannerStats {
+        self.stats.clone()
+    }
+
+    fn add(&self, list: ClassList, acc: &mut ClassSet) {
+        match list {
+            ClassList::Sparse { lo, hi } => {
+                for &c in &self.pool[lo as usize..hi as usize] {
+                    acc.insert(c);
+                }
+            }
+            ClassList::Dense(i) => {
+                acc.union_with(&self.dense[i as usize]);
+            }
+        }
     }
 }
 
-impl Masker for WdaMasker {
+/// Scratch space of [`SpannerMasker`].
+struct Cache {
+    acc: ClassSet,
+    head_acc: ClassSet,
+    online: Online,
+    /// (head stacks, point) → the head's allowed classes, across masks (bounded by
+    /// [`HEAD_MEMO`]); the stacks are a real node or a cut copy of its top levels.
+    heads: ahash::AHashMap<(u64, u32), ClassSet>,
+    /// (cut copy, point) pairs whose walk needs to look below the cut.
+    underflows: ahash::AHashSet<(u64, u32)>,
+}
+
+/// The most heads whose answers a cache keeps.
+const HEAD_MEMO: usize = 4096;
+
+/// A memo key for a simulator node.
+fn node_key(n: NodeRef) -> u64 {
+    match n {
+        NodeRef::Local(i) => i as u64,
+        NodeRef::Real(i) => 1 << 32 | i as u64,
+    }
+}
+
+impl Masker for SpannerMasker {
     fn name(&self) -> &str {
-        "wda"
+        "spanner"
     }
 
     fn vocabulary(&self) -> &Vocabulary {
@@ -204,19 +336,90 @@ impl Masker for WdaMasker {
     }
 
     fn create_cache(&self) -> MaskCache {
-        MaskCache::new(self.dwa.create_cache())
+        MaskCache::new(Cache {
+            acc: self.spans.classes().empty_set(),
+            head_acc: self.spans.classes().empty_set(),
+            online: Online::new(self.lr_states, self.taus.lookahead_words()),
+            heads: ahash::AHashMap::new(),
+            underflows: ahash::AHashSet::new(),
+        })
     }
 
     fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
-        let cache: &mut dwa::RunCache = cache.get_mut();
-        self.dwa.run(cache, state);
-        self.dwa.expand(cache, mask.words_mut());
+        let cache: &mut Cache = cache.get_mut();
+        cache.acc.clear();
+        if cache.online.start_mask() {
+            cache.heads.clear();
+            cache.underflows.clear();
+        }
+        for head in state.heads() {
+            let point = LexPoint {
+                state: head.lex_state(),
+                inhibitor: head.inhibitor(),
+            };
+            // Every live head's configuration is a point (heads are not dead); a state of
+            // another parser would be a caller bug, and it allows nothing here.
+            let Some(q) = self.spans.point(point) else {
+                continue;
+            };
+            let node = head.node();
+            // A head's classes depend only on its stacks and point, and heads recur from mask
+            // to mask (an ignored lexeme leaves the node as it is; a lexeme emitted again makes
+            // an equal node; statements alike have stacks alike at the top). First the top
+            // levels of the stacks are tried: if the walk never needs to look below them, the
+            // answer holds for every head with that top; else the real stacks answer.
+            let s = node.state().as_usize();
+            let e = self.entry_of[q.as_usize() * self.lr_states + s];
+            let cut = cache.online.cut(node);
+            for top in [cut, cache.online.real(node)] {
+                let key = (node_key(top), q.as_u32());
+                if let Some(known) = cache.heads.get(&key) {
+                    cache.acc.union_with(known);
+                    break;
+                }
+                if top == cut && cache.underflows.contains(&key) {
+                    continue;
+                }
+                let head_acc = &mut cache.head_acc;
+                head_acc.clear();
+                if e != 0 {
+                    self.add(self.sets[e as usize - 1], head_acc);
+                }
+                match self.walk(
+                    &mut cache.online,
+                    head_acc,
+                    &cache.acc,
+                    q.as_usize(),
+                    top,
+                    s,
+                ) {
+                    // Only a walk on a cut copy can need what lies below it.
+                    Walk::Underflow => {
+                        cache.underflows.insert(key);
+                        continue;
+                    }
+                    Walk::Partial => {
+                        cache.acc.union_with(head_acc);
+                    }
+                    Walk::Complete => {
+                        cache.acc.union_with(head_acc);
+                        if cache.heads.len() >= HEAD_MEMO {
+                            cache.heads.clear();
+                            cache.underflows.clear();
+                        }
+                        cache.heads.insert(key, head_acc.clone());
+                    }
+                }
+                break;
+            }
+        }
+        self.spans.classes().expand(&cache.acc, mask.words_mut());
         set_eos(&self.vocab, state, mask);
     }
 }
 
-// Compiled maskers are shared across threads.
+// Compile-time check of the thread-safety promise.
 const _: () = {
     const fn assert_send_sync<T: Send + Sync>() {}
-    assert_send_sync::<WdaMasker>();
+    assert_send_sync::<SpannerMasker>();
 };
