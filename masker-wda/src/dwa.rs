@@ -20,7 +20,7 @@
 //! expanded when its state's undecided classes are all in the mask already, which is where the
 //! run stops reading the stack — usually after one or two nodes.
 
-use ahash::{AHashMap, AHashSet};
+use ahash::AHashSet;
 use munch_glr::gss::{GssNode, GssNodeId};
 use munch_glr::parser::ParserState;
 use munch_lexer::LexState;
@@ -73,7 +73,16 @@ pub(crate) struct Dwa {
     /// points `(s, None)` and `(start, Some(s))`.
     pub(crate) plain_off: Vec<(u32, u32)>,
     pub(crate) inhibited_off: Vec<(u32, u32)>,
+    /// Derived: per weight, the index of its precomputed mask (`u32::MAX`: none), and the
+    /// masks.
+    pub(crate) precomputed: Vec<u32>,
+    pub(crate) precomputed_masks: Vec<u32>,
 }
+
+/// Weights whose expansion costs more than this many word operations are precomputed…
+const PRECOMPUTE_COST: usize = 4000;
+/// …within this many bytes of masks (the most expensive first).
+const PRECOMPUTE_BYTES: usize = 64 << 20;
 
 /// Scratch of one thread.
 pub(crate) struct RunCache {
@@ -87,30 +96,7 @@ pub(crate) struct RunCache {
     /// Recent expansions: (hash of the class set, class set, mask words).
     results: Vec<(u64, Vec<u64>, Vec<u32>)>,
     next_slot: usize,
-    /// Expanded weights: weight → (last use, mask), and their bytes.
-    compiled: AHashMap<Weight, (u64, Compiled)>,
-    compiled_bytes: usize,
-    clock: u64,
-    scratch: Vec<u32>,
 }
-
-/// A weight's mask: the nonzero words of a sparse one, or all words.
-enum Compiled {
-    Runs(Box<[(u32, u32)]>),
-    Dense(Box<[u32]>),
-}
-
-impl Compiled {
-    fn bytes(&self) -> usize {
-        match self {
-            Compiled::Runs(r) => r.len() * 8 + 32,
-            Compiled::Dense(d) => d.len() * 4 + 32,
-        }
-    }
-}
-
-/// Bytes of expanded weight masks kept per thread.
-const COMPILED_BYTES: usize = 8 << 20;
 
 impl Dwa {
     pub(crate) fn state_len(&self) -> usize {
@@ -138,6 +124,8 @@ impl Dwa {
             + self.expansion.heap_bytes()
             + self.packed.len() * 4
             + (self.plain_off.len() + self.inhibited_off.len()) * 8
+            + self.precomputed.len() * 4
+            + self.precomputed_masks.len() * 4
     }
 
     /// Derives the expansion tables (after building or loading).
@@ -174,6 +162,30 @@ impl Dwa {
             }
         }
         self.packed = packed;
+        // The most expensive weights to expand, expanded once here, within a memory budget:
+        // a first use then costs a copy, not thousands of scattered writes.
+        let word_len = self.all.len();
+        let mut costly: Vec<(usize, u32)> = self
+            .weights
+            .chunks(words.max(1))
+            .enumerate()
+            .map(|(w, set)| (self.expansion.cost(set, &self.run_start), w as u32))
+            .filter(|&(c, _)| c > PRECOMPUTE_COST.max(word_len))
+            .collect();
+        costly.sort_unstable_by(|a, b| b.cmp(a));
+        costly.truncate(PRECOMPUTE_BYTES / (word_len * 4).max(1));
+        self.precomputed = vec![u32::MAX; self.weights.len() / words.max(1)];
+        self.precomputed_masks = vec![0; costly.len() * word_len];
+        for (i, &(_, w)) in costly.iter().enumerate() {
+            self.precomputed[w as usize] = i as u32;
+            let set = &self.weights[w as usize * words..(w as usize + 1) * words];
+            self.expansion.expand(
+                set,
+                &self.run_start,
+                &self.runs,
+                &mut self.precomputed_masks[i * word_len..(i + 1) * word_len],
+            );
+        }
         let off = |&(s, w): &(u32, u32)| (offset_of[s as usize], w);
         self.plain_off = self.plain.iter().map(off).collect();
         self.inhibited_off = self.inhibited.iter().map(off).collect();
@@ -189,10 +201,6 @@ impl Dwa {
             used: Vec::new(),
             results: Vec::new(),
             next_slot: 0,
-            compiled: AHashMap::new(),
-            compiled_bytes: 0,
-            clock: 0,
-            scratch: Vec::new(),
         }
     }
 
@@ -288,14 +296,12 @@ impl Dwa {
     /// Writes the tokens of the classes found by [`Dwa::run`] into mask words (every other
     /// bit cleared).
     ///
-    /// Two caches in the thread's scratch keep this short. The last few results, by class set:
-    /// consecutive masks often allow the same classes (inside a string, a comment, a name).
-    /// Failing that, the mask is the OR of the masks of the weights the run used, and each
-    /// weight's mask is expanded once and kept (as its nonzero words when sparse; least
-    /// recently used out first past 8 MiB), because a decode meets the same few hundred
-    /// weights again and again.
+    /// The last few results are kept in the thread's scratch, by class set: consecutive masks
+    /// often allow the same classes (inside a string, a comment, a name). Otherwise the mask is
+    /// the OR of the masks of the weights the run used: the costliest weights' masks are
+    /// precomputed (see [`Dwa::finish`]), the others are cheap to expand by walking their
+    /// classes.
     pub(crate) fn expand(&self, cache: &mut RunCache, words: &mut [u32]) {
-        cache.clock += 1;
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
         for &w in &cache.acc {
             hash = (hash ^ w).wrapping_mul(0x0000_0100_0000_01b3);
@@ -309,80 +315,51 @@ impl Dwa {
             words.copy_from_slice(&e.2);
             return;
         }
-        // Expand the weights not cached yet; evict old ones past the budget first.
+        // A precomputed mask (or a dense expansion) as the base, every other weight ORed in:
+        // precomputed ones word by word, the others by walking their classes.
         let word_len = words.len();
-        for i in 0..cache.used.len() {
-            let w = cache.used[i];
-            if let Some(e) = cache.compiled.get_mut(&w) {
-                e.0 = cache.clock;
-                continue;
-            }
-            cache.scratch.resize(word_len, 0);
-            self.expansion.expand(
-                self.weight(w),
-                &self.run_start,
-                &self.runs,
-                &mut cache.scratch,
-            );
-            let nonzero = cache.scratch.iter().filter(|&&x| x != 0).count();
-            let mask = if nonzero * 8 <= word_len {
-                Compiled::Runs(
-                    cache
-                        .scratch
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, &x)| x != 0)
-                        .map(|(i, &x)| (i as u32, x))
-                        .collect(),
-                )
-            } else {
-                Compiled::Dense(cache.scratch.clone().into_boxed_slice())
-            };
-            cache.compiled_bytes += mask.bytes();
-            cache.compiled.insert(w, (cache.clock, mask));
-        }
-        if cache.compiled_bytes > COMPILED_BYTES {
-            let mut by_age: Vec<(u64, Weight)> =
-                cache.compiled.iter().map(|(&w, e)| (e.0, w)).collect();
-            by_age.sort_unstable();
-            for (_, w) in by_age {
-                if cache.compiled_bytes <= COMPILED_BYTES / 2 {
-                    break;
-                }
-                if !cache.used.contains(&w) {
-                    if let Some((_, m)) = cache.compiled.remove(&w) {
-                        cache.compiled_bytes -= m.bytes();
-                    }
-                }
-            }
-        }
-        // One dense mask as the base, every other weight ORed in.
+        let precomputed = |w: Weight| {
+            let i = self.precomputed[w as usize];
+            (i != u32::MAX).then(|| {
+                &self.precomputed_masks[i as usize * word_len..(i as usize + 1) * word_len]
+            })
+        };
         let base = cache
             .used
             .iter()
-            .position(|w| matches!(cache.compiled[w].1, Compiled::Dense(_)));
+            .position(|&w| precomputed(w).is_some())
+            .or_else(|| {
+                cache
+                    .used
+                    .iter()
+                    .position(|&w| !self.expansion.is_sparse(self.weight(w)))
+            });
         match base {
-            Some(i) => match &cache.compiled[&cache.used[i]].1 {
-                Compiled::Dense(m) => words.copy_from_slice(m),
-                Compiled::Runs(_) => unreachable!("the base is dense"),
-            },
+            Some(i) => {
+                let w = cache.used[i];
+                match precomputed(w) {
+                    Some(m) => words.copy_from_slice(m),
+                    None => {
+                        self.expansion
+                            .expand(self.weight(w), &self.run_start, &self.runs, words)
+                    }
+                }
+            }
             None => words.fill(0),
         }
-        for (i, w) in cache.used.iter().enumerate() {
+        for (i, &w) in cache.used.iter().enumerate() {
             if Some(i) == base {
                 continue;
             }
-            match &cache.compiled[w].1 {
-                Compiled::Dense(m) => {
-                    for (a, b) in words.iter_mut().zip(m.iter()) {
+            match precomputed(w) {
+                Some(m) => {
+                    for (a, b) in words.iter_mut().zip(m) {
                         *a |= b;
                     }
                 }
-                Compiled::Runs(r) => {
-                    for &(at, bits) in r.iter() {
-                        words[at as usize] |= bits;
-                    }
-                }
+                None => self
+                    .expansion
+                    .or_into(self.weight(w), &self.run_start, &self.runs, words),
             }
         }
         if cache.results.len() < RESULTS {
@@ -401,4 +378,4 @@ impl Dwa {
 }
 
 /// Expanded results kept per thread.
-const RESULTS: usize = 8;
+const RESULTS: usize = 64;

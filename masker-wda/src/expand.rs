@@ -82,6 +82,60 @@ impl Expansion {
             + (self.all_sparse.len() + self.all_dense.len()) * 4
     }
 
+    /// The expansion's cost in word operations, about.
+    pub(crate) fn cost(&self, set: &[u64], run_start: &[u32]) -> usize {
+        let mut inside = 0usize;
+        let mut outside = 0usize;
+        for (c, k) in run_start.windows(2).enumerate() {
+            if self.sparse[c / 64] >> (c % 64) & 1 != 0 {
+                let r = (k[1] - k[0]) as usize;
+                if set[c / 64] >> (c % 64) & 1 != 0 {
+                    inside += r;
+                } else {
+                    outside += r;
+                }
+            }
+        }
+        let dense_in = iter_kind(set, &self.dense_set, false).count();
+        let dense_out = iter_kind(set, &self.dense_set, true).count();
+        inside.min(outside) + dense_in.min(dense_out) * self.word_len / 4 + self.word_len / 4
+    }
+
+    /// ORs the members of the classes in `set` into `words`, walking the classes in the set
+    /// (for sets that hold few of them; [`Expansion::expand`] picks the cheaper side).
+    pub(crate) fn or_into(
+        &self,
+        set: &[u64],
+        run_start: &[u32],
+        runs: &[(u32, u32)],
+        words: &mut [u32],
+    ) {
+        for c in iter_kind(set, &self.sparse, false) {
+            for &(w, bits) in &runs[run_start[c] as usize..run_start[c + 1] as usize] {
+                words[w as usize] |= bits;
+            }
+        }
+        for c in iter_kind(set, &self.dense_set, false) {
+            let at = self.dense_index[c] as usize * self.word_len;
+            for (a, b) in words.iter_mut().zip(&self.dense[at..at + self.word_len]) {
+                *a |= b;
+            }
+        }
+    }
+
+    /// Whether [`Expansion::or_into`] is the cheap way for `set` (it holds at most half of the
+    /// sparse classes' runs and of the dense classes).
+    pub(crate) fn is_sparse(&self, set: &[u64]) -> bool {
+        let count = |kind: &[u64], inside: bool| -> u32 {
+            set.iter()
+                .zip(kind)
+                .map(|(&s, &k)| if inside { s & k } else { !s & k }.count_ones())
+                .sum()
+        };
+        count(&self.sparse, true) <= count(&self.sparse, false)
+            && count(&self.dense_set, true) <= count(&self.dense_set, false)
+    }
+
     /// Writes the members of the classes in `set` (a class bitset) into `words`, clearing every
     /// other bit.
     pub(crate) fn expand(
