@@ -3,16 +3,46 @@
 //! The weighted-automaton masker: one deterministic automaton, compiled offline from the LR
 //! tables and the vocabulary, reads the parser's stack from the top and outputs the allowed
 //! token classes. At mask time nothing is parsed and the vocabulary is never looped over: a
-//! mask is a few table lookups per GSS node read (usually one or two nodes), unions of class
-//! sets, and the expansion of the final class set into mask words.
+//! mask is one table step per GSS node read (usually one to three nodes), unions of class sets,
+//! and the expansion of the final set into mask words.
 //!
 //! ## Contents
 //!
 //! - [`WdaMasker`]: build ([`WdaMasker::new`]), save and load ([`WdaMasker::save`],
-//!   [`WdaMasker::load`]), and the [`Masker`] implementation.
+//!   [`WdaMasker::load`]), and the [`Masker`] implementation (`fill_mask` equals
+//!   [`munch_glr::mask::Oracle`]).
 //! - [`WdaConfig`]: the build's budgets; [`WdaBuildError`] names the one exceeded, and the engine
-//!   falls back to another masker.
+//!   falls back to another masker. [`WdaLoadError`] says why an artifact was refused.
 //! - [`WdaStats`]: the automaton's size and build time.
+//!
+//! ## Example
+//!
+//! ```
+//! use std::sync::Arc;
+//! use munch_glr::lark::{load, LoadConfig};
+//! use munch_glr::mask::{Masker, Oracle};
+//! use munch_glr::parser::{Parser, ParserConfig, ParserState};
+//! use munch_lexer::vocab::Vocabulary;
+//! use munch_masker_wda::{WdaConfig, WdaMasker};
+//!
+//! let grammar = load(b"start: \"[\" (NUM (\",\" NUM)*)? \"]\"\nNUM: /[0-9]+/\n", &LoadConfig::default())?;
+//! let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default())?);
+//! let tokens = ["[", "]", ",", "1", "23", "[1", "1,", "],", "x"];
+//! let vocab = Arc::new(Vocabulary::from_token_bytes(
+//!     tokens.iter().map(|t| Some(t.as_bytes().to_vec())).collect(),
+//!     vec![],
+//! )?);
+//! let wda = WdaMasker::new(Arc::clone(&parser), Arc::clone(&vocab), &WdaConfig::default())?;
+//! let mut state = ParserState::new(Arc::clone(&parser));
+//! state.commit_bytes(b"[1")?;
+//! let mask = wda.mask(&mut wda.create_cache(), &state);
+//! let oracle = Oracle::new(Arc::clone(&vocab));
+//! assert_eq!(mask, oracle.mask(&mut oracle.create_cache(), &state));
+//! // "1," continues the number and opens the next one; "[" cannot come here.
+//! assert!(mask.iter().any(|t| vocab.token_bytes(t) == Some(b"1,")));
+//! assert!(!mask.iter().any(|t| vocab.token_bytes(t) == Some(b"[")));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! ## How it is built
 //!
@@ -21,19 +51,42 @@
 //!
 //! 1. **Terminal side** (`lexical`): [`TokenSpans`](munch_lexer::spans::TokenSpans) gives, per
 //!    lexer point, the span every token class realises (lexemes completed inside the token and
-//!    the open lexeme). Spans become chains of *continuations*; each point's spans become its
-//!    initial weighted item set, weights being class sets.
+//!    the open lexeme). Spans become chains of *continuations* (what may follow a terminal
+//!    inside the token); each point's spans become its initial weighted item set, weights
+//!    being class sets.
 //! 2. **Templates** (`template`): per terminal and LR state, the summary of every GLR run that
 //!    takes the terminal — reductions read top-down as *exits* (pop `r` more, then goto on
 //!    `A`), conflicts included — as the least fixpoint of a finite monotone system, which is
-//!    exact for right recursion, unit cycles, ε-rules and hidden left recursion.
+//!    exact for right recursion, unit cycles, ε-rules and hidden left recursion. The run before
+//!    the terminal's shift is summarised per terminal; what the continuation does after it,
+//!    per continuation and pushed state.
 //! 3. **Parser DWA** (`determinize`, `minimize`): the weighted subset construction over exits,
-//!    with interned weights and sparse transitions (a default per state), then Moore
-//!    minimisation, and per state the classes still undecided so that the run stops reading.
-//! 4. **Run** (`dwa`): a search over (automaton state, GSS node) pairs from every head, union of
-//!    outputs, then [`set_eos`].
+//!    with interned weights and sparse transitions (a default per state), computed only for
+//!    inputs a GSS can give; Moore minimisation; per state the classes still undecided, so that
+//!    the run stops reading as soon as they are all in the mask.
+//! 4. **Run** (`dwa`, `expand`): a search over (automaton state, GSS node) pairs from every
+//!    head, union of outputs over *blocks* (classes the automaton never tells apart), expansion
+//!    to mask words, then [`set_eos`].
 //!
-//! The crate docs of each module hold the exactness argument for its step.
+//! ## Why the masks are exact
+//!
+//! For one head `(node, lexer point)`, a token is allowed iff its span's lexemes can be taken
+//! by the GLR parser from some stack below the node and the open lexeme can then still complete
+//! a terminal the stack can shift (or an ignored one): that is what `commit` followed by the
+//! liveness test does, and the mask is the union over heads. The summaries are the exact least
+//! solution of the equations of every parser run (every table action, no bound on chain
+//! length); a state of the automaton is the exact set of pending exits with the classes riding
+//! on them, so a path's output is exactly the classes for which some run on that stack
+//! succeeds, and the union over the GSS's paths is the head's answer. Pruning only ever drops
+//! what cannot succeed (a continuation's terminal that no state after the previous shift has
+//! an action on; inputs no GSS path can give), minimisation keeps the output of every input,
+//! and blocks merge only classes every weight treats alike. The module docs hold the details;
+//! the tests check `fill_mask` against the oracle at every step of synthetic grammars, of
+//! random grammars, and against the trie masker on real files.
+//!
+//! One difference in principle: `commit` can also fail on its own budgets (`max_heads`,
+//! `max_nodes_per_step`), which the oracle then reports as a refused token; the automaton knows
+//! nothing of those budgets (they do not bind on ordinary inputs).
 
 // All APIs need docs: this crate's types are what the engine wires in.
 #![deny(missing_docs)]
