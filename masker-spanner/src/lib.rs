@@ -81,9 +81,8 @@ use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::spans::{ClassId, ClassSet, LexPoint, SpansBuildError, SpansConfig, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 
-use crate::online::{Online, Walk};
+use crate::online::Online;
 use crate::points::PointTries;
-use crate::sim::NodeRef;
 use crate::tau::Taus;
 
 /// Budgets of [`SpannerMasker::with_config`]. The defaults fit the SynCode grammars with real
@@ -308,23 +307,13 @@ struct Cache {
     acc: ClassSet,
     head_acc: ClassSet,
     online: Online,
-    /// (head stacks, point) → the head's allowed classes, across masks (bounded by
-    /// [`HEAD_MEMO`]); the stacks are a real node or a cut copy of its top levels.
-    heads: ahash::AHashMap<(u64, u32), ClassSet>,
-    /// (cut copy, point) pairs whose walk needs to look below the cut.
-    underflows: ahash::AHashSet<(u64, u32)>,
+    /// (head node, point) → the head's allowed classes, across masks (bounded by
+    /// [`HEAD_MEMO`]).
+    heads: ahash::AHashMap<(u32, u32), ClassSet>,
 }
 
 /// The most heads whose answers a cache keeps.
-const HEAD_MEMO: usize = 4096;
-
-/// A memo key for a simulator node.
-fn node_key(n: NodeRef) -> u64 {
-    match n {
-        NodeRef::Local(i) => i as u64,
-        NodeRef::Real(i) => 1 << 32 | i as u64,
-    }
-}
+const HEAD_MEMO: usize = 1024;
 
 impl Masker for SpannerMasker {
     fn name(&self) -> &str {
@@ -341,7 +330,6 @@ impl Masker for SpannerMasker {
             head_acc: self.spans.classes().empty_set(),
             online: Online::new(self.lr_states, self.taus.lookahead_words()),
             heads: ahash::AHashMap::new(),
-            underflows: ahash::AHashSet::new(),
         })
     }
 
@@ -350,7 +338,6 @@ impl Masker for SpannerMasker {
         cache.acc.clear();
         if cache.online.start_mask() {
             cache.heads.clear();
-            cache.underflows.clear();
         }
         for head in state.heads() {
             let point = LexPoint {
@@ -363,54 +350,28 @@ impl Masker for SpannerMasker {
                 continue;
             };
             let node = head.node();
-            // A head's classes depend only on its stacks and point, and heads recur from mask
-            // to mask (an ignored lexeme leaves the node as it is; a lexeme emitted again makes
-            // an equal node; statements alike have stacks alike at the top). First the top
-            // levels of the stacks are tried: if the walk never needs to look below them, the
-            // answer holds for every head with that top; else the real stacks answer.
+            // A head's classes depend only on its stacks and point: heads recur from mask to
+            // mask (an ignored lexeme leaves the node as it is; a lexeme emitted again makes an
+            // equal node), and the simulator's refs name stacks for as long as its memos live.
+            let key = (cache.online.real(node), q.as_u32());
+            if let Some(known) = cache.heads.get(&key) {
+                cache.acc.union_with(known);
+                continue;
+            }
+            let head_acc = &mut cache.head_acc;
+            head_acc.clear();
             let s = node.state().as_usize();
             let e = self.entry_of[q.as_usize() * self.lr_states + s];
-            let cut = cache.online.cut(node);
-            for top in [cut, cache.online.real(node)] {
-                let key = (node_key(top), q.as_u32());
-                if let Some(known) = cache.heads.get(&key) {
-                    cache.acc.union_with(known);
-                    break;
+            if e != 0 {
+                self.add(self.sets[e as usize - 1], head_acc);
+            }
+            let complete = self.walk(&mut cache.online, head_acc, &cache.acc, q.as_usize(), node);
+            cache.acc.union_with(head_acc);
+            if complete {
+                if cache.heads.len() >= HEAD_MEMO {
+                    cache.heads.clear();
                 }
-                if top == cut && cache.underflows.contains(&key) {
-                    continue;
-                }
-                let head_acc = &mut cache.head_acc;
-                head_acc.clear();
-                if e != 0 {
-                    self.add(self.sets[e as usize - 1], head_acc);
-                }
-                match self.walk(
-                    &mut cache.online,
-                    head_acc,
-                    &cache.acc,
-                    q.as_usize(),
-                    top,
-                    s,
-                ) {
-                    // Only a walk on a cut copy can need what lies below it.
-                    Walk::Underflow => {
-                        cache.underflows.insert(key);
-                        continue;
-                    }
-                    Walk::Partial => {
-                        cache.acc.union_with(head_acc);
-                    }
-                    Walk::Complete => {
-                        cache.acc.union_with(head_acc);
-                        if cache.heads.len() >= HEAD_MEMO {
-                            cache.heads.clear();
-                            cache.underflows.clear();
-                        }
-                        cache.heads.insert(key, head_acc.clone());
-                    }
-                }
-                break;
+                cache.heads.insert(key, head_acc.clone());
             }
         }
         self.spans.classes().expand(&cache.acc, mask.words_mut());

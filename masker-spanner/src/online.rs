@@ -28,7 +28,7 @@ use munch_lexer::spans::ClassSet;
 use smallvec::SmallVec;
 
 use crate::classify::step;
-use crate::sim::{Frontier, NodeRef, Sim};
+use crate::sim::{Frontier, Sim};
 use crate::SpannerMasker;
 
 /// An interned frontier (index into `Online::frontiers`).
@@ -36,21 +36,6 @@ type FrontierId = u32;
 
 /// "No stack survives": the memoised result of a step that kills every stack.
 const DEAD: FrontierId = u32::MAX;
-
-/// How many levels of a head's real stacks a first walk sees (see [`Sim::cut`]): walks of heads
-/// whose stacks agree on those levels share their answers, unless a walk needs to look deeper.
-const CUT_DEPTH: u32 = 8;
-
-/// How a head's walk ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Walk {
-    /// Every class of the head was found.
-    Complete,
-    /// Spans were skipped for the hint: the classes found are right, but not all of the head's.
-    Partial,
-    /// The walk needed the stacks below a cut: nothing it found is to be kept.
-    Underflow,
-}
 
 /// When the arena holds more nodes than this, the memos start over (small enough that starting
 /// over costs little).
@@ -91,17 +76,15 @@ impl Online {
     }
 
     /// The simulator's ref of real node `n` (equal for nodes that stand for the same stacks).
-    pub(crate) fn real(&mut self, n: &GssNode) -> NodeRef {
-        self.sim.real(n)
-    }
-
-    /// The ref of the cut copy of `n`'s top levels (see [`Sim::cut`]).
-    pub(crate) fn cut(&mut self, n: &GssNode) -> NodeRef {
-        self.sim.cut(n, CUT_DEPTH)
+    pub(crate) fn real(&mut self, n: &GssNode) -> u32 {
+        match self.sim.real(n) {
+            crate::sim::NodeRef::Real(i) => i,
+            crate::sim::NodeRef::Local(_) => unreachable!("real() makes real refs"),
+        }
     }
 
     /// Drops the memos when they have grown too large; returns whether it did (then refs
-    /// from [`Online::real`] and [`Online::cut`] are stale).
+    /// from [`Online::real`] are stale).
     pub(crate) fn start_mask(&mut self) -> bool {
         if self.sim.mark() > MAX_ARENA
             || self.frontiers.len() > MAX_ARENA / 4
@@ -156,10 +139,6 @@ impl Online {
                 let v = sim
                     .can_shift(m.parser.tables(), &frontiers[f as usize], t)
                     .unwrap_or(false);
-                if sim.underflow {
-                    // Incomplete: the walk is abandoned, nothing is recorded.
-                    return false;
-                }
                 let slot = base + if v { 0 } else { w } + i;
                 self.known[slot] |= 1 << (t % 64);
                 if v {
@@ -178,10 +157,6 @@ impl Online {
         let Online { sim, frontiers, .. } = self;
         let next =
             step(sim, m.parser.tables(), &m.taus, &frontiers[f as usize], acc).unwrap_or_default();
-        if sim.underflow {
-            // Incomplete: the walk is abandoned, nothing is recorded.
-            return DEAD;
-        }
         let g = self.intern(next);
         self.steps.insert((f, acc), g);
         g
@@ -192,34 +167,31 @@ impl SpannerMasker {
     /// Adds to `acc` the classes of point `q` that leave some stack of `node` live, beyond the
     /// always-accepted ones (which `acc` holds already).
     ///
-    /// The head's stacks are `top` (a real node, or a cut copy of its top levels) with LR state
-    /// `s`. `hint` holds classes already allowed by other heads: spans whose classes are all
-    /// there are not tested.
+    /// `hint` holds classes already allowed by other heads: spans whose classes are all there
+    /// are not tested. Returns whether the walk was complete, that is `acc` holds every class
+    /// of the head, none skipped for the hint.
     pub(crate) fn walk(
         &self,
         online: &mut Online,
         acc: &mut ClassSet,
         hint: &ClassSet,
         q: usize,
-        top: NodeRef,
-        s: usize,
-    ) -> Walk {
+        node: &GssNode,
+    ) -> bool {
         online.partial = false;
-        online.sim.underflow = false;
         let (lo, hi) = self.tries.roots[q];
         if lo == hi {
-            return Walk::Complete;
+            return true;
         }
+        let s = node.state().as_usize();
         let acts = &self.acts[s * self.act_words..(s + 1) * self.act_words];
         let has_action = |t: u32| acts[t as usize / 64] & (1 << (t % 64)) != 0;
-        let root = online.intern(SmallVec::from_elem(top, 1));
+        let real = online.sim.real(node);
+        let root = online.intern(SmallVec::from_elem(real, 1));
 
         // Spans that stay in the current lexeme (or emit only ignored lexemes): the head's own
         // node decides.
         self.leaves(online, acc, hint, lo as usize, root, Some(acts));
-        if online.sim.underflow {
-            return Walk::Underflow;
-        }
 
         online.stack.clear();
         online.stack.push((hi, root, true));
@@ -246,26 +218,16 @@ impl SpannerMasker {
                     None => false,
                 };
             let frontier = online.step(self, parent, pn.acc);
-            if online.sim.underflow {
-                return Walk::Underflow;
-            }
             if frontier == DEAD {
                 i = pn.end;
                 continue;
             }
             self.leaves(online, acc, hint, i as usize, frontier, None);
-            if online.sim.underflow {
-                return Walk::Underflow;
-            }
             online.stack.push((pn.end, frontier, alive));
             i += 1;
         }
         online.stack.clear();
-        if online.partial {
-            Walk::Partial
-        } else {
-            Walk::Complete
-        }
+        !online.partial
     }
 
     /// Tests the spans ending at point-trie node `at` whose stacks are `frontier`; only the
@@ -290,9 +252,6 @@ impl SpannerMasker {
             }
             let reach = &self.taus.reaches[leaf.reach as usize];
             let live = reach.any || online.can_shift_any(self, frontier, &reach.bits, possible);
-            if online.sim.underflow {
-                return;
-            }
             if live {
                 for &c in &self.tries.classes[leaf.class_lo as usize..leaf.class_hi as usize] {
                     acc.insert(c);

@@ -38,9 +38,6 @@ pub(crate) type Frontier = SmallVec<[NodeRef; 4]>;
 struct SimNode {
     state: LrState,
     edges: SmallVec<[NodeRef; 2]>,
-    /// The stacks below are unknown (the bottom of a cut copy of the real GSS, see
-    /// [`Sim::cut`]): a path that must go below sets [`Sim::underflow`].
-    cut: bool,
 }
 
 struct RealNode {
@@ -72,12 +69,6 @@ pub(crate) struct Sim {
     next: Vec<NodeRef>,
     /// Closures run (a measure of work).
     pub(crate) closures: u64,
-    /// Set when a computation needed the stacks below a cut (its result is then incomplete);
-    /// the caller clears it.
-    pub(crate) underflow: bool,
-    /// `(GSS node, depth)` → its cut copy, and cut copies by structure.
-    cut_index: AHashMap<(GssNodeId, u32), u32>,
-    cut_shape: AHashMap<(LrState, bool, SmallVec<[u32; 2]>), u32>,
 }
 
 impl Sim {
@@ -95,9 +86,6 @@ impl Sim {
             edge_set: ahash::AHashSet::new(),
             next: Vec::new(),
             closures: 0,
-            underflow: false,
-            cut_index: AHashMap::new(),
-            cut_shape: AHashMap::new(),
         }
     }
 
@@ -122,8 +110,6 @@ impl Sim {
         self.reals.clear();
         self.real_index.clear();
         self.real_shape.clear();
-        self.cut_index.clear();
-        self.cut_shape.clear();
     }
 
     /// The frontier of the bare stack `s` (nothing below).
@@ -132,7 +118,6 @@ impl Sim {
         self.nodes.push(SimNode {
             state: s,
             edges: SmallVec::new(),
-            cut: false,
         });
         SmallVec::from_elem(NodeRef::Local(i), 1)
     }
@@ -203,44 +188,6 @@ impl Sim {
             self.real_index.insert(top.id(), i);
         }
         NodeRef::Real(self.real_index[&n.id()])
-    }
-
-    /// A copy of the top `depth` levels of the real stacks of `n` (arena nodes; the nodes at
-    /// `depth` are cuts: what lies below them is unknown). Copies with the same structure are
-    /// one node, so computations on them are shared by every real stack with that top: a
-    /// computation that needs what lies below a cut sets [`Sim::underflow`], and then only the
-    /// real stacks can answer.
-    pub(crate) fn cut(&mut self, n: &GssNode, depth: u32) -> NodeRef {
-        // `depth` is a small constant, so the recursion is shallow.
-        if let Some(&i) = self.cut_index.get(&(n.id(), depth)) {
-            return NodeRef::Local(i);
-        }
-        let mut below: SmallVec<[u32; 2]> = SmallVec::new();
-        if depth > 0 {
-            let preds: SmallVec<[GssNode; 2]> = n.predecessors().collect();
-            for p in &preds {
-                if let NodeRef::Local(i) = self.cut(p, depth - 1) {
-                    below.push(i);
-                }
-            }
-            below.sort_unstable();
-            below.dedup();
-        }
-        let cut = depth == 0;
-        let next = self.nodes.len() as u32;
-        let i = *self
-            .cut_shape
-            .entry((n.state(), cut, below.clone()))
-            .or_insert(next);
-        if i == next {
-            self.nodes.push(SimNode {
-                state: n.state(),
-                edges: below.into_iter().map(NodeRef::Local).collect(),
-                cut,
-            });
-        }
-        self.cut_index.insert((n.id(), depth), i);
-        NodeRef::Local(i)
     }
 
     /// The real predecessors of real node `i`.
@@ -319,7 +266,6 @@ impl Sim {
         self.nodes.push(SimNode {
             state,
             edges: SmallVec::from_elem(edge, 1),
-            cut: false,
         });
         Ok((self.nodes.len() - 1) as u32)
     }
@@ -369,19 +315,12 @@ impl Sim {
         self.edge_set.clear();
         for &f in frontier {
             let state = self.state_of(f);
-            let (edges, cut): (SmallVec<[NodeRef; 2]>, bool) = match f {
-                NodeRef::Local(i) => {
-                    let n = &self.nodes[i as usize];
-                    (n.edges.clone(), n.cut)
-                }
-                NodeRef::Real(i) => (
-                    self.real_preds(i).into_iter().map(NodeRef::Real).collect(),
-                    false,
-                ),
+            let edges: SmallVec<[NodeRef; 2]> = match f {
+                NodeRef::Local(i) => self.nodes[i as usize].edges.clone(),
+                NodeRef::Real(i) => self.real_preds(i).into_iter().map(NodeRef::Real).collect(),
             };
             match self.slot(state) {
                 Some(j) => {
-                    self.nodes[j as usize].cut |= cut;
                     for e in edges {
                         self.add_edge(j, e);
                     }
@@ -390,7 +329,7 @@ impl Sim {
                     if self.nodes.len() >= self.max_nodes {
                         return Err(SimBudget);
                     }
-                    self.nodes.push(SimNode { state, edges, cut });
+                    self.nodes.push(SimNode { state, edges });
                     let j = (self.nodes.len() - 1) as u32;
                     self.set_slot(state, j);
                 }
@@ -408,8 +347,6 @@ impl Sim {
                         pending.push((Start::Scratch(j as u32), lhs, 0))
                     }
                     Action::Reduce { lhs, len, .. } => {
-                        // The paths through the unknown stacks below a cut are missing.
-                        self.underflow |= self.nodes[j].cut;
                         for &e in &self.nodes[j].edges {
                             pending.push((Start::Node(e), lhs, len));
                         }
@@ -517,11 +454,7 @@ impl Sim {
             next.clear();
             for &u in out.iter() {
                 match u {
-                    NodeRef::Local(j) => {
-                        let n = &self.nodes[j as usize];
-                        self.underflow |= n.cut;
-                        next.extend_from_slice(&n.edges);
-                    }
+                    NodeRef::Local(j) => next.extend_from_slice(&self.nodes[j as usize].edges),
                     NodeRef::Real(j) => {
                         let preds = self.real_preds(j);
                         next.extend(preds.into_iter().map(NodeRef::Real));
