@@ -121,6 +121,23 @@ impl Weights {
         self.intern_words(&s)
     }
 
+    /// `a \ b` (interned).
+    pub(crate) fn minus(&mut self, a: Weight, b: Weight) -> Weight {
+        if a == EMPTY || b == EMPTY {
+            return a;
+        }
+        if !intersects(self.get(a), self.get(b)) {
+            return a;
+        }
+        let s: Vec<u64> = self
+            .get(a)
+            .iter()
+            .zip(self.get(b))
+            .map(|(x, y)| x & !y)
+            .collect();
+        self.intern_words(&s)
+    }
+
     /// The sets, weight by weight, in one vector.
     pub(crate) fn into_arena(self) -> Vec<u64> {
         self.arena
@@ -149,5 +166,9 @@ mod tests {
         assert!(!is_subset(ws.get(wa), ws.get(wb)));
         assert!(intersects(ws.get(wa), ws.get(wb)));
         assert_eq!(ws.len(), 3);
+        let d = ws.minus(wa, wb);
+        assert!(ws.get(d)[0] == 1 << 3 && ws.get(d)[1] == 0);
+        assert_eq!(ws.minus(wb, wa), EMPTY);
+        assert_eq!(ws.minus(d, wb), d);
     }
 }

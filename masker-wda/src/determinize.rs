@@ -24,6 +24,11 @@
 //! only undecided classes, and the output of a path — the union of its transitions' outputs —
 //! is exactly the set of classes for which some run of the parser succeeds on that stack.
 //!
+//! A state is stored as groups: per `(terminal, code)`, one interned map `κ → weight`
+//! ([`KMaps`]). Everything before the terminal's shift is the same for every `κ` of a group,
+//! so a countdown or a pre-shift exit moves the group's map as a whole; only the post-shift
+//! outcomes are computed continuation by continuation.
+//!
 //! Transitions are sparse: only `INIT` items (through their terminal's actions) and
 //! `(_, A, 0, _)` items (through the states with a goto on `A`) depend on `x`; every other
 //! `x` takes the state's *default* transition, where only the countdowns move. Items of one
@@ -36,8 +41,9 @@ use munch_glr::cfg::NonterminalId;
 use munch_glr::lr::{Action, LrState};
 use smallvec::SmallVec;
 
-use crate::bits::{intersects, Weight, Weights, EMPTY};
-use crate::template::{item, parts, Item, SummaryBudget, Templates, INIT, SUCC};
+use crate::bits::{Weight, Weights, EMPTY};
+use crate::kmaps::{KMap, KMaps};
+use crate::template::{Cont, Item, SummaryBudget, Templates, Top, INIT, SUCC};
 
 /// A state id; state 0 is the empty item set (nothing left to decide).
 pub(crate) type StateId = u32;
@@ -167,9 +173,9 @@ pub(crate) fn determinize(
     limits: &Limits,
 ) -> Result<(Dfa, Vec<StateId>), Exceeded> {
     let rel = Relevance::new(tpl);
+    let mut km = KMaps::new();
     let mut b = Builder {
-        items: Vec::new(),
-        item_weights: Vec::new(),
+        groups: Vec::new(),
         start: vec![0],
         index: AHashMap::new(),
         heap: 0,
@@ -178,10 +184,14 @@ pub(crate) fn determinize(
     };
     b.intern(Vec::new());
     let mut starts = Vec::with_capacity(initial.len());
-    let mut scratch: Vec<u64> = vec![0; weights.words()];
-    for (mut items, decided) in initial {
-        let items = normalize(weights, &mut items, decided, &mut scratch);
-        let s = b.intern(items);
+    let mut asm = Assembler::default();
+    for (items, decided) in initial {
+        asm.clear();
+        for (it, w) in items {
+            asm.single((it >> 32) as u32, it as u32, w);
+        }
+        let groups = asm.finish(weights, &mut km, decided);
+        let s = b.intern(groups);
         b.info[s as usize].lasts = None;
         b.enqueue(s);
         starts.push(s);
@@ -191,13 +201,12 @@ pub(crate) fn determinize(
         edges: Vec::new(),
     };
     let mut edge_count = 0usize;
-    // Scratch: (x, item index) pairs of the current state, and one target's contributions.
+    // Scratch: (x, group index) pairs of the current state; template outcomes.
     let mut keyed: Vec<(u32, u32)> = Vec::new();
-    let mut groups: Vec<(u32, u32, u32, u32)> = Vec::new();
     let mut outs: Vec<Item> = Vec::new();
+    let mut post_memo: AHashMap<(u32, u32, u32), (usize, usize)> = AHashMap::new();
+    let mut post_arena: Vec<(u32, Item)> = Vec::new();
     let mut yes_bits: Vec<u64> = vec![0; weights.words()];
-    let mut scratch: Vec<u64> = vec![0; weights.words()];
-    let mut contrib: Vec<(Item, Weight)> = Vec::new();
     let mut wanted: Vec<u32> = Vec::new();
     let mut rounds = 0usize;
     while let Some(d) = b.queue.pop_front() {
@@ -209,10 +218,11 @@ pub(crate) fn determinize(
         rounds += 1;
         if debug() && rounds.is_multiple_of(10000) {
             eprintln!(
-                "wda: round {rounds}: {} states, {edge_count} edges, {} weights; heap states {} MB, weights {} MB, summaries {} MB; summaries {:?}",
+                "wda: round {rounds}: {} states, {edge_count} edges, {} weights; heap states {} MB, maps {} MB, weights {} MB, summaries {} MB; summaries {:?}",
                 b.len(),
                 weights.len(),
                 b.heap >> 20,
+                km.heap >> 20,
                 weights.heap >> 20,
                 tpl.heap_bytes() >> 20,
                 tpl.counts()
@@ -222,24 +232,13 @@ pub(crate) fn determinize(
             dfa.default.push((EMPTY, DEAD));
             dfa.edges.push(Vec::new());
         }
-        let items: Vec<(Item, Weight)> = b.state(d).collect();
-        // Items are sorted by (terminal, code, continuation): groups of one (terminal, code)
-        // are runs, and everything before a continuation's weight is shared by the group.
-        groups.clear();
-        let mut i = 0;
-        while i < items.len() {
-            let (t, code, _) = parts(items[i].0);
-            let mut j = i + 1;
-            while j < items.len() && (items[j].0 >> 32) == (items[i].0 >> 32) {
-                j += 1;
-            }
-            groups.push((t, code, i as u32, j as u32));
-            i = j;
-        }
-        // The default transition: countdowns move, everything else dies.
-        let mut base: Vec<(Item, Weight)> = Vec::new();
+        let groups: Vec<(u32, KMap)> = b.state(d).to_vec();
+        // The default transition: countdowns move (a group's map moves whole), everything
+        // else dies.
+        let mut base: Vec<(u32, KMap)> = Vec::new();
         keyed.clear();
-        for (gi, &(t, code, lo, hi)) in groups.iter().enumerate() {
+        for (gi, &(key, m)) in groups.iter().enumerate() {
+            let (t, code) = (key >> 16, key & 0xFFFF);
             if code == INIT {
                 for &x in &rel.by_terminal[t as usize] {
                     keyed.push((x, gi as u32));
@@ -247,9 +246,7 @@ pub(crate) fn determinize(
             } else {
                 let (a, r) = tpl.split(code);
                 if r > 0 {
-                    for &(it, w) in &items[lo as usize..hi as usize] {
-                        base.push((it - (1 << 32), w));
-                    }
+                    base.push((key - 1, m));
                 } else {
                     for &x in &rel.by_nonterminal[a as usize] {
                         keyed.push((x, gi as u32));
@@ -275,7 +272,14 @@ pub(crate) fn determinize(
         }
         wanted.sort_unstable();
         wanted.dedup();
-        let default_target = b.intern(base.clone());
+        asm.clear();
+        for &(key, m) in &base {
+            asm.whole(key, m);
+        }
+        let default_target = {
+            let g = asm.finish(weights, &mut km, EMPTY);
+            b.intern(g)
+        };
         dfa.default[di] = (EMPTY, default_target);
         // The default target is entered by every wanted input without an edge of its own;
         // giving it all of them is a superset, which is safe.
@@ -296,36 +300,24 @@ pub(crate) fn determinize(
             if at >= keyed.len() || keyed[at].0 != x {
                 continue;
             }
-            contrib.clear();
-            contrib.extend_from_slice(&base);
+            asm.clear();
+            for &(key, m) in &base {
+                asm.whole(key, m);
+            }
             yes_bits.fill(0);
             let mut any_yes = false;
             while at < keyed.len() && keyed[at].0 == x {
-                let (t, code, lo, hi) = groups[keyed[at].1 as usize];
+                let (key, m) = groups[keyed[at].1 as usize];
                 at += 1;
-                let group = &items[lo as usize..hi as usize];
-                if code == INIT {
+                let (t, code) = (key >> 16, key & 0xFFFF);
+                // The continuation-independent part moves the whole map; only where the
+                // terminal is shifted does each continuation do its own work.
+                let shifts = if code == INIT {
                     let top = tpl.top(t, x)?;
-                    for &(it, w) in group {
-                        let (_, _, k) = parts(it);
-                        for &c in top.codes.iter() {
-                            contrib.push((item(t, c, k), w));
-                        }
-                        if top.shifts() {
-                            outs.clear();
-                            tpl.shifted(&top, t, k, x, &mut outs)?;
-                            for &o in &outs {
-                                if o == SUCC {
-                                    any_yes = true;
-                                    for (a, b) in yes_bits.iter_mut().zip(weights.get(w)) {
-                                        *a |= b;
-                                    }
-                                } else {
-                                    contrib.push((o, w));
-                                }
-                            }
-                        }
+                    for &c in top.codes.iter() {
+                        asm.whole((t << 16) | c, m);
                     }
+                    top.shifts().then_some(Shifted::Top(top))
                 } else {
                     let (a, _) = tpl.split(code);
                     debug_assert!(tpl
@@ -336,25 +328,43 @@ pub(crate) fn determinize(
                         )
                         .is_some());
                     let pre = tpl.pre(t, a, x)?.clone();
-                    for &(it, w) in group {
-                        let (_, _, k) = parts(it);
-                        for &c in pre.codes.iter() {
-                            contrib.push((item(t, c, k), w));
-                        }
-                        if !pre.shift_at.is_empty() {
+                    for &c in pre.codes.iter() {
+                        asm.whole((t << 16) | c, m);
+                    }
+                    (!pre.shift_at.is_empty()).then_some(Shifted::Exit(pre.shift_at))
+                };
+                let Some(shifts) = shifts else { continue };
+                // Post-shift outcomes per continuation, memoised for the whole key set (maps
+                // with the same continuations recur with other weights): `(index, outcome)`.
+                let memo_key = (key, km.kset(m), x);
+                let span = match post_memo.get(&memo_key) {
+                    Some(&span) => span,
+                    None => {
+                        let from = post_arena.len();
+                        for i in 0..km.get(m).len() {
+                            let k = km.get(m)[i].0;
                             outs.clear();
-                            tpl.post(&pre.shift_at, t, k, x, &mut outs)?;
-                            for &o in &outs {
-                                if o == SUCC {
-                                    any_yes = true;
-                                    for (a, b) in yes_bits.iter_mut().zip(weights.get(w)) {
-                                        *a |= b;
-                                    }
-                                } else {
-                                    contrib.push((o, w));
-                                }
+                            match &shifts {
+                                Shifted::Top(top) => tpl.shifted(top, t, k, x, &mut outs)?,
+                                Shifted::Exit(at) => tpl.post(at, t, k, x, &mut outs)?,
                             }
+                            post_arena.extend(outs.iter().map(|&o| (i as u32, o)));
                         }
+                        let span = (from, post_arena.len());
+                        post_memo.insert(memo_key, span);
+                        span
+                    }
+                };
+                let entries = km.get(m);
+                for &(i, o) in &post_arena[span.0..span.1] {
+                    let w = entries[i as usize].1;
+                    if o == SUCC {
+                        any_yes = true;
+                        for (a, b) in yes_bits.iter_mut().zip(weights.get(w)) {
+                            *a |= b;
+                        }
+                    } else {
+                        asm.single((o >> 32) as u32, o as u32, w);
                     }
                 }
             }
@@ -363,14 +373,24 @@ pub(crate) fn determinize(
             } else {
                 EMPTY
             };
-            let target_items = normalize(weights, &mut contrib, yes, &mut scratch);
-            let target = b.intern(target_items);
+            let target = {
+                let g = asm.finish(weights, &mut km, yes);
+                b.intern(g)
+            };
             if (yes, target) != (EMPTY, default_target) {
                 edges.push((x, yes, target));
                 edge_count += 1;
             }
             b.enter(target, &[x]);
-            if b.heap + weights.heap + tpl.heap_bytes() + edge_count * 12 > limits.max_heap {
+            if b.heap
+                + km.heap
+                + weights.heap
+                + tpl.heap_bytes()
+                + edge_count * 12
+                + post_arena.len() * 16
+                + post_memo.len() * 32
+                > limits.max_heap
+            {
                 return Err(Exceeded::Memory);
             }
         }
@@ -393,57 +413,84 @@ pub(crate) fn determinize(
     Ok((dfa, starts))
 }
 
-/// Merges duplicate items (union of weights), removes the classes of `decided` from every
-/// weight, drops items left with none, and sorts by item. Unions and differences are computed
-/// in `scratch`; only the resulting weights are interned.
-fn normalize(
-    weights: &mut Weights,
-    items: &mut [(Item, Weight)],
-    decided: Weight,
-    scratch: &mut [u64],
-) -> Vec<(Item, Weight)> {
-    items.sort_unstable();
-    let mut out: Vec<(Item, Weight)> = Vec::with_capacity(items.len());
-    let mut i = 0;
-    while i < items.len() {
-        let it = items[i].0;
-        let mut j = i + 1;
-        while j < items.len() && items[j].0 == it {
-            j += 1;
-        }
-        let run = &items[i..j];
-        i = j;
-        let single = run.iter().all(|&(_, w)| w == run[0].1);
-        if single && (decided == EMPTY || !intersects(weights.get(run[0].1), weights.get(decided)))
-        {
-            if run[0].1 != EMPTY {
-                out.push((it, run[0].1));
-            }
-            continue;
-        }
-        scratch.fill(0);
-        for &(_, w) in run {
-            for (a, b) in scratch.iter_mut().zip(weights.get(w)) {
-                *a |= b;
-            }
-        }
-        if decided != EMPTY {
-            for (a, b) in scratch.iter_mut().zip(weights.get(decided)) {
-                *a &= !b;
-            }
-        }
-        if scratch.iter().any(|&x| x != 0) {
-            out.push((it, weights.intern_words(scratch)));
-        }
-    }
-    out
+/// Where a group's terminal is shifted: at the top (for `INIT` groups) or at states pushed by
+/// the pre-shift run of an exit.
+enum Shifted {
+    Top(Top),
+    Exit(Box<[u32]>),
 }
 
-/// The states of the construction: item sets stored once, in an arena, found again by hash.
+/// Collects one target state: whole maps and single `(κ, weight)` entries per group key,
+/// merged, with the decided classes removed.
+#[derive(Default)]
+struct Assembler {
+    wholes: Vec<(u32, KMap)>,
+    singles: Vec<(u32, Cont, Weight)>,
+    pairs: Vec<(Cont, Weight)>,
+}
+
+impl Assembler {
+    fn clear(&mut self) {
+        self.wholes.clear();
+        self.singles.clear();
+    }
+
+    fn whole(&mut self, key: u32, m: KMap) {
+        self.wholes.push((key, m));
+    }
+
+    fn single(&mut self, key: u32, k: Cont, w: Weight) {
+        self.singles.push((key, k, w));
+    }
+
+    /// The state: per key (sorted), the union of its maps and entries minus `decided`.
+    fn finish(
+        &mut self,
+        weights: &mut Weights,
+        km: &mut KMaps,
+        decided: Weight,
+    ) -> Vec<(u32, KMap)> {
+        self.wholes.sort_unstable();
+        self.wholes.dedup();
+        self.singles.sort_unstable_by_key(|&(key, k, _)| (key, k));
+        let mut out: Vec<(u32, KMap)> = Vec::new();
+        let (mut i, mut j) = (0, 0);
+        while i < self.wholes.len() || j < self.singles.len() {
+            let key = match (self.wholes.get(i), self.singles.get(j)) {
+                (Some(a), Some(b)) => a.0.min(b.0),
+                (Some(a), None) => a.0,
+                (None, Some(b)) => b.0,
+                (None, None) => unreachable!("the loop runs while entries are left"),
+            };
+            let mut m: Option<KMap> = None;
+            if j < self.singles.len() && self.singles[j].0 == key {
+                self.pairs.clear();
+                while j < self.singles.len() && self.singles[j].0 == key {
+                    self.pairs.push((self.singles[j].1, self.singles[j].2));
+                    j += 1;
+                }
+                m = km.from_pairs(weights, &mut self.pairs);
+            }
+            while i < self.wholes.len() && self.wholes[i].0 == key {
+                let w = self.wholes[i].1;
+                m = Some(match m {
+                    None => w,
+                    Some(m) => km.union(weights, m, w),
+                });
+                i += 1;
+            }
+            if let Some(m) = m.and_then(|m| km.minus(weights, m, decided)) {
+                out.push((key, m));
+            }
+        }
+        out
+    }
+}
+
+/// The states of the construction: group lists stored once, in an arena, found again by hash.
 struct Builder {
-    items: Vec<Item>,
-    item_weights: Vec<Weight>,
-    /// State `s` is `items[start[s]..start[s + 1]]` (with `item_weights` alongside).
+    groups: Vec<(u32, KMap)>,
+    /// State `s` is `groups[start[s]..start[s + 1]]`.
     start: Vec<usize>,
     index: AHashMap<u64, SmallVec<[StateId; 1]>>,
     heap: usize,
@@ -456,42 +503,27 @@ impl Builder {
         self.start.len() - 1
     }
 
-    fn state(&self, s: StateId) -> impl Iterator<Item = (Item, Weight)> + '_ {
-        let (lo, hi) = (self.start[s as usize], self.start[s as usize + 1]);
-        self.items[lo..hi]
-            .iter()
-            .copied()
-            .zip(self.item_weights[lo..hi].iter().copied())
+    fn state(&self, s: StateId) -> &[(u32, KMap)] {
+        &self.groups[self.start[s as usize]..self.start[s as usize + 1]]
     }
 
-    fn intern(&mut self, state: Vec<(Item, Weight)>) -> StateId {
+    fn intern(&mut self, state: Vec<(u32, KMap)>) -> StateId {
         let mut h: u64 = 0x1234_5678_9abc_def1;
-        for &(i, w) in &state {
-            h = (h ^ i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            h = (h ^ w as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        for &(k, m) in &state {
+            h = (h ^ ((k as u64) << 32 | m as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
             h ^= h >> 29;
         }
         if let Some(ids) = self.index.get(&h) {
             for &id in ids {
-                let (lo, hi) = (self.start[id as usize], self.start[id as usize + 1]);
-                if hi - lo == state.len()
-                    && self.items[lo..hi]
-                        .iter()
-                        .zip(&self.item_weights[lo..hi])
-                        .zip(&state)
-                        .all(|((&i, &w), &(i2, w2))| i == i2 && w == w2)
-                {
+                if self.state(id) == &state[..] {
                     return id;
                 }
             }
         }
         let s = self.len() as StateId;
-        self.heap += state.len() * 12 + 120;
-        for (i, w) in state {
-            self.items.push(i);
-            self.item_weights.push(w);
-        }
-        self.start.push(self.items.len());
+        self.heap += state.len() * 8 + 120;
+        self.groups.extend_from_slice(&state);
+        self.start.push(self.groups.len());
         self.index.entry(h).or_default().push(s);
         self.info.push(Info {
             lasts: Some(Vec::new()),

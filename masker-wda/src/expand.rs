@@ -28,6 +28,9 @@ pub(crate) struct Expansion {
     /// Every token of a sparse class, of a dense class.
     all_sparse: Vec<u32>,
     all_dense: Vec<u32>,
+    /// Runs of all sparse classes; number of dense classes.
+    sparse_runs: usize,
+    dense_len: usize,
 }
 
 impl Expansion {
@@ -51,6 +54,8 @@ impl Expansion {
             dense: Vec::new(),
             all_sparse: vec![0; word_len],
             all_dense: vec![0; word_len],
+            sparse_runs: 0,
+            dense_len: 0,
         };
         for c in 0..classes {
             if live.get(c / 64).is_none_or(|w| w >> (c % 64) & 1 == 0) {
@@ -59,6 +64,7 @@ impl Expansion {
             let rs = &runs[run_start[c] as usize..run_start[c + 1] as usize];
             if rs.len() > threshold {
                 e.dense_set[c / 64] |= 1 << (c % 64);
+                e.dense_len += 1;
                 e.dense_index[c] = (e.dense.len() / word_len) as u32;
                 let at = e.dense.len();
                 e.dense.resize(at + word_len, 0);
@@ -68,6 +74,7 @@ impl Expansion {
                 }
             } else {
                 e.sparse[c / 64] |= 1 << (c % 64);
+                e.sparse_runs += rs.len();
                 for &(w, bits) in rs {
                     e.all_sparse[w as usize] |= bits;
                 }
@@ -84,20 +91,12 @@ impl Expansion {
 
     /// The expansion's cost in word operations, about.
     pub(crate) fn cost(&self, set: &[u64], run_start: &[u32]) -> usize {
-        let mut inside = 0usize;
-        let mut outside = 0usize;
-        for (c, k) in run_start.windows(2).enumerate() {
-            if self.sparse[c / 64] >> (c % 64) & 1 != 0 {
-                let r = (k[1] - k[0]) as usize;
-                if set[c / 64] >> (c % 64) & 1 != 0 {
-                    inside += r;
-                } else {
-                    outside += r;
-                }
-            }
-        }
+        let inside: usize = iter_kind(set, &self.sparse, false)
+            .map(|c| (run_start[c + 1] - run_start[c]) as usize)
+            .sum();
+        let outside = self.sparse_runs - inside;
         let dense_in = iter_kind(set, &self.dense_set, false).count();
-        let dense_out = iter_kind(set, &self.dense_set, true).count();
+        let dense_out = self.dense_len - dense_in;
         inside.min(outside) + dense_in.min(dense_out) * self.word_len / 4 + self.word_len / 4
     }
 

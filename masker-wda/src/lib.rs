@@ -99,6 +99,7 @@ mod determinize;
 mod dwa;
 mod error;
 mod expand;
+mod kmaps;
 mod lexical;
 mod minimize;
 mod template;
