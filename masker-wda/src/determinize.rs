@@ -469,7 +469,7 @@ impl Assembler {
                     self.pairs.push((self.singles[j].1, self.singles[j].2));
                     j += 1;
                 }
-                m = km.from_pairs(weights, &mut self.pairs);
+                m = km.intern_pairs(weights, &mut self.pairs);
             }
             while i < self.wholes.len() && self.wholes[i].0 == key {
                 let w = self.wholes[i].1;

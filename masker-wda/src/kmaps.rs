@@ -105,7 +105,7 @@ impl KMaps {
 
     /// The map of arbitrary `(κ, weight)` pairs (any order, duplicates unioned); `None` when
     /// every weight is empty.
-    pub(crate) fn from_pairs(
+    pub(crate) fn intern_pairs(
         &mut self,
         weights: &mut Weights,
         pairs: &mut [(Cont, Weight)],
@@ -242,7 +242,7 @@ mod tests {
         assert_eq!(km.minus(&mut ws, m1, ab), None);
         assert_eq!(km.minus(&mut ws, m1, EMPTY), Some(m1));
         let p = km
-            .from_pairs(&mut ws, &mut [(5, b), (3, a), (5, a), (9, EMPTY)])
+            .intern_pairs(&mut ws, &mut [(5, b), (3, a), (5, a), (9, EMPTY)])
             .unwrap();
         assert_eq!(km.get(p), &[(3, a), (5, ab)]);
         // Same continuations, other weights: one key set.
