@@ -153,7 +153,6 @@ struct Info {
     done: Vec<u32>,
     /// Queued for (re)processing.
     queued: bool,
-    processed: bool,
 }
 
 /// The weighted subset construction from `initial` item sets (one per lexer point; each a list
@@ -284,7 +283,6 @@ pub(crate) fn determinize(
         // The default target is entered by every wanted input without an edge of its own;
         // giving it all of them is a superset, which is safe.
         let all_wanted = wanted.clone();
-        b.info[di].processed = true;
         let done = std::mem::take(&mut b.info[di].done);
         let mut new_done = done.clone();
         let mut edges = std::mem::take(&mut dfa.edges[di]);

@@ -718,6 +718,26 @@ impl<'a> Templates<'a> {
         r
     }
 
+    /// Whether `c` is seen for the first time: a short list while small (the common case), a
+    /// set past that, so that a closure with many configurations stays linear.
+    fn first_visit(
+        seen: &mut Vec<(u32, Cont, u32)>,
+        big: &mut AHashSet<(u32, Cont, u32)>,
+        c: (u32, Cont, u32),
+    ) -> bool {
+        if seen.len() < 32 {
+            if seen.contains(&c) {
+                return false;
+            }
+            seen.push(c);
+            return true;
+        }
+        if big.is_empty() {
+            big.extend(seen.iter().copied());
+        }
+        big.insert(c)
+    }
+
     /// The outcomes below `x` of configurations pushed on `x`: `(T', κ', y, with_pre)` is
     /// control `(T', κ')` running with `y` pushed on `x` (only its post-shift part unless
     /// `with_pre`). Exits that pop `y` continue on `x`: with pops left they pass below `x`,
@@ -730,6 +750,7 @@ impl<'a> Templates<'a> {
     ) -> Result<(), SummaryBudget> {
         let mut seen = std::mem::take(&mut self.scratch_seen);
         seen.clear();
+        let mut seen_big: AHashSet<(u32, Cont, u32)> = AHashSet::new();
         let r = (|| {
             while let Some((t1, k1, y, with_pre)) = stack.pop() {
                 let ey = self.e(t1, y)?;
@@ -743,8 +764,7 @@ impl<'a> Templates<'a> {
                         if r > 0 {
                             out.push(item(t1, code - 1, k1));
                         } else if let Some(g) = self.goto(x, b) {
-                            if !seen.contains(&(t1, k1, g)) {
-                                seen.push((t1, k1, g));
+                            if Self::first_visit(&mut seen, &mut seen_big, (t1, k1, g)) {
                                 stack.push((t1, k1, g, true));
                             }
                         }
@@ -766,8 +786,7 @@ impl<'a> Templates<'a> {
                     if r > 0 {
                         out.push(item(t2, code - 1, k2));
                     } else if let Some(g) = self.goto(x, b) {
-                        if !seen.contains(&(t2, k2, g)) {
-                            seen.push((t2, k2, g));
+                        if Self::first_visit(&mut seen, &mut seen_big, (t2, k2, g)) {
                             stack.push((t2, k2, g, true));
                         }
                     }
