@@ -422,3 +422,67 @@ fn exponential_lexer_dfa_is_a_budget_skip() {
     );
     munch_fuzz::commit::check(&case).unwrap();
 }
+
+/// Found by `artifacts` (proptest, default seed), case:
+///
+/// ```text
+/// start: T0 T0 T0 | T0 ~ 0..0 T0 | T0
+/// n1:
+/// T0: "aa"        %ignore T0   (and three more ignored terminals)
+/// tokens: []      (a vocabulary with no tokens)
+/// ```
+///
+/// `WdaMasker::new` panicked with "index out of bounds: the len is 0 but the index is 0" in
+/// `build.rs`. Root cause: with no tokens there are no token classes, so the weight interner was
+/// made with zero words per weight and counted its weights as `arena.len() / words.max(1)`,
+/// which stays 0 however many are interned; renumbering the weights then indexed an empty
+/// table. Fix: the interner always has at least one word per weight (the run-time tables
+/// already assumed one).
+#[test]
+fn wda_builds_for_an_empty_vocabulary() {
+    let ignored = |pattern: Pattern, priority: i32| Term {
+        pattern,
+        priority,
+        ignored: true,
+    };
+    let t0 = |op: Op| Item {
+        sym: Sym::T(0),
+        op,
+    };
+    let case = ArtifactCase {
+        case: MaskCase {
+            grammar: GrammarSpec {
+                terms: vec![
+                    ignored(Pattern::Literal("aa".to_string()), 0),
+                    ignored(Pattern::Literal("aa".to_string()), 0),
+                    ignored(Pattern::Literal("aa".to_string()), -1),
+                    ignored(
+                        Pattern::Regex(Re::Rep {
+                            sub: Box::new(Re::Cat(vec![
+                                Re::Dot,
+                                Re::Cat(vec![Re::Dot, Re::Set(vec!['a']), Re::Set(vec!['a'])]),
+                            ])),
+                            min: 1,
+                            max: Some(2),
+                            lazy: true,
+                        }),
+                        0,
+                    ),
+                ],
+                rules: vec![
+                    vec![
+                        vec![t0(Op::One), t0(Op::One), t0(Op::One)],
+                        vec![t0(Op::Rep(0, 0)), t0(Op::One)],
+                        vec![t0(Op::One)],
+                    ],
+                    vec![vec![]],
+                ],
+            },
+            tokens: vec![],
+            steps: vec![],
+        },
+        edits: vec![],
+        forge_checksum: false,
+    };
+    artifacts::check(&case).unwrap();
+}

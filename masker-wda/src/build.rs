@@ -36,7 +36,9 @@ pub(crate) fn build(
     let spans =
         TokenSpans::build(parser.lexer(), vocab, &config.spans).map_err(WdaBuildError::spans)?;
     let class_len = spans.classes().len();
-    let mut weights = Weights::new(class_len.div_ceil(64));
+    // At least one word per weight: with no classes at all (an empty vocabulary) a zero-word
+    // interner could not tell its weights apart by position, and the tables expect one word.
+    let mut weights = Weights::new(class_len.div_ceil(64).max(1));
     let lexical =
         Lexical::build(parser, &spans, &mut weights, config.max_continuations).map_err(|_| {
             WdaBuildError::budget(WdaBudget::Continuations, config.max_continuations as u64)

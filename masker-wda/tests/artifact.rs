@@ -143,3 +143,18 @@ fn forged_checksums_do_not_get_past_validation() {
     }
     assert!(refused > 0);
 }
+
+/// Fuzz finding 5 (`fuzz/README.md`): a grammar whose language is only the empty text and whose
+/// one terminal is ignored saved an artifact its own loader refused.
+#[test]
+fn an_empty_language_with_an_ignored_terminal_loads_back() {
+    let p = parser("start: \nT0: \"a\"\n%ignore T0\n");
+    let vocab = synthetic_vocab(&[]);
+    let built = wda(&p, &vocab);
+    let mut bytes = Vec::new();
+    built.save(&mut bytes).unwrap();
+    let loaded = WdaMasker::load(Arc::clone(&p), Arc::clone(&vocab), &mut bytes.as_slice())
+        .unwrap_or_else(|e| panic!("the unmodified artifact does not load: {e}"));
+    let oracle = munch_glr::mask::Oracle::new(Arc::clone(&vocab));
+    teacher_forced(&loaded, &oracle, &p, &vocab, "aa", 1);
+}
