@@ -445,10 +445,7 @@ fn wda_builds_for_an_empty_vocabulary() {
         priority,
         ignored: true,
     };
-    let t0 = |op: Op| Item {
-        sym: Sym::T(0),
-        op,
-    };
+    let t0 = |op: Op| Item { sym: Sym::T(0), op };
     let case = ArtifactCase {
         case: MaskCase {
             grammar: GrammarSpec {
