@@ -19,34 +19,29 @@ use munch_masker_spanner::SpannerMasker;
 use munch_masker_trie::TrieMasker;
 use munch_masker_wda::{WdaConfig, WdaMasker};
 
-/// Every masker munch has, built for one grammar and vocabulary: one line per masker.
-///
-/// The table-based maskers are built where their build is cheap: on the synthetic vocabularies,
-/// and on real ones for grammars of at most [`TABLE_MASKERS_MAX_LR_STATES`] LR states (JSON, C,
-/// the tricky grammar). SynCode's SQL, Go and Java with 32k–262k vocabularies take the spanner
-/// minutes to build today, which the CI budget cannot hold five times over; `munch trace` and
-/// the maskers' own tests cover those pairs. A build that fails on a budget leaves the masker
-/// out (budgets are allowed outcomes); the trie masker is always there.
-fn maskers(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> Vec<Box<dyn Masker>> {
+/// Every masker munch has, built for one grammar and vocabulary with its default budgets, or
+/// the builds that failed (a failure is a finding here: the corpus holds SynCode's grammars
+/// with real vocabularies and small synthetic cases, all of which every masker must handle).
+fn maskers(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> Result<Vec<Box<dyn Masker>>, String> {
     let mut out: Vec<Box<dyn Masker>> = vec![Box::new(TrieMasker::new(
         Arc::clone(parser),
         Arc::clone(vocab),
     ))];
-    let cheap = vocab.len() <= 5_000 || parser.lr_state_len() <= TABLE_MASKERS_MAX_LR_STATES;
-    if cheap {
-        if let Ok(m) = SpannerMasker::new(Arc::clone(parser), Arc::clone(vocab)) {
-            out.push(Box::new(m));
-        }
-        if let Ok(m) = WdaMasker::new(Arc::clone(parser), Arc::clone(vocab), &WdaConfig::default())
-        {
-            out.push(Box::new(m));
-        }
+    let mut failed = Vec::new();
+    match SpannerMasker::new(Arc::clone(parser), Arc::clone(vocab)) {
+        Ok(m) => out.push(Box::new(m)),
+        Err(e) => failed.push(format!("spanner: {e}")),
     }
-    out
+    match WdaMasker::new(Arc::clone(parser), Arc::clone(vocab), &WdaConfig::default()) {
+        Ok(m) => out.push(Box::new(m)),
+        Err(e) => failed.push(format!("wda: {e}")),
+    }
+    if failed.is_empty() {
+        Ok(out)
+    } else {
+        Err(failed.join("; "))
+    }
 }
-
-/// See [`maskers`].
-const TABLE_MASKERS_MAX_LR_STATES: usize = 200;
 
 /// The oracle's budget per (grammar, tokenizer) group, in commits (one per vocabulary token per
 /// oracle step): every step on the synthetic vocabularies, one to a dozen steps on 32k–262k
@@ -83,18 +78,20 @@ fn groups(cases: Vec<Case>) -> Vec<Group> {
     groups
 }
 
-fn run_group(group: &Group) -> Vec<Result<CaseReport, Disagreement>> {
+/// The group's results, or why its maskers could not be built.
+fn run_group(group: &Group) -> Result<Vec<Result<CaseReport, Disagreement>>, String> {
     let first = &group.cases[0];
-    let built = maskers(&first.parser, &first.vocab);
+    let built = maskers(&first.parser, &first.vocab)
+        .map_err(|e| format!("{} with {}: {e}", first.id, first.tokenizer))?;
     let refs: Vec<&dyn Masker> = built.iter().map(|m| &**m).collect();
     let steps: Vec<usize> = group.cases.iter().map(|c| c.tokens.len() + 1).collect();
     let periods = suite::oracle_periods(first.vocab.len(), &steps, ORACLE_COMMITS_PER_GROUP);
-    group
+    Ok(group
         .cases
         .iter()
         .zip(periods)
         .map(|(case, every)| suite::run(case, &refs, every))
-        .collect()
+        .collect())
 }
 
 #[test]
@@ -116,6 +113,7 @@ fn every_masker_agrees_with_the_oracle_on_the_corpus() {
     assert!(!cases.is_empty(), "no case matches MUNCH_CORPUS={filter:?}");
     let queue = Mutex::new(groups(cases));
     let results = Mutex::new(Vec::new());
+    let build_failures: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -130,12 +128,20 @@ fn every_masker_agrees_with_the_oracle_on_the_corpus() {
                     }
                 };
                 let Some(group) = next else { break };
-                let out = run_group(&group);
-                results.lock().unwrap().extend(out);
+                match run_group(&group) {
+                    Ok(out) => results.lock().unwrap().extend(out),
+                    Err(e) => build_failures.lock().unwrap().push(e),
+                }
             });
         }
     });
     let results = results.into_inner().unwrap();
+    let build_failures = build_failures.into_inner().unwrap();
+    assert!(
+        build_failures.is_empty(),
+        "maskers that did not build:\n{}",
+        build_failures.join("\n")
+    );
     let mut reports: Vec<CaseReport> = Vec::new();
     let mut failures: Vec<Disagreement> = Vec::new();
     for r in results {
