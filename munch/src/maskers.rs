@@ -208,21 +208,87 @@ pub fn load(
     }
 }
 
+/// Limits a build must keep, beyond each masker's own defaults.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// The most bytes a table masker's build may hold (the wda's `max_memory`, the spanner's
+    /// `max_table_bytes`); `None` keeps their defaults. The trie masker and the oracle build no
+    /// tables.
+    pub max_memory: Option<usize>,
+}
+
 /// Builds the masker named `name` for `parser`'s grammar over `vocab`.
 pub fn build(
     name: &str,
     parser: &Arc<Parser>,
     vocab: &Arc<Vocabulary>,
 ) -> Result<Built, MaskerError> {
+    build_with(name, parser, vocab, &Limits::default())
+}
+
+/// [`build`] within `limits`.
+pub fn build_with(
+    name: &str,
+    parser: &Arc<Parser>,
+    vocab: &Arc<Vocabulary>,
+    limits: &Limits,
+) -> Result<Built, MaskerError> {
     let kind = check(name)?;
     let started = Instant::now();
-    let (masker, stats, save) = construct(kind, parser, vocab)?;
+    let (masker, stats, save) = construct(kind, parser, vocab, limits)?;
     Ok(Built {
         masker,
         build_time: started.elapsed(),
         stats,
         save,
     })
+}
+
+/// A masker that [`build_or_fall_back`] made in place of the one asked for.
+#[derive(Debug)]
+pub struct FellBack {
+    /// The masker asked for.
+    pub wanted: &'static str,
+    /// Why it could not be built (a budget, an unsupported grammar shape).
+    pub why: MaskerError,
+    /// The masker built instead.
+    pub used: &'static str,
+}
+
+impl fmt::Display for FellBack {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}; using masker `{}` instead", self.why, self.used)
+    }
+}
+
+/// Builds `name`, or `fallback` when `name`'s build fails (a budget hit, a grammar shape it does
+/// not support): what an inference engine wants, a masker whatever the grammar, and to be told
+/// which. Names that are unknown, not implemented or not compiled in are errors, never a reason
+/// to fall back, and so is a failed build of `fallback` itself.
+pub fn build_or_fall_back(
+    name: &str,
+    fallback: &str,
+    parser: &Arc<Parser>,
+    vocab: &Arc<Vocabulary>,
+    limits: &Limits,
+) -> Result<(Built, Option<FellBack>), MaskerError> {
+    let wanted = check(name)?;
+    let used = check(fallback)?;
+    match build_with(name, parser, vocab, limits) {
+        Ok(built) => Ok((built, None)),
+        Err(why @ MaskerError::Build { .. }) if used.name != wanted.name => {
+            let built = build_with(fallback, parser, vocab, limits)?;
+            Ok((
+                built,
+                Some(FellBack {
+                    wanted: wanted.name,
+                    why,
+                    used: used.name,
+                }),
+            ))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// A masker with its stats and artifact writer, as [`construct`] returns it.
@@ -237,9 +303,10 @@ fn construct(
     kind: &MaskerKind,
     parser: &Arc<Parser>,
     vocab: &Arc<Vocabulary>,
+    limits: &Limits,
 ) -> Result<Constructed, MaskerError> {
     // Unused when every optional masker is compiled out.
-    let _ = parser;
+    let _ = (parser, limits);
     let none = serde_json::Map::new;
     match kind.name {
         "oracle" => Ok((Box::new(Oracle::new(Arc::clone(vocab))), none(), None)),
@@ -269,12 +336,19 @@ fn construct(
         }
         #[cfg(feature = "spanner")]
         "spanner" => {
-            let masker =
-                munch_masker_spanner::SpannerMasker::new(Arc::clone(parser), Arc::clone(vocab))
-                    .map_err(|e| MaskerError::Build {
-                        name: kind.name,
-                        source: Box::new(e),
-                    })?;
+            let mut config = munch_masker_spanner::SpannerConfig::default();
+            if let Some(bytes) = limits.max_memory {
+                config.max_table_bytes = bytes;
+            }
+            let masker = munch_masker_spanner::SpannerMasker::with_config(
+                Arc::clone(parser),
+                Arc::clone(vocab),
+                &config,
+            )
+            .map_err(|e| MaskerError::Build {
+                name: kind.name,
+                source: Box::new(e),
+            })?;
             let s = masker.stats();
             let stats = serde_json::json!({
                 "token_classes": s.token_classes,
@@ -288,16 +362,16 @@ fn construct(
         }
         #[cfg(feature = "wda")]
         "wda" => {
+            let mut config = munch_masker_wda::WdaConfig::default();
+            if let Some(bytes) = limits.max_memory {
+                config.max_memory = bytes;
+            }
             let masker = Arc::new(
-                munch_masker_wda::WdaMasker::new(
-                    Arc::clone(parser),
-                    Arc::clone(vocab),
-                    &munch_masker_wda::WdaConfig::default(),
-                )
-                .map_err(|e| MaskerError::Build {
-                    name: kind.name,
-                    source: Box::new(e),
-                })?,
+                munch_masker_wda::WdaMasker::new(Arc::clone(parser), Arc::clone(vocab), &config)
+                    .map_err(|e| MaskerError::Build {
+                        name: kind.name,
+                        source: Box::new(e),
+                    })?,
             );
             let s = masker.stats();
             let stats = serde_json::json!({
@@ -429,5 +503,36 @@ mod tests {
         for (name, mask) in &masks {
             assert_eq!(mask, oracle, "{name} disagrees with the oracle");
         }
+    }
+
+    #[test]
+    fn a_failed_build_falls_back_and_says_why() {
+        let (parser, vocab) = json_parser_and_bytes_vocab();
+        let tiny = Limits {
+            max_memory: Some(1),
+        };
+        for name in compiled().map(|k| k.name).filter(|n| *n != "trie") {
+            // The table maskers cannot build within one byte; the trie masker has no tables.
+            let err = build_with(name, &parser, &vocab, &tiny).err().unwrap();
+            assert!(matches!(err, MaskerError::Build { .. }), "{name}: {err}");
+            let (built, fell) = build_or_fall_back(name, "oracle", &parser, &vocab, &tiny).unwrap();
+            assert_eq!(built.masker.name(), "oracle");
+            let fell = fell.unwrap();
+            assert_eq!((fell.wanted, fell.used), (name, "oracle"));
+            assert!(
+                fell.to_string().contains("using masker `oracle` instead"),
+                "{fell}"
+            );
+            // With room to build, the masker asked for.
+            let (built, fell) =
+                build_or_fall_back(name, "oracle", &parser, &vocab, &Limits::default()).unwrap();
+            assert_eq!(built.masker.name(), name);
+            assert!(fell.is_none());
+            // Falling back to itself is the plain error.
+            assert!(build_or_fall_back(name, name, &parser, &vocab, &tiny).is_err());
+        }
+        // Names are checked before anything is built, the fallback's too.
+        let unknown = build_or_fall_back("trie", "nope", &parser, &vocab, &tiny);
+        assert!(matches!(unknown, Err(MaskerError::Unknown(_))));
     }
 }

@@ -430,3 +430,52 @@ fn usage_errors_exit_2_with_a_clear_message() {
         assert!(stderr.contains(message), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn generate_falls_back_when_a_budget_stops_the_build_and_says_so() {
+    // 64 KiB cannot hold the weighted automaton of JSON over Llama 3's 128k tokens.
+    let common = [
+        "generate",
+        "builtin:json",
+        "--tokenizer",
+        "llama3",
+        "--masker",
+        "wda",
+        "--max-memory",
+        "65536",
+        "-n",
+        "3",
+        "--max-tokens",
+        "48",
+    ];
+    let (code, stdout, stderr) = munch(&common);
+    assert_ne!(
+        code, 0,
+        "without --fallback the budget is an error: {stdout}"
+    );
+    assert!(
+        stderr.contains("wda") && stderr.contains("memory"),
+        "{stderr}"
+    );
+
+    let mut with = common.to_vec();
+    with.extend(["--fallback", "trie"]);
+    let (code, stdout, stderr) = munch(&with);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("masker `wda` could not be built")
+            && stderr.contains("using masker `trie`"),
+        "the fallback is announced: {stderr}"
+    );
+    let summary = last_json(&stdout);
+    assert_eq!(summary["samples"], 3);
+    assert_eq!(summary["dead_ends"], 0, "{stderr}");
+
+    // With room enough, no fallback and no notice.
+    let mut roomy = common.to_vec();
+    roomy[7] = "1000000000";
+    roomy.extend(["--fallback", "trie"]);
+    let (code, stdout, stderr) = munch(&roomy);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(!stderr.contains("instead"), "{stderr}");
+}

@@ -39,6 +39,10 @@ pub struct Args {
     /// Write the compiled masker here (maskers with an artifact format only).
     #[arg(short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
+    /// The most bytes a table masker's build may hold (spanner tables, wda automaton); a build
+    /// that needs more fails with an error naming the budget.
+    #[arg(long, value_name = "BYTES")]
+    max_memory: Option<usize>,
 }
 
 /// `compile`'s line, fields in the documented order.
@@ -76,7 +80,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let started = Instant::now();
     let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default())?);
     let parser_time = started.elapsed();
-    let built = munch::maskers::build(kind.name, &parser, &vocab)?;
+    let limits = munch::maskers::Limits {
+        max_memory: args.max_memory,
+    };
+    let built = munch::maskers::build_with(kind.name, &parser, &vocab, &limits)?;
     let line = CompileLine {
         masker: built.masker.name(),
         grammar: &args.grammar,

@@ -1,4 +1,5 @@
-//! `munch generate GRAMMAR --tokenizer TOK --masker M [--seed S] [-n N] [--max-tokens K]`:
+//! `munch generate GRAMMAR --tokenizer TOK --masker M [--fallback M2] [--max-memory BYTES]
+//! [--seed S] [-n N] [--max-tokens K]`:
 //! random constrained sampling.
 //!
 //! Each sample starts from the grammar's start state and repeatedly asks the masker for the
@@ -52,14 +53,33 @@ pub struct Args {
     /// Tokens per sample at most.
     #[arg(long, default_value_t = 256)]
     max_tokens: usize,
+    /// The masker to use when `--masker`'s build fails (a budget hit, a grammar shape it does
+    /// not support); stderr says so.
+    #[arg(long, value_name = "MASKER")]
+    fallback: Option<String>,
+    /// The most bytes a table masker's build may hold (spanner tables, wda automaton).
+    #[arg(long, value_name = "BYTES")]
+    max_memory: Option<usize>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     munch::maskers::check(&args.masker)?;
+    if let Some(fallback) = &args.fallback {
+        munch::maskers::check(fallback)?;
+    }
     let grammar = munch::input::load_grammar(&args.grammar)?;
     let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default())?);
     let vocab = Arc::new(Vocabulary::load(&args.tokenizer)?);
-    let masker = munch::maskers::build(&args.masker, &parser, &vocab)?.masker;
+    let limits = munch::maskers::Limits {
+        max_memory: args.max_memory,
+    };
+    let fallback = args.fallback.as_deref().unwrap_or(&args.masker);
+    let (built, fell_back) =
+        munch::maskers::build_or_fall_back(&args.masker, fallback, &parser, &vocab, &limits)?;
+    if let Some(f) = fell_back {
+        eprintln!("munch: {f}");
+    }
+    let masker = built.masker;
     let mut sampler = Sampler::new(masker.as_ref());
     let mut rng = StdRng::seed_from_u64(args.seed);
     let (mut finished, mut dead_ends, mut truncated, mut bugs) = (0, 0, 0, 0);
