@@ -182,9 +182,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     trie_times.sort_by(|a, b| a.partial_cmp(b).expect("no NaN times"));
     cpu_times.sort_by(|a, b| a.partial_cmp(b).expect("no NaN times"));
     println!(
-        "spanner masks, thread CPU time: p50 {:.1} us, p99 {:.1} us, max {:.1} us, mean {:.1} us",
+        "spanner masks, thread CPU time: p50 {:.1} us, p90 {:.1} us, p99 {:.1} us, p99.9 {:.1} us, \
+         max {:.1} us, mean {:.1} us",
         percentile(&cpu_times, 0.5),
+        percentile(&cpu_times, 0.9),
         percentile(&cpu_times, 0.99),
+        percentile(&cpu_times, 0.999),
         cpu_times.last().copied().unwrap_or(f64::NAN),
         cpu_times.iter().sum::<f64>() / cpu_times.len().max(1) as f64,
     );

@@ -62,7 +62,8 @@ pub(crate) fn build(
     let mut memo = ShiftMemo::new(lookaheads);
     // (LR state, trie node) → whether every span below is always accepted, for the nodes the
     // bare stack gets through.
-    let mut alive = Alive::new(&taus, lr_states);
+    let order = Preorder::new(&taus);
+    let mut alive = Alive::new(&taus, &order.pre);
     let mut out = StateClasses::default();
     let mut always_states: Vec<Vec<u32>> = vec![Vec::new(); taus.taus.len()];
     let mut always_pairs = 0;
@@ -88,7 +89,7 @@ pub(crate) fn build(
             always_states[tau as usize].push(s as u32);
         }
         always_pairs += out.always.len();
-        alive.add(s, &out);
+        alive.push(&out, &order.pre);
     }
     let closures = sim.closures;
     drop(sim);
@@ -124,7 +125,6 @@ pub(crate) fn build(
     t.bytes += entry_of.len() * 4;
     t.check()?;
     let mut tries = PointTries::default();
-    let order = Preorder::new(&taus);
     let mut point_scratch = PointScratch::default();
     let mut pairs: Vec<(u32, ClassId)> = Vec::new();
     let mut pair_classes: Vec<ClassId> = Vec::new();

@@ -9,7 +9,6 @@
 //! through, each marked when its whole subtree is always accepted (the online walk skips those,
 //! and looks for them only below nodes the bare stack got through).
 
-use ahash::AHashMap;
 use munch_glr::lr::{LrState, LrTables};
 
 use crate::sim::{Frontier, NodeRef, Sim, SimBudget};
@@ -191,57 +190,95 @@ fn leaves(
 }
 
 /// Per (LR state, trie node), for the nodes the bare stack gets through: whether every span
-/// below is always accepted. The root's children (every walk asks about them) are bitsets per
-/// state; deeper nodes (asked about only below such nodes) are a map.
+/// below is always accepted. Nodes are named by their preorder number in the global trie. The
+/// root's children (every walk asks about them) are bitsets per state; deeper nodes (asked
+/// about only below such nodes, in preorder) are one sorted list per state, read with a cursor
+/// that only moves forward during a walk: a hash map of every (state, node) pair missed the
+/// cache on most lookups.
 pub(crate) struct Alive {
-    /// Per trie node: its index among the root's children, or `u32::MAX`.
+    /// Per preorder number: its index among the root's children, or `u32::MAX`.
     first: Vec<u32>,
     words: usize,
     /// Per LR state, `2 * words` words: alive bits, then all-always bits.
     bits: Vec<u64>,
-    deep: AHashMap<u64, bool>,
+    /// Per LR state `s`, `deep[deep_start[s]..deep_start[s + 1]]`: the deeper alive nodes'
+    /// preorder numbers, ascending, with [`ALL`] set when every span below is accepted.
+    deep_start: Vec<u32>,
+    deep: Vec<u32>,
 }
 
+/// The all-always flag of an entry of [`Alive::deep`] (preorder numbers stay below it).
+const ALL: u32 = 1 << 31;
+
+/// A walk's place in one state's list of [`Alive`].
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct AliveCursor(usize);
+
 impl Alive {
-    pub(crate) fn new(taus: &Taus, lr_states: usize) -> Self {
+    /// For the trie of `taus` numbered by `pre` (preorder numbers, below 2³¹).
+    pub(crate) fn new(taus: &Taus, pre: &[u32]) -> Self {
         let mut first = vec![u32::MAX; taus.nodes.len()];
         let children = &taus.nodes[0].children;
         for (i, &(_, c)) in children.iter().enumerate() {
-            first[c as usize] = i as u32;
+            first[pre[c as usize] as usize] = i as u32;
         }
         let words = children.len().div_ceil(64);
         Alive {
             first,
             words,
-            bits: vec![0; lr_states * 2 * words],
-            deep: AHashMap::new(),
+            bits: Vec::new(),
+            deep_start: vec![0],
+            deep: Vec::new(),
         }
     }
 
-    /// Records the classification of state `s`.
-    pub(crate) fn add(&mut self, s: usize, classes: &StateClasses) {
+    /// Records the classification of the next state (states are added in order).
+    pub(crate) fn push(&mut self, classes: &StateClasses, pre: &[u32]) {
+        let base = self.bits.len();
+        self.bits.resize(base + 2 * self.words, 0);
+        let lo = self.deep.len();
         for &(x, all) in &classes.alive {
-            match self.first[x as usize] {
+            let p = pre[x as usize];
+            match self.first[p as usize] {
                 u32::MAX => {
-                    self.deep.insert(deep_key(s, x), all);
+                    debug_assert!(p < ALL);
+                    self.deep.push(p | if all { ALL } else { 0 });
                 }
                 i => {
-                    let base = s * 2 * self.words + i as usize / 64;
-                    self.bits[base] |= 1 << (i % 64);
+                    let at = base + i as usize / 64;
+                    self.bits[at] |= 1 << (i % 64);
                     if all {
-                        self.bits[base + self.words] |= 1 << (i % 64);
+                        self.bits[at + self.words] |= 1 << (i % 64);
                     }
                 }
             }
         }
+        self.deep[lo..].sort_unstable_by_key(|&e| e & !ALL);
+        self.deep_start.push(self.deep.len() as u32);
     }
 
-    /// Whether the bare stack `s` gets through trie node `x`, and if so whether every span
-    /// below is accepted.
+    /// Whether the bare stack `s` gets through the node with preorder number `p`, and if so
+    /// whether every span below is accepted. Within one walk (one `cursor`, one `s`), deeper
+    /// nodes must be asked about in ascending preorder.
     #[inline]
-    pub(crate) fn get(&self, s: usize, x: u32) -> Option<bool> {
-        match self.first[x as usize] {
-            u32::MAX => self.deep.get(&deep_key(s, x)).copied(),
+    pub(crate) fn get(&self, s: usize, p: u32, cursor: &mut AliveCursor) -> Option<bool> {
+        match self.first[p as usize] {
+            u32::MAX => {
+                let list = &self.deep[self.deep_start[s] as usize..self.deep_start[s + 1] as usize];
+                // Gallop forward from the cursor to the first entry at or past `p`.
+                let mut lo = cursor.0;
+                let mut step = 1;
+                let mut hi = lo;
+                while hi < list.len() && list[hi] & !ALL < p {
+                    lo = hi + 1;
+                    hi += step;
+                    step *= 2;
+                }
+                let hi = hi.min(list.len());
+                let at = lo + list[lo..hi].partition_point(|&e| e & !ALL < p);
+                cursor.0 = at;
+                (at < list.len() && list[at] & !ALL == p).then(|| list[at] & ALL != 0)
+            }
             i => {
                 let base = s * 2 * self.words + i as usize / 64;
                 let bit = 1u64 << (i % 64);
@@ -251,10 +288,9 @@ impl Alive {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.first.capacity() * 4 + self.bits.capacity() * 8 + self.deep.capacity() * 9
+        self.first.capacity() * 4
+            + self.bits.capacity() * 8
+            + self.deep_start.capacity() * 4
+            + self.deep.capacity() * 4
     }
-}
-
-fn deep_key(s: usize, x: u32) -> u64 {
-    (s as u64) << 32 | x as u64
 }

@@ -78,7 +78,9 @@ use std::sync::Arc;
 
 use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
-use munch_lexer::spans::{ClassId, ClassSet, LexPoint, SpansBuildError, SpansConfig, TokenSpans};
+use munch_lexer::spans::{
+    ClassId, ClassSet, ExpandCache, LexPoint, SpansBuildError, SpansConfig, TokenSpans,
+};
 use munch_lexer::vocab::Vocabulary;
 
 use crate::online::Online;
@@ -309,7 +311,9 @@ struct Cache {
     online: Online,
     /// (head node, point) → the head's allowed classes, across masks (bounded by
     /// [`HEAD_MEMO`]).
-    heads: ahash::AHashMap<(u32, u32), ClassSet>,
+    heads: ahash::AHashMap<(online::NodeRef, u32), ClassSet>,
+    /// Recent expansions: masks along a text repeat or differ in a few classes.
+    expand: ExpandCache,
 }
 
 /// The most heads whose answers a cache keeps.
@@ -330,6 +334,7 @@ impl Masker for SpannerMasker {
             head_acc: self.spans.classes().empty_set(),
             online: Online::new(self.lr_states, self.taus.lookahead_words()),
             heads: ahash::AHashMap::new(),
+            expand: ExpandCache::new(),
         })
     }
 
@@ -374,7 +379,9 @@ impl Masker for SpannerMasker {
                 cache.heads.insert(key, head_acc.clone());
             }
         }
-        self.spans.classes().expand(&cache.acc, mask.words_mut());
+        self.spans
+            .classes()
+            .expand_cached(&mut cache.expand, &cache.acc, mask.words_mut());
         set_eos(&self.vocab, state, mask);
     }
 }

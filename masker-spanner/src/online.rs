@@ -27,7 +27,8 @@ use munch_glr::gss::GssNode;
 use munch_lexer::spans::ClassSet;
 use smallvec::SmallVec;
 
-use crate::classify::step;
+use crate::classify::{step, AliveCursor};
+pub(crate) use crate::sim::NodeRef;
 use crate::sim::{Frontier, Sim};
 use crate::SpannerMasker;
 
@@ -76,11 +77,8 @@ impl Online {
     }
 
     /// The simulator's ref of real node `n` (equal for nodes that stand for the same stacks).
-    pub(crate) fn real(&mut self, n: &GssNode) -> u32 {
-        match self.sim.real(n) {
-            crate::sim::NodeRef::Real(i) => i,
-            crate::sim::NodeRef::Local(_) => unreachable!("real() makes real refs"),
-        }
+    pub(crate) fn real(&mut self, n: &GssNode) -> NodeRef {
+        self.sim.real(n)
     }
 
     /// Drops the memos when they have grown too large; returns whether it did (then refs
@@ -155,8 +153,10 @@ impl Online {
             return g;
         }
         let Online { sim, frontiers, .. } = self;
+        let mark = sim.mark();
         let next =
             step(sim, m.parser.tables(), &m.taus, &frontiers[f as usize], acc).unwrap_or_default();
+        let next = sim.canonicalize(mark, &next);
         let g = self.intern(next);
         self.steps.insert((f, acc), g);
         g
@@ -195,6 +195,7 @@ impl SpannerMasker {
 
         online.stack.clear();
         online.stack.push((hi, root, true));
+        let mut cursor = AliveCursor::default();
         let mut i = lo + 1;
         while i < hi {
             let pn = self.tries.nodes[i as usize];
@@ -209,7 +210,7 @@ impl SpannerMasker {
             }
             // Only below a node the bare stack gets through can a subtree be always accepted.
             let alive = parent_alive
-                && match self.alive.get(s, pn.global) {
+                && match self.alive.get(s, pn.pre, &mut cursor) {
                     Some(true) => {
                         i = pn.end;
                         continue;

@@ -14,8 +14,8 @@ use crate::tau::Taus;
 /// A node of a point's trie.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PNode {
-    /// The node of the global trie.
-    pub global: u32,
+    /// The preorder number of the node in the global trie.
+    pub pre: u32,
     /// The accepted set on the edge into it (the root's is 0, unused).
     pub acc: u32,
     /// Preorder index one past this node's subtree (absolute).
@@ -159,7 +159,7 @@ impl PointTries {
                 next_span += 1;
             }
             self.nodes.push(PNode {
-                global: x,
+                pre: p,
                 acc: taus.nodes[x as usize].acc,
                 end: 0,
                 leaf_lo,

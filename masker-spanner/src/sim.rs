@@ -32,6 +32,10 @@ pub(crate) enum NodeRef {
     Real(u32),
 }
 
+/// Marks of [`Sim::canonicalize`]'s scratch (never real refs: no simulator names 2³² nodes).
+const UNVISITED: NodeRef = NodeRef::Real(u32::MAX);
+const OPEN: NodeRef = NodeRef::Real(u32::MAX - 1);
+
 /// The tops of the simulated stacks after some prefix of a terminal sequence.
 pub(crate) type Frontier = SmallVec<[NodeRef; 4]>;
 
@@ -40,10 +44,11 @@ struct SimNode {
     edges: SmallVec<[NodeRef; 2]>,
 }
 
+/// A real node on a GSS cycle.
 struct RealNode {
     node: GssNode,
-    /// Its predecessors as real refs, once asked for.
-    preds: Option<SmallVec<[u32; 2]>>,
+    /// Its predecessors' refs, once asked for.
+    preds: Option<SmallVec<[NodeRef; 2]>>,
 }
 
 /// The arena grew past its budget.
@@ -55,9 +60,9 @@ pub(crate) struct Sim {
     nodes: Vec<SimNode>,
     max_nodes: usize,
     reals: Vec<RealNode>,
-    real_index: AHashMap<GssNodeId, u32>,
-    /// (state, predecessor refs) → real node, so that equal nodes share a ref.
-    real_shape: AHashMap<(LrState, SmallVec<[u32; 2]>), u32>,
+    real_index: AHashMap<GssNodeId, NodeRef>,
+    /// The real nodes named, held so that their ids are not reused while named.
+    held: Vec<GssNode>,
     /// Per LR state: the scratch node of the current closure holding it (valid iff the stamp
     /// matches).
     slot: Vec<(u32, u32)>,
@@ -67,6 +72,14 @@ pub(crate) struct Sim {
     /// deduplication (a wide GSS gives a node hundreds of edges).
     edge_set: ahash::AHashSet<(u32, NodeRef)>,
     next: Vec<NodeRef>,
+    /// The pending reductions of [`Sim::close`] (kept for their allocation).
+    pending: Vec<(Start, NonterminalId, u32)>,
+    /// Arena nodes by structure (state, sorted edges), for [`Sim::canonicalize`].
+    cons: AHashMap<(LrState, SmallVec<[NodeRef; 2]>), u32>,
+    /// Scratch of [`Sim::canonicalize`]: per node since its mark, its canonical ref (or
+    /// [`UNVISITED`]/[`OPEN`]), and the canonical nodes it makes.
+    canon: Vec<NodeRef>,
+    made: Vec<SimNode>,
     /// Closures run (a measure of work).
     pub(crate) closures: u64,
 }
@@ -79,12 +92,16 @@ impl Sim {
             max_nodes,
             reals: Vec::new(),
             real_index: AHashMap::new(),
-            real_shape: AHashMap::new(),
+            held: Vec::new(),
             slot: vec![(0, 0); states],
             stamp: 0,
             ends: Vec::new(),
             edge_set: ahash::AHashSet::new(),
             next: Vec::new(),
+            pending: Vec::new(),
+            cons: AHashMap::new(),
+            canon: Vec::new(),
+            made: Vec::new(),
             closures: 0,
         }
     }
@@ -109,7 +126,90 @@ impl Sim {
         self.nodes.clear();
         self.reals.clear();
         self.real_index.clear();
-        self.real_shape.clear();
+        self.held.clear();
+        self.cons.clear();
+    }
+
+    /// Replaces the nodes built since `mark` by canonical ones, shared by structure: an arena
+    /// node with the same state and the same (canonical) edges as one kept before stands for
+    /// the same stacks, so it is that node. Returns `frontier` (nodes since `mark` or before)
+    /// in canonical refs, sorted; the arena keeps only the new canonical nodes it reaches.
+    ///
+    /// Frontiers of different real tops converge once a reduction pops the tops, and from
+    /// there on their memos (steps, shift answers) are shared. The nodes before `mark` must be
+    /// canonical or unique (every node kept by the online walk is). When the new nodes hold a
+    /// cycle (ε-rules can make one), they are kept as they are: unique, still correct.
+    pub(crate) fn canonicalize(&mut self, mark: usize, frontier: &[NodeRef]) -> Frontier {
+        let new = self.nodes.len() - mark;
+        self.canon.clear();
+        self.canon.resize(new, UNVISITED);
+        self.made.clear();
+        // Iterative post-order from the frontier's new nodes.
+        let mut stack: Vec<u32> = Vec::new();
+        for &f in frontier {
+            let NodeRef::Local(i) = f else { continue };
+            if (i as usize) < mark {
+                continue;
+            }
+            stack.push(i);
+            while let Some(&top) = stack.last() {
+                let at = top as usize - mark;
+                if self.canon[at] == UNVISITED {
+                    self.canon[at] = OPEN;
+                    for &e in &self.nodes[top as usize].edges {
+                        if let NodeRef::Local(j) = e {
+                            if j as usize >= mark {
+                                match self.canon[j as usize - mark] {
+                                    UNVISITED => stack.push(j),
+                                    OPEN => {
+                                        // A cycle among the new nodes: keep them unique.
+                                        let mut out: Frontier = frontier.iter().copied().collect();
+                                        out.sort_unstable();
+                                        out.dedup();
+                                        return out;
+                                    }
+                                    _ => {}
+                                }
+                            }
+                        }
+                    }
+                    continue;
+                }
+                stack.pop();
+                if self.canon[at] != OPEN {
+                    continue;
+                }
+                let mut edges: SmallVec<[NodeRef; 2]> = self.nodes[top as usize]
+                    .edges
+                    .iter()
+                    .map(|&e| match e {
+                        NodeRef::Local(j) if j as usize >= mark => self.canon[j as usize - mark],
+                        e => e,
+                    })
+                    .collect();
+                edges.sort_unstable();
+                edges.dedup();
+                let state = self.nodes[top as usize].state;
+                let next = (mark + self.made.len()) as u32;
+                let id = *self.cons.entry((state, edges.clone())).or_insert(next);
+                if id == next {
+                    self.made.push(SimNode { state, edges });
+                }
+                self.canon[at] = NodeRef::Local(id);
+            }
+        }
+        let mut out: Frontier = frontier
+            .iter()
+            .map(|&f| match f {
+                NodeRef::Local(i) if i as usize >= mark => self.canon[i as usize - mark],
+                f => f,
+            })
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        self.nodes.truncate(mark);
+        self.nodes.append(&mut self.made);
+        out
     }
 
     /// The frontier of the bare stack `s` (nothing below).
@@ -124,14 +224,21 @@ impl Sim {
 
     /// The ref of real node `n`.
     ///
-    /// Nodes with the same LR state whose predecessors have the same refs stand for the same
-    /// stacks, and get the same ref: a commit copies the nodes it reduces from into a new level
-    /// and shifts onto the copies, so a lexeme emitted again (it grew by a token and is handed to
-    /// the parser, inhibited, once more) gives a new node equal to the last one, and memos keyed
-    /// by refs carry over. Nodes on a GSS cycle (ε-rules make them) keep their own refs.
+    /// A real node is named by structure, in the same namespace as the arena's canonical
+    /// nodes (see [`Sim::canonicalize`]): an arena node with its LR state and its
+    /// predecessors' refs as edges. Equal structures stand for the same stacks and get the
+    /// same ref: a commit copies the nodes it reduces from into a new level and shifts onto
+    /// the copies, so a lexeme emitted again (it grew by a token and is handed to the parser,
+    /// inhibited, once more) gives a new node equal to the last one; and the node a commit
+    /// makes is the node the walk of the mask before simulated for that lexeme, so the memos
+    /// keyed by frontiers carry over from mask to mask. Nodes on a GSS cycle (ε-rules make
+    /// them) are [`NodeRef::Real`], read from the GSS as the walk goes down.
+    ///
+    /// Every node below `n` is named when this returns, so naming a cycle node's predecessors
+    /// later adds no arena node (a closure between [`Sim::mark`] and [`Sim::truncate`] may).
     pub(crate) fn real(&mut self, n: &GssNode) -> NodeRef {
-        if let Some(&i) = self.real_index.get(&n.id()) {
-            return NodeRef::Real(i);
+        if let Some(&r) = self.real_index.get(&n.id()) {
+            return r;
         }
         // Intern `n` after its predecessors, iteratively (a GSS can be deep).
         let mut pending: Vec<GssNode> = vec![n.clone()];
@@ -155,26 +262,21 @@ impl Sim {
                 }
             }
             let top = pending.pop().expect("not empty");
-            let refs: Option<SmallVec<[u32; 2]>> = below
+            let refs: Option<SmallVec<[NodeRef; 2]>> = below
                 .iter()
                 .map(|p| self.real_index.get(&p.id()).copied())
                 .collect();
-            let next = self.reals.len() as u32;
-            let i = match refs {
-                Some(mut refs) => {
-                    refs.sort_unstable();
-                    refs.dedup();
-                    let i = *self
-                        .real_shape
-                        .entry((top.state(), refs.clone()))
-                        .or_insert(next);
+            let r = match refs {
+                Some(mut edges) => {
+                    edges.sort_unstable();
+                    edges.dedup();
+                    let state = top.state();
+                    let next = self.nodes.len() as u32;
+                    let i = *self.cons.entry((state, edges.clone())).or_insert(next);
                     if i == next {
-                        self.reals.push(RealNode {
-                            node: top.clone(),
-                            preds: Some(refs),
-                        });
+                        self.nodes.push(SimNode { state, edges });
                     }
-                    i
+                    NodeRef::Local(i)
                 }
                 // A predecessor is still open: `top` is on a cycle.
                 None => {
@@ -182,27 +284,22 @@ impl Sim {
                         node: top.clone(),
                         preds: None,
                     });
-                    next
+                    NodeRef::Real((self.reals.len() - 1) as u32)
                 }
             };
-            self.real_index.insert(top.id(), i);
+            self.real_index.insert(top.id(), r);
+            self.held.push(top);
         }
-        NodeRef::Real(self.real_index[&n.id()])
+        self.real_index[&n.id()]
     }
 
-    /// The real predecessors of real node `i`.
-    fn real_preds(&mut self, i: u32) -> SmallVec<[u32; 2]> {
+    /// The predecessors of cycle node `i` (named already: see [`Sim::real`]).
+    fn real_preds(&mut self, i: u32) -> SmallVec<[NodeRef; 2]> {
         if let Some(p) = &self.reals[i as usize].preds {
             return p.clone();
         }
         let below: SmallVec<[GssNode; 2]> = self.reals[i as usize].node.predecessors().collect();
-        let preds: SmallVec<[u32; 2]> = below
-            .iter()
-            .map(|n| match self.real(n) {
-                NodeRef::Real(j) => j,
-                NodeRef::Local(_) => unreachable!("real() makes real refs"),
-            })
-            .collect();
+        let preds: SmallVec<[NodeRef; 2]> = below.iter().map(|n| self.real(n)).collect();
         self.reals[i as usize].preds = Some(preds.clone());
         preds
     }
@@ -317,7 +414,7 @@ impl Sim {
             let state = self.state_of(f);
             let edges: SmallVec<[NodeRef; 2]> = match f {
                 NodeRef::Local(i) => self.nodes[i as usize].edges.clone(),
-                NodeRef::Real(i) => self.real_preds(i).into_iter().map(NodeRef::Real).collect(),
+                NodeRef::Real(i) => self.real_preds(i),
             };
             match self.slot(state) {
                 Some(j) => {
@@ -336,7 +433,8 @@ impl Sim {
             }
         }
         // Seed the pending reductions from the copies, as RNGLR's shifter would have.
-        let mut pending: Vec<(Start, NonterminalId, u32)> = Vec::new();
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.clear();
         for j in lo..self.nodes.len() {
             let state = self.nodes[j].state;
             for a in tables.actions_at(state, k) {
@@ -390,6 +488,7 @@ impl Sim {
                             Ok(w) => w,
                             Err(e) => {
                                 self.ends = ends;
+                                self.pending = pending;
                                 return Err(e);
                             }
                         };
@@ -413,6 +512,7 @@ impl Sim {
             }
         }
         self.ends = ends;
+        self.pending = pending;
         Ok(shifts)
     }
 
@@ -457,7 +557,7 @@ impl Sim {
                     NodeRef::Local(j) => next.extend_from_slice(&self.nodes[j as usize].edges),
                     NodeRef::Real(j) => {
                         let preds = self.real_preds(j);
-                        next.extend(preds.into_iter().map(NodeRef::Real));
+                        next.extend(preds);
                     }
                 }
             }
