@@ -44,6 +44,32 @@ fn main() {
             n.max(1)
         })
         .unwrap_or(1);
+    // Timing only: skip the comparison with the trie masker.
+    let check = match args.iter().position(|a| a == "--no-check") {
+        Some(i) => {
+            args.remove(i);
+            false
+        }
+        None => true,
+    };
+    // Decide end of sequence before the timed mask, and time it apart.
+    let eos_first = match args.iter().position(|a| a == "--eos-first") {
+        Some(i) => {
+            args.remove(i);
+            true
+        }
+        None => false,
+    };
+    let mut eos_times: Vec<f64> = Vec::new();
+    let slowest = args
+        .iter()
+        .position(|a| a == "--slowest")
+        .map(|i| {
+            let n: usize = args[i + 1].parse().expect("--slowest N");
+            args.drain(i..i + 2);
+            n
+        })
+        .unwrap_or(0);
     if args.len() < 3 {
         eprintln!(
             "usage: trace GRAMMAR TOKENIZER FILE... [--save PATH | --load PATH] [--repeat N]"
@@ -131,6 +157,10 @@ fn main() {
     // Per step, the fastest of `repeat` passes over all files, each pass with fresh caches (so
     // every pass sees the same cache history a real decode would).
     let mut times: Vec<f64> = Vec::new();
+    let mut where_: Vec<(String, usize, usize)> = Vec::new();
+    let mut profiles: Vec<String> = Vec::new();
+    let mut summary: Vec<(bool, f64, f64, usize)> = Vec::new();
+    let mut pfc = wda.create_cache();
     let texts: Vec<(String, Vec<munch_lexer::TokenId>)> = args[2..]
         .iter()
         .map(|f| {
@@ -146,11 +176,25 @@ fn main() {
             let mut state = ParserState::new(Arc::clone(&parser));
             let mut prefix: Vec<u8> = Vec::new();
             for step in 0..=tokens.len() {
+                if eos_first {
+                    let t = Instant::now();
+                    std::hint::black_box(state.is_accepting());
+                    eos_times.push(t.elapsed().as_secs_f64() * 1e6);
+                }
                 let t0 = Instant::now();
                 wda.fill_mask(&mut wc, &state, &mut wm);
                 let dt = t0.elapsed().as_secs_f64() * 1e6;
                 if pass == 0 {
                     times.push(dt);
+                    where_.push((file.clone(), step, state.heads().count()));
+                }
+                if pass + 1 == repeat && slowest > 0 {
+                    // A second cache that sees the same history as the timed one.
+                    let p = wda.profile(&mut pfc, &state);
+                    summary.push((p.cache_hit, p.run_us, p.expand_us, p.pairs));
+                    profiles.push(format!("{p:?}"));
+                }
+                if pass == 0 && check {
                     trie.fill_mask(&mut tc, &state, &mut tm);
                     if let Some(t) = wm.first_difference(&tm) {
                         mismatches += 1;
@@ -166,7 +210,8 @@ fn main() {
                             );
                         }
                     }
-                } else {
+                }
+                if pass > 0 {
                     times[at] = times[at].min(dt);
                 }
                 at += 1;
@@ -181,12 +226,60 @@ fn main() {
             }
         }
     }
+    let mut order: Vec<usize> = (0..times.len()).collect();
+    order.sort_by(|&a, &b| times[b].total_cmp(&times[a]));
+    for &i in order.iter().take(slowest) {
+        let (file, step, heads) = &where_[i];
+        println!(
+            "slow: {:.2} µs {file} step {step} ({heads} heads) {}",
+            times[i],
+            profiles.get(i).map_or("", |s| s.as_str())
+        );
+    }
+    if !summary.is_empty() {
+        let med = |mut v: Vec<f64>| {
+            v.sort_by(|a, b| a.total_cmp(b));
+            let at = |p: f64| {
+                v.get(((v.len() as f64 - 1.0) * p) as usize)
+                    .copied()
+                    .unwrap_or(0.0)
+            };
+            format!(
+                "n {} p50 {:.2} p90 {:.2} p99 {:.2}",
+                v.len(),
+                at(0.5),
+                at(0.9),
+                at(0.99)
+            )
+        };
+        for hit in [true, false] {
+            let of: Vec<_> = summary.iter().filter(|s| s.0 == hit).collect();
+            println!(
+                "profile {}: run {} | expand {} | pairs {}",
+                if hit { "hits" } else { "misses" },
+                med(of.iter().map(|s| s.1).collect()),
+                med(of.iter().map(|s| s.2).collect()),
+                med(of.iter().map(|s| s.3 as f64).collect())
+            );
+        }
+    }
+    if eos_first {
+        eos_times.sort_by(|a, b| a.total_cmp(b));
+        let at = |p: f64| eos_times[((eos_times.len() as f64 - 1.0) * p) as usize];
+        println!(
+            "end of sequence: p50 {:.2} µs, p99 {:.2} µs, max {:.2} µs",
+            at(0.5),
+            at(0.99),
+            at(1.0)
+        );
+    }
     times.sort_by(|a, b| a.total_cmp(b));
     let pct = |p: f64| times[((times.len() as f64 - 1.0) * p).round() as usize];
     println!(
-        "{} masks: p50 {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs, max {:.2} µs; {} mismatches vs trie",
+        "{} masks: p50 {:.2} µs, p90 {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs, max {:.2} µs; {} mismatches vs trie",
         times.len(),
         pct(0.5),
+        pct(0.9),
         pct(0.99),
         pct(0.999),
         times.last().copied().unwrap_or(0.0),

@@ -287,8 +287,6 @@ pub(crate) fn load(
         packed: Vec::new(),
         plain_off: Vec::new(),
         inhibited_off: Vec::new(),
-        precomputed: Vec::new(),
-        precomputed_masks: Vec::new(),
     };
     if i.at != payload.len() {
         return Err(malformed(i.at, "bytes after the last table"));

@@ -216,8 +216,6 @@ pub(crate) fn build(
         packed: Vec::new(),
         plain_off: Vec::new(),
         inhibited_off: Vec::new(),
-        precomputed: Vec::new(),
-        precomputed_masks: Vec::new(),
     }
     .finish();
     Ok((dwa, t0.elapsed().as_secs_f64()))

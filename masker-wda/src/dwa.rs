@@ -73,16 +73,7 @@ pub(crate) struct Dwa {
     /// points `(s, None)` and `(start, Some(s))`.
     pub(crate) plain_off: Vec<(u32, u32)>,
     pub(crate) inhibited_off: Vec<(u32, u32)>,
-    /// Derived: per weight, the index of its precomputed mask (`u32::MAX`: none), and the
-    /// masks.
-    pub(crate) precomputed: Vec<u32>,
-    pub(crate) precomputed_masks: Vec<u32>,
 }
-
-/// Weights whose expansion costs more than this many word operations are precomputed…
-const PRECOMPUTE_COST: usize = 4000;
-/// …within this many bytes of masks (the most expensive first).
-const PRECOMPUTE_BYTES: usize = 64 << 20;
 
 /// Scratch of one thread.
 pub(crate) struct RunCache {
@@ -96,6 +87,8 @@ pub(crate) struct RunCache {
     /// Recent expansions: (hash of the class set, class set, mask words).
     results: Vec<(u64, Vec<u64>, Vec<u32>)>,
     next_slot: usize,
+    /// Pairs read by the last run.
+    pub(crate) pairs: usize,
 }
 
 impl Dwa {
@@ -124,8 +117,6 @@ impl Dwa {
             + self.expansion.heap_bytes()
             + self.packed.len() * 4
             + (self.plain_off.len() + self.inhibited_off.len()) * 8
-            + self.precomputed.len() * 4
-            + self.precomputed_masks.len() * 4
     }
 
     /// Derives the expansion tables (after building or loading).
@@ -162,30 +153,6 @@ impl Dwa {
             }
         }
         self.packed = packed;
-        // The most expensive weights to expand, expanded once here, within a memory budget:
-        // a first use then costs a copy, not thousands of scattered writes.
-        let word_len = self.all.len();
-        let mut costly: Vec<(usize, u32)> = self
-            .weights
-            .chunks(words.max(1))
-            .enumerate()
-            .map(|(w, set)| (self.expansion.cost(set, &self.run_start), w as u32))
-            .filter(|&(c, _)| c > PRECOMPUTE_COST.max(word_len))
-            .collect();
-        costly.sort_unstable_by(|a, b| b.cmp(a));
-        costly.truncate(PRECOMPUTE_BYTES / (word_len * 4).max(1));
-        self.precomputed = vec![u32::MAX; self.weights.len() / words.max(1)];
-        self.precomputed_masks = vec![0; costly.len() * word_len];
-        for (i, &(_, w)) in costly.iter().enumerate() {
-            self.precomputed[w as usize] = i as u32;
-            let set = &self.weights[w as usize * words..(w as usize + 1) * words];
-            self.expansion.expand(
-                set,
-                &self.run_start,
-                &self.runs,
-                &mut self.precomputed_masks[i * word_len..(i + 1) * word_len],
-            );
-        }
         let off = |&(s, w): &(u32, u32)| (offset_of[s as usize], w);
         self.plain_off = self.plain.iter().map(off).collect();
         self.inhibited_off = self.inhibited.iter().map(off).collect();
@@ -201,6 +168,7 @@ impl Dwa {
             used: Vec::new(),
             results: Vec::new(),
             next_slot: 0,
+            pairs: 0,
         }
     }
 
@@ -254,6 +222,7 @@ impl Dwa {
         }
         cache.stack.clear();
         cache.used.clear();
+        cache.pairs = 0;
         for h in state.heads() {
             let (s, yes) = self.point(h.lex_state(), h.inhibitor());
             if yes != 0 && !cache.used.contains(&yes) {
@@ -279,6 +248,7 @@ impl Dwa {
                     continue;
                 }
             }
+            cache.pairs += 1;
             let (out, t) = self.step(s, node.state().as_u32());
             if out != 0 && !cache.used.contains(&out) {
                 cache.used.push(out);
@@ -297,11 +267,10 @@ impl Dwa {
     /// bit cleared).
     ///
     /// The last few results are kept in the thread's scratch, by class set: consecutive masks
-    /// often allow the same classes (inside a string, a comment, a name). Otherwise the mask is
-    /// the OR of the masks of the weights the run used: the costliest weights' masks are
-    /// precomputed (see [`Dwa::finish`]), the others are cheap to expand by walking their
-    /// classes.
-    pub(crate) fn expand(&self, cache: &mut RunCache, words: &mut [u32]) {
+    /// often allow the same classes (inside a string, a comment, a name). Otherwise the union
+    /// is expanded once (see `expand`), or, when cheaper, a recent result is copied and
+    /// corrected class by class.
+    pub(crate) fn expand(&self, cache: &mut RunCache, words: &mut [u32]) -> bool {
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
         for &w in &cache.acc {
             hash = (hash ^ w).wrapping_mul(0x0000_0100_0000_01b3);
@@ -313,55 +282,46 @@ impl Dwa {
             .find(|e| e.0 == hash && e.1 == cache.acc)
         {
             words.copy_from_slice(&e.2);
-            return;
+            return true;
         }
-        // A precomputed mask (or a dense expansion) as the base, every other weight ORed in:
-        // precomputed ones word by word, the others by walking their classes.
-        let word_len = words.len();
-        let precomputed = |w: Weight| {
-            let i = self.precomputed[w as usize];
-            (i != u32::MAX).then(|| {
-                &self.precomputed_masks[i as usize * word_len..(i as usize + 1) * word_len]
-            })
-        };
-        let base = cache
-            .used
-            .iter()
-            .position(|&w| precomputed(w).is_some())
-            .or_else(|| {
-                cache
-                    .used
-                    .iter()
-                    .position(|&w| !self.expansion.is_sparse(self.weight(w)))
-            });
+        self.expand_uncached(cache, words);
+        self.remember(cache, hash, words);
+        false
+    }
+
+    /// [`Dwa::expand`] without the result cache; says which base it took (for profiling).
+    pub(crate) fn expand_uncached(&self, cache: &RunCache, words: &mut [u32]) -> (Base, usize) {
+        // One pass from the cheapest base: nothing (a fresh expansion of the whole set) or a
+        // recent result (classes added and cleared). The estimates only choose; both give the
+        // same words.
+        let acc = &cache.acc;
+        let mut best = self.expansion.fresh_cost(acc);
+        let mut base = Base::Fresh;
+        if best > self.expansion.word_len() / 2 {
+            for k in 0..RECENT.min(cache.results.len()) {
+                let e = (cache.next_slot + cache.results.len() - 1 - k) % cache.results.len();
+                let c = self.expansion.delta_cost(&cache.results[e].1, acc);
+                if c < best {
+                    best = c;
+                    base = Base::Result(e);
+                }
+            }
+        }
         match base {
-            Some(i) => {
-                let w = cache.used[i];
-                match precomputed(w) {
-                    Some(m) => words.copy_from_slice(m),
-                    None => {
-                        self.expansion
-                            .expand(self.weight(w), &self.run_start, &self.runs, words)
-                    }
-                }
-            }
-            None => words.fill(0),
-        }
-        for (i, &w) in cache.used.iter().enumerate() {
-            if Some(i) == base {
-                continue;
-            }
-            match precomputed(w) {
-                Some(m) => {
-                    for (a, b) in words.iter_mut().zip(m) {
-                        *a |= b;
-                    }
-                }
-                None => self
-                    .expansion
-                    .or_into(self.weight(w), &self.run_start, &self.runs, words),
+            Base::Fresh => self
+                .expansion
+                .expand(acc, &self.run_start, &self.runs, words),
+            Base::Result(e) => {
+                let e = &cache.results[e];
+                words.copy_from_slice(&e.2);
+                self.expansion
+                    .apply_delta(&e.1, acc, &self.run_start, &self.runs, words);
             }
         }
+        (base, best)
+    }
+
+    fn remember(&self, cache: &mut RunCache, hash: u64, words: &[u32]) {
         if cache.results.len() < RESULTS {
             cache
                 .results
@@ -375,7 +335,28 @@ impl Dwa {
             cache.next_slot = (cache.next_slot + 1) % RESULTS;
         }
     }
+
+    /// For profiling: the number of weights the last run used, and the estimated cost of a
+    /// fresh expansion of its result.
+    pub(crate) fn used_profile(&self, cache: &RunCache) -> (usize, usize) {
+        (cache.used.len(), self.expansion.fresh_cost(&cache.acc))
+    }
+
+    /// For profiling: blocks in the last run's result.
+    pub(crate) fn acc_len(&self, cache: &RunCache) -> usize {
+        cache.acc.iter().map(|w| w.count_ones() as usize).sum()
+    }
 }
 
 /// Expanded results kept per thread.
 const RESULTS: usize = 64;
+/// The most recent of them tried as the base of a new expansion.
+const RECENT: usize = 8;
+
+/// Where an expansion starts.
+#[derive(Debug)]
+pub(crate) enum Base {
+    Fresh,
+    /// A recent result's slot.
+    Result(usize),
+}

@@ -1,37 +1,56 @@
 //! From a set of token classes to mask words, fast.
 //!
 //! Classes are stored as runs `(mask word, bits)` of their members. Expanding a set costs one
-//! read-modify-write per run, so two things keep it short:
+//! read-modify-write per run, and a mask is thousands of words (4,008 for a 128k vocabulary),
+//! so the expansion is built to write the mask once and read little:
 //!
-//! - the few classes with many runs (the vocabulary's bulk: words, numbers, …) get a dense
-//!   bitmap, ORed in word by word (or, when the set holds most of them, all of them at once and
-//!   the missing ones cleared);
-//! - for the other (*sparse*) classes, when the set holds most of them, the expansion starts
-//!   from every sparse-classed token and clears the classes missing from the set.
+//! - the few classes with many runs (the vocabulary's bulk: words, numbers, …) are *dense
+//!   units*, and so is "every token of a sparse class" (the base of a complemented sparse
+//!   expansion). Units are grouped by six, and every subset of a group has its mask
+//!   precomputed (64 masks a group), so the dense part of any set is one fused pass that reads
+//!   one precomputed mask per group the set touches and writes each word once;
+//! - the other (*sparse*) classes are walked run by run on top: the classes in the set, or,
+//!   when the set holds most of them, the ones missing from it are cleared from the "every
+//!   sparse token" unit.
 //!
-//! Which side to walk is decided by counting classes (a popcount over the set), which only
-//! affects speed. Classes that no weight of the automaton holds (tokens dead everywhere, say)
-//! are never in a set and count for nothing. The tables are derived from the runs when the
-//! automaton is built or loaded, so the artifact stores only the runs.
+//! [`Expansion::apply_delta`] turns the expansion of one set into another's (classes added,
+//! classes cleared), which the run uses to start from a recent result when that is cheaper.
+//! Which way to go is decided by estimates (popcounts over cost buckets), which only affect
+//! speed. Classes that no weight of the automaton holds (tokens dead everywhere, say) are never
+//! in a set and count for nothing. The tables are derived from the runs when the automaton is
+//! built or loaded, so the artifact stores only the runs.
+
+use smallvec::SmallVec;
 
 /// The derived expansion tables of a [`Dwa`](crate::dwa::Dwa).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub(crate) struct Expansion {
     word_len: usize,
+    /// `u64` words of a class set.
+    set_words: usize,
     /// Class bitsets of the sparse and the dense classes (neither: in no weight).
     sparse: Vec<u64>,
     dense_set: Vec<u64>,
-    /// Per class: its dense bitmap's index (dense classes only).
-    dense_index: Vec<u32>,
-    /// Dense bitmaps, `word_len` words each.
-    dense: Vec<u32>,
-    /// Every token of a sparse class, of a dense class.
-    all_sparse: Vec<u32>,
-    all_dense: Vec<u32>,
-    /// Runs of all sparse classes; number of dense classes.
-    sparse_runs: usize,
-    dense_len: usize,
+    /// Per class: its unit (dense classes only; `u32::MAX` otherwise).
+    unit_of: Vec<u32>,
+    /// Units: the dense classes, then "every sparse token" (index `units - 1`).
+    units: usize,
+    /// Per group of [`GROUP`] units: `combos[(group_start[g] + subset) * word_len..]` is the
+    /// mask of the subset (bit `j` = the group's unit `j`).
+    group_start: Vec<u32>,
+    combos: Vec<u32>,
+    /// Cost buckets for quick estimates: `buckets[k * set_words..]` holds the sparse classes
+    /// with `2^k..2^(k+1)` runs.
+    buckets: Vec<u64>,
 }
+
+/// Units per group: 2^6 masks each.
+const GROUP: usize = 6;
+/// The most dense classes (the ones with the most runs); past that, classes stay sparse, so
+/// that the precomputed masks stay within 4 groups.
+const MAX_DENSE: usize = 4 * GROUP - 1;
+/// Cost buckets (2^20 runs is far past any class).
+const BUCKETS: usize = 21;
 
 impl Expansion {
     /// Derives the tables from per-class runs over `word_len` mask words; classes not in `live`
@@ -43,96 +62,178 @@ impl Expansion {
         live: &[u64],
     ) -> Self {
         let classes = run_start.len().saturating_sub(1);
-        // A class whose runs cost more than an eighth of a word-by-word pass gets a bitmap.
-        let threshold = (word_len / 8).max(64);
         let set_words = classes.div_ceil(64);
+        let runs_of = |c: usize| &runs[run_start[c] as usize..run_start[c + 1] as usize];
+        let is_live = |c: usize| live.get(c / 64).is_some_and(|w| w >> (c % 64) & 1 == 1);
+        // A class whose runs cost more than an eighth of a word-by-word pass is dense (the
+        // costliest ones, at most MAX_DENSE).
+        let threshold = (word_len / 8).max(64);
+        let mut dense: Vec<usize> = (0..classes)
+            .filter(|&c| is_live(c) && runs_of(c).len() > threshold)
+            .collect();
+        dense.sort_by_key(|&c| std::cmp::Reverse(runs_of(c).len()));
+        dense.truncate(MAX_DENSE);
+        dense.sort_unstable();
+        let units = dense.len() + 1;
         let mut e = Expansion {
             word_len,
+            set_words,
             sparse: vec![0; set_words],
             dense_set: vec![0; set_words],
-            dense_index: vec![u32::MAX; classes],
-            dense: Vec::new(),
-            all_sparse: vec![0; word_len],
-            all_dense: vec![0; word_len],
-            sparse_runs: 0,
-            dense_len: 0,
+            unit_of: vec![u32::MAX; classes],
+            units,
+            group_start: Vec::new(),
+            combos: Vec::new(),
+            buckets: vec![0; BUCKETS * set_words],
         };
-        for c in 0..classes {
-            if live.get(c / 64).is_none_or(|w| w >> (c % 64) & 1 == 0) {
-                continue;
+        // Unit bitmaps, then every subset of each group.
+        let mut unit_masks = vec![0u32; units * word_len];
+        for (u, &c) in dense.iter().enumerate() {
+            e.dense_set[c / 64] |= 1 << (c % 64);
+            e.unit_of[c] = u as u32;
+            for &(w, bits) in runs_of(c) {
+                unit_masks[u * word_len + w as usize] |= bits;
             }
-            let rs = &runs[run_start[c] as usize..run_start[c + 1] as usize];
-            if rs.len() > threshold {
-                e.dense_set[c / 64] |= 1 << (c % 64);
-                e.dense_len += 1;
-                e.dense_index[c] = (e.dense.len() / word_len) as u32;
-                let at = e.dense.len();
-                e.dense.resize(at + word_len, 0);
-                for &(w, bits) in rs {
-                    e.dense[at + w as usize] |= bits;
-                    e.all_dense[w as usize] |= bits;
-                }
-            } else {
-                e.sparse[c / 64] |= 1 << (c % 64);
-                e.sparse_runs += rs.len();
-                for &(w, bits) in rs {
-                    e.all_sparse[w as usize] |= bits;
+        }
+        let all_sparse = (units - 1) * word_len;
+        for c in (0..classes).filter(|&c| is_live(c) && e.unit_of[c] == u32::MAX) {
+            e.sparse[c / 64] |= 1 << (c % 64);
+            let n = runs_of(c).len();
+            let k = (usize::BITS - 1 - n.max(1).leading_zeros()) as usize;
+            e.buckets[k.min(BUCKETS - 1) * set_words + c / 64] |= 1 << (c % 64);
+            for &(w, bits) in runs_of(c) {
+                unit_masks[all_sparse + w as usize] |= bits;
+            }
+        }
+        let mut start = 0u32;
+        for g in 0..units.div_ceil(GROUP) {
+            e.group_start.push(start);
+            let size = (units - g * GROUP).min(GROUP);
+            let at = start as usize * word_len;
+            e.combos.resize(at + (word_len << size), 0);
+            for subset in 1..1usize << size {
+                let j = subset.trailing_zeros() as usize;
+                let rest = subset & (subset - 1);
+                let unit = (g * GROUP + j) * word_len;
+                for i in 0..word_len {
+                    e.combos[at + subset * word_len + i] =
+                        e.combos[at + rest * word_len + i] | unit_masks[unit + i];
                 }
             }
+            start += 1 << size;
         }
         e
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        (self.sparse.len() + self.dense_set.len()) * 8
-            + (self.dense_index.len() + self.dense.len()) * 4
-            + (self.all_sparse.len() + self.all_dense.len()) * 4
+        (self.sparse.len() + self.dense_set.len() + self.buckets.len()) * 8
+            + (self.unit_of.len() + self.group_start.len() + self.combos.len()) * 4
     }
 
-    /// The expansion's cost in word operations, about.
-    pub(crate) fn cost(&self, set: &[u64], run_start: &[u32]) -> usize {
-        let inside: usize = iter_kind(set, &self.sparse, false)
-            .map(|c| (run_start[c + 1] - run_start[c]) as usize)
+    pub(crate) fn word_len(&self) -> usize {
+        self.word_len
+    }
+
+    /// What one pass over the mask words costs, in the units of a run's write.
+    fn pass_cost(&self) -> usize {
+        self.word_len / 4
+    }
+
+    /// The mask of unit `u` alone.
+    fn unit_mask(&self, u: usize) -> &[u32] {
+        let at = (self.group_start[u / GROUP] as usize + (1 << (u % GROUP))) * self.word_len;
+        &self.combos[at..at + self.word_len]
+    }
+
+    /// Estimated sparse cost of `set` walked from the inside and from the outside.
+    fn sparse_sides(&self, set: &[u64]) -> (usize, usize) {
+        let (mut inside, mut outside) = (0usize, 0usize);
+        for k in 0..BUCKETS {
+            let b = &self.buckets[k * self.set_words..(k + 1) * self.set_words];
+            let (i, o) = set.iter().zip(b).fold((0, 0), |(i, o), (&s, &b)| {
+                (i + (s & b).count_ones(), o + (!s & b).count_ones())
+            });
+            inside += (i as usize) << k;
+            outside += (o as usize) << k;
+        }
+        (inside, outside)
+    }
+
+    /// Estimated cost of [`Expansion::expand`] on `set` (quick, within 2x).
+    pub(crate) fn fresh_cost(&self, set: &[u64]) -> usize {
+        let (inside, outside) = self.sparse_sides(set);
+        inside.min(outside) + self.group_start.len() * self.pass_cost()
+    }
+
+    /// Estimated cost of [`Expansion::apply_delta`] from `from` to `to`, the copy of the base
+    /// included.
+    pub(crate) fn delta_cost(&self, from: &[u64], to: &[u64]) -> usize {
+        let mut cost = 0usize;
+        for k in 0..BUCKETS {
+            let b = &self.buckets[k * self.set_words..(k + 1) * self.set_words];
+            let n: u32 = from
+                .iter()
+                .zip(to)
+                .zip(b)
+                .map(|((&f, &t), &b)| ((f ^ t) & b).count_ones())
+                .sum();
+            cost += (n as usize) << k;
+        }
+        let d: u32 = from
+            .iter()
+            .zip(to)
+            .zip(&self.dense_set)
+            .map(|((&f, &t), &d)| ((f ^ t) & d).count_ones())
             .sum();
-        let outside = self.sparse_runs - inside;
-        let dense_in = iter_kind(set, &self.dense_set, false).count();
-        let dense_out = self.dense_len - dense_in;
-        inside.min(outside) + dense_in.min(dense_out) * self.word_len / 4 + self.word_len / 4
+        cost + (d as usize + 1) * self.pass_cost()
     }
 
-    /// ORs the members of the classes in `set` into `words`, walking the classes in the set
-    /// (for sets that hold few of them; [`Expansion::expand`] picks the cheaper side).
-    pub(crate) fn or_into(
+    /// Turns `words`, the expansion of `from`, into that of `to`: the classes only in `to` are
+    /// ORed in, those only in `from` cleared (classes' members are disjoint, so clearing one
+    /// never clears another's).
+    pub(crate) fn apply_delta(
         &self,
-        set: &[u64],
+        from: &[u64],
+        to: &[u64],
         run_start: &[u32],
         runs: &[(u32, u32)],
         words: &mut [u32],
     ) {
-        for c in iter_kind(set, &self.sparse, false) {
-            for &(w, bits) in &runs[run_start[c] as usize..run_start[c + 1] as usize] {
-                words[w as usize] |= bits;
+        for (wi, (&f, &t)) in from.iter().zip(to).enumerate() {
+            let (mut add, mut del) = (t & !f, f & !t);
+            while add != 0 {
+                let c = wi * 64 + add.trailing_zeros() as usize;
+                add &= add - 1;
+                match self.unit_of[c] {
+                    u32::MAX => {
+                        for &(w, bits) in &runs[run_start[c] as usize..run_start[c + 1] as usize] {
+                            words[w as usize] |= bits;
+                        }
+                    }
+                    u => {
+                        for (a, b) in words.iter_mut().zip(self.unit_mask(u as usize)) {
+                            *a |= b;
+                        }
+                    }
+                }
+            }
+            while del != 0 {
+                let c = wi * 64 + del.trailing_zeros() as usize;
+                del &= del - 1;
+                match self.unit_of[c] {
+                    u32::MAX => {
+                        for &(w, bits) in &runs[run_start[c] as usize..run_start[c + 1] as usize] {
+                            words[w as usize] &= !bits;
+                        }
+                    }
+                    u => {
+                        for (a, b) in words.iter_mut().zip(self.unit_mask(u as usize)) {
+                            *a &= !b;
+                        }
+                    }
+                }
             }
         }
-        for c in iter_kind(set, &self.dense_set, false) {
-            let at = self.dense_index[c] as usize * self.word_len;
-            for (a, b) in words.iter_mut().zip(&self.dense[at..at + self.word_len]) {
-                *a |= b;
-            }
-        }
-    }
-
-    /// Whether [`Expansion::or_into`] is the cheap way for `set` (it holds at most half of the
-    /// sparse classes' runs and of the dense classes).
-    pub(crate) fn is_sparse(&self, set: &[u64]) -> bool {
-        let count = |kind: &[u64], inside: bool| -> u32 {
-            set.iter()
-                .zip(kind)
-                .map(|(&s, &k)| if inside { s & k } else { !s & k }.count_ones())
-                .sum()
-        };
-        count(&self.sparse, true) <= count(&self.sparse, false)
-            && count(&self.dense_set, true) <= count(&self.dense_set, false)
     }
 
     /// Writes the members of the classes in `set` (a class bitset) into `words`, clearing every
@@ -144,47 +245,59 @@ impl Expansion {
         runs: &[(u32, u32)],
         words: &mut [u32],
     ) {
-        let runs_of = |c: usize| &runs[run_start[c] as usize..run_start[c + 1] as usize];
-        let count = |f: &dyn Fn(u64, u64) -> u64, kind: &[u64]| -> u32 {
-            set.iter()
-                .zip(kind)
-                .map(|(&s, &k)| f(s, k).count_ones())
-                .sum()
-        };
-        let inside = |s: u64, k: u64| s & k;
-        let outside = |s: u64, k: u64| !s & k;
-        if count(&inside, &self.sparse) <= count(&outside, &self.sparse) {
-            words.fill(0);
-            for c in iter_kind(set, &self.sparse, false) {
-                for &(w, bits) in runs_of(c) {
-                    words[w as usize] |= bits;
+        let (inside, outside) = self.sparse_sides(set);
+        let complement = outside < inside;
+        // The subset of each group: the set's dense classes, and the "every sparse token" unit
+        // when the sparse classes are walked from the outside.
+        let mut subsets = [0usize; MAX_DENSE / GROUP + 1];
+        for c in iter_kind(set, &self.dense_set, false) {
+            let u = self.unit_of[c] as usize;
+            subsets[u / GROUP] |= 1 << (u % GROUP);
+        }
+        if complement {
+            let u = self.units - 1;
+            subsets[u / GROUP] |= 1 << (u % GROUP);
+        }
+        let parts: SmallVec<[&[u32]; 4]> = subsets
+            .iter()
+            .zip(&self.group_start)
+            .filter(|(&s, _)| s != 0)
+            .map(|(&s, &g)| {
+                let at = (g as usize + s) * self.word_len;
+                &self.combos[at..at + self.word_len]
+            })
+            .collect();
+        // One fused pass: every word written once.
+        match parts.as_slice() {
+            [] => words.fill(0),
+            [a] => words.copy_from_slice(a),
+            [a, b] => {
+                for ((w, a), b) in words.iter_mut().zip(*a).zip(*b) {
+                    *w = a | b;
                 }
             }
-        } else {
-            words.copy_from_slice(&self.all_sparse);
+            [a, b, c, rest @ ..] => {
+                for (((w, a), b), c) in words.iter_mut().zip(*a).zip(*b).zip(*c) {
+                    *w = a | b | c;
+                }
+                for r in rest {
+                    for (w, r) in words.iter_mut().zip(*r) {
+                        *w |= r;
+                    }
+                }
+            }
+        }
+        let runs_of = |c: usize| &runs[run_start[c] as usize..run_start[c + 1] as usize];
+        if complement {
             for c in iter_kind(set, &self.sparse, true) {
                 for &(w, bits) in runs_of(c) {
                     words[w as usize] &= !bits;
                 }
             }
-        }
-        if count(&inside, &self.dense_set) <= count(&outside, &self.dense_set) {
-            for c in iter_kind(set, &self.dense_set, false) {
-                let at = self.dense_index[c] as usize * self.word_len;
-                for (a, b) in words.iter_mut().zip(&self.dense[at..at + self.word_len]) {
-                    *a |= b;
-                }
-            }
         } else {
-            // Members of different classes are disjoint, so clearing a missing dense class
-            // never clears another class's token.
-            for (a, b) in words.iter_mut().zip(&self.all_dense) {
-                *a |= b;
-            }
-            for c in iter_kind(set, &self.dense_set, true) {
-                let at = self.dense_index[c] as usize * self.word_len;
-                for (a, b) in words.iter_mut().zip(&self.dense[at..at + self.word_len]) {
-                    *a &= !b;
+            for c in iter_kind(set, &self.sparse, false) {
+                for &(w, bits) in runs_of(c) {
+                    words[w as usize] |= bits;
                 }
             }
         }
@@ -226,4 +339,98 @@ fn iter_kind<'a>(
                 Some(wi * 64 + b)
             })
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Per-class runs of a random assignment of `tokens` tokens to `classes` classes, where
+    /// the first classes take most tokens (so that some are dense, across several groups).
+    fn runs_of_assignment(classes: usize, of: &[usize]) -> (Vec<u32>, Vec<(u32, u32)>) {
+        let mut run_start = vec![0u32];
+        let mut runs = Vec::new();
+        for c in 0..classes {
+            let mut cur: Option<(u32, u32)> = None;
+            for (t, _) in of.iter().enumerate().filter(|(_, &k)| k == c) {
+                let (w, b) = ((t / 32) as u32, 1u32 << (t % 32));
+                match &mut cur {
+                    Some((cw, bits)) if *cw == w => *bits |= b,
+                    _ => {
+                        runs.extend(cur.take());
+                        cur = Some((w, b));
+                    }
+                }
+            }
+            runs.extend(cur);
+            run_start.push(runs.len() as u32);
+        }
+        (run_start, runs)
+    }
+
+    fn naive(set: &[u64], of: &[usize], word_len: usize) -> Vec<u32> {
+        let mut words = vec![0u32; word_len];
+        for (t, &c) in of.iter().enumerate() {
+            if set[c / 64] >> (c % 64) & 1 == 1 {
+                words[t / 32] |= 1 << (t % 32);
+            }
+        }
+        words
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// Fresh expansions and deltas between sets give exactly the members of the set's
+        /// classes, with dense units spread over several groups and some classes dead.
+        #[test]
+        fn expansions_and_deltas_are_exact(
+            seed in any::<u64>(),
+            sets in proptest::collection::vec(proptest::collection::vec(any::<bool>(), 90), 4),
+        ) {
+            let classes = 90;
+            let tokens = 40_000;
+            let word_len = tokens / 32 + 1;
+            // A skewed assignment: class c gets weight ~ 1 / (c + 1), so about 30 classes have
+            // more than word_len / 8 runs.
+            let mut x = seed | 1;
+            let of: Vec<usize> = (0..tokens)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let r = (x % 1000) as usize;
+                    if r < 600 { r % 35 } else { r % classes }
+                })
+                .collect();
+            let (run_start, runs) = runs_of_assignment(classes, &of);
+            // Classes 88 and 89 are in no weight.
+            let live = vec![u64::MAX, (1u64 << (classes - 64 - 2)) - 1];
+            let e = Expansion::new(word_len, &run_start, &runs, &live);
+            prop_assert!(e.units > GROUP + 1, "too few dense units to span groups: {}", e.units);
+            let sets: Vec<Vec<u64>> = sets
+                .iter()
+                .map(|bools| {
+                    let mut s = vec![0u64; 2];
+                    for (c, &b) in bools.iter().enumerate() {
+                        if b && live[c / 64] >> (c % 64) & 1 == 1 {
+                            s[c / 64] |= 1 << (c % 64);
+                        }
+                    }
+                    s
+                })
+                .collect();
+            // One nearly full set, so that the complemented side is taken.
+            let mut all = sets.clone();
+            all.push(live.clone());
+            let mut words = vec![0u32; word_len];
+            for (i, set) in all.iter().enumerate() {
+                e.expand(set, &run_start, &runs, &mut words);
+                prop_assert_eq!(&words, &naive(set, &of, word_len));
+                let next = &all[(i + 1) % all.len()];
+                e.apply_delta(set, next, &run_start, &runs, &mut words);
+                prop_assert_eq!(&words, &naive(next, &of, word_len));
+            }
+        }
+    }
 }

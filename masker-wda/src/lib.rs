@@ -165,6 +165,31 @@ pub struct WdaStats {
     pub blocks: usize,
 }
 
+/// The cost of one mask, from [`WdaMasker::profile`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct MaskProfile {
+    /// Microseconds reading the stack.
+    pub run_us: f64,
+    /// Microseconds writing the mask words.
+    pub expand_us: f64,
+    /// The same again, right after (tables in the CPU's caches), without the result cache.
+    pub hot_expand_us: f64,
+    /// Microseconds deciding end of sequence (the first time for this state: memoised after).
+    pub eos_us: f64,
+    /// The base that expansion started from, and its estimated cost.
+    pub base: String,
+    /// (automaton state, GSS node) pairs read.
+    pub pairs: usize,
+    /// Distinct weights ORed.
+    pub weights: usize,
+    /// Estimated word operations of a fresh expansion of the result.
+    pub fresh_cost: usize,
+    /// Blocks in the mask.
+    pub blocks: usize,
+    /// Whether the expansion was a recent result.
+    pub cache_hit: bool,
+}
+
 /// The weighted-automaton masker. Immutable, `Send + Sync`; share it with `Arc`.
 pub struct WdaMasker {
     parser: Arc<Parser>,
@@ -242,6 +267,38 @@ impl WdaMasker {
         })
     }
 
+    /// What the mask of `state` costs (for profiling): the same run as [`Masker::fill_mask`],
+    /// timed in two parts, with its counts.
+    pub fn profile(&self, cache: &mut MaskCache, state: &ParserState) -> MaskProfile {
+        let cache: &mut dwa::RunCache = cache.get_mut();
+        let t0 = std::time::Instant::now();
+        self.dwa.run(cache, state);
+        let t1 = std::time::Instant::now();
+        let mut words = vec![0u32; self.vocab.len().div_ceil(32)];
+        let t2 = std::time::Instant::now();
+        let hit = self.dwa.expand(cache, &mut words);
+        let t3 = std::time::Instant::now();
+        // The same expansion again, with the tables now in the CPU's caches (the result cache
+        // is bypassed).
+        let hot = self.dwa.expand_uncached(cache, &mut words);
+        let t4 = std::time::Instant::now();
+        let _ = std::hint::black_box(state.is_accepting());
+        let t5 = std::time::Instant::now();
+        let (used, cost) = self.dwa.used_profile(cache);
+        MaskProfile {
+            run_us: (t1 - t0).as_secs_f64() * 1e6,
+            expand_us: (t3 - t2).as_secs_f64() * 1e6,
+            hot_expand_us: (t4 - t3).as_secs_f64() * 1e6,
+            eos_us: (t5 - t4).as_secs_f64() * 1e6,
+            base: format!("{hot:?}"),
+            pairs: cache.pairs,
+            weights: used,
+            fresh_cost: cost,
+            blocks: self.dwa.acc_len(cache),
+            cache_hit: hit,
+        }
+    }
+
     /// The grammar this masker was built for.
     pub fn parser(&self) -> &Arc<Parser> {
         &self.parser
@@ -264,7 +321,7 @@ impl Masker for WdaMasker {
     fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
         let cache: &mut dwa::RunCache = cache.get_mut();
         self.dwa.run(cache, state);
-        self.dwa.expand(cache, mask.words_mut());
+        let _ = self.dwa.expand(cache, mask.words_mut());
         set_eos(&self.vocab, state, mask);
     }
 }
