@@ -270,7 +270,7 @@ impl Dwa {
     /// often allow the same classes (inside a string, a comment, a name). Otherwise the union
     /// is expanded once (see `expand`), or, when cheaper, a recent result is copied and
     /// corrected class by class.
-    pub(crate) fn expand(&self, cache: &mut RunCache, words: &mut [u32]) -> bool {
+    pub(crate) fn expand(&self, cache: &mut RunCache, words: &mut [u32]) -> Option<(Base, usize)> {
         let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
         for &w in &cache.acc {
             hash = (hash ^ w).wrapping_mul(0x0000_0100_0000_01b3);
@@ -282,11 +282,11 @@ impl Dwa {
             .find(|e| e.0 == hash && e.1 == cache.acc)
         {
             words.copy_from_slice(&e.2);
-            return true;
+            return None;
         }
-        self.expand_uncached(cache, words);
+        let how = self.expand_uncached(cache, words);
         self.remember(cache, hash, words);
-        false
+        Some(how)
     }
 
     /// [`Dwa::expand`] without the result cache; says which base it took (for profiling).

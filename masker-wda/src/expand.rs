@@ -4,11 +4,12 @@
 //! read-modify-write per run, and a mask is thousands of words (4,008 for a 128k vocabulary),
 //! so the expansion is built to write the mask once and read little:
 //!
-//! - the few classes with many runs (the vocabulary's bulk: words, numbers, …) are *dense
-//!   units*, and so is "every token of a sparse class" (the base of a complemented sparse
-//!   expansion). Units are grouped by six, and every subset of a group has its mask
-//!   precomputed (64 masks a group), so the dense part of any set is one fused pass that reads
-//!   one precomputed mask per group the set touches and writes each word once;
+//! - the classes with many runs (the vocabulary's bulk: words, numbers, …) are *units*, and
+//!   so is "every token of a sparse class" (the base of a complemented sparse expansion).
+//!   Units are grouped (as few groups as a memory budget allows, usually one or two) and
+//!   every subset of a group has its mask precomputed, so the units' part of any set is one
+//!   fused pass that reads one precomputed mask per group and writes each word once. Room
+//!   left in the groups goes to the sparse classes with the most runs;
 //! - the other (*sparse*) classes are walked run by run on top: the classes in the set, or,
 //!   when the set holds most of them, the ones missing from it are cleared from the "every
 //!   sparse token" unit.
@@ -35,7 +36,9 @@ pub(crate) struct Expansion {
     unit_of: Vec<u32>,
     /// Units: the dense classes, then "every sparse token" (index `units - 1`).
     units: usize,
-    /// Per group of [`GROUP`] units: `combos[(group_start[g] + subset) * word_len..]` is the
+    /// Units per group.
+    group: usize,
+    /// Per group of `group` units: `combos[(group_start[g] + subset) * word_len..]` is the
     /// mask of the subset (bit `j` = the group's unit `j`).
     group_start: Vec<u32>,
     combos: Vec<u32>,
@@ -44,11 +47,12 @@ pub(crate) struct Expansion {
     buckets: Vec<u64>,
 }
 
-/// Units per group: 2^6 masks each.
-const GROUP: usize = 6;
-/// The most dense classes (the ones with the most runs); past that, classes stay sparse, so
-/// that the precomputed masks stay within 4 groups.
-const MAX_DENSE: usize = 4 * GROUP - 1;
+/// Bytes of the precomputed subset masks (all groups).
+const COMBO_BUDGET: usize = 20 << 20;
+/// The most units a group may have (2^10 subsets).
+const MAX_BITS: usize = 10;
+/// The most groups: past that, dense classes stay sparse.
+const MAX_GROUPS: usize = 8;
 /// Cost buckets (2^20 runs is far past any class).
 const BUCKETS: usize = 21;
 
@@ -65,14 +69,35 @@ impl Expansion {
         let set_words = classes.div_ceil(64);
         let runs_of = |c: usize| &runs[run_start[c] as usize..run_start[c + 1] as usize];
         let is_live = |c: usize| live.get(c / 64).is_some_and(|w| w >> (c % 64) & 1 == 1);
-        // A class whose runs cost more than an eighth of a word-by-word pass is dense (the
-        // costliest ones, at most MAX_DENSE).
+        // A class whose runs cost more than an eighth of a word-by-word pass is dense; the
+        // fewest groups that hold them all within the memory budget are made, as large as the
+        // budget allows, and the room left goes to the sparse classes with the most runs
+        // (a unit costs nothing more to expand than its group's pass).
         let threshold = (word_len / 8).max(64);
-        let mut dense: Vec<usize> = (0..classes)
-            .filter(|&c| is_live(c) && runs_of(c).len() > threshold)
+        let mut by_runs: Vec<usize> = (0..classes).filter(|&c| is_live(c)).collect();
+        by_runs.sort_by_key(|&c| (std::cmp::Reverse(runs_of(c).len()), c));
+        let must = by_runs
+            .iter()
+            .take_while(|&&c| runs_of(c).len() > threshold)
+            .count()
+            + 1;
+        let combo_bytes = (word_len * 4).max(1);
+        let bits_of = |groups: usize| -> usize {
+            let per = COMBO_BUDGET / groups / combo_bytes;
+            ((usize::BITS - 1 - per.max(1).leading_zeros()) as usize).clamp(1, MAX_BITS)
+        };
+        let mut groups = 1;
+        while groups < MAX_GROUPS && groups * bits_of(groups) < must {
+            groups += 1;
+        }
+        let group = bits_of(groups);
+        // Sparse classes with a single run gain nothing from a unit.
+        let mut dense: Vec<usize> = by_runs
+            .iter()
+            .copied()
+            .take_while(|&c| runs_of(c).len() > 1)
+            .take(groups * group - 1)
             .collect();
-        dense.sort_by_key(|&c| std::cmp::Reverse(runs_of(c).len()));
-        dense.truncate(MAX_DENSE);
         dense.sort_unstable();
         let units = dense.len() + 1;
         let mut e = Expansion {
@@ -82,6 +107,7 @@ impl Expansion {
             dense_set: vec![0; set_words],
             unit_of: vec![u32::MAX; classes],
             units,
+            group,
             group_start: Vec::new(),
             combos: Vec::new(),
             buckets: vec![0; BUCKETS * set_words],
@@ -106,15 +132,15 @@ impl Expansion {
             }
         }
         let mut start = 0u32;
-        for g in 0..units.div_ceil(GROUP) {
+        for g in 0..units.div_ceil(group) {
             e.group_start.push(start);
-            let size = (units - g * GROUP).min(GROUP);
+            let size = (units - g * group).min(group);
             let at = start as usize * word_len;
             e.combos.resize(at + (word_len << size), 0);
             for subset in 1..1usize << size {
                 let j = subset.trailing_zeros() as usize;
                 let rest = subset & (subset - 1);
-                let unit = (g * GROUP + j) * word_len;
+                let unit = (g * group + j) * word_len;
                 for i in 0..word_len {
                     e.combos[at + subset * word_len + i] =
                         e.combos[at + rest * word_len + i] | unit_masks[unit + i];
@@ -139,10 +165,14 @@ impl Expansion {
         self.word_len / 4
     }
 
-    /// The mask of unit `u` alone.
-    fn unit_mask(&self, u: usize) -> &[u32] {
-        let at = (self.group_start[u / GROUP] as usize + (1 << (u % GROUP))) * self.word_len;
-        &self.combos[at..at + self.word_len]
+    /// The subset of each group's units (the dense classes) that `set` holds.
+    fn subsets(&self, set: &[u64]) -> [usize; MAX_GROUPS] {
+        let mut subsets = [0usize; MAX_GROUPS];
+        for c in iter_kind(set, &self.dense_set, false) {
+            let u = self.unit_of[c] as usize;
+            subsets[u / self.group] |= 1 << (u % self.group);
+        }
+        subsets
     }
 
     /// Estimated sparse cost of `set` walked from the inside and from the outside.
@@ -179,13 +209,9 @@ impl Expansion {
                 .sum();
             cost += (n as usize) << k;
         }
-        let d: u32 = from
-            .iter()
-            .zip(to)
-            .zip(&self.dense_set)
-            .map(|((&f, &t), &d)| ((f ^ t) & d).count_ones())
-            .sum();
-        cost + (d as usize + 1) * self.pass_cost()
+        let (f, t) = (self.subsets(from), self.subsets(to));
+        let changed = f.iter().zip(&t).filter(|(a, b)| a != b).count();
+        cost + (changed + 1) * self.pass_cost()
     }
 
     /// Turns `words`, the expansion of `from`, into that of `to`: the classes only in `to` are
@@ -199,38 +225,32 @@ impl Expansion {
         runs: &[(u32, u32)],
         words: &mut [u32],
     ) {
-        for (wi, (&f, &t)) in from.iter().zip(to).enumerate() {
-            let (mut add, mut del) = (t & !f, f & !t);
+        // Units: members of different units are disjoint, so a group's mask moves from
+        // subset `f` to subset `t` by XOR with the mask of `f ^ t`.
+        let (fs, ts) = (self.subsets(from), self.subsets(to));
+        for (g, (&f, &t)) in fs.iter().zip(&ts).enumerate().take(self.group_start.len()) {
+            if f != t {
+                let at = (self.group_start[g] as usize + (f ^ t)) * self.word_len;
+                for (a, b) in words.iter_mut().zip(&self.combos[at..at + self.word_len]) {
+                    *a ^= b;
+                }
+            }
+        }
+        let runs_of = |c: usize| &runs[run_start[c] as usize..run_start[c + 1] as usize];
+        for (wi, ((&f, &t), &k)) in from.iter().zip(to).zip(&self.sparse).enumerate() {
+            let (mut add, mut del) = (t & !f & k, f & !t & k);
             while add != 0 {
                 let c = wi * 64 + add.trailing_zeros() as usize;
                 add &= add - 1;
-                match self.unit_of[c] {
-                    u32::MAX => {
-                        for &(w, bits) in &runs[run_start[c] as usize..run_start[c + 1] as usize] {
-                            words[w as usize] |= bits;
-                        }
-                    }
-                    u => {
-                        for (a, b) in words.iter_mut().zip(self.unit_mask(u as usize)) {
-                            *a |= b;
-                        }
-                    }
+                for &(w, bits) in runs_of(c) {
+                    words[w as usize] |= bits;
                 }
             }
             while del != 0 {
                 let c = wi * 64 + del.trailing_zeros() as usize;
                 del &= del - 1;
-                match self.unit_of[c] {
-                    u32::MAX => {
-                        for &(w, bits) in &runs[run_start[c] as usize..run_start[c + 1] as usize] {
-                            words[w as usize] &= !bits;
-                        }
-                    }
-                    u => {
-                        for (a, b) in words.iter_mut().zip(self.unit_mask(u as usize)) {
-                            *a &= !b;
-                        }
-                    }
+                for &(w, bits) in runs_of(c) {
+                    words[w as usize] &= !bits;
                 }
             }
         }
@@ -249,14 +269,10 @@ impl Expansion {
         let complement = outside < inside;
         // The subset of each group: the set's dense classes, and the "every sparse token" unit
         // when the sparse classes are walked from the outside.
-        let mut subsets = [0usize; MAX_DENSE / GROUP + 1];
-        for c in iter_kind(set, &self.dense_set, false) {
-            let u = self.unit_of[c] as usize;
-            subsets[u / GROUP] |= 1 << (u % GROUP);
-        }
+        let mut subsets = self.subsets(set);
         if complement {
             let u = self.units - 1;
-            subsets[u / GROUP] |= 1 << (u % GROUP);
+            subsets[u / self.group] |= 1 << (u % self.group);
         }
         let parts: SmallVec<[&[u32]; 4]> = subsets
             .iter()
@@ -407,7 +423,7 @@ mod tests {
             // Classes 88 and 89 are in no weight.
             let live = vec![u64::MAX, (1u64 << (classes - 64 - 2)) - 1];
             let e = Expansion::new(word_len, &run_start, &runs, &live);
-            prop_assert!(e.units > GROUP + 1, "too few dense units to span groups: {}", e.units);
+            prop_assert!(e.group_start.len() > 1, "one group holds every unit ({})", e.units);
             let sets: Vec<Vec<u64>> = sets
                 .iter()
                 .map(|bools| {

@@ -188,6 +188,8 @@ pub struct MaskProfile {
     pub blocks: usize,
     /// Whether the expansion was a recent result.
     pub cache_hit: bool,
+    /// How a miss was expanded: `Fresh` or from a recent `Result`, and the estimated cost.
+    pub how: String,
 }
 
 /// The weighted-automaton masker. Immutable, `Send + Sync`; share it with `Arc`.
@@ -276,7 +278,7 @@ impl WdaMasker {
         let t1 = std::time::Instant::now();
         let mut words = vec![0u32; self.vocab.len().div_ceil(32)];
         let t2 = std::time::Instant::now();
-        let hit = self.dwa.expand(cache, &mut words);
+        let how = self.dwa.expand(cache, &mut words);
         let t3 = std::time::Instant::now();
         // The same expansion again, with the tables now in the CPU's caches (the result cache
         // is bypassed).
@@ -295,7 +297,8 @@ impl WdaMasker {
             weights: used,
             fresh_cost: cost,
             blocks: self.dwa.acc_len(cache),
-            cache_hit: hit,
+            cache_hit: how.is_none(),
+            how: format!("{how:?}"),
         }
     }
 
