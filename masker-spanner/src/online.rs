@@ -17,10 +17,12 @@
 //! Frontiers are interned, and both the frontier after a lexeme and whether a frontier can shift
 //! a terminal are memoised, across heads and across masks: an ignored lexeme leaves a frontier
 //! as it is, so a point's trie repeats whole subtrees on one frontier, and a head's node often
-//! outlives one mask (its lexeme grows, or whitespace follows). The simulator names real nodes by
-//! structure (LR state and the names of the nodes below) and holds the handles, so a name always
-//! means the same stacks and the memos never go stale; they are dropped when they grow past a
-//! bound (which also lets the GSS nodes they hold go).
+//! outlives one mask (its lexeme grows, or whitespace follows). The simulator names real nodes and
+//! the nodes it builds alike, by structure (LR state and the names of the nodes below, see
+//! [`Sim::canonicalize`]): the frontier after a lexeme is the head the commit of that lexeme
+//! makes, so the next mask finds its steps memoised. GSS node ids are never reused and a
+//! finished GSS level never changes, so a name always means the same stacks and the memos never
+//! go stale; they are dropped when they grow past a bound.
 
 use ahash::AHashMap;
 use munch_glr::gss::GssNode;

@@ -61,8 +61,6 @@ pub(crate) struct Sim {
     max_nodes: usize,
     reals: Vec<RealNode>,
     real_index: AHashMap<GssNodeId, NodeRef>,
-    /// The real nodes named, held so that their ids are not reused while named.
-    held: Vec<GssNode>,
     /// Per LR state: the scratch node of the current closure holding it (valid iff the stamp
     /// matches).
     slot: Vec<(u32, u32)>,
@@ -92,7 +90,6 @@ impl Sim {
             max_nodes,
             reals: Vec::new(),
             real_index: AHashMap::new(),
-            held: Vec::new(),
             slot: vec![(0, 0); states],
             stamp: 0,
             ends: Vec::new(),
@@ -116,7 +113,7 @@ impl Sim {
         self.nodes.truncate(mark);
     }
 
-    /// The number of real GSS nodes named so far (at least the number of handles held).
+    /// The number of real GSS nodes named so far.
     pub(crate) fn real_len(&self) -> usize {
         self.real_index.len()
     }
@@ -126,7 +123,6 @@ impl Sim {
         self.nodes.clear();
         self.reals.clear();
         self.real_index.clear();
-        self.held.clear();
         self.cons.clear();
     }
 
@@ -288,7 +284,6 @@ impl Sim {
                 }
             };
             self.real_index.insert(top.id(), r);
-            self.held.push(top);
         }
         self.real_index[&n.id()]
     }
@@ -320,6 +315,15 @@ impl Sim {
         frontier: &[NodeRef],
         k: u32,
     ) -> Result<bool, SimBudget> {
+        // A top that shifts `k` directly answers without a closure.
+        if frontier.iter().any(|&f| {
+            tables
+                .actions_at(self.state_of(f), k)
+                .iter()
+                .any(|a| matches!(a, Action::Shift(_)))
+        }) {
+            return Ok(true);
+        }
         let mark = self.mark();
         let r = self.close(tables, frontier, k, true).map(|c| !c.is_empty());
         self.truncate(mark);
@@ -335,6 +339,27 @@ impl Sim {
         frontier: &[NodeRef],
         k: u32,
     ) -> Result<Frontier, SimBudget> {
+        // A lone top whose only actions on `k` are shifts (the deterministic case): no closure
+        // and no scratch copy (a copy of one node that no reduction reaches is that node).
+        if let [f] = *frontier {
+            let actions = tables.actions_at(self.state_of(f), k);
+            if actions
+                .iter()
+                .all(|a| matches!(a, Action::Shift(_) | Action::Accept))
+            {
+                let mut out: Frontier = SmallVec::new();
+                let first = self.nodes.len();
+                for a in actions {
+                    if let Action::Shift(to) = *a {
+                        if self.nodes[first..].iter().all(|n| n.state != to) {
+                            let i = self.push_node(to, f)?;
+                            out.push(NodeRef::Local(i));
+                        }
+                    }
+                }
+                return Ok(out);
+            }
+        }
         let shifts = self.close(tables, frontier, k, false)?;
         let mut out: Frontier = SmallVec::new();
         // One new node per target state, with an edge to every scratch node shifting into it.
