@@ -295,9 +295,10 @@ impl Dwa {
         // recent result (classes added and cleared). The estimates only choose; both give the
         // same words.
         let acc = &cache.acc;
-        let mut best = self.expansion.fresh_cost(acc);
+        let (mut best, complement) = self.expansion.fresh_cost(acc);
         let mut base = Base::Fresh;
-        if best > self.expansion.word_len() / 2 {
+        // A recent result is worth trying when the sparse walk is long.
+        if best > self.expansion.fresh_floor() + DELTA_WORTH {
             for k in 0..RECENT.min(cache.results.len()) {
                 let e = (cache.next_slot + cache.results.len() - 1 - k) % cache.results.len();
                 let c = self.expansion.delta_cost(&cache.results[e].1, acc);
@@ -308,9 +309,10 @@ impl Dwa {
             }
         }
         match base {
-            Base::Fresh => self
-                .expansion
-                .expand(acc, &self.run_start, &self.runs, words),
+            Base::Fresh => {
+                self.expansion
+                    .expand(acc, complement, &self.run_start, &self.runs, words)
+            }
             Base::Result(e) => {
                 let e = &cache.results[e];
                 words.copy_from_slice(&e.2);
@@ -339,7 +341,7 @@ impl Dwa {
     /// For profiling: the number of weights the last run used, and the estimated cost of a
     /// fresh expansion of its result.
     pub(crate) fn used_profile(&self, cache: &RunCache) -> (usize, usize) {
-        (cache.used.len(), self.expansion.fresh_cost(&cache.acc))
+        (cache.used.len(), self.expansion.fresh_cost(&cache.acc).0)
     }
 
     /// For profiling: blocks in the last run's result.
@@ -350,8 +352,10 @@ impl Dwa {
 
 /// Expanded results kept per thread.
 const RESULTS: usize = 64;
-/// The most recent of them tried as the base of a new expansion.
-const RECENT: usize = 8;
+/// The most recent of them tried as the base of a new expansion…
+const RECENT: usize = 4;
+/// …when a fresh expansion walks more than this many runs.
+const DELTA_WORTH: usize = 512;
 
 /// Where an expansion starts.
 #[derive(Debug)]

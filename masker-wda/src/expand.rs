@@ -43,8 +43,11 @@ pub(crate) struct Expansion {
     group_start: Vec<u32>,
     combos: Vec<u32>,
     /// Cost buckets for quick estimates: `buckets[k * set_words..]` holds the sparse classes
-    /// with `2^k..2^(k+1)` runs.
+    /// with runs in `BOUNDS[k]..BOUNDS[k + 1]`; `bucket_avg[k]` is their mean number of runs.
     buckets: Vec<u64>,
+    bucket_avg: [usize; BUCKETS],
+    /// Runs of all sparse classes.
+    sparse_runs: usize,
 }
 
 /// Bytes of the precomputed subset masks (all groups).
@@ -53,8 +56,10 @@ const COMBO_BUDGET: usize = 20 << 20;
 const MAX_BITS: usize = 10;
 /// The most groups: past that, dense classes stay sparse.
 const MAX_GROUPS: usize = 8;
-/// Cost buckets (2^20 runs is far past any class).
-const BUCKETS: usize = 21;
+/// Cost buckets: coarse, since popcounts over them are the estimate's cost.
+const BUCKETS: usize = 4;
+/// Their lower bounds in runs.
+const BOUNDS: [usize; BUCKETS] = [0, 3, 9, 33];
 
 impl Expansion {
     /// Derives the tables from per-class runs over `word_len` mask words; classes not in `live`
@@ -111,6 +116,8 @@ impl Expansion {
             group_start: Vec::new(),
             combos: Vec::new(),
             buckets: vec![0; BUCKETS * set_words],
+            bucket_avg: [0; BUCKETS],
+            sparse_runs: 0,
         };
         // Unit bitmaps, then every subset of each group.
         let mut unit_masks = vec![0u32; units * word_len];
@@ -122,14 +129,21 @@ impl Expansion {
             }
         }
         let all_sparse = (units - 1) * word_len;
+        let mut counts = [0usize; BUCKETS];
         for c in (0..classes).filter(|&c| is_live(c) && e.unit_of[c] == u32::MAX) {
             e.sparse[c / 64] |= 1 << (c % 64);
             let n = runs_of(c).len();
-            let k = (usize::BITS - 1 - n.max(1).leading_zeros()) as usize;
-            e.buckets[k.min(BUCKETS - 1) * set_words + c / 64] |= 1 << (c % 64);
+            let k = BOUNDS.iter().rposition(|&b| n >= b).unwrap_or(0);
+            e.buckets[k * set_words + c / 64] |= 1 << (c % 64);
+            e.bucket_avg[k] += n;
+            counts[k] += 1;
+            e.sparse_runs += n;
             for &(w, bits) in runs_of(c) {
                 unit_masks[all_sparse + w as usize] |= bits;
             }
+        }
+        for (avg, n) in e.bucket_avg.iter_mut().zip(counts) {
+            *avg /= n.max(1);
         }
         let mut start = 0u32;
         for g in 0..units.div_ceil(group) {
@@ -156,8 +170,9 @@ impl Expansion {
             + (self.unit_of.len() + self.group_start.len() + self.combos.len()) * 4
     }
 
-    pub(crate) fn word_len(&self) -> usize {
-        self.word_len
+    /// The cost of a fresh expansion that walks no sparse class.
+    pub(crate) fn fresh_floor(&self) -> usize {
+        self.group_start.len() * self.pass_cost()
     }
 
     /// What one pass over the mask words costs, in the units of a run's write.
@@ -175,40 +190,38 @@ impl Expansion {
         subsets
     }
 
-    /// Estimated sparse cost of `set` walked from the inside and from the outside.
-    fn sparse_sides(&self, set: &[u64]) -> (usize, usize) {
-        let (mut inside, mut outside) = (0usize, 0usize);
+    /// Estimated runs of the classes in `set ∩ mask`.
+    fn runs_in(&self, set: &[u64], mask: impl Fn(usize) -> u64) -> usize {
+        let mut runs = 0;
         for k in 0..BUCKETS {
             let b = &self.buckets[k * self.set_words..(k + 1) * self.set_words];
-            let (i, o) = set.iter().zip(b).fold((0, 0), |(i, o), (&s, &b)| {
-                (i + (s & b).count_ones(), o + (!s & b).count_ones())
-            });
-            inside += (i as usize) << k;
-            outside += (o as usize) << k;
+            let n: u32 = set
+                .iter()
+                .zip(b)
+                .enumerate()
+                .map(|(i, (&s, &b))| (s & b & mask(i)).count_ones())
+                .sum();
+            runs += n as usize * self.bucket_avg[k];
         }
-        (inside, outside)
+        runs
     }
 
-    /// Estimated cost of [`Expansion::expand`] on `set` (quick, within 2x).
-    pub(crate) fn fresh_cost(&self, set: &[u64]) -> usize {
-        let (inside, outside) = self.sparse_sides(set);
-        inside.min(outside) + self.group_start.len() * self.pass_cost()
+    /// Estimated cost of [`Expansion::expand`] on `set` (quick, rough), and whether the
+    /// sparse classes are best walked from the outside (the `complement` argument of
+    /// [`Expansion::expand`]).
+    pub(crate) fn fresh_cost(&self, set: &[u64]) -> (usize, bool) {
+        let inside = self.runs_in(set, |_| u64::MAX);
+        let outside = self.sparse_runs.saturating_sub(inside);
+        (
+            inside.min(outside) + self.group_start.len() * self.pass_cost(),
+            outside < inside,
+        )
     }
 
     /// Estimated cost of [`Expansion::apply_delta`] from `from` to `to`, the copy of the base
     /// included.
     pub(crate) fn delta_cost(&self, from: &[u64], to: &[u64]) -> usize {
-        let mut cost = 0usize;
-        for k in 0..BUCKETS {
-            let b = &self.buckets[k * self.set_words..(k + 1) * self.set_words];
-            let n: u32 = from
-                .iter()
-                .zip(to)
-                .zip(b)
-                .map(|((&f, &t), &b)| ((f ^ t) & b).count_ones())
-                .sum();
-            cost += (n as usize) << k;
-        }
+        let cost = self.runs_in(from, |i| !to[i]) + self.runs_in(to, |i| !from[i]);
         let (f, t) = (self.subsets(from), self.subsets(to));
         let changed = f.iter().zip(&t).filter(|(a, b)| a != b).count();
         cost + (changed + 1) * self.pass_cost()
@@ -257,16 +270,16 @@ impl Expansion {
     }
 
     /// Writes the members of the classes in `set` (a class bitset) into `words`, clearing every
-    /// other bit.
+    /// other bit. With `complement`, the sparse classes missing from `set` are walked (cleared
+    /// from every sparse token) instead of those in it: the same words, another cost.
     pub(crate) fn expand(
         &self,
         set: &[u64],
+        complement: bool,
         run_start: &[u32],
         runs: &[(u32, u32)],
         words: &mut [u32],
     ) {
-        let (inside, outside) = self.sparse_sides(set);
-        let complement = outside < inside;
         // The subset of each group: the set's dense classes, and the "every sparse token" unit
         // when the sparse classes are walked from the outside.
         let mut subsets = self.subsets(set);
@@ -441,8 +454,10 @@ mod tests {
             all.push(live.clone());
             let mut words = vec![0u32; word_len];
             for (i, set) in all.iter().enumerate() {
-                e.expand(set, &run_start, &runs, &mut words);
-                prop_assert_eq!(&words, &naive(set, &of, word_len));
+                for complement in [false, true] {
+                    e.expand(set, complement, &run_start, &runs, &mut words);
+                    prop_assert_eq!(&words, &naive(set, &of, word_len));
+                }
                 let next = &all[(i + 1) % all.len()];
                 e.apply_delta(set, next, &run_start, &runs, &mut words);
                 prop_assert_eq!(&words, &naive(next, &of, word_len));

@@ -172,7 +172,8 @@ pub struct MaskProfile {
     pub run_us: f64,
     /// Microseconds writing the mask words.
     pub expand_us: f64,
-    /// The same again, right after (tables in the CPU's caches), without the result cache.
+    /// The same again, the fastest of 20 (tables in the CPU's caches), without the result
+    /// cache.
     pub hot_expand_us: f64,
     /// Microseconds deciding end of sequence (the first time for this state: memoised after).
     pub eos_us: f64,
@@ -282,7 +283,14 @@ impl WdaMasker {
         let t3 = std::time::Instant::now();
         // The same expansion again, with the tables now in the CPU's caches (the result cache
         // is bypassed).
-        let hot = self.dwa.expand_uncached(cache, &mut words);
+        // The fastest of a few: the expansion's own cost, tables in the CPU's caches.
+        let mut hot = self.dwa.expand_uncached(cache, &mut words);
+        let mut hot_us = f64::MAX;
+        for _ in 0..20 {
+            let t = std::time::Instant::now();
+            hot = self.dwa.expand_uncached(cache, &mut words);
+            hot_us = hot_us.min(t.elapsed().as_secs_f64() * 1e6);
+        }
         let t4 = std::time::Instant::now();
         let _ = std::hint::black_box(state.is_accepting());
         let t5 = std::time::Instant::now();
@@ -290,7 +298,7 @@ impl WdaMasker {
         MaskProfile {
             run_us: (t1 - t0).as_secs_f64() * 1e6,
             expand_us: (t3 - t2).as_secs_f64() * 1e6,
-            hot_expand_us: (t4 - t3).as_secs_f64() * 1e6,
+            hot_expand_us: hot_us,
             eos_us: (t5 - t4).as_secs_f64() * 1e6,
             base: format!("{hot:?}"),
             pairs: cache.pairs,
