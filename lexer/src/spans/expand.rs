@@ -25,8 +25,11 @@ use crate::TokenId;
 /// Classes per group of big classes: a group keeps `2^GROUP - 1` masks.
 const GROUP: usize = 4;
 /// The most big classes: the pass reads at most `MAX_BIG / GROUP` group masks plus one.
-pub(super) const MAX_BIG: usize = 16;
-/// A class is big only if its members fall in at least `max(words / 64, 8)` words: below
+pub(super) const MAX_BIG: usize = 32;
+/// The most bytes of group masks (each group keeps 15 masks of the vocabulary's words): 4 MiB
+/// allows all [`MAX_BIG`] classes for vocabularies up to 262k tokens.
+const MAX_GROUP_BYTES: usize = 4 << 20;
+/// A class is big only if its members fall in at least `max(words / 256, 8)` words: below
 /// that, scattering its runs costs less than reading its group's mask.
 const MIN_BIG_RUNS: u32 = 8;
 const NOT_BIG: u8 = u8::MAX;
@@ -36,6 +39,8 @@ const NOT_BIG: u8 = u8::MAX;
 struct Group {
     /// Its classes: subset bit `j` is `classes[j]`.
     classes: Vec<u32>,
+    /// The runs (words) of each class.
+    runs: Vec<u32>,
     /// `masks[(s - 1) * words..s * words]` is the union of subset `s`'s classes.
     masks: Vec<u32>,
 }
@@ -47,11 +52,18 @@ pub(super) struct Patterns {
     groups: Vec<Group>,
     /// Per class: `group * GROUP + bit` for a big class, [`NOT_BIG`] otherwise.
     big: Vec<u8>,
-    /// The small classes, in the layout of [`ClassSet::words`].
-    small: Vec<u64>,
-    small_len: usize,
-    /// Per small class `c`: its runs `runs[run_start[c]..run_start[c + 1]]` (empty for a big
-    /// class), as `(word index, bits)`.
+    /// The small classes whose members are in one word, and those in several, in the layout
+    /// of [`ClassSet::words`]; how many of each; the runs of the latter.
+    single: Vec<u64>,
+    multi: Vec<u64>,
+    single_len: u64,
+    multi_len: u64,
+    multi_runs: u64,
+    /// Per class `c` with members in one word: `(word index, bits)`.
+    single_run: Vec<(u32, u32)>,
+    /// Per class `c` with members in several words (big ones included): its runs
+    /// `runs[run_start[c]..run_start[c + 1]]` (empty for other classes), as `(word index,
+    /// bits)`.
     run_start: Vec<u32>,
     runs: Vec<(u32, u32)>,
     /// Every text token's bit; every big class's; every small class's.
@@ -68,6 +80,9 @@ pub(super) struct Patterns {
 struct Plan {
     /// Per group, the subset of its classes in the set.
     subsets: [u8; MAX_BIG / GROUP],
+    /// Bit `g`: group `g`'s mask is read in the pass; otherwise the runs of its present (or,
+    /// with `big_missing`, missing) classes are scattered.
+    streamed: u8,
     /// Start from every big class and clear the missing ones (else OR the present ones).
     big_missing: bool,
     /// Start from every small class and clear the missing ones (else OR the present ones).
@@ -80,7 +95,7 @@ impl Patterns {
     /// The patterns of the classes `members[member_start[c]..member_start[c + 1]]` (ascending
     /// ids) over a vocabulary of `vocab_len` ids.
     pub(super) fn new(vocab_len: usize, member_start: &[u32], members: &[TokenId]) -> Patterns {
-        let min_runs = MIN_BIG_RUNS.max((vocab_len.div_ceil(32) / 64) as u32);
+        let min_runs = MIN_BIG_RUNS.max((vocab_len.div_ceil(32) / 256) as u32);
         Patterns::with_big(vocab_len, member_start, members, min_runs, MAX_BIG)
     }
 
@@ -115,20 +130,26 @@ impl Patterns {
             .collect();
         // The most runs first (ties: lower class), so groups hold classes of like size.
         big_classes.sort_by_key(|&c| (std::cmp::Reverse(run_count[c]), c));
-        big_classes.truncate(max_big.min(MAX_BIG));
+        let per_group = ((1 << GROUP) - 1) * word_len * 4;
+        let max_groups = MAX_GROUP_BYTES / per_group.max(1);
+        big_classes.truncate(max_big.min(MAX_BIG).min(max_groups * GROUP));
 
         let mut p = Patterns {
             word_len,
             groups: Vec::new(),
             big: vec![NOT_BIG; class_len],
-            small: vec![0; class_len.div_ceil(64)],
-            small_len: class_len - big_classes.len(),
+            single: vec![0; class_len.div_ceil(64)],
+            multi: vec![0; class_len.div_ceil(64)],
+            single_len: 0,
+            multi_len: 0,
+            multi_runs: 0,
+            single_run: vec![(0, 0); class_len],
             run_start: Vec::with_capacity(class_len + 1),
             runs: Vec::new(),
             all: vec![0; word_len],
             all_big: vec![0; word_len],
             all_small: vec![0; word_len],
-            pass_cost: (word_len as u64 / 32).max(1),
+            pass_cost: (word_len as u64 / 24).max(1),
         };
         for (i, &c) in big_classes.iter().enumerate() {
             p.big[c] = i as u8;
@@ -159,21 +180,34 @@ impl Patterns {
             }
             p.groups.push(Group {
                 classes: chunk.iter().map(|&c| c as u32).collect(),
+                runs: chunk.iter().map(|&c| run_count[c]).collect(),
                 masks,
             });
         }
         p.run_start.push(0);
         for c in 0..class_len {
-            if p.big[c] == NOT_BIG {
-                p.small[c / 64] |= 1 << (c % 64);
-                let start = p.runs.len();
+            let start = p.runs.len();
+            {
                 for t in class_members(c) {
                     let (w, bit) = (t.as_u32() / 32, 1u32 << (t.as_u32() % 32));
-                    p.all_small[w as usize] |= bit;
+                    if p.big[c] == NOT_BIG {
+                        p.all_small[w as usize] |= bit;
+                    }
                     match p.runs[start..].last_mut() {
                         Some((lw, bits)) if *lw == w => *bits |= bit,
                         _ => p.runs.push((w, bit)),
                     }
+                }
+                if p.big[c] != NOT_BIG {
+                    // Runs kept for sets with few of its group's classes.
+                } else if p.runs.len() - start == 1 {
+                    p.single_run[c] = p.runs.pop().unwrap_or((0, 0));
+                    p.single[c / 64] |= 1 << (c % 64);
+                    p.single_len += 1;
+                } else {
+                    p.multi[c / 64] |= 1 << (c % 64);
+                    p.multi_len += 1;
+                    p.multi_runs += (p.runs.len() - start) as u64;
                 }
             }
             p.run_start.push(p.runs.len() as u32);
@@ -195,39 +229,65 @@ impl Patterns {
     fn plan(&self, classes: &ClassSet) -> Plan {
         let set = classes.words();
         let mut subsets = [0u8; MAX_BIG / GROUP];
-        // Passes: ORing the present big classes needs one per group with some present;
-        // clearing the missing ones, one per group with some missing plus the base.
-        let (mut present_passes, mut missing_passes) = (0u64, 1u64);
+        // Per group, reading its mask costs a pass; scattering its present classes (or, when
+        // clearing from every big class, its missing ones) costs their runs.
+        let (mut present_cost, mut missing_cost) = (0u64, self.pass_cost);
+        let (mut present_streamed, mut missing_streamed) = (0u8, 0u8);
         for (g, group) in self.groups.iter().enumerate() {
-            let mut s = 0u8;
-            for (j, &c) in group.classes.iter().enumerate() {
-                s |= (((set[c as usize / 64] >> (c % 64)) & 1) as u8) << j;
+            let (mut s, mut present_runs, mut missing_runs) = (0u8, 0u64, 0u64);
+            for (j, (&c, &runs)) in group.classes.iter().zip(&group.runs).enumerate() {
+                let bit = (set[c as usize / 64] >> (c % 64)) & 1;
+                s |= (bit as u8) << j;
+                present_runs += bit * u64::from(runs);
+                missing_runs += (1 - bit) * u64::from(runs);
             }
             subsets[g] = s;
-            present_passes += u64::from(s != 0);
-            missing_passes += u64::from(s != (1 << group.classes.len()) - 1);
+            if present_runs > self.pass_cost {
+                present_streamed |= 1 << g;
+            }
+            present_cost += present_runs.min(self.pass_cost);
+            if missing_runs > self.pass_cost {
+                missing_streamed |= 1 << g;
+            }
+            missing_cost += missing_runs.min(self.pass_cost);
         }
-        let present_small = set
-            .iter()
-            .zip(&self.small)
-            .map(|(&s, &m)| u64::from((s & m).count_ones()))
-            .sum::<u64>();
-        let missing_small = self.small_len as u64 - present_small;
+        let (mut present_single, mut present_multi) = (0u64, 0u64);
+        for ((&s, &single), &multi) in set.iter().zip(&self.single).zip(&self.multi) {
+            present_single += u64::from((s & single).count_ones());
+            present_multi += u64::from((s & multi).count_ones());
+        }
+        // Runs of the multi-word classes, estimated from their mean.
+        let runs = |single: u64, multi: u64| {
+            single
+                + (multi * self.multi_runs)
+                    .checked_div(self.multi_len)
+                    .unwrap_or(0)
+        };
+        let present_small = runs(present_single, present_multi);
+        let missing_small = runs(
+            self.single_len - present_single,
+            self.multi_len - present_multi,
+        );
         // Clearing missing small classes needs every small class's bits in the pass: an extra
         // source unless the base is every class's.
         let options = [
-            (false, false, present_passes, present_small),
-            (false, true, present_passes + 1, missing_small),
-            (true, false, missing_passes, present_small),
-            (true, true, missing_passes, missing_small),
+            (false, false, present_cost + present_small),
+            (false, true, present_cost + self.pass_cost + missing_small),
+            (true, false, missing_cost + present_small),
+            (true, true, missing_cost + missing_small),
         ];
         let (big_missing, small_missing, cost) = options
             .iter()
-            .map(|&(b, s, passes, runs)| (b, s, passes * self.pass_cost + runs))
+            .copied()
             .min_by_key(|o| o.2)
             .unwrap_or((false, false, 0));
         Plan {
             subsets,
+            streamed: if big_missing {
+                missing_streamed
+            } else {
+                present_streamed
+            },
             big_missing,
             small_missing,
             cost,
@@ -241,7 +301,7 @@ impl Patterns {
         if plan.big_missing {
             for (g, group) in self.groups.iter().enumerate() {
                 let missing = !plan.subsets[g] as usize & ((1 << group.classes.len()) - 1);
-                if missing != 0 {
+                if plan.streamed & (1 << g) != 0 {
                     sources[n] = &group.masks[(missing - 1) * wl..missing * wl];
                     n += 1;
                 }
@@ -255,7 +315,7 @@ impl Patterns {
         } else {
             for (g, group) in self.groups.iter().enumerate() {
                 let present = plan.subsets[g] as usize;
-                if present != 0 {
+                if plan.streamed & (1 << g) != 0 {
                     sources[n] = &group.masks[(present - 1) * wl..present * wl];
                     n += 1;
                 }
@@ -265,6 +325,26 @@ impl Patterns {
                 n += 1;
             }
             combine(words, &sources[..n], &[]);
+        }
+        // The groups not streamed: their present (missing) classes, from their runs.
+        for (g, group) in self.groups.iter().enumerate() {
+            if plan.streamed & (1 << g) == 0 {
+                let subset = plan.subsets[g];
+                for (j, &c) in group.classes.iter().enumerate() {
+                    let present = subset & (1 << j) != 0;
+                    if present != plan.big_missing {
+                        let runs = &self.runs[self.run_start[c as usize] as usize
+                            ..self.run_start[c as usize + 1] as usize];
+                        for &(w, bits) in runs {
+                            if present {
+                                words[w as usize] |= bits;
+                            } else {
+                                words[w as usize] &= !bits;
+                            }
+                        }
+                    }
+                }
+            }
         }
         let set = classes.words();
         if plan.small_missing {
@@ -283,8 +363,17 @@ impl Patterns {
         words: &mut [u32],
         op: impl Fn(&mut u32, u32),
     ) {
-        for (i, (&s, &small)) in set.iter().zip(&self.small).enumerate() {
-            let mut b = pick(s) & small;
+        for (i, ((&s, &single), &multi)) in
+            set.iter().zip(&self.single).zip(&self.multi).enumerate()
+        {
+            let s = pick(s);
+            let mut b = s & single;
+            while b != 0 {
+                let (w, bits) = self.single_run[i * 64 + b.trailing_zeros() as usize];
+                b &= b - 1;
+                op(&mut words[w as usize], bits);
+            }
+            let mut b = s & multi;
             while b != 0 {
                 let c = i * 64 + b.trailing_zeros() as usize;
                 b &= b - 1;
@@ -368,17 +457,20 @@ impl Patterns {
     /// The cost of toggling each of `classes`, in scattered runs.
     fn cost_of(&self, classes: impl Iterator<Item = usize>) -> u64 {
         classes
-            .map(|c| match self.big[c] {
-                NOT_BIG => u64::from(self.run_start[c + 1] - self.run_start[c]),
-                _ => self.pass_cost,
-            })
+            .map(|c| u64::from(self.run_start[c + 1] - self.run_start[c]).clamp(1, self.pass_cost))
             .sum()
     }
 
     /// Flips the bits of class `c`'s members.
     fn toggle(&self, c: usize, words: &mut [u32]) {
         match self.big[c] {
-            NOT_BIG => {
+            NOT_BIG if self.single[c / 64] & (1 << (c % 64)) != 0 => {
+                let (w, bits) = self.single_run[c];
+                words[w as usize] ^= bits;
+            }
+            slot if slot == NOT_BIG
+                || u64::from(self.run_start[c + 1] - self.run_start[c]) <= self.pass_cost =>
+            {
                 for &(w, bits) in
                     &self.runs[self.run_start[c] as usize..self.run_start[c + 1] as usize]
                 {
@@ -403,7 +495,8 @@ impl Patterns {
             .sum::<usize>()
             + self.groups.capacity() * std::mem::size_of::<Group>()
             + self.big.capacity()
-            + self.small.capacity() * 8
+            + (self.single.capacity() + self.multi.capacity()) * 8
+            + self.single_run.capacity() * 8
             + self.run_start.capacity() * 4
             + self.runs.capacity() * 8
             + (self.all.capacity() + self.all_big.capacity() + self.all_small.capacity()) * 4
@@ -431,75 +524,84 @@ fn combine_avx2(words: &mut [u32], pos: &[&[u32]], neg: &[&[u32]]) {
     combine_portable(words, pos, neg);
 }
 
-/// [`combine`] with one loop per source count, so that each loop reads every source once and
-/// vectorises (slices cut to one length so that the bounds checks go).
+/// One vectorisable loop over the words: `$i` indexes `$words` and every named source, cut to
+/// one length so that the bounds checks go.
+macro_rules! pass {
+    ($words:ident, |$i:ident| $value:expr, $($s:ident),*) => {{
+        let n = $words.len();
+        $(let $s = &$s[..n];)*
+        for $i in 0..n {
+            $words[$i] = $value;
+        }
+    }};
+}
+
+/// [`combine`] with one loop per source count up to 5 ORed or 4 cleared sources (each loop
+/// reads every source once), and further passes over the words for more.
 #[inline(always)]
 fn combine_portable(words: &mut [u32], pos: &[&[u32]], neg: &[&[u32]]) {
-    let n = words.len();
-    match (pos, neg) {
-        ([], _) => words.fill(0),
-        ([a], []) => words.copy_from_slice(a),
-        ([a, b], []) => {
-            let (a, b) = (&a[..n], &b[..n]);
-            for i in 0..n {
-                words[i] = a[i] | b[i];
+    let rest = if let ([a], false) = (pos, neg.is_empty()) {
+        // One source to clear others from: fused in one loop.
+        let (first, rest) = neg.split_at(neg.len().min(4));
+        match first {
+            [x] => pass!(words, |i| a[i] & !x[i], a, x),
+            [x, y] => pass!(words, |i| a[i] & !(x[i] | y[i]), a, x, y),
+            [x, y, z] => pass!(words, |i| a[i] & !(x[i] | y[i] | z[i]), a, x, y, z),
+            [x, y, z, u] => {
+                pass!(
+                    words,
+                    |i| a[i] & !(x[i] | y[i] | z[i] | u[i]),
+                    a,
+                    x,
+                    y,
+                    z,
+                    u
+                )
+            }
+            _ => unreachable!("1 to 4 sources"),
+        }
+        rest
+    } else {
+        let (first, more) = pos.split_at(pos.len().min(5));
+        match first {
+            [] => {
+                words.fill(0);
+                return;
+            }
+            [a] => words.copy_from_slice(a),
+            [a, b] => pass!(words, |i| a[i] | b[i], a, b),
+            [a, b, c] => pass!(words, |i| a[i] | b[i] | c[i], a, b, c),
+            [a, b, c, d] => pass!(words, |i| a[i] | b[i] | c[i] | d[i], a, b, c, d),
+            [a, b, c, d, e] => {
+                pass!(words, |i| a[i] | b[i] | c[i] | d[i] | e[i], a, b, c, d, e)
+            }
+            _ => unreachable!("0 to 5 sources"),
+        }
+        for chunk in more.chunks(4) {
+            match chunk {
+                [a] => pass!(words, |i| words[i] | a[i], a),
+                [a, b] => pass!(words, |i| words[i] | a[i] | b[i], a, b),
+                [a, b, c] => pass!(words, |i| words[i] | a[i] | b[i] | c[i], a, b, c),
+                [a, b, c, d] => pass!(words, |i| words[i] | a[i] | b[i] | c[i] | d[i], a, b, c, d),
+                _ => unreachable!("chunks of 1 to 4"),
             }
         }
-        ([a, b, c], []) => {
-            let (a, b, c) = (&a[..n], &b[..n], &c[..n]);
-            for i in 0..n {
-                words[i] = a[i] | b[i] | c[i];
-            }
-        }
-        ([a, b, c, d], []) => {
-            let (a, b, c, d) = (&a[..n], &b[..n], &c[..n], &d[..n]);
-            for i in 0..n {
-                words[i] = a[i] | b[i] | c[i] | d[i];
-            }
-        }
-        ([a, b, c, d, e], []) => {
-            let (a, b, c, d, e) = (&a[..n], &b[..n], &c[..n], &d[..n], &e[..n]);
-            for i in 0..n {
-                words[i] = a[i] | b[i] | c[i] | d[i] | e[i];
-            }
-        }
-        ([a], [x]) => {
-            let (a, x) = (&a[..n], &x[..n]);
-            for i in 0..n {
-                words[i] = a[i] & !x[i];
-            }
-        }
-        ([a], [x, y]) => {
-            let (a, x, y) = (&a[..n], &x[..n], &y[..n]);
-            for i in 0..n {
-                words[i] = a[i] & !(x[i] | y[i]);
-            }
-        }
-        ([a], [x, y, z]) => {
-            let (a, x, y, z) = (&a[..n], &x[..n], &y[..n], &z[..n]);
-            for i in 0..n {
-                words[i] = a[i] & !(x[i] | y[i] | z[i]);
-            }
-        }
-        ([a], [x, y, z, u]) => {
-            let (a, x, y, z, u) = (&a[..n], &x[..n], &y[..n], &z[..n], &u[..n]);
-            for i in 0..n {
-                words[i] = a[i] & !(x[i] | y[i] | z[i] | u[i]);
-            }
-        }
-        ([a, rest @ ..], _) => {
-            // More sources than any plan uses: correct, in several passes.
-            words.copy_from_slice(a);
-            for s in rest {
-                for (w, &x) in words.iter_mut().zip(*s) {
-                    *w |= x;
-                }
-            }
-            for s in neg {
-                for (w, &x) in words.iter_mut().zip(*s) {
-                    *w &= !x;
-                }
-            }
+        neg
+    };
+    for chunk in rest.chunks(4) {
+        match chunk {
+            [x] => pass!(words, |i| words[i] & !x[i], x),
+            [x, y] => pass!(words, |i| words[i] & !(x[i] | y[i]), x, y),
+            [x, y, z] => pass!(words, |i| words[i] & !(x[i] | y[i] | z[i]), x, y, z),
+            [x, y, z, u] => pass!(
+                words,
+                |i| words[i] & !(x[i] | y[i] | z[i] | u[i]),
+                x,
+                y,
+                z,
+                u
+            ),
+            _ => unreachable!("chunks of 1 to 4"),
         }
     }
 }
@@ -656,7 +758,7 @@ mod tests {
         let (member_start, members) = layout(&classes);
         let p = Patterns::with_big(330, &member_start, &members, 2, 1);
         assert_eq!(p.big, [0, NOT_BIG, NOT_BIG]);
-        assert_eq!(p.small_len, 2);
+        assert_eq!((p.single_len, p.multi_len, p.multi_runs), (1, 1, 2));
         let mut cache = ExpandCache::with_capacity(2);
         for subset in 0u32..8 {
             let mut set = ClassSet::new(3);
@@ -718,11 +820,11 @@ mod tests {
                 .map(|i| (i + 1).wrapping_mul(0x9e37_79b9).rotate_left(k * 7) ^ k)
                 .collect()
         };
-        let sources: Vec<Vec<u32>> = (0..7).map(source).collect();
+        let sources: Vec<Vec<u32>> = (0..20).map(source).collect();
         let refs: Vec<&[u32]> = sources.iter().map(|s| &s[..]).collect();
-        let mut shapes: Vec<(usize, usize)> = (0..=6).map(|p| (p, 0)).collect();
-        shapes.extend((1..=5).map(|k| (1, k)));
-        shapes.push((2, 1));
+        let mut shapes: Vec<(usize, usize)> = (0..=10).map(|p| (p, 0)).collect();
+        shapes.extend((1..=10).map(|k| (1, k)));
+        shapes.extend([(2, 1), (3, 5), (7, 9)]);
         for (p, k) in shapes {
             let (pos, neg) = (&refs[..p], &refs[p..p + k]);
             let want: Vec<u32> = (0..n)
