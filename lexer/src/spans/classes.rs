@@ -121,8 +121,10 @@ impl TokenClasses {
     /// other bit cleared (special tokens and EOS too: the caller sets EOS afterwards). Token
     /// `t` is bit `t % 32` of word `t / 32`, the layout of `munch_glr::mask::TokenMask`.
     ///
-    /// Costs a copy of the words plus the precomputed word patterns of the classes in the set
-    /// or, when that is cheaper, of those not in it.
+    /// Costs about one vectorised pass over the words, ORing or clearing the precomputed
+    /// masks of the few largest classes (at most one mask per group of 4 of them), plus one
+    /// store per word of each smaller class in the set or, when that is cheaper, of each
+    /// smaller class not in it (see `spans/expand.rs`).
     ///
     /// # Panics
     /// If `words.len()` is not [`word_len`](TokenClasses::word_len) or `classes` is not over

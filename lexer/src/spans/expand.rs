@@ -3,21 +3,25 @@
 //! A mask has `vocab_len / 32` words (4,008 for Llama 3): writing them is most of the budget,
 //! so the work per set is kept to one vectorised pass plus a few scattered stores.
 //!
-//! - **Big classes** (the few, at most [`MAX_BIG`], whose members fall in the most words: in a
-//!   real vocabulary they hold 85–95% of the tokens) are put in *groups* of [`GROUP`]; each
-//!   group keeps the union mask of every non-empty subset of its classes (15 masks of the
-//!   vocabulary's words). A set's big classes are then one precomputed mask per group, and the
-//!   pass ORs those masks together (or, when the set holds most of them, clears the masks of
-//!   the missing ones from the mask of every big class).
+//! - **Big classes** (at most [`MAX_BIG`], the classes whose members fall in the most words:
+//!   in a real vocabulary they hold 90–99% of the tokens) are put in *groups* of [`GROUP`]
+//!   (largest first); each group keeps the union mask of every non-empty subset of its classes
+//!   (15 masks of the vocabulary's words). A set's big classes are then at most one
+//!   precomputed mask per group, and the pass ORs those masks together (or, when the set holds
+//!   most of them, clears the masks of the missing ones from the mask of every big class). A
+//!   group whose present (missing) classes fall in fewer words than a pass costs is scattered
+//!   from their runs instead, and a group wholly out of (in) the set costs nothing.
 //! - **Small classes** (all others: in a real vocabulary mostly classes of one to a few tokens)
-//!   keep their `(word, bits)` runs and are scattered after the pass: ORed in when the set holds
-//!   fewer of them than it lacks, otherwise the pass starts from every small class's bits and
-//!   the missing ones are cleared.
+//!   keep their `(word, bits)` runs (inline for the classes in one word) and are scattered
+//!   after the pass: ORed in when the set holds fewer of their runs than it lacks, otherwise
+//!   the pass starts from every small class's bits and the missing ones are cleared.
 //!
-//! Which of the four combinations runs is decided per set from the number of passes each needs
-//! (groups wholly out of the set, or wholly in, need none) and popcounts of the set's words.
-//! The pass is compiled twice, portable and with AVX2 (picked at run time), because its speed
-//! is the load and store width.
+//! The plan is priced per set from the set's bits of the big classes and popcounts of its
+//! words, never by walking its members. The pass is compiled twice, portable and with AVX2
+//! (picked at run time), because its speed is the load and store width.
+//!
+//! What this cannot make cheap: a set that holds about half of many small classes (random
+//! sets over Java's thousands of one-token classes) needs one scattered store per class.
 
 use super::ClassSet;
 use crate::TokenId;
@@ -26,9 +30,10 @@ use crate::TokenId;
 const GROUP: usize = 4;
 /// The most big classes: the pass reads at most `MAX_BIG / GROUP` group masks plus one.
 pub(super) const MAX_BIG: usize = 32;
-/// The most bytes of group masks (each group keeps 15 masks of the vocabulary's words): 4 MiB
-/// allows all [`MAX_BIG`] classes for vocabularies up to 262k tokens.
-const MAX_GROUP_BYTES: usize = 4 << 20;
+/// The most bytes of group masks (each group keeps 15 masks of the vocabulary's words): 2 MiB
+/// holds all [`MAX_BIG`] classes up to 140k tokens (Llama 3: 1.8 MiB), 16 at 262k (Gemma 3,
+/// whose 8 largest classes hold 98% of its tokens already).
+const MAX_GROUP_BYTES: usize = 2 << 20;
 /// A class is big only if its members fall in at least `max(words / 256, 8)` words: below
 /// that, scattering its runs costs less than reading its group's mask.
 const MIN_BIG_RUNS: u32 = 8;
