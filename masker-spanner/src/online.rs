@@ -87,6 +87,7 @@ impl Online {
     /// from [`Online::real`] are stale).
     pub(crate) fn start_mask(&mut self) -> bool {
         if self.sim.mark() > MAX_ARENA
+            || self.steps.len() > MAX_ARENA
             || self.frontiers.len() > MAX_ARENA / 4
             || self.sim.real_len() > MAX_ARENA / 4
         {
