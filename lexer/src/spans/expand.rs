@@ -150,7 +150,7 @@ impl Patterns {
             multi_runs: 0,
             single_run: vec![(0, 0); class_len],
             run_start: Vec::with_capacity(class_len + 1),
-            runs: Vec::new(),
+            runs: Vec::with_capacity(run_count.iter().map(|&r| r as usize).sum()),
             all: vec![0; word_len],
             all_big: vec![0; word_len],
             all_small: vec![0; word_len],
@@ -511,6 +511,12 @@ impl Patterns {
 /// `words = (pos[0] | pos[1] | …) & !(neg[0] | neg[1] | …)` (all zero without `pos`), every
 /// slice as long as `words`: the one pass of an expansion.
 fn combine(words: &mut [u32], pos: &[&[u32]], neg: &[&[u32]]) {
+    // A fill or a copy is best left to the C library's memset and memcpy.
+    match (pos, neg) {
+        ([], _) => return words.fill(0),
+        ([a], []) => return words.copy_from_slice(a),
+        _ => {}
+    }
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx2") {
