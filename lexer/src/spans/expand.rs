@@ -44,8 +44,10 @@ const NOT_BIG: u8 = u8::MAX;
 struct Group {
     /// Its classes: subset bit `j` is `classes[j]`.
     classes: Vec<u32>,
-    /// The runs (words) of each class.
-    runs: Vec<u32>,
+    /// The runs (words) of the classes of each subset.
+    subset_runs: [u32; 1 << GROUP],
+    /// The subset of all its classes.
+    full: u8,
     /// `masks[(s - 1) * words..s * words]` is the union of subset `s`'s classes.
     masks: Vec<u32>,
 }
@@ -57,6 +59,8 @@ pub(super) struct Patterns {
     groups: Vec<Group>,
     /// Per class: `group * GROUP + bit` for a big class, [`NOT_BIG`] otherwise.
     big: Vec<u8>,
+    /// The big classes, group by group.
+    big_classes: Vec<u32>,
     /// The small classes whose members are in one word, and those in several, in the layout
     /// of [`ClassSet::words`]; how many of each; the runs of the latter.
     single: Vec<u64>,
@@ -64,6 +68,8 @@ pub(super) struct Patterns {
     single_len: u64,
     multi_len: u64,
     multi_runs: u64,
+    /// The mean runs of a multi-word small class, times 256.
+    multi_mean: u64,
     /// Per class `c` with members in one word: `(word index, bits)`.
     single_run: Vec<(u32, u32)>,
     /// Per class `c` with members in several words (big ones included): its runs
@@ -143,11 +149,13 @@ impl Patterns {
             word_len,
             groups: Vec::new(),
             big: vec![NOT_BIG; class_len],
+            big_classes: big_classes.iter().map(|&c| c as u32).collect(),
             single: vec![0; class_len.div_ceil(64)],
             multi: vec![0; class_len.div_ceil(64)],
             single_len: 0,
             multi_len: 0,
             multi_runs: 0,
+            multi_mean: 0,
             single_run: vec![(0, 0); class_len],
             run_start: Vec::with_capacity(class_len + 1),
             runs: Vec::with_capacity(run_count.iter().map(|&r| r as usize).sum()),
@@ -183,9 +191,17 @@ impl Patterns {
             for (a, &m) in p.all_big.iter_mut().zip(&masks[(subsets - 1) * word_len..]) {
                 *a |= m;
             }
+            let mut subset_runs = [0u32; 1 << GROUP];
+            for (s, runs) in subset_runs.iter_mut().enumerate() {
+                *runs = (0..chunk.len())
+                    .filter(|j| s & (1 << j) != 0)
+                    .map(|j| run_count[chunk[j]])
+                    .sum();
+            }
             p.groups.push(Group {
                 classes: chunk.iter().map(|&c| c as u32).collect(),
-                runs: chunk.iter().map(|&c| run_count[c]).collect(),
+                subset_runs,
+                full: subsets as u8,
                 masks,
             });
         }
@@ -217,6 +233,7 @@ impl Patterns {
             }
             p.run_start.push(p.runs.len() as u32);
         }
+        p.multi_mean = (p.multi_runs << 8).checked_div(p.multi_len).unwrap_or(0);
         for ((a, &b), &s) in p.all.iter_mut().zip(&p.all_big).zip(&p.all_small) {
             *a = b | s;
         }
@@ -238,15 +255,15 @@ impl Patterns {
         // clearing from every big class, its missing ones) costs their runs.
         let (mut present_cost, mut missing_cost) = (0u64, self.pass_cost);
         let (mut present_streamed, mut missing_streamed) = (0u8, 0u8);
+        let mut bits = 0u32;
+        for (i, &c) in self.big_classes.iter().enumerate() {
+            bits |= (((set[c as usize / 64] >> (c % 64)) & 1) as u32) << i;
+        }
         for (g, group) in self.groups.iter().enumerate() {
-            let (mut s, mut present_runs, mut missing_runs) = (0u8, 0u64, 0u64);
-            for (j, (&c, &runs)) in group.classes.iter().zip(&group.runs).enumerate() {
-                let bit = (set[c as usize / 64] >> (c % 64)) & 1;
-                s |= (bit as u8) << j;
-                present_runs += bit * u64::from(runs);
-                missing_runs += (1 - bit) * u64::from(runs);
-            }
+            let s = (bits >> (g * GROUP)) as u8 & group.full;
             subsets[g] = s;
+            let present_runs = u64::from(group.subset_runs[s as usize]);
+            let missing_runs = u64::from(group.subset_runs[(group.full & !s) as usize]);
             if present_runs > self.pass_cost {
                 present_streamed |= 1 << g;
             }
@@ -262,12 +279,7 @@ impl Patterns {
             present_multi += u64::from((s & multi).count_ones());
         }
         // Runs of the multi-word classes, estimated from their mean.
-        let runs = |single: u64, multi: u64| {
-            single
-                + (multi * self.multi_runs)
-                    .checked_div(self.multi_len)
-                    .unwrap_or(0)
-        };
+        let runs = |single: u64, multi: u64| single + ((multi * self.multi_mean) >> 8);
         let present_small = runs(present_single, present_multi);
         let missing_small = runs(
             self.single_len - present_single,
@@ -305,7 +317,7 @@ impl Patterns {
         let mut n = 0;
         if plan.big_missing {
             for (g, group) in self.groups.iter().enumerate() {
-                let missing = !plan.subsets[g] as usize & ((1 << group.classes.len()) - 1);
+                let missing = (group.full & !plan.subsets[g]) as usize;
                 if plan.streamed & (1 << g) != 0 {
                     sources[n] = &group.masks[(missing - 1) * wl..missing * wl];
                     n += 1;
@@ -334,18 +346,21 @@ impl Patterns {
         // The groups not streamed: their present (missing) classes, from their runs.
         for (g, group) in self.groups.iter().enumerate() {
             if plan.streamed & (1 << g) == 0 {
-                let subset = plan.subsets[g];
-                for (j, &c) in group.classes.iter().enumerate() {
-                    let present = subset & (1 << j) != 0;
-                    if present != plan.big_missing {
-                        let runs = &self.runs[self.run_start[c as usize] as usize
-                            ..self.run_start[c as usize + 1] as usize];
-                        for &(w, bits) in runs {
-                            if present {
-                                words[w as usize] |= bits;
-                            } else {
-                                words[w as usize] &= !bits;
-                            }
+                let mut todo = if plan.big_missing {
+                    group.full & !plan.subsets[g]
+                } else {
+                    plan.subsets[g]
+                };
+                while todo != 0 {
+                    let c = group.classes[todo.trailing_zeros() as usize] as usize;
+                    todo &= todo - 1;
+                    let runs =
+                        &self.runs[self.run_start[c] as usize..self.run_start[c + 1] as usize];
+                    for &(w, bits) in runs {
+                        if plan.big_missing {
+                            words[w as usize] &= !bits;
+                        } else {
+                            words[w as usize] |= bits;
                         }
                     }
                 }
@@ -500,6 +515,7 @@ impl Patterns {
             .sum::<usize>()
             + self.groups.capacity() * std::mem::size_of::<Group>()
             + self.big.capacity()
+            + self.big_classes.capacity() * 4
             + (self.single.capacity() + self.multi.capacity()) * 8
             + self.single_run.capacity() * 8
             + self.run_start.capacity() * 4
