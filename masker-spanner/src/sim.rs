@@ -158,7 +158,12 @@ impl Sim {
                                 match self.canon[j as usize - mark] {
                                     UNVISITED => stack.push(j),
                                     OPEN => {
-                                        // A cycle among the new nodes: keep them unique.
+                                        // A cycle among the new nodes: keep them unique, and
+                                        // forget the canonical nodes made so far (they were
+                                        // never added to the arena).
+                                        for n in self.made.drain(..) {
+                                            self.cons.remove(&(n.state, n.edges));
+                                        }
                                         let mut out: Frontier = frontier.iter().copied().collect();
                                         out.sort_unstable();
                                         out.dedup();
@@ -696,6 +701,58 @@ mod tests {
             "#,
             &["aa(a)", "cab", "ccab(a)"],
         );
+    }
+
+    /// A node pushed after `mark` with `state` and `edges`.
+    fn push(sim: &mut Sim, state: usize, edges: &[NodeRef]) -> NodeRef {
+        sim.nodes.push(SimNode {
+            state: LrState::new(state).unwrap(),
+            edges: edges.iter().copied().collect(),
+        });
+        NodeRef::Local((sim.nodes.len() - 1) as u32)
+    }
+
+    #[test]
+    fn canonical_nodes_are_shared_by_structure() {
+        let mut sim = Sim::new(8, usize::MAX);
+        let base = push(&mut sim, 1, &[]);
+        let f = sim.canonicalize(0, &[base]);
+        // Two structurally equal chains on `base`, built after a mark, become one.
+        let mark = sim.mark();
+        let a = push(&mut sim, 2, &[f[0]]);
+        let b = push(&mut sim, 2, &[f[0]]);
+        let top = push(&mut sim, 3, &[a, b]);
+        let g = sim.canonicalize(mark, &[top, a]);
+        assert_eq!(g.len(), 2);
+        assert_eq!(sim.mark(), mark + 2, "one copy of each structure is kept");
+        let mark = sim.mark();
+        let again = push(&mut sim, 2, &[f[0]]);
+        assert_eq!(sim.canonicalize(mark, &[again]).as_slice(), &[g[0]]);
+        assert_eq!(sim.mark(), mark);
+    }
+
+    #[test]
+    fn a_cycle_keeps_its_nodes_and_forgets_what_it_made() {
+        let mut sim = Sim::new(8, usize::MAX);
+        let mark = sim.mark();
+        // `c` is canonicalised first; then the cycle `x ⇄ y` is found.
+        let c = push(&mut sim, 3, &[]);
+        let x = push(&mut sim, 1, &[NodeRef::Local(2)]);
+        let y = push(&mut sim, 2, &[x]);
+        assert_eq!(y, NodeRef::Local(2));
+        let out = sim.canonicalize(mark, &[c, x]);
+        assert_eq!(out.as_slice(), &[c, x]);
+        assert_eq!(sim.mark(), 3, "the new nodes stay as they are");
+        assert!(
+            sim.cons.is_empty(),
+            "no canonical entry names a node that is not there"
+        );
+        // A later node of `c`'s structure is canonicalised into a node of that structure.
+        let mark = sim.mark();
+        let c2 = push(&mut sim, 3, &[]);
+        let out = sim.canonicalize(mark, &[c2]);
+        assert_eq!(sim.state_of(out[0]), LrState::new(3).unwrap());
+        assert!(sim.nodes[3].edges.is_empty());
     }
 
     #[test]
