@@ -837,6 +837,39 @@ mod tests {
         assert_eq!(Differing::new(&b, &c).collect::<Vec<_>>(), [0, 7]);
     }
 
+    /// A set lacking one of 40 one-word classes clears that class from every class's bits; a
+    /// set holding one ORs that class into zeros; a big class's group is read as a mask only
+    /// when its present classes fall in more words than a pass costs.
+    #[test]
+    fn plan_takes_the_cheaper_side() {
+        let classes: Vec<Vec<u32>> = (0..40u32).map(|c| vec![c * 33]).collect();
+        let (member_start, members) = layout(&classes);
+        let p = Patterns::new(40 * 33, &member_start, &members);
+        let mut set = ClassSet::full(40);
+        set.remove(ClassId::from_usize(3));
+        let plan = p.plan(&set);
+        assert!(plan.small_missing && !plan.big_missing);
+        let mut set = ClassSet::new(40);
+        set.insert(ClassId::from_usize(3));
+        let plan = p.plan(&set);
+        assert!(!plan.small_missing && !plan.big_missing);
+        assert_eq!(plan.cost, 1);
+
+        // Class 0 in each of 64 words, class 1 in 2 of them: both big, one group.
+        let classes = vec![(0..64 * 32).step_by(32).collect(), vec![1, 33]];
+        let (member_start, members) = layout(&classes);
+        let p = Patterns::with_big(64 * 32, &member_start, &members, 2, MAX_BIG);
+        assert_eq!((p.groups.len(), p.pass_cost), (1, 2));
+        let mut set = ClassSet::new(2);
+        set.insert(ClassId::from_usize(1));
+        let plan = p.plan(&set);
+        assert_eq!((plan.subsets[0], plan.streamed, plan.cost), (0b10, 0, 2));
+        set.insert(ClassId::from_usize(0));
+        set.remove(ClassId::from_usize(1));
+        let plan = p.plan(&set);
+        assert_eq!((plan.subsets[0], plan.streamed & 1), (0b01, 1));
+    }
+
     /// Every source count `combine` has a loop for, and one past them: the dispatched pass
     /// (AVX2 where the CPU has it) equals the portable one and the formula.
     #[test]
