@@ -35,9 +35,12 @@
 //! per lexeme, the frontier of the real stacks after it (simulated over the real GSS, which is
 //! read, never written), and per span ending there, whether the frontier can shift a terminal
 //! the open lexeme can complete. Frontiers, their steps and their shift answers are memoised
-//! across heads and masks, real GSS nodes are named by structure (a lexeme emitted again gives
-//! an equal node), and a head's answer is memoised by (stacks, point). The union of classes is
-//! expanded to token ids, and EOS is set iff the state accepts.
+//! across heads and masks. Real GSS nodes and the simulator's nodes are named alike, by
+//! structure (LR state and the names of the nodes below): a lexeme emitted again gives an equal
+//! node, and the frontier a walk simulated after a lexeme is the head that committing the
+//! lexeme makes, so the next mask starts from memoised steps. A head's answer is memoised by
+//! (stacks, point). The union of classes is expanded to token ids (from the nearest recent
+//! expansion), and EOS is set iff the state accepts.
 //!
 //! ```
 //! use std::sync::Arc;
