@@ -166,7 +166,7 @@ impl Dwa {
             seen: AHashSet::new(),
             stack: Vec::new(),
             used: Vec::new(),
-            results: Vec::new(),
+            results: Vec::with_capacity(RESULTS),
             next_slot: 0,
             pairs: 0,
         }
