@@ -10,6 +10,10 @@
 //! grammar rejects is reported and skipped. `--save PATH` also writes the artifact and times
 //! loading it back (`--load PATH` uses a saved artifact instead of building); `--repeat N` makes N passes over the files (fresh caches each time) and
 //! keeps each mask's fastest time, which filters out the noise of a shared machine.
+//! `--no-check` skips the comparison with the trie masker (timing only); `--slowest N` prints
+//! the N slowest steps with a [`WdaMasker::profile`] of each and a summary by kind of
+//! expansion (result-cache hit, fresh, from a recent result); `--eos-first` decides end of
+//! sequence before each timed mask and times it apart.
 
 use std::sync::Arc;
 use std::time::Instant;
