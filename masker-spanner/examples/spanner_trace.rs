@@ -3,7 +3,7 @@
 //! token. Prints the build statistics, peak memory, mask-time percentiles and mismatches.
 //!
 //! ```text
-//! cargo run --release -p munch-masker-spanner --example trace -- <grammar> <tokenizer> <file>...
+//! cargo run --release -p munch-masker-spanner --example spanner_trace -- <grammar> <tokenizer> <file>...
 //! ```
 //!
 //! `<grammar>`: a SynCode grammar name (`json`, `go`, `java`, `sql`, ...), `builtin:<name>`
@@ -74,7 +74,7 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 2 {
-        eprintln!("usage: trace <grammar> <tokenizer> <file>...");
+        eprintln!("usage: spanner_trace <grammar> <tokenizer> <file>...");
         std::process::exit(2);
     }
     let source = grammar_source(&args[0])?;

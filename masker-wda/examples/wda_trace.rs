@@ -2,7 +2,7 @@
 //! size, mask latency percentiles, and every disagreement with the trie masker.
 //!
 //! ```text
-//! cargo run --release -p munch-masker-wda --example trace -- GRAMMAR TOKENIZER FILE...
+//! cargo run --release -p munch-masker-wda --example wda_trace -- GRAMMAR TOKENIZER FILE...
 //! ```
 //!
 //! `GRAMMAR` is a SynCode grammar name (json, sql, go, java, ...) or a path to a `.lark` file;
@@ -76,7 +76,7 @@ fn main() {
         .unwrap_or(0);
     if args.len() < 3 {
         eprintln!(
-            "usage: trace GRAMMAR TOKENIZER FILE... [--save PATH | --load PATH] [--repeat N]"
+            "usage: wda_trace GRAMMAR TOKENIZER FILE... [--save PATH | --load PATH] [--repeat N]"
         );
         std::process::exit(2);
     }
