@@ -335,17 +335,10 @@ impl Expansion {
 
 /// The set bits of a bitset, ascending.
 pub(crate) fn iter_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
-    words.iter().enumerate().flat_map(|(wi, &word)| {
-        let mut w = word;
-        std::iter::from_fn(move || {
-            if w == 0 {
-                return None;
-            }
-            let b = w.trailing_zeros() as usize;
-            w &= w - 1;
-            Some(wi * 64 + b)
-        })
-    })
+    words
+        .iter()
+        .enumerate()
+        .flat_map(|(wi, &word)| word_bits(wi, word))
 }
 
 /// The classes of `kind` that are in `set` (or, with `complement`, not in it), ascending.
@@ -357,17 +350,20 @@ fn iter_kind<'a>(
     set.iter()
         .zip(kind)
         .enumerate()
-        .flat_map(move |(wi, (&s, &k))| {
-            let mut w = if complement { !s & k } else { s & k };
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let b = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(wi * 64 + b)
-            })
-        })
+        .flat_map(move |(wi, (&s, &k))| word_bits(wi, if complement { !s & k } else { s & k }))
+}
+
+/// The set bits of `word`, word `wi` of a bitset, as bit indices of the whole set, ascending.
+#[inline]
+fn word_bits(wi: usize, mut w: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if w == 0 {
+            return None;
+        }
+        let b = w.trailing_zeros() as usize;
+        w &= w - 1;
+        Some(wi * 64 + b)
+    })
 }
 
 #[cfg(test)]

@@ -139,6 +139,19 @@ impl fmt::Display for MaskerError {
     }
 }
 
+impl MaskerError {
+    /// Wraps a masker crate's own build or load error as [`MaskerError::Build`] of `name`.
+    #[cfg(any(feature = "spanner", feature = "wda"))]
+    fn build<E: std::error::Error + Send + Sync + 'static>(
+        name: &'static str,
+    ) -> impl FnOnce(E) -> MaskerError {
+        move |e| MaskerError::Build {
+            name,
+            source: Box::new(e),
+        }
+    }
+}
+
 impl std::error::Error for MaskerError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
@@ -196,10 +209,7 @@ pub fn load(
             let mut r = reader;
             munch_masker_wda::WdaMasker::load(Arc::clone(parser), Arc::clone(vocab), &mut r)
                 .map(|m| Box::new(m) as Box<dyn Masker>)
-                .map_err(|e| MaskerError::Build {
-                    name: kind.name,
-                    source: Box::new(e),
-                })
+                .map_err(MaskerError::build(kind.name))
         }
         _ => Err(MaskerError::Build {
             name: kind.name,
@@ -345,10 +355,7 @@ fn construct(
                 Arc::clone(vocab),
                 &config,
             )
-            .map_err(|e| MaskerError::Build {
-                name: kind.name,
-                source: Box::new(e),
-            })?;
+            .map_err(MaskerError::build(kind.name))?;
             let s = masker.stats();
             let stats = serde_json::json!({
                 "token_classes": s.token_classes,
@@ -368,10 +375,7 @@ fn construct(
             }
             let masker = Arc::new(
                 munch_masker_wda::WdaMasker::new(Arc::clone(parser), Arc::clone(vocab), &config)
-                    .map_err(|e| MaskerError::Build {
-                        name: kind.name,
-                        source: Box::new(e),
-                    })?,
+                    .map_err(MaskerError::build(kind.name))?,
             );
             let s = masker.stats();
             let stats = serde_json::json!({
