@@ -1,10 +1,10 @@
 //! Saving and loading the compiled tables.
 //!
-//! # Format (version 1)
+//! # Format (version 2)
 //!
 //! ```text
 //! magic    8 bytes   "MUNCHWDA"
-//! version  u32 LE    1
+//! version  u32 LE    2 (version 2 added the end-of-sequence start state and block)
 //! checksum 32 bytes  SHA-256 of everything after it
 //! vocab    u64 LE    Vocabulary::fingerprint of the vocabulary it was built for
 //! grammar  u64 LE    grammar_fingerprint of the parser it was built for
@@ -28,7 +28,7 @@ use crate::error::{LoadKind, WdaLoadError};
 
 const MAGIC: &[u8; 8] = b"MUNCHWDA";
 /// The format version this crate writes and reads.
-pub(crate) const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 2;
 const HEADER: usize = 8 + 4 + 32;
 
 /// A stable hash of everything the masker's tables depend on in `parser`: the lexer (byte
@@ -145,6 +145,8 @@ pub(crate) fn save(
     o.pairs(&dwa.edge_out);
     o.u32s(&dwa.undecided);
     o.u32(dwa.lex_start);
+    o.u32(dwa.eos);
+    o.u32(dwa.eos_block);
     o.pairs(&dwa.plain);
     o.pairs(&dwa.inhibited);
     o.u32(dwa.vocab_len);
@@ -277,6 +279,8 @@ pub(crate) fn load(
         edge_out: i.pairs()?,
         undecided: i.u32s()?,
         lex_start: i.u32()?,
+        eos: i.u32()?,
+        eos_block: i.u32()?,
         plain: i.pairs()?,
         inhibited: i.pairs()?,
         vocab_len: i.u32()?,
@@ -287,6 +291,7 @@ pub(crate) fn load(
         packed: Vec::new(),
         plain_off: Vec::new(),
         inhibited_off: Vec::new(),
+        eos_off: 0,
     };
     if i.at != payload.len() {
         return Err(malformed(i.at, "bytes after the last table"));
@@ -354,6 +359,9 @@ fn validate(
             .all(|&(state, weight)| ok_edge(&(weight, state)))
     {
         return Err("lexer-point tables do not fit the lexer");
+    }
+    if d.eos as usize >= states || (d.eos_block != u32::MAX && d.eos_block >= d.class_len) {
+        return Err("the end-of-sequence state or block is out of range");
     }
     if d.vocab_len as usize != vocab_len {
         return Err("built for a vocabulary of another size");

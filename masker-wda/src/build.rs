@@ -7,14 +7,14 @@ use munch_glr::parser::Parser;
 use munch_lexer::spans::{ClassId, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 
-use crate::bits::{Weights, EMPTY};
+use crate::bits::{Bits, Weights, EMPTY};
 use crate::blocks::partition;
 use crate::determinize::{determinize, Exceeded, Limits};
 use crate::dwa::Dwa;
 use crate::error::{WdaBudget, WdaBuildError};
 use crate::lexical::Lexical;
 use crate::minimize::{minimize, undecided};
-use crate::template::{Templates, TERMINAL_LIMIT};
+use crate::template::{item, Templates, FIN, INIT, TERMINAL_LIMIT};
 use crate::WdaConfig;
 
 /// Builds the tables; returns them and the build time in seconds.
@@ -25,7 +25,10 @@ pub(crate) fn build(
     config: &WdaConfig,
 ) -> Result<(Dwa, f64), WdaBuildError> {
     let t0 = Instant::now();
-    if parser.terminal_len() >= TERMINAL_LIMIT as usize {
+    // `$` is a terminal of the templates too (end of sequence is decided by the automaton).
+    if parser.terminal_len() >= TERMINAL_LIMIT as usize
+        || parser.tables().eof_index() >= TERMINAL_LIMIT
+    {
         return Err(WdaBuildError::too_large("terminals"));
     }
     if !Templates::codes_fit(parser.tables()) {
@@ -38,7 +41,10 @@ pub(crate) fn build(
     let class_len = spans.classes().len();
     // At least one word per weight: with no classes at all (an empty vocabulary) a zero-word
     // interner could not tell its weights apart by position, and the tables expect one word.
-    let mut weights = Weights::new(class_len.div_ceil(64).max(1));
+    // Class `class_len` is end of sequence: a pseudo-class whose span is "the lexeme is empty
+    // and the input ends", i.e. the control `($, FIN)`, read over the stack like any other.
+    let eos_class = class_len;
+    let mut weights = Weights::new((class_len + 1).div_ceil(64));
     let lexical =
         Lexical::build(parser, &spans, &mut weights, config.max_continuations).map_err(|_| {
             WdaBuildError::budget(WdaBudget::Continuations, config.max_continuations as u64)
@@ -63,11 +69,19 @@ pub(crate) fn build(
         Exceeded::Memory => WdaBuildError::budget(WdaBudget::Memory, config.max_memory as u64),
     };
     let mut tpl = Templates::new(parser.tables(), &lexical.conts, config.max_memory / 48);
-    let initial: Vec<_> = lexical
+    let mut initial: Vec<_> = lexical
         .initial
         .iter()
         .map(|(items, yes)| (items.clone(), *yes))
         .collect();
+    // The last start is end of sequence's, run from the heads whose lexeme is empty.
+    let mut eos_bits = Bits::new(weights.words());
+    eos_bits.insert(eos_class);
+    let eos_weight = weights.intern(eos_bits);
+    initial.push((
+        vec![(item(parser.tables().eof_index(), INIT, FIN), eos_weight)],
+        EMPTY,
+    ));
     let yes: Vec<u32> = lexical.initial.iter().map(|(_, yes)| *yes).collect();
     let (dfa, starts) = determinize(
         &mut tpl,
@@ -149,7 +163,7 @@ pub(crate) fn build(
     drop(arena);
 
     // The run-time tables work on blocks of classes the weights never tell apart.
-    let blocks = partition(class_len, words, &flat);
+    let blocks = partition(class_len + 1, words, &flat);
     let flat = blocks.remap(words, &flat);
     let block_words = blocks.len.div_ceil(64).max(1);
 
@@ -206,6 +220,8 @@ pub(crate) fn build(
         edge_out,
         undecided: undecided_w,
         lex_start: lexer.start().as_u32(),
+        eos: map[starts[lexical.points.len()] as usize],
+        eos_block: blocks.block_of[eos_class],
         plain,
         inhibited,
         vocab_len: vocab.len() as u32,
@@ -216,6 +232,7 @@ pub(crate) fn build(
         packed: Vec::new(),
         plain_off: Vec::new(),
         inhibited_off: Vec::new(),
+        eos_off: 0,
     }
     .finish();
     Ok((dwa, t0.elapsed().as_secs_f64()))

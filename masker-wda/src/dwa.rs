@@ -51,6 +51,11 @@ pub(crate) struct Dwa {
     pub(crate) undecided: Vec<u32>,
     /// The lexer's start state.
     pub(crate) lex_start: u32,
+    /// The state that reads end of sequence (the control `($, FIN)`) from a head whose lexeme
+    /// is empty ([`DEAD`] if the grammar never accepts).
+    pub(crate) eos: u32,
+    /// The block of the end-of-sequence pseudo-class (`u32::MAX`: in no weight).
+    pub(crate) eos_block: u32,
     /// Per lexer state `s`: `(initial state, classes allowed outright)` of point `(s, None)`.
     pub(crate) plain: Vec<(u32, u32)>,
     /// Per lexer state `i`: the same for point `(start, Some(i))`.
@@ -73,6 +78,8 @@ pub(crate) struct Dwa {
     /// points `(s, None)` and `(start, Some(s))`.
     pub(crate) plain_off: Vec<(u32, u32)>,
     pub(crate) inhibited_off: Vec<(u32, u32)>,
+    /// Derived: the offset of state `eos`.
+    pub(crate) eos_off: u32,
 }
 
 /// Scratch of one thread.
@@ -156,6 +163,7 @@ impl Dwa {
         let off = |&(s, w): &(u32, u32)| (offset_of[s as usize], w);
         self.plain_off = self.plain.iter().map(off).collect();
         self.inhibited_off = self.inhibited.iter().map(off).collect();
+        self.eos_off = offset_of[self.eos as usize];
         self
     }
 
@@ -232,6 +240,12 @@ impl Dwa {
             if s != DEAD {
                 cache.stack.push((s, h.node().clone()));
             }
+            // End of sequence: the text may end here iff some head with an empty lexeme
+            // accepts `$` (what `ParserState::is_accepting` simulates), read as the
+            // end-of-sequence pseudo-class over the same stacks.
+            if h.lexeme_is_empty() && self.eos_off != DEAD {
+                cache.stack.push((self.eos_off, h.node().clone()));
+            }
         }
         while let Some((s, node)) = cache.stack.pop() {
             let key = (s, node.id());
@@ -260,6 +274,22 @@ impl Dwa {
             for m in node.predecessors() {
                 cache.stack.push((t, m));
             }
+        }
+    }
+
+    /// Whether the last [`Dwa::run`] allows end of sequence; takes it out of the result (its
+    /// block has no tokens), so that the expansion's result cache does not tell apart sets
+    /// that differ only there.
+    pub(crate) fn take_eos(&self, cache: &mut RunCache) -> bool {
+        let b = self.eos_block as usize;
+        match cache.acc.get_mut(b / 64) {
+            Some(w) if self.eos_block != u32::MAX => {
+                let bit = 1u64 << (b % 64);
+                let eos = *w & bit != 0;
+                *w &= !bit;
+                eos
+            }
+            _ => false,
         }
     }
 

@@ -66,7 +66,9 @@
 //!    the run stops reading as soon as they are all in the mask.
 //! 4. **Run** (`dwa`, `expand`): a search over (automaton state, GSS node) pairs from every
 //!    head, union of outputs over *blocks* (classes the automaton never tells apart), expansion
-//!    to mask words, then [`set_eos`].
+//!    to mask words. End of sequence is a pseudo-class read the same way: the control `($,
+//!    FIN)` started from every head whose lexeme is empty, taken by the LR tables' accept
+//!    action, so no parser reduction is simulated at mask time.
 //!
 //! ## Why the masks are exact
 //!
@@ -109,7 +111,7 @@ mod template_tests;
 
 use std::sync::Arc;
 
-use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
+use munch_glr::mask::{MaskCache, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::spans::SpansConfig;
 use munch_lexer::vocab::Vocabulary;
@@ -175,8 +177,6 @@ pub struct MaskProfile {
     /// The same again, the fastest of 20 (tables in the CPU's caches), without the result
     /// cache.
     pub hot_expand_us: f64,
-    /// Microseconds deciding end of sequence (the first time for this state: memoised after).
-    pub eos_us: f64,
     /// The base that expansion started from, and its estimated cost.
     pub base: String,
     /// (automaton state, GSS node) pairs read.
@@ -277,6 +277,7 @@ impl WdaMasker {
         let t0 = std::time::Instant::now();
         self.dwa.run(cache, state);
         let t1 = std::time::Instant::now();
+        let _ = self.dwa.take_eos(cache);
         let mut words = vec![0u32; self.vocab.len().div_ceil(32)];
         let t2 = std::time::Instant::now();
         let how = self.dwa.expand(cache, &mut words);
@@ -291,15 +292,11 @@ impl WdaMasker {
             hot = self.dwa.expand_uncached(cache, &mut words);
             hot_us = hot_us.min(t.elapsed().as_secs_f64() * 1e6);
         }
-        let t4 = std::time::Instant::now();
-        let _ = std::hint::black_box(state.is_accepting());
-        let t5 = std::time::Instant::now();
         let (used, cost) = self.dwa.used_profile(cache);
         MaskProfile {
             run_us: (t1 - t0).as_secs_f64() * 1e6,
             expand_us: (t3 - t2).as_secs_f64() * 1e6,
             hot_expand_us: hot_us,
-            eos_us: (t5 - t4).as_secs_f64() * 1e6,
             base: format!("{hot:?}"),
             pairs: cache.pairs,
             weights: used,
@@ -332,8 +329,13 @@ impl Masker for WdaMasker {
     fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
         let cache: &mut dwa::RunCache = cache.get_mut();
         self.dwa.run(cache, state);
+        let eos = self.dwa.take_eos(cache);
         let _ = self.dwa.expand(cache, mask.words_mut());
-        set_eos(&self.vocab, state, mask);
+        if eos {
+            for &t in self.vocab.eos() {
+                mask.insert(t);
+            }
+        }
     }
 }
 

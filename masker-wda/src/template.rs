@@ -170,13 +170,15 @@ pub(crate) struct SummaryBudget;
 pub(crate) struct Top {
     pub(crate) codes: Box<[u32]>,
     pub(crate) shift: Option<u32>,
+    /// `x` accepts the terminal (only `$`): end of input taken at `x`, nothing pushed.
+    pub(crate) accept: bool,
     pub(crate) pushed: Box<[u32]>,
 }
 
 impl Top {
     /// Whether the terminal can be shifted without popping `x`.
     pub(crate) fn shifts(&self) -> bool {
-        self.shift.is_some() || !self.pushed.is_empty()
+        self.shift.is_some() || self.accept || !self.pushed.is_empty()
     }
 }
 
@@ -449,7 +451,9 @@ impl<'a> Templates<'a> {
                                 let code = lhs.as_usize() as u32 * self.stride + len - 1;
                                 self.e_add(u, code)?;
                             }
-                            Action::Accept => {}
+                            // Only on `$`: end of input is taken like a shift at `x`
+                            // (the EOS control's summary; see `Top::accept`).
+                            Action::Accept => self.e_add(u, SH)?,
                         }
                     }
                 }
@@ -525,13 +529,19 @@ impl<'a> Templates<'a> {
                     let (t, k, x) = self.p_key[u as usize];
                     let xs = LrState::new(x as usize).expect("LR state ids fit");
                     for &a in tables.actions_at(xs, t) {
-                        if let Action::Shift(to) = a {
-                            for &(t2, k2) in conts.offers(k) {
-                                self.p_tasks.push(PTask::Conf(u, t2, k2, to.as_u32()));
+                        match a {
+                            Action::Shift(to) => {
+                                for &(t2, k2) in conts.offers(k) {
+                                    self.p_tasks.push(PTask::Conf(u, t2, k2, to.as_u32()));
+                                }
+                                if conts.succeeds(k) {
+                                    self.p_add(u, SUCC)?;
+                                }
                             }
-                            if conts.succeeds(k) {
-                                self.p_add(u, SUCC)?;
-                            }
+                            // Nothing follows the end of input: the control succeeds iff its
+                            // continuation does.
+                            Action::Accept if conts.succeeds(k) => self.p_add(u, SUCC)?,
+                            _ => {}
                         }
                     }
                     let ex = self.e(t, x)?;
@@ -601,6 +611,11 @@ impl<'a> Templates<'a> {
             Action::Shift(to) => Some(to.as_u32()),
             _ => None,
         });
+        let accept = self
+            .tables
+            .actions_at(xs, t)
+            .iter()
+            .any(|a| matches!(a, Action::Accept));
         let mut pushed = Vec::new();
         for i in 0..self.e_srcs[ex as usize].len() {
             let g = self.e_srcs[ex as usize][i];
@@ -612,6 +627,7 @@ impl<'a> Templates<'a> {
         Ok(Top {
             codes,
             shift,
+            accept,
             pushed: pushed.into(),
         })
     }
@@ -641,6 +657,8 @@ impl<'a> Templates<'a> {
             if self.conts.succeeds(k) {
                 out.push(SUCC);
             }
+        } else if top.accept && self.conts.succeeds(k) {
+            out.push(SUCC);
         }
         entries.extend(top.pushed.iter().map(|&g| (t, k, g, false)));
         let r = self.over(x, &mut entries, out);
