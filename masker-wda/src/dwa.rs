@@ -20,7 +20,7 @@
 //! expanded when its state's undecided classes are all in the mask already, which is where the
 //! run stops reading the stack — usually after one or two nodes.
 
-use ahash::AHashSet;
+use ahash::{AHashMap, AHashSet};
 use munch_glr::gss::{GssNode, GssNodeId};
 use munch_glr::parser::ParserState;
 use munch_lexer::LexState;
@@ -91,8 +91,12 @@ pub(crate) struct RunCache {
     stack: Vec<(StateId, GssNode)>,
     /// The weights the current mask is the union of.
     used: Vec<Weight>,
-    /// Recent expansions: (hash of the class set, class set, mask words).
+    /// Recent expansions: (hash of the class set, class set, mask words); the first `filled`
+    /// slots hold results, the others are allocated for them.
     results: Vec<(u64, Vec<u64>, Vec<u32>)>,
+    /// The slot of each result's hash (the latest, if two sets share a hash).
+    slot_of: AHashMap<u64, u32>,
+    filled: usize,
     next_slot: usize,
     /// Pairs read by the last run.
     pub(crate) pairs: usize,
@@ -167,14 +171,43 @@ impl Dwa {
         self
     }
 
+    /// Result slots per thread (see [`RESULT_BYTES`]).
+    fn result_slots(&self) -> usize {
+        let mask_bytes = (self.vocab_len as usize).div_ceil(32) * 4;
+        (RESULT_BYTES / mask_bytes.max(1)).max(MIN_RESULTS)
+    }
+
     pub(crate) fn create_cache(&self) -> RunCache {
+        // Every buffer a mask may need is allocated and written here, once: a first-touch
+        // page fault costs microseconds, and a mask that grows a buffer would pay it (for the
+        // result slots, several times per slot).
+        let set_words = self.words as usize;
+        let mask_words = self.vocab_len.div_ceil(32) as usize;
+        let slots = self.result_slots();
+        let results = (0..slots)
+            .map(|_| {
+                let mut set = vec![0u64; set_words];
+                let mut words = vec![0u32; mask_words];
+                // Written through an opaque reference: zeroed allocations are mapped lazily,
+                // and a plain fill of zeros could be folded away.
+                std::hint::black_box(&mut set[..]).fill(0);
+                std::hint::black_box(&mut words[..]).fill(0);
+                // A hash no set of classes has before the slot is written (`remember` sets it).
+                (EMPTY_SLOT, set, words)
+            })
+            .collect();
         RunCache {
-            acc: vec![0; self.words as usize],
-            seen_small: Vec::new(),
-            seen: AHashSet::new(),
-            stack: Vec::new(),
-            used: Vec::new(),
-            results: Vec::with_capacity(RESULTS),
+            acc: vec![0; set_words],
+            seen_small: Vec::with_capacity(32),
+            seen: AHashSet::with_capacity(256),
+            stack: Vec::with_capacity(256),
+            used: Vec::with_capacity(64),
+            results,
+            slot_of: AHashMap::with_capacity_and_hasher(
+                2 * slots,
+                ahash::RandomState::with_seeds(5, 6, 7, 8),
+            ),
+            filled: 0,
             next_slot: 0,
             pairs: 0,
         }
@@ -306,13 +339,12 @@ impl Dwa {
             hash = (hash ^ w).wrapping_mul(0x0000_0100_0000_01b3);
             hash ^= hash >> 29;
         }
-        if let Some(e) = cache
-            .results
-            .iter()
-            .find(|e| e.0 == hash && e.1 == cache.acc)
-        {
-            words.copy_from_slice(&e.2);
-            return None;
+        if let Some(&slot) = cache.slot_of.get(&hash) {
+            let e = &cache.results[slot as usize];
+            if e.1 == cache.acc {
+                words.copy_from_slice(&e.2);
+                return None;
+            }
         }
         let how = self.expand_uncached(cache, words);
         self.remember(cache, hash, words);
@@ -329,8 +361,9 @@ impl Dwa {
         let mut base = Base::Fresh;
         // A recent result is worth trying when the sparse walk is long.
         if best > self.expansion.fresh_floor() + DELTA_WORTH {
-            for k in 0..RECENT.min(cache.results.len()) {
-                let e = (cache.next_slot + cache.results.len() - 1 - k) % cache.results.len();
+            let slots = cache.results.len();
+            for k in 0..RECENT.min(cache.filled) {
+                let e = (cache.next_slot + slots - 1 - k) % slots;
                 let c = self.expansion.delta_cost(&cache.results[e].1, acc);
                 if c < best {
                     best = c;
@@ -354,18 +387,19 @@ impl Dwa {
     }
 
     fn remember(&self, cache: &mut RunCache, hash: u64, words: &[u32]) {
-        if cache.results.len() < RESULTS {
-            cache
-                .results
-                .push((hash, cache.acc.clone(), words.to_vec()));
-        } else {
-            // Reuse the slot's buffers: no allocation once the cache is full.
-            let e = &mut cache.results[cache.next_slot];
-            e.0 = hash;
-            e.1.copy_from_slice(&cache.acc);
-            e.2.copy_from_slice(words);
-            cache.next_slot = (cache.next_slot + 1) % RESULTS;
+        // The slots' buffers were allocated with the cache: no allocation here (the map's
+        // capacity is twice the slots, so it never grows either).
+        let slot = cache.next_slot;
+        let e = &mut cache.results[slot];
+        if slot < cache.filled && cache.slot_of.get(&e.0) == Some(&(slot as u32)) {
+            cache.slot_of.remove(&e.0);
         }
+        e.0 = hash;
+        e.1.copy_from_slice(&cache.acc);
+        e.2.copy_from_slice(words);
+        cache.slot_of.insert(hash, slot as u32);
+        cache.next_slot = (slot + 1) % cache.results.len();
+        cache.filled = (cache.filled + 1).min(cache.results.len());
     }
 
     /// For profiling: the number of weights the last run used, and the estimated cost of a
@@ -380,8 +414,14 @@ impl Dwa {
     }
 }
 
-/// Expanded results kept per thread.
-const RESULTS: usize = 64;
+/// Expanded results kept per thread: as many as fit this many bytes of mask words, at least
+/// [`MIN_RESULTS`]. Short texts see many class sets once or twice (SQL with Llama 3: 146
+/// distinct sets in 770 masks, a third of them missed with 64 slots, a fifth with 1,024), and a
+/// copy costs a fraction of a fresh expansion.
+const RESULT_BYTES: usize = 8 << 20;
+const MIN_RESULTS: usize = 64;
+/// The hash of a result slot not yet written.
+const EMPTY_SLOT: u64 = 0;
 /// The most recent of them tried as the base of a new expansion…
 const RECENT: usize = 4;
 /// …when a fresh expansion walks more than this many runs.
