@@ -86,6 +86,7 @@ mod classes;
 mod error;
 mod expand;
 mod set;
+mod small;
 mod walk;
 
 use std::sync::atomic::AtomicU64;
