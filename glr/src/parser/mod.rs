@@ -16,6 +16,8 @@
 //! The GLR algorithm is RNGLR (see the `rnglr` module); the lexing semantics (longest match,
 //! ties, inhibited terminals) are the lexer's, described in [`munch_lexer::dfa`].
 
+#[cfg(test)]
+mod accept_tests;
 mod rnglr;
 mod state;
 mod terminal;
@@ -116,6 +118,8 @@ pub struct Parser {
     lexer: Lexer,
     tables: LrTables,
     ignored: Vec<bool>,
+    /// Per LR state, whether its ε-closure under `$` accepts (see `rnglr::accepts`).
+    closure_accepts: Vec<bool>,
     max_heads: usize,
     max_nodes_per_step: usize,
 }
@@ -146,8 +150,10 @@ impl Parser {
             },
         )
         .map_err(ParserBuildErrorKind::Lr)?;
+        let closure_accepts = rnglr::eof_closure_accepts(&tables);
         Ok(Parser {
             lexer,
+            closure_accepts,
             tables,
             ignored: grammar.terminals.iter().map(|t| t.ignored).collect(),
             max_heads: config.max_heads,
@@ -204,7 +210,7 @@ impl Parser {
         if t.as_usize() >= self.cfg().terminal_len() || self.is_ignored(t) {
             return false;
         }
-        self.decide(node, k, rnglr::Stop::AtShift, cache)
+        self.decide(node, k, cache)
     }
 
     /// The frontier after shifting `t` (after every reduction it allows) onto the stacks of
@@ -249,7 +255,7 @@ impl Parser {
 
     /// Whether the input may end with the stacks of `node` (after any reductions on `$`).
     pub fn can_accept(&self, node: &GssNode, cache: &mut ShiftCache) -> bool {
-        self.decide(node, self.tables.eof_index(), rnglr::Stop::AtAccept, cache)
+        rnglr::accepts(&self.tables, &self.closure_accepts, node, &mut cache.accept)
     }
 
     /// Whether some terminal (not an ignored one) can be shifted from `node`, or the input may
@@ -263,28 +269,25 @@ impl Parser {
                 continue;
             }
             last = k;
-            let stop = if k == eof {
-                rnglr::Stop::AtAccept
+            let can = if k == eof {
+                self.can_accept(node, cache)
             } else {
-                rnglr::Stop::AtShift
+                self.decide(node, k, cache)
             };
-            if self.decide(node, k, stop, cache) {
+            if can {
                 return true;
             }
         }
         false
     }
 
-    fn decide(&self, node: &GssNode, k: u32, stop: rnglr::Stop, cache: &mut ShiftCache) -> bool {
+    /// Whether `node` can shift lookahead `k` (after any reductions).
+    fn decide(&self, node: &GssNode, k: u32, cache: &mut ShiftCache) -> bool {
         let actions = self.tables.actions_at(node.state(), k);
         if actions.is_empty() {
             return false;
         }
-        let direct = match stop {
-            rnglr::Stop::AtAccept => actions.iter().any(|a| matches!(a, Action::Accept)),
-            _ => actions.iter().any(|a| matches!(a, Action::Shift(_))),
-        };
-        if direct {
+        if actions.iter().any(|a| matches!(a, Action::Shift(_))) {
             return true;
         }
         let key = (node.id(), k);
@@ -297,12 +300,9 @@ impl Parser {
             std::slice::from_ref(node),
             k,
             usize::MAX,
-            stop,
+            rnglr::Stop::AtShift,
         ) {
-            Ok(r) => match stop {
-                rnglr::Stop::AtAccept => r.accepted,
-                _ => !r.shifts.is_empty(),
-            },
+            Ok(r) => !r.shifts.is_empty(),
             Err(_) => false,
         };
         cache.map.insert(key, v);
@@ -311,11 +311,12 @@ impl Parser {
 }
 
 /// A caller-owned memo for [`Parser::can_shift`] and [`Parser::can_accept`], keyed by
-/// (node identity, lookahead). Node ids are never reused, so entries never go stale; clear it
-/// when it grows too large.
+/// (node identity, lookahead) and, for acceptance, by (node identity, LR state reduced onto
+/// it). Node ids are never reused, so entries never go stale; clear it when it grows too large.
 #[derive(Clone, Debug)]
 pub struct ShiftCache {
     map: AHashMap<(GssNodeId, u32), bool>,
+    accept: rnglr::AcceptMemo,
 }
 
 impl Default for ShiftCache {
@@ -324,6 +325,7 @@ impl Default for ShiftCache {
         // lookups it serves (node ids are not attacker-chosen).
         ShiftCache {
             map: AHashMap::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4)),
+            accept: AHashMap::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4)),
         }
     }
 }
@@ -335,14 +337,15 @@ impl ShiftCache {
     }
     /// The number of memoised answers.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.map.len() + self.accept.len()
     }
     /// Whether nothing is memoised.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.map.is_empty() && self.accept.is_empty()
     }
     /// Forgets everything.
     pub fn clear(&mut self) {
         self.map.clear();
+        self.accept.clear();
     }
 }

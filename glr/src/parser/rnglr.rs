@@ -15,8 +15,9 @@
 //! keeps every built level immutable (persistence), at the cost of copying a few nodes.
 //!
 //! The same reducer answers, without building anything persistent, whether a terminal can be
-//! shifted from a node ([`reduce`] with [`Stop::AtShift`]) or whether the input may end
-//! ([`Stop::AtAccept`]).
+//! shifted from a node ([`reduce`] with [`Stop::AtShift`]). Whether the input may end is
+//! answered by [`accepts`], a search over the reducer's configurations under `$` that builds no
+//! node and is memoised per configuration.
 
 use ahash::{AHashMap, AHashSet};
 use smallvec::SmallVec;
@@ -32,7 +33,9 @@ pub(crate) enum Stop {
     Never,
     /// As soon as some node can shift the lookahead.
     AtShift,
-    /// As soon as some node accepts (the lookahead is `$`).
+    /// As soon as some node accepts (the lookahead is `$`). Only the tests use it: they check
+    /// [`accepts`] against the reducer.
+    #[cfg_attr(not(test), allow(dead_code))]
     AtAccept,
 }
 
@@ -166,11 +169,7 @@ pub(crate) fn reduce(
     };
     let mut layer: Vec<GssNode> = Vec::new();
     let mut next: Vec<GssNode> = Vec::new();
-    let mut seen: Vec<GssNodeId> = Vec::new();
-    // Fixed seeds: a fresh random state per call costs more than the set saves (the node ids
-    // are not attacker-chosen).
-    let mut seen_big: AHashSet<GssNodeId> =
-        AHashSet::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4));
+    let mut seen: Seen<GssNodeId> = Seen::default();
     while let Some((v, x, m)) = r.pop() {
         if done(&out) {
             break;
@@ -180,35 +179,7 @@ pub(crate) fn reduce(
             Target::Scratch(i) => SmallVec::from_elem(Target::Scratch(i), 1),
             Target::Node(n) if m <= 1 => SmallVec::from_elem(Target::Node(n), 1),
             Target::Node(n) => {
-                layer.clear();
-                layer.push(n);
-                for _ in 1..m {
-                    next.clear();
-                    seen.clear();
-                    seen_big.clear();
-                    for u in &layer {
-                        for e in &u.data().edges {
-                            let w = u.resolve(e);
-                            let id = w.id();
-                            // Linear while small (the common case), hashed when the GSS is wide.
-                            let fresh = if seen.len() < 16 {
-                                !seen.contains(&id) && {
-                                    seen.push(id);
-                                    true
-                                }
-                            } else {
-                                if seen_big.is_empty() {
-                                    seen_big.extend(seen.iter().copied());
-                                }
-                                seen_big.insert(id)
-                            };
-                            if fresh {
-                                next.push(w);
-                            }
-                        }
-                    }
-                    std::mem::swap(&mut layer, &mut next);
-                }
+                at_distance(&n, m - 1, &mut layer, &mut next, &mut seen);
                 layer.drain(..).map(Target::Node).collect()
             }
         };
@@ -326,4 +297,237 @@ pub(crate) fn shift(
             index: i as u32,
         })
         .collect())
+}
+
+/// Per LR state, whether the parser accepts at end of input from a stack topped by that state
+/// through ε-reductions alone (the state itself accepts on `$`, or a chain of length-0
+/// reductions on `$` reaches one that does). This is the part of the end-of-input closure that
+/// does not look below the top, so [`accepts`] reads it instead of building nodes.
+pub(crate) fn eof_closure_accepts(tables: &LrTables) -> Vec<bool> {
+    let eof = tables.eof_index();
+    let mut out = Vec::with_capacity(tables.state_len());
+    let mut pending: Vec<LrState> = Vec::new();
+    let mut seen: AHashSet<LrState> =
+        AHashSet::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4));
+    for s in 0..tables.state_len() {
+        let s = LrState::new(s).expect("state ids fit u32");
+        pending.clear();
+        seen.clear();
+        pending.push(s);
+        seen.insert(s);
+        let mut accepts = false;
+        'closure: while let Some(x) = pending.pop() {
+            for &a in tables.actions_at(x, eof) {
+                match a {
+                    Action::Accept => {
+                        accepts = true;
+                        break 'closure;
+                    }
+                    Action::Reduce { lhs, len: 0, .. } => {
+                        if let Some(g) = tables.goto(x, lhs) {
+                            if seen.insert(g) {
+                                pending.push(g);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        out.push(accepts);
+    }
+    out
+}
+
+/// A memo of [`accepts`]: per configuration (a GSS node `u`, an LR state `l` reduced onto it),
+/// whether the end of input can be accepted from a stack topped by `l` over `u`. The answer
+/// depends only on the nodes below `u`, which never change, and node ids are never reused, so
+/// entries never go stale.
+pub(crate) type AcceptMemo = AHashMap<(GssNodeId, LrState), bool>;
+
+/// Whether the parser accepts at end of input with the stacks of `node`: the answer of
+/// [`reduce`] under `$` with [`Stop::AtAccept`], computed without building nodes.
+///
+/// The reducer's closure under `$` is the union, over the configurations it reaches, of what
+/// each configuration reaches: a configuration is a state `l` reduced onto a frozen node `u`
+/// (a scratch node with one edge down to `u`). From it, `l`'s ε-closure may accept
+/// (`closure_accepts`), and each reduction of `l` of length `m > 0` leads, for every node `w`
+/// at distance `m - 1` from `u`, to the configuration `(goto(w, A), w)`. Length-`m > 0`
+/// reductions are not taken from states reached by ε-reductions (right-nulled reductions cover
+/// them, as in the reducer). So acceptance is reachability over configurations: a depth-first
+/// search with a visited list, memoised per configuration in `memo`: when the search fails,
+/// every configuration it visited fails (what they reach was all visited or memoised false);
+/// when it succeeds, the configurations on the path to the accepting one succeed.
+pub(crate) fn accepts(
+    tables: &LrTables,
+    closure_accepts: &[bool],
+    node: &GssNode,
+    memo: &mut AcceptMemo,
+) -> bool {
+    if closure_accepts[node.state().as_usize()] {
+        return true;
+    }
+    // (state, node below, index of the configuration that led here or usize::MAX).
+    let mut visited: Vec<(LrState, GssNode, usize)> = Vec::new();
+    let mut pending: SmallVec<[(LrState, GssNode, usize); 8]> = SmallVec::new();
+    let mut layer: Vec<GssNode> = Vec::new();
+    let mut next: Vec<GssNode> = Vec::new();
+    let mut seen: Seen<GssNodeId> = Seen::default();
+    let mut configurations: Seen<(GssNodeId, LrState)> = Seen::default();
+    for p in node.predecessors() {
+        push_configurations(
+            tables,
+            node.state(),
+            &p,
+            usize::MAX,
+            &mut pending,
+            &mut layer,
+            &mut next,
+            &mut seen,
+        );
+    }
+    let mut found: Option<usize> = None;
+    while let Some((l, u, parent)) = pending.pop() {
+        let key = (u.id(), l);
+        match memo.get(&key) {
+            Some(true) => {
+                found = Some(parent);
+                break;
+            }
+            Some(false) => continue,
+            None => {}
+        }
+        if !configurations.insert(key) {
+            continue;
+        }
+        let at = visited.len();
+        visited.push((l, u.clone(), parent));
+        if closure_accepts[l.as_usize()] {
+            found = Some(at);
+            break;
+        }
+        push_configurations(
+            tables,
+            l,
+            &u,
+            at,
+            &mut pending,
+            &mut layer,
+            &mut next,
+            &mut seen,
+        );
+    }
+    match found {
+        Some(mut i) => {
+            while i != usize::MAX {
+                let (l, u, parent) = &visited[i];
+                memo.insert((u.id(), *l), true);
+                i = *parent;
+            }
+            true
+        }
+        None => {
+            for (l, u, _) in &visited {
+                memo.insert((u.id(), *l), false);
+            }
+            false
+        }
+    }
+}
+
+/// Pushes the configurations that the reductions of length `m > 0` of state `l` on `$` lead to
+/// from `l` reduced onto `u`.
+fn push_configurations(
+    tables: &LrTables,
+    l: LrState,
+    u: &GssNode,
+    parent: usize,
+    pending: &mut SmallVec<[(LrState, GssNode, usize); 8]>,
+    layer: &mut Vec<GssNode>,
+    next: &mut Vec<GssNode>,
+    seen: &mut Seen<GssNodeId>,
+) {
+    for &a in tables.actions_at(l, tables.eof_index()) {
+        let Action::Reduce { lhs, len, .. } = a else {
+            continue;
+        };
+        if len == 0 {
+            continue;
+        }
+        at_distance(u, len - 1, layer, next, seen);
+        for w in layer.drain(..) {
+            if let Some(g) = tables.goto(w.state(), lhs) {
+                pending.push((g, w, parent));
+            }
+        }
+    }
+}
+
+/// Leaves in `layer` the nodes at distance `d` below `u` (each once).
+fn at_distance(
+    u: &GssNode,
+    d: u32,
+    layer: &mut Vec<GssNode>,
+    next: &mut Vec<GssNode>,
+    seen: &mut Seen<GssNodeId>,
+) {
+    layer.clear();
+    layer.push(u.clone());
+    for _ in 0..d {
+        next.clear();
+        seen.clear();
+        for v in layer.iter() {
+            for e in &v.data().edges {
+                let w = v.resolve(e);
+                if seen.insert(w.id()) {
+                    next.push(w);
+                }
+            }
+        }
+        std::mem::swap(layer, next);
+    }
+}
+
+/// A set of keys: a linear list while small (the common case), hashed past 16.
+struct Seen<K> {
+    small: SmallVec<[K; 16]>,
+    big: Option<AHashSet<K>>,
+}
+
+impl<K> Default for Seen<K> {
+    fn default() -> Self {
+        Seen {
+            small: SmallVec::new(),
+            big: None,
+        }
+    }
+}
+
+impl<K: Copy + Eq + std::hash::Hash> Seen<K> {
+    fn clear(&mut self) {
+        self.small.clear();
+        if let Some(big) = &mut self.big {
+            big.clear();
+        }
+    }
+
+    /// Whether `k` is new (and now seen).
+    fn insert(&mut self, k: K) -> bool {
+        if self.small.len() < 16 {
+            if self.small.contains(&k) {
+                return false;
+            }
+            self.small.push(k);
+            return true;
+        }
+        // Fixed seeds: a fresh random state per call costs more than the set saves (the keys
+        // are not attacker-chosen).
+        let big = self.big.get_or_insert_with(|| {
+            AHashSet::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4))
+        });
+        if big.is_empty() {
+            big.extend(self.small.iter().copied());
+        }
+        big.insert(k)
+    }
 }

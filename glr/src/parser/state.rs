@@ -17,6 +17,7 @@
 //! state is unchanged. The history of states is kept (persistently) so that
 //! [`ParserState::rollback`] restores exactly the state before the last `n` commits.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -26,7 +27,7 @@ use smallvec::SmallVec;
 
 use super::rnglr;
 use super::{Parser, ShiftCache};
-use crate::gss::GssNode;
+use crate::gss::{GssNode, GssNodeId};
 
 /// Why a commit was refused (the state is unchanged).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,11 +193,33 @@ impl fmt::Debug for Head<'_> {
 
 type Heads = SmallVec<[HeadData; 2]>;
 
+/// One remembered shift: the nodes of a group of heads that completed a lexeme in lexer state
+/// `lex`, and the frontier the shift of its terminals built from them.
+///
+/// Inside a long lexeme that completes a terminal at every byte (a comment that is also an
+/// end-of-statement terminal, a run of newlines), every byte hands the same terminals to the
+/// same nodes, and the shift is a function of those immutable nodes: reusing its frontier
+/// instead of rebuilding an identical one makes such bytes cost a lexer step. The memo travels
+/// from snapshot to snapshot, so the next token of the comment hits it too.
+#[derive(Clone)]
+struct ShiftMemo {
+    lex: LexState,
+    from: SmallVec<[GssNodeId; 2]>,
+    /// The node budget the shift had: a step with at least this budget builds the same frontier
+    /// (the budget checks are monotone), one with less recomputes.
+    budget: usize,
+    to: SmallVec<[GssNode; 2]>,
+}
+
+/// The most shifts a state remembers (most recent first).
+const SHIFT_MEMO_LEN: usize = 4;
+
 struct Snapshot {
     heads: Heads,
     prev: Option<Arc<Snapshot>>,
     depth: usize,
     accepting: OnceLock<bool>,
+    memo: SmallVec<[ShiftMemo; 2]>,
 }
 
 impl Drop for Snapshot {
@@ -250,6 +273,7 @@ impl ParserState {
                 prev: None,
                 depth: 0,
                 accepting: OnceLock::new(),
+                memo: SmallVec::new(),
             }),
         }
     }
@@ -270,6 +294,7 @@ impl ParserState {
         let lexer = p.lexer();
         let mut heads: Heads = self.snap.heads.clone();
         let mut next: Heads = SmallVec::new();
+        let mut memo = self.snap.memo.clone();
         for (offset, &b) in bytes.iter().enumerate() {
             let mut nodes_left = p.max_nodes_per_step;
             // Heads completing a lexeme, grouped by the lexer state they completed it in.
@@ -319,14 +344,39 @@ impl ParserState {
                     results.extend(nodes.iter().cloned());
                 }
                 if !ks.is_empty() {
-                    let shifted =
-                        rnglr::shift(p.tables(), &nodes, &ks, nodes_left).map_err(|_| {
-                            CommitError::new(CommitErrorKind::Budget {
-                                name: "max_nodes_per_step",
-                                limit: p.max_nodes_per_step,
-                                offset,
-                            })
-                        })?;
+                    let from: SmallVec<[GssNodeId; 2]> = nodes.iter().map(GssNode::id).collect();
+                    let hit = memo
+                        .iter()
+                        .position(|m| m.lex == s && m.from == from && nodes_left >= m.budget);
+                    let shifted = match hit {
+                        Some(i) => {
+                            let m = memo.remove(i);
+                            let shifted = m.to.clone();
+                            memo.insert(0, m);
+                            shifted
+                        }
+                        None => {
+                            let shifted = rnglr::shift(p.tables(), &nodes, &ks, nodes_left)
+                                .map_err(|_| {
+                                    CommitError::new(CommitErrorKind::Budget {
+                                        name: "max_nodes_per_step",
+                                        limit: p.max_nodes_per_step,
+                                        offset,
+                                    })
+                                })?;
+                            memo.truncate(SHIFT_MEMO_LEN - 1);
+                            memo.insert(
+                                0,
+                                ShiftMemo {
+                                    lex: s,
+                                    from,
+                                    budget: nodes_left,
+                                    to: shifted.clone(),
+                                },
+                            );
+                            shifted
+                        }
+                    };
                     nodes_left = nodes_left.saturating_sub(shifted.len());
                     results.extend(shifted);
                 }
@@ -360,8 +410,7 @@ impl ParserState {
             next.clear();
         }
         let before = heads.clone();
-        let mut cache = ShiftCache::new();
-        heads.retain(|h| is_head_live(p, h, &mut cache));
+        with_cache(|cache| heads.retain(|h| is_head_live(p, h, cache)));
         if heads.is_empty() {
             return Err(CommitError::new(CommitErrorKind::Rejected {
                 offset: bytes.len(),
@@ -374,6 +423,7 @@ impl ParserState {
             prev: Some(self.snap.clone()),
             depth: self.snap.depth + 1,
             accepting: OnceLock::new(),
+            memo,
         });
         Ok(())
     }
@@ -398,11 +448,12 @@ impl ParserState {
     /// was handed to the parser) and the parser accepts at the end of input.
     pub fn is_accepting(&self) -> bool {
         *self.snap.accepting.get_or_init(|| {
-            let mut cache = ShiftCache::new();
-            self.snap
-                .heads
-                .iter()
-                .any(|h| h.empty && self.parser.can_accept(&h.node, &mut cache))
+            with_cache(|cache| {
+                self.snap
+                    .heads
+                    .iter()
+                    .any(|h| h.empty && self.parser.can_accept(&h.node, cache))
+            })
         })
     }
 
@@ -431,6 +482,28 @@ impl ParserState {
     pub fn head_len(&self) -> usize {
         self.snap.heads.len()
     }
+}
+
+/// The most entries the per-thread cache keeps before it starts over.
+const THREAD_CACHE_LEN: usize = 1 << 14;
+
+thread_local! {
+    /// Liveness and acceptance answers shared by the commits and `is_accepting` calls of one
+    /// thread. Its keys are node ids, never reused, so answers never go stale (whatever the
+    /// parser or the state); it only has to be bounded. Successive commits ask about the same
+    /// nodes (a lexing head keeps its node; the stack below the top rarely changes).
+    static CACHE: RefCell<ShiftCache> = RefCell::new(ShiftCache::new());
+}
+
+/// Runs `f` with this thread's [`CACHE`].
+fn with_cache<R>(f: impl FnOnce(&mut ShiftCache) -> R) -> R {
+    CACHE.with(|c| {
+        let mut cache = c.borrow_mut();
+        if cache.len() > THREAD_CACHE_LEN {
+            cache.clear();
+        }
+        f(&mut cache)
+    })
 }
 
 fn push_head(heads: &mut Heads, h: HeadData) {
