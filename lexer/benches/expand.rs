@@ -15,7 +15,11 @@
 //! cargo bench -p munch-lexer --bench expand
 //! cargo bench -p munch-lexer --bench expand -- llama3_java   # one case
 //! EXPAND_MIN_ONLY=1 cargo bench -p munch-lexer --bench expand  # minimum per call only
+//! EXPAND_PROFILE=llama3_java_random_50 perf record target/release/deps/expand-… --bench
 //! ```
+//!
+//! `EXPAND_PROFILE=<vocabulary>_<grammar>_<set>` expands that one set for 3 s and measures
+//! nothing, for a profiler.
 //!
 //! Each case also prints the minimum (and median) time per call over batches of calls: the
 //! minimum is the figure least moved by other processes on a shared machine.
@@ -264,6 +268,19 @@ fn bench_case(c: &mut Criterion, vocab: &Vocabulary, vocab_name: &str, grammar: 
     );
 
     let mut words = vec![0u32; classes.word_len()];
+    if let Ok(want) = std::env::var("EXPAND_PROFILE") {
+        for (name, set) in &sets {
+            if want == format!("{vocab_name}_{grammar}_{name}") {
+                let started = Instant::now();
+                while started.elapsed() < Duration::from_secs(3) {
+                    for _ in 0..1000 {
+                        classes.expand(black_box(set), black_box(&mut words));
+                    }
+                }
+            }
+        }
+        return;
+    }
     // The minimum per call over batches, beside criterion's medians: on a shared machine the
     // minimum is the figure least moved by other processes.
     let mut line =

@@ -23,7 +23,6 @@
 //! What this cannot make cheap: a set that holds about half of many small classes (random
 //! sets over Java's thousands of one-token classes) needs one scattered store per class.
 
-use super::small::{Small, SmallPlan};
 use super::ClassSet;
 use crate::TokenId;
 
@@ -62,9 +61,19 @@ pub(super) struct Patterns {
     big: Vec<u8>,
     /// The big classes, group by group.
     big_classes: Vec<u32>,
-    /// The small classes.
-    small: Small,
-    /// Per class `c`: its runs `runs[run_start[c]..run_start[c + 1]]`, as `(word index,
+    /// The small classes whose members are in one word, and those in several, in the layout
+    /// of [`ClassSet::words`]; how many of each; the runs of the latter.
+    single: Vec<u64>,
+    multi: Vec<u64>,
+    single_len: u64,
+    multi_len: u64,
+    multi_runs: u64,
+    /// The mean runs of a multi-word small class, times 256.
+    multi_mean: u64,
+    /// Per class `c` with members in one word: `(word index, bits)`.
+    single_run: Vec<(u32, u32)>,
+    /// Per class `c` with members in several words (big ones included): its runs
+    /// `runs[run_start[c]..run_start[c + 1]]` (empty for other classes), as `(word index,
     /// bits)`.
     run_start: Vec<u32>,
     runs: Vec<(u32, u32)>,
@@ -87,8 +96,8 @@ struct Plan {
     streamed: u8,
     /// Start from every big class and clear the missing ones (else OR the present ones).
     big_missing: bool,
-    /// How the small classes are written.
-    small: SmallPlan,
+    /// Start from every small class and clear the missing ones (else OR the present ones).
+    small_missing: bool,
     /// The estimated cost, in scattered runs.
     cost: u64,
 }
@@ -141,7 +150,13 @@ impl Patterns {
             groups: Vec::new(),
             big: vec![NOT_BIG; class_len],
             big_classes: big_classes.iter().map(|&c| c as u32).collect(),
-            small: Small::new(0, |_| false, |_| &[], std::iter::empty()),
+            single: vec![0; class_len.div_ceil(64)],
+            multi: vec![0; class_len.div_ceil(64)],
+            single_len: 0,
+            multi_len: 0,
+            multi_runs: 0,
+            multi_mean: 0,
+            single_run: vec![(0, 0); class_len],
             run_start: Vec::with_capacity(class_len + 1),
             runs: Vec::with_capacity(run_count.iter().map(|&r| r as usize).sum()),
             all: vec![0; word_len],
@@ -204,16 +219,21 @@ impl Patterns {
                         _ => p.runs.push((w, bit)),
                     }
                 }
+                if p.big[c] != NOT_BIG {
+                    // Runs kept for sets with few of its group's classes.
+                } else if p.runs.len() - start == 1 {
+                    p.single_run[c] = p.runs.pop().unwrap_or((0, 0));
+                    p.single[c / 64] |= 1 << (c % 64);
+                    p.single_len += 1;
+                } else {
+                    p.multi[c / 64] |= 1 << (c % 64);
+                    p.multi_len += 1;
+                    p.multi_runs += (p.runs.len() - start) as u64;
+                }
             }
             p.run_start.push(p.runs.len() as u32);
         }
-        let runs_of = |c: usize| &p.runs[p.run_start[c] as usize..p.run_start[c + 1] as usize];
-        p.small = Small::new(
-            class_len,
-            |c| p.big[c] == NOT_BIG,
-            runs_of,
-            (0..class_len).map(|c| class_members(c)[0].as_u32()),
-        );
+        p.multi_mean = (p.multi_runs << 8).checked_div(p.multi_len).unwrap_or(0);
         for ((a, &b), &s) in p.all.iter_mut().zip(&p.all_big).zip(&p.all_small) {
             *a = b | s;
         }
@@ -232,9 +252,9 @@ impl Patterns {
         self.plan_with(classes, |_, _| true)
     }
 
-    /// The cheapest way to expand `classes` among the ways `allowed(big_missing, small)`
-    /// (tests force each way).
-    fn plan_with(&self, classes: &ClassSet, allowed: impl Fn(bool, SmallPlan) -> bool) -> Plan {
+    /// The cheapest way to expand `classes` among the ways `allowed(big_missing,
+    /// small_missing)` (tests force each way).
+    fn plan_with(&self, classes: &ClassSet, allowed: impl Fn(bool, bool) -> bool) -> Plan {
         let set = classes.words();
         let mut subsets = [0u8; MAX_BIG / GROUP];
         // Per group, reading its mask costs a pass; scattering its present classes (or, when
@@ -259,36 +279,32 @@ impl Patterns {
             }
             missing_cost += missing_runs.min(self.pass_cost);
         }
-        let [present_small, missing_small, deposit_small] =
-            self.small.costs(&self.small.present(set));
+        let (mut present_single, mut present_multi) = (0u64, 0u64);
+        for ((&s, &single), &multi) in set.iter().zip(&self.single).zip(&self.multi) {
+            present_single += u64::from((s & single).count_ones());
+            present_multi += u64::from((s & multi).count_ones());
+        }
+        // Runs of the multi-word classes, estimated from their mean.
+        let runs = |single: u64, multi: u64| single + ((multi * self.multi_mean) >> 8);
+        let present_small = runs(present_single, present_multi);
+        let missing_small = runs(
+            self.single_len - present_single,
+            self.multi_len - present_multi,
+        );
         // Clearing missing small classes needs every small class's bits in the pass: an extra
         // source unless the base is every class's.
         let options = [
-            (false, SmallPlan::Present, present_cost + present_small),
-            (
-                false,
-                SmallPlan::Missing,
-                present_cost + self.pass_cost + missing_small,
-            ),
-            (
-                false,
-                SmallPlan::Deposit,
-                present_cost.saturating_add(deposit_small),
-            ),
-            (true, SmallPlan::Present, missing_cost + present_small),
-            (true, SmallPlan::Missing, missing_cost + missing_small),
-            (
-                true,
-                SmallPlan::Deposit,
-                missing_cost.saturating_add(deposit_small),
-            ),
+            (false, false, present_cost + present_small),
+            (false, true, present_cost + self.pass_cost + missing_small),
+            (true, false, missing_cost + present_small),
+            (true, true, missing_cost + missing_small),
         ];
-        let (big_missing, small, cost) = options
+        let (big_missing, small_missing, cost) = options
             .iter()
             .copied()
             .filter(|o| allowed(o.0, o.1))
             .min_by_key(|o| o.2)
-            .unwrap_or((false, SmallPlan::Present, 0));
+            .unwrap_or((false, false, 0));
         Plan {
             subsets,
             streamed: if big_missing {
@@ -297,7 +313,7 @@ impl Patterns {
                 present_streamed
             },
             big_missing,
-            small,
+            small_missing,
             cost,
         }
     }
@@ -314,7 +330,7 @@ impl Patterns {
                     n += 1;
                 }
             }
-            let base = if plan.small == SmallPlan::Missing {
+            let base = if plan.small_missing {
                 &self.all
             } else {
                 &self.all_big
@@ -328,7 +344,7 @@ impl Patterns {
                     n += 1;
                 }
             }
-            if plan.small == SmallPlan::Missing {
+            if plan.small_missing {
                 sources[n] = &self.all_small;
                 n += 1;
             }
@@ -357,7 +373,43 @@ impl Patterns {
                 }
             }
         }
-        self.small.apply(plan.small, classes.words(), words);
+        let set = classes.words();
+        if plan.small_missing {
+            self.scatter(set, |s| !s, words, |w, bits| *w &= !bits);
+        } else {
+            self.scatter(set, |s| s, words, |w, bits| *w |= bits);
+        }
+    }
+
+    /// Applies `op` to the runs of the small classes in `pick(set word)`.
+    #[inline]
+    fn scatter(
+        &self,
+        set: &[u64],
+        pick: impl Fn(u64) -> u64,
+        words: &mut [u32],
+        op: impl Fn(&mut u32, u32),
+    ) {
+        for (i, ((&s, &single), &multi)) in
+            set.iter().zip(&self.single).zip(&self.multi).enumerate()
+        {
+            let s = pick(s);
+            let mut b = s & single;
+            while b != 0 {
+                let (w, bits) = self.single_run[i * 64 + b.trailing_zeros() as usize];
+                b &= b - 1;
+                op(&mut words[w as usize], bits);
+            }
+            let mut b = s & multi;
+            while b != 0 {
+                let c = i * 64 + b.trailing_zeros() as usize;
+                b &= b - 1;
+                let runs = &self.runs[self.run_start[c] as usize..self.run_start[c + 1] as usize];
+                for &(w, bits) in runs {
+                    op(&mut words[w as usize], bits);
+                }
+            }
+        }
     }
 
     /// [`Patterns::expand`], starting from the nearest of the recent expansions in `cache`
@@ -439,6 +491,10 @@ impl Patterns {
     /// Flips the bits of class `c`'s members.
     fn toggle(&self, c: usize, words: &mut [u32]) {
         match self.big[c] {
+            NOT_BIG if self.single[c / 64] & (1 << (c % 64)) != 0 => {
+                let (w, bits) = self.single_run[c];
+                words[w as usize] ^= bits;
+            }
             slot if slot == NOT_BIG
                 || u64::from(self.run_start[c + 1] - self.run_start[c]) <= self.pass_cost =>
             {
@@ -467,7 +523,8 @@ impl Patterns {
             + self.groups.capacity() * std::mem::size_of::<Group>()
             + self.big.capacity()
             + self.big_classes.capacity() * 4
-            + self.small.heap_bytes()
+            + (self.single.capacity() + self.multi.capacity()) * 8
+            + self.single_run.capacity() * 8
             + self.run_start.capacity() * 4
             + self.runs.capacity() * 8
             + (self.all.capacity() + self.all_big.capacity() + self.all_small.capacity()) * 4
@@ -735,7 +792,7 @@ mod tests {
         let (member_start, members) = layout(&classes);
         let p = Patterns::with_big(330, &member_start, &members, 2, 1);
         assert_eq!(p.big, [0, NOT_BIG, NOT_BIG]);
-        assert_eq!(p.small.bucket_lens(), [1, 1, 0, 0, 0]);
+        assert_eq!((p.single_len, p.multi_len, p.multi_runs), (1, 1, 2));
         let mut cache = ExpandCache::with_capacity(2);
         for subset in 0u32..8 {
             let mut set = ClassSet::new(3);
@@ -760,8 +817,7 @@ mod tests {
     fn cached_expansion_from_the_nearest_set() {
         let classes: Vec<Vec<u32>> = (0..40u32).map(|c| vec![c * 33]).collect();
         let (member_start, members) = layout(&classes);
-        let mut p = Patterns::new(40 * 33, &member_start, &members);
-        p.small.set_fast_deposit(false);
+        let p = Patterns::new(40 * 33, &member_start, &members);
         let mut cache = ExpandCache::with_capacity(2);
         let mut a = ClassSet::new(40);
         a.extend((0..40).step_by(2).map(ClassId::from_usize));
@@ -770,8 +826,8 @@ mod tests {
         assert_eq!(words, naive(&classes, 40 * 33, &a));
         let plan = p.plan(&a);
         assert_eq!(
-            (plan.cost, plan.big_missing, plan.small),
-            (20, false, SmallPlan::Present)
+            (plan.cost, plan.big_missing, plan.small_missing),
+            (20, false, false)
         );
         // One more class, then one fewer: both from the cached neighbour.
         let mut b = a.clone();
@@ -795,30 +851,16 @@ mod tests {
     fn plan_takes_the_cheaper_side() {
         let classes: Vec<Vec<u32>> = (0..40u32).map(|c| vec![c * 33]).collect();
         let (member_start, members) = layout(&classes);
-        let mut p = Patterns::new(40 * 33, &member_start, &members);
-        p.small.set_fast_deposit(false);
+        let p = Patterns::new(40 * 33, &member_start, &members);
         let mut set = ClassSet::full(40);
         set.remove(ClassId::from_usize(3));
         let plan = p.plan(&set);
-        assert_eq!((plan.small, plan.big_missing), (SmallPlan::Missing, false));
+        assert!(plan.small_missing && !plan.big_missing);
         let mut set = ClassSet::new(40);
         set.insert(ClassId::from_usize(3));
         let plan = p.plan(&set);
-        assert_eq!((plan.small, plan.big_missing), (SmallPlan::Present, false));
+        assert!(!plan.small_missing && !plan.big_missing);
         assert_eq!(plan.cost, 1);
-        // Half of them: 20 scattered runs, or 21 deposit words (two classes to a word) at
-        // two words per run.
-        p.small.set_fast_deposit(true);
-        let half = ClassSet::full(40);
-        let mut half = half;
-        for c in (0..40).step_by(2) {
-            half.remove(ClassId::from_usize(c));
-        }
-        assert_eq!(p.small.deposit_len(), 21);
-        if p.small.fast_deposit() {
-            let plan = p.plan(&half);
-            assert_eq!((plan.small, plan.cost), (SmallPlan::Deposit, 10));
-        }
 
         // Class 0 in each of 64 words, class 1 in 2 of them: both big, one group.
         let classes = vec![(0..64 * 32).step_by(32).collect(), vec![1, 33]];
@@ -945,15 +987,8 @@ mod tests {
         z ^ (z >> 31)
     }
 
-    /// Every `(big_missing, small)` way of a plan.
-    const WAYS: [(bool, SmallPlan); 6] = [
-        (false, SmallPlan::Present),
-        (false, SmallPlan::Missing),
-        (false, SmallPlan::Deposit),
-        (true, SmallPlan::Present),
-        (true, SmallPlan::Missing),
-        (true, SmallPlan::Deposit),
-    ];
+    /// Every `(big_missing, small_missing)` way of a plan.
+    const WAYS: [(bool, bool); 4] = [(false, false), (false, true), (true, false), (true, true)];
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(128))]
@@ -965,12 +1000,9 @@ mod tests {
         fn expansion_equals_naive(
             (vocab_len, classes, min_runs, max_big) in vocabulary(),
             sets in prop::collection::vec((0u64..=100, any::<u64>()), 1..12),
-            portable_deposit in any::<bool>(),
         ) {
             let (member_start, members) = layout(&classes);
-            let mut p = Patterns::with_big(vocab_len, &member_start, &members, min_runs, max_big);
-            // Both deposits: `pdep` where the CPU has a fast one, the portable loop.
-            p.small.set_fast_deposit(!portable_deposit);
+            let p = Patterns::with_big(vocab_len, &member_start, &members, min_runs, max_big);
             let n = classes.len();
             let mut cache = ExpandCache::with_capacity(3);
             let mut words = vec![0u32; vocab_len.div_ceil(32)];
@@ -988,9 +1020,9 @@ mod tests {
                 p.expand(&set, &mut words);
                 prop_assert_eq!(&words, &want, "expand {:?}", set);
                 // Every way to write the big and the small classes, whatever it costs.
-                for (big_missing, small) in WAYS {
-                    let plan = p.plan_with(&set, |b, s| (b, s) == (big_missing, small));
-                    prop_assert_eq!((plan.big_missing, plan.small), (big_missing, small));
+                for (big_missing, small_missing) in WAYS {
+                    let plan = p.plan_with(&set, |b, s| (b, s) == (big_missing, small_missing));
+                    prop_assert_eq!((plan.big_missing, plan.small_missing), (big_missing, small_missing));
                     words.fill(0x5a5a_5a5a);
                     p.run(&plan, &set, &mut words);
                     prop_assert_eq!(&words, &want, "{:?} {:?}", plan, set);
@@ -1014,12 +1046,10 @@ mod tests {
         #[test]
         fn big_vocabularies_expand_exactly(
             (vocab_len, classes) in java_like(),
-            portable_deposit in any::<bool>(),
             seed in any::<u64>(),
         ) {
             let (member_start, members) = layout(&classes);
-            let mut p = Patterns::new(vocab_len, &member_start, &members);
-            p.small.set_fast_deposit(!portable_deposit);
+            let p = Patterns::new(vocab_len, &member_start, &members);
             let n = classes.len();
             let mut words = vec![0u32; vocab_len.div_ceil(32)];
             let mut x = seed;
@@ -1035,8 +1065,8 @@ mod tests {
                 words.fill(0xa5a5_a5a5);
                 p.expand(&set, &mut words);
                 prop_assert_eq!(&words, &want, "expand, {}%", percent);
-                for (big_missing, small) in WAYS {
-                    let plan = p.plan_with(&set, |b, s| (b, s) == (big_missing, small));
+                for (big_missing, small_missing) in WAYS {
+                    let plan = p.plan_with(&set, |b, s| (b, s) == (big_missing, small_missing));
                     words.fill(0x5a5a_5a5a);
                     p.run(&plan, &set, &mut words);
                     prop_assert_eq!(&words, &want, "{:?}, {}%", plan, percent);

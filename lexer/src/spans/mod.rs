@@ -86,7 +86,6 @@ mod classes;
 mod error;
 mod expand;
 mod set;
-mod small;
 mod walk;
 
 use std::sync::atomic::AtomicU64;
