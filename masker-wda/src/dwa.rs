@@ -19,6 +19,10 @@
 //! graph is just the union over every pair reached; no fixpoint is needed. A pair is not
 //! expanded when its state's undecided classes are all in the mask already, which is where the
 //! run stops reading the stack — usually after one or two nodes.
+//!
+//! End of sequence is one more class (a block with no tokens): every head whose lexeme is
+//! empty also seeds the pair `(eos state, node)`, whose automaton reads the reductions under
+//! `$` down to an accept. [`Dwa::take_eos`] takes it out of the result before expansion.
 
 use ahash::{AHashMap, AHashSet};
 use munch_glr::gss::{GssNode, GssNodeId};

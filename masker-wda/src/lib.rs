@@ -82,9 +82,12 @@
 //! succeeds, and the union over the GSS's paths is the head's answer. Pruning only ever drops
 //! what cannot succeed (a continuation's terminal that no state after the previous shift has
 //! an action on; inputs no GSS path can give), minimisation keeps the output of every input,
-//! and blocks merge only classes every weight treats alike. The module docs hold the details;
-//! the tests check `fill_mask` against the oracle at every step of synthetic grammars, of
-//! random grammars, and against the trie masker on real files.
+//! and blocks merge only classes every weight treats alike. End of sequence is the same
+//! argument for the span "empty lexeme, then `$`": the templates take `$` through the LR
+//! tables' reductions under `$` and their accept action, which is what
+//! `ParserState::is_accepting` simulates on each head whose lexeme is empty. The module docs
+//! hold the details; the tests check `fill_mask` against the oracle at every step of synthetic
+//! grammars, of random grammars, and against the trie masker on real files.
 //!
 //! One difference in principle: `commit` can also fail on its own budgets (`max_heads`,
 //! `max_nodes_per_step`), which the oracle then reports as a refused token; the automaton knows

@@ -48,6 +48,10 @@
 //!   map_x on exits: (T', B, r ≥ 1, κ') ↦ (T', B, r-1, κ');  (T', B, 0, κ') ↦ CONF_x(T', κ', goto(x, B))
 //!   ```
 //!
+//! End of input is the terminal `$` (the control `($, FIN)` decides end of sequence): an
+//! accept action on `$` at `x` counts as a shift that pushes nothing, so `SH ∈ E($, x)` and
+//! `P($, FIN, x) ∋ SUCC` there.
+//!
 //! The unknowns range over finite sets (terminals × LR states, and controls × LR states), the
 //! outcomes too (terminals × codes × continuations), and the equations are monotone, so the
 //! worklists below reach the least fixpoints. This is exact for every grammar shape: a
