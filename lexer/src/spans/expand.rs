@@ -279,11 +279,7 @@ impl Patterns {
             }
             missing_cost += missing_runs.min(self.pass_cost);
         }
-        let (mut present_single, mut present_multi) = (0u64, 0u64);
-        for ((&s, &single), &multi) in set.iter().zip(&self.single).zip(&self.multi) {
-            present_single += u64::from((s & single).count_ones());
-            present_multi += u64::from((s & multi).count_ones());
-        }
+        let (present_single, present_multi) = count_small(set, &self.single, &self.multi);
         // Runs of the multi-word classes, estimated from their mean.
         let runs = |single: u64, multi: u64| single + ((multi * self.multi_mean) >> 8);
         let present_small = runs(present_single, present_multi);
@@ -529,6 +525,39 @@ impl Patterns {
             + self.runs.capacity() * 8
             + (self.all.capacity() + self.all_big.capacity() + self.all_small.capacity()) * 4
     }
+}
+
+/// The number of classes of `set` in `single` and in `multi` (sets over the same classes).
+fn count_small(set: &[u64], single: &[u64], multi: &[u64]) -> (u64, u64) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("popcnt")
+        {
+            // SAFETY: the CPU has AVX2 and POPCNT, checked just above.
+            return unsafe { count_small_avx2(set, single, multi) };
+        }
+    }
+    count_small_portable(set, single, multi)
+}
+
+/// [`count_small`] compiled with POPCNT and AVX2: the baseline target has no popcount
+/// instruction, and its bit-twiddling count over Java's 76 set words cost about 60 ns of the
+/// 430 ns an empty set takes on Llama 3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+fn count_small_avx2(set: &[u64], single: &[u64], multi: &[u64]) -> (u64, u64) {
+    count_small_portable(set, single, multi)
+}
+
+#[inline(always)]
+fn count_small_portable(set: &[u64], single: &[u64], multi: &[u64]) -> (u64, u64) {
+    let (mut present_single, mut present_multi) = (0u64, 0u64);
+    for ((&s, &single), &multi) in set.iter().zip(single).zip(multi) {
+        present_single += u64::from((s & single).count_ones());
+        present_multi += u64::from((s & multi).count_ones());
+    }
+    (present_single, present_multi)
 }
 
 /// `words = (pos[0] | pos[1] | …) & !(neg[0] | neg[1] | …)` (all zero without `pos`), every
@@ -912,6 +941,27 @@ mod tests {
             combine_portable(&mut words, pos, neg);
             assert_eq!(words, want, "portable: {p} sources, {k} cleared");
         }
+    }
+
+    /// The dispatched count (POPCNT and AVX2 where the CPU has them) equals the portable one.
+    #[test]
+    fn count_small_matches_portable() {
+        let words: Vec<u64> = (1..=77u64).map(splitmix).collect();
+        let single: Vec<u64> = words.iter().map(|w| splitmix(*w)).collect();
+        let multi: Vec<u64> = single.iter().map(|w| splitmix(*w) & !w).collect();
+        let want = count_small_portable(&words, &single, &multi);
+        let by_hand = words
+            .iter()
+            .zip(&single)
+            .zip(&multi)
+            .fold((0, 0), |(a, b), ((w, s), m)| {
+                (
+                    a + u64::from((w & s).count_ones()),
+                    b + u64::from((w & m).count_ones()),
+                )
+            });
+        assert_eq!(want, by_hand);
+        assert_eq!(count_small(&words, &single, &multi), want);
     }
 
     /// Classes with a skewed size distribution (a few large ones, many of one or two tokens),
