@@ -1037,8 +1037,46 @@ mod tests {
         z ^ (z >> 31)
     }
 
-    /// Every `(big_missing, small_missing)` way of a plan.
-    const WAYS: [(bool, bool); 4] = [(false, false), (false, true), (true, false), (true, true)];
+    /// A set holding each of `n` classes with probability `percent`%, drawn from `x`.
+    fn random_set(n: usize, percent: u64, x: &mut u64) -> ClassSet {
+        let mut set = ClassSet::new(n);
+        for c in 0..n {
+            *x = splitmix(*x);
+            if *x % 100 < percent {
+                set.insert(ClassId::from_usize(c));
+            }
+        }
+        set
+    }
+
+    /// Expands `set` as planned and in every `(big_missing, small_missing)` way, whatever it
+    /// costs, each from garbage words into `words`; all must equal the per-member expansion,
+    /// which is returned.
+    fn expand_every_way(
+        p: &Patterns,
+        classes: &[Vec<u32>],
+        vocab_len: usize,
+        set: &ClassSet,
+        words: &mut [u32],
+    ) -> Result<Vec<u32>, TestCaseError> {
+        let want = naive(classes, vocab_len, set);
+        words.fill(0xa5a5_a5a5);
+        p.expand(set, words);
+        prop_assert_eq!(&*words, &want[..], "expand {:?}", set);
+        for (big_missing, small_missing) in
+            [(false, false), (false, true), (true, false), (true, true)]
+        {
+            let plan = p.plan_with(set, |b, s| (b, s) == (big_missing, small_missing));
+            prop_assert_eq!(
+                (plan.big_missing, plan.small_missing),
+                (big_missing, small_missing)
+            );
+            words.fill(0x5a5a_5a5a);
+            p.run(&plan, set, words);
+            prop_assert_eq!(&*words, &want[..], "{:?} {:?}", plan, set);
+        }
+        Ok(want)
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(128))]
@@ -1056,27 +1094,9 @@ mod tests {
             let n = classes.len();
             let mut cache = ExpandCache::with_capacity(3);
             let mut words = vec![0u32; vocab_len.div_ceil(32)];
-            for (percent, seed) in sets {
-                let mut set = ClassSet::new(n);
-                let mut x = seed;
-                for c in 0..n {
-                    x = splitmix(x);
-                    if x % 100 < percent {
-                        set.insert(ClassId::from_usize(c));
-                    }
-                }
-                let want = naive(&classes, vocab_len, &set);
-                words.fill(0xa5a5_a5a5);
-                p.expand(&set, &mut words);
-                prop_assert_eq!(&words, &want, "expand {:?}", set);
-                // Every way to write the big and the small classes, whatever it costs.
-                for (big_missing, small_missing) in WAYS {
-                    let plan = p.plan_with(&set, |b, s| (b, s) == (big_missing, small_missing));
-                    prop_assert_eq!((plan.big_missing, plan.small_missing), (big_missing, small_missing));
-                    words.fill(0x5a5a_5a5a);
-                    p.run(&plan, &set, &mut words);
-                    prop_assert_eq!(&words, &want, "{:?} {:?}", plan, set);
-                }
+            for (percent, mut seed) in sets {
+                let set = random_set(n, percent, &mut seed);
+                let want = expand_every_way(&p, &classes, vocab_len, &set, &mut words)?;
                 if vocab_len % 32 != 0 {
                     prop_assert_eq!(words[words.len() - 1] >> (vocab_len % 32), 0);
                 }
@@ -1104,23 +1124,8 @@ mod tests {
             let mut words = vec![0u32; vocab_len.div_ceil(32)];
             let mut x = seed;
             for percent in [0, 1, 10, 50, 90, 99, 100] {
-                let mut set = ClassSet::new(n);
-                for c in 0..n {
-                    x = splitmix(x);
-                    if x % 100 < percent {
-                        set.insert(ClassId::from_usize(c));
-                    }
-                }
-                let want = naive(&classes, vocab_len, &set);
-                words.fill(0xa5a5_a5a5);
-                p.expand(&set, &mut words);
-                prop_assert_eq!(&words, &want, "expand, {}%", percent);
-                for (big_missing, small_missing) in WAYS {
-                    let plan = p.plan_with(&set, |b, s| (b, s) == (big_missing, small_missing));
-                    words.fill(0x5a5a_5a5a);
-                    p.run(&plan, &set, &mut words);
-                    prop_assert_eq!(&words, &want, "{:?}, {}%", plan, percent);
-                }
+                let set = random_set(n, percent, &mut x);
+                expand_every_way(&p, &classes, vocab_len, &set, &mut words)?;
             }
         }
     }
