@@ -167,8 +167,8 @@ pub(crate) fn reduce(
         Stop::AtShift => !out.shifts.is_empty(),
         Stop::AtAccept => out.accepted,
     };
-    let mut layer: Vec<GssNode> = Vec::new();
-    let mut next: Vec<GssNode> = Vec::new();
+    let mut layer: Layer = SmallVec::new();
+    let mut next: Layer = SmallVec::new();
     let mut seen: Seen<GssNodeId> = Seen::default();
     while let Some((v, x, m)) = r.pop() {
         if done(&out) {
@@ -368,10 +368,10 @@ pub(crate) fn accepts(
         return true;
     }
     // (state, node below, index of the configuration that led here or usize::MAX).
-    let mut visited: Vec<(LrState, GssNode, usize)> = Vec::new();
+    let mut visited: SmallVec<[(LrState, GssNode, usize); 16]> = SmallVec::new();
     let mut pending: SmallVec<[(LrState, GssNode, usize); 8]> = SmallVec::new();
-    let mut layer: Vec<GssNode> = Vec::new();
-    let mut next: Vec<GssNode> = Vec::new();
+    let mut layer: Layer = SmallVec::new();
+    let mut next: Layer = SmallVec::new();
     let mut seen: Seen<GssNodeId> = Seen::default();
     let mut configurations: Seen<(GssNodeId, LrState)> = Seen::default();
     for p in node.predecessors() {
@@ -443,8 +443,8 @@ fn push_configurations(
     u: &GssNode,
     parent: usize,
     pending: &mut SmallVec<[(LrState, GssNode, usize); 8]>,
-    layer: &mut Vec<GssNode>,
-    next: &mut Vec<GssNode>,
+    layer: &mut Layer,
+    next: &mut Layer,
     seen: &mut Seen<GssNodeId>,
 ) {
     for &a in tables.actions_at(l, tables.eof_index()) {
@@ -463,12 +463,15 @@ fn push_configurations(
     }
 }
 
+/// Nodes at one distance below a node (usually one or two).
+type Layer = SmallVec<[GssNode; 4]>;
+
 /// Leaves in `layer` the nodes at distance `d` below `u` (each once).
 fn at_distance(
     u: &GssNode,
     d: u32,
-    layer: &mut Vec<GssNode>,
-    next: &mut Vec<GssNode>,
+    layer: &mut Layer,
+    next: &mut Layer,
     seen: &mut Seen<GssNodeId>,
 ) {
     layer.clear();

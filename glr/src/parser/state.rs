@@ -211,7 +211,7 @@ struct ShiftMemo {
     to: SmallVec<[GssNode; 2]>,
 }
 
-/// The most shifts a state remembers (most recent first).
+/// The most shifts a state remembers (the most recently built first).
 const SHIFT_MEMO_LEN: usize = 4;
 
 struct Snapshot {
@@ -219,7 +219,8 @@ struct Snapshot {
     prev: Option<Arc<Snapshot>>,
     depth: usize,
     accepting: OnceLock<bool>,
-    memo: SmallVec<[ShiftMemo; 2]>,
+    /// Shared by the snapshots of commits that add nothing to it (most commits).
+    memo: Arc<[ShiftMemo]>,
 }
 
 impl Drop for Snapshot {
@@ -273,7 +274,7 @@ impl ParserState {
                 prev: None,
                 depth: 0,
                 accepting: OnceLock::new(),
-                memo: SmallVec::new(),
+                memo: Arc::new([]),
             }),
         }
     }
@@ -294,7 +295,8 @@ impl ParserState {
         let lexer = p.lexer();
         let mut heads: Heads = self.snap.heads.clone();
         let mut next: Heads = SmallVec::new();
-        let mut memo = self.snap.memo.clone();
+        // Copied only when a shift is added to it.
+        let mut memo: Option<Vec<ShiftMemo>> = None;
         for (offset, &b) in bytes.iter().enumerate() {
             let mut nodes_left = p.max_nodes_per_step;
             // Heads completing a lexeme, grouped by the lexer state they completed it in.
@@ -345,16 +347,12 @@ impl ParserState {
                 }
                 if !ks.is_empty() {
                     let from: SmallVec<[GssNodeId; 2]> = nodes.iter().map(GssNode::id).collect();
-                    let hit = memo
+                    let known = memo.as_deref().unwrap_or(&self.snap.memo);
+                    let hit = known
                         .iter()
-                        .position(|m| m.lex == s && m.from == from && nodes_left >= m.budget);
+                        .find(|m| m.lex == s && m.from == from && nodes_left >= m.budget);
                     let shifted = match hit {
-                        Some(i) => {
-                            let m = memo.remove(i);
-                            let shifted = m.to.clone();
-                            memo.insert(0, m);
-                            shifted
-                        }
+                        Some(m) => m.to.clone(),
                         None => {
                             let shifted = rnglr::shift(p.tables(), &nodes, &ks, nodes_left)
                                 .map_err(|_| {
@@ -364,6 +362,7 @@ impl ParserState {
                                         offset,
                                     })
                                 })?;
+                            let memo = memo.get_or_insert_with(|| self.snap.memo.to_vec());
                             memo.truncate(SHIFT_MEMO_LEN - 1);
                             memo.insert(
                                 0,
@@ -423,7 +422,10 @@ impl ParserState {
             prev: Some(self.snap.clone()),
             depth: self.snap.depth + 1,
             accepting: OnceLock::new(),
-            memo,
+            memo: match memo {
+                Some(memo) => memo.into(),
+                None => self.snap.memo.clone(),
+            },
         });
         Ok(())
     }
