@@ -15,7 +15,9 @@
 //!
 //! - **Inside a lexeme** (most bytes): only the lexer state moves, one DFA lookup. The
 //!   configuration stays iff its lexer state can still complete a terminal that its stack can
-//!   shift, or an ignored one: one bitset intersection against the stack's `goes_on` set.
+//!   shift, or an ignored one. Which terminals a stack shifts is decided lazily, one terminal
+//!   at a time when a walk first asks (most walks ask about a few terminals of a stack), and
+//!   kept for the rest of the mask.
 //! - **At a lexeme boundary** (a byte that does not extend a completed lexeme): each tied
 //!   terminal is shifted onto the stack with [`Parser::shift_from`] — speculative GSS nodes,
 //!   memoised per (stack, terminal) for the whole mask — and the byte starts a new lexeme.
@@ -33,6 +35,12 @@
 //!   (`classes.rs`). Building the classes costs 10–500 ms with a 128k vocabulary, so
 //!   [`TrieMasker::new`] (nothing to build) stays the default.
 //!
+//! - **Recent masks**: a mask depends only on each head's GSS node, lexer state and inhibitor
+//!   (EOS is decided apart), and GSS node ids are never reused, so each cache keeps the last
+//!   few masks by those keys. A token that stays inside one lexeme (a comment, a string) leaves
+//!   the nodes unchanged and often the lexer state too, and a rollback returns to recent heads:
+//!   such a mask is one copy of the words.
+//!
 //! A token is allowed iff some configuration survives its last byte. Keeping a completed but
 //! extendable lexeme pending, instead of forking an inhibited branch as `commit` does, is
 //! equivalent for liveness: the inhibited branch is live iff its terminal can be shifted, and
@@ -48,7 +56,7 @@ use std::sync::{Arc, OnceLock};
 use smallvec::SmallVec;
 
 use ahash::AHashMap;
-use munch_glr::gss::GssNode;
+use munch_glr::gss::{GssNode, GssNodeId};
 use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState, ShiftCache};
 use munch_lexer::dfa::{Lexer, TerminalSet};
@@ -229,9 +237,12 @@ impl Group {
 /// terminals past a lexeme boundary.
 struct Stack {
     frontier: SmallVec<[GssNode; 2]>,
-    /// Terminals this stack can shift, plus the ignored ones: reaching one keeps a
+    /// Terminals asked about so far ([`TrieMasker::takes_any`] decides them lazily: most
+    /// walks ask about a few terminals of a stack, not all of them).
+    known: TerminalSet,
+    /// The known terminals this stack can shift, plus the ignored ones: reaching one keeps a
     /// configuration live.
-    goes_on: TerminalSet,
+    yes: TerminalSet,
 }
 
 /// Scratch space of [`TrieMasker`], reused across masks.
@@ -255,6 +266,42 @@ struct Cache {
     class_mask: TokenMask,
     class_set: ClassSet,
     expand: ExpandCache,
+    /// What the last walk did.
+    stats: WalkStats,
+    /// The last few masks (EOS left out), by the heads they were computed for; `recent_next`
+    /// is the slot the next one replaces.
+    recent: Vec<(HeadsKey, TokenMask)>,
+    recent_next: usize,
+}
+
+/// What a mask depends on: each head's GSS node (ids are never reused, so an id names one
+/// stack for the life of the process), lexer state and inhibitor. The walk reads nothing else
+/// of the parser state, and EOS is decided apart, so equal keys give equal masks. A token that
+/// stays inside one lexeme (a comment, a string, an identifier) leaves the nodes as they were
+/// and often the lexer state too.
+type HeadsKey = SmallVec<[(GssNodeId, LexState, Option<LexState>); 2]>;
+
+/// How many recent masks a cache keeps.
+const RECENT: usize = 4;
+
+/// What one mask's walk did: diagnostics for profiling ([`TrieMasker::last_stats`]), not part
+/// of any mask's contract.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WalkStats {
+    /// The parser state's heads.
+    pub heads: usize,
+    /// Trie nodes the walk entered (the precomputed groups cover the others).
+    pub nodes: usize,
+    /// Configurations that crossed a lexeme boundary.
+    pub boundaries: usize,
+    /// Speculative shifts computed (the per-mask memo's misses).
+    pub shifts: usize,
+    /// Stacks whose set of shiftable terminals was computed.
+    pub stacks: usize,
+    /// Tables below boundary nodes built (the per-thread memo's misses).
+    pub tables_built: usize,
+    /// Whether the mask was a recent one for the same heads (nothing walked).
+    pub reused: bool,
 }
 
 impl Masker for TrieMasker {
@@ -282,18 +329,43 @@ impl Masker for TrieMasker {
                 .as_ref()
                 .map_or_else(ClassSet::default, |c| c.spans().classes().empty_set()),
             expand: ExpandCache::new(),
+            stats: WalkStats::default(),
+            recent: Vec::with_capacity(RECENT),
+            recent_next: 0,
         })
     }
 
     fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
         let cache: &mut Cache = cache.get_mut();
-        match &self.classes {
-            None => self.walk(cache, state, &self.tokens, mask),
-            Some(classes) => {
-                let mut class_mask = std::mem::replace(&mut cache.class_mask, TokenMask::new(0));
-                self.walk(cache, state, classes.space(), &mut class_mask);
-                classes.expand(&class_mask, &mut cache.class_set, &mut cache.expand, mask);
-                cache.class_mask = class_mask;
+        let key: HeadsKey = state
+            .heads()
+            .map(|h| (h.node().id(), h.lex_state(), h.inhibitor()))
+            .collect();
+        if let Some((_, recent)) = cache.recent.iter().find(|(k, _)| *k == key) {
+            mask.words_mut().copy_from_slice(recent.words());
+            cache.stats = WalkStats {
+                heads: key.len(),
+                reused: true,
+                ..WalkStats::default()
+            };
+        } else {
+            match &self.classes {
+                None => self.walk(cache, state, &self.tokens, mask),
+                Some(classes) => {
+                    let mut class_mask =
+                        std::mem::replace(&mut cache.class_mask, TokenMask::new(0));
+                    self.walk(cache, state, classes.space(), &mut class_mask);
+                    classes.expand(&class_mask, &mut cache.class_set, &mut cache.expand, mask);
+                    cache.class_mask = class_mask;
+                }
+            }
+            if cache.recent.len() < RECENT {
+                cache.recent.push((key, mask.clone()));
+            } else {
+                let slot = &mut cache.recent[cache.recent_next];
+                slot.0 = key;
+                slot.1.words_mut().copy_from_slice(mask.words());
+                cache.recent_next = (cache.recent_next + 1) % RECENT;
             }
         }
         set_eos(&self.vocab, state, mask);
@@ -301,6 +373,11 @@ impl Masker for TrieMasker {
 }
 
 impl TrieMasker {
+    /// What the last mask computed with `cache` did (the cache must be this masker's).
+    pub fn last_stats(&self, cache: &mut MaskCache) -> WalkStats {
+        cache.get_mut::<Cache>().stats
+    }
+
     /// Sets `mask` (over `space.len` ids) to the entries of `space`'s trie that `state` allows.
     fn walk(&self, cache: &mut Cache, state: &ParserState, space: &Space, mask: &mut TokenMask) {
         mask.clear();
@@ -314,16 +391,19 @@ impl TrieMasker {
         cache.inhibitors.clear();
         cache.base_lex.clear();
         cache.active.clear();
+        cache.stats = WalkStats {
+            heads: state.head_len(),
+            ..WalkStats::default()
+        };
         if cache.below.len() > 1 << 14 {
             cache.below.clear();
         }
-        let lexer = self.parser.lexer();
         let mut base: SmallVec<[Config; 2]> = SmallVec::new();
         for head in state.heads() {
             let stack = self.push_stack(cache, SmallVec::from_elem(head.node().clone(), 1));
             let s = head.lex_state();
             let table = Arc::clone(self.inside(space, s, head.inhibitor()));
-            table.add_allowed(lexer, &cache.stacks[stack as usize].goes_on, mask);
+            self.add_allowed(cache, &table, stack, mask);
             cache.active.push(table);
             base.push((stack, s, (cache.active.len() - 1) as u32));
             cache.inhibitors.push(head.inhibitor());
@@ -338,6 +418,7 @@ impl TrieMasker {
         while n < end {
             let node = TrieNode::new(n as u32);
             let depth = trie.depth(node);
+            cache.stats.nodes += 1;
             cache.frames.truncate(depth);
             next.clear();
             let fresh_here = self.step(cache, space, node, depth, trie.byte(node), &mut next, mask);
@@ -357,20 +438,52 @@ impl TrieMasker {
         }
     }
 
-    /// Adds a stack with its `goes_on` set; returns its index.
+    /// Adds a stack; returns its index.
     fn push_stack(&self, cache: &mut Cache, frontier: SmallVec<[GssNode; 2]>) -> u32 {
-        let mut goes_on = self.ignored.clone();
-        for t in (0..self.parser.terminal_len()).map(TerminalId::from_usize) {
-            if !goes_on.contains(t)
-                && frontier
+        cache.stacks.push(Stack {
+            frontier,
+            known: self.ignored.clone(),
+            yes: self.ignored.clone(),
+        });
+        cache.stats.stacks += 1;
+        (cache.stacks.len() - 1) as u32
+    }
+
+    /// Whether `stack` can shift some terminal of `wanted` or `wanted` holds an ignored one:
+    /// then a lexeme that can still complete one of `wanted` keeps a configuration on `stack`
+    /// live. Each terminal is decided once per stack, on first demand.
+    fn takes_any(&self, cache: &mut Cache, stack: u32, wanted: &TerminalSet) -> bool {
+        let Cache { stacks, shift, .. } = cache;
+        let st = &mut stacks[stack as usize];
+        if wanted.intersects(&st.yes) {
+            return true;
+        }
+        if wanted.is_subset(&st.known) {
+            return false;
+        }
+        for t in wanted.iter() {
+            if st.known.insert(t)
+                && st
+                    .frontier
                     .iter()
-                    .any(|n| self.parser.can_shift(n, t, &mut cache.shift))
+                    .any(|n| self.parser.can_shift(n, t, shift))
             {
-                goes_on.insert(t);
+                st.yes.insert(t);
+                return true;
             }
         }
-        cache.stacks.push(Stack { frontier, goes_on });
-        (cache.stacks.len() - 1) as u32
+        false
+    }
+
+    /// Adds the tokens of `table`'s groups whose end state can still complete a terminal that
+    /// `stack` takes.
+    fn add_allowed(&self, cache: &mut Cache, table: &Inside, stack: u32, mask: &mut TokenMask) {
+        let lexer = self.parser.lexer();
+        for (end, group) in &table.groups {
+            if self.takes_any(cache, stack, lexer.reachable(*end)) {
+                group.add_to(mask);
+            }
+        }
     }
 
     /// The stack after shifting `t` onto `stack`, memoised for this mask.
@@ -381,6 +494,7 @@ impl TrieMasker {
         // The whole frontier shifts at once so that new nodes merge per LR state, as in a
         // commit; node by node, an ambiguous grammar multiplies the frontier with every terminal.
         // A budget error means `commit` would refuse the token too: no stack.
+        cache.stats.shifts += 1;
         let frontier = self
             .parser
             .shift_frontier(&cache.stacks[stack as usize].frontier, t)
@@ -423,10 +537,7 @@ impl TrieMasker {
                     // Every token below is inside the first lexeme: counted by the groups.
                     continue;
                 }
-                if lexer
-                    .reachable(grown)
-                    .intersects(&cache.stacks[stack as usize].goes_on)
-                {
+                if self.takes_any(cache, stack, lexer.reachable(grown)) {
                     out.push((stack, grown, origin));
                 }
                 continue;
@@ -437,6 +548,7 @@ impl TrieMasker {
             if lexer.is_dead(fresh) {
                 continue;
             }
+            cache.stats.boundaries += 1;
             for &t in lexer.accepted(s) {
                 let after = if self.parser.is_ignored(t) {
                     Some(stack)
@@ -444,9 +556,8 @@ impl TrieMasker {
                     self.shift(cache, stack, t)
                 };
                 let Some(after) = after else { continue };
-                let goes_on = &cache.stacks[after as usize].goes_on;
-                if !lexer.reachable(fresh).intersects(goes_on)
-                    || out.iter().any(|c| c.0 == after && c.1 == fresh)
+                if out.iter().any(|c| c.0 == after && c.1 == fresh)
+                    || !self.takes_any(cache, after, lexer.reachable(fresh))
                 {
                     continue;
                 }
@@ -454,6 +565,7 @@ impl TrieMasker {
                 let table = match cache.below.get(&key) {
                     Some(table) => Arc::clone(table),
                     None => {
+                        cache.stats.tables_built += 1;
                         let trie = self.trie(space);
                         let table =
                             Arc::new(Inside::build(lexer, trie, space.len, fresh, None, node));
@@ -461,7 +573,7 @@ impl TrieMasker {
                         table
                     }
                 };
-                table.add_allowed(lexer, goes_on, mask);
+                self.add_allowed(cache, &table, after, mask);
                 cache.active.push(table);
                 out.push((after, fresh, (cache.active.len() - 1) as u32));
                 fresh_here = true;
@@ -569,15 +681,6 @@ impl Inside {
             root: base,
             groups,
             boundary,
-        }
-    }
-
-    /// Adds the tokens whose end state can still complete a terminal in `goes_on`.
-    fn add_allowed(&self, lexer: &Lexer, goes_on: &TerminalSet, mask: &mut TokenMask) {
-        for (end, group) in &self.groups {
-            if lexer.reachable(*end).intersects(goes_on) {
-                group.add_to(mask);
-            }
         }
     }
 

@@ -1,0 +1,87 @@
+//! Masks reused across steps (the cache's recent masks by heads) equal masks computed from
+//! scratch, and the reuse happens where the heads repeat: inside a comment, after a rollback.
+
+use std::sync::Arc;
+
+use munch_glr::lark::{load, LoadConfig};
+use munch_glr::mask::{Masker, Oracle, TokenMask};
+use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_lexer::vocab::Vocabulary;
+use munch_lexer::TokenId;
+use munch_masker_trie::TrieMasker;
+
+fn go_parser() -> Arc<Parser> {
+    let source = munch_grammars::syncode::grammar("go").unwrap();
+    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap();
+    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
+}
+
+/// Single bytes and a few words, so that a comment is several tokens that stay in its lexeme.
+fn vocab() -> Arc<Vocabulary> {
+    let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+    for word in [
+        &b"//"[..],
+        b" the",
+        b" copyright",
+        b" holder",
+        b"package",
+        b" main",
+        b"\n\n",
+        b"func",
+    ] {
+        tokens.push(Some(word.to_vec()));
+    }
+    let eos = TokenId::from_usize(tokens.len());
+    tokens.push(None);
+    Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap())
+}
+
+/// The mask of `state` from a masker with a fresh cache (nothing to reuse).
+fn fresh(masker: &TrieMasker, state: &ParserState, len: usize) -> TokenMask {
+    let mut mask = TokenMask::new(len);
+    masker.fill_mask(&mut masker.create_cache(), state, &mut mask);
+    mask
+}
+
+#[test]
+fn reused_masks_equal_fresh_ones_and_the_oracle() {
+    let parser = go_parser();
+    let vocab = vocab();
+    let text = "package main\n\n// the copyright holder the holder\nfunc main() {\n\tx := 1\n\tx++\n}\n";
+    for masker in [
+        TrieMasker::new(Arc::clone(&parser), Arc::clone(&vocab)),
+        TrieMasker::with_classes(Arc::clone(&parser), Arc::clone(&vocab), &Default::default())
+            .unwrap(),
+    ] {
+        let oracle = Oracle::new(Arc::clone(&vocab));
+        let mut cache = masker.create_cache();
+        let mut mask = TokenMask::new(vocab.len());
+        let mut state = ParserState::new(Arc::clone(&parser));
+        let tokens = vocab.encode(text).unwrap();
+        let mut reused = 0;
+        for step in 0..=tokens.len() {
+            masker.fill_mask(&mut cache, &state, &mut mask);
+            reused += usize::from(masker.last_stats(&mut cache).reused);
+            let exact = oracle.mask(&mut oracle.create_cache(), &state);
+            assert_eq!(mask.first_difference(&exact), None, "step {step}");
+            assert_eq!(
+                mask.first_difference(&fresh(&masker, &state, vocab.len())),
+                None,
+                "step {step}"
+            );
+            let Some(&t) = tokens.get(step) else { break };
+            state.commit_token(&vocab, t).unwrap();
+        }
+        // Inside the comment the heads stay on one node and one lexer state.
+        assert!(reused >= 3, "only {reused} masks reused");
+
+        // After a rollback the heads are those of a recent step again.
+        state.rollback(1).unwrap();
+        masker.fill_mask(&mut cache, &state, &mut mask);
+        assert!(masker.last_stats(&mut cache).reused);
+        assert_eq!(
+            mask.first_difference(&fresh(&masker, &state, vocab.len())),
+            None
+        );
+    }
+}
