@@ -167,9 +167,7 @@ pub(crate) fn reduce(
         Stop::AtShift => !out.shifts.is_empty(),
         Stop::AtAccept => out.accepted,
     };
-    let mut layer: Layer = SmallVec::new();
-    let mut next: Layer = SmallVec::new();
-    let mut seen: Seen<GssNodeId> = Seen::default();
+    let mut walk = Walk::default();
     while let Some((v, x, m)) = r.pop() {
         if done(&out) {
             break;
@@ -178,10 +176,7 @@ pub(crate) fn reduce(
         let chi: SmallVec<[Target; 2]> = match v {
             Target::Scratch(i) => SmallVec::from_elem(Target::Scratch(i), 1),
             Target::Node(n) if m <= 1 => SmallVec::from_elem(Target::Node(n), 1),
-            Target::Node(n) => {
-                at_distance(&n, m - 1, &mut layer, &mut next, &mut seen);
-                layer.drain(..).map(Target::Node).collect()
-            }
+            Target::Node(n) => walk.at_distance(&n, m - 1).map(Target::Node).collect(),
         };
         for u in chi {
             let ustate = match &u {
@@ -370,9 +365,7 @@ pub(crate) fn accepts(
     // (state, node below, index of the configuration that led here or usize::MAX).
     let mut visited: SmallVec<[(LrState, GssNode, usize); 16]> = SmallVec::new();
     let mut pending: SmallVec<[(LrState, GssNode, usize); 8]> = SmallVec::new();
-    let mut layer: Layer = SmallVec::new();
-    let mut next: Layer = SmallVec::new();
-    let mut seen: Seen<GssNodeId> = Seen::default();
+    let mut walk = Walk::default();
     let mut configurations: Seen<(GssNodeId, LrState)> = Seen::default();
     for p in node.predecessors() {
         push_configurations(
@@ -381,9 +374,7 @@ pub(crate) fn accepts(
             &p,
             usize::MAX,
             &mut pending,
-            &mut layer,
-            &mut next,
-            &mut seen,
+            &mut walk,
         );
     }
     let mut found: Option<usize> = None;
@@ -406,16 +397,7 @@ pub(crate) fn accepts(
             found = Some(at);
             break;
         }
-        push_configurations(
-            tables,
-            l,
-            &u,
-            at,
-            &mut pending,
-            &mut layer,
-            &mut next,
-            &mut seen,
-        );
+        push_configurations(tables, l, &u, at, &mut pending, &mut walk);
     }
     match found {
         Some(mut i) => {
@@ -443,9 +425,7 @@ fn push_configurations(
     u: &GssNode,
     parent: usize,
     pending: &mut SmallVec<[(LrState, GssNode, usize); 8]>,
-    layer: &mut Layer,
-    next: &mut Layer,
-    seen: &mut Seen<GssNodeId>,
+    walk: &mut Walk,
 ) {
     for &a in tables.actions_at(l, tables.eof_index()) {
         let Action::Reduce { lhs, len, .. } = a else {
@@ -454,8 +434,7 @@ fn push_configurations(
         if len == 0 {
             continue;
         }
-        at_distance(u, len - 1, layer, next, seen);
-        for w in layer.drain(..) {
+        for w in walk.at_distance(u, len - 1) {
             if let Some(g) = tables.goto(w.state(), lhs) {
                 pending.push((g, w, parent));
             }
@@ -466,28 +445,33 @@ fn push_configurations(
 /// Nodes at one distance below a node (usually one or two).
 type Layer = SmallVec<[GssNode; 4]>;
 
-/// Leaves in `layer` the nodes at distance `d` below `u` (each once).
-fn at_distance(
-    u: &GssNode,
-    d: u32,
-    layer: &mut Layer,
-    next: &mut Layer,
-    seen: &mut Seen<GssNodeId>,
-) {
-    layer.clear();
-    layer.push(u.clone());
-    for _ in 0..d {
-        next.clear();
-        seen.clear();
-        for v in layer.iter() {
-            for e in &v.data().edges {
-                let w = v.resolve(e);
-                if seen.insert(w.id()) {
-                    next.push(w);
+/// Scratch for walking down the GSS, reused across the reductions of one step.
+#[derive(Default)]
+struct Walk {
+    layer: Layer,
+    next: Layer,
+    seen: Seen<GssNodeId>,
+}
+
+impl Walk {
+    /// The nodes at distance `d` below `u` (each once).
+    fn at_distance(&mut self, u: &GssNode, d: u32) -> smallvec::Drain<'_, [GssNode; 4]> {
+        self.layer.clear();
+        self.layer.push(u.clone());
+        for _ in 0..d {
+            self.next.clear();
+            self.seen.clear();
+            for v in self.layer.iter() {
+                for e in &v.data().edges {
+                    let w = v.resolve(e);
+                    if self.seen.insert(w.id()) {
+                        self.next.push(w);
+                    }
                 }
             }
+            std::mem::swap(&mut self.layer, &mut self.next);
         }
-        std::mem::swap(layer, next);
+        self.layer.drain(..)
     }
 }
 
