@@ -157,10 +157,10 @@ fn main() {
     summary("all", &times);
     let fresh: Vec<f64> = steps
         .iter()
-        .filter(|s| s.stats.nodes > 0 || s.stats.heads > 0)
+        .filter(|s| !s.stats.reused)
         .map(|s| s.micros)
         .collect();
-    summary("walked", &fresh);
+    summary("walked (not a recent mask)", &fresh);
     let total = |f: fn(&WalkStats) -> usize| steps.iter().map(|s| f(&s.stats)).sum::<usize>();
     println!(
         "per step: nodes {:.1} boundaries {:.1} shifts {:.2} stacks {:.2} tables built {:.2}",
