@@ -47,7 +47,8 @@ fn fresh(masker: &TrieMasker, state: &ParserState, len: usize) -> TokenMask {
 fn reused_masks_equal_fresh_ones_and_the_oracle() {
     let parser = go_parser();
     let vocab = vocab();
-    let text = "package main\n\n// the copyright holder the holder\nfunc main() {\n\tx := 1\n\tx++\n}\n";
+    let text =
+        "package main\n\n// the copyright holder the holder\nfunc main() {\n\tx := 1\n\tx++\n}\n";
     for masker in [
         TrieMasker::new(Arc::clone(&parser), Arc::clone(&vocab)),
         TrieMasker::with_classes(Arc::clone(&parser), Arc::clone(&vocab), &Default::default())
