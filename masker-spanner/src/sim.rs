@@ -757,28 +757,30 @@ mod tests {
 
     #[test]
     fn equal_real_nodes_share_a_ref() {
-        // `ab` lexed twice as one growing lexeme: each commit emits it again, inhibited, as a
-        // new GSS node with the same state and predecessors.
+        // The same text parsed by two states: each builds its own GSS nodes (ids differ) with
+        // the same states and predecessors, so they intern to the same refs.
         let p = parser(
             r#"start: W ";" W
                          W: /[a-z]+/"#,
         );
         let mut sim = Sim::new(p.tables().state_len(), usize::MAX);
-        let mut state = ParserState::new(Arc::clone(&p));
-        state.commit_bytes(b"a").unwrap();
-        let first: Vec<_> = state
+        let mut one = ParserState::new(Arc::clone(&p));
+        one.commit_bytes(b"ab").unwrap();
+        let first: Vec<_> = one
             .heads()
             .map(|h| (h.node().id(), sim.real(h.node())))
             .collect();
-        state.commit_bytes(b"b").unwrap();
-        let second: Vec<_> = state
+        let mut two = ParserState::new(Arc::clone(&p));
+        two.commit_bytes(b"a").unwrap();
+        two.commit_bytes(b"b").unwrap();
+        let second: Vec<_> = two
             .heads()
             .map(|h| (h.node().id(), sim.real(h.node())))
             .collect();
         let fresh = second
             .iter()
             .find(|(id, _)| first.iter().all(|(other, _)| other != id))
-            .expect("the re-emitted lexeme makes a new node");
+            .expect("the second state has nodes of its own");
         assert!(first.iter().any(|(_, r)| *r == fresh.1));
     }
 }
