@@ -199,7 +199,7 @@ pub struct MaskProfile {
 /// The weighted-automaton masker. Immutable, `Send + Sync`; share it with `Arc`.
 ///
 /// A cache ([`Masker::create_cache`], one per thread) keeps recent masks by class set: about
-/// 8 MiB (at least 64 masks), allocated and written when it is made, so that no mask pays a
+/// 1 MiB (at least 64 masks), allocated and written when it is made, so that no mask pays a
 /// first-touch page fault.
 pub struct WdaMasker {
     parser: Arc<Parser>,
