@@ -13,7 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
 use munch_lexer::spans::{
-    ClassId, ClassSet, ExpandCache, LexPoint, PointId, SpansBudget, SpansConfig, TokenSpans,
+    ClassId, ClassSet, ExpandCache, LexPoint, PointId, SpansBudget, SpansConfig, TokenClasses,
+    TokenSpans,
 };
 use munch_lexer::vocab::Vocabulary;
 use munch_lexer::{LexState, TerminalId, TokenId};
@@ -236,8 +237,27 @@ fn check_expand(spans: &TokenSpans, set: &ClassSet, cache: &mut ExpandCache) {
     assert_eq!(got, want, "expand_cached {set:?}");
 }
 
+/// Builds the spans, and checks that the classes-only build (which walks only the points
+/// without an inhibitor) finds the same partition, on one thread and on two.
 fn build(lexer: &Lexer, vocab: &Vocabulary) -> TokenSpans {
-    TokenSpans::build(lexer, vocab, &SpansConfig::default()).expect("small builds fit")
+    let spans = TokenSpans::build(lexer, vocab, &SpansConfig::default()).expect("small builds fit");
+    for threads in [1, 2] {
+        let config = SpansConfig {
+            threads,
+            ..SpansConfig::default()
+        };
+        let classes = TokenClasses::build(lexer, vocab, &config).expect("small builds fit");
+        assert_eq!(classes.len(), spans.classes().len(), "classes-only build");
+        for t in 0..vocab.len() {
+            let t = TokenId::from_usize(t);
+            assert_eq!(
+                classes.class_of(t),
+                spans.classes().class_of(t),
+                "classes-only build, token {t:?}"
+            );
+        }
+    }
+    spans
 }
 
 fn class_of(spans: &TokenSpans, t: u32) -> ClassId {

@@ -12,14 +12,14 @@
 //! cache each pass) and keeps each mask's fastest time, which filters out a shared machine's
 //! noise; `--no-classes` walks every token instead of one representative per token class.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Instant;
 
-use munch_glr::lark::{load, LoadConfig};
 use munch_glr::mask::{Masker, TokenMask};
-use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_glr::parser::ParserState;
 use munch_lexer::spans::SpansConfig;
-use munch_lexer::vocab::Vocabulary;
 use munch_lexer::TokenId;
 use munch_masker_trie::{TrieMasker, WalkStats};
 
@@ -84,14 +84,7 @@ fn main() {
         eprintln!("usage: trie_profile GRAMMAR TOKENIZER FILE... [--repeat N] [--no-classes]");
         std::process::exit(2);
     }
-    let source = if std::path::Path::new(&args[0]).exists() {
-        std::fs::read_to_string(&args[0]).expect("grammar file")
-    } else {
-        munch_grammars::syncode::grammar(&args[0]).expect("SynCode grammar")
-    };
-    let grammar = load(source.as_bytes(), &LoadConfig::default()).expect("grammar loads");
-    let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default()).expect("parser"));
-    let vocab = Arc::new(Vocabulary::load(&args[1]).expect("tokenizer"));
+    let (parser, vocab) = common::parser_and_vocab(&args[0], &args[1]);
     let started = Instant::now();
     let masker = if no_classes {
         TrieMasker::new(Arc::clone(&parser), Arc::clone(&vocab))
@@ -106,7 +99,7 @@ fn main() {
     println!(
         "build {:.1} ms, {} classes, {} lexer states, {} terminals",
         started.elapsed().as_secs_f64() * 1e3,
-        masker.spans().map_or(0, |s| s.classes().len()),
+        masker.classes().map_or(0, |c| c.len()),
         parser.lexer().state_len(),
         parser.terminal_len(),
     );

@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use munch_glr::mask::TokenMask;
-use munch_lexer::spans::{ClassId, ClassSet, ExpandCache, TokenSpans};
+use munch_lexer::spans::{ClassId, ClassSet, ExpandCache, TokenClasses};
 use munch_lexer::vocab::{TokenTrie, Vocabulary};
 use munch_lexer::TokenId;
 
@@ -18,14 +18,13 @@ use crate::Space;
 
 /// The class walk's tables: the classes and the representatives' trie.
 pub(crate) struct ClassWalk {
-    spans: Arc<TokenSpans>,
+    classes: Arc<TokenClasses>,
     space: Space,
 }
 
 impl ClassWalk {
-    /// The walk over the classes of `spans`, built for `vocab`.
-    pub(crate) fn new(spans: Arc<TokenSpans>, vocab: &Vocabulary, lexer_states: usize) -> Self {
-        let classes = spans.classes();
+    /// The walk over `classes`, built for `vocab`.
+    pub(crate) fn new(classes: Arc<TokenClasses>, vocab: &Vocabulary, lexer_states: usize) -> Self {
         let entries = (0..classes.len()).map(|c| {
             let rep = classes.representative(ClassId::from_usize(c));
             // Members of a class are text tokens: they have bytes.
@@ -37,11 +36,11 @@ impl ClassWalk {
         let trie = TokenTrie::from_tokens(entries)
             .expect("representatives are text tokens of a checked vocabulary");
         let space = Space::new(Some(trie), classes.len(), 1, lexer_states);
-        ClassWalk { spans, space }
+        ClassWalk { classes, space }
     }
 
-    pub(crate) fn spans(&self) -> &Arc<TokenSpans> {
-        &self.spans
+    pub(crate) fn classes(&self) -> &Arc<TokenClasses> {
+        &self.classes
     }
 
     pub(crate) fn space(&self) -> &Space {
@@ -59,9 +58,7 @@ impl ClassWalk {
         mask: &mut TokenMask,
     ) {
         set.copy_from_u32_words(class_mask.words());
-        self.spans
-            .classes()
-            .expand_cached(cache, set, mask.words_mut());
+        self.classes.expand_cached(cache, set, mask.words_mut());
     }
 }
 
@@ -150,7 +147,7 @@ mod tests {
             &SpansConfig::default(),
         )
         .unwrap();
-        assert!(classes.spans().is_some());
+        assert!(classes.classes().is_some());
         let oracle = Oracle::new(Arc::clone(vocab));
         let (mut tc, mut cc, mut oc) = (
             tokens.create_cache(),

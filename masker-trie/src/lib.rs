@@ -32,8 +32,9 @@
 //!   from every lexer point ([`munch_lexer::spans`]) are allowed or refused together, so the walk
 //!   can run over a trie of one representative per class (0.2–5 % of the vocabulary for
 //!   SynCode's grammars), and expand the classes it allows to token ids at the end
-//!   (`classes.rs`). Building the classes costs 10–500 ms with a 128k vocabulary, so
-//!   [`TrieMasker::new`] (nothing to build) stays the default.
+//!   (`classes.rs`). The classes alone ([`TokenClasses::build`], no span tables) take
+//!   10–140 ms with a 128k vocabulary (SynCode's Go the slowest), so [`TrieMasker::new`]
+//!   (nothing to build) stays the library's default; the `munch` facade builds with classes.
 //!
 //! - **Recent masks**: a mask depends only on each head's GSS node, lexer state and inhibitor
 //!   (EOS is decided apart), and GSS node ids are never reused, so each cache keeps the last
@@ -60,7 +61,9 @@ use munch_glr::gss::{GssNode, GssNodeId};
 use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState, ShiftCache};
 use munch_lexer::dfa::{Lexer, TerminalSet};
-use munch_lexer::spans::{ClassSet, ExpandCache, SpansBuildError, SpansConfig, TokenSpans};
+use munch_lexer::spans::{
+    ClassSet, ExpandCache, SpansBuildError, SpansConfig, TokenClasses, TokenSpans,
+};
 use munch_lexer::vocab::{TokenTrie, TrieNode, Vocabulary};
 use munch_lexer::{LexState, TerminalId, TokenId};
 
@@ -136,32 +139,45 @@ impl TrieMasker {
         vocab: Arc<Vocabulary>,
         config: &SpansConfig,
     ) -> Result<Self, SpansBuildError> {
-        let spans = TokenSpans::build(parser.lexer(), &vocab, config)?;
-        Ok(Self::with_spans(parser, vocab, Arc::new(spans)))
+        let classes = TokenClasses::build(parser.lexer(), &vocab, config)?;
+        Ok(Self::with_token_classes(parser, vocab, Arc::new(classes)))
     }
 
-    /// A trie masker that walks one representative per class of `spans` and expands the
+    /// A trie masker that walks one representative per class of `spans` (see
+    /// [`TrieMasker::with_token_classes`]); for a caller that has the spans already.
+    ///
+    /// # Panics
+    /// If `spans` was not built for `vocab`.
+    pub fn with_spans(parser: Arc<Parser>, vocab: Arc<Vocabulary>, spans: Arc<TokenSpans>) -> Self {
+        Self::with_token_classes(parser, vocab, Arc::clone(spans.shared_classes()))
+    }
+
+    /// A trie masker that walks one representative per class of `classes` and expands the
     /// classes it allows to token ids. The masks are exactly [`TrieMasker::new`]'s; the walk
     /// visits a trie of the classes' representatives instead of the whole vocabulary.
     ///
     /// # Panics
-    /// If `spans` was not built for `vocab` (its classes range over another number of ids).
+    /// If `classes` was not built for `vocab` (it ranges over another number of ids).
     /// Building it for another lexer than `parser`'s is a caller bug that makes masks wrong.
-    pub fn with_spans(parser: Arc<Parser>, vocab: Arc<Vocabulary>, spans: Arc<TokenSpans>) -> Self {
+    pub fn with_token_classes(
+        parser: Arc<Parser>,
+        vocab: Arc<Vocabulary>,
+        classes: Arc<TokenClasses>,
+    ) -> Self {
         assert_eq!(
-            spans.classes().vocab_len(),
+            classes.vocab_len(),
             vocab.len(),
-            "token spans built for another vocabulary"
+            "token classes built for another vocabulary"
         );
         let mut masker = Self::new(parser, vocab);
         let states = masker.parser.lexer().state_len();
-        masker.classes = Some(classes::ClassWalk::new(spans, &masker.vocab, states));
+        masker.classes = Some(classes::ClassWalk::new(classes, &masker.vocab, states));
         masker
     }
 
-    /// The token spans and classes the walk uses, if built with classes.
-    pub fn spans(&self) -> Option<&Arc<TokenSpans>> {
-        self.classes.as_ref().map(|c| c.spans())
+    /// The token classes the walk uses, if built with classes.
+    pub fn classes(&self) -> Option<&Arc<TokenClasses>> {
+        self.classes.as_ref().map(|c| c.classes())
     }
 
     /// The space the walk runs over.
@@ -327,7 +343,7 @@ impl Masker for TrieMasker {
             class_set: self
                 .classes
                 .as_ref()
-                .map_or_else(ClassSet::default, |c| c.spans().classes().empty_set()),
+                .map_or_else(ClassSet::default, |c| c.classes().empty_set()),
             expand: ExpandCache::new(),
             stats: WalkStats::default(),
             recent: Vec::with_capacity(RECENT),

@@ -330,7 +330,7 @@ fn construct(
                 &munch_lexer::spans::SpansConfig::default(),
             ) {
                 Ok(m) => {
-                    let classes = m.spans().map_or(0, |s| s.classes().len());
+                    let classes = m.classes().map_or(0, |c| c.len());
                     let stats = serde_json::json!({ "token_classes": classes });
                     Ok((Box::new(m), into_map(stats), None))
                 }

@@ -5,8 +5,9 @@ use ahash::AHashMap;
 
 use super::error::{SpansBudget, SpansBuildError};
 use super::expand::{ExpandCache, Patterns};
-use super::{ClassId, ClassSet};
+use super::{ClassId, ClassSet, SpansConfig};
 use crate::vocab::Vocabulary;
+use crate::Lexer;
 use crate::TokenId;
 
 const NONE: u32 = u32::MAX;
@@ -30,8 +31,13 @@ pub struct TokenClasses {
 
 impl TokenClasses {
     /// The classes given each token's class (`NONE` for tokens in none), numbered by lowest
-    /// member already.
-    pub(super) fn from_class_of(vocab_len: usize, class_of: Vec<u32>, len: usize) -> Self {
+    /// member already, and the distinct sets of classes alive from some lexer point.
+    pub(super) fn from_class_of(
+        vocab_len: usize,
+        class_of: Vec<u32>,
+        len: usize,
+        alive: &[ClassSet],
+    ) -> Self {
         let mut member_start = vec![0u32; len + 1];
         for &c in &class_of {
             if c != NONE {
@@ -49,7 +55,7 @@ impl TokenClasses {
                 fill[c as usize] += 1;
             }
         }
-        let patterns = Patterns::new(vocab_len, &member_start, &members);
+        let patterns = Patterns::new(vocab_len, &member_start, &members, alive);
         TokenClasses {
             vocab_len,
             class_of,
@@ -57,6 +63,20 @@ impl TokenClasses {
             members,
             patterns,
         }
+    }
+
+    /// The classes of `vocab`'s text tokens under `lexer`: the same partition as
+    /// [`TokenSpans::build`](super::TokenSpans::build)'s, without the span tables (for a
+    /// masker that needs only the classes; about half the time).
+    ///
+    /// Errors: a budget of `config` exceeded ([`SpansBuildError`] names it; `max_spans` is not
+    /// used).
+    pub fn build(
+        lexer: &Lexer,
+        vocab: &Vocabulary,
+        config: &SpansConfig,
+    ) -> Result<TokenClasses, SpansBuildError> {
+        super::build_classes(lexer, vocab, config)
     }
 
     /// The number of classes.

@@ -24,6 +24,16 @@ impl ClassSet {
         }
     }
 
+    /// The set over classes `0..len` whose words (in the layout of
+    /// [`words`](ClassSet::words)) are `words`; bits past `len` must be clear.
+    pub(crate) fn from_words(len: usize, words: &[u64]) -> ClassSet {
+        debug_assert_eq!(words.len(), len.div_ceil(64));
+        ClassSet {
+            words: words.to_vec(),
+            len,
+        }
+    }
+
     /// The set of every class `0..len`.
     pub fn full(len: usize) -> ClassSet {
         let mut set = ClassSet::new(len);

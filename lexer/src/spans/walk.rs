@@ -33,6 +33,9 @@ pub(super) const DEAD: u32 = 0;
 const ROOT: u32 = 1;
 const UNKNOWN: u32 = u32::MAX;
 const NO_INHIBITOR: u32 = u32::MAX;
+/// Behaviours the tables of a block reserve room for (real grammars with 128k-token
+/// vocabularies make 4,000–8,000 per block): growing them copies megabytes.
+const RESERVE: usize = 8192;
 
 /// Hash-consed sequences of emitted lexemes: id 0 is the empty sequence, and each other id is
 /// (its prefix, its last lexeme), so that appending is one hash lookup and equal sequences have
@@ -42,22 +45,68 @@ pub(super) struct Seqs {
     parent: Vec<u32>,
     last: Vec<LexState>,
     index: AHashMap<(u32, u32), u32>,
+    /// Per lexeme state: the id of the one-lexeme sequence, or `u32::MAX` (most sequences
+    /// are one lexeme long: no hashing for them).
+    single: Vec<u32>,
+    /// A direct-mapped memo of `index` (`(seq << 32 | state, id)`): the same few appends
+    /// repeat across behaviours, and a hit costs a multiply instead of a hash lookup.
+    recent: Vec<(u64, u32)>,
 }
+
+/// Entries of [`Seqs::recent`] (a power of two).
+const RECENT_SEQS: usize = 1 << 14;
 
 impl Seqs {
     pub(super) fn new() -> Seqs {
         Seqs {
             parent: vec![0],
             last: vec![LexState::default()],
-            index: AHashMap::new(),
+            // Real grammars with 128k-token vocabularies make about 10^5 sequences per thread.
+            index: AHashMap::with_capacity(1 << 16),
+            single: Vec::new(),
+            recent: vec![(u64::MAX, 0); RECENT_SEQS],
         }
     }
 
     /// The id of `seq` followed by `state`.
     #[inline]
     pub(super) fn push(&mut self, seq: u32, state: LexState) -> u32 {
+        if seq == 0 {
+            if let Some(&id) = self.single.get(state.as_usize()) {
+                if id != u32::MAX {
+                    return id;
+                }
+            }
+        } else {
+            let key = u64::from(seq) << 32 | u64::from(state.as_u32());
+            let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % RECENT_SEQS;
+            if self.recent[slot].0 == key {
+                return self.recent[slot].1;
+            }
+        }
+        self.push_slow(seq, state)
+    }
+
+    /// [`push`](Seqs::push) past its memos.
+    #[inline(never)]
+    fn push_slow(&mut self, seq: u32, state: LexState) -> u32 {
         let next = self.parent.len() as u32;
-        let id = *self.index.entry((seq, state.as_u32())).or_insert(next);
+        let id = if seq == 0 {
+            let i = state.as_usize();
+            if i >= self.single.len() {
+                self.single.resize(i + 1, u32::MAX);
+            }
+            if self.single[i] == u32::MAX {
+                self.single[i] = next;
+            }
+            self.single[i]
+        } else {
+            let key = u64::from(seq) << 32 | u64::from(state.as_u32());
+            let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % RECENT_SEQS;
+            let id = *self.index.entry((seq, state.as_u32())).or_insert(next);
+            self.recent[slot] = (key, id);
+            id
+        };
         if id == next {
             self.parent.push(seq);
             self.last.push(state);
@@ -90,11 +139,17 @@ impl Seqs {
 /// What the lexer gives the walk, precomputed per state.
 pub(super) struct LexTables<'a> {
     pub(super) lexer: &'a Lexer,
-    /// Per state: the lowest state with the same accepted terminals, the canonical name of a
-    /// lexeme that ends there (its terminals are all the parser will ever see of it); `None`
-    /// if the state accepts nothing.
-    pub(super) emitted: Vec<Option<LexState>>,
+    /// `outcome[k * state_len + s]`: what a byte of class `k` does in state `s`, folded into
+    /// one word for the walk's inner loop: the next state if the lexeme goes on, else
+    /// [`EMIT`] `|` the emitted lexeme's name if the lexeme accepts and the byte starts a new
+    /// one, else 0 (dead). State 0 (dead) maps to 0. A lexeme is named by the lowest state
+    /// with the same accepted terminals (its terminals are all the parser will ever see of
+    /// it).
+    pub(super) outcome: Vec<u32>,
 }
+
+/// The flag of an [`LexTables::outcome`] that emits a lexeme (state ids stay below it).
+pub(super) const EMIT: u32 = 1 << 31;
 
 impl<'a> LexTables<'a> {
     pub(super) fn new(lexer: &'a Lexer) -> Self {
@@ -109,8 +164,29 @@ impl<'a> LexTables<'a> {
                     Some(*first.entry(accepted).or_insert(s))
                 }
             })
-            .collect();
-        LexTables { lexer, emitted }
+            .collect::<Vec<_>>();
+        let class_len = lexer.class_len();
+        let state_len = lexer.state_len();
+        let mut outcome = vec![0u32; state_len * class_len];
+        for s in 1..lexer.state_len() {
+            let state = LexState::from_usize(s);
+            if lexer.is_dead(state) {
+                continue;
+            }
+            for k in 0..class_len {
+                let g = lexer.next_class(state, k as u8);
+                let restart = lexer.next_class(lexer.start(), k as u8);
+                outcome[k * state_len + s] = if !lexer.is_dead(g) {
+                    g.as_u32()
+                } else {
+                    match emitted[s] {
+                        Some(lexeme) if !lexer.is_dead(restart) => EMIT | lexeme.as_u32(),
+                        _ => 0,
+                    }
+                };
+            }
+        }
+        LexTables { lexer, outcome }
     }
 }
 
@@ -187,19 +263,20 @@ pub(super) fn walk_block(
             .iter()
             .map(|p| p.inhibitor.map_or(NO_INHIBITOR, |i| i.as_u32()))
             .collect(),
-        q: vec![0; 2 * width],
-        e: vec![0; 2 * width],
+        q: Vec::with_capacity(RESERVE * width),
+        e: Vec::with_capacity(RESERVE * width),
         index: AHashMap::new(),
         same_hash: vec![u32::MAX; 2],
-        trans: vec![DEAD; class_len],
+        trans: Vec::with_capacity(RESERVE * class_len),
         class_len,
-        scratch_q: Vec::with_capacity(width),
-        scratch_e: Vec::with_capacity(width),
+        scratch_q: vec![0; width],
+        scratch_e: vec![0; width],
     };
-    // The root: every point in its own state, nothing emitted.
-    for (j, p) in points.iter().enumerate() {
-        w.q[width + j] = p.state.as_u32();
-    }
+    // DEAD: every point dead; ROOT: every point in its own state, nothing emitted.
+    w.q.resize(width, 0);
+    w.q.extend(points.iter().map(|p| p.state.as_u32()));
+    w.e.resize(2 * width, 0);
+    w.trans.resize(class_len, DEAD);
     w.trans.resize(2 * class_len, UNKNOWN);
 
     let mut token_behaviour = vec![DEAD; vocab_len];
@@ -250,48 +327,59 @@ pub(super) fn walk_block(
 
 impl BlockWalk<'_, '_> {
     /// The behaviour after a byte of class `class` from behaviour `from`.
+    ///
+    /// The inner loop of the build (one iteration per point of the block per new (behaviour,
+    /// class) pair), written to stay branch-light and free of bounds checks.
     fn step(&mut self, from: u32, class: usize, seqs: &mut Seqs) -> u32 {
         let lexer = self.tables.lexer;
-        let start = lexer.start();
-        let first_byte = from == ROOT;
-        let base = from as usize * self.width;
-        self.scratch_q.clear();
-        self.scratch_e.clear();
-        let mut live = false;
-        for j in 0..self.width {
-            let q = LexState::from(self.q[base + j]);
-            let e = self.e[base + j];
-            let (nq, ne) = if lexer.is_dead(q) {
-                (0, 0)
-            } else if first_byte
-                && self.inhibitor[j] != NO_INHIBITOR
-                && !lexer.is_dead(lexer.next_class(LexState::from(self.inhibitor[j]), class as u8))
-            {
-                // The byte extends the inhibiting lexeme: this fork of the lexer is wrong.
-                (0, 0)
+        let state_len = lexer.state_len();
+        // One row per byte class: the inner loop indexes it by state alone.
+        let outcome = &self.tables.outcome[class * state_len..(class + 1) * state_len];
+        let width = self.width;
+        let base = from as usize * width;
+        // Where a lexeme that cannot go on restarts: the same for every point.
+        let restart = lexer.next_class(lexer.start(), class as u8).as_u32();
+        let mut live = 0u32;
+        let from_q = &self.q[base..base + width];
+        let from_e = &self.e[base..base + width];
+        let to_q = &mut self.scratch_q[..width];
+        let to_e = &mut self.scratch_e[..width];
+        for (((&q, &e), nq), ne) in from_q
+            .iter()
+            .zip(from_e)
+            .zip(to_q.iter_mut())
+            .zip(to_e.iter_mut())
+        {
+            let o = outcome[q as usize];
+            let (q2, e2) = if o & EMIT == 0 {
+                // The sequence is kept where the point lives, cleared where it died.
+                (o, e & u32::from(o != 0).wrapping_neg())
             } else {
-                let g = lexer.next_class(q, class as u8);
-                if !lexer.is_dead(g) {
-                    (g.as_u32(), e)
-                } else {
-                    match self.tables.emitted[q.as_usize()] {
-                        None => (0, 0),
-                        Some(lexeme) => {
-                            let f = lexer.next_class(start, class as u8);
-                            if lexer.is_dead(f) {
-                                (0, 0)
-                            } else {
-                                (f.as_u32(), seqs.push(e, lexeme))
-                            }
-                        }
-                    }
-                }
+                (restart, seqs.push(e, LexState::from(o & !EMIT)))
             };
-            live |= nq != 0;
-            self.scratch_q.push(nq);
-            self.scratch_e.push(ne);
+            live |= q2;
+            *nq = q2;
+            *ne = e2;
         }
-        if live {
+        if from == ROOT {
+            // A first byte that extends the inhibiting lexeme: that fork of the lexer is wrong.
+            let class = class as u8;
+            for ((&inh, nq), ne) in self
+                .inhibitor
+                .iter()
+                .zip(to_q.iter_mut())
+                .zip(to_e.iter_mut())
+            {
+                if inh != NO_INHIBITOR
+                    && !lexer.is_dead(lexer.next_class(LexState::from(inh), class))
+                {
+                    *nq = 0;
+                    *ne = 0;
+                }
+            }
+            live = to_q.iter().fold(0, |a, &q| a | q);
+        }
+        if live != 0 {
             self.intern()
         } else {
             DEAD
