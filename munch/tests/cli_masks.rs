@@ -293,7 +293,13 @@ fn compile_prints_its_json_line() {
     assert_eq!(line["masker"], "trie");
     assert_eq!(line["grammar"], "builtin:json");
     assert_eq!(line["tokenizer"], "llama3");
-    assert!(line["build_s"].as_f64().unwrap() >= 0.0);
+    let (build, parser, masker) = (
+        line["build_s"].as_f64().unwrap(),
+        line["parser_s"].as_f64().unwrap(),
+        line["masker_s"].as_f64().unwrap(),
+    );
+    assert!(parser > 0.0 && masker > 0.0);
+    assert!((build - (parser + masker)).abs() < 1e-6, "{line}");
     assert!(line["lexer_states"].as_u64().unwrap() > 0);
     assert!(line["lr_states"].as_u64().unwrap() > 0);
     #[cfg(target_os = "linux")]

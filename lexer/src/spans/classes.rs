@@ -252,6 +252,11 @@ impl Refiner {
         Ok(())
     }
 
+    /// Per token id: its current class, or [`NONE`] (a key for another refiner).
+    pub(super) fn classes(&self) -> &[u32] {
+        &self.class_of
+    }
+
     /// The final partition, classes renumbered by lowest member: (class per token id, number
     /// of classes).
     pub(super) fn finish(self) -> (Vec<u32>, usize) {

@@ -12,6 +12,9 @@ pub enum SpansBudget {
     Spans,
     /// [`SpansConfig::max_work`](super::SpansConfig::max_work).
     Work,
+    /// Not configurable: the distinct sequences of emitted lexemes one word can name (2^32
+    /// divided by the number of lexemes, rounded up to a power of two).
+    Sequences,
 }
 
 impl SpansBudget {
@@ -21,6 +24,7 @@ impl SpansBudget {
             SpansBudget::Classes => "max_classes",
             SpansBudget::Spans => "max_spans",
             SpansBudget::Work => "max_work",
+            SpansBudget::Sequences => "sequence ids",
         }
     }
 }
@@ -57,6 +61,7 @@ impl fmt::Display for SpansBuildError {
             SpansBudget::Classes => "token classes",
             SpansBudget::Spans => "distinct spans",
             SpansBudget::Work => "trie-walk steps",
+            SpansBudget::Sequences => "sequences of emitted lexemes",
         };
         write!(
             f,

@@ -106,7 +106,7 @@ pub use set::{ClassSet, Iter as ClassSetIter};
 
 use crate::vocab::Vocabulary;
 use crate::{LexState, Lexer};
-use walk::{LexTables, Seqs, Work};
+use walk::{Emitted, LexTables, Liveness, Seqs, Work};
 
 /// Points per trie walk: a walk interns vectors of this many configurations.
 pub const BLOCK: usize = 64;
@@ -264,14 +264,15 @@ impl TokenSpans {
 
         let tables = LexTables::new(lexer);
         let blocks: Vec<&[LexPoint]> = points.chunks(BLOCK).collect();
-        let (walked, seqs) = walk_blocks(&tables, vocab, &blocks, config)?;
+        let (walked, seqs) = walk_configurations(&tables, vocab, &blocks, config)?;
         let mut refiner = classes::Refiner::new(vocab, config.max_classes)?;
         for b in &walked {
             refiner.refine(&b.token_behaviour)?;
         }
         let (class_of, class_len) = refiner.finish();
         let state_points = state_point.iter().filter(|&&p| p != NONE).count();
-        let alive = alive_sets(&walked, state_points, &class_of, class_len);
+        let liveness: Vec<Liveness> = walked.iter().map(Liveness::of).collect();
+        let alive = alive_sets(&liveness, state_points, &class_of, class_len);
         let classes = Arc::new(TokenClasses::from_class_of(
             vocab.len(),
             class_of,
@@ -296,7 +297,12 @@ impl TokenSpans {
                         rows.push(if q == 0 {
                             NONE
                         } else {
-                            spans.intern(&seqs, b.e[f * b.width + j], LexState::from(q))?
+                            spans.intern(
+                                &seqs,
+                                &tables.lexemes,
+                                b.e[f * b.width + j],
+                                LexState::from(q),
+                            )?
                         });
                     }
                 }
@@ -498,11 +504,11 @@ pub(super) fn build_classes(
     let (order, bounds) = class_blocks(&tables, &points[..state_points], config.threads);
     let ordered: Vec<LexPoint> = order.iter().map(|&i| points[i]).collect();
     let blocks: Vec<&[LexPoint]> = bounds.windows(2).map(|b| &ordered[b[0]..b[1]]).collect();
-    let (walked, _) = walk_blocks(&tables, vocab, &blocks, config)?;
-    let mut refiner = classes::Refiner::new(vocab, config.max_classes)?;
-    for b in &walked {
-        refiner.refine(&b.token_behaviour)?;
-    }
+    // Each thread keeps only what the classes need of its blocks: their configurations take
+    // tens of megabytes, freed as soon as a block is walked.
+    let (walked, _) = walk_blocks(&tables, vocab, &blocks, config, |b| Liveness::of(&b))?;
+    let walked: Vec<Liveness> = walked.into_iter().map(|(b, _)| b).collect();
+    let mut refiner = refine_blocks(vocab, &walked, config)?;
 
     let inhibitors: Vec<LexState> = (0..lexer.state_len())
         .filter(|&s| inhibitor_point[s] != NONE)
@@ -531,8 +537,7 @@ pub(super) fn build_classes(
         let column = at - bounds[b];
         let key: Vec<u32> = (0..vocab.len())
             .map(|t| {
-                let f = block.token_behaviour[t] as usize;
-                let live = block.q[f * block.width + column] != 0;
+                let live = block.alive(block.token_behaviour[t], column);
                 match vocab.token_bytes(crate::TokenId::from_usize(t)) {
                     Some(&[first, ..]) if live => class_key[lexer.byte_class(first) as usize],
                     _ => 0,
@@ -555,7 +560,7 @@ pub(super) fn build_classes(
 /// given the final partition: the expansion precomputes masks for some of them, since a
 /// mask at a lexer point holds only classes alive there.
 fn alive_sets(
-    walked: &[walk::Block],
+    walked: &[Liveness],
     points: usize,
     class_of: &[u32],
     class_len: usize,
@@ -578,10 +583,8 @@ fn alive_sets(
         // Per point: its set's words.
         let mut sets = vec![0u64; width * words];
         for (c, &t) in representative.iter().enumerate() {
-            let f = b.token_behaviour[t as usize] as usize;
-            let row = &b.q[f * b.width..f * b.width + width];
-            for (j, &q) in row.iter().enumerate() {
-                if q != 0 {
+            for j in b.alive_points(b.token_behaviour[t as usize]) {
+                if j < width {
                     sets[j * words + c / 64] |= 1 << (c % 64);
                 }
             }
@@ -594,6 +597,34 @@ fn alive_sets(
         at += b.width;
     }
     out
+}
+
+/// The classes of `walked`'s behaviours, refined on two threads when there are several blocks
+/// and threads (each refines half the blocks, then one pass intersects the two partitions).
+fn refine_blocks(
+    vocab: &Vocabulary,
+    walked: &[Liveness],
+    config: &SpansConfig,
+) -> Result<classes::Refiner, SpansBuildError> {
+    let refine = |blocks: &[Liveness]| -> Result<classes::Refiner, SpansBuildError> {
+        let mut refiner = classes::Refiner::new(vocab, config.max_classes)?;
+        for b in blocks {
+            refiner.refine(&b.token_behaviour)?;
+        }
+        Ok(refiner)
+    };
+    if config.threads < 2 || walked.len() < 2 {
+        return refine(walked);
+    }
+    let (first, second) = walked.split_at(walked.len() / 2);
+    let (a, b) = std::thread::scope(|scope| {
+        let b = scope.spawn(|| refine(second));
+        let a = refine(first);
+        (a, b.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    });
+    let mut a = a?;
+    a.refine(b?.classes())?;
+    Ok(a)
 }
 
 /// The blocks of the classes-only build: an order of `points` and the bounds of the blocks in
@@ -619,19 +650,21 @@ fn class_blocks(
             .filter(|&k| tables.outcome[k * state_len + p.state.as_usize()] != 0)
             .count()
     };
-    let (mut order, heavy): (Vec<usize>, Vec<usize>) =
+    let (light, mut order): (Vec<usize>, Vec<usize>) =
         (0..points.len()).partition(|&i| live(&points[i]) * 8 < class_len);
+    // The heavy blocks first: the threads take blocks in order, and the light ones fill in
+    // after them.
+    let threads = threads.max(1);
+    let heavy = order.len();
+    let heavy_blocks = (heavy.div_ceil(threads * MAX_CLASS_BLOCK) * threads).min(heavy);
     let mut bounds = vec![0];
-    for chunk in order.chunks(MAX_CLASS_BLOCK) {
+    for b in 1..=heavy_blocks {
+        bounds.push(heavy * b / heavy_blocks);
+    }
+    for chunk in light.chunks(MAX_CLASS_BLOCK) {
         bounds.push(bounds.last().copied().unwrap_or(0) + chunk.len());
     }
-    let threads = threads.max(1);
-    let heavy_blocks = (heavy.len().div_ceil(threads * MAX_CLASS_BLOCK) * threads).min(heavy.len());
-    let start = order.len();
-    for b in 1..=heavy_blocks {
-        bounds.push(start + heavy.len() * b / heavy_blocks);
-    }
-    order.extend(heavy);
+    order.extend(light);
     (order, bounds)
 }
 
@@ -639,22 +672,24 @@ fn class_blocks(
 /// sequence per point: real grammars make about 10^4 behaviours per block).
 const MAX_CLASS_BLOCK: usize = 512;
 
-/// Walks the trie for every block of `points`, on up to `config.threads` threads (blocks are
-/// independent; each thread interns emitted sequences in its own table, merged afterwards).
-/// Returns the blocks in order and the sequences their configurations refer to.
-fn walk_blocks(
+/// Walks the trie for every block of `blocks`, on up to `config.threads` threads (blocks are
+/// independent; each thread interns emitted sequences in its own table) and hands each walked
+/// block to `finish` on the thread that walked it. Returns the results in block order, with
+/// per block the index of the sequence table its configurations refer to.
+fn walk_blocks<T: Send>(
     tables: &LexTables<'_>,
     vocab: &Vocabulary,
     blocks: &[&[LexPoint]],
     config: &SpansConfig,
-) -> Result<(Vec<walk::Block>, Seqs), SpansBuildError> {
+    finish: impl Fn(walk::Block) -> T + Sync,
+) -> Result<WalkedBlocks<T>, SpansBuildError> {
     let done = AtomicU64::new(0);
     let threads = config.threads.clamp(1, blocks.len().max(1));
     // Blocks differ in cost: each thread takes the next block not yet taken.
     let next = AtomicUsize::new(0);
-    type Walked = (Vec<(usize, walk::Block)>, Seqs);
-    let run = || -> Result<Walked, SpansBuildError> {
-        let mut seqs = Seqs::new();
+    type Walked<T> = (Vec<(usize, T)>, Seqs);
+    let run = || -> Result<Walked<T>, SpansBuildError> {
+        let mut seqs = Seqs::new(tables);
         let mut work = Work {
             done: &done,
             limit: config.max_work,
@@ -673,11 +708,11 @@ fn walk_blocks(
                 &mut seqs,
                 &mut work,
             )?;
-            out.push((i, walked));
+            out.push((i, finish(walked)));
         }
         Ok((out, seqs))
     };
-    let mut results: Vec<Result<Walked, SpansBuildError>> = if threads == 1 {
+    let results: Vec<Result<Walked<T>, SpansBuildError>> = if threads == 1 {
         vec![run()]
     } else {
         std::thread::scope(|scope| {
@@ -690,26 +725,53 @@ fn walk_blocks(
             results
         })
     };
-    let (first_blocks, mut seqs) = results.remove(0)?;
-    let mut walked: Vec<Option<walk::Block>> = (0..blocks.len()).map(|_| None).collect();
-    for (i, b) in first_blocks {
-        walked[i] = Some(b);
-    }
+    let mut walked: Vec<Option<(T, usize)>> = (0..blocks.len()).map(|_| None).collect();
+    let mut all_seqs = Vec::with_capacity(results.len());
     for result in results {
-        let (blocks, other) = result?;
-        let map = seqs.merge(&other);
-        for (i, mut b) in blocks {
-            for e in &mut b.e {
-                *e = map[*e as usize];
-            }
-            walked[i] = Some(b);
+        let (blocks, seqs) = result?;
+        for (i, b) in blocks {
+            walked[i] = Some((b, all_seqs.len()));
         }
+        all_seqs.push(seqs);
     }
     let walked = walked
         .into_iter()
         .map(|b| b.expect("every block was walked"))
         .collect();
-    Ok((walked, seqs))
+    Ok((walked, all_seqs))
+}
+
+/// What [`walk_blocks`] returns: per block, `finish`'s result and the index of its sequence
+/// table; the tables.
+type WalkedBlocks<T> = (Vec<(T, usize)>, Vec<Seqs>);
+
+/// [`walk_blocks`] keeping every configuration, the emitted sequences merged into one table.
+fn walk_configurations(
+    tables: &LexTables<'_>,
+    vocab: &Vocabulary,
+    blocks: &[&[LexPoint]],
+    config: &SpansConfig,
+) -> Result<(Vec<walk::Block>, Seqs), SpansBuildError> {
+    let (walked, mut all_seqs) = walk_blocks(tables, vocab, blocks, config, |b| b)?;
+    let mut rest = all_seqs.split_off(1);
+    let mut seqs = all_seqs.pop().expect("at least one thread walked");
+    let maps: Vec<Vec<u32>> = rest.iter_mut().map(|other| seqs.merge(other)).collect();
+    let mut out = Vec::with_capacity(walked.len());
+    for (mut b, k) in walked {
+        if k > 0 {
+            for e in &mut b.e {
+                *e = seqs.translate(*e, &maps[k - 1]);
+            }
+        }
+        out.push(b);
+    }
+    if seqs.overflowed() {
+        return Err(SpansBuildError::new(
+            SpansBudget::Sequences,
+            seqs.capacity(),
+        ));
+    }
+    Ok((out, seqs))
 }
 
 /// Distinct spans, numbered in order of first appearance.
@@ -737,7 +799,13 @@ impl SpanInterner {
         }
     }
 
-    fn intern(&mut self, seqs: &Seqs, seq: u32, end: LexState) -> Result<u32, SpansBuildError> {
+    fn intern(
+        &mut self,
+        seqs: &Seqs,
+        lexemes: &[LexState],
+        seq: Emitted,
+        end: LexState,
+    ) -> Result<u32, SpansBuildError> {
         let next = self.end.len() as u32;
         let id = if seq == 0 {
             let id = &mut self.by_end[end.as_usize()];
@@ -752,7 +820,7 @@ impl SpanInterner {
             if self.end.len() >= self.limit {
                 return Err(SpansBuildError::new(SpansBudget::Spans, self.limit as u64));
             }
-            seqs.collect(seq, &mut self.emitted);
+            seqs.collect(seq, lexemes, &mut self.emitted);
             self.emitted_start.push(self.emitted.len() as u32);
             self.end.push(end);
         }

@@ -37,62 +37,107 @@ const NO_INHIBITOR: u32 = u32::MAX;
 /// vocabularies make 4,000–8,000 per block): growing them copies megabytes.
 const RESERVE: usize = 8192;
 
-/// Hash-consed sequences of emitted lexemes: id 0 is the empty sequence, and each other id is
-/// (its prefix, its last lexeme), so that appending is one hash lookup and equal sequences have
-/// equal ids.
+/// The lexemes a configuration has emitted, encoded in one word.
+///
+/// 0 is nothing emitted. Otherwise the low [`Seqs::shift`] bits hold the first lexeme (its
+/// index in [`LexTables::lexemes`]) and the high bits the rest, a hash-consed sequence of
+/// [`Seqs`]. After its first lexeme every point of a block restarts in the same state, so
+/// the rest is the same for all points that emitted it at the same byte: splitting the first
+/// lexeme off makes the sequences shared across points (on SynCode's Go grammar with Llama 3,
+/// a walk interns a tenth as many of them as when whole sequences were hash-consed).
+pub(super) type Emitted = u32;
+
+/// Hash-consed sequences of lexemes (the rest of an [`Emitted`] after its first lexeme): id
+/// 0 is the empty sequence, and each other id is (its prefix, its last lexeme), so that
+/// appending is one hash lookup and equal sequences have equal ids.
 #[derive(Debug)]
 pub(super) struct Seqs {
     parent: Vec<u32>,
-    last: Vec<LexState>,
+    last: Vec<u32>,
     index: AHashMap<(u32, u32), u32>,
-    /// Per lexeme state: the id of the one-lexeme sequence, or `u32::MAX` (most sequences
-    /// are one lexeme long: no hashing for them).
+    /// Per lexeme: the id of the one-lexeme sequence, or `u32::MAX` (no hashing for them).
     single: Vec<u32>,
-    /// A direct-mapped memo of `index` (`(seq << 32 | state, id)`): the same few appends
+    /// A direct-mapped memo of `index` (`(seq << 32 | lexeme, id)`): the same few appends
     /// repeat across behaviours, and a hit costs a multiply instead of a hash lookup.
     recent: Vec<(u64, u32)>,
+    /// Bits of an [`Emitted`] that hold its first lexeme.
+    shift: u32,
+    /// Set when a sequence id did not fit above `shift` bits.
+    overflow: bool,
 }
 
 /// Entries of [`Seqs::recent`] (a power of two).
 const RECENT_SEQS: usize = 1 << 14;
 
 impl Seqs {
-    pub(super) fn new() -> Seqs {
+    /// Sequences for the lexemes of `tables`.
+    pub(super) fn new(tables: &LexTables<'_>) -> Seqs {
         Seqs {
             parent: vec![0],
-            last: vec![LexState::default()],
-            // Real grammars with 128k-token vocabularies make about 10^5 sequences per thread.
-            index: AHashMap::with_capacity(1 << 16),
+            last: vec![0],
+            index: AHashMap::with_capacity(1 << 12),
             single: Vec::new(),
             recent: vec![(u64::MAX, 0); RECENT_SEQS],
+            shift: tables.shift,
+            overflow: false,
         }
     }
 
-    /// The id of `seq` followed by `state`.
+    /// The most sequences an [`Emitted`] can refer to.
+    pub(super) fn capacity(&self) -> u64 {
+        1 << (32 - self.shift)
+    }
+
+    /// Whether some sequence did not fit in an [`Emitted`] (the walk then gives up).
+    pub(super) fn overflowed(&self) -> bool {
+        self.overflow
+    }
+
+    /// `e` followed by `lexeme`.
     #[inline]
-    pub(super) fn push(&mut self, seq: u32, state: LexState) -> u32 {
+    pub(super) fn append(&mut self, e: Emitted, lexeme: u32) -> Emitted {
+        if e == 0 {
+            return lexeme;
+        }
+        let rest = self.push(e >> self.shift, lexeme);
+        self.encode(rest, e)
+    }
+
+    /// The [`Emitted`] with the first lexeme of `e` and the rest `rest`.
+    #[inline]
+    fn encode(&mut self, rest: u32, e: Emitted) -> Emitted {
+        if u64::from(rest) >= self.capacity() {
+            self.overflow = true;
+            return 0;
+        }
+        rest << self.shift | e & ((1 << self.shift) - 1)
+    }
+
+    /// The id of `seq` followed by `lexeme`.
+    #[inline]
+    fn push(&mut self, seq: u32, lexeme: u32) -> u32 {
         if seq == 0 {
-            if let Some(&id) = self.single.get(state.as_usize()) {
+            if let Some(&id) = self.single.get(lexeme as usize) {
                 if id != u32::MAX {
                     return id;
                 }
             }
         } else {
-            let key = u64::from(seq) << 32 | u64::from(state.as_u32());
+            let key = u64::from(seq) << 32 | u64::from(lexeme);
             let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % RECENT_SEQS;
             if self.recent[slot].0 == key {
                 return self.recent[slot].1;
             }
         }
-        self.push_slow(seq, state)
+        self.push_slow(seq, lexeme)
     }
 
     /// [`push`](Seqs::push) past its memos.
     #[inline(never)]
-    fn push_slow(&mut self, seq: u32, state: LexState) -> u32 {
+    fn push_slow(&mut self, seq: u32, lexeme: u32) -> u32 {
         let next = self.parent.len() as u32;
         let id = if seq == 0 {
-            let i = state.as_usize();
+            let i = lexeme as usize;
             if i >= self.single.len() {
                 self.single.resize(i + 1, u32::MAX);
             }
@@ -101,15 +146,15 @@ impl Seqs {
             }
             self.single[i]
         } else {
-            let key = u64::from(seq) << 32 | u64::from(state.as_u32());
+            let key = u64::from(seq) << 32 | u64::from(lexeme);
             let slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40) as usize % RECENT_SEQS;
-            let id = *self.index.entry((seq, state.as_u32())).or_insert(next);
+            let id = *self.index.entry((seq, lexeme)).or_insert(next);
             self.recent[slot] = (key, id);
             id
         };
         if id == next {
             self.parent.push(seq);
-            self.last.push(state);
+            self.last.push(lexeme);
         }
         id
     }
@@ -124,12 +169,26 @@ impl Seqs {
         map
     }
 
-    /// Appends the lexemes of `seq` to `out`, first to last.
-    pub(super) fn collect(&self, seq: u32, out: &mut Vec<LexState>) {
+    /// `e` of another [`Seqs`] whose sequences `map` ([`Seqs::merge`]) translates to these.
+    pub(super) fn translate(&mut self, e: Emitted, map: &[u32]) -> Emitted {
+        if e == 0 {
+            0
+        } else {
+            self.encode(map[(e >> self.shift) as usize], e)
+        }
+    }
+
+    /// Appends the lexemes of `e` to `out`, first to last, as the states `lexemes` names
+    /// them by ([`LexTables::lexemes`]).
+    pub(super) fn collect(&self, e: Emitted, lexemes: &[LexState], out: &mut Vec<LexState>) {
+        if e == 0 {
+            return;
+        }
+        out.push(lexemes[(e & ((1 << self.shift) - 1)) as usize]);
         let at = out.len();
-        let mut s = seq as usize;
+        let mut s = (e >> self.shift) as usize;
         while s != 0 {
-            out.push(self.last[s]);
+            out.push(lexemes[self.last[s] as usize]);
             s = self.parent[s] as usize;
         }
         out[at..].reverse();
@@ -141,11 +200,14 @@ pub(super) struct LexTables<'a> {
     pub(super) lexer: &'a Lexer,
     /// `outcome[k * state_len + s]`: what a byte of class `k` does in state `s`, folded into
     /// one word for the walk's inner loop: the next state if the lexeme goes on, else
-    /// [`EMIT`] `|` the emitted lexeme's name if the lexeme accepts and the byte starts a new
-    /// one, else 0 (dead). State 0 (dead) maps to 0. A lexeme is named by the lowest state
-    /// with the same accepted terminals (its terminals are all the parser will ever see of
-    /// it).
+    /// [`EMIT`] `|` the emitted lexeme's index in [`lexemes`](LexTables::lexemes) if the
+    /// lexeme accepts and the byte starts a new one, else 0 (dead). State 0 (dead) maps to 0.
     pub(super) outcome: Vec<u32>,
+    /// The lexemes, from index 1 (0 is unused): each is named by the lowest state with the
+    /// same accepted terminals (its terminals are all the parser will ever see of it).
+    pub(super) lexemes: Vec<LexState>,
+    /// Bits that hold a lexeme index (at least 1).
+    pub(super) shift: u32,
 }
 
 /// The flag of an [`LexTables::outcome`] that emits a lexeme (state ids stay below it).
@@ -153,7 +215,8 @@ pub(super) const EMIT: u32 = 1 << 31;
 
 impl<'a> LexTables<'a> {
     pub(super) fn new(lexer: &'a Lexer) -> Self {
-        let mut first: AHashMap<&[crate::TerminalId], LexState> = AHashMap::new();
+        let mut index: AHashMap<&[crate::TerminalId], u32> = AHashMap::new();
+        let mut lexemes = vec![LexState::default()];
         let emitted = (0..lexer.state_len())
             .map(|s| {
                 let s = LexState::from_usize(s);
@@ -161,10 +224,14 @@ impl<'a> LexTables<'a> {
                 if accepted.is_empty() {
                     None
                 } else {
-                    Some(*first.entry(accepted).or_insert(s))
+                    Some(*index.entry(accepted).or_insert_with(|| {
+                        lexemes.push(s);
+                        lexemes.len() as u32 - 1
+                    }))
                 }
             })
             .collect::<Vec<_>>();
+        let shift = (u32::BITS - (lexemes.len() as u32 - 1).leading_zeros()).max(1);
         let class_len = lexer.class_len();
         let state_len = lexer.state_len();
         let mut outcome = vec![0u32; state_len * class_len];
@@ -180,13 +247,18 @@ impl<'a> LexTables<'a> {
                     g.as_u32()
                 } else {
                     match emitted[s] {
-                        Some(lexeme) if !lexer.is_dead(restart) => EMIT | lexeme.as_u32(),
+                        Some(lexeme) if !lexer.is_dead(restart) => EMIT | lexeme,
                         _ => 0,
                     }
                 };
             }
         }
-        LexTables { lexer, outcome }
+        LexTables {
+            lexer,
+            outcome,
+            lexemes,
+            shift,
+        }
     }
 }
 
@@ -197,7 +269,7 @@ pub(super) struct Block {
     pub(super) width: usize,
     /// `q[f * width + j]`, `e[f * width + j]`: the configuration behaviour `f` gives point `j`.
     pub(super) q: Vec<u32>,
-    pub(super) e: Vec<u32>,
+    pub(super) e: Vec<Emitted>,
     /// Per token id: its behaviour ([`DEAD`] for tokens with no bytes).
     pub(super) token_behaviour: Vec<u32>,
 }
@@ -205,6 +277,60 @@ pub(super) struct Block {
 impl Block {
     pub(super) fn behaviour_len(&self) -> usize {
         self.q.len() / self.width.max(1)
+    }
+}
+
+/// Which points each behaviour of a block keeps alive (not dead), and each token's behaviour:
+/// what the classes need of a walk.
+pub(super) struct Liveness {
+    /// Number of points in the block.
+    pub(super) width: usize,
+    /// `u64` words per behaviour.
+    words: usize,
+    /// `bits[f * words + j / 64]` bit `j % 64`: behaviour `f` keeps point `j` alive.
+    bits: Vec<u64>,
+    /// Per token id: its behaviour ([`DEAD`] for tokens with no bytes).
+    pub(super) token_behaviour: Vec<u32>,
+}
+
+impl Liveness {
+    pub(super) fn of(block: &Block) -> Liveness {
+        let words = block.width.div_ceil(64);
+        let mut bits = vec![0u64; block.behaviour_len() * words];
+        if block.width > 0 {
+            for (f, row) in block.q.chunks(block.width).enumerate() {
+                for (j, &q) in row.iter().enumerate() {
+                    bits[f * words + j / 64] |= u64::from(q != 0) << (j % 64);
+                }
+            }
+        }
+        Liveness {
+            width: block.width,
+            words,
+            bits,
+            token_behaviour: block.token_behaviour.clone(),
+        }
+    }
+
+    /// Whether behaviour `f` keeps point `j` alive.
+    pub(super) fn alive(&self, f: u32, j: usize) -> bool {
+        self.bits[f as usize * self.words + j / 64] >> (j % 64) & 1 != 0
+    }
+
+    /// The points behaviour `f` keeps alive, in order.
+    pub(super) fn alive_points(&self, f: u32) -> impl Iterator<Item = usize> + '_ {
+        let row = &self.bits[f as usize * self.words..(f as usize + 1) * self.words];
+        row.iter().enumerate().flat_map(|(w, &word)| {
+            let mut word = word;
+            std::iter::from_fn(move || {
+                if word == 0 {
+                    return None;
+                }
+                let j = word.trailing_zeros() as usize;
+                word &= word - 1;
+                Some(w * 64 + j)
+            })
+        })
     }
 }
 
@@ -297,6 +423,12 @@ pub(super) fn walk_block(
         if f == UNKNOWN {
             work.add(width as u64)?;
             f = w.step(parent, class, seqs);
+            if seqs.overflowed() {
+                return Err(SpansBuildError::new(
+                    SpansBudget::Sequences,
+                    seqs.capacity(),
+                ));
+            }
             w.trans[slot] = f;
         }
         steps += 1;
@@ -355,7 +487,7 @@ impl BlockWalk<'_, '_> {
                 // The sequence is kept where the point lives, cleared where it died.
                 (o, e & u32::from(o != 0).wrapping_neg())
             } else {
-                (restart, seqs.push(e, LexState::from(o & !EMIT)))
+                (restart, seqs.append(e, o & !EMIT))
             };
             live |= q2;
             *nq = q2;
@@ -415,5 +547,54 @@ impl BlockWalk<'_, '_> {
         self.trans
             .resize(self.trans.len() + self.class_len, UNKNOWN);
         id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seqs(shift: u32) -> Seqs {
+        Seqs {
+            parent: vec![0],
+            last: vec![0],
+            index: AHashMap::new(),
+            single: Vec::new(),
+            recent: vec![(u64::MAX, 0); RECENT_SEQS],
+            shift,
+            overflow: false,
+        }
+    }
+
+    #[test]
+    fn emitted_lexemes_decode_in_order_and_equal_sequences_share_a_word() {
+        let lexemes: Vec<LexState> = (0..8).map(|i| LexState::from_usize(100 + i)).collect();
+        let mut s = seqs(3);
+        let mut emit = |lexemes: &[u32]| lexemes.iter().fold(0, |e, &l| s.append(e, l));
+        let a = emit(&[5, 2, 7]);
+        let b = emit(&[5, 2, 7]);
+        let c = emit(&[2, 5, 7]);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        let mut out = Vec::new();
+        s.collect(a, &lexemes, &mut out);
+        assert_eq!(out, [lexemes[5], lexemes[2], lexemes[7]]);
+        out.clear();
+        s.collect(c, &lexemes, &mut out);
+        assert_eq!(out, [lexemes[2], lexemes[5], lexemes[7]]);
+        assert!(!s.overflowed());
+    }
+
+    #[test]
+    fn sequences_past_what_a_word_names_are_reported() {
+        // One bit of sequence id: the empty rest and one more.
+        let mut s = seqs(31);
+        let first = s.append(0, 1);
+        let one = s.append(first, 1);
+        assert!(!s.overflowed());
+        assert_ne!(one, 0);
+        s.append(first, 2);
+        assert!(s.overflowed());
+        assert_eq!(s.capacity(), 2);
     }
 }
