@@ -200,17 +200,37 @@ impl In<'_> {
         }
         Ok(n as usize)
     }
+    // The arrays are decoded in bulk (their length is checked against the payload first):
+    // element by element, parsing was most of the cost of loading a small artifact.
     fn u32s(&mut self) -> Result<Vec<u32>, WdaLoadError> {
         let n = self.len(4)?;
-        (0..n).map(|_| self.u32()).collect()
+        let bytes = self.take(n * 4)?;
+        Ok(bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
+            .collect())
     }
     fn u64s(&mut self) -> Result<Vec<u64>, WdaLoadError> {
         let n = self.len(8)?;
-        (0..n).map(|_| self.u64()).collect()
+        let bytes = self.take(n * 8)?;
+        Ok(bytes
+            .chunks_exact(8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            .collect())
     }
     fn pairs(&mut self) -> Result<Vec<(u32, u32)>, WdaLoadError> {
         let n = self.len(8)?;
-        (0..n).map(|_| Ok((self.u32()?, self.u32()?))).collect()
+        let bytes = self.take(n * 8)?;
+        Ok(bytes
+            .chunks_exact(8)
+            .map(|b| {
+                let (lo, hi) = b.split_at(4);
+                (
+                    u32::from_le_bytes(lo.try_into().expect("4 bytes")),
+                    u32::from_le_bytes(hi.try_into().expect("4 bytes")),
+                )
+            })
+            .collect())
     }
 }
 
