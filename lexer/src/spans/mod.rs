@@ -661,8 +661,15 @@ fn class_blocks(
     for b in 1..=heavy_blocks {
         bounds.push(heavy * b / heavy_blocks);
     }
-    for chunk in light.chunks(MAX_CLASS_BLOCK) {
-        bounds.push(bounds.last().copied().unwrap_or(0) + chunk.len());
+    // The light points last, split so that every thread gets a share: they run after the
+    // heavy blocks, which end at about the same time.
+    let light_blocks = light
+        .len()
+        .div_ceil(MAX_CLASS_BLOCK)
+        .max(threads)
+        .min(light.len());
+    for b in 1..=light_blocks {
+        bounds.push(heavy + light.len() * b / light_blocks);
     }
     order.extend(light);
     (order, bounds)
