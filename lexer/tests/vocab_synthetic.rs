@@ -391,21 +391,6 @@ fn unmappable_tokenizers_are_refused() {
     expect_unsupported(SP, |v| v["decoder"] = Value::Null, "neither");
     expect_unsupported(
         BL,
-        |v| v["normalizer"] = json!({"type": "Lowercase"}),
-        "Lowercase",
-    );
-    expect_unsupported(
-        BL,
-        |v| v["pre_tokenizer"]["pretokenizers"][0] = json!({"type": "Whitespace"}),
-        "Whitespace",
-    );
-    expect_unsupported(
-        BL,
-        |v| v["pre_tokenizer"]["pretokenizers"][0]["behavior"] = json!("Removed"),
-        "Split",
-    );
-    expect_unsupported(
-        BL,
         |v| v["model"]["continuing_subword_prefix"] = json!("##"),
         "continuing_subword_prefix",
     );
@@ -419,11 +404,80 @@ fn unmappable_tokenizers_are_refused() {
         |v| v["model"]["byte_fallback"] = json!(false),
         "byte_fallback",
     );
-    expect_unsupported(
+}
+
+/// Edits a copy of a test tokenizer whose encoder then rewrites text: the vocabulary still loads
+/// with the same tokens (masks need only their bytes), and encoding is `EncoderUnsupported`
+/// with `needle` in the reason.
+fn expect_encoder_unsupported(rel: &str, edit: impl FnOnce(&mut Value), needle: &str) {
+    let plain = load_value(&json_of(rel)).unwrap();
+    let mut v = json_of(rel);
+    edit(&mut v);
+    let vocab = load_value(&v).unwrap_or_else(|e| panic!("{needle}: {e}"));
+    assert_eq!(vocab.fingerprint(), plain.fingerprint(), "{needle}");
+    let err = vocab.encode("ab c").unwrap_err();
+    match err.kind() {
+        VocabErrorKind::EncoderUnsupported { source, reason } => {
+            assert_eq!(source, "edited");
+            assert!(reason.contains(needle), "{reason:?} lacks {needle:?}");
+        }
+        other => panic!("expected EncoderUnsupported ({needle}), got {other:?}"),
+    }
+    assert!(err.to_string().contains("masks are unaffected"), "{err}");
+    // The refusal is kept, not only reported by the first call.
+    assert_eq!(vocab.encode("x").unwrap_err(), err);
+    assert_eq!(vocab.prepare_encoder().unwrap_err(), err);
+}
+
+#[test]
+fn tokenizers_whose_encoder_rewrites_text_load_but_do_not_encode() {
+    expect_encoder_unsupported(
+        BL,
+        |v| v["normalizer"] = json!({"type": "Lowercase"}),
+        "Lowercase",
+    );
+    expect_encoder_unsupported(
+        BL,
+        |v| v["pre_tokenizer"]["pretokenizers"][0] = json!({"type": "Whitespace"}),
+        "Whitespace",
+    );
+    expect_encoder_unsupported(
+        BL,
+        |v| v["pre_tokenizer"]["pretokenizers"][0]["behavior"] = json!("Removed"),
+        "Split",
+    );
+    expect_encoder_unsupported(
         SP,
         |v| v["normalizer"] = json!({"type": "Precompiled", "precompiled_charsmap": null}),
         "Precompiled",
     );
+}
+
+/// GPT-4o's pre-tokenizer: an inverted `Split` that removes what its pattern does not match.
+/// Its pattern matches every character, so it encodes as the `Isolated` split does; a pattern
+/// that leaves characters out gets an `Encode` error at the first one dropped.
+#[test]
+fn an_inverted_removing_split_encodes_when_its_pattern_covers_the_text() {
+    let plain = load_value(&json_of(BL)).unwrap();
+    let mut v = json_of(BL);
+    let split = &mut v["pre_tokenizer"]["pretokenizers"][0];
+    split["behavior"] = json!("Removed");
+    split["invert"] = json!(true);
+    let inverted = load_value(&v).unwrap();
+    for text in ["hello world's 123 !!\n\n  x", "ab c", " \t\r\n"] {
+        assert_eq!(
+            inverted.encode(text).unwrap(),
+            plain.encode(text).unwrap(),
+            "{text:?}"
+        );
+    }
+    v["pre_tokenizer"]["pretokenizers"][0]["pattern"] = json!({"Regex": "\\p{L}+"});
+    let letters = load_value(&v).unwrap();
+    let err = letters.encode("ab c").unwrap_err();
+    match err.kind() {
+        VocabErrorKind::Encode { offset, .. } => assert_eq!(*offset, 2, "{err}"),
+        other => panic!("expected Encode, got {other:?}"),
+    }
 }
 
 #[test]

@@ -48,6 +48,16 @@ pub enum VocabErrorKind {
         /// The component and setting that cannot be mapped.
         reason: String,
     },
+    /// The tokenizer's own encoder rewrites text (a normalizer or pre-tokenizer that drops or
+    /// changes characters), so [`Vocabulary::encode`](super::Vocabulary::encode) cannot spell a
+    /// text exactly with it. The tokens' bytes are exact, so the vocabulary loads and masks are
+    /// unaffected; only encoding a text returns this.
+    EncoderUnsupported {
+        /// The tokenizer.
+        source: String,
+        /// The component and setting that rewrites text.
+        reason: String,
+    },
     /// One token's string cannot be turned into bytes.
     InvalidToken {
         /// The tokenizer.
@@ -193,6 +203,13 @@ impl VocabError {
         })
     }
 
+    pub(crate) fn encoder_unsupported(source: &str, reason: impl Into<String>) -> Self {
+        Self::new(VocabErrorKind::EncoderUnsupported {
+            source: source.to_owned(),
+            reason: reason.into(),
+        })
+    }
+
     pub(crate) fn invalid_token(
         source: &str,
         id: u32,
@@ -241,6 +258,11 @@ impl fmt::Display for VocabError {
             Unsupported { source, reason } => write!(
                 f,
                 "the tokenizer {source} cannot be mapped to exact bytes: {reason}"
+            ),
+            EncoderUnsupported { source, reason } => write!(
+                f,
+                "texts cannot be encoded exactly with the tokenizer {source} ({reason}); its \
+                 tokens' bytes are exact, so masks are unaffected"
             ),
             InvalidToken {
                 source,

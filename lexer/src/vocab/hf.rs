@@ -60,8 +60,10 @@ pub(crate) struct Loaded {
 /// at the first encode.
 pub(crate) struct HfEncoder {
     source: String,
-    /// The file and the patched components, taken by the first build.
-    pending: Mutex<Option<Pending>>,
+    /// The file and the patched components, taken by the first build; or why the file's
+    /// encoder cannot spell texts exactly (the vocabulary itself loads: masks need only the
+    /// tokens' bytes).
+    pending: Mutex<Option<Result<Pending, VocabError>>>,
     built: OnceLock<Result<tokenizers::Tokenizer, VocabError>>,
     /// SentencePiece: the byte-fallback token of every byte (a literal `▁` in a text must be
     /// spelled with them, since the tokenizer reads it as a space).
@@ -314,6 +316,10 @@ fn patch_pre_tokenizer(v: &mut Value, scheme: ByteScheme) -> Result<(), String> 
             Ok(())
         }
         "Split" | "Punctuation" if !removes => Ok(()),
+        // Inverted, a `Split`'s matches are the pieces and what it does not match is removed.
+        // GPT-4o's pattern matches every character, so nothing is; where a pattern leaves a
+        // character out, `Vocabulary::encode`'s spelling check reports where.
+        "Split" if removes && v.get("invert").and_then(Value::as_bool) == Some(true) => Ok(()),
         "Digits" | "UnicodeScripts" => Ok(()),
         _ => Err(format!(
             "pre-tokenizer {kind:?} drops or rewrites characters, so encoding cannot reproduce \
@@ -477,7 +483,11 @@ pub(crate) fn load(source: &str, json: &[u8], config: Option<&[u8]>) -> Result<L
     }
 
     let eos = find_eos(source, &entries, config)?;
-    let (normalizer, pre_tokenizer) = patches(source, &file, scheme)?;
+    let pending = patches(source, &file, scheme).map(|(normalizer, pre_tokenizer)| Pending {
+        json: json.to_vec(),
+        normalizer,
+        pre_tokenizer,
+    });
     let byte_tokens = (scheme == ByteScheme::SentencePiece).then(|| {
         let mut table = Box::new([None; 256]);
         for (token, id) in vocab {
@@ -495,11 +505,7 @@ pub(crate) fn load(source: &str, json: &[u8], config: Option<&[u8]>) -> Result<L
         scheme,
         encoder: HfEncoder {
             source: source.to_owned(),
-            pending: Mutex::new(Some(Pending {
-                json: json.to_vec(),
-                normalizer,
-                pre_tokenizer,
-            })),
+            pending: Mutex::new(Some(pending)),
             built: OnceLock::new(),
             byte_tokens,
         },
@@ -567,13 +573,16 @@ fn patches(
     VocabError,
 > {
     let normalizer = match &file.normalizer {
-        Some(n) => patch_normalizer(n, scheme).map_err(|r| VocabError::unsupported(source, r))?,
+        Some(n) => {
+            patch_normalizer(n, scheme).map_err(|r| VocabError::encoder_unsupported(source, r))?
+        }
         None => None,
     };
     let pre_tokenizer = match &file.pre_tokenizer {
         Some(p) => {
             let mut p = p.clone();
-            patch_pre_tokenizer(&mut p, scheme).map_err(|r| VocabError::unsupported(source, r))?;
+            patch_pre_tokenizer(&mut p, scheme)
+                .map_err(|r| VocabError::encoder_unsupported(source, r))?;
             Some(p)
         }
         None => None,
@@ -629,7 +638,8 @@ impl HfEncoder {
                     .unwrap_or_else(|e| e.into_inner())
                     .take();
                 match pending {
-                    Some(p) => no_panic(&self.source, || build(&self.source, p)),
+                    Some(Ok(p)) => no_panic(&self.source, || build(&self.source, p)),
+                    Some(Err(refused)) => Err(refused),
                     None => Err(tokenizers_error(
                         &self.source,
                         "the encoder build was interrupted",

@@ -47,10 +47,14 @@
 //! - Under SentencePiece, a literal `▁` in the text (which the tokenizer would read as a space)
 //!   is spelled with its three byte-fallback tokens.
 //!
-//! Normalizers and pre-tokenizers that drop or rewrite characters in other ways (lower-casing,
-//! `Precompiled`, `Whitespace`, a `Split` that removes its matches, a non-special added token
-//! with `lstrip`/`rstrip`) are refused at load time. Every encoding is also checked against the
-//! text before it is returned.
+//! A tokenizer whose normalizer or pre-tokenizer drops or rewrites characters in other ways
+//! (lower-casing, `Precompiled`, `Whitespace`, a `Split` that removes its matches) still loads,
+//! since its tokens' bytes are exact and masks need nothing else, but
+//! [`Vocabulary::encode`] returns [`VocabErrorKind::EncoderUnsupported`] for it. (An inverted
+//! `Split` that removes what its pattern does not match, as GPT-4o's does, is kept: its pattern
+//! matches every character.) A non-special added token with `lstrip`/`rstrip` is refused at
+//! load time, since its bytes are not fixed. Every encoding is also checked against the text
+//! before it is returned.
 //!
 //! # Example
 //!
