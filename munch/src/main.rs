@@ -33,6 +33,14 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so printing to a reader that has gone (`munch check G --conflicts |
+    // head`) would panic; the default action ends the process quietly, as Unix tools do.
+    #[cfg(unix)]
+    // SAFETY: called first thing on the main thread, before any other thread exists; setting
+    // a signal's disposition to its default touches no Rust state.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Check(args) => cmd::check::run(args),

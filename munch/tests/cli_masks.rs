@@ -485,3 +485,23 @@ fn generate_falls_back_when_a_budget_stops_the_build_and_says_so() {
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(!stderr.contains("instead"), "{stderr}");
 }
+
+/// A reader that goes away before munch prints (`munch check G --conflicts | head -0`) ends
+/// it quietly, by the default action of SIGPIPE, not with a panic about a broken pipe.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_munch"))
+        .args(["check", "builtin:tricky", "--conflicts"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("munch starts");
+    // Closed before munch has built the grammar, so its first write finds no reader.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("munch ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(out.status.code(), Some(101), "{stderr}");
+}
