@@ -156,9 +156,22 @@ pub(crate) fn reductions(g: &Grammar0, lr0: &Lr0) -> Vec<Reduce> {
     }
     digraph(&includes, &mut sets);
 
+    // One reduction is often looked back from many transitions (a production reached along
+    // different paths into the same state): their Follow sets are united first, so that each
+    // (state, production, length, lookahead) is emitted once (in Go's grammar, most were
+    // duplicates, and sorting them out was a quarter of the table build).
+    lookback.sort_unstable_by_key(|lb| (lb.state, lb.prod, lb.len));
     let mut out = Vec::new();
-    for lb in lookback {
-        for (w, &word) in sets.row(lb.transition as usize).iter().enumerate() {
+    let mut follow = vec![0u64; sets.words];
+    for same in lookback.chunk_by(|a, b| (a.state, a.prod, a.len) == (b.state, b.prod, b.len)) {
+        follow.fill(0);
+        for lb in same {
+            for (f, &word) in follow.iter_mut().zip(sets.row(lb.transition as usize)) {
+                *f |= word;
+            }
+        }
+        let lb = &same[0];
+        for (w, &word) in follow.iter().enumerate() {
             let mut bits = word;
             while bits != 0 {
                 let b = bits.trailing_zeros();
