@@ -361,7 +361,7 @@ impl Dwa {
         // recent result (classes added and cleared). The estimates only choose; both give the
         // same words.
         let acc = &cache.acc;
-        let (mut best, complement) = self.expansion.fresh_cost(acc);
+        let (mut best, sparse) = self.expansion.fresh_cost(acc);
         let mut base = Base::Fresh;
         // A recent result is worth trying when the sparse walk is long.
         if best > self.expansion.fresh_floor() + DELTA_WORTH {
@@ -376,10 +376,9 @@ impl Dwa {
             }
         }
         match base {
-            Base::Fresh => {
-                self.expansion
-                    .expand(acc, complement, &self.run_start, &self.runs, words)
-            }
+            Base::Fresh => self
+                .expansion
+                .expand(acc, sparse, &self.run_start, &self.runs, words),
             Base::Result(e) => {
                 let e = &cache.results[e];
                 words.copy_from_slice(&e.2);

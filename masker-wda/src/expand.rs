@@ -23,6 +23,19 @@
 
 use smallvec::SmallVec;
 
+use crate::deposit::Deposit;
+
+/// How a fresh expansion writes the sparse classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sparse {
+    /// The runs of the sparse classes in the set, ORed in.
+    Inside,
+    /// The runs of the sparse classes missing from the set, cleared from every sparse token.
+    Outside,
+    /// Every sparse token at once ([`Deposit`]): the same cost for every set.
+    Deposit,
+}
+
 /// The derived expansion tables of a [`Dwa`](crate::dwa::Dwa).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub(crate) struct Expansion {
@@ -48,6 +61,8 @@ pub(crate) struct Expansion {
     bucket_avg: [usize; BUCKETS],
     /// Runs of all sparse classes.
     sparse_runs: usize,
+    /// The set-independent route for the sparse classes, where the CPU runs it.
+    deposit: Option<Deposit>,
 }
 
 /// Bytes of the precomputed subset masks (all groups).
@@ -122,6 +137,7 @@ impl Expansion {
             buckets: vec![0; BUCKETS * set_words],
             bucket_avg: [0; BUCKETS],
             sparse_runs: 0,
+            deposit: None,
         };
         // Unit bitmaps, then every subset of each group.
         let mut unit_masks = vec![0u32; units * word_len];
@@ -149,6 +165,18 @@ impl Expansion {
         for (avg, n) in e.bucket_avg.iter_mut().zip(counts) {
             *avg /= n.max(1);
         }
+        let mut sparse_tokens: Vec<(u32, u32)> = Vec::new();
+        for c in iter_bits(&e.sparse) {
+            for &(w, bits) in runs_of(c) {
+                let mut b = bits;
+                while b != 0 {
+                    sparse_tokens.push((w * 32 + b.trailing_zeros(), c as u32));
+                    b &= b - 1;
+                }
+            }
+        }
+        sparse_tokens.sort_unstable();
+        e.deposit = Deposit::new(word_len, classes, &sparse_tokens);
         let mut start = 0u32;
         for g in 0..units.div_ceil(group) {
             e.group_start.push(start);
@@ -176,6 +204,13 @@ impl Expansion {
     pub(crate) fn heap_bytes(&self) -> usize {
         (self.sparse.len() + self.dense_set.len() + self.buckets.len()) * 8
             + (self.unit_of.len() + self.group_start.len() + self.combos.len()) * 4
+            + self.deposit.as_ref().map_or(0, Deposit::heap_bytes)
+    }
+
+    /// Whether the set-independent route ([`Sparse::Deposit`]) runs here.
+    #[cfg(test)]
+    pub(crate) fn has_deposit(&self) -> bool {
+        self.deposit.is_some()
     }
 
     /// The cost of a fresh expansion that walks no sparse class.
@@ -214,16 +249,22 @@ impl Expansion {
         runs
     }
 
-    /// Estimated cost of [`Expansion::expand`] on `set` (quick, rough), and whether the
-    /// sparse classes are best walked from the outside (the `complement` argument of
-    /// [`Expansion::expand`]).
-    pub(crate) fn fresh_cost(&self, set: &[u64]) -> (usize, bool) {
+    /// Estimated cost of [`Expansion::expand`] on `set` (quick, rough), and the cheapest way
+    /// to write its sparse classes.
+    pub(crate) fn fresh_cost(&self, set: &[u64]) -> (usize, Sparse) {
         let inside = self.runs_in(set, |_| u64::MAX);
         let outside = self.sparse_runs.saturating_sub(inside);
-        (
-            inside.min(outside) + self.group_start.len() * self.pass_cost(),
-            outside < inside,
-        )
+        let mut best = if outside < inside {
+            (outside, Sparse::Outside)
+        } else {
+            (inside, Sparse::Inside)
+        };
+        if let Some(d) = &self.deposit {
+            if d.cost() < best.0 {
+                best = (d.cost(), Sparse::Deposit);
+            }
+        }
+        (best.0 + self.group_start.len() * self.pass_cost(), best.1)
     }
 
     /// Estimated cost of [`Expansion::apply_delta`] from `from` to `to`, the copy of the base
@@ -278,12 +319,13 @@ impl Expansion {
     }
 
     /// Writes the members of the classes in `set` (a class bitset) into `words`, clearing every
-    /// other bit. With `complement`, the sparse classes missing from `set` are walked (cleared
-    /// from every sparse token) instead of those in it: the same words, another cost.
+    /// other bit. `sparse` says how the sparse classes are written: every way gives the same
+    /// words at another cost ([`Sparse::Deposit`] only where [`Expansion::fresh_cost`] offers
+    /// it).
     pub(crate) fn expand(
         &self,
         set: &[u64],
-        complement: bool,
+        sparse: Sparse,
         run_start: &[u32],
         runs: &[(u32, u32)],
         words: &mut [u32],
@@ -291,6 +333,7 @@ impl Expansion {
         // The subset of each group: the set's dense classes, and the "every sparse token" unit
         // when the sparse classes are walked from the outside.
         let mut subsets = self.subsets(set);
+        let complement = sparse == Sparse::Outside;
         if complement {
             let u = self.units - 1;
             subsets[u / self.group] |= 1 << (u % self.group);
@@ -325,7 +368,9 @@ impl Expansion {
             }
         }
         let runs_of = |c: usize| &runs[run_start[c] as usize..run_start[c + 1] as usize];
-        if complement {
+        if let (Sparse::Deposit, Some(d)) = (sparse, &self.deposit) {
+            d.apply(set, words);
+        } else if complement {
             for c in iter_kind(set, &self.sparse, true) {
                 for &(w, bits) in runs_of(c) {
                     words[w as usize] &= !bits;
@@ -457,10 +502,16 @@ mod tests {
             let mut all = sets.clone();
             all.push(live.clone());
             let mut words = vec![0u32; word_len];
+            // Where the CPU runs it, the set-independent route is tried on every set too.
+            prop_assert_eq!(e.has_deposit(), crate::deposit::supported());
+            let mut ways = vec![Sparse::Inside, Sparse::Outside];
+            if e.has_deposit() {
+                ways.push(Sparse::Deposit);
+            }
             for (i, set) in all.iter().enumerate() {
-                for complement in [false, true] {
-                    e.expand(set, complement, &run_start, &runs, &mut words);
-                    prop_assert_eq!(&words, &naive(set, &of, word_len));
+                for &way in &ways {
+                    e.expand(set, way, &run_start, &runs, &mut words);
+                    prop_assert_eq!(&words, &naive(set, &of, word_len), "{:?}", way);
                 }
                 let next = &all[(i + 1) % all.len()];
                 e.apply_delta(set, next, &run_start, &runs, &mut words);

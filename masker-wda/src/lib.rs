@@ -100,6 +100,7 @@ mod artifact;
 mod bits;
 mod blocks;
 mod build;
+mod deposit;
 mod determinize;
 mod dwa;
 mod error;
