@@ -28,6 +28,8 @@ const MAX_PER_ENTRY: u32 = 56;
 /// The precomputed tables of the route (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Deposit {
+    /// `u32` words of the mask.
+    word_len: usize,
     /// 128-byte tables of the set's bytes that the gather looks up.
     tables: usize,
     /// Per chunk of 64 sparse tokens: each token's byte of the set within its table.
@@ -78,6 +80,7 @@ impl Deposit {
             return None;
         }
         let mut d = Deposit {
+            word_len,
             tables,
             lo: vec![[0; 64]; chunks],
             bit: vec![[0; 64]; chunks],
@@ -112,7 +115,11 @@ impl Deposit {
     }
 
     /// ORs the members of the sparse classes in `set` (a class bitset) into `words`.
+    ///
+    /// # Panics
+    /// If `words` is shorter than the mask the route was built for (its writes are unchecked).
     pub(crate) fn apply(&self, set: &[u64], words: &mut [u32]) {
+        assert!(words.len() >= self.word_len, "a mask of another vocabulary");
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a `Deposit` exists only where `supported()` said the CPU has the features.
         unsafe {
@@ -161,7 +168,8 @@ impl Deposit {
         };
         let out = words.as_mut_ptr();
         for &(w, first, bits) in &self.entries {
-            // `w + 1 < words.len()`: entries cover whole 64-bit words (checked at build).
+            // `w + 1 < word_len ≤ words.len()`: entries cover whole 64-bit words (`build`), and
+            // `apply` checked the length.
             let p = out.add(w as usize).cast::<u64>();
             p.write_unaligned(p.read_unaligned() | _pdep_u64(window(first), bits));
         }

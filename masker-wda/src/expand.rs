@@ -12,7 +12,9 @@
 //!   left in the groups goes to the sparse classes with the most runs;
 //! - the other (*sparse*) classes are walked run by run on top: the classes in the set, or,
 //!   when the set holds most of them, the ones missing from it are cleared from the "every
-//!   sparse token" unit.
+//!   sparse token" unit; or, where the CPU has the instructions and the set holds many runs
+//!   either way, every sparse token is written at once by [`Deposit`] (see `deposit.rs`), at
+//!   a cost that does not depend on the set.
 //!
 //! [`Expansion::apply_delta`] turns the expansion of one set into another's (classes added,
 //! classes cleared), which the run uses to start from a recent result when that is cheaper.
