@@ -15,18 +15,25 @@ pub struct Rejection {
 }
 
 /// Parses `text` from scratch: `Ok(())` if the whole text is a sentence of the grammar.
+///
+/// A rejection's offset is the first byte after which the text is no longer a prefix of a
+/// sentence. The parser, committing the text at once, notices some dead ends only where a
+/// lexeme ends (after `→ ∃` where the grammar takes no quantifier, at the last byte of `∃`),
+/// so a rejection is narrowed down to that byte by committing shorter prefixes (a binary
+/// search: a prefix of a viable prefix is viable).
 pub fn parse_text(parser: &Arc<Parser>, text: &[u8]) -> Result<(), Rejection> {
     let mut state = ParserState::new(Arc::clone(parser));
     if let Err(e) = state.commit_bytes(text) {
-        let offset = match e.kind() {
-            CommitErrorKind::Rejected { offset, .. } | CommitErrorKind::Budget { offset, .. } => {
-                *offset
-            }
-            _ => 0,
-        };
-        return Err(Rejection {
-            offset,
-            message: e.to_string(),
+        return Err(match e.kind() {
+            CommitErrorKind::Rejected { offset, .. } => first_failing_byte(parser, text, *offset),
+            CommitErrorKind::Budget { offset, .. } => Rejection {
+                offset: *offset,
+                message: e.to_string(),
+            },
+            _ => Rejection {
+                offset: 0,
+                message: e.to_string(),
+            },
         });
     }
     if state.is_accepting() {
@@ -37,6 +44,65 @@ pub fn parse_text(parser: &Arc<Parser>, text: &[u8]) -> Result<(), Rejection> {
             message: "unexpected end of input".to_string(),
         })
     }
+}
+
+/// The rejection of `text`, whose commit failed at byte `failed`: the first byte `b` such that
+/// `text[..=b]` is not a viable prefix (at or before `failed`), and why.
+fn first_failing_byte(parser: &Arc<Parser>, text: &[u8], failed: usize) -> Rejection {
+    let viable = |len: usize| ParserState::new(Arc::clone(parser)).commit_bytes(&text[..len]);
+    // `text[..lo]` is viable and `text[..hi]` is not.
+    let (mut lo, mut hi) = (0, (failed + 1).min(text.len()));
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if viable(mid).is_ok() {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let mut state = ParserState::new(Arc::clone(parser));
+    let expected = match state.commit_bytes(&text[..lo]) {
+        Ok(()) => state.expected(),
+        Err(_) => Vec::new(),
+    };
+    let at = hi - 1;
+    let mut message = format!(
+        "byte {at} ({}) cannot continue the text",
+        describe_byte(text, at)
+    );
+    if !expected.is_empty() {
+        message.push_str(&format!("; expected one of: {}", expected.join(", ")));
+    }
+    Rejection {
+        offset: at,
+        message,
+    }
+}
+
+/// Byte `at` of `text` for a person: the character if it is ASCII, else which byte of which
+/// UTF-8 character it is, else its value.
+fn describe_byte(text: &[u8], at: usize) -> String {
+    let b = text[at];
+    if b.is_ascii() {
+        return format!("{:?}", b as char);
+    }
+    // The character holding it starts at most 3 bytes before.
+    for start in (at.saturating_sub(3)..=at).rev() {
+        let end = (start + 4).min(text.len());
+        let ch = match std::str::from_utf8(&text[start..end]) {
+            Ok(s) => s.chars().next(),
+            Err(e) if e.valid_up_to() > 0 => {
+                std::str::from_utf8(&text[start..start + e.valid_up_to()])
+                    .ok()
+                    .and_then(|s| s.chars().next())
+            }
+            Err(_) => None,
+        };
+        if let Some(c) = ch.filter(|c| start + c.len_utf8() > at) {
+            return format!("byte {} of {:?}", at - start + 1, c);
+        }
+    }
+    format!("{b:#04x}")
 }
 
 /// 1-based line and column (in characters) of byte `offset` of `text`.
@@ -56,7 +122,48 @@ pub fn line_column(text: &[u8], offset: usize) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests {
-    use super::line_column;
+    use super::*;
+    use munch_glr::lark::{self, LoadConfig};
+    use munch_glr::parser::ParserConfig;
+
+    fn parser(grammar: &str) -> Arc<Parser> {
+        let g = lark::load(grammar.as_bytes(), &LoadConfig::default()).unwrap();
+        Arc::new(Parser::new(&g, &ParserConfig::default()).unwrap())
+    }
+
+    /// `b` starts the lexeme `bq`, which the lexer can read but the parser cannot take after
+    /// `a`: the commit of the whole text fails where `bq` ends, and the rejection is moved
+    /// back to the `b`.
+    #[test]
+    fn a_rejection_is_at_the_first_byte_that_cannot_continue() {
+        let p = parser("start: A C | B\nA: \"a\"\nB: \"bq\"\nC: \"c\"\n");
+        assert!(parse_text(&p, b"ac").is_ok());
+        let r = parse_text(&p, b"abq").unwrap_err();
+        assert_eq!(r.offset, 1, "{}", r.message);
+        assert_eq!(
+            r.message,
+            "byte 1 ('b') cannot continue the text; expected one of: C"
+        );
+        // Cut inside the lexeme, and with a byte the lexer cannot read at all.
+        assert_eq!(parse_text(&p, b"ab").unwrap_err().offset, 1);
+        assert_eq!(parse_text(&p, b"az").unwrap_err().offset, 1);
+        // A viable prefix that is not a sentence: the end.
+        let end = parse_text(&p, b"a").unwrap_err();
+        assert_eq!(
+            (end.offset, end.message.as_str()),
+            (1, "unexpected end of input")
+        );
+    }
+
+    #[test]
+    fn bytes_are_described_with_their_character() {
+        let text = "x∃".as_bytes();
+        assert_eq!(describe_byte(text, 0), "'x'");
+        assert_eq!(describe_byte(text, 1), "byte 1 of '∃'");
+        assert_eq!(describe_byte(text, 3), "byte 3 of '∃'");
+        assert_eq!(describe_byte(&text[..3], 1), "0xe2");
+        assert_eq!(describe_byte(&[0xff], 0), "0xff");
+    }
 
     #[test]
     fn line_column_counts_lines_and_characters() {

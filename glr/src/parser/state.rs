@@ -459,6 +459,13 @@ impl ParserState {
         })
     }
 
+    /// The terminals that can come next, by name (sorted, at most 32): those reachable from
+    /// some head's lexeme that the parser can shift there, and the ignored ones. Error messages
+    /// list them.
+    pub fn expected(&self) -> Vec<String> {
+        expected(&self.parser, &self.snap.heads)
+    }
+
     /// Restores exactly the state before the last `n` commits.
     pub fn rollback(&mut self, n: usize) -> Result<(), RollbackError> {
         if n > self.snap.depth {
