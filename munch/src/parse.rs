@@ -49,6 +49,13 @@ pub fn parse_text(parser: &Arc<Parser>, text: &[u8]) -> Result<(), Rejection> {
 /// The rejection of `text`, whose commit failed at byte `failed`: the first byte `b` such that
 /// `text[..=b]` is not a viable prefix (at or before `failed`), and why.
 fn first_failing_byte(parser: &Arc<Parser>, text: &[u8], failed: usize) -> Rejection {
+    if text.is_empty() {
+        // Not for a loaded grammar (its start rule derives some text), but never a panic.
+        return Rejection {
+            offset: 0,
+            message: "no text can start here".to_string(),
+        };
+    }
     let viable = |len: usize| ParserState::new(Arc::clone(parser)).commit_bytes(&text[..len]);
     // `text[..lo]` is viable and `text[..hi]` is not.
     let (mut lo, mut hi) = (0, (failed + 1).min(text.len()));
