@@ -5,7 +5,8 @@
 //! about half of thousands of sparse classes (Java with Llama 3: 6,400 runs) costs 4–5 µs that
 //! way, mostly in mispredicted loop exits and, when the run tables are cold (a result-cache
 //! miss), random reads. This route costs about the same for every set and reads its tables in
-//! order: about 1.2 µs hot for Java's 6,500 sparse tokens with Llama 3, in two passes:
+//! order (a whole expansion of a Java set with Llama 3 measured 1.7 µs hot through it, dense
+//! units included), in two passes:
 //!
 //! 1. **Gather.** The sparse tokens, in ascending id order, each take their class's bit of the
 //!    set, 64 at a time: AVX-512 VBMI byte permutations look up each token's byte of the set
@@ -185,8 +186,9 @@ impl Deposit {
     /// What the route costs, in the units of [`Expansion`](crate::expand::Expansion)'s
     /// estimates (a scattered run). A mask that misses the result cache finds the run tables
     /// cold, where each scattered run is a random read, while this route reads its tables in
-    /// order; so it is priced below its hot cost (about 1.2 µs for Java's 1,932 entries with
-    /// Llama 3, against 1.5 ns per hot run). With this price, teacher-forced traces with
+    /// order; so it is priced below its hot cost (about 1.2 µs for 6,500 sparse tokens in
+    /// 1,932 entries, in a benchmark of the two passes shaped like Java with Llama 3, against
+    /// about 1.4 ns per hot scattered run). With this price, teacher-forced traces with
     /// Llama 3 went from mask p99 / p99.9 of 4.2 / 9.5 µs to 3.0–3.3 / 6.2–6.5 µs on Java,
     /// 7.0–7.2 / 14.1–14.5 to 6.2–6.3 / 9.8–10.2 on Go, and SQL's p90 from 4.8–5.2 to
     /// 3.6–4.1 (two runs of each, `wda_trace`).
