@@ -163,7 +163,7 @@ fn main() {
     let mut times: Vec<f64> = Vec::new();
     let mut where_: Vec<(String, usize, usize)> = Vec::new();
     let mut profiles: Vec<String> = Vec::new();
-    let mut summary: Vec<(String, f64, f64, usize)> = Vec::new();
+    let mut summary: Vec<(String, f64, f64, usize, f64)> = Vec::new();
     let mut pfc = wda.create_cache();
     let texts: Vec<(String, Vec<munch_lexer::TokenId>)> = args[2..]
         .iter()
@@ -195,7 +195,13 @@ fn main() {
                 if pass + 1 == repeat && slowest > 0 {
                     // A second cache that sees the same history as the timed one.
                     let p = wda.profile(&mut pfc, &state);
-                    summary.push((p.how.clone(), p.run_us, p.expand_us, p.pairs));
+                    summary.push((
+                        p.how.clone(),
+                        p.run_us,
+                        p.expand_us,
+                        p.pairs,
+                        p.hot_expand_us,
+                    ));
                     profiles.push(format!("{p:?}"));
                 }
                 if pass == 0 && check {
@@ -259,9 +265,10 @@ fn main() {
         for kind in ["None", "Some((Fresh", "Some((Result"] {
             let of: Vec<_> = summary.iter().filter(|s| s.0.starts_with(kind)).collect();
             println!(
-                "profile {kind}: run {} | expand {} | pairs {}",
+                "profile {kind}: run {} | expand {} | hot expand {} | pairs {}",
                 med(of.iter().map(|s| s.1).collect()),
                 med(of.iter().map(|s| s.2).collect()),
+                med(of.iter().map(|s| s.4).collect()),
                 med(of.iter().map(|s| s.3 as f64).collect())
             );
         }

@@ -100,7 +100,6 @@ mod artifact;
 mod bits;
 mod blocks;
 mod build;
-mod deposit;
 mod determinize;
 mod dwa;
 mod error;

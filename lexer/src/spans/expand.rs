@@ -14,7 +14,10 @@
 //! - **Small classes** (all others: in a real vocabulary mostly classes of one to a few tokens)
 //!   keep their `(word, bits)` runs (inline for the classes in one word) and are scattered
 //!   after the pass: ORed in when the set holds fewer of their runs than it lacks, otherwise
-//!   the pass starts from every small class's bits and the missing ones are cleared.
+//!   the pass starts from every small class's bits and the missing ones are cleared. Where the
+//!   CPU has AVX-512 VBMI and BITALG and BMI2, a set that holds many runs either way can have
+//!   every small token written at once instead, fused with the pass ([`Deposit`]: the cost of
+//!   a few passes, whatever the set).
 //! - **Bases.** A masker's mask at a lexer point holds only classes alive there, so the sets
 //!   alive at lexer points (hints given to [`Patterns::new`]) that cost more than three passes
 //!   from scratch get their masks precomputed (at most [`MAX_BASES`], the costliest: 0.5 MiB
@@ -29,13 +32,16 @@
 //! words, never by walking its members. The pass is compiled twice, portable and with AVX2
 //! (picked at run time), because its speed is the load and store width.
 //!
-//! What this cannot make cheap: a set that holds about half of many small classes (random
-//! sets over Java's thousands of one-token classes) needs one scattered store per class. Real
-//! Java masks meet this too: some hold about half of the 4,400 classes alive at the start
-//! (what the parser allows splits the identifier-like classes), about 1,500 runs from every
-//! alive set, every union of their atoms, and from every class or none, so they cost 3–5 µs
-//! at Llama 3 whatever the base.
+//! What this cannot make cheap without the deposit: a set that holds about half of many small
+//! classes (random sets over Java's thousands of one-token classes) needs one scattered store
+//! per class. Real Java masks meet this too: some hold about half of the 4,400 classes alive
+//! at the start (what the parser allows splits the identifier-like classes), about 1,500 runs
+//! from every alive set, every union of their atoms, and from every class or none, so they
+//! cost 3–5 µs at Llama 3 whatever the base. With the deposit, the `expand` benchmark's
+//! half-full random set of Llama 3 × Java went from 2.8 to 1.85 µs; what is left is mostly
+//! the pass over eight groups and a gather over five tables of class bytes.
 
+use super::deposit::Deposit;
 use super::kernels::{combine, count_small, count_small_diff};
 use super::ClassSet;
 use crate::TokenId;
@@ -121,6 +127,8 @@ pub(super) struct Patterns {
     pass_cost: u64,
     /// Precomputed expansions of the costliest sets alive from a lexer point.
     bases: Vec<Base>,
+    /// The set-independent route for the small classes, where the CPU runs it.
+    deposit: Option<Deposit>,
     /// The set words (indices) where the bases differ most.
     probe: [usize; PROBE],
 }
@@ -135,12 +143,24 @@ struct Plan {
     streamed: u8,
     /// Start from every big class and clear the missing ones (else OR the present ones).
     big_missing: bool,
-    /// Start from every small class and clear the missing ones (else OR the present ones).
-    small_missing: bool,
+    /// How the small classes are written.
+    small: Small,
     /// The estimated cost, in scattered runs.
     cost: u64,
     /// Bit `i`: big class `big_classes[i]` is in the set.
     big: u32,
+}
+
+/// How a fresh expansion writes the small classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Small {
+    /// OR in the runs of the present ones.
+    Present,
+    /// Start from every small class and clear the runs of the missing ones.
+    Missing,
+    /// Every small token at once, at a cost that does not depend on the set (see
+    /// [`Deposit`]), fused with the pass (big classes ORed in only).
+    Deposit,
 }
 
 /// How one set is expanded from a base (a [`Base`] or a cached expansion): the base's mask,
@@ -229,6 +249,7 @@ impl Patterns {
             pass_cost: (word_len as u64 / 24).max(1),
             bases: Vec::new(),
             probe: [0; PROBE],
+            deposit: None,
         };
         for (i, &c) in big_classes.iter().enumerate() {
             p.big[c] = i as u8;
@@ -300,6 +321,12 @@ impl Patterns {
             p.run_start.push(p.runs.len() as u32);
         }
         p.multi_mean = (p.multi_runs << 8).checked_div(p.multi_len).unwrap_or(0);
+        let mut small_tokens: Vec<(u32, u32)> = (0..class_len)
+            .filter(|&c| p.big[c] == NOT_BIG)
+            .flat_map(|c| class_members(c).iter().map(move |t| (t.as_u32(), c as u32)))
+            .collect();
+        small_tokens.sort_unstable();
+        p.deposit = Deposit::new(word_len, class_len, &small_tokens);
         for ((a, &b), &s) in p.all.iter_mut().zip(&p.all_big).zip(&p.all_small) {
             *a = b | s;
         }
@@ -571,9 +598,9 @@ impl Patterns {
         self.plan_with(classes, |_, _| true)
     }
 
-    /// The cheapest way to expand `classes` among the ways `allowed(big_missing,
-    /// small_missing)` (tests force each way).
-    fn plan_with(&self, classes: &ClassSet, allowed: impl Fn(bool, bool) -> bool) -> Plan {
+    /// The cheapest way to expand `classes` among the ways `allowed(big_missing, small)`
+    /// (tests force each way).
+    fn plan_with(&self, classes: &ClassSet, allowed: impl Fn(bool, Small) -> bool) -> Plan {
         let set = classes.words();
         let mut subsets = [0u8; MAX_BIG / GROUP];
         // Per group, reading its mask costs a pass; scattering its present classes (or, when
@@ -605,18 +632,31 @@ impl Patterns {
         );
         // Clearing missing small classes needs every small class's bits in the pass: an extra
         // source unless the base is every class's.
+        // The route's price (in runs of about 1.4 ns) times 2.5: the runs walked here cost
+        // about 0.6 ns each (hot, in ascending class order; Gemma 3 × Java's half-full random
+        // set of the `expand` benchmark: 2,640 runs in 1.7 µs). With it, that set stays off the
+        // route (2.0 µs on it) and Llama 3 × Java's takes it (1.7–1.9 µs, against 2.8 µs).
+        let deposit = self
+            .deposit
+            .as_ref()
+            .map(|d| present_cost + d.cost() as u64 * 5 / 2);
         let options = [
-            (false, false, present_cost + present_small),
-            (false, true, present_cost + self.pass_cost + missing_small),
-            (true, false, missing_cost + present_small),
-            (true, true, missing_cost + missing_small),
+            (false, Small::Present, Some(present_cost + present_small)),
+            (
+                false,
+                Small::Missing,
+                Some(present_cost + self.pass_cost + missing_small),
+            ),
+            (true, Small::Present, Some(missing_cost + present_small)),
+            (true, Small::Missing, Some(missing_cost + missing_small)),
+            (false, Small::Deposit, deposit),
         ];
-        let (big_missing, small_missing, cost) = options
+        let (big_missing, small, cost) = options
             .iter()
-            .copied()
+            .filter_map(|&(b, s, c)| Some((b, s, c?)))
             .filter(|o| allowed(o.0, o.1))
             .min_by_key(|o| o.2)
-            .unwrap_or((false, false, 0));
+            .unwrap_or((false, Small::Present, 0));
         Plan {
             subsets,
             streamed: if big_missing {
@@ -625,7 +665,7 @@ impl Patterns {
                 present_streamed
             },
             big_missing,
-            small_missing,
+            small,
             cost,
             big: bits,
         }
@@ -643,7 +683,7 @@ impl Patterns {
                     n += 1;
                 }
             }
-            let base = if plan.small_missing {
+            let base = if plan.small == Small::Missing {
                 &self.all
             } else {
                 &self.all_big
@@ -657,11 +697,15 @@ impl Patterns {
                     n += 1;
                 }
             }
-            if plan.small_missing {
-                sources[n] = &self.all_small;
-                n += 1;
+            match (plan.small, &self.deposit) {
+                (Small::Missing, _) => {
+                    sources[n] = &self.all_small;
+                    n += 1;
+                    combine(words, &sources[..n], &[]);
+                }
+                (Small::Deposit, Some(d)) => d.expand(classes.words(), &sources[..n], words),
+                _ => combine(words, &sources[..n], &[]),
             }
-            combine(words, &sources[..n], &[]);
         }
         // The groups not streamed: their present (missing) classes, from their runs.
         for (g, group) in self.groups.iter().enumerate() {
@@ -675,10 +719,10 @@ impl Patterns {
             }
         }
         let set = classes.words();
-        if plan.small_missing {
-            self.scatter(set, |s| !s, words, |w, bits| *w &= !bits);
-        } else {
-            self.scatter(set, |s| s, words, |w, bits| *w |= bits);
+        match plan.small {
+            Small::Missing => self.scatter(set, |s| !s, words, |w, bits| *w &= !bits),
+            Small::Present => self.scatter(set, |s| s, words, |w, bits| *w |= bits),
+            Small::Deposit => {}
         }
     }
 
@@ -830,6 +874,7 @@ impl Patterns {
                 .map(|b| b.set.capacity() * 8 + b.mask.capacity() * 4)
                 .sum::<usize>()
             + self.bases.capacity() * std::mem::size_of::<Base>()
+            + self.deposit.as_ref().map_or(0, Deposit::heap_bytes)
     }
 }
 
@@ -980,8 +1025,8 @@ mod tests {
         assert_eq!(words, naive(&classes, 40 * 33, &a));
         let plan = p.plan(&a);
         assert_eq!(
-            (plan.cost, plan.big_missing, plan.small_missing),
-            (20, false, false)
+            (plan.cost, plan.big_missing, plan.small),
+            (20, false, Small::Present)
         );
         // One more class, then one fewer: both from the cached neighbour.
         let mut b = a.clone();
@@ -1009,11 +1054,11 @@ mod tests {
         let mut set = ClassSet::full(40);
         set.remove(ClassId::from_usize(3));
         let plan = p.plan(&set);
-        assert!(plan.small_missing && !plan.big_missing);
+        assert!(plan.small == Small::Missing && !plan.big_missing);
         let mut set = ClassSet::new(40);
         set.insert(ClassId::from_usize(3));
         let plan = p.plan(&set);
-        assert!(!plan.small_missing && !plan.big_missing);
+        assert!(plan.small == Small::Present && !plan.big_missing);
         assert_eq!(plan.cost, 1);
 
         // Class 0 in each of 64 words, class 1 in 2 of them: both big, one group.
@@ -1211,9 +1256,9 @@ mod tests {
         set
     }
 
-    /// Expands `set` as planned and in every `(big_missing, small_missing)` way, whatever it
-    /// costs, each from garbage words into `words`; all must equal the per-member expansion,
-    /// which is returned.
+    /// Expands `set` as planned and in every `(big_missing, small)` way (the deposit where the
+    /// CPU runs it), whatever it costs, each from garbage words into `words`; all must equal
+    /// the per-member expansion, which is returned.
     fn expand_every_way(
         p: &Patterns,
         classes: &[Vec<u32>],
@@ -1225,14 +1270,18 @@ mod tests {
         words.fill(0xa5a5_a5a5);
         p.expand(set, words);
         prop_assert_eq!(&*words, &want[..], "expand {:?}", set);
-        for (big_missing, small_missing) in
-            [(false, false), (false, true), (true, false), (true, true)]
-        {
-            let plan = p.plan_with(set, |b, s| (b, s) == (big_missing, small_missing));
-            prop_assert_eq!(
-                (plan.big_missing, plan.small_missing),
-                (big_missing, small_missing)
-            );
+        let mut ways = vec![
+            (false, Small::Present),
+            (false, Small::Missing),
+            (true, Small::Present),
+            (true, Small::Missing),
+        ];
+        if p.deposit.is_some() {
+            ways.push((false, Small::Deposit));
+        }
+        for (big_missing, small) in ways {
+            let plan = p.plan_with(set, |b, s| (b, s) == (big_missing, small));
+            prop_assert_eq!((plan.big_missing, plan.small), (big_missing, small));
             words.fill(0x5a5a_5a5a);
             p.run(&plan, set, words);
             prop_assert_eq!(&*words, &want[..], "{:?} {:?}", plan, set);
@@ -1340,6 +1389,8 @@ mod tests {
             // Bases where they cost more than two passes (with thousands of small classes).
             let alive: Vec<ClassSet> = [90, 50].iter().map(|&p| random_set(n, p, &mut x)).collect();
             let p = Patterns::new(vocab_len, &member_start, &members, &alive);
+            // Where the CPU runs the set-independent route, it is built here, and tried below.
+            prop_assert_eq!(p.deposit.is_some(), crate::spans::deposit::supported());
             let mut words = vec![0u32; vocab_len.div_ceil(32)];
             let mut sets: Vec<ClassSet> =
                 [0, 1, 10, 50, 90, 99, 100].iter().map(|&p| random_set(n, p, &mut x)).collect();

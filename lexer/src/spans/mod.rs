@@ -88,6 +88,7 @@
 //! ```
 
 mod classes;
+pub mod deposit;
 mod error;
 mod expand;
 mod kernels;
