@@ -1,0 +1,133 @@
+//! The set-independent expansion route (`munch_lexer::spans::deposit::Deposit::expand`) on
+//! synthetic layouts the size of Llama 3's vocabulary (128,256 ids, 4,008 mask words), shaped
+//! like the weighted automaton's Java blocks: sparse tokens in 82% of the 64-bit words (one to
+//! seven each, 6,337 in all) or in 30% of them (2,380), their classes drawn from 1,000, 1,653
+//! or 4,815 (one, two or five 128-byte tables of class bytes), and zero or three precomputed
+//! parts ORed in the same loop. Each case prints its tables' size and the minimum and median
+//! time per call over batches (the minimum is the figure least moved by a shared machine),
+//! then criterion measures it.
+//!
+//! ```text
+//! cargo bench -p munch-lexer --bench deposit
+//! DEPOSIT_MIN_ONLY=1 cargo bench -p munch-lexer --bench deposit   # minimum per call only
+//! ```
+//!
+//! On a CPU without AVX-512 VBMI and BITALG and BMI2 the route does not exist; the bench says
+//! so and measures nothing.
+
+use std::time::{Duration, Instant};
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use munch_lexer::spans::deposit::{self, Deposit};
+
+/// Llama 3's vocabulary in `u32` mask words.
+const WORD_LEN: usize = 128_256 / 32;
+
+/// One layout: `(classes, percent of 64-bit words with sparse tokens, parts)`.
+const CASES: &[(usize, u64, usize)] = &[
+    (1_000, 82, 0),
+    (1_653, 82, 0),
+    (4_815, 82, 0),
+    (1_653, 82, 3),
+    (1_653, 30, 3),
+    (4_815, 82, 3),
+];
+
+struct Case {
+    name: String,
+    deposit: Deposit,
+    set: Vec<u64>,
+    parts: Vec<Vec<u32>>,
+}
+
+fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+fn case(classes: usize, fill: u64, part_len: usize) -> Option<Case> {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut tokens = Vec::new();
+    for w in 0..WORD_LEN as u32 / 2 {
+        if xorshift(&mut x) % 100 < fill {
+            let n = 1 + xorshift(&mut x) % 7;
+            let mut at: Vec<u32> = (0..n).map(|_| (xorshift(&mut x) % 64) as u32).collect();
+            at.sort_unstable();
+            at.dedup();
+            for a in at {
+                tokens.push((w * 64 + a, (xorshift(&mut x) % classes as u64) as u32));
+            }
+        }
+    }
+    let deposit = Deposit::new(WORD_LEN, classes, &tokens)?;
+    // About half of the classes.
+    let set = (0..classes.div_ceil(64))
+        .map(|_| xorshift(&mut x))
+        .collect();
+    let parts = (0..part_len)
+        .map(|_| (0..WORD_LEN).map(|_| xorshift(&mut x) as u32).collect())
+        .collect();
+    Some(Case {
+        name: format!(
+            "classes_{classes}_fill_{fill}_parts_{part_len} ({} sparse tokens, {} KiB of tables)",
+            tokens.len(),
+            deposit.heap_bytes() / 1024
+        ),
+        deposit,
+        set,
+        parts,
+    })
+}
+
+/// The minimum and median time per call over 400 batches of 8 calls.
+fn min_median(c: &Case, words: &mut [u32]) -> (Duration, Duration) {
+    let parts: Vec<&[u32]> = c.parts.iter().map(|p| &p[..]).collect();
+    let mut per_call: Vec<Duration> = (0..400)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..8 {
+                c.deposit.expand(black_box(&c.set), &parts, words);
+            }
+            t.elapsed() / 8
+        })
+        .collect();
+    per_call.sort_unstable();
+    (per_call[0], per_call[per_call.len() / 2])
+}
+
+fn bench(crit: &mut Criterion) {
+    if !deposit::supported() {
+        println!("this CPU lacks AVX-512 VBMI/BITALG or BMI2: no deposit route to measure");
+        return;
+    }
+    let cases: Vec<Case> = CASES
+        .iter()
+        .filter_map(|&(classes, fill, parts)| case(classes, fill, parts))
+        .collect();
+    let mut words = vec![0u32; WORD_LEN];
+    for c in &cases {
+        let (min, median) = min_median(c, &mut words);
+        println!(
+            "deposit {}: {} ns/call min ({} median)",
+            c.name,
+            min.as_nanos(),
+            median.as_nanos()
+        );
+    }
+    if std::env::var_os("DEPOSIT_MIN_ONLY").is_some() {
+        return;
+    }
+    let mut group = crit.benchmark_group("deposit");
+    for c in &cases {
+        let parts: Vec<&[u32]> = c.parts.iter().map(|p| &p[..]).collect();
+        group.bench_function(c.name.split(' ').next().unwrap_or("case"), |b| {
+            b.iter(|| c.deposit.expand(black_box(&c.set), &parts, &mut words))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
