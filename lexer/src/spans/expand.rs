@@ -37,9 +37,10 @@
 //! per class. Real Java masks meet this too: some hold about half of the 4,400 classes alive
 //! at the start (what the parser allows splits the identifier-like classes), about 1,500 runs
 //! from every alive set, every union of their atoms, and from every class or none, so they
-//! cost 3–5 µs at Llama 3 whatever the base. With the deposit, the `expand` benchmark's
-//! half-full random set of Llama 3 × Java went from 2.8 to 1.85 µs; what is left is mostly
-//! the pass over eight groups and a gather over five tables of class bytes.
+//! cost 3–5 µs at Llama 3 whatever the base. With the deposit (and fewer big classes, see
+//! [`BIG_RUNS_DIVISOR`]), the `expand` benchmark's half-full random set of Llama 3 × Java went
+//! from 2.8 to 1.5 µs; what is left is mostly the pass over the groups and a gather over five
+//! tables of class bytes.
 
 use super::deposit::Deposit;
 use super::kernels::{combine, count_small, count_small_diff};
@@ -54,9 +55,16 @@ pub(super) const MAX_BIG: usize = 32;
 /// holds all [`MAX_BIG`] classes up to 140k tokens (Llama 3: 1.8 MiB), 16 at 262k (Gemma 3,
 /// whose 8 largest classes hold 98% of its tokens already).
 const MAX_GROUP_BYTES: usize = 2 << 20;
-/// A class is big only if its members fall in at least `max(words / 256, 8)` words: below
-/// that, scattering its runs costs less than reading its group's mask.
+/// A class is big only if its members fall in at least `max(words / BIG_RUNS_DIVISOR, 8)` words:
+/// below that, scattering its runs costs less than reading its group's mask.
 const MIN_BIG_RUNS: u32 = 8;
+/// With `words / 256` (a class in 16 of Llama 3's 4,008 words was big), no case of the `expand`
+/// benchmark was faster than with `words / 32`, and some were much slower: Gemma 3 × Java's
+/// sets alive at the start 0.74–0.80 µs against 0.33, Llama 3 × Java's random half 1.70–1.86
+/// against 1.54 (2.54 against 2.52 without the deposit route). Fewer big classes mean fewer
+/// groups to read, and the classes left out are cheap to scatter. With `words / 16`, Gemma 3
+/// × JSON's random half took 1.43 µs against 1.03.
+const BIG_RUNS_DIVISOR: usize = 32;
 const NOT_BIG: u8 = u8::MAX;
 /// The most bases (precomputed expansions of sets alive from a lexer point): 0.5 MiB of masks
 /// at Llama 3's 128k tokens, 1 MiB at Gemma 3's 262k. Pricing one costs a full count of the
@@ -189,7 +197,7 @@ impl Patterns {
         members: &[TokenId],
         alive: &[ClassSet],
     ) -> Patterns {
-        let min_runs = MIN_BIG_RUNS.max((vocab_len.div_ceil(32) / 256) as u32);
+        let min_runs = MIN_BIG_RUNS.max((vocab_len.div_ceil(32) / BIG_RUNS_DIVISOR) as u32);
         Patterns::with_big(vocab_len, member_start, members, min_runs, MAX_BIG, alive)
     }
 
