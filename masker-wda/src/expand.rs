@@ -263,12 +263,13 @@ impl Expansion {
             (inside, Sparse::Inside)
         };
         if let Some(d) = &self.deposit {
-            // Priced at two thirds of its hot cost: a mask that misses the result cache finds
-            // the run tables cold, where each scattered run is a random read, while the route
-            // reads its tables in order. With this price (then 358 runs on Java with Llama 3),
-            // teacher-forced traces with Llama 3 went from mask p99 / p99.9 of 4.2 / 9.5 µs to
-            // 3.0–3.3 / 6.2–6.5 µs on Java, 7.0–7.2 / 14.1–14.5 to 6.2–6.3 / 9.8–10.2 on Go,
-            // and SQL's p90 from 4.8–5.2 to 3.6–4.1 (`wda_trace`, two runs each).
+            // Priced at two thirds of its hot cost (385 runs on Java with Llama 3): a mask that
+            // misses the result cache finds the run tables cold, where each scattered run is a
+            // random read, while the route reads its tables in order. The route's first
+            // version, priced about the same (358 runs), took teacher-forced traces with Llama 3
+            // from mask p99 / p99.9 of 4.2 / 9.5 µs to 3.0–3.3 / 6.2–6.5 µs on Java, 7.0–7.2 /
+            // 14.1–14.5 to 6.2–6.3 / 9.8–10.2 on Go, and SQL's p90 from 4.8–5.2 to 3.6–4.1
+            // (`wda_trace`, two runs each).
             let cost = d.cost() * 2 / 3;
             if cost < best.0 {
                 best = (cost, Sparse::Deposit);

@@ -85,7 +85,9 @@ pub fn supported() -> bool {
 impl Deposit {
     /// The route for the sparse tokens `tokens` (ascending ids, each with its class) over a
     /// mask of `word_len` `u32` words and a set of `classes` classes; `None` where the CPU
-    /// lacks the instructions or the sizes exceed the limits.
+    /// lacks the instructions, the sizes exceed the limits, or `tokens` is not as described
+    /// (ids strictly ascending and inside the mask, classes below `classes`): the caller then
+    /// expands without the route.
     pub fn new(word_len: usize, classes: usize, tokens: &[(u32, u32)]) -> Option<Deposit> {
         Deposit::build(word_len, classes, tokens).filter(|_| supported())
     }
@@ -93,7 +95,9 @@ impl Deposit {
     /// [`Deposit::new`] without the CPU check (tests use it to check the tables anywhere).
     fn build(word_len: usize, classes: usize, tokens: &[(u32, u32)]) -> Option<Deposit> {
         let tables = classes.div_ceil(8).div_ceil(128);
-        if tables > MAX_TABLES || tokens.is_empty() {
+        let inside = |&(t, c): &(u32, u32)| (t as usize) < word_len * 32 && (c as usize) < classes;
+        let ascending = tokens.windows(2).all(|w| w[0].0 < w[1].0);
+        if tables > MAX_TABLES || tokens.is_empty() || !ascending || !tokens.iter().all(inside) {
             return None;
         }
         // Slots: each 64-bit word's tokens from a multiple of 8.
@@ -371,7 +375,8 @@ mod tests {
     use super::*;
 
     /// A word's tokens start at a byte of `S` (a word of 64 sparse tokens is one entry); an odd
-    /// last word is written alone; tokens past 1,024 classes use later tables.
+    /// last word is written alone; tokens past 1,024 classes use later tables; a token list
+    /// that is out of order or out of range gives no route.
     #[test]
     fn words_start_at_a_byte_and_the_last_word_is_apart() {
         // 4,000 tokens: 125 u32 words, the last one alone. Tokens 5 and 7 (word 0), 192..256
@@ -397,5 +402,10 @@ mod tests {
         assert_eq!(d.take[2 + 1], 1 << 8);
         assert_eq!(d.lo[1][8], (1_500 / 8 % 128) as u8);
         assert!(Deposit::build(125, MAX_TABLES * 1024 + 1, &tokens).is_none());
+        // Tokens out of order, past the mask, or of a class past the set: no route.
+        assert!(Deposit::build(125, 2_000, &[(7, 1), (5, 1)]).is_none());
+        assert!(Deposit::build(125, 2_000, &[(4_000, 1)]).is_none());
+        assert!(Deposit::build(125, 2_000, &[(5, 2_000)]).is_none());
+        assert!(Deposit::build(125, 2_000, &[(5, 1_999)]).is_some());
     }
 }

@@ -61,7 +61,7 @@ const MIN_BIG_RUNS: u32 = 8;
 /// With `words / 256` (a class in 16 of Llama 3's 4,008 words was big), no case of the `expand`
 /// benchmark was faster than with `words / 32`, and some were much slower: Gemma 3 × Java's
 /// sets alive at the start 0.74–0.80 µs against 0.33, Llama 3 × Java's random half 1.70–1.86
-/// against 1.54 (2.54 against 2.52 without the deposit route). Fewer big classes mean fewer
+/// against 1.47–1.54 (2.54 against 2.52 without the deposit route). Fewer big classes mean fewer
 /// groups to read, and the classes left out are cheap to scatter. With `words / 16`, Gemma 3
 /// × JSON's random half took 1.43 µs against 1.03.
 const BIG_RUNS_DIVISOR: usize = 32;
@@ -643,7 +643,8 @@ impl Patterns {
         // The route's price (in runs of about 1.4 ns) times 2.5: the runs walked here cost
         // about 0.6 ns each (hot, in ascending class order; Gemma 3 × Java's half-full random
         // set of the `expand` benchmark: 2,640 runs in 1.7 µs). With it, that set stays off the
-        // route (2.0 µs on it) and Llama 3 × Java's takes it (1.7–1.9 µs, against 2.8 µs).
+        // route (2.0 µs on it) and Llama 3 × Java's takes it (1.7–1.9 µs then, 1.5 µs with
+        // fewer big classes, against 2.8 µs off it).
         let deposit = self
             .deposit
             .as_ref()
@@ -727,10 +728,13 @@ impl Patterns {
             }
         }
         let set = classes.words();
-        match plan.small {
-            Small::Missing => self.scatter(set, |s| !s, words, |w, bits| *w &= !bits),
-            Small::Present => self.scatter(set, |s| s, words, |w, bits| *w |= bits),
-            Small::Deposit => {}
+        match (plan.small, &self.deposit) {
+            (Small::Missing, _) => self.scatter(set, |s| !s, words, |w, bits| *w &= !bits),
+            (Small::Deposit, Some(_)) => {}
+            // A plan names the deposit only where it exists; without it, the runs are walked.
+            (Small::Present, _) | (Small::Deposit, None) => {
+                self.scatter(set, |s| s, words, |w, bits| *w |= bits)
+            }
         }
     }
 
