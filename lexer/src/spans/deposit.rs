@@ -34,6 +34,7 @@
 //! F, BW, VBMI and BITALG and BMI2 (checked at run time). Elsewhere [`Deposit::new`] gives
 //! `None` and the caller walks the runs.
 
+#[cfg(target_arch = "x86_64")]
 use std::mem::MaybeUninit;
 
 /// The most 128-byte tables of class-set bytes, so at most `MAX_TABLES * 1024` classes.
@@ -45,6 +46,8 @@ const MAX_CHUNKS: usize = 2048;
 /// The precomputed tables of the route for one vocabulary and one numbering of classes (see
 /// the module docs).
 #[derive(Clone, Debug, PartialEq, Eq)]
+// Elsewhere than x86-64 a `Deposit` is never built, so the route's tables are never read.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub struct Deposit {
     /// `u32` words of the mask.
     word_len: usize,
