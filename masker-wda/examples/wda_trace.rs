@@ -12,8 +12,10 @@
 //! keeps each mask's fastest time, which filters out the noise of a shared machine.
 //! `--no-check` skips the comparison with the trie masker (timing only); `--slowest N` prints
 //! the N slowest steps with a [`WdaMasker::profile`] of each and a summary by kind of
-//! expansion (result-cache hit, fresh, from a recent result); `--eos-first` decides end of
-//! sequence before each timed mask and times it apart.
+//! expansion (result-cache hit, fresh, from a recent result): percentiles of the run, of the
+//! expansion as the trace met it, and of the same set's expansion again with the tables hot
+//! (`hot expand`); `--eos-first` decides end of sequence before each timed mask and times it
+//! apart.
 
 use std::sync::Arc;
 use std::time::Instant;
