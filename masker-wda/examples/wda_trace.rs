@@ -25,7 +25,7 @@ use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
 use munch_lexer::vocab::Vocabulary;
 use munch_masker_trie::TrieMasker;
-use munch_masker_wda::{WdaConfig, WdaMasker};
+use munch_masker_wda::{MaskProfile, WdaConfig, WdaMasker};
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -165,7 +165,7 @@ fn main() {
     let mut times: Vec<f64> = Vec::new();
     let mut where_: Vec<(String, usize, usize)> = Vec::new();
     let mut profiles: Vec<String> = Vec::new();
-    let mut summary: Vec<(String, f64, f64, usize, f64)> = Vec::new();
+    let mut summary: Vec<MaskProfile> = Vec::new();
     let mut pfc = wda.create_cache();
     let texts: Vec<(String, Vec<munch_lexer::TokenId>)> = args[2..]
         .iter()
@@ -197,14 +197,8 @@ fn main() {
                 if pass + 1 == repeat && slowest > 0 {
                     // A second cache that sees the same history as the timed one.
                     let p = wda.profile(&mut pfc, &state);
-                    summary.push((
-                        p.how.clone(),
-                        p.run_us,
-                        p.expand_us,
-                        p.pairs,
-                        p.hot_expand_us,
-                    ));
                     profiles.push(format!("{p:?}"));
+                    summary.push(p);
                 }
                 if pass == 0 && check {
                     trie.fill_mask(&mut tc, &state, &mut tm);
@@ -265,13 +259,13 @@ fn main() {
             )
         };
         for kind in ["None", "Some((Fresh", "Some((Result"] {
-            let of: Vec<_> = summary.iter().filter(|s| s.0.starts_with(kind)).collect();
+            let of: Vec<_> = summary.iter().filter(|s| s.how.starts_with(kind)).collect();
             println!(
                 "profile {kind}: run {} | expand {} | hot expand {} | pairs {}",
-                med(of.iter().map(|s| s.1).collect()),
-                med(of.iter().map(|s| s.2).collect()),
-                med(of.iter().map(|s| s.4).collect()),
-                med(of.iter().map(|s| s.3 as f64).collect())
+                med(of.iter().map(|s| s.run_us).collect()),
+                med(of.iter().map(|s| s.expand_us).collect()),
+                med(of.iter().map(|s| s.hot_expand_us).collect()),
+                med(of.iter().map(|s| s.pairs as f64).collect())
             );
         }
     }

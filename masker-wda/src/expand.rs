@@ -14,8 +14,8 @@
 //!   when the set holds most of them, the ones missing from it are cleared from the "every
 //!   sparse token" unit; or, where the CPU has the instructions and the set holds many runs
 //!   either way, every sparse token is written at once by [`Deposit`], fused with the units'
-//!   pass, at a cost that does not depend on the set. Where the CPU has AVX-512, the units'
-//!   pass is also read and written 512 bits at a time on the other ways.
+//!   pass, at a cost that does not depend on the set. Where that route exists, the units' pass
+//!   of the other ways is also read and written 512 bits at a time.
 //!
 //! [`Expansion::apply_delta`] turns the expansion of one set into another's (classes added,
 //! classes cleared), which the run uses to start from a recent result when that is cheaper.

@@ -343,8 +343,8 @@ unsafe fn pass_x86(parts: &[&[u32]], words: &mut [u32]) {
     let n = words.len();
     let out = words.as_mut_ptr();
     let whole = n / 16 * 16;
-    // SAFETY (all reads and writes below): within `[..n]` of `words` and of every part (the
-    // caller checked their lengths); the tail's mask keeps its accesses there.
+    // SAFETY (the unchecked reads and writes below): 16 words from `i < whole ≤ n`, within
+    // `words` and every part (the caller checked their lengths); the tail is indexed.
     let load = |p: &[u32], i: usize| unsafe { _mm512_loadu_si512(p.as_ptr().add(i).cast()) };
     match parts {
         [a, b, c] => {
