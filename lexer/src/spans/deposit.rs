@@ -201,6 +201,9 @@ impl Deposit {
             2 => self.gather::<2>(&tab, &mut s),
             3 => self.gather::<3>(&tab, &mut s),
             4 => self.gather::<4>(&tab, &mut s),
+            5 => self.gather::<5>(&tab, &mut s),
+            6 => self.gather::<6>(&tab, &mut s),
+            7 => self.gather::<7>(&tab, &mut s),
             _ => self.gather::<MAX_TABLES>(&tab, &mut s),
         }
         s[chunks].write(0);

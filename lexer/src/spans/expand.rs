@@ -17,7 +17,9 @@
 //!   the pass starts from every small class's bits and the missing ones are cleared. Where the
 //!   CPU has AVX-512 VBMI and BITALG and BMI2, a set that holds many runs either way can have
 //!   every small token written at once instead, fused with the pass ([`Deposit`]: the cost of
-//!   a few passes, whatever the set).
+//!   a few passes, whatever the set). The deposit also writes the big classes of the groups
+//!   of few tokens (at most [`MAX_DEPOSIT_GROUP_TOKENS`]), so its pass reads only the masks of
+//!   the groups of many.
 //! - **Bases.** A masker's mask at a lexer point holds only classes alive there, so the sets
 //!   alive at lexer points (hints given to [`Patterns::new`]) that cost more than three passes
 //!   from scratch get their masks precomputed (at most [`MAX_BASES`], the costliest: 0.5 MiB
@@ -66,6 +68,10 @@ const MIN_BIG_RUNS: u32 = 8;
 /// × JSON's random half took 1.43 µs against 1.03.
 const BIG_RUNS_DIVISOR: usize = 32;
 const NOT_BIG: u8 = u8::MAX;
+/// A group of big classes with at most this many tokens is written by the deposit route (as
+/// its slots) rather than read as a mask in its pass: a mask read costs about as much as the
+/// gather of 3,000–4,000 slots.
+const MAX_DEPOSIT_GROUP_TOKENS: usize = 3_000;
 /// The most bases (precomputed expansions of sets alive from a lexer point): 0.5 MiB of masks
 /// at Llama 3's 128k tokens, 1 MiB at Gemma 3's 262k. Pricing one costs a full count of the
 /// set's words, so only the [`PROBE_NEAREST`] nearest by [`PROBE`] words are priced.
@@ -135,8 +141,12 @@ pub(super) struct Patterns {
     pass_cost: u64,
     /// Precomputed expansions of the costliest sets alive from a lexer point.
     bases: Vec<Base>,
-    /// The set-independent route for the small classes, where the CPU runs it.
+    /// The set-independent route for the small classes and the big classes of groups
+    /// `deposit_from..`, where the CPU runs it.
     deposit: Option<Deposit>,
+    /// The first group whose classes the deposit writes (the groups before it are read in its
+    /// pass): the groups of few tokens cost less as slots of the deposit than as masks.
+    deposit_from: usize,
     /// The set words (indices) where the bases differ most.
     probe: [usize; PROBE],
 }
@@ -198,17 +208,18 @@ impl Patterns {
         alive: &[ClassSet],
     ) -> Patterns {
         let min_runs = MIN_BIG_RUNS.max((vocab_len.div_ceil(32) / BIG_RUNS_DIVISOR) as u32);
-        Patterns::with_big(vocab_len, member_start, members, min_runs, MAX_BIG, alive)
+        let big = (min_runs, MAX_BIG, MAX_DEPOSIT_GROUP_TOKENS);
+        Patterns::with_big(vocab_len, member_start, members, big, alive)
     }
 
     /// [`Patterns::new`] with at most `max_big` (≤ [`MAX_BIG`]) big classes, each in at least
-    /// `min_runs` words (tests use it to cover both kinds on small vocabularies).
+    /// `min_runs` words, and the groups after the last one of more than `deposit_tokens`
+    /// tokens written by the deposit (tests use it to cover every kind on small vocabularies).
     pub(super) fn with_big(
         vocab_len: usize,
         member_start: &[u32],
         members: &[TokenId],
-        min_runs: u32,
-        max_big: usize,
+        (min_runs, max_big, deposit_tokens): (u32, usize, usize),
         alive: &[ClassSet],
     ) -> Patterns {
         let word_len = vocab_len.div_ceil(32);
@@ -258,6 +269,7 @@ impl Patterns {
             bases: Vec::new(),
             probe: [0; PROBE],
             deposit: None,
+            deposit_from: 0,
         };
         for (i, &c) in big_classes.iter().enumerate() {
             p.big[c] = i as u8;
@@ -329,12 +341,26 @@ impl Patterns {
             p.run_start.push(p.runs.len() as u32);
         }
         p.multi_mean = (p.multi_runs << 8).checked_div(p.multi_len).unwrap_or(0);
-        let mut small_tokens: Vec<(u32, u32)> = (0..class_len)
-            .filter(|&c| p.big[c] == NOT_BIG)
+        // The deposit writes the groups after the last one with many tokens too.
+        let group_tokens = |g: &Group| -> usize {
+            g.classes
+                .iter()
+                .map(|&c| class_members(c as usize).len())
+                .sum()
+        };
+        p.deposit_from = p
+            .groups
+            .iter()
+            .rposition(|g| group_tokens(g) > deposit_tokens)
+            .map_or(0, |g| g + 1);
+        let in_deposit =
+            |c: usize| p.big[c] == NOT_BIG || p.big[c] as usize / GROUP >= p.deposit_from;
+        let mut deposit_tokens: Vec<(u32, u32)> = (0..class_len)
+            .filter(|&c| in_deposit(c))
             .flat_map(|c| class_members(c).iter().map(move |t| (t.as_u32(), c as u32)))
             .collect();
-        small_tokens.sort_unstable();
-        p.deposit = Deposit::new(word_len, class_len, &small_tokens);
+        deposit_tokens.sort_unstable();
+        p.deposit = Deposit::new(word_len, class_len, &deposit_tokens);
         for ((a, &b), &s) in p.all.iter_mut().zip(&p.all_big).zip(&p.all_small) {
             *a = b | s;
         }
@@ -640,15 +666,23 @@ impl Patterns {
         );
         // Clearing missing small classes needs every small class's bits in the pass: an extra
         // source unless the base is every class's.
-        // The route's price (in runs of about 1.4 ns) times 2.5: the runs walked here cost
-        // about 0.6 ns each (hot, in ascending class order; Gemma 3 × Java's half-full random
-        // set of the `expand` benchmark: 2,640 runs in 1.7 µs). With it, that set stays off the
-        // route (2.0 µs on it) and Llama 3 × Java's takes it (1.7–1.9 µs then, 1.5 µs with
-        // fewer big classes, against 2.8 µs off it).
+        // The route's price (in runs of about 1.4 ns) times 2: the runs walked here cost about
+        // 0.6–0.7 ns each (hot, in ascending class order). Fitted on every way timed on each
+        // set: with ×2 the plan took the fastest way for all 107 distinct masks the trie
+        // masker made along 40 Java files with Llama 3 (p99 1.38 µs; ×2.5 sent the costliest
+        // to the runs: 1.57 µs), and on the `expand` benchmark's sets within 50 ns of the
+        // fastest on average (×1.5 sent Gemma 3 × Java's half-full set to the route: 1.86 µs
+        // against 1.41).
+        // The deposit reads the groups before `deposit_from` only.
+        let deposit_streamed = present_streamed & low_bits(self.deposit_from);
+        let mut deposit_cost = 0;
+        for (g, group) in self.groups.iter().enumerate().take(self.deposit_from) {
+            deposit_cost += u64::from(group.subset_runs[subsets[g] as usize]).min(self.pass_cost);
+        }
         let deposit = self
             .deposit
             .as_ref()
-            .map(|d| present_cost + d.cost() as u64 * 5 / 2);
+            .map(|d| deposit_cost + d.cost() as u64 * 2);
         let options = [
             (false, Small::Present, Some(present_cost + present_small)),
             (
@@ -668,10 +702,10 @@ impl Patterns {
             .unwrap_or((false, Small::Present, 0));
         Plan {
             subsets,
-            streamed: if big_missing {
-                missing_streamed
-            } else {
-                present_streamed
+            streamed: match (big_missing, small) {
+                (true, _) => missing_streamed,
+                (false, Small::Deposit) => deposit_streamed,
+                (false, _) => present_streamed,
             },
             big_missing,
             small,
@@ -716,8 +750,13 @@ impl Patterns {
                 _ => combine(words, &sources[..n], &[]),
             }
         }
-        // The groups not streamed: their present (missing) classes, from their runs.
-        for (g, group) in self.groups.iter().enumerate() {
+        // The groups not streamed: their present (missing) classes, from their runs (those
+        // the deposit wrote excepted).
+        let scattered = match (plan.small, &self.deposit) {
+            (Small::Deposit, Some(_)) => self.deposit_from,
+            _ => self.groups.len(),
+        };
+        for (g, group) in self.groups.iter().enumerate().take(scattered) {
             if plan.streamed & (1 << g) == 0 {
                 if plan.big_missing {
                     let missing = group.full & !plan.subsets[g];
@@ -892,6 +931,15 @@ impl Patterns {
 
 /// The number of classes in exactly one of two sets, on their probe words.
 #[inline]
+/// The mask of the `n` lowest bits of a `u8` (every bit from 8).
+fn low_bits(n: usize) -> u8 {
+    if n >= 8 {
+        u8::MAX
+    } else {
+        (1u8 << n) - 1
+    }
+}
+
 fn probe_distance(a: &[u64; PROBE], b: &[u64; PROBE]) -> u32 {
     a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
 }
@@ -1001,7 +1049,7 @@ mod tests {
     fn big_and_small_classes_expand_exactly() {
         let classes = vec![(0..320).step_by(3).collect(), vec![1, 301], vec![2]];
         let (member_start, members) = layout(&classes);
-        let p = Patterns::with_big(330, &member_start, &members, 2, 1, &[]);
+        let p = Patterns::with_big(330, &member_start, &members, (2, 1, 0), &[]);
         assert_eq!(p.big, [0, NOT_BIG, NOT_BIG]);
         assert_eq!((p.single_len, p.multi_len, p.multi_runs), (1, 1, 2));
         let mut cache = ExpandCache::with_capacity(2);
@@ -1076,7 +1124,8 @@ mod tests {
         // Class 0 in each of 64 words, class 1 in 2 of them: both big, one group.
         let classes = vec![(0..64 * 32).step_by(32).collect(), vec![1, 33]];
         let (member_start, members) = layout(&classes);
-        let p = Patterns::with_big(64 * 32, &member_start, &members, 2, MAX_BIG, &[]);
+        let big = (2, MAX_BIG, MAX_DEPOSIT_GROUP_TOKENS);
+        let p = Patterns::with_big(64 * 32, &member_start, &members, big, &[]);
         assert_eq!((p.groups.len(), p.pass_cost), (1, 2));
         let mut set = ClassSet::new(2);
         set.insert(ClassId::from_usize(1));
@@ -1356,6 +1405,7 @@ mod tests {
         #[test]
         fn expansion_equals_naive(
             (vocab_len, classes, min_runs, max_big) in vocabulary(),
+            deposit_tokens in prop_oneof![Just(0usize), Just(usize::MAX), 0usize..1500],
             sets in prop::collection::vec((0u64..=100, any::<u64>()), 1..12),
             hints in prop::collection::vec((0u64..=100, any::<u64>()), 0..4),
         ) {
@@ -1363,7 +1413,14 @@ mod tests {
             let n = classes.len();
             let alive: Vec<ClassSet> =
                 hints.into_iter().map(|(percent, mut x)| random_set(n, percent, &mut x)).collect();
-            let p = Patterns::with_big(vocab_len, &member_start, &members, min_runs, max_big, &alive);
+            let big = (min_runs, max_big, deposit_tokens);
+            let p = Patterns::with_big(vocab_len, &member_start, &members, big, &alive);
+            // The deposit writes the groups after the last one of many tokens.
+            let tokens = |g: &Group| -> usize { g.classes.iter().map(|&c| classes[c as usize].len()).sum() };
+            if let Some(last) = p.deposit_from.checked_sub(1) {
+                prop_assert!(tokens(&p.groups[last]) > deposit_tokens);
+            }
+            prop_assert!(p.groups[p.deposit_from..].iter().all(|g| tokens(g) <= deposit_tokens));
             let mut cache = ExpandCache::with_capacity(3);
             let mut words = vec![0u32; vocab_len.div_ceil(32)];
             let mut x = n as u64;
