@@ -1036,6 +1036,13 @@ mod tests {
     }
 
     /// `(member_start, members)` of classes given as member lists.
+    /// 40 classes of one token each, 33 ids apart (over 1,320 ids), and their layout.
+    fn forty_one_token_classes() -> (Vec<Vec<u32>>, Vec<u32>, Vec<TokenId>) {
+        let classes: Vec<Vec<u32>> = (0..40u32).map(|c| vec![c * 33]).collect();
+        let (member_start, members) = layout(&classes);
+        (classes, member_start, members)
+    }
+
     fn layout(classes: &[Vec<u32>]) -> (Vec<u32>, Vec<TokenId>) {
         let mut members: Vec<TokenId> = Vec::new();
         let mut member_start = vec![0u32];
@@ -1088,8 +1095,7 @@ mod tests {
     /// class is built from it by toggling that class (1 store against 20 from scratch).
     #[test]
     fn cached_expansion_from_the_nearest_set() {
-        let classes: Vec<Vec<u32>> = (0..40u32).map(|c| vec![c * 33]).collect();
-        let (member_start, members) = layout(&classes);
+        let (classes, member_start, members) = forty_one_token_classes();
         let p = Patterns::new(40 * 33, &member_start, &members, &[]);
         let mut cache = ExpandCache::with_capacity(2);
         let mut a = ClassSet::new(40);
@@ -1122,8 +1128,7 @@ mod tests {
     /// when its present classes fall in more words than a pass costs.
     #[test]
     fn plan_takes_the_cheaper_side() {
-        let classes: Vec<Vec<u32>> = (0..40u32).map(|c| vec![c * 33]).collect();
-        let (member_start, members) = layout(&classes);
+        let (_, member_start, members) = forty_one_token_classes();
         let p = Patterns::new(40 * 33, &member_start, &members, &[]);
         let mut set = ClassSet::full(40);
         set.remove(ClassId::from_usize(3));
@@ -1155,8 +1160,7 @@ mod tests {
     /// set equal to, inside or around a base starts from its mask and scatters the difference.
     #[test]
     fn sets_near_a_base_start_from_it() {
-        let classes: Vec<Vec<u32>> = (0..40u32).map(|c| vec![c * 33]).collect();
-        let (member_start, members) = layout(&classes);
+        let (classes, member_start, members) = forty_one_token_classes();
         let mut alive = ClassSet::new(40);
         alive.extend((0..30).map(ClassId::from_usize));
         let hints = [ClassSet::new(40), alive.clone(), ClassSet::full(41)];
@@ -1192,8 +1196,7 @@ mod tests {
     /// scratch, and less than two thirds of the deposit (whose reads stay in order when cold).
     #[test]
     fn starts_must_beat_two_thirds_of_the_deposit() {
-        let classes: Vec<Vec<u32>> = (0..40u32).map(|c| vec![c * 33]).collect();
-        let (member_start, members) = layout(&classes);
+        let (_, member_start, members) = forty_one_token_classes();
         let p = Patterns::new(40 * 33, &member_start, &members, &[]);
         let mut set = ClassSet::new(40);
         set.extend((0..40).step_by(3).map(ClassId::from_usize));
