@@ -24,10 +24,12 @@
 //!    loop: per 512 bits, eight deposits and the parts, written once.
 //!
 //! `cargo bench -p munch-lexer --bench deposit` (synthetic layouts of Llama 3's size, all
-//! tables in the CPU's caches; criterion's medians): 0.74, 0.82 and 0.96 µs without parts with
-//! one, two and five tables; 0.93 µs with three parts and two tables, the shape of the weighted
-//! automaton's Java blocks. Timed around each step while it was written, on that last shape:
-//! the gather about 0.17 µs and the fused loop about 0.75 µs, against 0.28 µs and 0.47 + 0.82
+//! tables in the CPU's caches; the minimum per call, three runs): 0.72–0.75, 0.75–0.79 and
+//! 0.93–0.99 µs without parts with one, two and five tables; 0.94–1.02 µs with three parts and
+//! two tables, the shape of the weighted automaton's Java blocks (0.89–0.93 µs before the
+//! layout by tables, whose code costs that shape a little though it does not use it; the
+//! weighted automaton's real Java masks were the same within the noise). Timed around each
+//! step while it was written, on that last shape: the gather about 0.17 µs and the fused loop about 0.75 µs, against 0.28 µs and 0.47 + 0.82
 //! µs for the gather and the separate pass and deposit of the first version (which read each
 //! word's bits at a bit offset, with a shift). The fused loop runs at about one `pdep` per
 //! cycle without parts: that, one per 64-bit word of the mask, is this design's floor.
@@ -257,41 +259,7 @@ impl Deposit {
         // `S`, and one spare word: a read at the last word's byte stays inside.
         let chunks = self.lo.len();
         let mut s = [MaybeUninit::<u64>::uninit(); MAX_CHUNKS + 1];
-        let (mut start, mut take) = (0usize, 0usize);
-        if let [(end, _)] = self.segments[..] {
-            let (at, end) = ((0, 0), end as usize);
-            match self.tables {
-                1 => self.gather::<1>(&tab, at, end, &mut s),
-                2 => self.gather::<2>(&tab, at, end, &mut s),
-                _ => self.gather::<MAX_TABLES>(&tab, at, end, &mut s),
-            }
-        } else {
-            for &(end, used) in &self.segments {
-                let end = end as usize;
-                let mut list = [(_mm512_setzero_si512(), _mm512_setzero_si512()); MAX_TABLES];
-                let mut n = 0;
-                for (t, &pair) in tab.iter().enumerate().take(self.tables) {
-                    if used >> t & 1 == 1 {
-                        list[n] = pair;
-                        n += 1;
-                    }
-                }
-                let at = (start, take);
-                match n {
-                    0 => self.gather::<0>(&list, at, end, &mut s),
-                    1 => self.gather::<1>(&list, at, end, &mut s),
-                    2 => self.gather::<2>(&list, at, end, &mut s),
-                    3 => self.gather::<3>(&list, at, end, &mut s),
-                    4 => self.gather::<4>(&list, at, end, &mut s),
-                    5 => self.gather::<5>(&list, at, end, &mut s),
-                    6 => self.gather::<6>(&list, at, end, &mut s),
-                    7 => self.gather::<7>(&list, at, end, &mut s),
-                    _ => self.gather::<MAX_TABLES>(&list, at, end, &mut s),
-                }
-                take += (end - start) * n;
-                start = end;
-            }
-        }
+        self.gather_segments(&tab, &mut s);
         s[chunks].write(0);
         let s = &s[..=chunks];
         match parts {
@@ -310,6 +278,55 @@ impl Deposit {
                         *w |= p;
                     }
                 }
+            }
+        }
+    }
+
+    /// Step 1: `S` into `s`, run of chunks by run, each looking up its own tables of `tab`.
+    // Compiled apart from `expand_x86`: inlined there, it left the fused loop too few registers
+    // (pointers reloaded from the stack every 512 bits: +0.06–0.1 µs with three parts).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg")]
+    #[inline(never)]
+    unsafe fn gather_segments(
+        &self,
+        tab: &[(std::arch::x86_64::__m512i, std::arch::x86_64::__m512i); MAX_TABLES],
+        s: &mut [MaybeUninit<u64>; MAX_CHUNKS + 1],
+    ) {
+        use std::arch::x86_64::*;
+        let (mut start, mut take) = (0usize, 0usize);
+        if let [(end, _)] = self.segments[..] {
+            let (at, end) = ((0, 0), end as usize);
+            match self.tables {
+                1 => self.gather::<1>(tab, at, end, s),
+                2 => self.gather::<2>(tab, at, end, s),
+                _ => self.gather::<MAX_TABLES>(tab, at, end, s),
+            }
+        } else {
+            for &(end, used) in &self.segments {
+                let end = end as usize;
+                let mut list = [(_mm512_setzero_si512(), _mm512_setzero_si512()); MAX_TABLES];
+                let mut n = 0;
+                for (t, &pair) in tab.iter().enumerate().take(self.tables) {
+                    if used >> t & 1 == 1 {
+                        list[n] = pair;
+                        n += 1;
+                    }
+                }
+                let at = (start, take);
+                match n {
+                    0 => self.gather::<0>(&list, at, end, s),
+                    1 => self.gather::<1>(&list, at, end, s),
+                    2 => self.gather::<2>(&list, at, end, s),
+                    3 => self.gather::<3>(&list, at, end, s),
+                    4 => self.gather::<4>(&list, at, end, s),
+                    5 => self.gather::<5>(&list, at, end, s),
+                    6 => self.gather::<6>(&list, at, end, s),
+                    7 => self.gather::<7>(&list, at, end, s),
+                    _ => self.gather::<MAX_TABLES>(&list, at, end, s),
+                }
+                take += (end - start) * n;
+                start = end;
             }
         }
     }
