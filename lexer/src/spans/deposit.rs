@@ -489,7 +489,7 @@ unsafe fn pass_x86(parts: &[&[u32]], words: &mut [u32]) {
 }
 
 /// The mask of the `n` lowest bits of a `u8` (every bit from 8).
-fn low_bits(n: usize) -> u8 {
+pub(super) fn low_bits(n: usize) -> u8 {
     if n >= 8 {
         u8::MAX
     } else {

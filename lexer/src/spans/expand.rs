@@ -44,7 +44,7 @@
 //! from 2.8 to 1.5 µs; what is left is mostly the pass over the groups and a gather over five
 //! tables of class bytes.
 
-use super::deposit::Deposit;
+use super::deposit::{low_bits, Deposit};
 use super::kernels::{combine, count_small, count_small_diff};
 use super::ClassSet;
 use crate::TokenId;
@@ -945,15 +945,6 @@ impl Patterns {
 
 /// The number of classes in exactly one of two sets, on their probe words.
 #[inline]
-/// The mask of the `n` lowest bits of a `u8` (every bit from 8).
-fn low_bits(n: usize) -> u8 {
-    if n >= 8 {
-        u8::MAX
-    } else {
-        (1u8 << n) - 1
-    }
-}
-
 fn probe_distance(a: &[u64; PROBE], b: &[u64; PROBE]) -> u32 {
     a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
 }
@@ -1035,7 +1026,6 @@ mod tests {
             .sum()
     }
 
-    /// `(member_start, members)` of classes given as member lists.
     /// 40 classes of one token each, 33 ids apart (over 1,320 ids), and their layout.
     fn forty_one_token_classes() -> (Vec<Vec<u32>>, Vec<u32>, Vec<TokenId>) {
         let classes: Vec<Vec<u32>> = (0..40u32).map(|c| vec![c * 33]).collect();
@@ -1043,6 +1033,7 @@ mod tests {
         (classes, member_start, members)
     }
 
+    /// `(member_start, members)` of classes given as member lists.
     fn layout(classes: &[Vec<u32>]) -> (Vec<u32>, Vec<TokenId>) {
         let mut members: Vec<TokenId> = Vec::new();
         let mut member_start = vec![0u32];
