@@ -682,11 +682,11 @@ impl Patterns {
         // source unless the base is every class's.
         // The route's price (in runs of about 1.4 ns) times 2: the runs walked here cost about
         // 0.6–0.7 ns each (hot, in ascending class order). Fitted on every way timed on each
-        // set: with ×2 the plan took the fastest way for all 107 distinct masks the trie
-        // masker made along 40 Java files with Llama 3 (p99 1.38 µs; ×2.5 sent the costliest
-        // to the runs: 1.57 µs), and on the `expand` benchmark's sets within 50 ns of the
-        // fastest on average (×1.5 sent Gemma 3 × Java's half-full set to the route: 1.86 µs
-        // against 1.41).
+        // set: on the 107 distinct masks the trie masker made along 40 Java files with Llama
+        // 3, the ways ×2 picked took 1,175 ns on average against 1,174 for the fastest of each
+        // (p99 1.38 µs, the fastest's; ×2.5 sent the costliest to the runs: 1.57 µs), and on
+        // the `expand` benchmark's sets within 50 ns of the fastest on average (×1.5 sent
+        // Gemma 3 × Java's half-full set to the route: 1.86 µs against 1.41).
         // The deposit reads the groups before `deposit_from` only.
         let deposit_streamed = present_streamed & low_bits(self.deposit_from);
         let mut deposit_cost = 0;
