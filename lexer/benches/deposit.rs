@@ -12,7 +12,10 @@
 //! ```text
 //! cargo bench -p munch-lexer --bench deposit
 //! DEPOSIT_MIN_ONLY=1 cargo bench -p munch-lexer --bench deposit   # minimum per call only
+//! DEPOSIT_PROFILE=classes_1653_fill_30_parts_3 perf record target/release/deps/deposit-… --bench
 //! ```
+//!
+//! `DEPOSIT_PROFILE=<case>` expands that one case for 4 s and measures nothing, for a profiler.
 //!
 //! On a CPU without AVX-512 VBMI and BITALG and BMI2 the route does not exist; the bench says
 //! so and measures nothing.
@@ -121,6 +124,21 @@ fn bench(crit: &mut Criterion) {
         .filter_map(|&(classes, fill, parts)| case(classes, fill, parts))
         .collect();
     let mut words = vec![0u32; WORD_LEN];
+    if let Ok(name) = std::env::var("DEPOSIT_PROFILE") {
+        // One case for a profiler: expanded for 4 s, nothing measured.
+        let Some(c) = cases.iter().find(|c| c.name.starts_with(&name)) else {
+            println!("DEPOSIT_PROFILE={name}: no such case");
+            return;
+        };
+        let parts: Vec<&[u32]> = c.parts.iter().map(|p| &p[..]).collect();
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(4) {
+            for _ in 0..1000 {
+                c.deposit.expand(black_box(&c.set), &parts, &mut words);
+            }
+        }
+        return;
+    }
     for c in &cases {
         let (min, median) = min_median(c, &mut words);
         println!(

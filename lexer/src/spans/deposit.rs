@@ -6,33 +6,40 @@
 //! the set (or missing from it). A set that holds about half of thousands of sparse classes
 //! (Java with Llama 3: 6,400 runs of the weighted automaton's classes) costs 4–5 µs that way,
 //! mostly in mispredicted loop exits and, when the run tables are cold, random reads. This
-//! route costs about the same for every set, reads its tables in order, and has three steps:
+//! route costs about the same for every set, reads its tables in order, and has four steps:
 //!
-//! 1. **Gather.** The sparse tokens, in ascending id order, each take their class's bit of the
-//!    set, 64 at a time: AVX-512 VBMI byte permutations look up each token's byte of the set
-//!    (at most [`MAX_TABLES`] tables of 128 bytes), and one AVX-512 BITALG bit shuffle picks
-//!    the bit out of each byte. The result is `S`, one bit per sparse token, where the tokens
-//!    of each 64-bit mask word start at a byte (each word's tokens are padded to a multiple of
-//!    8 with slots that take no byte, so read as 0). With three tables or more, the words are
-//!    laid out in `S` by the tables their tokens use, so that a run of chunks looks up only
-//!    its own (one or two, mostly).
-//! 2. **Pass.** The caller's precomputed masks (*parts*) are ORed, 512 bits at a time.
-//! 3. **Deposit.** Each 64-bit word of the mask reads the 8 bytes of `S` where its sparse
+//! 1. **Gather.** The sparse tokens each take their class's bit of the set, 64 at a time:
+//!    AVX-512 VBMI byte permutations look up each token's byte of the set (at most
+//!    [`MAX_TABLES`] tables of 128 bytes), and one AVX-512 BITALG bit shuffle picks the bit out
+//!    of each byte. The result is `D`, one bit per sparse token, the tokens of each 64-bit mask
+//!    word one after another. With three tables or more, the words are laid out by the tables
+//!    their tokens use, so that a run of chunks looks up only its own (one or two, mostly).
+//! 2. **Pad.** `D` becomes `P`, where each word's bits start at a byte, 64 bytes at a time: a
+//!    byte permutation gives each 64-bit lane its window of `D` (the build makes every lane's
+//!    bits fit one window that starts at a byte), and a VBMI multishift takes each byte's 8
+//!    bits from it. Gathering `P` directly, with a word's tokens padded to a multiple of 8 by
+//!    slots that look nothing up, took twice the chunks: with Llama 3 × Go's 12,925 sparse
+//!    tokens of the trie masker's classes (five tables), 315 against 202 plus 2% for the
+//!    windows.
+//! 3. **Pass.** The caller's precomputed masks (*parts*) are ORed, 512 bits at a time.
+//! 4. **Deposit.** Each 64-bit word of the mask reads the 8 bytes of `P` where its sparse
 //!    tokens start and puts them at its tokens' positions with one BMI2 `pdep`. The bits start
-//!    at a byte, so the read needs no shift (a shift per word cost more than the padding's
-//!    extra gather), and a word of 64 sparse tokens is still one `pdep`. Steps 2 and 3 are one
-//!    loop: per 512 bits, eight deposits and the parts, written once.
+//!    at a byte, so the read needs no shift, and a word of 64 sparse tokens is still one
+//!    `pdep`. Steps 3 and 4 are one loop: per 512 bits, eight deposits and the parts, written
+//!    once. The loop is bound by its micro-operations: a shift per word (reading `D` at a bit
+//!    offset instead of padding) made it 40% slower (0.27 → 0.38 ns per word in a
+//!    microbenchmark), more than the padding's gather cost.
 //!
 //! `cargo bench -p munch-lexer --bench deposit` (synthetic layouts of Llama 3's size, all
-//! tables in the CPU's caches; the minimum per call, three runs): 0.72–0.75, 0.75–0.79 and
-//! 0.93–0.99 µs without parts with one, two and five tables; 0.94–1.02 µs with three parts and
-//! two tables, the shape of the weighted automaton's Java blocks (0.89–0.93 µs before the
-//! layout by tables, whose code costs that shape a little though it does not use it; the
-//! weighted automaton's real Java masks were the same within the noise). Timed around each
-//! step while it was written, on that last shape: the gather about 0.17 µs and the fused loop
-//! about 0.75 µs, against 0.28 µs and 0.47 + 0.82 µs for the gather and the separate pass and
-//! deposit of the first version (which read each word's bits at a bit offset, with a shift). The fused loop runs at about one `pdep` per
-//! cycle without parts: that, one per 64-bit word of the mask, is this design's floor.
+//! tables in the CPU's caches; the minimum per call, three runs alternated with the route
+//! before the pad): 0.69–0.71, 0.71–0.72 and 0.87–0.90 µs without parts with one, two and five
+//! tables (0.70–0.72, 0.77 and 0.94–0.96 before); 0.85–0.89 µs with three parts and two
+//! tables, the shape of the weighted automaton's Java blocks (0.94–0.95), and 1.07–1.09 with
+//! five (1.10–1.13). With sparse tokens in 30% of the words (2,239), the pad gains nothing and
+//! the route took 0.83–0.86 µs against 0.77–0.80; profiles of both put the difference in the
+//! fused loop, whose code is the same, and I did not find its cause. The fused loop runs at
+//! about one `pdep` per cycle without parts: that, one per 64-bit word of the mask, is this
+//! design's floor.
 //!
 //! No crate offers this; it is written here for x86-64 and taken only where the CPU has AVX-512
 //! F, BW, VBMI and BITALG and BMI2 (checked at run time). Elsewhere [`Deposit::new`] gives
@@ -43,11 +50,11 @@ use std::mem::MaybeUninit;
 
 /// The most 128-byte tables of class-set bytes, so at most `MAX_TABLES * 1024` classes.
 pub const MAX_TABLES: usize = 8;
-/// From this many tables on, the words are laid out in `S` by the tables their tokens use, and
+/// From this many tables on, the words are laid out in `D` by the tables their tokens use, and
 /// each run of chunks looks up only the tables it uses.
 const BY_TABLES_FROM: usize = 3;
-/// The most slots of sparse tokens, padding included, in chunks of 64 (`S` lives on the stack:
-/// 16 KiB).
+/// The most 64-bit words of `P` (and so of `D`, no longer): both live on the stack, 16 KiB
+/// each.
 const MAX_CHUNKS: usize = 2048;
 
 /// The precomputed tables of the route for one vocabulary and one numbering of classes (see
@@ -66,13 +73,19 @@ pub struct Deposit {
     /// finds its byte at byte `j % 8` of its 64-bit lane).
     bit: Vec<[u8; 64]>,
     /// Per chunk, per table of its segment (in the segment's order): the slots whose byte is
-    /// in that table (padding slots are in none).
+    /// in that table (slots skipped to fit a lane's window are in none).
     take: Vec<u64>,
     /// Runs of chunks that look up the same tables: `(end chunk, bit t: table t)`, in order.
     segments: Vec<(u32, u8)>,
     /// What the gather costs, in the units of [`Deposit::cost`].
     gather_cost: usize,
-    /// Per whole 64-bit mask word: the byte of `S` where its sparse tokens' bits start, and
+    /// Per block of 64 bytes of `P`: the byte of `D` where the block's 128-byte window
+    /// starts, the window's byte that each of the block's bytes reads (eight per lane: the
+    /// lane's 64 bits of `D`), and the bit of that lane where each byte of `P` starts.
+    win: Vec<u16>,
+    pick: Vec<[u8; 64]>,
+    shift: Vec<[u8; 64]>,
+    /// Per whole 64-bit mask word: the byte of `P` where its sparse tokens' bits start, and
     /// their bits (none: 0, and the deposit writes nothing).
     byte: Vec<u16>,
     bits: Vec<u64>,
@@ -116,8 +129,8 @@ impl Deposit {
             return None;
         }
         // The words with sparse tokens: `(tables their tokens' classes use, word, first
-        // token, tokens)`. Laid out in `S` by those tables (then in order), most chunks look up one
-        // or two of them: classes are numbered by their lowest member, so the one-token
+        // token, tokens)`. Laid out in `D` by those tables (then in order), most chunks look
+        // up one or two of them: classes are numbered by their lowest member, so the one-token
         // classes of a word (most of its sparse tokens) are near one another. With Llama 3 ×
         // Java's 4,832 token classes (five tables) a chunk then looks up 1.8 on average, and
         // the route on the trie masker's real masks went from 1.42 to 1.27 µs at p50.
@@ -131,18 +144,55 @@ impl Deposit {
         }
         // With one or two tables, every chunk looks them all up, in token order: laid out by
         // tables, the weighted automaton's Java blocks with Llama 3 (two tables) took 1.10–1.17
-        // µs per fresh expansion hot at p50 against 1.03–1.09, the deposit reading `S` out of
+        // µs per fresh expansion hot at p50 against 1.03–1.09, the deposit reading `P` out of
         // order for little saved.
         let by_tables = tables >= BY_TABLES_FROM;
         if by_tables {
             word_list.sort_unstable();
         }
-        // Slots: each word's tokens from a multiple of 8.
-        let slots: usize = word_list.iter().map(|w| w.3.next_multiple_of(8)).sum();
-        let chunks = slots.div_ceil(64);
-        if chunks > MAX_CHUNKS {
+        // `P`: each word's bits from a byte, as the deposit reads them; per byte of `P`, its
+        // tokens (the first's index in `tokens`, and how many: at most 8).
+        let mut p_bytes: Vec<(usize, usize)> = Vec::new();
+        let mut byte = vec![0u16; word_len / 2];
+        let mut bits = vec![0u64; word_len / 2];
+        let mut last = None;
+        let full = (word_len / 2) as u32;
+        for &(_, word, first, n) in &word_list {
+            let at = p_bytes.len() as u16;
+            p_bytes.extend((0..n).step_by(8).map(|i| (first + i, (n - i).min(8))));
+            let word_bits = tokens[first..first + n]
+                .iter()
+                .fold(0u64, |b, &(t, _)| b | 1 << (t % 64));
+            if word < full {
+                byte[word as usize] = at;
+                bits[word as usize] = word_bits;
+            } else {
+                last = Some((at, word_bits as u32));
+            }
+        }
+        let blocks = p_bytes.len().div_ceil(64);
+        if blocks * 8 > MAX_CHUNKS {
             return None;
         }
+        // `D`: the gathered bits, one after another (no padding), except that each lane of
+        // `P` (8 bytes) finds its bits in one 64-bit window of `D` that starts at a byte: where
+        // a lane's bits would overrun it, they start at the next byte. `src`: where each byte
+        // of `P` starts in `D`; `base`: each lane's window.
+        let mut src = vec![0usize; p_bytes.len()];
+        let mut base = Vec::with_capacity(p_bytes.len().div_ceil(8));
+        let mut d = 0usize;
+        for (lane, bytes) in p_bytes.chunks(8).enumerate() {
+            let n: usize = bytes.iter().map(|b| b.1).sum();
+            if d % 8 + n > 64 {
+                d = d.next_multiple_of(8);
+            }
+            base.push(d / 8 * 8);
+            for (i, b) in bytes.iter().enumerate() {
+                src[8 * lane + i] = d;
+                d += b.1;
+            }
+        }
+        let chunks = d.div_ceil(64);
         let mut lo = vec![[0u8; 64]; chunks];
         let mut bit: Vec<[u8; 64]> = (0..chunks)
             .map(|_| std::array::from_fn(|j| ((j % 8) * 8) as u8))
@@ -150,28 +200,35 @@ impl Deposit {
         // Per chunk and table, the slots that take a byte of it; per chunk, the tables used.
         let mut take_all = vec![0u64; chunks * tables];
         let mut chunk_tables = vec![0u8; chunks];
-        let mut byte = vec![0u16; word_len / 2];
-        let mut bits = vec![0u64; word_len / 2];
-        let mut last = None;
-        let full = (word_len / 2) as u32;
-        let mut slot = 0usize;
-        for &(_, word, first, n) in &word_list {
-            let (at, mut word_bits) = ((slot / 8) as u16, 0u64);
-            for &(t, class) in &tokens[first..first + n] {
+        for (&(first, n), &at) in p_bytes.iter().zip(&src) {
+            for (slot, &(_, class)) in (at..).zip(&tokens[first..first + n]) {
                 let (chunk, j) = (slot / 64, slot % 64);
                 lo[chunk][j] = (class / 8 % 128) as u8;
                 bit[chunk][j] += (class % 8) as u8;
                 take_all[chunk * tables + (class / 1024) as usize] |= 1 << j;
                 chunk_tables[chunk] |= 1 << (class / 1024);
-                word_bits |= 1 << (t % 64);
-                slot += 1;
             }
-            slot = slot.next_multiple_of(8);
-            if word < full {
-                byte[word as usize] = at;
-                bits[word as usize] = word_bits;
-            } else {
-                last = Some((at, word_bits as u32));
+        }
+        // Per block of `P` (64 bytes, one vector): the byte of `D` where its 128-byte window
+        // starts, the window's byte that each byte of the block's lanes reads, and the bit of
+        // its lane where each byte of `P` starts.
+        let mut win = Vec::with_capacity(blocks);
+        let mut pick = vec![[0u8; 64]; blocks];
+        let mut shift = vec![[0u8; 64]; blocks];
+        for q in 0..blocks {
+            let w = base[8 * q] / 8;
+            win.push(w as u16);
+            for (l, &lane_base) in base.iter().enumerate().skip(8 * q).take(8) {
+                let j = 8 * (l - 8 * q);
+                // A block's lanes start within 9 bytes of one another (up to 64 bits, and 7
+                // skipped), so its last lane ends within 70 bytes of the window's start.
+                debug_assert!(lane_base / 8 - w + 8 <= 128);
+                for i in 0..8 {
+                    pick[q][j + i] = (lane_base / 8 - w + i) as u8;
+                    if let Some(&at) = src.get(8 * l + i) {
+                        shift[q][j + i] = (at - lane_base) as u8;
+                    }
+                }
             }
         }
         if !by_tables {
@@ -204,7 +261,14 @@ impl Deposit {
             bit,
             take,
             segments,
-            gather_cost: gather_cost / 21,
+            // Priced as if `P` were gathered directly, as before the pad (twice the chunks on
+            // real masks, for the same tables): the callers' ways were fitted to that price.
+            // At the new one, 11% lower on Llama 3 × Java, Gemma 3 × Java's random half went
+            // to the route and took 1.82 µs against 1.55 (`expand` bench).
+            gather_cost: gather_cost * p_bytes.len().div_ceil(8) / chunks.max(1) / 21,
+            win,
+            pick,
+            shift,
             byte,
             bits,
             last,
@@ -249,12 +313,19 @@ impl Deposit {
             };
             *pair = (half(0), half(1));
         }
-        // `S`, and one spare word: a read at the last word's byte stays inside.
+        // `D`, and 16 spare words: a block's window stays inside.
         let chunks = self.lo.len();
+        let mut d = [MaybeUninit::<u64>::uninit(); MAX_CHUNKS + 16];
+        self.gather_segments(&tab, &mut d[..chunks]);
+        d[chunks..chunks + 16]
+            .iter_mut()
+            .for_each(|w| _ = w.write(0));
+        // `P`, and one spare word: a read at the last word's byte stays inside.
+        let p_words = 8 * self.win.len();
         let mut s = [MaybeUninit::<u64>::uninit(); MAX_CHUNKS + 1];
-        self.gather_segments(&tab, &mut s);
-        s[chunks].write(0);
-        let s = &s[..=chunks];
+        self.pad(&d[..chunks + 16], &mut s[..p_words]);
+        s[p_words].write(0);
+        let s = &s[..=p_words];
         match parts {
             [] => self.pass_deposit::<0>(&[], words, s),
             [a] => self.pass_deposit(&[a], words, s),
@@ -275,7 +346,7 @@ impl Deposit {
         }
     }
 
-    /// Step 1: `S` into `s`, run of chunks by run, each looking up its own tables of `tab`.
+    /// Step 1: `D` into `s`, run of chunks by run, each looking up its own tables of `tab`.
     // Compiled apart from `expand_x86`: inlined there, it left the fused loop too few registers
     // (pointers reloaded from the stack every 512 bits: +0.06–0.1 µs with three parts).
     #[cfg(target_arch = "x86_64")]
@@ -284,7 +355,7 @@ impl Deposit {
     unsafe fn gather_segments(
         &self,
         tab: &[(std::arch::x86_64::__m512i, std::arch::x86_64::__m512i); MAX_TABLES],
-        s: &mut [MaybeUninit<u64>; MAX_CHUNKS + 1],
+        s: &mut [MaybeUninit<u64>],
     ) {
         use std::arch::x86_64::*;
         let (mut start, mut take) = (0usize, 0usize);
@@ -315,8 +386,35 @@ impl Deposit {
         }
     }
 
+    /// From `D` (`d`: every chunk written, and 16 spare words) to `P` (`p`: every block),
+    /// 64 bytes at a time: a byte permutation of the block's window of `D` gives each lane its
+    /// 64 bits, and a multishift takes each byte's 8 bits from its lane.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vbmi")]
+    unsafe fn pad(&self, d: &[MaybeUninit<u64>], p: &mut [MaybeUninit<u64>]) {
+        use std::arch::x86_64::*;
+        debug_assert_eq!(p.len(), 8 * self.win.len());
+        let db = d.as_ptr().cast::<u8>();
+        let out = p.as_mut_ptr();
+        let blocks = self.win.iter().zip(&self.pick).zip(&self.shift);
+        for (q, ((&w, pick), shift)) in blocks.enumerate() {
+            // SAFETY: a window ends by 128 bytes past the last chunk (`build`: `w` is at most
+            // the bytes of the chunks), inside `d`, all written; block `q` is words `8q..8q + 8`
+            // of `p`.
+            unsafe {
+                let a = _mm512_loadu_si512(db.add(w as usize).cast());
+                let b = _mm512_loadu_si512(db.add(w as usize + 64).cast());
+                let pick = _mm512_loadu_si512(pick.as_ptr().cast());
+                let lanes = _mm512_permutex2var_epi8(a, pick, b);
+                let shift = _mm512_loadu_si512(shift.as_ptr().cast());
+                let bytes = _mm512_multishift_epi64_epi8(shift, lanes);
+                _mm512_storeu_si512(out.add(8 * q).cast(), bytes);
+            }
+        }
+    }
+
     /// Steps 2 and 3 fused: per 512 bits of the mask, the OR of the `P` parts and of eight
-    /// deposits from `s` (`S`, every chunk written, and the spare word), written once.
+    /// deposits from `s` (`P`, every block written, and the spare word), written once.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,bmi2")]
     unsafe fn pass_deposit<const P: usize>(
@@ -326,7 +424,7 @@ impl Deposit {
         s: &[MaybeUninit<u64>],
     ) {
         use std::arch::x86_64::*;
-        debug_assert_eq!(s.len(), self.lo.len() + 1);
+        debug_assert_eq!(s.len(), 8 * self.win.len() + 1);
         let sb = s.as_ptr().cast::<u8>();
         // SAFETY: `b + 8` ≤ 8 × (chunks + 1) (`build`), the bytes of `s`, all written.
         let dep = |b: u16, bits: u64| unsafe {
@@ -371,7 +469,7 @@ impl Deposit {
     }
 
     /// Step 1 for the chunks `start..end` of a segment that looks up the `T` tables of
-    /// `tab`, whose takes start at `self.take[take]`: their words of `S` into `s`.
+    /// `tab`, whose takes start at `self.take[take]`: their words of `D` into `s`.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg")]
     unsafe fn gather<const T: usize>(
@@ -379,7 +477,7 @@ impl Deposit {
         tab: &[(std::arch::x86_64::__m512i, std::arch::x86_64::__m512i); MAX_TABLES],
         (start, take): (usize, usize),
         end: usize,
-        s: &mut [MaybeUninit<u64>; MAX_CHUNKS + 1],
+        s: &mut [MaybeUninit<u64>],
     ) {
         use std::arch::x86_64::*;
         if T == 0 {
@@ -419,17 +517,21 @@ impl Deposit {
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.lo.len() * 128 + self.take.len() * 8 + self.segments.len() * 8 + self.byte.len() * 10
+        self.lo.len() * 128
+            + self.take.len() * 8
+            + self.segments.len() * 8
+            + self.win.len() * 130
+            + self.byte.len() * 10
     }
 
     /// What the route costs beyond reading the parts, hot, in scattered runs (a
     /// read-modify-write of one mask word from a class's run list, about 1.4 ns hot): about
-    /// 0.28 ns per 64-bit word (a deposit), 0.18 ns per 64 slots plus 0.39 ns per table
-    /// looked up (a gather), and a setup worth 32 runs. Fitted to synthetic sets of Llama 3's
-    /// size (6,337 sparse tokens in 82% of the words, or 2,380 in 30%; 1, 2 and 5 tables, every
-    /// chunk looking all up): 0.63–0.99 µs without parts, each part about 0.05–0.08 µs more.
-    /// Where chunks look up fewer tables (three tables or more), a third of the price of those
-    /// they skip is taken off.
+    /// 0.28 ns per 64-bit word (a deposit), 0.18 ns per 64 slots of `P` plus 0.39 ns per table
+    /// looked up (the gather as it was before the pad, see `build`), and a setup worth 32
+    /// runs. Fitted to synthetic sets of Llama 3's size (6,337 sparse tokens in 82% of the
+    /// words, or 2,380 in 30%; 1, 2 and 5 tables, every chunk looking all up): 0.63–0.99 µs
+    /// without parts, each part about 0.05–0.08 µs more. Where chunks look up fewer tables
+    /// (three tables or more), a third of the price of those they skip is taken off.
     pub fn cost(&self) -> usize {
         32 + self.byte.len() / 5 + self.gather_cost
     }
@@ -485,10 +587,11 @@ pub(super) fn low_bits(n: usize) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
-    /// A word's tokens start at a byte of `S` (a word of 64 sparse tokens is one entry); an odd
-    /// last word is written alone; tokens past 1,024 classes use later tables; a token list
-    /// that is out of order or out of range gives no route.
+    /// A word's tokens start at a byte of `P` (a word of 64 sparse tokens is one entry) and
+    /// follow one another in `D`; an odd last word is written alone; tokens past 1,024 classes
+    /// use later tables; a token list that is out of order or out of range gives no route.
     #[test]
     fn words_start_at_a_byte_and_the_last_word_is_apart() {
         // 4,000 tokens: 125 u32 words, the last one alone. Tokens 5 and 7 (word 0), 192..256
@@ -498,21 +601,27 @@ mod tests {
         tokens.push((3_990, 1_500));
         let d = Deposit::build(125, 2_000, &tokens).expect("within the limits");
         assert_eq!(d.tables, 2);
-        // Word 0's two tokens take slots 0 and 1, padded to 8; word 3 takes slots 8..72; the
-        // 62 whole words have an entry each.
+        // In `P`: word 0 at byte 0, word 3 at bytes 1..9, the last word at byte 9; the 62
+        // whole words have an entry each.
         assert_eq!(d.byte.len(), 62);
         assert_eq!((d.byte[0], d.bits[0]), (0, 1 << 5 | 1 << 7));
         assert_eq!((d.byte[3], d.bits[3]), (1, u64::MAX));
         assert_eq!(d.bits.iter().filter(|&&b| b != 0).count(), 2);
         assert_eq!(d.last, Some((9, 1 << (3_990 % 32))));
+        // In `D`: slots 0 and 1, then 2..66, then 66: 67 slots, two chunks.
         assert_eq!(d.lo.len(), 2);
-        // Padding takes no byte: slot 1 (class 1,100) is in table 1 only, slots 2..8 in none.
-        assert_eq!(d.take[0] & 0xff, 0b1);
-        assert_eq!(d.take[1] & 0xff, 0b10);
         assert_eq!(d.bit[0][1], 8 + (1_100 % 8) as u8);
-        // Slot 72 (token 3,990, class 1,500) is slot 8 of chunk 1, in table 1.
-        assert_eq!(d.take[2 + 1], 1 << 8);
-        assert_eq!(d.lo[1][8], (1_500 / 8 % 128) as u8);
+        assert_eq!(d.take[..2], [!0b10, 0b10]);
+        assert_eq!(d.take[2..], [0b11, 0b100]);
+        assert_eq!(d.lo[1][2], (1_500 / 8 % 128) as u8);
+        // One block of `P`: lane 0 (bytes 0..8) reads `D`'s bytes 0..8 from bit 0, lane 1
+        // (bytes 8 and 9: slots 58..66 and 66) its bytes 7..15 from bit 56.
+        assert_eq!(d.win, [0]);
+        assert_eq!(
+            d.pick[0][..16],
+            [0, 1, 2, 3, 4, 5, 6, 7, 7, 8, 9, 10, 11, 12, 13, 14]
+        );
+        assert_eq!(d.shift[0][..10], [0, 2, 10, 18, 26, 34, 42, 50, 2, 10]);
         // Two tables: every chunk looks both up, in one run.
         assert_eq!(d.segments, [(2, 0b11)]);
         assert!(Deposit::build(125, MAX_TABLES * 1024 + 1, &tokens).is_none());
@@ -521,6 +630,30 @@ mod tests {
         assert!(Deposit::build(125, 2_000, &[(4_000, 1)]).is_none());
         assert!(Deposit::build(125, 2_000, &[(5, 2_000)]).is_none());
         assert!(Deposit::build(125, 2_000, &[(5, 1_999)]).is_some());
+        expands_exactly(125, &tokens);
+    }
+
+    /// A lane of `P` whose bits would overrun a 64-bit window of `D` from where they start
+    /// starts at the next byte of `D` instead.
+    #[test]
+    fn a_lane_that_would_overrun_its_window_starts_at_a_byte() {
+        // Word 0: 3 tokens; words 1 and 2: 64 each. Lane 0 of `P` (word 0, and 7 bytes of
+        // word 1) takes slots 0..59; lane 1 (word 1's last byte, and 7 of word 2) holds 64
+        // bits, so it starts at slot 64, not 59; lane 2 (word 2's last byte) at 128.
+        let mut tokens: Vec<(u32, u32)> = (0..3).map(|t| (t, t)).collect();
+        tokens.extend((64..192).map(|t| (t, t % 3_000)));
+        let d = Deposit::build(40, 3_000, &tokens).expect("within the limits");
+        assert_eq!(d.byte[..3], [0, 1, 9]);
+        assert_eq!(d.lo.len(), 3);
+        assert_eq!(
+            d.pick[0][8..24],
+            std::array::from_fn::<u8, 16, _>(|i| 8 + i as u8)
+        );
+        assert_eq!(d.shift[0][..3], [0, 3, 11]);
+        assert_eq!(d.shift[0][8..17], [0, 8, 16, 24, 32, 40, 48, 56, 0]);
+        // Slots 59..64 look nothing up.
+        assert_eq!(d.take[0] >> 59, 0);
+        expands_exactly(40, &tokens);
     }
 
     /// With three tables or more, words are laid out by the tables their tokens use, each run
@@ -528,50 +661,130 @@ mod tests {
     /// the expansion is every sparse token of the set's classes.
     #[test]
     fn words_are_laid_out_by_their_tables_from_three() {
-        // Words 0..8: a token of class w (table 0); words 8..16: a token of class 2,100 + w
-        // (table 2); word 16: tokens 1,024 (class 1,100, table 1) and 1,025 (class 5).
-        let mut tokens: Vec<(u32, u32)> = (0..8).map(|w| (w * 64 + 3, w)).collect();
-        tokens.extend((8..16).map(|w| (w * 64 + 9, 2_100 + w)));
-        tokens.extend([(1_024, 1_100), (1_025, 5)]);
+        // Words 0..64: a token of class w (table 0); words 64..128: a token of class 2,036 + w
+        // (table 2); word 128: tokens 8,192 (class 1,100, table 1) and 8,193 (class 5).
+        let mut tokens: Vec<(u32, u32)> = (0..64).map(|w| (w * 64 + 3, w)).collect();
+        tokens.extend((64..128).map(|w| (w * 64 + 9, 2_036 + w)));
+        tokens.extend([(8_192, 1_100), (8_193, 5)]);
         tokens.sort_unstable();
-        let d = Deposit::build(40, 3_000, &tokens).expect("within the limits");
+        let d = Deposit::build(260, 3_000, &tokens).expect("within the limits");
         assert_eq!(d.tables, 3);
-        // In `S`: words 0..8 (slots 0, 8, …, 56), word 16 (64, 65), words 8..16 (72, …, 128).
-        assert_eq!(d.byte[..8], [0, 1, 2, 3, 4, 5, 6, 7]);
-        assert_eq!(d.byte[16], 8);
-        assert_eq!(d.byte[8..16], [9, 10, 11, 12, 13, 14, 15, 16]);
+        // In `P` and `D` alike: words 0..64 (slots 0..64), word 128 (64, 65), words 64..128
+        // (66..130).
+        assert!(d.byte[..64].iter().copied().eq(0..64));
+        assert_eq!(d.byte[128], 64);
+        assert!(d.byte[64..128].iter().copied().eq(65..129));
         assert_eq!(d.segments, [(1, 0b001), (2, 0b111), (3, 0b100)]);
-        let every_eighth = 0x0101_0101_0101_0101u64;
-        assert_eq!(d.take, [every_eighth, 0b10, 0b1, every_eighth << 8, 0b1]);
-        // Chunks looking up one, three and one of three tables: (17 + 21 + 17) / 21.
-        assert_eq!(d.gather_cost, 2);
-        expands_exactly(&tokens);
+        assert_eq!(d.take, [u64::MAX, 0b10, 0b1, !0b11, 0b11]);
+        // Chunks looking up one, three and one of three tables: 17 + 21 + 17 in 21sts of a
+        // run, priced for the 17 chunks that `P` (129 bytes) would take: × 17 / 3.
+        assert_eq!(d.gather_cost, 55 * 17 / 3 / 21);
+        expands_exactly(260, &tokens);
         // One run of chunks that looks up two of three tables keeps the takes of those two.
         let two_of_three = [(3, 5), (9, 2_100)];
         let d = Deposit::build(40, 3_000, &two_of_three).expect("within the limits");
         assert_eq!(d.segments, [(1, 0b101)]);
         assert_eq!(d.take, [0b01, 0b10]);
-        expands_exactly(&two_of_three);
+        expands_exactly(40, &two_of_three);
     }
 
-    /// Where the CPU runs the route: the expansion of `tokens` (over 40 mask words and 3,000
-    /// classes) is every token of a set's classes.
-    fn expands_exactly(tokens: &[(u32, u32)]) {
-        let Some(d) = Deposit::new(40, 3_000, tokens) else {
-            return;
-        };
+    /// Where the CPU runs the route: the expansion of `tokens` (over `word_len` mask words
+    /// and 3,000 classes) is every token of a set's classes.
+    fn expands_exactly(word_len: usize, tokens: &[(u32, u32)]) {
         let mut set = vec![0u64; 3_000usize.div_ceil(64)];
-        for c in [1usize, 5, 7, 2_100, 2_103, 2_115, 1_100] {
+        for c in [1usize, 5, 7, 1_100, 1_500, 2_100, 2_103, 2_115] {
             set[c / 64] |= 1 << (c % 64);
         }
-        let mut want = vec![0u32; 40];
+        assert_eq!(
+            expansion(word_len, tokens, &set, &[]),
+            naive(word_len, tokens, &set, &[])
+        );
+    }
+
+    /// The route's expansion of `set` with `parts`, or the naive one where the CPU lacks it.
+    fn expansion(
+        word_len: usize,
+        tokens: &[(u32, u32)],
+        set: &[u64],
+        parts: &[&[u32]],
+    ) -> Vec<u32> {
+        let Some(d) = Deposit::new(word_len, set.len() * 64, tokens) else {
+            return naive(word_len, tokens, set, parts);
+        };
+        let mut words = vec![u32::MAX; word_len];
+        d.expand(set, parts, &mut words);
+        words
+    }
+
+    fn naive(word_len: usize, tokens: &[(u32, u32)], set: &[u64], parts: &[&[u32]]) -> Vec<u32> {
+        let mut want = vec![0u32; word_len];
+        for p in parts {
+            want.iter_mut().zip(*p).for_each(|(w, &p)| *w |= p);
+        }
         for &(t, c) in tokens {
             if set[c as usize / 64] >> (c % 64) & 1 == 1 {
                 want[t as usize / 32] |= 1 << (t % 32);
             }
         }
-        let mut words = vec![u32::MAX; 40];
-        d.expand(&set, &[], &mut words);
-        assert_eq!(words, want);
+        want
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Random layouts (words of 1 to 64 sparse tokens, up to five tables, an odd or even
+        /// number of mask words, with tokens in an odd last word or not, parts or none): the
+        /// route writes the parts and every sparse token of the set's classes, and nothing
+        /// else.
+        #[test]
+        fn the_route_expands_exactly(
+            words in proptest::collection::vec((0u32..4, 1u32..=64), 1..300),
+            classes in 1usize..5_000,
+            odd in any::<bool>(),
+            parts in 0usize..4,
+            seed in any::<u64>(),
+        ) {
+            let mut x = seed | 1;
+            let mut next = move || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            };
+            // Each entry: skip a few 64-bit words, then a word with that many sparse tokens.
+            let mut tokens = Vec::new();
+            let mut w = 0u32;
+            for &(skip, n) in &words {
+                w += skip;
+                let mut at: Vec<u32> = (0..64).collect();
+                for i in 0..n as usize {
+                    let j = i + next() as usize % (64 - i);
+                    at.swap(i, j);
+                }
+                let mut at = at[..n as usize].to_vec();
+                at.sort_unstable();
+                tokens.extend(at.iter().map(|&b| (w * 64 + b, (next() % classes as u64) as u32)));
+                w += 1;
+            }
+            // An odd last `u32` word, with some tokens.
+            if odd {
+                let n = next() % 4;
+                let mut class = |_| (next() % classes as u64) as u32;
+                tokens.extend((0..n as u32).map(|i| (w * 64 + 7 * i, class(i))));
+            }
+            let word_len = 2 * w as usize + usize::from(odd);
+            let set: Vec<u64> = (0..classes.div_ceil(64)).map(|_| next()).collect();
+            let parts: Vec<Vec<u32>> = (0..parts)
+                .map(|_| (0..word_len).map(|_| next() as u32 & next() as u32).collect())
+                .collect();
+            let parts: Vec<&[u32]> = parts.iter().map(|p| &p[..]).collect();
+            let Some(d) = Deposit::build(word_len, set.len() * 64, &tokens) else {
+                return Err(TestCaseError::fail("within the limits"));
+            };
+            prop_assert!(d.lo.len() <= d.win.len() * 8);
+            prop_assert_eq!(
+                expansion(word_len, &tokens, &set, &parts),
+                naive(word_len, &tokens, &set, &parts)
+            );
+        }
     }
 }
