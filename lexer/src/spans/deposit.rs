@@ -32,14 +32,13 @@
 //!
 //! `cargo bench -p munch-lexer --bench deposit` (synthetic layouts of Llama 3's size, all
 //! tables in the CPU's caches; the minimum per call, three runs alternated with the route
-//! before the pad): 0.69–0.71, 0.71–0.72 and 0.87–0.90 µs without parts with one, two and five
-//! tables (0.70–0.72, 0.77 and 0.94–0.96 before); 0.85–0.89 µs with three parts and two
-//! tables, the shape of the weighted automaton's Java blocks (0.94–0.95), and 1.07–1.09 with
-//! five (1.10–1.13). With sparse tokens in 30% of the words (2,239), the pad gains nothing and
-//! the route took 0.83–0.86 µs against 0.77–0.80; profiles of both put the difference in the
-//! fused loop, whose code is the same, and I did not find its cause. The fused loop runs at
-//! about one `pdep` per cycle without parts: that, one per 64-bit word of the mask, is this
-//! design's floor.
+//! before the pad, on a machine with a load average of 1.8): 0.66–0.69, 0.68–0.69 and
+//! 0.78–0.79 µs without parts with one, two and five tables (0.73, 0.73–0.74 and 0.90–0.92
+//! before); 0.85–0.86 µs with three parts and two tables, the shape of the weighted
+//! automaton's Java blocks (0.90), and 0.97 with five (1.09–1.12). With sparse tokens in 30% of
+//! the words (2,239), the pad gains nothing: 0.81–0.82 µs against 0.78–0.80. The fused loop
+//! runs at about one `pdep` per cycle without parts: that, one per 64-bit word of the mask,
+//! is this design's floor.
 //!
 //! No crate offers this; it is written here for x86-64 and taken only where the CPU has AVX-512
 //! F, BW, VBMI and BITALG and BMI2 (checked at run time). Elsewhere [`Deposit::new`] gives
@@ -357,29 +356,31 @@ impl Deposit {
         tab: &[(std::arch::x86_64::__m512i, std::arch::x86_64::__m512i); MAX_TABLES],
         s: &mut [MaybeUninit<u64>],
     ) {
-        use std::arch::x86_64::*;
         let (mut start, mut take) = (0usize, 0usize);
         for &(end, used) in &self.segments {
             let end = end as usize;
-            let mut list = [(_mm512_setzero_si512(), _mm512_setzero_si512()); MAX_TABLES];
+            // The tables the segment looks up, in order (read from `tab` by the gather: a
+            // copy of them per segment, 16 vector stores, cost 0.1 µs over Go's 27 segments:
+            // the `deposit` bench's five tables went from 0.85–0.87 to 0.76–0.77 µs).
+            let mut list = [0u8; MAX_TABLES];
             let mut n = 0;
-            for (t, &pair) in tab.iter().enumerate().take(self.tables) {
+            for t in 0..self.tables {
                 if used >> t & 1 == 1 {
-                    list[n] = pair;
+                    list[n] = t as u8;
                     n += 1;
                 }
             }
             let at = (start, take);
             match n {
-                0 => self.gather::<0>(&list, at, end, s),
-                1 => self.gather::<1>(&list, at, end, s),
-                2 => self.gather::<2>(&list, at, end, s),
-                3 => self.gather::<3>(&list, at, end, s),
-                4 => self.gather::<4>(&list, at, end, s),
-                5 => self.gather::<5>(&list, at, end, s),
-                6 => self.gather::<6>(&list, at, end, s),
-                7 => self.gather::<7>(&list, at, end, s),
-                _ => self.gather::<MAX_TABLES>(&list, at, end, s),
+                0 => self.gather::<0>(tab, &list, at, end, s),
+                1 => self.gather::<1>(tab, &list, at, end, s),
+                2 => self.gather::<2>(tab, &list, at, end, s),
+                3 => self.gather::<3>(tab, &list, at, end, s),
+                4 => self.gather::<4>(tab, &list, at, end, s),
+                5 => self.gather::<5>(tab, &list, at, end, s),
+                6 => self.gather::<6>(tab, &list, at, end, s),
+                7 => self.gather::<7>(tab, &list, at, end, s),
+                _ => self.gather::<MAX_TABLES>(tab, &list, at, end, s),
             }
             take += (end - start) * n;
             start = end;
@@ -468,13 +469,15 @@ impl Deposit {
         }
     }
 
-    /// Step 1 for the chunks `start..end` of a segment that looks up the `T` tables of
-    /// `tab`, whose takes start at `self.take[take]`: their words of `D` into `s`.
+    /// Step 1 for the chunks `start..end` of a segment that looks up the `T` tables
+    /// `list[..T]` of `tab`, whose takes start at `self.take[take]`: their words of `D` into
+    /// `s`.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg")]
     unsafe fn gather<const T: usize>(
         &self,
         tab: &[(std::arch::x86_64::__m512i, std::arch::x86_64::__m512i); MAX_TABLES],
+        list: &[u8; MAX_TABLES],
         (start, take): (usize, usize),
         end: usize,
         s: &mut [MaybeUninit<u64>],
@@ -485,7 +488,7 @@ impl Deposit {
             s[start..end].iter_mut().for_each(|w| _ = w.write(0));
             return;
         }
-        let tab: [(__m512i, __m512i); T] = std::array::from_fn(|t| tab[t]);
+        let tab: [(__m512i, __m512i); T] = std::array::from_fn(|t| tab[list[t] as usize]);
         let takes = self.take[take..take + (end - start) * T].chunks_exact(T);
         let chunks = self.lo[start..end].iter().zip(&self.bit[start..end]);
         for (((lo, bit), take), out) in chunks.zip(takes).zip(&mut s[start..end]) {
