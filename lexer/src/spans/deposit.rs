@@ -18,9 +18,9 @@
 //!    byte permutation gives each 64-bit lane its window of `D` (the build makes every lane's
 //!    bits fit one window that starts at a byte), and a VBMI multishift takes each byte's 8
 //!    bits from it. Gathering `P` directly, with a word's tokens padded to a multiple of 8 by
-//!    slots that look nothing up, took twice the chunks: with Llama 3 × Go's 12,925 sparse
-//!    tokens of the trie masker's classes (five tables), 315 against 202 plus 2% for the
-//!    windows.
+//!    slots that look nothing up, took half as many chunks again: with Llama 3 × Go's 12,925
+//!    sparse tokens of the trie masker's classes (five tables), 315 against 202 (the lanes'
+//!    windows added none).
 //! 3. **Pass.** The caller's precomputed masks (*parts*) are ORed, 512 bits at a time.
 //! 4. **Deposit.** Each 64-bit word of the mask reads the 8 bytes of `P` where its sparse
 //!    tokens start and puts them at its tokens' positions with one BMI2 `pdep`. The bits start
@@ -414,7 +414,7 @@ impl Deposit {
         }
     }
 
-    /// Steps 2 and 3 fused: per 512 bits of the mask, the OR of the `P` parts and of eight
+    /// Steps 3 and 4 fused: per 512 bits of the mask, the OR of the `P` parts and of eight
     /// deposits from `s` (`P`, every block written, and the spare word), written once.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,bmi2")]
@@ -427,7 +427,8 @@ impl Deposit {
         use std::arch::x86_64::*;
         debug_assert_eq!(s.len(), 8 * self.win.len() + 1);
         let sb = s.as_ptr().cast::<u8>();
-        // SAFETY: `b + 8` ≤ 8 × (chunks + 1) (`build`), the bytes of `s`, all written.
+        // SAFETY: `b` is a byte of `P` (`build`), so `b + 8` ≤ the bytes of `s` (`P` and its
+        // spare word), all written.
         let dep = |b: u16, bits: u64| unsafe {
             _pdep_u64(sb.add(b as usize).cast::<u64>().read_unaligned(), bits)
         };
