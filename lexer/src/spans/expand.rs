@@ -476,9 +476,9 @@ impl Patterns {
     ///
     /// Pricing the nearest base on the probe words whatever its distance (as before) cost more
     /// than the bases saved on the trie masker's real masks. Only bases equal there: Go with
-    /// Llama 3 `expand` p50 / p90 / p99 1.23–1.30 / 1.28–1.37 / 1.30–1.43 µs → 1.19–1.23 /
-    /// 1.25–1.27 / 1.28–1.37, Java p90 / p99 0.66–0.67 / 1.26–1.27 → 0.61 / 1.19, Gemma 3 ×
-    /// Java p99 1.47–1.48 → 1.42–1.43 (two runs alternated), while the sets alive at a lexer
+    /// Llama 3 `expand` p50 / p90 / p99 1.25 / 1.31 / 1.37–1.45 µs → 1.11–1.16 / 1.18–1.20 /
+    /// 1.21–1.26, Java p90 / p99 0.66–0.69 / 1.24–1.28 → 0.56–0.60 / 1.13–1.16, Gemma 3 ×
+    /// Java p99 1.47–1.49 → 1.42–1.44 (two runs alternated), while the sets alive at a lexer
     /// point (the `expand` bench's) still start from their own base.
     fn nearest_base(&self, set: &[u64], big: u32) -> Option<(usize, Delta)> {
         let probe = self.probe.map(|w| set.get(w).copied().unwrap_or(0));
