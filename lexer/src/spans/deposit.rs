@@ -179,19 +179,19 @@ impl Deposit {
         // of `P` starts in `D`; `base`: each lane's window.
         let mut src = vec![0usize; p_bytes.len()];
         let mut base = Vec::with_capacity(p_bytes.len().div_ceil(8));
-        let mut d = 0usize;
+        let mut at = 0usize;
         for (lane, bytes) in p_bytes.chunks(8).enumerate() {
             let n: usize = bytes.iter().map(|b| b.1).sum();
-            if d % 8 + n > 64 {
-                d = d.next_multiple_of(8);
+            if at % 8 + n > 64 {
+                at = at.next_multiple_of(8);
             }
-            base.push(d / 8 * 8);
+            base.push(at / 8 * 8);
             for (i, b) in bytes.iter().enumerate() {
-                src[8 * lane + i] = d;
-                d += b.1;
+                src[8 * lane + i] = at;
+                at += b.1;
             }
         }
-        let chunks = d.div_ceil(64);
+        let chunks = at.div_ceil(64);
         let mut lo = vec![[0u8; 64]; chunks];
         let mut bit: Vec<[u8; 64]> = (0..chunks)
             .map(|_| std::array::from_fn(|j| ((j % 8) * 8) as u8))
@@ -253,7 +253,7 @@ impl Deposit {
             // 1.8 tables a chunk instead of 5 saved about a fifth of the gather's time).
             gather_cost += 3 + 4 * tables + 2 * used.count_ones() as usize;
         }
-        let d = Deposit {
+        Some(Deposit {
             word_len,
             tables,
             lo,
@@ -271,8 +271,7 @@ impl Deposit {
             byte,
             bits,
             last,
-        };
-        Some(d)
+        })
     }
 
     /// Writes the expansion of `set` (a class bitset): the OR of `parts` (each a mask of
@@ -737,8 +736,8 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(64))]
         /// Random layouts (words of 1 to 64 sparse tokens, up to five tables, an odd or even
         /// number of mask words, with tokens in an odd last word or not, parts or none): the
-        /// route writes the parts and every sparse token of the set's classes, and nothing
-        /// else.
+        /// tables fit `P`, and where the CPU runs the route it writes the parts and every
+        /// sparse token of the set's classes, and nothing else.
         #[test]
         fn the_route_expands_exactly(
             words in proptest::collection::vec((0u32..4, 1u32..=64), 1..300),

@@ -408,7 +408,7 @@ impl Patterns {
                 set: words.to_vec(),
                 big: self.big_bits(words),
                 mask,
-                probe: self.probe.map(|w| words.get(w).copied().unwrap_or(0)),
+                probe: self.probe_of(words),
             });
         }
     }
@@ -428,7 +428,8 @@ impl Patterns {
     pub(super) fn expand(&self, classes: &ClassSet, words: &mut [u32]) {
         let plan = self.plan(classes);
         if self.worth_a_base(plan.cost) {
-            if let Some((b, delta)) = self.nearest_base(classes.words(), plan.big) {
+            let set = classes.words();
+            if let Some((b, delta)) = self.nearest_base(set, &self.probe_of(set), plan.big) {
                 if delta.cost < self.to_beat(&plan) {
                     let base = &self.bases[b];
                     return self.run_from(&base.mask, &base.set, &delta, classes.words(), words);
@@ -471,8 +472,14 @@ impl Patterns {
         cost > self.base_copy_cost() + self.pass_cost
     }
 
-    /// The base that `set` (with big classes `big`) is cheapest to expand from, among those
-    /// equal to it on the probe words, and how.
+    /// The probe words of `set` (bases and cached expansions keep theirs).
+    #[inline]
+    fn probe_of(&self, set: &[u64]) -> [u64; PROBE] {
+        self.probe.map(|w| set.get(w).copied().unwrap_or(0))
+    }
+
+    /// The base that `set` (whose probe words are `probe`, with big classes `big`) is cheapest
+    /// to expand from, among those equal to it on the probe words, and how.
     ///
     /// Pricing the nearest base on the probe words whatever its distance (as before) cost more
     /// than the bases saved on the trie masker's real masks. Only bases equal there: Go with
@@ -480,12 +487,11 @@ impl Patterns {
     /// 1.21–1.26, Java p90 / p99 0.66–0.69 / 1.24–1.28 → 0.56–0.60 / 1.13–1.16, Gemma 3 ×
     /// Java p99 1.47–1.49 → 1.42–1.44 (two runs alternated), while the sets alive at a lexer
     /// point (the `expand` bench's) still start from their own base.
-    fn nearest_base(&self, set: &[u64], big: u32) -> Option<(usize, Delta)> {
-        let probe = self.probe.map(|w| set.get(w).copied().unwrap_or(0));
+    fn nearest_base(&self, set: &[u64], probe: &[u64; PROBE], big: u32) -> Option<(usize, Delta)> {
         self.bases
             .iter()
             .enumerate()
-            .filter(|(_, base)| base.probe == probe)
+            .filter(|(_, base)| base.probe == *probe)
             .map(|(b, base)| {
                 let copy = self.base_copy_cost();
                 (b, self.delta(set, big, &base.set, base.big, copy, None))
@@ -830,7 +836,7 @@ impl Patterns {
             cache.entries.clear();
         }
         let set = classes.words();
-        let probe = self.probe.map(|w| set.get(w).copied().unwrap_or(0));
+        let probe = self.probe_of(set);
         // The probe words first: most entries differ there.
         if let Some(e) = cache
             .entries
@@ -873,7 +879,7 @@ impl Patterns {
             }
             let base = self
                 .worth_a_base(cost)
-                .then(|| self.nearest_base(set, plan.big));
+                .then(|| self.nearest_base(set, &probe, plan.big));
             if let Some((b, d)) = base.flatten() {
                 if d.cost < cost {
                     from = From::Base(b, d);
@@ -1167,7 +1173,9 @@ mod tests {
         let copy = p.base_copy_cost();
         for (set, cost) in [(&alive, 0), (&inside, 1), (&around, 1), (&both, 2)] {
             let plan = p.plan(set);
-            let (b, d) = p.nearest_base(set.words(), plan.big).expect("a base");
+            let (b, d) = p
+                .nearest_base(set.words(), &p.probe_of(set.words()), plan.big)
+                .expect("a base");
             assert_eq!((b, d.cost), (0, copy + cost));
             assert!(d.cost < p.to_beat(&plan));
             words.fill(0x5a5a_5a5a);
@@ -1180,7 +1188,9 @@ mod tests {
         // On the probe: class 2 (word 0) dropped.
         let mut far = alive.clone();
         far.remove(ClassId::from_usize(2));
-        assert!(p.nearest_base(far.words(), p.plan(&far).big).is_none());
+        assert!(p
+            .nearest_base(far.words(), &p.probe_of(far.words()), p.plan(&far).big)
+            .is_none());
         p.expand(&far, &mut words);
         assert_eq!(words, naive(&classes, vocab, &far));
     }
