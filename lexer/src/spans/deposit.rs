@@ -10,10 +10,12 @@
 //!
 //! 1. **Gather.** The sparse tokens each take their class's bit of the set, 64 at a time:
 //!    AVX-512 VBMI byte permutations look up each token's byte of the set (at most
-//!    [`MAX_TABLES`] tables of 128 bytes), and one AVX-512 BITALG bit shuffle picks the bit out
-//!    of each byte. The result is `D`, one bit per sparse token, the tokens of each 64-bit mask
-//!    word one after another. With three tables or more, the words are laid out by the tables
-//!    their tokens use, so that a run of chunks looks up only its own (one or two, mostly).
+//!    [`MAX_TABLES`] tables of 128 bytes), a tree of byte blends keeps each token's own table's
+//!    byte (picked by bits the lookups ignore), and one AVX-512 BITALG bit shuffle picks the
+//!    bit out of each byte. The result is `D`, one bit per sparse token, the tokens of each
+//!    64-bit mask word one after another. With three tables or more, the words are laid out by
+//!    the tables their tokens use, so that a segment of chunks looks up only its own (one or
+//!    two, mostly); short runs merge into segments ([`merge_runs`]).
 //! 2. **Pad.** `D` becomes `P`, where each word's bits start at a byte, 64 bytes at a time: a
 //!    byte permutation gives each 64-bit lane its window of `D` (the build makes every lane's
 //!    bits fit one window that starts at a byte), and a VBMI multishift takes each byte's 8
@@ -66,14 +68,14 @@ pub struct Deposit {
     word_len: usize,
     /// 128-byte tables of the set's bytes that the gather looks up.
     tables: usize,
-    /// Per chunk of 64 slots: each slot's byte of the set within its table.
+    /// Per chunk of 64 slots: each slot's byte of the set within its table (bits 0..7), and
+    /// bit 0 of its table's place in its segment's list (bit 7, which the lookup ignores).
     lo: Vec<[u8; 64]>,
-    /// Per chunk: the bit each slot takes, `(j % 8) * 8 + class % 8` (slot `j` of the chunk
-    /// finds its byte at byte `j % 8` of its 64-bit lane).
+    /// Per chunk: the bit each slot takes, `(j % 8) * 8 + class % 8` (bits 0..6: slot `j` of
+    /// the chunk finds its byte at byte `j % 8` of its 64-bit lane), and bits 1 and 2 of its
+    /// table's place in the list (bits 6 and 7, which the bit shuffle ignores). Slots skipped
+    /// to fit a lane's window take whatever they find: their bits reach no word.
     bit: Vec<[u8; 64]>,
-    /// Per chunk, per table of its segment (in the segment's order): the slots whose byte is
-    /// in that table (slots skipped to fit a lane's window are in none).
-    take: Vec<u64>,
     /// Runs of chunks that look up the same tables: `(end chunk, bit t: table t)`, in order.
     segments: Vec<(u32, u8)>,
     /// What the gather costs, in the units of [`Deposit::cost`].
@@ -91,6 +93,55 @@ pub struct Deposit {
     /// When the mask has an odd number of `u32` words: the last one's `(byte, bits)` (written
     /// alone, so the route never writes past the mask).
     last: Option<(u16, u32)>,
+}
+
+/// What a segment of the gather costs beyond its chunks, and what a chunk costs beyond its
+/// lookups, in lookups (one table's byte permutation and blend per chunk): about 4.3, 0.45 and
+/// 0.14 ns (a microbenchmark of the gather, and the route's gather on Llama 3 × Go's classes,
+/// 27 runs of chunks).
+const SEGMENT_COST: usize = 30;
+const CHUNK_COST: usize = 3;
+
+/// The runs of chunks that look up the same tables (`chunk_tables[c]`: bit `t`, table `t`),
+/// merged into the segments that cost least (each chunk looks up the union of its segment's
+/// tables): `(end chunk, tables)`, in order. Short runs between longer ones (Llama 3 × Go:
+/// 27 runs, half of them of one to four chunks) are not worth their own segment.
+fn merge_runs(chunk_tables: &[u8]) -> Vec<(u32, u8)> {
+    let mut runs: Vec<(u32, u8)> = Vec::new();
+    for (c, &used) in chunk_tables.iter().enumerate() {
+        match runs.last_mut() {
+            Some((end, tabs)) if *tabs == used => *end = c as u32 + 1,
+            _ => runs.push((c as u32 + 1, used)),
+        }
+    }
+    // best[j]: the least cost of runs `..j` as segments, and where the last one starts. A
+    // segment spans at most 64 runs, which bounds the work.
+    let mut best: Vec<(usize, usize)> = vec![(0, 0)];
+    for j in 1..=runs.len() {
+        let mut pick = (usize::MAX, 0);
+        let mut used = 0u8;
+        for i in (j.saturating_sub(64)..j).rev() {
+            used |= runs[i].1;
+            let start = if i == 0 { 0 } else { runs[i - 1].0 as usize };
+            let chunks = runs[j - 1].0 as usize - start;
+            let cost =
+                best[i].0 + SEGMENT_COST + chunks * (CHUNK_COST + used.count_ones() as usize);
+            if cost < pick.0 {
+                pick = (cost, i);
+            }
+        }
+        best.push(pick);
+    }
+    let mut segments = Vec::new();
+    let mut j = runs.len();
+    while j > 0 {
+        let i = best[j].1;
+        let used = runs[i..j].iter().fold(0, |u, r| u | r.1);
+        segments.push((runs[j - 1].0, used));
+        j = i;
+    }
+    segments.reverse();
+    segments
 }
 
 /// Whether this CPU runs the route.
@@ -196,15 +247,15 @@ impl Deposit {
         let mut bit: Vec<[u8; 64]> = (0..chunks)
             .map(|_| std::array::from_fn(|j| ((j % 8) * 8) as u8))
             .collect();
-        // Per chunk and table, the slots that take a byte of it; per chunk, the tables used.
-        let mut take_all = vec![0u64; chunks * tables];
+        // Per slot, its class's table (none for a skipped slot); per chunk, the tables used.
+        let mut slot_table = vec![None; chunks * 64];
         let mut chunk_tables = vec![0u8; chunks];
         for (&(first, n), &at) in p_bytes.iter().zip(&src) {
             for (slot, &(_, class)) in (at..).zip(&tokens[first..first + n]) {
                 let (chunk, j) = (slot / 64, slot % 64);
                 lo[chunk][j] = (class / 8 % 128) as u8;
                 bit[chunk][j] += (class % 8) as u8;
-                take_all[chunk * tables + (class / 1024) as usize] |= 1 << j;
+                slot_table[slot] = Some(class / 1024);
                 chunk_tables[chunk] |= 1 << (class / 1024);
             }
         }
@@ -233,32 +284,37 @@ impl Deposit {
         if !by_tables {
             chunk_tables.fill(low_bits(tables));
         }
-        // Runs of chunks that use the same tables, and the takes of those tables only. The
-        // gather is priced per chunk.
-        let mut segments: Vec<(u32, u8)> = Vec::new();
-        let mut take = Vec::new();
-        let mut gather_cost = 0;
-        for (c, &used) in chunk_tables.iter().enumerate() {
-            match segments.last_mut() {
-                Some((end, tabs)) if *tabs == used => *end = c as u32 + 1,
-                _ => segments.push((c as u32 + 1, used)),
-            }
-            take.extend(
-                (0..tables)
-                    .filter(|t| used >> t & 1 == 1)
-                    .map(|t| take_all[c * tables + t]),
-            );
-            // In 21sts of a run: (1 + 2 × tables) / 7, with a third of the price of the tables
-            // it does not look up taken off (measured on Llama 3 × Java's token classes:
-            // 1.8 tables a chunk instead of 5 saved about a fifth of the gather's time).
-            gather_cost += 3 + 4 * tables + 2 * used.count_ones() as usize;
+        // Runs of chunks that look up the same tables, merged into segments where a few more
+        // lookups per chunk cost less than a segment; each chunk then looks up its segment's.
+        let segments = merge_runs(&chunk_tables);
+        let mut start = 0;
+        for &(end, used) in &segments {
+            chunk_tables[start..end as usize].fill(used);
+            start = end as usize;
         }
+        // Each slot's table by its place in its chunk's list of tables (the gather picks it
+        // by those three bits).
+        for (slot, table) in slot_table.iter().enumerate() {
+            if let Some(t) = table {
+                let (chunk, j) = (slot / 64, slot % 64);
+                let place = (chunk_tables[chunk] & low_bits(*t as usize)).count_ones() as u8;
+                lo[chunk][j] |= (place & 1) << 7;
+                bit[chunk][j] |= (place >> 1) << 6;
+            }
+        }
+        // The gather is priced per chunk: in 21sts of a run, (1 + 2 × tables) / 7, with a
+        // third of the price of the tables it does not look up taken off (measured on Llama 3
+        // × Java's token classes: 1.8 tables a chunk instead of 5 saved about a fifth of the
+        // gather's time).
+        let gather_cost: usize = chunk_tables
+            .iter()
+            .map(|used| 3 + 4 * tables + 2 * used.count_ones() as usize)
+            .sum();
         Some(Deposit {
             word_len,
             tables,
             lo,
             bit,
-            take,
             segments,
             // Priced as if `P` were gathered directly, as before the pad (twice the chunks on
             // real masks, for the same tables): the callers' ways were fitted to that price.
@@ -355,7 +411,7 @@ impl Deposit {
         tab: &[(std::arch::x86_64::__m512i, std::arch::x86_64::__m512i); MAX_TABLES],
         s: &mut [MaybeUninit<u64>],
     ) {
-        let (mut start, mut take) = (0usize, 0usize);
+        let mut start = 0usize;
         for &(end, used) in &self.segments {
             let end = end as usize;
             // The tables the segment looks up, in order (read from `tab` by the gather: a
@@ -369,19 +425,17 @@ impl Deposit {
                     n += 1;
                 }
             }
-            let at = (start, take);
             match n {
-                0 => self.gather::<0>(tab, &list, at, end, s),
-                1 => self.gather::<1>(tab, &list, at, end, s),
-                2 => self.gather::<2>(tab, &list, at, end, s),
-                3 => self.gather::<3>(tab, &list, at, end, s),
-                4 => self.gather::<4>(tab, &list, at, end, s),
-                5 => self.gather::<5>(tab, &list, at, end, s),
-                6 => self.gather::<6>(tab, &list, at, end, s),
-                7 => self.gather::<7>(tab, &list, at, end, s),
-                _ => self.gather::<MAX_TABLES>(tab, &list, at, end, s),
+                0 => self.gather::<0>(tab, &list, start, end, s),
+                1 => self.gather::<1>(tab, &list, start, end, s),
+                2 => self.gather::<2>(tab, &list, start, end, s),
+                3 => self.gather::<3>(tab, &list, start, end, s),
+                4 => self.gather::<4>(tab, &list, start, end, s),
+                5 => self.gather::<5>(tab, &list, start, end, s),
+                6 => self.gather::<6>(tab, &list, start, end, s),
+                7 => self.gather::<7>(tab, &list, start, end, s),
+                _ => self.gather::<MAX_TABLES>(tab, &list, start, end, s),
             }
-            take += (end - start) * n;
             start = end;
         }
     }
@@ -470,15 +524,18 @@ impl Deposit {
     }
 
     /// Step 1 for the chunks `start..end` of a segment that looks up the `T` tables
-    /// `list[..T]` of `tab`, whose takes start at `self.take[take]`: their words of `D` into
-    /// `s`.
+    /// `list[..T]` of `tab`: their words of `D` into `s`. Each slot is looked up in every
+    /// table, and a tree of byte blends keeps its own table's byte, picked by the bits of its
+    /// place in the list that `lo` and `bit` carry. Masking each lookup by the slots that take
+    /// that table (masks read per chunk and table, as before) cost half as much again: 0.89
+    /// against 0.59–0.64 ns per chunk of two tables in a microbenchmark.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg")]
     unsafe fn gather<const T: usize>(
         &self,
         tab: &[(std::arch::x86_64::__m512i, std::arch::x86_64::__m512i); MAX_TABLES],
         list: &[u8; MAX_TABLES],
-        (start, take): (usize, usize),
+        start: usize,
         end: usize,
         s: &mut [MaybeUninit<u64>],
     ) {
@@ -489,16 +546,34 @@ impl Deposit {
             return;
         }
         let tab: [(__m512i, __m512i); T] = std::array::from_fn(|t| tab[list[t] as usize]);
-        let takes = self.take[take..take + (end - start) * T].chunks_exact(T);
+        let place_bit_1 = _mm512_set1_epi8(0x40);
         let chunks = self.lo[start..end].iter().zip(&self.bit[start..end]);
-        for (((lo, bit), take), out) in chunks.zip(takes).zip(&mut s[start..end]) {
+        for ((lo, bit), out) in chunks.zip(&mut s[start..end]) {
             let idx = _mm512_loadu_si512(lo.as_ptr().cast());
-            let mut acc = _mm512_setzero_si512();
-            for (&(a, b), &k) in tab.iter().zip(take) {
-                acc = _mm512_or_si512(acc, _mm512_maskz_permutex2var_epi8(k, a, idx, b));
-            }
             let bit = _mm512_loadu_si512(bit.as_ptr().cast());
-            out.write(_mm512_bitshuffle_epi64_mask(acc, bit));
+            let mut bytes: [__m512i; T] =
+                std::array::from_fn(|t| _mm512_permutex2var_epi8(tab[t].0, idx, tab[t].1));
+            // Bits 0, 1 and 2 of each slot's place: the tree's levels.
+            let level = [
+                _mm512_movepi8_mask(idx),
+                if T > 2 {
+                    _mm512_test_epi8_mask(bit, place_bit_1)
+                } else {
+                    0
+                },
+                if T > 4 { _mm512_movepi8_mask(bit) } else { 0 },
+            ];
+            let (mut n, mut l) = (T, 0);
+            while n > 1 {
+                for i in 0..n / 2 {
+                    bytes[i] = _mm512_mask_blend_epi8(level[l], bytes[2 * i], bytes[2 * i + 1]);
+                }
+                if n % 2 == 1 {
+                    bytes[n / 2] = bytes[n - 1];
+                }
+                (n, l) = (n.div_ceil(2), l + 1);
+            }
+            out.write(_mm512_bitshuffle_epi64_mask(bytes[0], bit));
         }
     }
 
@@ -520,11 +595,7 @@ impl Deposit {
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.lo.len() * 128
-            + self.take.len() * 8
-            + self.segments.len() * 8
-            + self.win.len() * 130
-            + self.byte.len() * 10
+        self.lo.len() * 128 + self.segments.len() * 8 + self.win.len() * 130 + self.byte.len() * 10
     }
 
     /// What the route costs beyond reading the parts, hot, in scattered runs (a
@@ -613,10 +684,11 @@ mod tests {
         assert_eq!(d.last, Some((9, 1 << (3_990 % 32))));
         // In `D`: slots 0 and 1, then 2..66, then 66: 67 slots, two chunks.
         assert_eq!(d.lo.len(), 2);
-        assert_eq!(d.bit[0][1], 8 + (1_100 % 8) as u8);
-        assert_eq!(d.take[..2], [!0b10, 0b10]);
-        assert_eq!(d.take[2..], [0b11, 0b100]);
-        assert_eq!(d.lo[1][2], (1_500 / 8 % 128) as u8);
+        assert_eq!(d.bit[0][1] & 0x3f, 8 + (1_100 % 8) as u8);
+        // Chunk 0's slot 1 and chunk 1's slot 2 look up table 1, the others table 0.
+        assert_eq!(places(&d, 0), [(1, 1)]);
+        assert_eq!(places(&d, 1), [(2, 1)]);
+        assert_eq!(d.lo[1][2] & 0x7f, (1_500 / 8 % 128) as u8);
         // One block of `P`: lane 0 (bytes 0..8) reads `D`'s bytes 0..8 from bit 0, lane 1
         // (bytes 8 and 9: slots 58..66 and 66) its bytes 7..15 from bit 56.
         assert_eq!(d.win, [0]);
@@ -654,41 +726,85 @@ mod tests {
         );
         assert_eq!(d.shift[0][..3], [0, 3, 11]);
         assert_eq!(d.shift[0][8..17], [0, 8, 16, 24, 32, 40, 48, 56, 0]);
-        // Slots 59..64 look nothing up.
-        assert_eq!(d.take[0] >> 59, 0);
+        // Slots 59..64 are no token's.
+        assert!((59..64).all(|j| d.lo[0][j] == 0 && d.bit[0][j] == (j % 8 * 8) as u8));
         expands_exactly(40, &tokens);
     }
 
-    /// With three tables or more, words are laid out by the tables their tokens use, each run
-    /// of chunks keeps the takes of its own tables only, and (where the CPU runs the route)
-    /// the expansion is every sparse token of the set's classes.
+    /// With three tables or more, words are laid out by the tables their tokens use; long runs
+    /// of chunks that use the same tables are segments of their own, short ones merge; each
+    /// slot carries its table's place in its segment's list; and (where the CPU runs the
+    /// route) the expansion is every sparse token of the set's classes.
     #[test]
     fn words_are_laid_out_by_their_tables_from_three() {
-        // Words 0..64: a token of class w (table 0); words 64..128: a token of class 2,036 + w
-        // (table 2); word 128: tokens 8,192 (class 1,100, table 1) and 8,193 (class 5).
+        // Words 0..2,560: a token of a class of table 0; words 2,560..5,120: of table 2; word
+        // 5,120: tokens of classes 1,100 (table 1) and 5.
+        let mut tokens: Vec<(u32, u32)> = (0..2_560).map(|w| (w * 64 + 3, w % 1_024)).collect();
+        tokens.extend((2_560..5_120).map(|w| (w * 64 + 9, 2_048 + w % 900)));
+        tokens.extend([(5_120 * 64, 1_100), (5_120 * 64 + 1, 5)]);
+        let d = Deposit::build(10_242, 3_000, &tokens).expect("within the limits");
+        assert_eq!(d.tables, 3);
+        // In `P` and `D` alike: words 0..2,560 (slots 0..2,560: chunks 0..40), word 5,120
+        // (2,560 and 2,561), words 2,560..5,120 (2,562..5,122: chunks 40..81).
+        assert!(d.byte[..2_560].iter().copied().eq(0..2_560));
+        assert_eq!(d.byte[5_120], 2_560);
+        assert!(d.byte[2_560..5_120].iter().copied().eq(2_561..5_121));
+        assert_eq!(d.segments, [(40, 0b001), (41, 0b111), (81, 0b100)]);
+        // In the segment of three tables, slot 0 (class 1,100) looks up the second of them,
+        // slot 1 (class 5) the first, the others the third.
+        assert_eq!(places(&d, 0), []);
+        let third: Vec<(usize, u8)> = (2..64).map(|j| (j, 2)).collect();
+        assert_eq!(places(&d, 40), [&[(0, 1)], &third[..]].concat());
+        assert_eq!(places(&d, 41), []);
+        // Chunks looking up one, three and one of three tables: 17, 21 and 17 in 21sts of a
+        // run, priced for the 641 chunks that `P` (5,121 bytes) would take.
+        assert_eq!(d.gather_cost, (40 * 17 + 21 + 40 * 17) * 641 / 81 / 21);
+        expands_exactly(10_242, &tokens);
+        // The same with 64 words of each: three runs of one chunk are one segment, and chunk
+        // 2 (tokens of table 2) finds it third in the list.
         let mut tokens: Vec<(u32, u32)> = (0..64).map(|w| (w * 64 + 3, w)).collect();
         tokens.extend((64..128).map(|w| (w * 64 + 9, 2_036 + w)));
         tokens.extend([(8_192, 1_100), (8_193, 5)]);
-        tokens.sort_unstable();
         let d = Deposit::build(260, 3_000, &tokens).expect("within the limits");
-        assert_eq!(d.tables, 3);
-        // In `P` and `D` alike: words 0..64 (slots 0..64), word 128 (64, 65), words 64..128
-        // (66..130).
-        assert!(d.byte[..64].iter().copied().eq(0..64));
-        assert_eq!(d.byte[128], 64);
-        assert!(d.byte[64..128].iter().copied().eq(65..129));
-        assert_eq!(d.segments, [(1, 0b001), (2, 0b111), (3, 0b100)]);
-        assert_eq!(d.take, [u64::MAX, 0b10, 0b1, !0b11, 0b11]);
-        // Chunks looking up one, three and one of three tables: 17 + 21 + 17 in 21sts of a
-        // run, priced for the 17 chunks that `P` (129 bytes) would take: × 17 / 3.
-        assert_eq!(d.gather_cost, 55 * 17 / 3 / 21);
+        assert_eq!(d.segments, [(3, 0b111)]);
+        assert_eq!(places(&d, 0), []);
+        assert_eq!(places(&d, 1), [&[(0, 1)], &third[..]].concat());
+        assert_eq!(places(&d, 2), [(0, 2), (1, 2)]);
         expands_exactly(260, &tokens);
-        // One run of chunks that looks up two of three tables keeps the takes of those two.
+        // A run of chunks that looks up two of three tables: the second in its list is table 2.
         let two_of_three = [(3, 5), (9, 2_100)];
         let d = Deposit::build(40, 3_000, &two_of_three).expect("within the limits");
         assert_eq!(d.segments, [(1, 0b101)]);
-        assert_eq!(d.take, [0b01, 0b10]);
+        assert_eq!(places(&d, 0), [(1, 1)]);
         expands_exactly(40, &two_of_three);
+    }
+
+    /// The slots of `chunk` that look up a table other than their segment's first, and its
+    /// place in the segment's list (from the bits `lo` and `bit` carry).
+    fn places(d: &Deposit, chunk: usize) -> Vec<(usize, u8)> {
+        (0..64)
+            .map(|j| (j, d.lo[chunk][j] >> 7 | d.bit[chunk][j] >> 6 << 1))
+            .filter(|&(_, place)| place != 0)
+            .collect()
+    }
+
+    /// Runs of chunks merge into a segment where the segments saved cost more than the
+    /// lookups added, and stay apart where not.
+    #[test]
+    fn short_runs_of_chunks_merge_into_segments() {
+        // Three short runs merge (one segment and eight chunks of two lookups: 30 + 8 × 5,
+        // against 90 + 8 × 4); the long run after them stays apart (merged: 100 more lookups).
+        let tables: Vec<u8> = [1, 1, 1, 2, 2, 1, 1, 1]
+            .into_iter()
+            .chain([4; 100])
+            .collect();
+        assert_eq!(merge_runs(&tables), [(8, 0b011), (108, 0b100)]);
+        // A run of one chunk between two long ones stays apart: merged into either, it would
+        // add 100 lookups to save a segment.
+        let tables: Vec<u8> = [1; 100].into_iter().chain([3]).chain([1; 100]).collect();
+        assert_eq!(merge_runs(&tables), [(100, 1), (101, 3), (201, 1)]);
+        assert_eq!(merge_runs(&[]), []);
+        assert_eq!(merge_runs(&[5]), [(1, 5)]);
     }
 
     /// Where the CPU runs the route: the expansion of `tokens` (over `word_len` mask words
