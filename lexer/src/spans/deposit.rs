@@ -302,13 +302,16 @@ impl Deposit {
                 bit[chunk][j] |= (place >> 1) << 6;
             }
         }
-        // The gather is priced per chunk: in 21sts of a run, (1 + 2 × tables) / 7, with a
-        // third of the price of the tables it does not look up taken off (measured on Llama 3
-        // × Java's token classes: 1.8 tables a chunk instead of 5 saved about a fifth of the
-        // gather's time).
+        // The gather is priced per chunk: in 21sts of a run, (2 + 2 × tables + tables looked
+        // up) / 21. Before the blends (a mask read per chunk and table), the price was twice
+        // that, less one (fitted when a chunk looked up every table and the route gathered
+        // `P`); halved, the trie masker's real masks with Llama 3 took `expand` p99 from
+        // 1.30–1.36 to 1.08–1.13 µs on Java and from 1.30–1.34 to 1.19–1.23 on Go (the sets
+        // that walked runs at 2–3.5 µs now take the route), and no synthetic set of the
+        // `expand` bench got slower.
         let gather_cost: usize = chunk_tables
             .iter()
-            .map(|used| 3 + 4 * tables + 2 * used.count_ones() as usize)
+            .map(|used| 2 + 2 * tables + used.count_ones() as usize)
             .sum();
         Some(Deposit {
             word_len,
@@ -318,8 +321,9 @@ impl Deposit {
             segments,
             // Priced as if `P` were gathered directly, as before the pad (twice the chunks on
             // real masks, for the same tables): the callers' ways were fitted to that price.
-            // At the new one, 11% lower on Llama 3 × Java, Gemma 3 × Java's random half went
-            // to the route and took 1.82 µs against 1.55 (`expand` bench).
+            // At the pad's own (11% lower on Llama 3 × Java), Gemma 3 × Java's random half
+            // went to the route and took 1.82 µs against 1.55 (`expand` bench, before the
+            // blends).
             gather_cost: gather_cost * p_bytes.len().div_ceil(8) / chunks.max(1) / 21,
             win,
             pick,
@@ -600,12 +604,12 @@ impl Deposit {
 
     /// What the route costs beyond reading the parts, hot, in scattered runs (a
     /// read-modify-write of one mask word from a class's run list, about 1.4 ns hot): about
-    /// 0.28 ns per 64-bit word (a deposit), 0.18 ns per 64 slots of `P` plus 0.39 ns per table
-    /// looked up (the gather as it was before the pad, see `build`), and a setup worth 32
-    /// runs. Fitted to synthetic sets of Llama 3's size (6,337 sparse tokens in 82% of the
-    /// words, or 2,380 in 30%; 1, 2 and 5 tables, every chunk looking all up): 0.63–0.99 µs
-    /// without parts, each part about 0.05–0.08 µs more. Where chunks look up fewer tables
-    /// (three tables or more), a third of the price of those they skip is taken off.
+    /// 0.28 ns per 64-bit word (a deposit), per 64 slots of `P` about 0.13 ns plus 0.13 per
+    /// table (and 0.07 per table looked up), and a setup worth 32 runs. The deposit and
+    /// the setup were fitted to synthetic sets of Llama 3's size (6,337 sparse tokens in 82% of
+    /// the words, or 2,380 in 30%; 1, 2 and 5 tables): 0.63–0.99 µs without parts, each part
+    /// about 0.05–0.08 µs more; the gather's price was halved when its lookups became blends
+    /// (see `build`).
     pub fn cost(&self) -> usize {
         32 + self.byte.len() / 5 + self.gather_cost
     }
@@ -756,9 +760,9 @@ mod tests {
         let third: Vec<(usize, u8)> = (2..64).map(|j| (j, 2)).collect();
         assert_eq!(places(&d, 40), [&[(0, 1)], &third[..]].concat());
         assert_eq!(places(&d, 41), []);
-        // Chunks looking up one, three and one of three tables: 17, 21 and 17 in 21sts of a
-        // run, priced for the 641 chunks that `P` (5,121 bytes) would take.
-        assert_eq!(d.gather_cost, (40 * 17 + 21 + 40 * 17) * 641 / 81 / 21);
+        // Chunks looking up one, three and one of three tables: 9, 11 and 9 in 21sts of a run,
+        // priced for the 641 chunks that `P` (5,121 bytes) would take.
+        assert_eq!(d.gather_cost, (40 * 9 + 11 + 40 * 9) * 641 / 81 / 21);
         expands_exactly(10_242, &tokens);
         // The same with 64 words of each: three runs of one chunk are one segment, and chunk
         // 2 (tokens of table 2) finds it third in the list.
