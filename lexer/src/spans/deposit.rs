@@ -15,7 +15,7 @@
 //!    bit out of each byte. The result is `D`, one bit per sparse token, the tokens of each
 //!    64-bit mask word one after another. With three tables or more, the words are laid out by
 //!    the tables their tokens use, so that a segment of chunks looks up only its own (one or
-//!    two, mostly); short runs merge into segments ([`merge_runs`]).
+//!    two, mostly); short runs merge into segments (`merge_runs`).
 //! 2. **Pad.** `D` becomes `P`, where each word's bits start at a byte, 64 bytes at a time: a
 //!    byte permutation gives each 64-bit lane its window of `D` (the build makes every lane's
 //!    bits fit one window that starts at a byte), and a VBMI multishift takes each byte's 8
@@ -41,6 +41,17 @@
 //! the words (2,239), the pad gains nothing: 0.81–0.82 µs against 0.78–0.80. The fused loop
 //! runs at about one `pdep` per cycle without parts: that, one per 64-bit word of the mask,
 //! is this design's floor.
+//!
+//! The gather's blends (instead of a mask read per chunk and table) and the merged segments,
+//! alternated with the code before them on another day: five tables 0.81 → 0.72–0.74 µs
+//! without parts, 1.00 → 0.88–0.91 with three; one and two tables within the noise. On Llama 3
+//! × Go's real masks the gather went from about 0.29 to 0.21 µs of the route's 1.1 (read by
+//! the time-stamp counter around each step). Three ways of writing the fused loop measured
+//! slower there: the word offsets read four at a time (one load instead of four, +5%), the
+//! deposits stored as scalars and the parts ORed in a second pass (+30%), and the eight
+//! deposits stored to a buffer and read back as one vector (+70%: the read waits for the
+//! stores). Moving words into vector registers (eight moves and seven shuffles per 512 bits)
+//! costs about as much as the `pdep`s, and both run at about one per cycle.
 //!
 //! No crate offers this; it is written here for x86-64 and taken only where the CPU has AVX-512
 //! F, BW, VBMI and BITALG and BMI2 (checked at run time). Elsewhere [`Deposit::new`] gives
