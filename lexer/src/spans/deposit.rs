@@ -865,14 +865,14 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
-        /// Random layouts (words of 1 to 64 sparse tokens, up to five tables, an odd or even
+        /// Random layouts (words of 1 to 64 sparse tokens, up to eight tables, an odd or even
         /// number of mask words, with tokens in an odd last word or not, parts or none): the
         /// tables fit `P`, and where the CPU runs the route it writes the parts and every
         /// sparse token of the set's classes, and nothing else.
         #[test]
         fn the_route_expands_exactly(
             words in proptest::collection::vec((0u32..4, 1u32..=64), 1..300),
-            classes in 1usize..5_000,
+            classes in 1usize..=MAX_TABLES * 1024,
             odd in any::<bool>(),
             parts in 0usize..4,
             seed in any::<u64>(),
