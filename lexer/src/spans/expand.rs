@@ -860,12 +860,7 @@ impl Patterns {
         let mut cost = self.to_beat(&plan);
         if plan.cost > 2 * self.pass_cost {
             // The entry differing in the fewest classes on the probe words, priced in full.
-            let nearest = cache
-                .entries
-                .iter()
-                .enumerate()
-                .map(|(i, e)| (probe_distance(&e.probe, &probe), i))
-                .min();
+            let nearest = nearest_entry(&cache.entries, &probe);
             if let Some((n, i)) = nearest {
                 if u64::from(n) + self.pass_cost < cost {
                     let e = &cache.entries[i].set;
@@ -947,8 +942,64 @@ fn same_probe(a: &[u64; PROBE], b: &[u64; PROBE]) -> bool {
     a[0] == b[0] && a.iter().zip(b).fold(0, |d, (x, y)| d | (x ^ y)) == 0
 }
 
+/// The entry nearest `probe` on the probe words (the first of the nearest), and its distance.
+/// Counted with AVX-512 popcounts, or POPCNT, where the CPU has them: the baseline target
+/// counts bits with a dozen instructions per word, and 32 entries took 121–123 ns that way,
+/// 60–66 with POPCNT, 31 with AVX-512 (a microbenchmark).
+fn nearest_entry(entries: &[CacheEntry], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+        {
+            // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
+            return unsafe { nearest_entry_avx512(entries, probe) };
+        }
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has POPCNT, checked just above.
+            return unsafe { nearest_entry_popcnt(entries, probe) };
+        }
+    }
+    nearest_entry_portable(entries, probe)
+}
+
+/// [`nearest_entry`] with the eight probe words of an entry in one vector.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vpopcntdq")]
+fn nearest_entry_avx512(entries: &[CacheEntry], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
+    use std::arch::x86_64::*;
+    const _: () = assert!(PROBE == 8, "one vector of probe words");
+    // SAFETY: `PROBE` words, 64 bytes.
+    let p = unsafe { _mm512_loadu_si512(probe.as_ptr().cast()) };
+    let mut nearest: Option<(u32, usize)> = None;
+    for (i, e) in entries.iter().enumerate() {
+        // SAFETY: as above.
+        let words = unsafe { _mm512_loadu_si512(e.probe.as_ptr().cast()) };
+        let d = _mm512_reduce_add_epi64(_mm512_popcnt_epi64(_mm512_xor_si512(words, p))) as u32;
+        if nearest.is_none_or(|n| (d, i) < n) {
+            nearest = Some((d, i));
+        }
+    }
+    nearest
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+fn nearest_entry_popcnt(entries: &[CacheEntry], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
+    nearest_entry_portable(entries, probe)
+}
+
+#[inline(always)]
+fn nearest_entry_portable(entries: &[CacheEntry], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
+    entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (probe_distance(&e.probe, probe), i))
+        .min()
+}
+
 /// The number of classes in exactly one of two sets, on their probe words.
-#[inline]
+#[inline(always)]
 fn probe_distance(a: &[u64; PROBE], b: &[u64; PROBE]) -> u32 {
     a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
 }
@@ -1255,6 +1306,30 @@ mod tests {
             combine_portable(&mut words, pos, neg);
             assert_eq!(words, want, "portable: {p} sources, {k} cleared");
         }
+    }
+
+    /// The dispatched nearest cache entry (AVX-512 or POPCNT where the CPU has them) is the
+    /// portable one: the first of the nearest, ties included.
+    #[test]
+    fn nearest_entry_matches_portable() {
+        let entry = |seed: u64| CacheEntry {
+            set: ClassSet::new(64),
+            probe: std::array::from_fn(|i| splitmix(seed * 8 + i as u64)),
+            words: Vec::new(),
+            used: 0,
+        };
+        let mut entries: Vec<CacheEntry> = (0..20).map(entry).collect();
+        // Two entries at the same distance from every probe: the first must win.
+        entries.push(entry(3));
+        entries.insert(1, entry(3));
+        for seed in 0..40 {
+            let mut probe = entry(seed % 25).probe;
+            probe[(seed % 8) as usize] ^= 1 << (seed % 64);
+            let want = nearest_entry_portable(&entries, &probe);
+            assert_eq!(nearest_entry(&entries, &probe), want);
+        }
+        assert_eq!(nearest_entry(&entries, &entry(3).probe), Some((0, 1)));
+        assert_eq!(nearest_entry(&[], &entry(3).probe), None);
     }
 
     /// Probe words are the same only when every one is.
