@@ -269,26 +269,94 @@ impl Expansion {
         subsets
     }
 
-    /// Estimated runs of the classes in `set ∩ mask`.
-    fn runs_in(&self, set: &[u64], mask: impl Fn(usize) -> u64) -> usize {
-        let mut runs = 0;
-        for k in 0..BUCKETS {
+    /// Estimated runs of the classes in `set` and not in `not` (if given). Every expansion
+    /// prices itself this way (four buckets of every set word, and twice more per recent
+    /// result it might start from), so the count uses AVX-512 popcounts, or POPCNT, where the
+    /// CPU has them: the baseline target counts bits with a dozen instructions per word (40
+    /// words: 114 ns that way, 74 with POPCNT, in a microbenchmark).
+    fn runs_in(&self, set: &[u64], not: Option<&[u64]>) -> usize {
+        let per_bucket = {
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+                {
+                    // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
+                    unsafe { self.bucket_counts_avx512(set, not) }
+                } else if std::arch::is_x86_feature_detected!("popcnt") {
+                    // SAFETY: the CPU has POPCNT, checked just above.
+                    unsafe { self.bucket_counts_popcnt(set, not) }
+                } else {
+                    self.bucket_counts(set, not)
+                }
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            {
+                self.bucket_counts(set, not)
+            }
+        };
+        per_bucket
+            .iter()
+            .zip(&self.bucket_avg)
+            .map(|(&n, &avg)| n as usize * avg)
+            .sum()
+    }
+
+    /// Per bucket, the classes in `set` and not in `not`.
+    #[inline(always)]
+    fn bucket_counts(&self, set: &[u64], not: Option<&[u64]>) -> [u32; BUCKETS] {
+        std::array::from_fn(|k| {
             let b = &self.buckets[k * self.set_words..(k + 1) * self.set_words];
-            let n: u32 = set
-                .iter()
+            set.iter()
                 .zip(b)
                 .enumerate()
-                .map(|(i, (&s, &b))| (s & b & mask(i)).count_ones())
-                .sum();
-            runs += n as usize * self.bucket_avg[k];
+                .map(|(i, (&s, &b))| (s & b & !not.map_or(0, |n| n[i])).count_ones())
+                .sum()
+        })
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "popcnt")]
+    fn bucket_counts_popcnt(&self, set: &[u64], not: Option<&[u64]>) -> [u32; BUCKETS] {
+        self.bucket_counts(set, not)
+    }
+
+    /// [`Expansion::bucket_counts`] eight words at a time.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vpopcntdq")]
+    fn bucket_counts_avx512(&self, set: &[u64], not: Option<&[u64]>) -> [u32; BUCKETS] {
+        use std::arch::x86_64::*;
+        let n = self
+            .set_words
+            .min(set.len())
+            .min(not.map_or(usize::MAX, <[u64]>::len));
+        let mut counts = [_mm512_setzero_si512(); BUCKETS];
+        for i in (0..n).step_by(8) {
+            let k: __mmask8 = if n - i >= 8 {
+                u8::MAX
+            } else {
+                (1u8 << (n - i)) - 1
+            };
+            // SAFETY: the mask lets only words `i..n` be read, inside `set`, `not` and each
+            // bucket (`set_words` long).
+            let load = |s: &[u64]| unsafe { _mm512_maskz_loadu_epi64(k, s.as_ptr().add(i).cast()) };
+            let mut s = load(set);
+            if let Some(not) = not {
+                s = _mm512_andnot_si512(load(not), s);
+            }
+            for (b, count) in counts.iter_mut().enumerate() {
+                let bucket = &self.buckets[b * self.set_words..(b + 1) * self.set_words];
+                let c = _mm512_popcnt_epi64(_mm512_and_si512(s, load(bucket)));
+                *count = _mm512_add_epi64(*count, c);
+            }
         }
-        runs
+        counts.map(|c| _mm512_reduce_add_epi64(c) as u32)
     }
 
     /// Estimated cost of [`Expansion::expand`] on `set` (quick, rough), and the cheapest way
     /// to write its sparse classes.
     pub(crate) fn fresh_cost(&self, set: &[u64]) -> (usize, Sparse) {
-        let inside = self.runs_in(set, |_| u64::MAX);
+        let inside = self.runs_in(set, None);
         let outside = self.sparse_runs.saturating_sub(inside);
         let mut best = if outside < inside {
             (outside, Sparse::Outside)
@@ -314,7 +382,7 @@ impl Expansion {
     /// Estimated cost of [`Expansion::apply_delta`] from `from` to `to`, the copy of the base
     /// included.
     pub(crate) fn delta_cost(&self, from: &[u64], to: &[u64]) -> usize {
-        let cost = self.runs_in(from, |i| !to[i]) + self.runs_in(to, |i| !from[i]);
+        let cost = self.runs_in(from, Some(to)) + self.runs_in(to, Some(from));
         let (f, t) = (self.subsets(from), self.subsets(to));
         let changed = f.iter().zip(&t).filter(|(a, b)| a != b).count();
         cost + (changed + 1) * self.pass_cost()
@@ -549,6 +617,57 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// The dispatched count of runs in a set (AVX-512 or POPCNT where the CPU has them) is the
+    /// portable one, over set words past one vector and a partial last one.
+    #[test]
+    fn runs_in_matches_portable() {
+        let (tokens, classes) = (40_000usize, 700usize);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let of: Vec<usize> = (0..tokens)
+            .map(|_| {
+                let r = (next() % 1000) as usize;
+                if r < 600 {
+                    r % 20
+                } else {
+                    r % classes
+                }
+            })
+            .collect();
+        let (run_start, runs) = runs_of_assignment(classes, &of);
+        let live: Vec<u64> = (0..classes.div_ceil(64))
+            .map(|w| {
+                if w == classes / 64 {
+                    (1 << (classes % 64)) - 1
+                } else {
+                    u64::MAX
+                }
+            })
+            .collect();
+        let e = Expansion::new(tokens / 32 + 1, &run_start, &runs, &live);
+        let portable = |set: &[u64], not: Option<&[u64]>| -> usize {
+            let counts = e.bucket_counts(set, not);
+            counts
+                .iter()
+                .zip(&e.bucket_avg)
+                .map(|(&n, &a)| n as usize * a)
+                .sum()
+        };
+        assert!(portable(&live, None) > 0, "some sparse classes have runs");
+        for _ in 0..20 {
+            let a: Vec<u64> = live.iter().map(|l| l & next()).collect();
+            let b: Vec<u64> = live.iter().map(|l| l & next()).collect();
+            assert_eq!(e.runs_in(&a, None), portable(&a, None));
+            assert_eq!(e.runs_in(&a, Some(&b)), portable(&a, Some(&b)));
+            assert_eq!(e.delta_cost(&a, &b), e.delta_cost(&b, &a));
         }
     }
 
