@@ -29,6 +29,7 @@
 use smallvec::SmallVec;
 
 use munch_lexer::spans::deposit::Deposit;
+use munch_lexer::spans::{count_in, Words};
 
 /// How a fresh expansion writes the sparse classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -271,31 +272,11 @@ impl Expansion {
 
     /// Estimated runs of the classes in `set` and not in `not` (if given). Every expansion
     /// prices itself this way (four buckets of every set word, and twice more per recent
-    /// result it might start from), so the count uses AVX-512 popcounts, or POPCNT, where the
-    /// CPU has them: the baseline target counts bits with a dozen instructions per word (40
-    /// words: 114 ns that way, 74 with POPCNT, in a microbenchmark).
+    /// result it might start from), so the count is `munch_lexer`'s, with the CPU's popcounts
+    /// (the baseline target counts bits with a dozen instructions per word: 40 words took 114
+    /// ns that way, 74 with POPCNT, in a microbenchmark).
     fn runs_in(&self, set: &[u64], not: Option<&[u64]>) -> usize {
-        let per_bucket = {
-            #[cfg(target_arch = "x86_64")]
-            {
-                if std::arch::is_x86_feature_detected!("avx512f")
-                    && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
-                {
-                    // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
-                    unsafe { self.bucket_counts_avx512(set, not) }
-                } else if std::arch::is_x86_feature_detected!("popcnt") {
-                    // SAFETY: the CPU has POPCNT, checked just above.
-                    unsafe { self.bucket_counts_popcnt(set, not) }
-                } else {
-                    self.bucket_counts(set, not)
-                }
-            }
-            #[cfg(not(target_arch = "x86_64"))]
-            {
-                self.bucket_counts(set, not)
-            }
-        };
-        per_bucket
+        self.bucket_counts(set, not)
             .iter()
             .zip(&self.bucket_avg)
             .map(|(&n, &avg)| n as usize * avg)
@@ -303,54 +284,11 @@ impl Expansion {
     }
 
     /// Per bucket, the classes in `set` and not in `not`.
-    #[inline(always)]
-    fn bucket_counts(&self, set: &[u64], not: Option<&[u64]>) -> [u32; BUCKETS] {
-        std::array::from_fn(|k| {
-            let b = &self.buckets[k * self.set_words..(k + 1) * self.set_words];
-            set.iter()
-                .zip(b)
-                .enumerate()
-                .map(|(i, (&s, &b))| (s & b & !not.map_or(0, |n| n[i])).count_ones())
-                .sum()
-        })
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt")]
-    fn bucket_counts_popcnt(&self, set: &[u64], not: Option<&[u64]>) -> [u32; BUCKETS] {
-        self.bucket_counts(set, not)
-    }
-
-    /// [`Expansion::bucket_counts`] eight words at a time.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512vpopcntdq")]
-    fn bucket_counts_avx512(&self, set: &[u64], not: Option<&[u64]>) -> [u32; BUCKETS] {
-        use std::arch::x86_64::*;
-        let n = self
-            .set_words
-            .min(set.len())
-            .min(not.map_or(usize::MAX, <[u64]>::len));
-        let mut counts = [_mm512_setzero_si512(); BUCKETS];
-        for i in (0..n).step_by(8) {
-            let k: __mmask8 = if n - i >= 8 {
-                u8::MAX
-            } else {
-                (1u8 << (n - i)) - 1
-            };
-            // SAFETY: the mask lets only words `i..n` be read, inside `set`, `not` and each
-            // bucket (`set_words` long).
-            let load = |s: &[u64]| unsafe { _mm512_maskz_loadu_epi64(k, s.as_ptr().add(i).cast()) };
-            let mut s = load(set);
-            if let Some(not) = not {
-                s = _mm512_andnot_si512(load(not), s);
-            }
-            for (b, count) in counts.iter_mut().enumerate() {
-                let bucket = &self.buckets[b * self.set_words..(b + 1) * self.set_words];
-                let c = _mm512_popcnt_epi64(_mm512_and_si512(s, load(bucket)));
-                *count = _mm512_add_epi64(*count, c);
-            }
-        }
-        counts.map(|c| _mm512_reduce_add_epi64(c) as u32)
+    fn bucket_counts(&self, set: &[u64], not: Option<&[u64]>) -> [u64; BUCKETS] {
+        let with = not.map_or(Words::Set, Words::AndNot);
+        let buckets =
+            std::array::from_fn(|k| &self.buckets[k * self.set_words..(k + 1) * self.set_words]);
+        count_in(set, with, buckets)
     }
 
     /// Estimated cost of [`Expansion::expand`] on `set` (quick, rough), and the cheapest way
@@ -620,8 +558,8 @@ mod tests {
         }
     }
 
-    /// The dispatched count of runs in a set (AVX-512 or POPCNT where the CPU has them) is the
-    /// portable one, over set words past one vector and a partial last one.
+    /// The count of runs in a set (by the CPU's popcounts) is the one by hand, over set words
+    /// past one vector and a partial last one.
     #[test]
     fn runs_in_matches_portable() {
         let (tokens, classes) = (40_000usize, 700usize);
@@ -654,11 +592,14 @@ mod tests {
             .collect();
         let e = Expansion::new(tokens / 32 + 1, &run_start, &runs, &live);
         let portable = |set: &[u64], not: Option<&[u64]>| -> usize {
-            let counts = e.bucket_counts(set, not);
-            counts
-                .iter()
-                .zip(&e.bucket_avg)
-                .map(|(&n, &a)| n as usize * a)
+            (0..BUCKETS)
+                .map(|k| {
+                    let b = &e.buckets[k * e.set_words..(k + 1) * e.set_words];
+                    let n: u32 = (0..e.set_words)
+                        .map(|i| (set[i] & b[i] & !not.map_or(0, |n| n[i])).count_ones())
+                        .sum();
+                    n as usize * e.bucket_avg[k]
+                })
                 .sum()
         };
         assert!(portable(&live, None) > 0, "some sparse classes have runs");

@@ -45,7 +45,7 @@
 //! tables of class bytes.
 
 use super::deposit::{low_bits, Deposit};
-use super::kernels::{combine, count_small, count_small_diff};
+use super::kernels::{combine, count_in, Words};
 use super::ClassSet;
 use crate::TokenId;
 
@@ -541,7 +541,7 @@ impl Patterns {
                 }
             }
         }
-        let (single, multi) = count_small_diff(set, base, &self.single, &self.multi);
+        let [single, multi] = count_in(set, Words::Xor(base), [&self.single, &self.multi]);
         d.cost = cost + single + ((multi * self.multi_mean) >> 8);
         d
     }
@@ -666,7 +666,8 @@ impl Patterns {
             }
             missing_cost += missing_runs.min(self.pass_cost);
         }
-        let (present_single, present_multi) = count_small(set, &self.single, &self.multi);
+        let [present_single, present_multi] =
+            count_in(set, Words::Set, [&self.single, &self.multi]);
         // Runs of the multi-word classes, estimated from their mean.
         let runs = |single: u64, multi: u64| single + ((multi * self.multi_mean) >> 8);
         let present_small = runs(present_single, present_multi);
@@ -1068,7 +1069,7 @@ impl Default for ExpandCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spans::kernels::{combine_portable, count_small_portable};
+    use crate::spans::kernels::{combine_portable, count_in_portable};
     use crate::spans::ClassId;
     use proptest::prelude::*;
 
@@ -1344,30 +1345,42 @@ mod tests {
         }
     }
 
-    /// The dispatched counts (AVX-512 popcounts, or POPCNT and AVX2, where the CPU has them)
-    /// equal the portable one and a count by hand, of a set and of its difference with a base.
+    /// The dispatched counts (AVX-512 popcounts, or POPCNT, where the CPU has them) equal the
+    /// portable ones and a count by hand, of a set alone, of its difference with another in
+    /// either sense, in two masks and in four, over lengths around one vector of words.
     #[test]
-    fn count_small_matches_portable() {
-        // Lengths around the eight words of one AVX-512 step, and Java's 77.
+    fn count_in_matches_portable() {
         for len in [0, 1, 7, 8, 9, 16, 77] {
             let words: Vec<u64> = (1..=len as u64).map(splitmix).collect();
-            let base: Vec<u64> = words.iter().map(|w| splitmix(w ^ 1)).collect();
-            let single: Vec<u64> = words.iter().map(|w| splitmix(*w)).collect();
-            let multi: Vec<u64> = single.iter().map(|w| splitmix(*w) & !w).collect();
-            let by_hand = |set: &dyn Fn(usize) -> u64| {
-                (0..len).fold((0, 0), |(a, b), i| {
-                    (
-                        a + u64::from((set(i) & single[i]).count_ones()),
-                        b + u64::from((set(i) & multi[i]).count_ones()),
-                    )
-                })
+            let other: Vec<u64> = words.iter().map(|w| splitmix(w ^ 1)).collect();
+            let masks: Vec<Vec<u64>> = (0..4u64)
+                .map(|m| words.iter().map(|w| splitmix(w ^ (m + 2))).collect())
+                .collect();
+            let by_hand = |set: &dyn Fn(usize) -> u64, m: usize| -> u64 {
+                (0..len)
+                    .map(|i| u64::from((set(i) & masks[m][i]).count_ones()))
+                    .sum()
             };
-            let want = by_hand(&|i| words[i]);
-            assert_eq!(count_small_portable(&words, &single, &multi), want);
-            assert_eq!(count_small(&words, &single, &multi), want);
-            let diff = by_hand(&|i| words[i] ^ base[i]);
-            assert_eq!(count_small_diff(&words, &base, &single, &multi), diff);
+            let ways: [(Words, &dyn Fn(usize) -> u64); 3] = [
+                (Words::Set, &|i| words[i]),
+                (Words::Xor(&other), &|i| words[i] ^ other[i]),
+                (Words::AndNot(&other), &|i| words[i] & !other[i]),
+            ];
+            for (with, set) in ways {
+                let two = [&masks[0][..], &masks[1][..]];
+                let want = [by_hand(set, 0), by_hand(set, 1)];
+                assert_eq!(count_in_portable(&words, with, two), want, "{with:?} {len}");
+                assert_eq!(count_in(&words, with, two), want, "{with:?} {len}");
+                let four: [&[u64]; 4] = std::array::from_fn(|m| &masks[m][..]);
+                let want: [u64; 4] = std::array::from_fn(|m| by_hand(set, m));
+                assert_eq!(count_in(&words, with, four), want, "{with:?} {len}");
+            }
         }
+        // Only the words every slice has are counted.
+        assert_eq!(
+            count_in(&[u64::MAX; 9], Words::Set, [&[u64::MAX; 3][..]]),
+            [192]
+        );
     }
 
     /// Classes with a skewed size distribution (a few large ones, many of one or two tokens),

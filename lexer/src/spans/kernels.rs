@@ -1,101 +1,88 @@
-//! The word kernels of the class-mask expansion (`expand.rs`): counting a set's small classes
-//! and the one pass that ORs and clears precomputed masks, each compiled twice, portable and
-//! with AVX2 and POPCNT (picked at run time), because their speed is the load and store width.
+//! The word kernels of the class-mask expansion (`expand.rs`): counting a set's classes in
+//! precomputed masks ([`count_in`], also the weighted automaton's) and the one pass that ORs
+//! and clears precomputed masks, each compiled for the widest instructions the CPU has (picked
+//! at run time), because their speed is the load and store width or the popcount.
 
-/// The number of classes of `set` in `single` and in `multi` (sets over the same classes).
-pub(super) fn count_small(set: &[u64], single: &[u64], multi: &[u64]) -> (u64, u64) {
+/// What a set's words are combined with before [`count_in`] counts them.
+#[derive(Clone, Copy, Debug)]
+pub enum Words<'a> {
+    /// The set alone.
+    Set,
+    /// The classes in exactly one of the set and this one.
+    Xor(&'a [u64]),
+    /// The classes of the set that are not in this one.
+    AndNot(&'a [u64]),
+}
+
+/// For each of `masks`, how many of the classes of `set` (combined as `with` says) it holds,
+/// over the words that all of them have. Counted with AVX-512 popcounts, or POPCNT, where the
+/// CPU has them: the baseline target has no popcount instruction, and its bit-twiddling count
+/// over Java's 76 set words cost about 60 ns of the 430 ns an empty set takes on Llama 3; over
+/// Llama 3 × Go's 78 words, two masks took 23 ns with POPCNT and 12 with AVX-512 (a
+/// microbenchmark). Expansions price themselves with it (the small classes of a set here, the
+/// weighted automaton's cost buckets).
+pub fn count_in<const N: usize>(set: &[u64], with: Words, masks: [&[u64]; N]) -> [u64; N] {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
         {
             // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
-            return unsafe { count_small_avx512(set, None, single, multi) };
+            return unsafe { count_in_avx512(set, with, masks) };
         }
-        if std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("popcnt")
-        {
-            // SAFETY: the CPU has AVX2 and POPCNT, checked just above.
-            return unsafe { count_small_avx2(set, single, multi) };
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has POPCNT, checked just above.
+            return unsafe { count_in_popcnt(set, with, masks) };
         }
     }
-    count_small_portable(set, single, multi)
+    count_in_portable(set, with, masks)
 }
 
-/// [`count_small`] compiled with POPCNT and AVX2: the baseline target has no popcount
-/// instruction, and its bit-twiddling count over Java's 76 set words cost about 60 ns of the
-/// 430 ns an empty set takes on Llama 3.
+/// The words that `set`, `with`'s set and every mask have.
+fn common_len(set: &[u64], with: Words, masks: &[&[u64]]) -> usize {
+    let with_len = match with {
+        Words::Set => usize::MAX,
+        Words::Xor(w) | Words::AndNot(w) => w.len(),
+    };
+    masks
+        .iter()
+        .fold(set.len().min(with_len), |n, m| n.min(m.len()))
+}
+
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,popcnt")]
-fn count_small_avx2(set: &[u64], single: &[u64], multi: &[u64]) -> (u64, u64) {
-    count_small_portable(set, single, multi)
+#[target_feature(enable = "popcnt")]
+fn count_in_popcnt<const N: usize>(set: &[u64], with: Words, masks: [&[u64]; N]) -> [u64; N] {
+    count_in_portable(set, with, masks)
 }
 
 #[inline(always)]
-pub(super) fn count_small_portable(set: &[u64], single: &[u64], multi: &[u64]) -> (u64, u64) {
-    count_small_of(set.iter().copied(), single, multi)
-}
-
-/// [`count_small`] of the classes in exactly one of `set` and `base`.
-pub(super) fn count_small_diff(
+pub(super) fn count_in_portable<const N: usize>(
     set: &[u64],
-    base: &[u64],
-    single: &[u64],
-    multi: &[u64],
-) -> (u64, u64) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
-        {
-            // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
-            return unsafe { count_small_avx512(set, Some(base), single, multi) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("popcnt")
-        {
-            // SAFETY: the CPU has AVX2 and POPCNT, checked just above.
-            return unsafe { count_small_diff_avx2(set, base, single, multi) };
+    with: Words,
+    masks: [&[u64]; N],
+) -> [u64; N] {
+    let n = common_len(set, with, &masks);
+    let mut counts = [0u64; N];
+    for i in 0..n {
+        let s = match with {
+            Words::Set => set[i],
+            Words::Xor(w) => set[i] ^ w[i],
+            Words::AndNot(w) => set[i] & !w[i],
+        };
+        for (count, mask) in counts.iter_mut().zip(&masks) {
+            *count += u64::from((s & mask[i]).count_ones());
         }
     }
-    count_small_diff_portable(set, base, single, multi)
+    counts
 }
 
-/// [`count_small_diff`] compiled with POPCNT and AVX2 (see [`count_small_avx2`]).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,popcnt")]
-fn count_small_diff_avx2(set: &[u64], base: &[u64], single: &[u64], multi: &[u64]) -> (u64, u64) {
-    count_small_diff_portable(set, base, single, multi)
-}
-
-#[inline(always)]
-fn count_small_diff_portable(
-    set: &[u64],
-    base: &[u64],
-    single: &[u64],
-    multi: &[u64],
-) -> (u64, u64) {
-    count_small_of(set.iter().zip(base).map(|(s, b)| s ^ b), single, multi)
-}
-
-/// [`count_small`] (of `set ^ base` with a base: [`count_small_diff`]) eight words at a time
-/// with AVX-512 popcounts: over Llama 3 × Go's 78 set words, 12 ns against 23 for the POPCNT
-/// loop (a microbenchmark), of a plan's 55–80.
+/// [`count_in`] eight words at a time.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512vpopcntdq")]
-unsafe fn count_small_avx512(
-    set: &[u64],
-    base: Option<&[u64]>,
-    single: &[u64],
-    multi: &[u64],
-) -> (u64, u64) {
+fn count_in_avx512<const N: usize>(set: &[u64], with: Words, masks: [&[u64]; N]) -> [u64; N] {
     use std::arch::x86_64::*;
-    let n = set
-        .len()
-        .min(single.len())
-        .min(multi.len())
-        .min(base.map_or(usize::MAX, <[u64]>::len));
-    let (mut in_single, mut in_multi) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+    let n = common_len(set, with, &masks);
+    let mut counts = [_mm512_setzero_si512(); N];
     for i in (0..n).step_by(8) {
         let k: __mmask8 = if n - i >= 8 {
             u8::MAX
@@ -104,29 +91,17 @@ unsafe fn count_small_avx512(
         };
         // SAFETY: the mask lets only words `i..n` be read, inside every slice.
         let load = |s: &[u64]| unsafe { _mm512_maskz_loadu_epi64(k, s.as_ptr().add(i).cast()) };
-        let mut s = load(set);
-        if let Some(base) = base {
-            s = _mm512_xor_si512(s, load(base));
+        let s = match with {
+            Words::Set => load(set),
+            Words::Xor(w) => _mm512_xor_si512(load(set), load(w)),
+            Words::AndNot(w) => _mm512_andnot_si512(load(w), load(set)),
+        };
+        for (count, mask) in counts.iter_mut().zip(&masks) {
+            let c = _mm512_popcnt_epi64(_mm512_and_si512(s, load(mask)));
+            *count = _mm512_add_epi64(*count, c);
         }
-        let single = _mm512_and_si512(s, load(single));
-        let multi = _mm512_and_si512(s, load(multi));
-        in_single = _mm512_add_epi64(in_single, _mm512_popcnt_epi64(single));
-        in_multi = _mm512_add_epi64(in_multi, _mm512_popcnt_epi64(multi));
     }
-    (
-        _mm512_reduce_add_epi64(in_single) as u64,
-        _mm512_reduce_add_epi64(in_multi) as u64,
-    )
-}
-
-#[inline(always)]
-fn count_small_of(set: impl Iterator<Item = u64>, single: &[u64], multi: &[u64]) -> (u64, u64) {
-    let (mut present_single, mut present_multi) = (0u64, 0u64);
-    for ((s, &single), &multi) in set.zip(single).zip(multi) {
-        present_single += u64::from((s & single).count_ones());
-        present_multi += u64::from((s & multi).count_ones());
-    }
-    (present_single, present_multi)
+    counts.map(|c| _mm512_reduce_add_epi64(c) as u64)
 }
 
 /// `words = (pos[0] | pos[1] | …) & !(neg[0] | neg[1] | …)` (all zero without `pos`), every

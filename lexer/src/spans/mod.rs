@@ -103,6 +103,7 @@ use ahash::AHashMap;
 pub use classes::TokenClasses;
 pub use error::{SpansBudget, SpansBuildError};
 pub use expand::ExpandCache;
+pub use kernels::{count_in, Words};
 pub use set::{ClassSet, Iter as ClassSetIter};
 
 use crate::vocab::Vocabulary;
