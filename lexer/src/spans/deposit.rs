@@ -79,10 +79,10 @@ pub struct Deposit {
     word_len: usize,
     /// 128-byte tables of the set's bytes that the gather looks up.
     tables: usize,
-    /// Per chunk of 64 slots: each slot's byte of the set within its table (bits 0..7), and
+    /// Per chunk of 64 slots: each slot's byte of the set within its table (bits 0 to 6), and
     /// bit 0 of its table's place in its segment's list (bit 7, which the lookup ignores).
     lo: Vec<[u8; 64]>,
-    /// Per chunk: the bit each slot takes, `(j % 8) * 8 + class % 8` (bits 0..6: slot `j` of
+    /// Per chunk: the bit each slot takes, `(j % 8) * 8 + class % 8` (bits 0 to 5: slot `j` of
     /// the chunk finds its byte at byte `j % 8` of its 64-bit lane), and bits 1 and 2 of its
     /// table's place in the list (bits 6 and 7, which the bit shuffle ignores). Slots skipped
     /// to fit a lane's window take whatever they find: their bits reach no word.
