@@ -561,7 +561,7 @@ mod tests {
     /// The count of runs in a set (by the CPU's popcounts) is the one by hand, over set words
     /// past one vector and a partial last one.
     #[test]
-    fn runs_in_matches_portable() {
+    fn runs_in_counts_as_by_hand() {
         let (tokens, classes) = (40_000usize, 700usize);
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
@@ -591,7 +591,7 @@ mod tests {
             })
             .collect();
         let e = Expansion::new(tokens / 32 + 1, &run_start, &runs, &live);
-        let portable = |set: &[u64], not: Option<&[u64]>| -> usize {
+        let by_hand = |set: &[u64], not: Option<&[u64]>| -> usize {
             (0..BUCKETS)
                 .map(|k| {
                     let b = &e.buckets[k * e.set_words..(k + 1) * e.set_words];
@@ -602,12 +602,12 @@ mod tests {
                 })
                 .sum()
         };
-        assert!(portable(&live, None) > 0, "some sparse classes have runs");
+        assert!(by_hand(&live, None) > 0, "some sparse classes have runs");
         for _ in 0..20 {
             let a: Vec<u64> = live.iter().map(|l| l & next()).collect();
             let b: Vec<u64> = live.iter().map(|l| l & next()).collect();
-            assert_eq!(e.runs_in(&a, None), portable(&a, None));
-            assert_eq!(e.runs_in(&a, Some(&b)), portable(&a, Some(&b)));
+            assert_eq!(e.runs_in(&a, None), by_hand(&a, None));
+            assert_eq!(e.runs_in(&a, Some(&b)), by_hand(&a, Some(&b)));
             assert_eq!(e.delta_cost(&a, &b), e.delta_cost(&b, &a));
         }
     }

@@ -107,16 +107,17 @@ pub struct Deposit {
 }
 
 /// What a segment of the gather costs beyond its chunks, and what a chunk costs beyond its
-/// lookups, in lookups (one table's byte permutation and blend per chunk): about 4.3, 0.45 and
-/// 0.14 ns (a microbenchmark of the gather, and the route's gather on Llama 3 × Go's classes,
-/// 27 runs of chunks).
+/// lookups, in lookups (one table's byte permutation and blend per chunk). A chunk costs about
+/// 0.45 ns and a lookup 0.14 (a microbenchmark of the gather); a segment about 5 ns, what was
+/// left of the route's gather on Llama 3 × Go's classes (0.26 µs over 20 runs of chunks,
+/// unmerged) once its chunks' lookups were counted.
 const SEGMENT_COST: usize = 30;
 const CHUNK_COST: usize = 3;
 
 /// The runs of chunks that look up the same tables (`chunk_tables[c]`: bit `t`, table `t`),
 /// merged into the segments that cost least (each chunk looks up the union of its segment's
 /// tables): `(end chunk, tables)`, in order. Short runs between longer ones (Llama 3 × Go:
-/// 27 runs, half of them of one to four chunks) are not worth their own segment.
+/// 20 runs, 11 of them of one to four chunks) are not worth their own segment.
 fn merge_runs(chunk_tables: &[u8]) -> Vec<(u32, u8)> {
     let mut runs: Vec<(u32, u8)> = Vec::new();
     for (c, &used) in chunk_tables.iter().enumerate() {
