@@ -13,9 +13,10 @@
 //!    [`MAX_TABLES`] tables of 128 bytes), a tree of byte blends keeps each token's own table's
 //!    byte (picked by bits the lookups ignore), and one AVX-512 BITALG bit shuffle picks the
 //!    bit out of each byte. The result is `D`, one bit per sparse token, the tokens of each
-//!    64-bit mask word one after another. With three tables or more, the words are laid out by
-//!    the tables their tokens use, so that a segment of chunks looks up only its own (one or
-//!    two, mostly); short runs merge into segments (`merge_runs`).
+//!    64-bit mask word one after another, in the order of the words. A segment of chunks looks
+//!    up only the tables its tokens use: classes are numbered by their lowest member, so the
+//!    one-token classes of nearby words (most sparse tokens) are in the same table. Short runs
+//!    merge into segments (`merge_runs`).
 //! 2. **Pad.** `D` becomes `P`, where each word's bits start at a byte, 64 bytes at a time: a
 //!    byte permutation gives each 64-bit lane its window of `D` (the build makes every lane's
 //!    bits fit one window that starts at a byte), and a VBMI multishift takes each byte's 8
@@ -28,9 +29,14 @@
 //!    tokens start and puts them at its tokens' positions with one BMI2 `pdep`. The bits start
 //!    at a byte, so the read needs no shift, and a word of 64 sparse tokens is still one
 //!    `pdep`. Steps 3 and 4 are one loop: per 512 bits, eight deposits and the parts, written
-//!    once. The loop is bound by its micro-operations: a shift per word (reading `D` at a bit
-//!    offset instead of padding) made it 40% slower (0.27 → 0.38 ns per word in a
-//!    microbenchmark), more than the padding's gather cost.
+//!    once. The loop is bound by its micro-operations and loads: a shift per word (reading `D`
+//!    at a bit offset instead of padding) made it 40% slower (0.27 → 0.38 ns per word in a
+//!    microbenchmark), more than the padding's gather cost. Where nearly every word has sparse
+//!    tokens, as with Llama 3 and the trie masker's classes of Go and Java (98% and 94% of the
+//!    words), each word's first 16 find their bits at a fixed place of `P` (two bytes per
+//!    word), and the loop reads no offset per word; the few words of more than 16 deposit the
+//!    rest after the loop. On Llama 3 × Go's real masks the loop went from about 2,100 to
+//!    1,900 time-stamp counts per call, the pad (a longer `P`) from 180 to 280–350.
 //!
 //! `cargo bench -p munch-lexer --bench deposit` (synthetic layouts of Llama 3's size, all
 //! tables in the CPU's caches; the minimum per call, three runs alternated with the route
@@ -62,9 +68,6 @@ use std::mem::MaybeUninit;
 
 /// The most 128-byte tables of class-set bytes, so at most `MAX_TABLES * 1024` classes.
 pub const MAX_TABLES: usize = 8;
-/// From this many tables on, the words are laid out in `D` by the tables their tokens use, and
-/// each run of chunks looks up only the tables it uses.
-const BY_TABLES_FROM: usize = 3;
 /// The most 64-bit words of `P` (and so of `D`, no longer): both live on the stack, 16 KiB
 /// each.
 const MAX_CHUNKS: usize = 2048;
@@ -97,27 +100,35 @@ pub struct Deposit {
     win: Vec<u16>,
     pick: Vec<[u8; 64]>,
     shift: Vec<[u8; 64]>,
-    /// Per whole 64-bit mask word: the byte of `P` where its sparse tokens' bits start, and
-    /// their bits (none: 0, and the deposit writes nothing).
-    byte: Vec<u16>,
+    /// Per whole 64-bit mask word: the bits of its sparse tokens (none: 0, and the deposit
+    /// writes nothing), and the byte of `P` where they start. With `P` at fixed places
+    /// (`byte` empty), word `w`'s first 16 start at byte `2w` and only they are in `bits`.
     bits: Vec<u64>,
+    byte: Vec<u16>,
     /// When the mask has an odd number of `u32` words: the last one's `(byte, bits)` (written
     /// alone, so the route never writes past the mask).
     last: Option<(u16, u32)>,
+    /// Whether `P` is at fixed places (see `build`).
+    fixed: bool,
+    /// With `P` at fixed places, the words of more than 16 sparse tokens: `(word, byte of
+    /// P, the bits of the others)`.
+    over: Vec<(u32, u16, u64)>,
 }
 
 /// What a segment of the gather costs beyond its chunks, and what a chunk costs beyond its
 /// lookups, in lookups (one table's byte permutation and blend per chunk). A chunk costs about
 /// 0.45 ns and a lookup 0.14 (a microbenchmark of the gather); a segment about 5 ns, what was
 /// left of the route's gather on Llama 3 × Go's classes (0.26 µs over 20 runs of chunks,
-/// unmerged) once its chunks' lookups were counted.
+/// unmerged, when words were laid out by the tables they use) once its chunks' lookups were
+/// counted.
 const SEGMENT_COST: usize = 30;
 const CHUNK_COST: usize = 3;
 
 /// The runs of chunks that look up the same tables (`chunk_tables[c]`: bit `t`, table `t`),
 /// merged into the segments that cost least (each chunk looks up the union of its segment's
-/// tables): `(end chunk, tables)`, in order. Short runs between longer ones (Llama 3 × Go:
-/// 20 runs, 11 of them of one to four chunks) are not worth their own segment.
+/// tables): `(end chunk, tables)`, in order. Short runs between longer ones are not worth
+/// their own segment: Llama 3 × Go's 202 chunks are 45 runs, 39 of one to four chunks, and
+/// four segments that look up 3.4 tables per chunk.
 fn merge_runs(chunk_tables: &[u8]) -> Vec<(u32, u8)> {
     let mut runs: Vec<(u32, u8)> = Vec::new();
     for (c, &used) in chunk_tables.iter().enumerate() {
@@ -190,48 +201,73 @@ impl Deposit {
         if tables > MAX_TABLES || tokens.is_empty() || !ascending || !tokens.iter().all(inside) {
             return None;
         }
-        // The words with sparse tokens: `(tables their tokens' classes use, word, first
-        // token, tokens)`. Laid out in `D` by those tables (then in order), most chunks look
-        // up one or two of them: classes are numbered by their lowest member, so the one-token
-        // classes of a word (most of its sparse tokens) are near one another. With Llama 3 ×
-        // Java's 4,832 token classes (five tables) a chunk then looks up 1.8 on average, and
-        // the route on the trie masker's real masks went from 1.42 to 1.27 µs at p50.
-        let mut word_list: Vec<(u8, u32, usize, usize)> = Vec::new();
-        for (i, &(t, class)) in tokens.iter().enumerate() {
-            let table = 1u8 << (class / 1024);
-            match word_list.last_mut() {
-                Some((sig, w, _, n)) if *w == t / 64 => (*sig, *n) = (*sig | table, *n + 1),
-                _ => word_list.push((table, t / 64, i, 1)),
+        // Per 64-bit word of the mask (an odd last `u32` word is one too): its first token's
+        // index in `tokens`, and how many.
+        let whole = word_len.div_ceil(2);
+        let mut per_word = vec![(0usize, 0usize); whole];
+        for (i, &(t, _)) in tokens.iter().enumerate() {
+            let (first, n) = &mut per_word[t as usize / 64];
+            if *n == 0 {
+                *first = i;
             }
+            *n += 1;
         }
-        // With one or two tables, every chunk looks them all up, in token order: laid out by
-        // tables, the weighted automaton's Java blocks with Llama 3 (two tables) took 1.10–1.17
-        // µs per fresh expansion hot at p50 against 1.03–1.09, the deposit reading `P` out of
-        // order for little saved.
-        let by_tables = tables >= BY_TABLES_FROM;
-        if by_tables {
-            word_list.sort_unstable();
-        }
-        // `P`: each word's bits from a byte, as the deposit reads them; per byte of `P`, its
-        // tokens (the first's index in `tokens`, and how many: at most 8).
-        let mut p_bytes: Vec<(usize, usize)> = Vec::new();
-        let mut byte = vec![0u16; word_len / 2];
-        let mut bits = vec![0u64; word_len / 2];
-        let mut last = None;
-        let full = (word_len / 2) as u32;
-        for &(_, word, first, n) in &word_list {
-            let at = p_bytes.len() as u16;
-            p_bytes.extend((0..n).step_by(8).map(|i| (first + i, (n - i).min(8))));
-            let word_bits = tokens[first..first + n]
+        let word_bits = |from: usize, to: usize| {
+            tokens[from..to]
                 .iter()
-                .fold(0u64, |b, &(t, _)| b | 1 << (t % 64));
-            if word < full {
-                byte[word as usize] = at;
-                bits[word as usize] = word_bits;
-            } else {
-                last = Some((at, word_bits as u32));
+                .fold(0u64, |b, &(t, _)| b | 1 << (t % 64))
+        };
+        // `P`, where each word's bits start at a byte; per byte of `P`, its tokens (the first's
+        // index in `tokens`, and how many: at most 8). Where nearly every word has sparse
+        // tokens and few more than 16, each word has two bytes at a fixed place (bytes `2w`
+        // and `2w + 1`: its first 16 tokens) and the rest of the words of more than 16 follow
+        // (`over`); the loop then reads no offset per word. Elsewhere each word's bytes follow
+        // the last word's (`byte`), so that `P` holds no empty bytes: at fixed places, Gemma 3
+        // × Java's sparse tokens (in 58% of its 4,096 words, 112 of them of more than 16) made
+        // the `expand` bench's random half 1.57 → 1.78 µs, the pad twice as long. The words
+        // are in order either way: laid out by the tables their tokens use (as before), Llama
+        // 3 × Go's chunks looked up 608 tables against 689, but `P` at fixed places takes
+        // each block of the pad from one window of `D`.
+        let with_tokens = per_word.iter().filter(|w| w.1 > 0).count();
+        let over_16 = per_word.iter().filter(|w| w.1 > 16).count();
+        let fixed = 8 * with_tokens >= 7 * whole && 16 * over_16 <= whole;
+        let mut p_bytes: Vec<(usize, usize)> = Vec::with_capacity(2 * whole);
+        let (mut byte, mut over) = (Vec::new(), Vec::new());
+        let per_byte =
+            |first: usize, n: usize| (0..n).step_by(8).map(move |i| (first + i, (n - i).min(8)));
+        if fixed {
+            for &(first, n) in &per_word {
+                p_bytes.push((first, n.min(8)));
+                p_bytes.push((first + n.min(8), n.saturating_sub(8).min(8)));
+            }
+            for (w, &(first, n)) in per_word.iter().enumerate() {
+                if n > 16 {
+                    over.push((
+                        w as u32,
+                        p_bytes.len() as u16,
+                        word_bits(first + 16, first + n),
+                    ));
+                    p_bytes.extend(per_byte(first + 16, n - 16));
+                }
+            }
+        } else {
+            for &(first, n) in &per_word {
+                byte.push(p_bytes.len() as u16);
+                p_bytes.extend(per_byte(first, n));
             }
         }
+        let in_place = if fixed { 16 } else { 64 };
+        let placed = |&(first, n): &(usize, usize)| word_bits(first, first + n.min(in_place));
+        let full = word_len / 2;
+        let bits: Vec<u64> = per_word[..full].iter().map(placed).collect();
+        let last = (word_len % 2 == 1).then(|| {
+            let at = if fixed { 2 * full } else { byte[full] as usize };
+            (at as u16, placed(&per_word[full]) as u32)
+        });
+        byte.truncate(full);
+        // What `P` took when each word's bits started at a byte of their own (the gather's
+        // price is fitted to it, see below).
+        let packed_bytes: usize = per_word.iter().map(|&(_, n)| n.div_ceil(8)).sum();
         let blocks = p_bytes.len().div_ceil(64);
         if blocks * 8 > MAX_CHUNKS {
             return None;
@@ -293,9 +329,6 @@ impl Deposit {
                 }
             }
         }
-        if !by_tables {
-            chunk_tables.fill(low_bits(tables));
-        }
         // Runs of chunks that look up the same tables, merged into segments where a few more
         // lookups per chunk cost less than a segment; each chunk then looks up its segment's.
         let segments = merge_runs(&chunk_tables);
@@ -336,13 +369,15 @@ impl Deposit {
             // At the pad's own (11% lower on Llama 3 × Java), Gemma 3 × Java's random half
             // went to the route and took 1.82 µs against 1.55 (`expand` bench, before the
             // blends).
-            gather_cost: gather_cost * p_bytes.len().div_ceil(8) / chunks.max(1) / 21,
+            gather_cost: gather_cost * packed_bytes.div_ceil(8) / chunks.max(1) / 21,
             win,
             pick,
             shift,
-            byte,
             bits,
+            byte,
             last,
+            fixed,
+            over,
         })
     }
 
@@ -396,17 +431,35 @@ impl Deposit {
         self.pad(&d[..chunks + 16], &mut s[..p_words]);
         s[p_words].write(0);
         let s = &s[..=p_words];
+        if self.fixed {
+            self.pass_all::<true>(parts, words, s);
+        } else {
+            self.pass_all::<false>(parts, words, s);
+        }
+    }
+
+    /// Steps 3 and 4 with every part: those after the eighth in a pass of their own.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,bmi2")]
+    unsafe fn pass_all<const FIXED: bool>(
+        &self,
+        parts: &[&[u32]],
+        words: &mut [u32],
+        s: &[MaybeUninit<u64>],
+    ) {
         match parts {
-            [] => self.pass_deposit::<0>(&[], words, s),
-            [a] => self.pass_deposit(&[a], words, s),
-            [a, b] => self.pass_deposit(&[a, b], words, s),
-            [a, b, c] => self.pass_deposit(&[a, b, c], words, s),
-            [a, b, c, d] => self.pass_deposit(&[a, b, c, d], words, s),
-            [a, b, c, d, e] => self.pass_deposit(&[a, b, c, d, e], words, s),
-            [a, b, c, d, e, f] => self.pass_deposit(&[a, b, c, d, e, f], words, s),
-            [a, b, c, d, e, f, g] => self.pass_deposit(&[a, b, c, d, e, f, g], words, s),
+            [] => self.pass_deposit::<0, FIXED>(&[], words, s),
+            [a] => self.pass_deposit::<1, FIXED>(&[a], words, s),
+            [a, b] => self.pass_deposit::<2, FIXED>(&[a, b], words, s),
+            [a, b, c] => self.pass_deposit::<3, FIXED>(&[a, b, c], words, s),
+            [a, b, c, d] => self.pass_deposit::<4, FIXED>(&[a, b, c, d], words, s),
+            [a, b, c, d, e] => self.pass_deposit::<5, FIXED>(&[a, b, c, d, e], words, s),
+            [a, b, c, d, e, f] => self.pass_deposit::<6, FIXED>(&[a, b, c, d, e, f], words, s),
+            [a, b, c, d, e, f, g] => {
+                self.pass_deposit::<7, FIXED>(&[a, b, c, d, e, f, g], words, s)
+            }
             [a, b, c, d, e, f, g, h, rest @ ..] => {
-                self.pass_deposit(&[a, b, c, d, e, f, g, h], words, s);
+                self.pass_deposit::<8, FIXED>(&[a, b, c, d, e, f, g, h], words, s);
                 for p in rest {
                     for (w, &p) in words.iter_mut().zip(*p) {
                         *w |= p;
@@ -487,7 +540,7 @@ impl Deposit {
     /// deposits from `s` (`P`, every block written, and the spare word), written once.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,bmi2")]
-    unsafe fn pass_deposit<const P: usize>(
+    unsafe fn pass_deposit<const P: usize, const FIXED: bool>(
         &self,
         parts: &[&[u32]; P],
         words: &mut [u32],
@@ -498,25 +551,28 @@ impl Deposit {
         let sb = s.as_ptr().cast::<u8>();
         // SAFETY: `b` is a byte of `P` (`build`), so `b + 8` ≤ the bytes of `s` (`P` and its
         // spare word), all written.
-        let dep = |b: u16, bits: u64| unsafe {
-            _pdep_u64(sb.add(b as usize).cast::<u64>().read_unaligned(), bits)
+        let dep = |b: usize, bits: u64| unsafe {
+            _pdep_u64(sb.add(b).cast::<u64>().read_unaligned(), bits)
         };
         let n = words.len();
         let out = words.as_mut_ptr();
-        let blocks = self.byte.len() / 8;
+        let blocks = self.bits.len() / 8;
+        // Where word `w`'s bits start in `P`.
+        let at = |w: usize| if FIXED { 2 * w } else { self.byte[w] as usize };
         // SAFETY (reads and writes): block `i` is `u32` words `16i..16i + 16` ≤ `2 ×
-        // byte.len()` ≤ `n`, within `words` and every part (`expand` checked their lengths).
+        // bits.len()` ≤ `n`, within `words` and every part (`expand` checked their lengths).
         for i in 0..blocks {
-            let (b, bits) = (&self.byte[8 * i..8 * i + 8], &self.bits[8 * i..8 * i + 8]);
+            let bits = &self.bits[8 * i..8 * i + 8];
+            let w = 8 * i;
             let mut v = _mm512_set_epi64(
-                dep(b[7], bits[7]) as i64,
-                dep(b[6], bits[6]) as i64,
-                dep(b[5], bits[5]) as i64,
-                dep(b[4], bits[4]) as i64,
-                dep(b[3], bits[3]) as i64,
-                dep(b[2], bits[2]) as i64,
-                dep(b[1], bits[1]) as i64,
-                dep(b[0], bits[0]) as i64,
+                dep(at(w + 7), bits[7]) as i64,
+                dep(at(w + 6), bits[6]) as i64,
+                dep(at(w + 5), bits[5]) as i64,
+                dep(at(w + 4), bits[4]) as i64,
+                dep(at(w + 3), bits[3]) as i64,
+                dep(at(w + 2), bits[2]) as i64,
+                dep(at(w + 1), bits[1]) as i64,
+                dep(at(w), bits[0]) as i64,
             );
             for p in parts {
                 v = _mm512_or_si512(v, _mm512_loadu_si512(p.as_ptr().add(16 * i).cast()));
@@ -524,8 +580,8 @@ impl Deposit {
             _mm512_storeu_si512(out.add(16 * i).cast(), v);
         }
         // The whole 64-bit words after the last block, then an odd last word.
-        for w in 8 * blocks..self.byte.len() {
-            let d = dep(self.byte[w], self.bits[w]);
+        for w in 8 * blocks..self.bits.len() {
+            let d = dep(at(w), self.bits[w]);
             for (j, word) in [2 * w, 2 * w + 1].into_iter().enumerate() {
                 let v = parts.iter().fold(0, |v, p| v | p[word]);
                 words[word] = v | (d >> (32 * j)) as u32;
@@ -534,8 +590,17 @@ impl Deposit {
         if n % 2 == 1 {
             let d = self
                 .last
-                .map_or(0, |(b, bits)| dep(b, u64::from(bits)) as u32);
+                .map_or(0, |(b, bits)| dep(b as usize, u64::from(bits)) as u32);
             words[n - 1] = parts.iter().fold(d, |v, p| v | p[n - 1]);
+        }
+        // With `P` at fixed places, the sparse tokens of the words of more than 16.
+        for &(w, b, bits) in &self.over {
+            let d = dep(b as usize, bits);
+            let w = 2 * w as usize;
+            words[w] |= d as u32;
+            if w + 1 < n {
+                words[w + 1] |= (d >> 32) as u32;
+            }
         }
     }
 
@@ -611,7 +676,12 @@ impl Deposit {
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.lo.len() * 128 + self.segments.len() * 8 + self.win.len() * 130 + self.byte.len() * 10
+        self.lo.len() * 128
+            + self.segments.len() * 8
+            + self.win.len() * 130
+            + self.bits.len() * 8
+            + self.byte.len() * 2
+            + self.over.len() * 16
     }
 
     /// What the route costs beyond reading the parts, hot, in scattered runs (a
@@ -623,7 +693,7 @@ impl Deposit {
     /// about 0.05–0.08 µs more; the gather's price was halved when its lookups became blends
     /// (see `build`).
     pub fn cost(&self) -> usize {
-        32 + self.byte.len() / 5 + self.gather_cost
+        32 + self.bits.len() / 5 + self.gather_cost
     }
 }
 
@@ -747,12 +817,12 @@ mod tests {
         expands_exactly(40, &tokens);
     }
 
-    /// With three tables or more, words are laid out by the tables their tokens use; long runs
-    /// of chunks that use the same tables are segments of their own, short ones merge; each
-    /// slot carries its table's place in its segment's list; and (where the CPU runs the
-    /// route) the expansion is every sparse token of the set's classes.
+    /// Words are laid out in order; long runs of chunks that use the same tables are segments
+    /// of their own, short ones merge; each slot carries its table's place in its segment's
+    /// list; and (where the CPU runs the route) the expansion is every sparse token of the
+    /// set's classes.
     #[test]
-    fn words_are_laid_out_by_their_tables_from_three() {
+    fn runs_of_chunks_of_the_same_tables_are_segments() {
         // Words 0..2,560: a token of a class of table 0; words 2,560..5,120: of table 2; word
         // 5,120: tokens of classes 1,100 (table 1) and 5.
         let mut tokens: Vec<(u32, u32)> = (0..2_560).map(|w| (w * 64 + 3, w % 1_024)).collect();
@@ -760,32 +830,31 @@ mod tests {
         tokens.extend([(5_120 * 64, 1_100), (5_120 * 64 + 1, 5)]);
         let d = Deposit::build(10_242, 3_000, &tokens).expect("within the limits");
         assert_eq!(d.tables, 3);
-        // In `P` and `D` alike: words 0..2,560 (slots 0..2,560: chunks 0..40), word 5,120
-        // (2,560 and 2,561), words 2,560..5,120 (2,562..5,122: chunks 40..81).
-        assert!(d.byte[..2_560].iter().copied().eq(0..2_560));
-        assert_eq!(d.byte[5_120], 2_560);
-        assert!(d.byte[2_560..5_120].iter().copied().eq(2_561..5_121));
-        assert_eq!(d.segments, [(40, 0b001), (41, 0b111), (81, 0b100)]);
-        // In the segment of three tables, slot 0 (class 1,100) looks up the second of them,
-        // slot 1 (class 5) the first, the others the third.
+        // Every word has a token: `P` at fixed places, and in `D` slot `w` is word `w`'s
+        // (chunks 0..40 of table 0, 40..80 of table 2), then word 5,120's two.
+        assert!(d.fixed);
+        assert_eq!(d.lo.len(), 81);
+        assert_eq!(d.segments, [(40, 0b001), (80, 0b100), (81, 0b011)]);
         assert_eq!(places(&d, 0), []);
-        let third: Vec<(usize, u8)> = (2..64).map(|j| (j, 2)).collect();
-        assert_eq!(places(&d, 40), [&[(0, 1)], &third[..]].concat());
-        assert_eq!(places(&d, 41), []);
-        // Chunks looking up one, three and one of three tables: 9, 11 and 9 in 21sts of a run,
-        // priced for the 641 chunks that `P` (5,121 bytes) would take.
-        assert_eq!(d.gather_cost, (40 * 9 + 11 + 40 * 9) * 641 / 81 / 21);
+        assert_eq!(places(&d, 40), []);
+        // Slot 0 of chunk 80 (class 1,100) looks up the second of its segment's tables.
+        assert_eq!(places(&d, 80), [(0, 1)]);
+        // Chunks looking up one, one and two of three tables: 9, 9 and 10 in 21sts of a run,
+        // priced for the 641 chunks that `P` would take with each word's bits from a byte of
+        // their own (5,121 bytes).
+        assert_eq!(d.gather_cost, (40 * 9 + 40 * 9 + 10) * 641 / 81 / 21);
         expands_exactly(10_242, &tokens);
         // The same with 64 words of each: three runs of one chunk are one segment, and chunk
-        // 2 (tokens of table 2) finds it third in the list.
+        // 1 (tokens of table 2) finds it third in the list.
         let mut tokens: Vec<(u32, u32)> = (0..64).map(|w| (w * 64 + 3, w)).collect();
         tokens.extend((64..128).map(|w| (w * 64 + 9, 2_036 + w)));
         tokens.extend([(8_192, 1_100), (8_193, 5)]);
         let d = Deposit::build(260, 3_000, &tokens).expect("within the limits");
         assert_eq!(d.segments, [(3, 0b111)]);
         assert_eq!(places(&d, 0), []);
-        assert_eq!(places(&d, 1), [&[(0, 1)], &third[..]].concat());
-        assert_eq!(places(&d, 2), [(0, 2), (1, 2)]);
+        let third: Vec<(usize, u8)> = (0..64).map(|j| (j, 2)).collect();
+        assert_eq!(places(&d, 1), third);
+        assert_eq!(places(&d, 2), [(0, 1)]);
         expands_exactly(260, &tokens);
         // A run of chunks that looks up two of three tables: the second in its list is table 2.
         let two_of_three = [(3, 5), (9, 2_100)];
@@ -793,6 +862,61 @@ mod tests {
         assert_eq!(d.segments, [(1, 0b101)]);
         assert_eq!(places(&d, 0), [(1, 1)]);
         expands_exactly(40, &two_of_three);
+    }
+
+    /// Where at least 7 in 8 words have sparse tokens and at most 1 in 16 more than 16, each
+    /// word's first 16 start at byte `2w` of `P` (an odd last word's too) and the others of a
+    /// word of more than 16 follow `P`'s fixed places; elsewhere each word's bytes follow the
+    /// last word's.
+    #[test]
+    fn dense_words_take_fixed_places() {
+        // 32 64-bit words and an odd last one: word `w` has `w % 5 + 1` tokens, word 3 has 40
+        // and word 9 none; the last word 20 (at bits 0..20). Every other token is of a class in
+        // the set that `expands_exactly` expands.
+        let mut tokens: Vec<(u32, u32)> = Vec::new();
+        for w in 0..32u32 {
+            let n = match w {
+                3 => 40,
+                9 => 0,
+                _ => w % 5 + 1,
+            };
+            // Every other token of class 1,100, in the set `expands_exactly` expands.
+            tokens
+                .extend((0..n).map(|i| (w * 64 + i, [(w * 7 + i) % 2_000, 1_100][i as usize % 2])));
+        }
+        tokens.extend((0..20).map(|i| (32 * 64 + i, [1_000 + i, 1_500][i as usize % 2])));
+        let d = Deposit::build(65, 2_000, &tokens).expect("within the limits");
+        assert!(d.fixed);
+        assert!(d.byte.is_empty());
+        // Word 3's first 16 tokens in place, its other 24 after the 66 bytes of fixed places
+        // (three bytes); the last word's 20 tokens in place, 4 of them after word 3's.
+        assert_eq!(d.bits[3], 0xffff);
+        assert_eq!(d.bits[4], 0b11111);
+        assert_eq!(d.bits[9], 0);
+        assert_eq!(d.last, Some((64, 0xffff)));
+        assert_eq!(d.over, [(3, 66, 0xff_ffff << 16), (32, 69, 0xf << 16)]);
+        // A byte of `P` per lane position: word 1's first byte is `P`'s byte 2, whose bits
+        // start where word 0's one token ends.
+        assert_eq!(d.shift[0][2], 1);
+        expands_exactly(65, &tokens);
+        // Two words in 16 of more than 16 tokens: each word's bytes follow the last word's.
+        let many: Vec<(u32, u32)> = (0..16u32)
+            .flat_map(|w| {
+                let n = if w < 2 { 17 } else { 1 };
+                (0..n).map(move |i| (w * 64 + i, w + i))
+            })
+            .collect();
+        let d = Deposit::build(32, 2_000, &many).expect("within the limits");
+        assert!(!d.fixed);
+        assert_eq!(d.byte[..4], [0, 3, 6, 7]);
+        assert!(d.over.is_empty());
+        expands_exactly(32, &many);
+        // Three words in 16 without tokens: the same.
+        let sparse: Vec<(u32, u32)> = (3..16u32).map(|w| (w * 64, w)).collect();
+        let d = Deposit::build(32, 2_000, &sparse).expect("within the limits");
+        assert!(!d.fixed);
+        assert_eq!(d.byte[..5], [0, 0, 0, 0, 1]);
+        expands_exactly(32, &sparse);
     }
 
     /// The slots of `chunk` that look up a table other than their segment's first, and its
@@ -867,14 +991,16 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         /// Random layouts (words of 1 to 64 sparse tokens, up to eight tables, an odd or even
-        /// number of mask words, with tokens in an odd last word or not, parts or none): the
-        /// tables fit `P`, and where the CPU runs the route it writes the parts and every
-        /// sparse token of the set's classes, and nothing else.
+        /// number of mask words, with tokens in an odd last word or not, parts or none; or
+        /// every word with tokens, mostly 16 or fewer, for `P` at fixed places): the tables
+        /// fit `P`, and where the CPU runs the route it writes the parts and every sparse
+        /// token of the set's classes, and nothing else.
         #[test]
         fn the_route_expands_exactly(
             words in proptest::collection::vec((0u32..4, 1u32..=64), 1..300),
             classes in 1usize..=MAX_TABLES * 1024,
             odd in any::<bool>(),
+            dense in any::<bool>(),
             parts in 0usize..4,
             seed in any::<u64>(),
         ) {
@@ -889,6 +1015,11 @@ mod tests {
             let mut tokens = Vec::new();
             let mut w = 0u32;
             for &(skip, n) in &words {
+                let (skip, n) = match dense {
+                    true if n < 62 => (0, 1 + n % 16),
+                    true => (0, n),
+                    false => (skip, n),
+                };
                 w += skip;
                 let mut at: Vec<u32> = (0..64).collect();
                 for i in 0..n as usize {
@@ -902,9 +1033,10 @@ mod tests {
             }
             // An odd last `u32` word, with some tokens.
             if odd {
-                let n = next() % 4;
-                let mut class = |_| (next() % classes as u64) as u32;
-                tokens.extend((0..n as u32).map(|i| (w * 64 + 7 * i, class(i))));
+                let n = next() % if dense { 33 } else { 4 };
+                let mut at: Vec<u32> = (0..n as u32).map(|i| 7 * i % 32).collect();
+                at.sort_unstable();
+                tokens.extend(at.iter().map(|&b| (w * 64 + b, (next() % classes as u64) as u32)));
             }
             let word_len = 2 * w as usize + usize::from(odd);
             let set: Vec<u64> = (0..classes.div_ceil(64)).map(|_| next()).collect();
