@@ -230,7 +230,11 @@ impl Deposit {
         // each block of the pad from one window of `D`.
         let with_tokens = per_word.iter().filter(|w| w.1 > 0).count();
         let over_16 = per_word.iter().filter(|w| w.1 > 16).count();
-        let fixed = 8 * with_tokens >= 7 * whole && 16 * over_16 <= whole;
+        // (Fixed places take two bytes per word and at most six more per word of more than
+        // 16: where that is past `P`'s room, the words' bytes follow one another.)
+        let fixed = 8 * with_tokens >= 7 * whole
+            && 16 * over_16 <= whole
+            && 2 * whole + 6 * over_16 <= 8 * MAX_CHUNKS;
         let mut p_bytes: Vec<(usize, usize)> = Vec::with_capacity(2 * whole);
         let (mut byte, mut over) = (Vec::new(), Vec::new());
         let per_byte =
@@ -911,6 +915,12 @@ mod tests {
         assert_eq!(d.byte[..4], [0, 3, 6, 7]);
         assert!(d.over.is_empty());
         expands_exactly(32, &many);
+        // A vocabulary whose fixed places would not fit `P` (9,000 64-bit words, a token in
+        // each): the same.
+        let long: Vec<(u32, u32)> = (0..9_000u32).map(|w| (w * 64 + 5, w % 2_000)).collect();
+        let d = Deposit::build(18_000, 2_000, &long).expect("within the limits");
+        assert!(!d.fixed);
+        expands_exactly(18_000, &long);
         // Three words in 16 without tokens: the same.
         let sparse: Vec<(u32, u32)> = (3..16u32).map(|w| (w * 64, w)).collect();
         let d = Deposit::build(32, 2_000, &sparse).expect("within the limits");
