@@ -25,18 +25,26 @@
 //!    sparse tokens of the trie masker's classes (five tables), 315 against 202 (the lanes'
 //!    windows added none).
 //! 3. **Pass.** The caller's precomputed masks (*parts*) are ORed, 512 bits at a time.
-//! 4. **Deposit.** Each 64-bit word of the mask reads the 8 bytes of `P` where its sparse
-//!    tokens start and puts them at its tokens' positions with one BMI2 `pdep`. The bits start
-//!    at a byte, so the read needs no shift, and a word of 64 sparse tokens is still one
-//!    `pdep`. Steps 3 and 4 are one loop: per 512 bits, eight deposits and the parts, written
-//!    once. The loop is bound by its micro-operations and loads: a shift per word (reading `D`
-//!    at a bit offset instead of padding) made it 40% slower (0.27 → 0.38 ns per word in a
-//!    microbenchmark), more than the padding's gather cost. Where nearly every word has sparse
-//!    tokens, as with Llama 3 and the trie masker's classes of Go and Java (98% and 94% of the
-//!    words), each word's first 16 find their bits at a fixed place of `P` (two bytes per
-//!    word), and the loop reads no offset per word; the few words of more than 16 deposit the
-//!    rest after the loop. On Llama 3 × Go's real masks the loop went from about 2,100 to
-//!    1,900 time-stamp counts per call, the pad (a longer `P`) from 180 to 280–350.
+//! 4. **Deposit.** The words of each block of eight (512 bits of the mask) are put in few
+//!    *groups* whose bits, each word's rotated by some amount, are disjoint (`group_words`:
+//!    Llama 3 × Go's 251 blocks of scattered tokens need one group in 94, two in 122, three
+//!    in 28). A group's tokens are gathered in the order of their rotated bits, into a lane of
+//!    `P` that starts at a byte, and one BMI2 `pdep` puts them all at the group's rotated bits.
+//!    Each word's lane takes its group's deposit (a masked broadcast), rotates it back and
+//!    keeps its own bits, eight words at once. Steps 3 and 4 are one loop: per 512 bits, the
+//!    block's deposits and the parts, written once; the blocks are taken pass by pass, those
+//!    of the same number of groups together, so the loop over a pass's groups is unrolled.
+//!    A `pdep` per word (before the groups), with the word's bits at a fixed place of `P` or
+//!    at an offset read per word, bound the loop at about one `pdep` and one move into a
+//!    vector register per word; a shift per word (reading `D` at a bit offset instead of
+//!    padding) had made that loop 40% slower (0.27 → 0.38 ns per word in a microbenchmark),
+//!    more than the padding's gather cost.
+//!
+//!    With the groups, the weighted automaton's fresh expansions on real masks took 0.71–0.73
+//!    µs hot at p50 on Java with Llama 3 (0.91–0.92 with a `pdep` per word), and the `deposit`
+//!    bench's layouts without parts 0.46–0.55 µs (0.70–0.74). On the trie masker's Go masks
+//!    with Llama 3 the loop is bound by reading its three parts (48 KiB) instead: without
+//!    them it took about 1,100–1,300 time-stamp counts per call, with them 1,850, as before.
 //!
 //! `cargo bench -p munch-lexer --bench deposit` (synthetic layouts of Llama 3's size, all
 //! tables in the CPU's caches; the minimum per call, three runs alternated with the route
@@ -45,8 +53,8 @@
 //! before); 0.85–0.86 µs with three parts and two tables, the shape of the weighted
 //! automaton's Java blocks (0.90), and 0.97 with five (1.09–1.12). With sparse tokens in 30% of
 //! the words (2,239), the pad gains nothing: 0.81–0.82 µs against 0.78–0.80. The fused loop
-//! runs at about one `pdep` per cycle without parts: that, one per 64-bit word of the mask,
-//! is this design's floor.
+//! ran at about one `pdep` per cycle without parts, one per 64-bit word of the mask (before
+//! the groups).
 //!
 //! The gather's blends (instead of a mask read per chunk and table) and the merged segments,
 //! alternated with the code before them on another day: five tables 0.81 → 0.72–0.74 µs
@@ -100,19 +108,22 @@ pub struct Deposit {
     win: Vec<u16>,
     pick: Vec<[u8; 64]>,
     shift: Vec<[u8; 64]>,
-    /// Per whole 64-bit mask word: the bits of its sparse tokens (none: 0, and the deposit
-    /// writes nothing), and the byte of `P` where they start. With `P` at fixed places
-    /// (`byte` empty), word `w`'s first 16 start at byte `2w` and only they are in `bits`.
-    bits: Vec<u64>,
-    byte: Vec<u16>,
-    /// When the mask has an odd number of `u32` words: the last one's `(byte, bits)` (written
-    /// alone, so the route never writes past the mask).
-    last: Option<(u16, u32)>,
-    /// Whether `P` is at fixed places (see `build`).
-    fixed: bool,
-    /// With `P` at fixed places, the words of more than 16 sparse tokens: `(word, byte of
-    /// P, the bits of the others)`.
-    over: Vec<(u32, u16, u64)>,
+    /// The blocks of eight 64-bit mask words (512 bits), pass by pass: `(groups, end)`, the
+    /// blocks `blk[previous end..end]` each sharing `groups` deposits (see `build`). A last
+    /// block of fewer words (or with an odd last `u32` word) is not in a pass but after them
+    /// (`tail`: its groups).
+    passes: Vec<(u8, u32)>,
+    tail: Option<u8>,
+    /// Per block in pass order: its index, the rotation of each of its words' bits in their
+    /// group, and each word's sparse tokens' bits.
+    blk: Vec<u16>,
+    rot: Vec<[u8; 8]>,
+    mask: Vec<[u64; 8]>,
+    /// Per group in pass order (a block's groups one after another): the OR of its words'
+    /// rotated bits (where the deposit puts the group's bits, in order), and its words (bit
+    /// `k`: word `k` of the block). Group `l`'s bits are lane `l` of `P` (bytes `8l..8l + 8`).
+    comb: Vec<u64>,
+    lanes: Vec<u8>,
 }
 
 /// What a segment of the gather costs beyond its chunks, and what a chunk costs beyond its
@@ -123,6 +134,49 @@ pub struct Deposit {
 /// counted.
 const SEGMENT_COST: usize = 30;
 const CHUNK_COST: usize = 3;
+
+/// How the words of a block share deposits: `groups` of them; word `k` is in group
+/// `group[k]`, where its bits are rotated left by `rot[k]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Grouping {
+    groups: u8,
+    group: [u8; 8],
+    rot: [u8; 8],
+}
+
+/// The fewest groups of the words whose sparse tokens' bits are `masks` (at most 8) such that
+/// in each group the words' bits, each rotated, fall on different bits: one `pdep` then
+/// deposits a whole group, and each word takes its bits back by a rotation and its mask.
+/// First fit, the words with the most tokens first, each at the least rotation that fits.
+fn group_words(masks: &[u64]) -> Grouping {
+    let mut order: Vec<usize> = (0..masks.len()).filter(|&k| masks[k] != 0).collect();
+    order.sort_by_key(|&k| (std::cmp::Reverse(masks[k].count_ones()), k));
+    let mut grouping = Grouping {
+        groups: 0,
+        group: [0; 8],
+        rot: [0; 8],
+    };
+    // With a group per word every word fits (at rotation 0), so the search ends there.
+    'groups: for groups in 1..=order.len() {
+        let mut used = [0u64; 8];
+        for &k in &order {
+            let fit = (0..groups).find_map(|g| {
+                (0..64u32)
+                    .find(|&r| masks[k].rotate_left(r) & used[g] == 0)
+                    .map(|r| (g, r))
+            });
+            let Some((g, r)) = fit else {
+                continue 'groups;
+            };
+            used[g] |= masks[k].rotate_left(r);
+            grouping.group[k] = g as u8;
+            grouping.rot[k] = r as u8;
+        }
+        grouping.groups = groups as u8;
+        break;
+    }
+    grouping
+}
 
 /// The runs of chunks that look up the same tables (`chunk_tables[c]`: bit `t`, table `t`),
 /// merged into the segments that cost least (each chunk looks up the union of its segment's
@@ -204,6 +258,10 @@ impl Deposit {
         // Per 64-bit word of the mask (an odd last `u32` word is one too): its first token's
         // index in `tokens`, and how many.
         let whole = word_len.div_ceil(2);
+        if whole.div_ceil(8) > 1 << 16 {
+            // Blocks are numbered in 16 bits (a vocabulary of 33 million tokens).
+            return None;
+        }
         let mut per_word = vec![(0usize, 0usize); whole];
         for (i, &(t, _)) in tokens.iter().enumerate() {
             let (first, n) = &mut per_word[t as usize / 64];
@@ -212,63 +270,76 @@ impl Deposit {
             }
             *n += 1;
         }
-        let word_bits = |from: usize, to: usize| {
-            tokens[from..to]
-                .iter()
-                .fold(0u64, |b, &(t, _)| b | 1 << (t % 64))
-        };
-        // `P`, where each word's bits start at a byte; per byte of `P`, its tokens (the first's
-        // index in `tokens`, and how many: at most 8). Where nearly every word has sparse
-        // tokens and few more than 16, each word has two bytes at a fixed place (bytes `2w`
-        // and `2w + 1`: its first 16 tokens) and the rest of the words of more than 16 follow
-        // (`over`); the loop then reads no offset per word. Elsewhere each word's bytes follow
-        // the last word's (`byte`), so that `P` holds no empty bytes: at fixed places, Gemma 3
-        // × Java's sparse tokens (in 58% of its 4,096 words, 112 of them of more than 16) made
-        // the `expand` bench's random half 1.57 → 1.78 µs, the pad twice as long. The words
-        // are in order either way: laid out by the tables their tokens use (as before), Llama
-        // 3 × Go's chunks looked up 608 tables against 689, but `P` at fixed places takes
-        // each block of the pad from one window of `D`.
-        let with_tokens = per_word.iter().filter(|w| w.1 > 0).count();
-        let over_16 = per_word.iter().filter(|w| w.1 > 16).count();
-        // (Fixed places take two bytes per word and at most six more per word of more than
-        // 16: where that is past `P`'s room, the words' bytes follow one another.)
-        let fixed = 8 * with_tokens >= 7 * whole
-            && 16 * over_16 <= whole
-            && 2 * whole + 6 * over_16 <= 8 * MAX_CHUNKS;
-        let mut p_bytes: Vec<(usize, usize)> = Vec::with_capacity(2 * whole);
-        let (mut byte, mut over) = (Vec::new(), Vec::new());
-        let per_byte =
-            |first: usize, n: usize| (0..n).step_by(8).map(move |i| (first + i, (n - i).min(8)));
-        if fixed {
-            for &(first, n) in &per_word {
-                p_bytes.push((first, n.min(8)));
-                p_bytes.push((first + n.min(8), n.saturating_sub(8).min(8)));
-            }
-            for (w, &(first, n)) in per_word.iter().enumerate() {
-                if n > 16 {
-                    over.push((
-                        w as u32,
-                        p_bytes.len() as u16,
-                        word_bits(first + 16, first + n),
-                    ));
-                    p_bytes.extend(per_byte(first + 16, n - 16));
-                }
-            }
-        } else {
-            for &(first, n) in &per_word {
-                byte.push(p_bytes.len() as u16);
-                p_bytes.extend(per_byte(first, n));
+        let masks: Vec<u64> = per_word
+            .iter()
+            .map(|&(first, n)| {
+                tokens[first..first + n]
+                    .iter()
+                    .fold(0u64, |b, &(t, _)| b | 1 << (t % 64))
+            })
+            .collect();
+        // Per block of eight words (the loop's 512 bits), the fewest groups whose words' bits,
+        // each rotated, are disjoint: a `pdep` per group rather than per word. Llama 3 × Go's
+        // 251 blocks need one group in 94, two in 122, three in 28 (Java: 170, 63, 12; Gemma
+        // 3 × Java: one in 496 of 513). The blocks are taken pass by pass, those of one group
+        // count together, and a last block of fewer words after them.
+        let block_len = whole.div_ceil(8);
+        let groupings: Vec<Grouping> = (0..block_len)
+            .map(|b| group_words(&masks[8 * b..(8 * b + 8).min(whole)]))
+            .collect();
+        let whole_blocks = word_len / 16;
+        let mut in_order: Vec<usize> = (0..whole_blocks).collect();
+        in_order.sort_by_key(|&b| groupings[b].groups);
+        let mut passes: Vec<(u8, u32)> = Vec::new();
+        for (i, &b) in in_order.iter().enumerate() {
+            let g = groupings[b].groups;
+            match passes.last_mut() {
+                Some((groups, end)) if *groups == g => *end = i as u32 + 1,
+                _ => passes.push((g, i as u32 + 1)),
             }
         }
-        let in_place = if fixed { 16 } else { 64 };
-        let placed = |&(first, n): &(usize, usize)| word_bits(first, first + n.min(in_place));
-        let full = word_len / 2;
-        let bits: Vec<u64> = per_word[..full].iter().map(placed).collect();
-        let last = (word_len % 2 == 1).then(|| {
-            let at = if fixed { 2 * full } else { byte[full] as usize };
-            (at as u16, placed(&per_word[full]) as u32)
-        });
-        byte.truncate(full);
+        let tail = (whole_blocks < block_len).then(|| groupings[whole_blocks].groups);
+        in_order.extend(whole_blocks..block_len);
+        // `P`: a lane of 8 bytes per group, in pass order: its words' tokens in the order of
+        // their rotated bits (`order`: indices in `tokens`), 8 per byte (per byte of `P`, the
+        // first's index in `order`, and how many).
+        let mut order: Vec<usize> = Vec::with_capacity(tokens.len());
+        let mut p_bytes: Vec<(usize, usize)> = Vec::new();
+        let (mut blk, mut rot, mut mask) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut comb, mut lanes) = (Vec::new(), Vec::new());
+        for &b in &in_order {
+            let grouping = &groupings[b];
+            let words = 8 * b..(8 * b + 8).min(whole);
+            blk.push(b as u16);
+            rot.push(grouping.rot);
+            mask.push(std::array::from_fn(|k| {
+                masks.get(8 * b + k).copied().unwrap_or(0)
+            }));
+            for g in 0..grouping.groups {
+                let mut group: Vec<(u32, usize)> = Vec::new();
+                let (mut bits, mut members) = (0u64, 0u8);
+                for (k, w) in words.clone().enumerate() {
+                    if grouping.group[k] == g && masks[w] != 0 {
+                        let r = u32::from(grouping.rot[k]);
+                        let (first, n) = per_word[w];
+                        group.extend((first..first + n).map(|i| ((tokens[i].0 % 64 + r) % 64, i)));
+                        bits |= masks[w].rotate_left(r);
+                        members |= 1 << k;
+                    }
+                }
+                group.sort_unstable();
+                let start = order.len();
+                order.extend(group.iter().map(|&(_, i)| i));
+                let n = group.len();
+                p_bytes.extend(
+                    (0..64)
+                        .step_by(8)
+                        .map(|i| (start + i.min(n), n.saturating_sub(i).min(8))),
+                );
+                comb.push(bits);
+                lanes.push(members);
+            }
+        }
         // What `P` took when each word's bits started at a byte of their own (the gather's
         // price is fitted to it, see below).
         let packed_bytes: usize = per_word.iter().map(|&(_, n)| n.div_ceil(8)).sum();
@@ -303,7 +374,8 @@ impl Deposit {
         let mut slot_table = vec![None; chunks * 64];
         let mut chunk_tables = vec![0u8; chunks];
         for (&(first, n), &at) in p_bytes.iter().zip(&src) {
-            for (slot, &(_, class)) in (at..).zip(&tokens[first..first + n]) {
+            for (slot, &i) in (at..).zip(&order[first..first + n]) {
+                let class = tokens[i].1;
                 let (chunk, j) = (slot / 64, slot % 64);
                 lo[chunk][j] = (class / 8 % 128) as u8;
                 bit[chunk][j] += (class % 8) as u8;
@@ -377,11 +449,13 @@ impl Deposit {
             win,
             pick,
             shift,
-            bits,
-            byte,
-            last,
-            fixed,
-            over,
+            passes,
+            tail,
+            blk,
+            rot,
+            mask,
+            comb,
+            lanes,
         })
     }
 
@@ -435,35 +509,24 @@ impl Deposit {
         self.pad(&d[..chunks + 16], &mut s[..p_words]);
         s[p_words].write(0);
         let s = &s[..=p_words];
-        if self.fixed {
-            self.pass_all::<true>(parts, words, s);
-        } else {
-            self.pass_all::<false>(parts, words, s);
-        }
+        self.pass_all(parts, words, s);
     }
 
     /// Steps 3 and 4 with every part: those after the eighth in a pass of their own.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,bmi2")]
-    unsafe fn pass_all<const FIXED: bool>(
-        &self,
-        parts: &[&[u32]],
-        words: &mut [u32],
-        s: &[MaybeUninit<u64>],
-    ) {
+    unsafe fn pass_all(&self, parts: &[&[u32]], words: &mut [u32], s: &[MaybeUninit<u64>]) {
         match parts {
-            [] => self.pass_deposit::<0, FIXED>(&[], words, s),
-            [a] => self.pass_deposit::<1, FIXED>(&[a], words, s),
-            [a, b] => self.pass_deposit::<2, FIXED>(&[a, b], words, s),
-            [a, b, c] => self.pass_deposit::<3, FIXED>(&[a, b, c], words, s),
-            [a, b, c, d] => self.pass_deposit::<4, FIXED>(&[a, b, c, d], words, s),
-            [a, b, c, d, e] => self.pass_deposit::<5, FIXED>(&[a, b, c, d, e], words, s),
-            [a, b, c, d, e, f] => self.pass_deposit::<6, FIXED>(&[a, b, c, d, e, f], words, s),
-            [a, b, c, d, e, f, g] => {
-                self.pass_deposit::<7, FIXED>(&[a, b, c, d, e, f, g], words, s)
-            }
+            [] => self.pass_deposit::<0>(&[], words, s),
+            [a] => self.pass_deposit::<1>(&[a], words, s),
+            [a, b] => self.pass_deposit::<2>(&[a, b], words, s),
+            [a, b, c] => self.pass_deposit::<3>(&[a, b, c], words, s),
+            [a, b, c, d] => self.pass_deposit::<4>(&[a, b, c, d], words, s),
+            [a, b, c, d, e] => self.pass_deposit::<5>(&[a, b, c, d, e], words, s),
+            [a, b, c, d, e, f] => self.pass_deposit::<6>(&[a, b, c, d, e, f], words, s),
+            [a, b, c, d, e, f, g] => self.pass_deposit::<7>(&[a, b, c, d, e, f, g], words, s),
             [a, b, c, d, e, f, g, h, rest @ ..] => {
-                self.pass_deposit::<8, FIXED>(&[a, b, c, d, e, f, g, h], words, s);
+                self.pass_deposit::<8>(&[a, b, c, d, e, f, g, h], words, s);
                 for p in rest {
                     for (w, &p) in words.iter_mut().zip(*p) {
                         *w |= p;
@@ -540,11 +603,11 @@ impl Deposit {
         }
     }
 
-    /// Steps 3 and 4 fused: per 512 bits of the mask, the OR of the `P` parts and of eight
-    /// deposits from `s` (`P`, every block written, and the spare word), written once.
+    /// Steps 3 and 4 fused: per 512 bits of the mask, the OR of the `P` parts and of the
+    /// block's deposits from `s` (`P`, every block written, and the spare word), written once.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,bmi2")]
-    unsafe fn pass_deposit<const P: usize, const FIXED: bool>(
+    unsafe fn pass_deposit<const P: usize>(
         &self,
         parts: &[&[u32]; P],
         words: &mut [u32],
@@ -552,60 +615,92 @@ impl Deposit {
     ) {
         use std::arch::x86_64::*;
         debug_assert_eq!(s.len(), 8 * self.win.len() + 1);
-        let sb = s.as_ptr().cast::<u8>();
-        // SAFETY: `b` is a byte of `P` (`build`), so `b + 8` ≤ the bytes of `s` (`P` and its
-        // spare word), all written.
-        let dep = |b: usize, bits: u64| unsafe {
-            _pdep_u64(sb.add(b).cast::<u64>().read_unaligned(), bits)
-        };
-        let n = words.len();
+        let p = s.as_ptr().cast::<u64>();
         let out = words.as_mut_ptr();
-        let blocks = self.bits.len() / 8;
-        // Where word `w`'s bits start in `P`.
-        let at = |w: usize| if FIXED { 2 * w } else { self.byte[w] as usize };
-        // SAFETY (reads and writes): block `i` is `u32` words `16i..16i + 16` ≤ `2 ×
-        // bits.len()` ≤ `n`, within `words` and every part (`expand` checked their lengths).
-        for i in 0..blocks {
-            let bits = &self.bits[8 * i..8 * i + 8];
-            let w = 8 * i;
-            let mut v = _mm512_set_epi64(
-                dep(at(w + 7), bits[7]) as i64,
-                dep(at(w + 6), bits[6]) as i64,
-                dep(at(w + 5), bits[5]) as i64,
-                dep(at(w + 4), bits[4]) as i64,
-                dep(at(w + 3), bits[3]) as i64,
-                dep(at(w + 2), bits[2]) as i64,
-                dep(at(w + 1), bits[1]) as i64,
-                dep(at(w), bits[0]) as i64,
-            );
-            for p in parts {
-                v = _mm512_or_si512(v, _mm512_loadu_si512(p.as_ptr().add(16 * i).cast()));
+        let (mut at, mut lane) = (0usize, 0usize);
+        for &(groups, end) in &self.passes {
+            let (blocks, g) = (at..end as usize, groups as usize);
+            match g {
+                0 => self.blocks::<P, 0>(parts, out, p, blocks.clone(), lane, 0),
+                1 => self.blocks::<P, 1>(parts, out, p, blocks.clone(), lane, 1),
+                2 => self.blocks::<P, 2>(parts, out, p, blocks.clone(), lane, 2),
+                3 => self.blocks::<P, 3>(parts, out, p, blocks.clone(), lane, 3),
+                _ => self.blocks::<P, { usize::MAX }>(parts, out, p, blocks.clone(), lane, g),
             }
-            _mm512_storeu_si512(out.add(16 * i).cast(), v);
+            lane += g * blocks.len();
+            at = end as usize;
         }
-        // The whole 64-bit words after the last block, then an odd last word.
-        for w in 8 * blocks..self.bits.len() {
-            let d = dep(at(w), self.bits[w]);
-            for (j, word) in [2 * w, 2 * w + 1].into_iter().enumerate() {
-                let v = parts.iter().fold(0, |v, p| v | p[word]);
-                words[word] = v | (d >> (32 * j)) as u32;
+        // The last block, of fewer words: its deposits and parts read and written under a
+        // mask of its `u32` words.
+        if let Some(g) = self.tail {
+            let b = self.blk[at] as usize;
+            let k = ((1u32 << (words.len() - 16 * b)) - 1) as u16;
+            let mut v = self.deposits(p, at, lane, g as usize);
+            for part in parts {
+                v = _mm512_or_si512(
+                    v,
+                    _mm512_maskz_loadu_epi32(k, part.as_ptr().add(16 * b).cast()),
+                );
             }
+            _mm512_mask_storeu_epi32(out.add(16 * b).cast(), k, v);
         }
-        if n % 2 == 1 {
-            let d = self
-                .last
-                .map_or(0, |(b, bits)| dep(b as usize, u64::from(bits)) as u32);
-            words[n - 1] = parts.iter().fold(d, |v, p| v | p[n - 1]);
-        }
-        // With `P` at fixed places, the sparse tokens of the words of more than 16.
-        for &(w, b, bits) in &self.over {
-            let d = dep(b as usize, bits);
-            let w = 2 * w as usize;
-            words[w] |= d as u32;
-            if w + 1 < n {
-                words[w + 1] |= (d >> 32) as u32;
+    }
+
+    /// The blocks `blocks` (in pass order) of `g` groups each (`G` when not `usize::MAX`, so
+    /// that the group loop unrolls), whose first group is lane `lane` of `P` (`p`): each
+    /// block's 512 bits, the deposits ORed with the parts.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,bmi2")]
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn blocks<const P: usize, const G: usize>(
+        &self,
+        parts: &[&[u32]; P],
+        out: *mut u32,
+        p: *const u64,
+        blocks: std::ops::Range<usize>,
+        lane: usize,
+        g: usize,
+    ) {
+        use std::arch::x86_64::*;
+        let g = if G == usize::MAX { g } else { G };
+        let first = blocks.start;
+        for i in blocks {
+            let b = self.blk[i] as usize;
+            let mut v = if g == 0 {
+                _mm512_setzero_si512()
+            } else {
+                self.deposits(p, i, lane + g * (i - first), g)
+            };
+            for part in parts {
+                v = _mm512_or_si512(v, _mm512_loadu_si512(part.as_ptr().add(16 * b).cast()));
             }
+            _mm512_storeu_si512(out.add(16 * b).cast(), v);
         }
+    }
+
+    /// Block `i`'s (in pass order) eight words of deposits, its `g` groups from lane `lane` of
+    /// `P` on: a `pdep` per group, each word's lanes from its group's, rotated back and masked
+    /// by its own bits.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,bmi2")]
+    #[inline]
+    unsafe fn deposits(
+        &self,
+        p: *const u64,
+        i: usize,
+        lane: usize,
+        g: usize,
+    ) -> std::arch::x86_64::__m512i {
+        use std::arch::x86_64::*;
+        let dep = |l: usize| _pdep_u64(p.add(l).read(), *self.comb.get_unchecked(l)) as i64;
+        let mut v = _mm512_set1_epi64(if g == 0 { 0 } else { dep(lane) });
+        for l in lane + 1..lane + g {
+            v = _mm512_mask_set1_epi64(v, *self.lanes.get_unchecked(l), dep(l));
+        }
+        let rot = _mm512_cvtepu8_epi64(_mm_loadl_epi64(self.rot.get_unchecked(i).as_ptr().cast()));
+        let mask = _mm512_loadu_si512(self.mask.get_unchecked(i).as_ptr().cast());
+        _mm512_and_si512(_mm512_rorv_epi64(v, rot), mask)
     }
 
     /// Step 1 for the chunks `start..end` of a segment that looks up the `T` tables
@@ -683,9 +778,9 @@ impl Deposit {
         self.lo.len() * 128
             + self.segments.len() * 8
             + self.win.len() * 130
-            + self.bits.len() * 8
-            + self.byte.len() * 2
-            + self.over.len() * 16
+            + self.blk.len() * 74
+            + self.comb.len() * 9
+            + self.passes.len() * 8
     }
 
     /// What the route costs beyond reading the parts, hot, in scattered runs (a
@@ -697,7 +792,7 @@ impl Deposit {
     /// about 0.05–0.08 µs more; the gather's price was halved when its lookups became blends
     /// (see `build`).
     pub fn cost(&self) -> usize {
-        32 + self.bits.len() / 5 + self.gather_cost
+        32 + self.word_len / 10 + self.gather_cost
     }
 }
 
@@ -753,41 +848,35 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// A word's tokens start at a byte of `P` (a word of 64 sparse tokens is one entry) and
-    /// follow one another in `D`; an odd last word is written alone; tokens past 1,024 classes
-    /// use later tables; a token list that is out of order or out of range gives no route.
+    /// Each group of a block's words takes a lane of `P` (its tokens in the order of their
+    /// rotated bits); blocks are taken pass by pass, by their groups; a last block of fewer
+    /// words comes after the passes; tokens past 1,024 classes use later tables; a token list
+    /// that is out of order or out of range gives no route.
     #[test]
-    fn words_start_at_a_byte_and_the_last_word_is_apart() {
-        // 4,000 tokens: 125 u32 words, the last one alone. Tokens 5 and 7 (word 0), 192..256
-        // (word 3, all sparse), and one token in the last word.
+    fn groups_take_a_lane_each_and_the_last_block_is_apart() {
+        // 4,000 tokens: 125 u32 words (62 64-bit words and an odd one), seven whole blocks and
+        // a last one of seven words. Tokens 5 and 7 (word 0), 192..256 (word 3, all sparse),
+        // and one token in the last word.
         let mut tokens: Vec<(u32, u32)> = vec![(5, 9), (7, 1_100)];
         tokens.extend((192..256).map(|t| (t, t % 2000)));
         tokens.push((3_990, 1_500));
         let d = Deposit::build(125, 2_000, &tokens).expect("within the limits");
         assert_eq!(d.tables, 2);
-        // In `P`: word 0 at byte 0, word 3 at bytes 1..9, the last word at byte 9; the 62
-        // whole words have an entry each.
-        assert_eq!(d.byte.len(), 62);
-        assert_eq!((d.byte[0], d.bits[0]), (0, 1 << 5 | 1 << 7));
-        assert_eq!((d.byte[3], d.bits[3]), (1, u64::MAX));
-        assert_eq!(d.bits.iter().filter(|&&b| b != 0).count(), 2);
-        assert_eq!(d.last, Some((9, 1 << (3_990 % 32))));
-        // In `D`: slots 0 and 1, then 2..66, then 66: 67 slots, two chunks.
+        // Blocks 1..7 have no tokens (a pass of no deposits); block 0 two groups (word 3's
+        // bits cover the word); the last block, 7, one group.
+        assert_eq!(d.passes, [(0, 6), (2, 7)]);
+        assert_eq!(d.tail, Some(1));
+        assert_eq!(d.blk, [1, 2, 3, 4, 5, 6, 0, 7]);
+        assert_eq!(d.comb, [u64::MAX, 1 << 5 | 1 << 7, 1 << (3_990 % 64)]);
+        assert_eq!(d.lanes, [1 << 3, 1 << 0, 1 << (62 - 56)]);
+        assert_eq!(d.mask[6][3], u64::MAX);
+        // In `D`: word 3's 64 tokens, then word 0's two, then the last word's: 67 slots, two
+        // chunks, the second looking up table 1 for classes 1,100 and 1,500.
         assert_eq!(d.lo.len(), 2);
-        assert_eq!(d.bit[0][1] & 0x3f, 8 + (1_100 % 8) as u8);
-        // Chunk 0's slot 1 and chunk 1's slot 2 look up table 1, the others table 0.
-        assert_eq!(places(&d, 0), [(1, 1)]);
-        assert_eq!(places(&d, 1), [(2, 1)]);
+        assert_eq!(places(&d, 0), []);
+        assert_eq!(places(&d, 1), [(1, 1), (2, 1)]);
+        assert_eq!(d.bit[1][1] & 0x3f, 8 + (1_100 % 8) as u8);
         assert_eq!(d.lo[1][2] & 0x7f, (1_500 / 8 % 128) as u8);
-        // One block of `P`: lane 0 (bytes 0..8) reads `D`'s bytes 0..8 from bit 0, lane 1
-        // (bytes 8 and 9: slots 58..66 and 66) its bytes 7..15 from bit 56.
-        assert_eq!(d.win, [0]);
-        assert_eq!(
-            d.pick[0][..16],
-            [0, 1, 2, 3, 4, 5, 6, 7, 7, 8, 9, 10, 11, 12, 13, 14]
-        );
-        assert_eq!(d.shift[0][..10], [0, 2, 10, 18, 26, 34, 42, 50, 2, 10]);
-        // Two tables: every chunk looks both up, in one run.
         assert_eq!(d.segments, [(2, 0b11)]);
         assert!(Deposit::build(125, MAX_TABLES * 1024 + 1, &tokens).is_none());
         // Tokens out of order, past the mask, or of a class past the set: no route.
@@ -802,22 +891,19 @@ mod tests {
     /// starts at the next byte of `D` instead.
     #[test]
     fn a_lane_that_would_overrun_its_window_starts_at_a_byte() {
-        // Word 0: 3 tokens; words 1 and 2: 64 each. Lane 0 of `P` (word 0, and 7 bytes of
-        // word 1) takes slots 0..59; lane 1 (word 1's last byte, and 7 of word 2) holds 64
-        // bits, so it starts at slot 64, not 59; lane 2 (word 2's last byte) at 128.
+        // Word 0: 3 tokens (block 0); word 8: 64 (block 1). Lane 0 of `P` takes slots 0..3;
+        // lane 1 holds 64 bits, so it starts at slot 8, not 3.
         let mut tokens: Vec<(u32, u32)> = (0..3).map(|t| (t, t)).collect();
-        tokens.extend((64..192).map(|t| (t, t % 3_000)));
+        tokens.extend((512..576).map(|t| (t, t % 3_000)));
         let d = Deposit::build(40, 3_000, &tokens).expect("within the limits");
-        assert_eq!(d.byte[..3], [0, 1, 9]);
-        assert_eq!(d.lo.len(), 3);
-        assert_eq!(
-            d.pick[0][8..24],
-            std::array::from_fn::<u8, 16, _>(|i| 8 + i as u8)
-        );
-        assert_eq!(d.shift[0][..3], [0, 3, 11]);
-        assert_eq!(d.shift[0][8..17], [0, 8, 16, 24, 32, 40, 48, 56, 0]);
-        // Slots 59..64 are no token's.
-        assert!((59..64).all(|j| d.lo[0][j] == 0 && d.bit[0][j] == (j % 8 * 8) as u8));
+        assert_eq!(d.passes, [(1, 2)]);
+        assert_eq!(d.tail, Some(0));
+        assert_eq!(d.lo.len(), 2);
+        assert_eq!(d.pick[0][8..16], [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(d.shift[0][..2], [0, 3]);
+        assert_eq!(d.shift[0][8..16], [0, 8, 16, 24, 32, 40, 48, 56]);
+        // Slots 3..8 are no token's.
+        assert!((3..8).all(|j| d.lo[0][j] == 0 && d.bit[0][j] == (j % 8 * 8) as u8));
         expands_exactly(40, &tokens);
     }
 
@@ -834,9 +920,10 @@ mod tests {
         tokens.extend([(5_120 * 64, 1_100), (5_120 * 64 + 1, 5)]);
         let d = Deposit::build(10_242, 3_000, &tokens).expect("within the limits");
         assert_eq!(d.tables, 3);
-        // Every word has a token: `P` at fixed places, and in `D` slot `w` is word `w`'s
-        // (chunks 0..40 of table 0, 40..80 of table 2), then word 5,120's two.
-        assert!(d.fixed);
+        // Each block's eight tokens are one group, at rotations 0..8 in word order: in `D` slot
+        // `w` is word `w`'s (chunks 0..40 of table 0, 40..80 of table 2), then word 5,120's two
+        // (the last block, after the pass).
+        assert_eq!((d.passes.clone(), d.tail), (vec![(1, 640)], Some(1)));
         assert_eq!(d.lo.len(), 81);
         assert_eq!(d.segments, [(40, 0b001), (80, 0b100), (81, 0b011)]);
         assert_eq!(places(&d, 0), []);
@@ -868,65 +955,60 @@ mod tests {
         expands_exactly(40, &two_of_three);
     }
 
-    /// Where at least 7 in 8 words have sparse tokens and at most 1 in 16 more than 16, each
-    /// word's first 16 start at byte `2w` of `P` (an odd last word's too) and the others of a
-    /// word of more than 16 follow `P`'s fixed places; elsewhere each word's bytes follow the
-    /// last word's.
+    /// Words whose rotated bits are disjoint share a group; a word that covers its 64 bits
+    /// takes one of its own; every word's rotated bits are disjoint from its group's others.
     #[test]
-    fn dense_words_take_fixed_places() {
-        // 32 64-bit words and an odd last one: word `w` has `w % 5 + 1` tokens, word 3 has 40
-        // and word 9 none; the last word 20 (at bits 0..20). Every other token is of a class in
-        // the set that `expands_exactly` expands.
-        let mut tokens: Vec<(u32, u32)> = Vec::new();
-        for w in 0..32u32 {
-            let n = match w {
-                3 => 40,
-                9 => 0,
-                _ => w % 5 + 1,
-            };
-            // Every other token of class 1,100, in the set `expands_exactly` expands.
-            tokens
-                .extend((0..n).map(|i| (w * 64 + i, [(w * 7 + i) % 2_000, 1_100][i as usize % 2])));
-        }
-        tokens.extend((0..20).map(|i| (32 * 64 + i, [1_000 + i, 1_500][i as usize % 2])));
-        let d = Deposit::build(65, 2_000, &tokens).expect("within the limits");
-        assert!(d.fixed);
-        assert!(d.byte.is_empty());
-        // Word 3's first 16 tokens in place, its other 24 after the 66 bytes of fixed places
-        // (three bytes); the last word's 20 tokens in place, 4 of them after word 3's.
-        assert_eq!(d.bits[3], 0xffff);
-        assert_eq!(d.bits[4], 0b11111);
-        assert_eq!(d.bits[9], 0);
-        assert_eq!(d.last, Some((64, 0xffff)));
-        assert_eq!(d.over, [(3, 66, 0xff_ffff << 16), (32, 69, 0xf << 16)]);
-        // A byte of `P` per lane position: word 1's first byte is `P`'s byte 2, whose bits
-        // start where word 0's one token ends.
-        assert_eq!(d.shift[0][2], 1);
-        expands_exactly(65, &tokens);
-        // Two words in 16 of more than 16 tokens: each word's bytes follow the last word's.
-        let many: Vec<(u32, u32)> = (0..16u32)
-            .flat_map(|w| {
-                let n = if w < 2 { 17 } else { 1 };
-                (0..n).map(move |i| (w * 64 + i, w + i))
-            })
+    fn words_share_deposits_in_groups() {
+        let none = Grouping {
+            groups: 0,
+            group: [0; 8],
+            rot: [0; 8],
+        };
+        assert_eq!(group_words(&[0, 0, 0]), none);
+        // Disjoint bits: one group, no rotation.
+        let g = group_words(&[0b1, 0b10, 0, 0b1100]);
+        assert_eq!((g.groups, g.group, g.rot), (1, [0; 8], [0; 8]));
+        // The same bit in two words: the second (by tokens, then place) rotated by one.
+        let g = group_words(&[0b1, 0b1]);
+        assert_eq!((g.groups, g.rot[..2].to_vec()), (1, vec![0, 1]));
+        // A word of 64 tokens is a group alone; eight of them, eight groups.
+        let g = group_words(&[0b1, u64::MAX, 0b110]);
+        assert_eq!((g.groups, g.group[..3].to_vec()), (2, vec![1, 0, 1]));
+        let g = group_words(&[u64::MAX; 8]);
+        assert_eq!((g.groups, g.group), (8, [0, 1, 2, 3, 4, 5, 6, 7]));
+        // Two words of 40 tokens cannot share 64 bits.
+        let forty = (1u64 << 40) - 1;
+        assert_eq!(group_words(&[forty, forty << 3]).groups, 2);
+        // In a block: one group of four words, each rotated where it fits.
+        let tokens: Vec<(u32, u32)> = [0u32, 1, 64, 65, 128, 129, 192]
+            .iter()
+            .map(|&t| (t, t % 1_000))
             .collect();
-        let d = Deposit::build(32, 2_000, &many).expect("within the limits");
-        assert!(!d.fixed);
-        assert_eq!(d.byte[..4], [0, 3, 6, 7]);
-        assert!(d.over.is_empty());
-        expands_exactly(32, &many);
-        // A vocabulary whose fixed places would not fit `P` (9,000 64-bit words, a token in
-        // each): the same.
-        let long: Vec<(u32, u32)> = (0..9_000u32).map(|w| (w * 64 + 5, w % 2_000)).collect();
-        let d = Deposit::build(18_000, 2_000, &long).expect("within the limits");
-        assert!(!d.fixed);
-        expands_exactly(18_000, &long);
-        // Three words in 16 without tokens: the same.
-        let sparse: Vec<(u32, u32)> = (3..16u32).map(|w| (w * 64, w)).collect();
-        let d = Deposit::build(32, 2_000, &sparse).expect("within the limits");
-        assert!(!d.fixed);
-        assert_eq!(d.byte[..5], [0, 0, 0, 0, 1]);
-        expands_exactly(32, &sparse);
+        let d = Deposit::build(16, 1_000, &tokens).expect("within the limits");
+        assert_eq!((d.passes.clone(), d.tail), (vec![(1, 1)], None));
+        assert_eq!(d.rot[0][..4], [0, 2, 4, 6]);
+        assert_eq!(d.comb, [0x7f]);
+        assert_eq!(d.lanes, [0b1111]);
+        expands_exactly(16, &tokens);
+    }
+
+    /// `group_words` on random words: every word in a group, rotated bits disjoint within a
+    /// group, at most one group per word.
+    fn check_grouping(masks: &[u64]) -> Result<(), TestCaseError> {
+        let g = group_words(masks);
+        let words = masks.iter().filter(|&&m| m != 0).count();
+        prop_assert!(usize::from(g.groups) <= words);
+        prop_assert_eq!(g.groups == 0, words == 0);
+        let mut used = [0u64; 8];
+        for (k, &m) in masks.iter().enumerate() {
+            if m != 0 {
+                let (grp, r) = (usize::from(g.group[k]), u32::from(g.rot[k]));
+                prop_assert!(grp < usize::from(g.groups));
+                prop_assert_eq!(used[grp] & m.rotate_left(r), 0);
+                used[grp] |= m.rotate_left(r);
+            }
+        }
+        Ok(())
     }
 
     /// The slots of `chunk` that look up a table other than their segment's first, and its
@@ -1000,11 +1082,28 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Words of random bits, dense, sparse, empty or full: see `check_grouping`.
+        #[test]
+        fn groups_hold_disjoint_rotated_bits(
+            masks in proptest::collection::vec(
+                prop_oneof![
+                    any::<u64>(),
+                    any::<u64>().prop_map(|x| x & x >> 13 & x >> 29),
+                    any::<u64>().prop_map(|x| x & x >> 1 & x >> 7 & x >> 19 & x >> 37),
+                    Just(0u64),
+                    Just(u64::MAX),
+                ],
+                1..=8,
+            ),
+        ) {
+            check_grouping(&masks)?;
+        }
+
         /// Random layouts (words of 1 to 64 sparse tokens, up to eight tables, an odd or even
         /// number of mask words, with tokens in an odd last word or not, parts or none; or
-        /// every word with tokens, mostly 16 or fewer, for `P` at fixed places): the tables
-        /// fit `P`, and where the CPU runs the route it writes the parts and every sparse
-        /// token of the set's classes, and nothing else.
+        /// every word with tokens, mostly 16 or fewer): the tables fit `P`, and where the CPU
+        /// runs the route it writes the parts and every sparse token of the set's classes,
+        /// and nothing else.
         #[test]
         fn the_route_expands_exactly(
             words in proptest::collection::vec((0u32..4, 1u32..=64), 1..300),
