@@ -651,7 +651,7 @@ impl Deposit {
     /// block's 512 bits, the deposits ORed with the parts.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,bmi2")]
-    #[inline]
+    #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     unsafe fn blocks<const P: usize, const G: usize>(
         &self,
@@ -664,14 +664,33 @@ impl Deposit {
     ) {
         use std::arch::x86_64::*;
         let g = if G == usize::MAX { g } else { G };
-        let first = blocks.start;
-        for i in blocks {
-            let b = self.blk[i] as usize;
-            let mut v = if g == 0 {
-                _mm512_setzero_si512()
-            } else {
-                self.deposits(p, i, lane + g * (i - first), g)
-            };
+        let n = blocks.len();
+        // The blocks' data, and their groups' (`g` each from lane `lane` on), side by side.
+        let (blk, rot, mask) = (
+            &self.blk[blocks.clone()],
+            &self.rot[blocks.clone()],
+            &self.mask[blocks],
+        );
+        let (comb, lanes) = (
+            &self.comb[lane..lane + g * n],
+            &self.lanes[lane..lane + g * n],
+        );
+        for j in 0..n {
+            let b = blk[j] as usize;
+            let mut v = _mm512_setzero_si512();
+            if g > 0 {
+                // SAFETY: lane `lane + g * j + x` of `P` is group `x` of the block (`build`).
+                let dep = |x: usize| unsafe {
+                    _pdep_u64(p.add(lane + g * j + x).read(), comb[g * j + x]) as i64
+                };
+                v = _mm512_set1_epi64(dep(0));
+                for x in 1..g {
+                    v = _mm512_mask_set1_epi64(v, lanes[g * j + x], dep(x));
+                }
+                let r = _mm512_cvtepu8_epi64(_mm_loadl_epi64(rot[j].as_ptr().cast()));
+                let m = _mm512_loadu_si512(mask[j].as_ptr().cast());
+                v = _mm512_and_si512(_mm512_rorv_epi64(v, r), m);
+            }
             for part in parts {
                 v = _mm512_or_si512(v, _mm512_loadu_si512(part.as_ptr().add(16 * b).cast()));
             }
