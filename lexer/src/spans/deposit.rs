@@ -40,11 +40,14 @@
 //!    padding) had made that loop 40% slower (0.27 → 0.38 ns per word in a microbenchmark),
 //!    more than the padding's gather cost.
 //!
-//!    With the groups, the weighted automaton's fresh expansions on real masks took 0.71–0.73
-//!    µs hot at p50 on Java with Llama 3 (0.91–0.92 with a `pdep` per word), and the `deposit`
-//!    bench's layouts without parts 0.46–0.55 µs (0.70–0.74). On the trie masker's Go masks
+//!    With the groups, the weighted automaton's fresh expansions on real masks took 0.68–0.78
+//!    µs hot at p50 on Java with Llama 3 (0.89–0.92 with a `pdep` per word), and the `deposit`
+//!    bench's layouts without parts 0.36–0.45 µs (0.70–0.74). On the trie masker's Go masks
 //!    with Llama 3 the loop is bound by reading its three parts (48 KiB) instead: without
-//!    them it took about 1,100–1,300 time-stamp counts per call, with them 1,850, as before.
+//!    them it took about 1,100–1,300 time-stamp counts per call, with them 1,700–1,850, about
+//!    as before. The loop over a pass's blocks is compiled apart: inlined, it reloaded the
+//!    parts' pointers from the stack every block (the `deposit` bench without parts took
+//!    0.46–0.55 µs so).
 //!
 //! `cargo bench -p munch-lexer --bench deposit` (synthetic layouts of Llama 3's size, all
 //! tables in the CPU's caches; the minimum per call, three runs alternated with the route
