@@ -704,7 +704,12 @@ impl Deposit {
 
     /// Block `i`'s (in pass order) eight words of deposits, its `g` groups from lane `lane` of
     /// `P` on: a `pdep` per group, each word's lanes from its group's, rotated back and masked
-    /// by its own bits.
+    /// by its own bits. For the last block; `blocks` does the same inline (a function shared
+    /// by both, over slices, was not inlined there: Llama 3 × Go's masks took 2.0 µs).
+    ///
+    /// # Safety
+    /// `i` is a block and `lane..lane + g` its groups (`build`); the CPU has AVX-512 F and
+    /// BMI2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,bmi2")]
     #[inline]
