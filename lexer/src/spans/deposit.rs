@@ -13,17 +13,18 @@
 //!    [`MAX_TABLES`] tables of 128 bytes), a tree of byte blends keeps each token's own table's
 //!    byte (picked by bits the lookups ignore), and one AVX-512 BITALG bit shuffle picks the
 //!    bit out of each byte. The result is `D`, one bit per sparse token, the tokens of each
-//!    64-bit mask word one after another, in the order of the words. A segment of chunks looks
-//!    up only the tables its tokens use: classes are numbered by their lowest member, so the
-//!    one-token classes of nearby words (most sparse tokens) are in the same table. Short runs
-//!    merge into segments (`merge_runs`).
-//! 2. **Pad.** `D` becomes `P`, where each word's bits start at a byte, 64 bytes at a time: a
-//!    byte permutation gives each 64-bit lane its window of `D` (the build makes every lane's
-//!    bits fit one window that starts at a byte), and a VBMI multishift takes each byte's 8
-//!    bits from it. Gathering `P` directly, with a word's tokens padded to a multiple of 8 by
-//!    slots that look nothing up, took half as many chunks again: with Llama 3 × Go's 12,925
-//!    sparse tokens of the trie masker's classes (five tables), 315 against 202 (the lanes'
-//!    windows added none).
+//!    group of words (step 4) one after another, in the order of their rotated bits. A segment
+//!    of chunks looks up only the tables its tokens use: classes are numbered by their lowest
+//!    member, so the one-token classes of nearby words (most sparse tokens) are in the same
+//!    table. Short runs merge into segments (`merge_runs`).
+//! 2. **Pad.** `D` becomes `P`, where each group's bits start at a byte (a lane of 8 bytes
+//!    each), 64 bytes at a time: a byte permutation gives each 64-bit lane its window of `D`
+//!    (the build makes every lane's bits fit one window that starts at a byte), and a VBMI
+//!    multishift takes each byte's 8 bits from it. Gathering `P` directly, with a word's
+//!    tokens padded to a multiple of 8 by slots that look nothing up, took half as many chunks
+//!    again (measured when each word had its own bytes): with Llama 3 × Go's 12,925 sparse
+//!    tokens of the trie masker's classes (five tables), 315 against 202 (the lanes' windows
+//!    added none).
 //! 3. **Pass.** The caller's precomputed masks (*parts*) are ORed, 512 bits at a time.
 //! 4. **Deposit.** The words of each block of eight (512 bits of the mask) are put in few
 //!    *groups* whose bits, each word's rotated by some amount, are disjoint (`group_words`:
@@ -283,10 +284,10 @@ impl Deposit {
             })
             .collect();
         // Per block of eight words (the loop's 512 bits), few groups whose words' bits, each
-        // rotated, are disjoint (`group_words`): a `pdep` per group rather than per word. Llama 3 × Go's
-        // 251 blocks need one group in 94, two in 122, three in 28 (Java: 170, 63, 12; Gemma
-        // 3 × Java: one in 496 of 513). The blocks are taken pass by pass, those of one group
-        // count together, and a last block of fewer words after them.
+        // rotated, are disjoint (`group_words`): a `pdep` per group rather than per word.
+        // Llama 3 × Go's 251 blocks need one group in 94, two in 122, three in 28 (Java: 170,
+        // 63, 12; Gemma 3 × Java: one in 496 of 513). The blocks are taken pass by pass, those
+        // of one group count together, and a last block of fewer words after them.
         let block_len = whole.div_ceil(8);
         let groupings: Vec<Grouping> = (0..block_len)
             .map(|b| group_words(&masks[8 * b..(8 * b + 8).min(whole)]))
