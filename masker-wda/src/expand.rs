@@ -276,19 +276,14 @@ impl Expansion {
     /// (the baseline target counts bits with a dozen instructions per word: 40 words took 114
     /// ns that way, 74 with POPCNT, in a microbenchmark).
     fn runs_in(&self, set: &[u64], not: Option<&[u64]>) -> usize {
-        self.bucket_counts(set, not)
+        let with = not.map_or(Words::Set, Words::AndNot);
+        let buckets: [&[u64]; BUCKETS] =
+            std::array::from_fn(|k| &self.buckets[k * self.set_words..(k + 1) * self.set_words]);
+        count_in(set, with, buckets)
             .iter()
             .zip(&self.bucket_avg)
             .map(|(&n, &avg)| n as usize * avg)
             .sum()
-    }
-
-    /// Per bucket, the classes in `set` and not in `not`.
-    fn bucket_counts(&self, set: &[u64], not: Option<&[u64]>) -> [u64; BUCKETS] {
-        let with = not.map_or(Words::Set, Words::AndNot);
-        let buckets =
-            std::array::from_fn(|k| &self.buckets[k * self.set_words..(k + 1) * self.set_words]);
-        count_in(set, with, buckets)
     }
 
     /// Estimated cost of [`Expansion::expand`] on `set` (quick, rough), and the cheapest way
