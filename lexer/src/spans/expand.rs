@@ -20,6 +20,9 @@
 //!   a few passes, whatever the set). The deposit also writes the big classes of the groups
 //!   of few tokens (at most [`MAX_DEPOSIT_GROUP_TOKENS`]), so its pass reads only the masks of
 //!   the groups of many.
+//! - **Learned unions.** A pass that would read the masks of several groups reads their union
+//!   instead once [`Unions`] has learned it (the second time the combination is met; shared
+//!   by every caller, at most 1 MiB): real masks meet few combinations.
 //! - **Bases.** A masker's mask at a lexer point holds only classes alive there, so the sets
 //!   alive at lexer points (hints given to [`Patterns::new`]) that cost more than three passes
 //!   from scratch get their masks precomputed (at most [`MAX_BASES`], the costliest: 0.5 MiB
@@ -46,6 +49,7 @@
 
 use super::deposit::{low_bits, Deposit};
 use super::kernels::{combine, count_in, Words};
+use super::unions::Unions;
 use super::ClassSet;
 use crate::TokenId;
 
@@ -147,6 +151,8 @@ pub(super) struct Patterns {
     deposit_from: usize,
     /// The set words (indices) where the bases differ most.
     probe: [usize; PROBE],
+    /// The unions of group masks that passes read together, learned from the sets expanded.
+    unions: Unions,
 }
 
 /// How one set is expanded.
@@ -268,6 +274,7 @@ impl Patterns {
             probe: [0; PROBE],
             deposit: None,
             deposit_from: 0,
+            unions: Unions::new(word_len),
         };
         for (i, &c) in big_classes.iter().enumerate() {
             p.big[c] = i as u8;
@@ -557,18 +564,23 @@ impl Patterns {
         let mut neg: [&[u32]; MAX_BIG / GROUP] = [&[]; MAX_BIG / GROUP];
         pos[0] = base_mask;
         let (mut np, mut nn) = (1, 0);
+        let (mut add_key, mut remove_key) = (0, 0);
         for (g, group) in self.groups.iter().enumerate() {
             if d.add_streamed & (1 << g) != 0 {
                 let s = d.add[g] as usize;
                 pos[np] = &group.masks[(s - 1) * wl..s * wl];
                 np += 1;
+                add_key |= union_key(g, s);
             }
             if d.remove_streamed & (1 << g) != 0 {
                 let s = d.remove[g] as usize;
                 neg[nn] = &group.masks[(s - 1) * wl..s * wl];
                 nn += 1;
+                remove_key |= union_key(g, s);
             }
         }
+        let np = 1 + self.learned(add_key, &mut pos[1..], np - 1);
+        let nn = self.learned(remove_key, &mut neg, nn);
         combine(words, &pos[..np], &neg[..nn]);
         for (g, group) in self.groups.iter().enumerate() {
             if d.add_streamed & (1 << g) == 0 {
@@ -619,6 +631,22 @@ impl Patterns {
                     }
                 }
             }
+        }
+    }
+
+    /// `sources[..n]` (group masks, named by `key`: see [`union_key`]) as the one learned mask
+    /// of their union where there is one; how many sources are left.
+    #[inline]
+    fn learned<'a>(&'a self, key: u64, sources: &mut [&'a [u32]], n: usize) -> usize {
+        if n < 2 {
+            return n;
+        }
+        match self.unions.get(key, &sources[..n]) {
+            Some(union) => {
+                sources[0] = union;
+                1
+            }
+            None => n,
         }
     }
 
@@ -732,15 +760,17 @@ impl Patterns {
     fn run(&self, plan: &Plan, classes: &ClassSet, words: &mut [u32]) {
         let wl = self.word_len;
         let mut sources: [&[u32]; MAX_BIG / GROUP + 1] = [&[]; MAX_BIG / GROUP + 1];
-        let mut n = 0;
+        let (mut n, mut key) = (0, 0);
         if plan.big_missing {
             for (g, group) in self.groups.iter().enumerate() {
                 let missing = (group.full & !plan.subsets[g]) as usize;
                 if plan.streamed & (1 << g) != 0 {
                     sources[n] = &group.masks[(missing - 1) * wl..missing * wl];
                     n += 1;
+                    key |= union_key(g, missing);
                 }
             }
+            let n = self.learned(key, &mut sources, n);
             let base = if plan.small == Small::Missing {
                 &self.all
             } else {
@@ -753,8 +783,10 @@ impl Patterns {
                 if plan.streamed & (1 << g) != 0 {
                     sources[n] = &group.masks[(present - 1) * wl..present * wl];
                     n += 1;
+                    key |= union_key(g, present);
                 }
             }
+            n = self.learned(key, &mut sources, n);
             match (plan.small, &self.deposit) {
                 (Small::Missing, _) => {
                     sources[n] = &self.all_small;
@@ -936,7 +968,17 @@ impl Patterns {
                 .sum::<usize>()
             + self.bases.capacity() * std::mem::size_of::<Base>()
             + self.deposit.as_ref().map_or(0, Deposit::heap_bytes)
+            + self.unions.heap_bytes()
     }
+}
+
+const _: () = assert!(MAX_BIG <= 64, "a union key has a bit per big class");
+
+/// The key of the [`Unions`] naming the mask of subset `subset` of group `g`: a union of masks
+/// of distinct groups is named by the OR of their keys.
+#[inline]
+fn union_key(g: usize, subset: usize) -> u64 {
+    (subset as u64) << (g * GROUP)
 }
 
 /// Whether two sets' probe words are equal: the first word first (where most differ), then
@@ -1140,6 +1182,48 @@ mod tests {
             p.expand_cached(&mut cache, &set, &mut words);
             assert_eq!(words, want, "cached subset {subset:03b}");
         }
+    }
+
+    /// Twelve big classes in three groups (each class a member in every word) and two small
+    /// ones: a set with big classes in every group reads three group masks until its union
+    /// is learned (the second time), then that one; every way, and from a base, stays exact.
+    #[test]
+    fn unions_of_group_masks_are_learned_the_second_time() {
+        let mut classes: Vec<Vec<u32>> = (0..12)
+            .map(|c| (0..64).map(|w| w * 32 + c).collect())
+            .collect();
+        classes.extend([vec![20, 700], vec![31]]);
+        let (member_start, members) = layout(&classes);
+        let vocab_len = 64 * 32;
+        let alive = {
+            let mut a = ClassSet::new(14);
+            a.extend((0..14).map(ClassId::from_usize));
+            a
+        };
+        // No deposit: every group is read as a mask.
+        let p = Patterns::with_big(vocab_len, &member_start, &members, (8, 12, 0), &[alive]);
+        assert_eq!((p.groups.len(), p.deposit_from), (3, 3));
+        let mut set = ClassSet::new(14);
+        set.extend([0, 1, 5, 9, 12].map(ClassId::from_usize));
+        let plan = p.plan(&set);
+        assert_eq!(plan.streamed.count_ones(), 3, "{plan:?}");
+        let want = naive(&classes, vocab_len, &set);
+        let mut words = vec![0u32; 64];
+        for learned in [0, 1, 1] {
+            words.fill(0x5a5a_5a5a);
+            p.expand(&set, &mut words);
+            assert_eq!(words, want);
+            assert_eq!(p.unions.len(), learned);
+        }
+        let mut words = vec![0u32; 64];
+        let mut x = 1;
+        expand_every_way(&p, &classes, vocab_len, &set, &mut words).unwrap();
+        for near in near_sets(&[set], &mut x) {
+            expand_every_way(&p, &classes, vocab_len, &near, &mut words).unwrap();
+        }
+        assert!(p.unions.len() > 1);
+        // A clone learns anew.
+        assert_eq!(p.clone().unions.len(), 0);
     }
 
     /// 40 one-member classes in different words: a set differing from a cached one in one
@@ -1473,9 +1557,21 @@ mod tests {
     }
 
     /// Expands `set` as planned and in every `(big_missing, small)` way (the deposit where the
-    /// CPU runs it), whatever it costs, each from garbage words into `words`; all must equal
-    /// the per-member expansion, which is returned.
+    /// CPU runs it), whatever it costs, each from garbage words into `words`, twice (the
+    /// second time with the unions of group masks the first learned); all must equal the
+    /// per-member expansion, which is returned.
     fn expand_every_way(
+        p: &Patterns,
+        classes: &[Vec<u32>],
+        vocab_len: usize,
+        set: &ClassSet,
+        words: &mut [u32],
+    ) -> Result<Vec<u32>, TestCaseError> {
+        expand_every_way_once(p, classes, vocab_len, set, words)?;
+        expand_every_way_once(p, classes, vocab_len, set, words)
+    }
+
+    fn expand_every_way_once(
         p: &Patterns,
         classes: &[Vec<u32>],
         vocab_len: usize,

@@ -93,6 +93,7 @@ mod error;
 mod expand;
 mod kernels;
 mod set;
+pub mod unions;
 mod walk;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
