@@ -8,10 +8,11 @@
 //!   so is "every token of a sparse class" (the base of a complemented sparse expansion).
 //!   Units are grouped, at most six to a group (SynCode's grammars make one to three groups),
 //!   and every subset of a group has its mask precomputed, so the units' part of any set is
-//!   one fused pass that reads one precomputed mask per group and writes each word once. Room
-//!   left in the groups goes to the sparse classes with the most runs. Where the CPU runs the
-//!   deposit route (below), the dense classes that would need one more group are left sparse
-//!   when they hold few tokens;
+//!   one fused pass that reads one precomputed mask per group (or, for a combination of
+//!   groups' subsets met before, their union, learned by [`Unions`]) and writes each word
+//!   once. Room left in the groups goes to the sparse classes with the most runs. Where the
+//!   CPU runs the deposit route (below), the dense classes that would need one more group are
+//!   left sparse when they hold few tokens;
 //! - the other (*sparse*) classes are walked run by run on top: the classes in the set, or,
 //!   when the set holds most of them, the ones missing from it are cleared from the "every
 //!   sparse token" unit; or, where the CPU has the instructions and the set holds many runs
@@ -29,6 +30,7 @@
 use smallvec::SmallVec;
 
 use munch_lexer::spans::deposit::Deposit;
+use munch_lexer::spans::unions::Unions;
 use munch_lexer::spans::{count_in, Words};
 
 /// How a fresh expansion writes the sparse classes.
@@ -69,6 +71,9 @@ pub(crate) struct Expansion {
     sparse_runs: usize,
     /// The set-independent route for the sparse classes, where the CPU runs it.
     deposit: Option<Deposit>,
+    /// The unions of subset masks of several groups that expansions read together, learned
+    /// from the sets expanded.
+    unions: Unions,
 }
 
 /// Bytes of the precomputed subset masks (all groups).
@@ -83,6 +88,10 @@ const MAX_BITS: usize = 6;
 const MAX_LEFT_OUT_TOKENS: usize = 3_000;
 /// The most groups: past that, dense classes stay sparse.
 const MAX_GROUPS: usize = 16;
+const _: () = assert!(
+    MAX_GROUPS * MAX_BITS <= 128,
+    "a union key has a bit per unit"
+);
 /// Cost buckets: coarse, since popcounts over them are the estimate's cost.
 const BUCKETS: usize = 4;
 /// Their lower bounds in runs.
@@ -175,6 +184,7 @@ impl Expansion {
             bucket_avg: [0; BUCKETS],
             sparse_runs: 0,
             deposit: None,
+            unions: Unions::new(word_len),
         };
         // Unit bitmaps, then every subset of each group.
         let mut unit_masks = vec![0u32; units * word_len];
@@ -242,6 +252,7 @@ impl Expansion {
         (self.sparse.len() + self.dense_set.len() + self.buckets.len()) * 8
             + (self.unit_of.len() + self.group_start.len() + self.combos.len()) * 4
             + self.deposit.as_ref().map_or(0, Deposit::heap_bytes)
+            + self.unions.heap_bytes()
     }
 
     /// Whether the set-independent route ([`Sparse::Deposit`]) runs here.
@@ -383,7 +394,7 @@ impl Expansion {
             let u = self.units - 1;
             subsets[u / self.group] |= 1 << (u % self.group);
         }
-        let parts: SmallVec<[&[u32]; 4]> = subsets
+        let mut parts: SmallVec<[&[u32]; 4]> = subsets
             .iter()
             .zip(&self.group_start)
             .filter(|(&s, _)| s != 0)
@@ -392,6 +403,16 @@ impl Expansion {
                 &self.combos[at..at + self.word_len]
             })
             .collect();
+        // Several groups' masks: their union, once learned (named by the groups' subsets).
+        if parts.len() >= 2 {
+            let key = subsets
+                .iter()
+                .enumerate()
+                .fold(0u128, |k, (g, &s)| k | (s as u128) << (g * self.group));
+            if let Some(union) = self.unions.get(key, &parts) {
+                parts = SmallVec::from_slice(&[union]);
+            }
+        }
         let runs_of = |c: usize| &runs[run_start[c] as usize..run_start[c + 1] as usize];
         match (sparse, &self.deposit) {
             (Sparse::Deposit, Some(d)) => return d.expand(set, &parts, words),
@@ -610,7 +631,8 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(24))]
         /// Fresh expansions and deltas between sets give exactly the members of the set's
-        /// classes, with dense units spread over several groups and some classes dead.
+        /// classes, with dense units spread over several groups and some classes dead, before
+        /// and after the unions of group masks are learned.
         #[test]
         fn expansions_and_deltas_are_exact(
             seed in any::<u64>(),
@@ -658,15 +680,20 @@ mod tests {
             if e.has_deposit() {
                 ways.push(Sparse::Deposit);
             }
-            for (i, set) in all.iter().enumerate() {
-                for &way in &ways {
-                    e.expand(set, way, &run_start, &runs, &mut words);
-                    prop_assert_eq!(&words, &naive(set, &of, word_len), "{:?}", way);
+            // Twice: the second time round with the unions of group masks learned.
+            for _ in 0..2 {
+                for (i, set) in all.iter().enumerate() {
+                    for &way in &ways {
+                        e.expand(set, way, &run_start, &runs, &mut words);
+                        prop_assert_eq!(&words, &naive(set, &of, word_len), "{:?}", way);
+                    }
+                    let next = &all[(i + 1) % all.len()];
+                    e.apply_delta(set, next, &run_start, &runs, &mut words);
+                    prop_assert_eq!(&words, &naive(next, &of, word_len));
                 }
-                let next = &all[(i + 1) % all.len()];
-                e.apply_delta(set, next, &run_start, &runs, &mut words);
-                prop_assert_eq!(&words, &naive(next, &of, word_len));
             }
+            // The full set reads every group's mask: their union is learned.
+            prop_assert!(!e.unions.is_empty());
         }
     }
 }

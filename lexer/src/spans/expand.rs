@@ -564,7 +564,7 @@ impl Patterns {
         let mut neg: [&[u32]; MAX_BIG / GROUP] = [&[]; MAX_BIG / GROUP];
         pos[0] = base_mask;
         let (mut np, mut nn) = (1, 0);
-        let (mut add_key, mut remove_key) = (0, 0);
+        let (mut add_key, mut remove_key) = (0u128, 0u128);
         for (g, group) in self.groups.iter().enumerate() {
             if d.add_streamed & (1 << g) != 0 {
                 let s = d.add[g] as usize;
@@ -637,7 +637,7 @@ impl Patterns {
     /// `sources[..n]` (group masks, named by `key`: see [`union_key`]) as the one learned mask
     /// of their union where there is one; how many sources are left.
     #[inline]
-    fn learned<'a>(&'a self, key: u64, sources: &mut [&'a [u32]], n: usize) -> usize {
+    fn learned<'a>(&'a self, key: u128, sources: &mut [&'a [u32]], n: usize) -> usize {
         if n < 2 {
             return n;
         }
@@ -972,13 +972,13 @@ impl Patterns {
     }
 }
 
-const _: () = assert!(MAX_BIG <= 64, "a union key has a bit per big class");
+const _: () = assert!(MAX_BIG <= 128, "a union key has a bit per big class");
 
 /// The key of the [`Unions`] naming the mask of subset `subset` of group `g`: a union of masks
 /// of distinct groups is named by the OR of their keys.
 #[inline]
-fn union_key(g: usize, subset: usize) -> u64 {
-    (subset as u64) << (g * GROUP)
+fn union_key(g: usize, subset: usize) -> u128 {
+    (subset as u128) << (g * GROUP)
 }
 
 /// Whether two sets' probe words are equal: the first word first (where most differ), then

@@ -31,8 +31,11 @@ pub const MAX_UNION_BYTES: usize = 1 << 20;
 const MAX_SLOTS: usize = 64;
 /// Slots tried per key (open addressing) before giving up.
 const PROBES: usize = 8;
-/// Keys remembered as met once, by hash (a newer key overwrites an older one).
+/// Keys remembered as met once: [`WAYS`] per bucket of their hash, so that a few keys met in
+/// turn that hash alike are all remembered (with one per bucket, two would evict each other
+/// for good).
 const SEEN: usize = 256;
+const WAYS: usize = 4;
 
 /// Learned unions of precomputed masks, keyed by which masks they are the OR of (see
 /// [`Unions::get`]). `Clone`, `Default` and `PartialEq` treat it as the cache it is: a clone
@@ -41,12 +44,13 @@ const SEEN: usize = 256;
 pub struct Unions {
     /// A power of two of slots (or none).
     slots: Box<[OnceLock<Union>]>,
-    /// Per hash, the last key met once and not yet given a slot (0: none).
+    /// Per bucket of [`WAYS`] entries, the fingerprints of keys met once and not yet given a
+    /// slot (0: none; two keys of one fingerprint only share their admission).
     seen: Box<[AtomicU64]>,
 }
 
 struct Union {
-    key: u64,
+    key: u128,
     mask: Box<[u32]>,
 }
 
@@ -64,16 +68,17 @@ impl Unions {
         }
     }
 
-    /// The OR of `sources` (at least two masks of the same length), if learned: `key` (not 0)
-    /// must name exactly that OR, whatever the order of `sources`. The second call with a key
+    /// The OR of `sources` (at least two masks of the same length), if learned: `key` must
+    /// name exactly that OR, whatever the order of `sources` (the caller's encoding, say a
+    /// few bits per group of masks). The second call with a key
     /// learns it when a slot is free, computing the OR here.
     #[inline]
-    pub fn get(&self, key: u64, sources: &[&[u32]]) -> Option<&[u32]> {
-        debug_assert!(key != 0 && sources.len() >= 2);
+    pub fn get(&self, key: u128, sources: &[&[u32]]) -> Option<&[u32]> {
+        debug_assert!(sources.len() >= 2);
         if self.slots.is_empty() {
             return None;
         }
-        let (at, seen) = places(key);
+        let (at, seen, print) = places(key);
         let mask = self.slots.len() - 1;
         for i in 0..PROBES.min(self.slots.len()) {
             let slot = &self.slots[(at + i) & mask];
@@ -81,7 +86,7 @@ impl Unions {
                 Some(u) if u.key == key => return Some(&u.mask),
                 Some(_) => continue,
                 None => {
-                    if self.seen[seen].swap(key, Ordering::Relaxed) != key {
+                    if !self.seen_before(seen, print) {
                         return None;
                     }
                     // Another thread may fill the slot first, maybe with another key.
@@ -95,6 +100,22 @@ impl Unions {
             }
         }
         None
+    }
+
+    /// Whether a key of fingerprint `print` was met before (then forgotten: it is given a
+    /// slot), else remembers it in bucket `bucket`: in an empty entry, or over the one the
+    /// fingerprint picks.
+    fn seen_before(&self, bucket: usize, print: u64) -> bool {
+        let ways = &self.seen[bucket * WAYS..(bucket + 1) * WAYS];
+        if let Some(w) = ways.iter().find(|w| w.load(Ordering::Relaxed) == print) {
+            // Another thread may have taken it already: either way the key is learned now.
+            let _ = w.compare_exchange(print, 0, Ordering::Relaxed, Ordering::Relaxed);
+            return true;
+        }
+        let empty = ways.iter().find(|w| w.load(Ordering::Relaxed) == 0);
+        let w = empty.unwrap_or(&ways[(print >> 62) as usize % WAYS]);
+        w.store(print, Ordering::Relaxed);
+        false
     }
 
     /// How many unions are learned.
@@ -120,12 +141,18 @@ impl Unions {
     }
 }
 
-/// Where `key` is looked for: its first slot (modulo the slots) and its `seen` entry (Fibonacci
-/// hashing: each from other bits of one product).
+/// Where `key` is looked for: its first slot (modulo the slots), its bucket of `seen` and its
+/// fingerprint there (never 0). Fibonacci hashing: each from other bits of one product, of
+/// the key's halves folded.
 #[inline]
-fn places(key: u64) -> (usize, usize) {
-    let h = key.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    ((h >> 40) as usize, (h >> 20) as usize % SEEN)
+fn places(key: u128) -> (usize, usize, u64) {
+    let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
+    let h = folded.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (
+        (h >> 40) as usize,
+        (h >> 20) as usize % (SEEN / WAYS),
+        h | 1,
+    )
 }
 
 /// A clone starts with nothing learned (what it learns is a cache).
@@ -177,8 +204,7 @@ mod tests {
         let (a, b, c) = ([1, 0, 4, 0], [2, 0, 0, 8], [0, 16, 0, 0]);
         assert_eq!(u.get(7, &[&a, &b]), None);
         assert_eq!(u.len(), 0);
-        // Another key between the two does not stop it (it has another `seen` entry).
-        assert_ne!(places(7).1, places(9).1);
+        // Another key between the two does not stop it.
         assert_eq!(u.get(9, &[&a, &c]), None);
         assert_eq!(u.get(7, &[&a, &b]), Some(&or(&[&a, &b])[..]));
         assert_eq!(u.len(), 1);
@@ -192,6 +218,37 @@ mod tests {
         assert_eq!(u.clone().get(7, &[&a, &b]), None);
     }
 
+    /// Keys of one bucket met in turn are all learned the second time round (up to the
+    /// bucket's ways), and leave the bucket for others.
+    #[test]
+    fn keys_that_hash_alike_are_learned_in_turn() {
+        let u = Unions::new(4);
+        let (a, b) = ([1u32; 4], [2u32; 4]);
+        let bucket = places(1).1;
+        let alike: Vec<u128> = (2..)
+            .filter(|&k| places(k).1 == bucket)
+            .take(WAYS)
+            .collect();
+        let keys: Vec<u128> = std::iter::once(1).chain(alike).collect();
+        for k in &keys[..WAYS] {
+            assert_eq!(u.get(*k, &[&a, &b]), None);
+        }
+        for k in &keys[..WAYS] {
+            assert_eq!(u.get(*k, &[&a, &b]), Some(&[3u32; 4][..]), "key {k}");
+        }
+        assert_eq!(u.len(), WAYS);
+        // The bucket is empty again (learned keys are forgotten there): a fifth key is
+        // remembered and learned.
+        let k = keys[WAYS];
+        assert_eq!(u.get(k, &[&a, &b]), None);
+        assert!(u
+            .seen
+            .iter()
+            .any(|w| w.load(Ordering::Relaxed) == places(k).2));
+        assert_eq!(u.get(k, &[&a, &b]), Some(&[3u32; 4][..]));
+        assert!(u.seen.iter().all(|w| w.load(Ordering::Relaxed) == 0));
+    }
+
     #[test]
     fn the_table_holds_at_most_its_budget() {
         // Masks of a quarter of the budget: four slots.
@@ -199,14 +256,14 @@ mod tests {
         let u = Unions::new(word_len);
         assert_eq!(u.slots.len(), 4);
         let (a, b) = (vec![1u32; word_len], vec![2u32; word_len]);
-        for key in 1..=40u64 {
+        for key in 1..=40u128 {
             let _ = u.get(key, &[&a, &b]);
             let _ = u.get(key, &[&a, &b]);
         }
         assert_eq!(u.len(), 4);
         assert!(u.heap_bytes() <= MAX_UNION_BYTES + 4096);
         let learned = (1..=40u64)
-            .filter(|&k| u.get(k, &[&a, &b]).is_some())
+            .filter(|&k| u.get(k as u128, &[&a, &b]).is_some())
             .count();
         assert_eq!(learned, 4);
         // Masks bigger than the budget: no slots, nothing learned.
