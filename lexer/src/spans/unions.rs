@@ -70,8 +70,8 @@ impl Unions {
 
     /// The OR of `sources` (at least two masks of the same length), if learned: `key` must
     /// name exactly that OR, whatever the order of `sources` (the caller's encoding, say a
-    /// few bits per group of masks). The second call with a key
-    /// learns it when a slot is free, computing the OR here.
+    /// few bits per group of masks). The second call with a key learns it when a slot is
+    /// free, computing the OR here.
     #[inline]
     pub fn get(&self, key: u128, sources: &[&[u32]]) -> Option<&[u32]> {
         debug_assert!(sources.len() >= 2);
