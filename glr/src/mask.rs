@@ -4,8 +4,11 @@
 //! `id / 32` is set. This is the layout vLLM, XGrammar and llguidance hand to their kernels, so a
 //! mask goes to the GPU without conversion. Bits past `len` are always clear.
 //!
-//! A [`Masker`] fills a mask for a [`ParserState`]; every masker meets the one contract stated
-//! on the trait, and the conformance suite checks that they return identical masks.
+//! [`MaskMut`] is the same set over words the caller owns (one row of an engine's
+//! `[batch, ceil(V/32)]` bitmask), so that a mask is written where the logits kernel reads it,
+//! without a copy. A [`Masker`] fills one for a [`ParserState`]; every masker meets the one
+//! contract stated on the trait, and the conformance suite checks that they return identical
+//! masks.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -43,7 +46,12 @@ pub trait Masker: Send + Sync {
     fn create_cache(&self) -> MaskCache;
 
     /// Sets `mask` (over [`Vocabulary::len`] tokens) to exactly the allowed tokens of `state`.
-    fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask);
+    fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mask: MaskMut<'_>);
+
+    /// [`Masker::fill_into`] an owned mask.
+    fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
+        self.fill_into(cache, state, mask.as_mut());
+    }
 
     /// The allowed tokens of `state` in a new mask (allocates; hot loops use `fill_mask`).
     fn mask(&self, cache: &mut MaskCache, state: &ParserState) -> TokenMask {
@@ -104,7 +112,7 @@ impl Masker for Oracle {
         MaskCache::new(())
     }
 
-    fn fill_mask(&self, _cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
+    fn fill_into(&self, _cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
         mask.clear();
         for (id, bytes) in self.vocab.text_tokens() {
             let mut next = state.clone();
@@ -112,13 +120,13 @@ impl Masker for Oracle {
                 mask.insert(id);
             }
         }
-        set_eos(&self.vocab, state, mask);
+        set_eos(&self.vocab, state, &mut mask);
     }
 }
 
 /// Sets the end-of-sequence tokens of `vocab` in `mask` iff `state` accepts now, as the contract
 /// requires of every masker.
-pub fn set_eos(vocab: &Vocabulary, state: &ParserState, mask: &mut TokenMask) {
+pub fn set_eos(vocab: &Vocabulary, state: &ParserState, mask: &mut MaskMut<'_>) {
     if state.is_accepting() {
         for &eos in vocab.eos() {
             mask.insert(eos);
@@ -126,7 +134,7 @@ pub fn set_eos(vocab: &Vocabulary, state: &ParserState, mask: &mut TokenMask) {
     }
 }
 
-/// A set of token ids over a vocabulary of `len` tokens.
+/// A set of token ids over a vocabulary of `len` tokens, owning its words.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TokenMask {
     words: Vec<u32>,
@@ -139,6 +147,28 @@ impl TokenMask {
         TokenMask {
             words: vec![0; len.div_ceil(32)],
             len,
+        }
+    }
+
+    /// The mask over `len` tokens with `words` (bits past `len` are cleared); `None` unless
+    /// there are `ceil(len / 32)` words.
+    pub fn from_words(words: &[u32], len: usize) -> Option<Self> {
+        let mut mask = TokenMask {
+            words: words.to_vec(),
+            len,
+        };
+        (words.len() == len.div_ceil(32)).then(|| {
+            mask.as_mut().trim();
+            mask
+        })
+    }
+
+    /// The same set over the same words, as the [`Masker`]s write it.
+    #[inline]
+    pub fn as_mut(&mut self) -> MaskMut<'_> {
+        MaskMut {
+            words: &mut self.words,
+            len: self.len,
         }
     }
 
@@ -160,6 +190,108 @@ impl TokenMask {
     /// The words, mutably; callers keep bits past `len` clear.
     pub fn words_mut(&mut self) -> &mut [u32] {
         &mut self.words
+    }
+
+    /// Disallows every token.
+    pub fn clear(&mut self) {
+        self.words.fill(0);
+    }
+
+    /// Allows every token.
+    pub fn fill(&mut self) {
+        self.as_mut().fill();
+    }
+
+    /// Allows `id`; ids out of range are ignored.
+    #[inline]
+    pub fn insert(&mut self, id: TokenId) {
+        self.as_mut().insert(id);
+    }
+
+    /// Disallows `id`.
+    #[inline]
+    pub fn remove(&mut self, id: TokenId) {
+        self.as_mut().remove(id);
+    }
+
+    /// Whether `id` is allowed (false out of range).
+    #[inline]
+    pub fn contains(&self, id: TokenId) -> bool {
+        contains(&self.words, self.len, id)
+    }
+
+    /// The number of allowed tokens.
+    pub fn count(&self) -> usize {
+        count(&self.words)
+    }
+
+    /// The allowed tokens in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = TokenId> + '_ {
+        iter(&self.words)
+    }
+
+    /// Adds every token of `other` (same length).
+    pub fn union_with(&mut self, other: &TokenMask) {
+        self.as_mut().union_with(other);
+    }
+
+    /// The first token on which `self` and `other` differ, if any.
+    pub fn first_difference(&self, other: &TokenMask) -> Option<TokenId> {
+        self.words
+            .iter()
+            .zip(&other.words)
+            .position(|(a, b)| a != b)
+            .map(|wi| {
+                let diff = self.words[wi] ^ other.words[wi];
+                TokenId::from_usize(wi * 32 + diff.trailing_zeros() as usize)
+            })
+    }
+}
+
+/// A set of token ids over `len` tokens, written into `ceil(len / 32)` words the caller owns
+/// (a row of an engine's bitmask). [`TokenMask::as_mut`] views an owned mask this way.
+#[derive(Debug)]
+pub struct MaskMut<'a> {
+    words: &'a mut [u32],
+    len: usize,
+}
+
+impl<'a> MaskMut<'a> {
+    /// The mask over `len` tokens in `words`; `None` unless there are exactly `ceil(len / 32)`
+    /// words. The words are taken as they are: callers [`MaskMut::clear`] them or keep bits
+    /// past `len` clear.
+    pub fn new(words: &'a mut [u32], len: usize) -> Option<Self> {
+        (words.len() == len.div_ceil(32)).then_some(MaskMut { words, len })
+    }
+
+    /// The same mask for a shorter borrow (to pass on and keep).
+    #[inline]
+    pub fn reborrow(&mut self) -> MaskMut<'_> {
+        MaskMut {
+            words: self.words,
+            len: self.len,
+        }
+    }
+
+    /// The number of tokens the mask ranges over (the vocabulary size).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the mask ranges over no tokens at all.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The words.
+    pub fn words(&self) -> &[u32] {
+        self.words
+    }
+
+    /// The words, mutably; callers keep bits past `len` clear.
+    #[inline]
+    pub fn words_mut(&mut self) -> &mut [u32] {
+        self.words
     }
 
     /// Disallows every token.
@@ -194,28 +326,12 @@ impl TokenMask {
     /// Whether `id` is allowed (false out of range).
     #[inline]
     pub fn contains(&self, id: TokenId) -> bool {
-        let i = id.as_usize();
-        i < self.len && self.words[i / 32] & (1 << (i % 32)) != 0
+        contains(self.words, self.len, id)
     }
 
     /// The number of allowed tokens.
     pub fn count(&self) -> usize {
-        self.words.iter().map(|w| w.count_ones() as usize).sum()
-    }
-
-    /// The allowed tokens in increasing order.
-    pub fn iter(&self) -> impl Iterator<Item = TokenId> + '_ {
-        self.words.iter().enumerate().flat_map(|(wi, &word)| {
-            let mut w = word;
-            std::iter::from_fn(move || {
-                if w == 0 {
-                    return None;
-                }
-                let bit = w.trailing_zeros() as usize;
-                w &= w - 1;
-                Some(TokenId::from_usize(wi * 32 + bit))
-            })
-        })
+        count(self.words)
     }
 
     /// Adds every token of `other` (same length).
@@ -226,16 +342,9 @@ impl TokenMask {
         }
     }
 
-    /// The first token on which `self` and `other` differ, if any.
-    pub fn first_difference(&self, other: &TokenMask) -> Option<TokenId> {
-        self.words
-            .iter()
-            .zip(&other.words)
-            .position(|(a, b)| a != b)
-            .map(|wi| {
-                let diff = self.words[wi] ^ other.words[wi];
-                TokenId::from_usize(wi * 32 + diff.trailing_zeros() as usize)
-            })
+    /// Sets the mask to `other` (same length).
+    pub fn copy_from(&mut self, other: &TokenMask) {
+        self.words.copy_from_slice(&other.words);
     }
 
     fn trim(&mut self) {
@@ -246,6 +355,30 @@ impl TokenMask {
             }
         }
     }
+}
+
+#[inline]
+fn contains(words: &[u32], len: usize, id: TokenId) -> bool {
+    let i = id.as_usize();
+    i < len && words[i / 32] & (1 << (i % 32)) != 0
+}
+
+fn count(words: &[u32]) -> usize {
+    words.iter().map(|w| w.count_ones() as usize).sum()
+}
+
+fn iter(words: &[u32]) -> impl Iterator<Item = TokenId> + '_ {
+    words.iter().enumerate().flat_map(|(wi, &word)| {
+        let mut w = word;
+        std::iter::from_fn(move || {
+            if w == 0 {
+                return None;
+            }
+            let bit = w.trailing_zeros() as usize;
+            w &= w - 1;
+            Some(TokenId::from_usize(wi * 32 + bit))
+        })
+    })
 }
 
 #[cfg(test)]
@@ -269,6 +402,26 @@ mod tests {
         assert!(m.contains(id(33)) && !m.contains(id(34)) && !m.contains(id(70)));
         m.remove(id(33));
         assert!(!m.contains(id(33)));
+    }
+
+    #[test]
+    fn a_view_over_caller_words_is_the_same_set() {
+        let mut words = [u32::MAX; 3];
+        assert!(MaskMut::new(&mut words, 97).is_none(), "97 tokens take 4 words");
+        let mut view = MaskMut::new(&mut words, 70).unwrap();
+        view.fill();
+        assert_eq!(view.words(), &[u32::MAX, u32::MAX, (1 << 6) - 1]);
+        view.clear();
+        view.insert(id(69));
+        view.insert(id(5));
+        view.insert(id(70));
+        assert!(view.contains(id(69)) && !view.contains(id(70)));
+        assert_eq!(view.count(), 2);
+        let owned = TokenMask::from_words(&words, 70).unwrap();
+        assert_eq!(owned.iter().collect::<Vec<_>>(), vec![id(5), id(69)]);
+        assert!(TokenMask::from_words(&words, 200).is_none());
+        // Bits past `len` are cleared when read in.
+        assert_eq!(TokenMask::from_words(&[u32::MAX], 3).unwrap().count(), 3);
     }
 
     #[test]

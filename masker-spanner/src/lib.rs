@@ -79,7 +79,7 @@ mod tau;
 use std::fmt;
 use std::sync::Arc;
 
-use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
+use munch_glr::mask::{set_eos, MaskCache, MaskMut, Masker};
 use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::spans::{
     ClassId, ClassSet, ExpandCache, LexPoint, SpansBuildError, SpansConfig, TokenSpans,
@@ -341,7 +341,7 @@ impl Masker for SpannerMasker {
         })
     }
 
-    fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
+    fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
         let cache: &mut Cache = cache.get_mut();
         cache.acc.clear();
         if cache.online.start_mask() {
@@ -385,7 +385,7 @@ impl Masker for SpannerMasker {
         self.spans
             .classes()
             .expand_cached(&mut cache.expand, &cache.acc, mask.words_mut());
-        set_eos(&self.vocab, state, mask);
+        set_eos(&self.vocab, state, &mut mask);
     }
 }
 

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use munch_glr::mask::TokenMask;
+use munch_glr::mask::{MaskMut, TokenMask};
 use munch_lexer::spans::{ClassId, ClassSet, ExpandCache, TokenClasses};
 use munch_lexer::vocab::{TokenTrie, Vocabulary};
 use munch_lexer::TokenId;
@@ -55,7 +55,7 @@ impl ClassWalk {
         class_mask: &TokenMask,
         set: &mut ClassSet,
         cache: &mut ExpandCache,
-        mask: &mut TokenMask,
+        mask: &mut MaskMut<'_>,
     ) {
         set.copy_from_u32_words(class_mask.words());
         self.classes.expand_cached(cache, set, mask.words_mut());

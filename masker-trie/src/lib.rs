@@ -58,7 +58,7 @@ use smallvec::SmallVec;
 
 use ahash::AHashMap;
 use munch_glr::gss::{GssNode, GssNodeId};
-use munch_glr::mask::{set_eos, MaskCache, Masker, TokenMask};
+use munch_glr::mask::{set_eos, MaskCache, MaskMut, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState, ShiftCache};
 use munch_lexer::dfa::{Lexer, TerminalSet};
 use munch_lexer::spans::{
@@ -241,7 +241,7 @@ enum Group {
 }
 
 impl Group {
-    fn add_to(&self, mask: &mut TokenMask) {
+    fn add_to(&self, mask: &mut MaskMut<'_>) {
         match self {
             Group::Mask(m) => mask.union_with(m),
             Group::List(tokens) => tokens.iter().for_each(|&t| mask.insert(t)),
@@ -351,7 +351,7 @@ impl Masker for TrieMasker {
         })
     }
 
-    fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
+    fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
         let cache: &mut Cache = cache.get_mut();
         let key: HeadsKey = state
             .heads()
@@ -366,17 +366,24 @@ impl Masker for TrieMasker {
             };
         } else {
             match &self.classes {
-                None => self.walk(cache, state, &self.tokens, mask),
+                None => self.walk(cache, state, &self.tokens, &mut mask),
                 Some(classes) => {
                     let mut class_mask =
                         std::mem::replace(&mut cache.class_mask, TokenMask::new(0));
-                    self.walk(cache, state, classes.space(), &mut class_mask);
-                    classes.expand(&class_mask, &mut cache.class_set, &mut cache.expand, mask);
+                    self.walk(cache, state, classes.space(), &mut class_mask.as_mut());
+                    classes.expand(
+                        &class_mask,
+                        &mut cache.class_set,
+                        &mut cache.expand,
+                        &mut mask,
+                    );
                     cache.class_mask = class_mask;
                 }
             }
             if cache.recent.len() < RECENT {
-                cache.recent.push((key, mask.clone()));
+                let copy = TokenMask::from_words(mask.words(), mask.len())
+                    .expect("a MaskMut has the words of its length");
+                cache.recent.push((key, copy));
             } else {
                 let slot = &mut cache.recent[cache.recent_next];
                 slot.0 = key;
@@ -384,7 +391,7 @@ impl Masker for TrieMasker {
                 cache.recent_next = (cache.recent_next + 1) % RECENT;
             }
         }
-        set_eos(&self.vocab, state, mask);
+        set_eos(&self.vocab, state, &mut mask);
     }
 }
 
@@ -395,7 +402,7 @@ impl TrieMasker {
     }
 
     /// Sets `mask` (over `space.len` ids) to the entries of `space`'s trie that `state` allows.
-    fn walk(&self, cache: &mut Cache, state: &ParserState, space: &Space, mask: &mut TokenMask) {
+    fn walk(&self, cache: &mut Cache, state: &ParserState, space: &Space, mask: &mut MaskMut<'_>) {
         mask.clear();
         // GSS node ids are never reused, so the memo stays valid across masks; it is only
         // bounded.
@@ -493,7 +500,13 @@ impl TrieMasker {
 
     /// Adds the tokens of `table`'s groups whose end state can still complete a terminal that
     /// `stack` takes.
-    fn add_allowed(&self, cache: &mut Cache, table: &Inside, stack: u32, mask: &mut TokenMask) {
+    fn add_allowed(
+        &self,
+        cache: &mut Cache,
+        table: &Inside,
+        stack: u32,
+        mask: &mut MaskMut<'_>,
+    ) {
         let lexer = self.parser.lexer();
         for (end, group) in &table.groups {
             if self.takes_any(cache, stack, lexer.reachable(*end)) {
@@ -533,7 +546,7 @@ impl TrieMasker {
         depth: usize,
         byte: u8,
         out: &mut SmallVec<[Config; 2]>,
-        mask: &mut TokenMask,
+        mask: &mut MaskMut<'_>,
     ) -> bool {
         let mut fresh_here = false;
         let lexer = self.parser.lexer();

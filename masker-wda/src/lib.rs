@@ -114,7 +114,7 @@ mod template_tests;
 
 use std::sync::Arc;
 
-use munch_glr::mask::{MaskCache, Masker, TokenMask};
+use munch_glr::mask::{MaskCache, MaskMut, Masker};
 use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::spans::SpansConfig;
 use munch_lexer::vocab::Vocabulary;
@@ -333,7 +333,7 @@ impl Masker for WdaMasker {
         MaskCache::new(self.dwa.create_cache())
     }
 
-    fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
+    fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
         let cache: &mut dwa::RunCache = cache.get_mut();
         self.dwa.run(cache, state);
         let eos = self.dwa.take_eos(cache);

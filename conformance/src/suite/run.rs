@@ -561,8 +561,8 @@ mod tests {
         fn create_cache(&self) -> MaskCache {
             self.oracle.create_cache()
         }
-        fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
-            self.oracle.fill_mask(cache, state, mask);
+        fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
+            self.oracle.fill_into(cache, state, mask.reborrow());
             if state.commit_len() == self.at_commits {
                 if mask.contains(self.token) {
                     mask.remove(self.token);

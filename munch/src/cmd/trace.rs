@@ -491,8 +491,8 @@ mod tests {
         fn create_cache(&self) -> MaskCache {
             self.oracle.create_cache()
         }
-        fn fill_mask(&self, cache: &mut MaskCache, state: &ParserState, mask: &mut TokenMask) {
-            self.oracle.fill_mask(cache, state, mask);
+        fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
+            self.oracle.fill_into(cache, state, mask.reborrow());
             mask.remove(self.dropped);
         }
     }

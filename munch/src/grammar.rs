@@ -1,0 +1,194 @@
+//! [`Grammar`]: a grammar source and the options it is read with.
+//!
+//! A `Grammar` is only a description: its text is read when it is made (from a file, munch's
+//! built-in grammars or SynCode's), but it is parsed and checked by [`crate::Compiled::new`],
+//! which reports a grammar error with its `file:line:column`, the source line and a caret.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use munch_glr::lark::{self, LoadConfig};
+use munch_glr::parser::{Parser, ParserConfig};
+
+use crate::error::{CompileError, CompileErrorKind};
+
+/// A grammar to compile: Lark text with its start rule.
+///
+/// ```
+/// let g = munch::Grammar::lark("start: \"a\"+").with_start("start");
+/// assert_eq!(g.name(), "<grammar>");
+/// let json = munch::Grammar::builtin("json").unwrap();
+/// assert_eq!(json.name(), "builtin:json");
+/// ```
+#[derive(Clone)]
+pub struct Grammar {
+    name: String,
+    text: Vec<u8>,
+    start: String,
+}
+
+impl fmt::Debug for Grammar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Grammar")
+            .field("name", &self.name)
+            .field("start", &self.start)
+            .field("bytes", &self.text.len())
+            .finish()
+    }
+}
+
+impl Grammar {
+    /// Lark grammar text; errors name it `<grammar>` (see [`Grammar::with_name`]).
+    pub fn lark(text: impl Into<String>) -> Grammar {
+        Grammar::lark_bytes(text.into().into_bytes())
+    }
+
+    /// Lark grammar text as bytes (invalid UTF-8 is reported, with its place, when compiled).
+    pub fn lark_bytes(text: impl Into<Vec<u8>>) -> Grammar {
+        Grammar {
+            name: "<grammar>".to_string(),
+            text: text.into(),
+            start: "start".to_string(),
+        }
+    }
+
+    /// The Lark grammar in the file at `path`; errors name the file.
+    pub fn lark_file(path: impl AsRef<Path>) -> Result<Grammar, CompileError> {
+        let path = path.as_ref();
+        let text = std::fs::read(path).map_err(|e| {
+            CompileError::new(CompileErrorKind::Io(format!("{}: {e}", path.display())))
+        })?;
+        Ok(Grammar::lark_bytes(text).with_name(path.display().to_string()))
+    }
+
+    /// One of munch's own grammars (`json`, `tricky`), named `builtin:NAME`.
+    pub fn builtin(name: &str) -> Result<Grammar, CompileError> {
+        let name = name.strip_prefix("builtin:").unwrap_or(name);
+        match munch_grammars::builtin(name) {
+            Some(g) => {
+                Ok(Grammar::lark(g.source.to_string()).with_name(format!("builtin:{}", g.name)))
+            }
+            None => Err(CompileError::new(CompileErrorKind::UnknownGrammar(
+                format!("builtin:{name}"),
+            ))),
+        }
+    }
+
+    /// One of SynCode's grammars (`json go java sql c calc tiny prover9 invariants python`),
+    /// named `syncode:NAME`; fetched once into munch's cache (see `munch_grammars::syncode`).
+    pub fn syncode(name: &str) -> Result<Grammar, CompileError> {
+        let name = name.strip_prefix("syncode:").unwrap_or(name);
+        if !munch_grammars::syncode::NAMES.contains(&name) {
+            return Err(CompileError::new(CompileErrorKind::UnknownGrammar(
+                format!("syncode:{name}"),
+            )));
+        }
+        let text = munch_grammars::syncode::grammar(name)
+            .map_err(|e| CompileError::new(CompileErrorKind::Io(e.to_string())))?;
+        Ok(Grammar::lark(text).with_name(format!("syncode:{name}")))
+    }
+
+    /// The grammar a command-line argument names: an existing file, `syncode:NAME`,
+    /// `builtin:NAME`, or a bare built-in name when no such file exists.
+    pub fn from_arg(arg: &str) -> Result<Grammar, CompileError> {
+        if Path::new(arg).is_file() {
+            return Grammar::lark_file(arg);
+        }
+        if arg.starts_with("syncode:") {
+            return Grammar::syncode(arg);
+        }
+        Grammar::builtin(arg).map_err(|_| {
+            CompileError::new(CompileErrorKind::UnknownGrammar(arg.to_string()))
+        })
+    }
+
+    /// The same grammar starting at rule `start` (Lark's default is `start`).
+    pub fn with_start(mut self, start: impl Into<String>) -> Grammar {
+        self.start = start.into();
+        self
+    }
+
+    /// The same grammar under `name` in error messages.
+    pub fn with_name(mut self, name: impl Into<String>) -> Grammar {
+        self.name = name.into();
+        self
+    }
+
+    /// The name errors give it: a path, `builtin:NAME`, `syncode:NAME` or `<grammar>`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The start rule.
+    pub fn start(&self) -> &str {
+        &self.start
+    }
+
+    /// The source text.
+    pub fn text(&self) -> &[u8] {
+        &self.text
+    }
+
+    /// Loads the grammar and builds its parser within `config`'s budgets, for tools that need
+    /// only the parser (checking a grammar, parsing whole texts).
+    pub fn build_parser(&self, config: &ParserConfig) -> Result<Arc<Parser>, CompileError> {
+        let loaded = self.load()?;
+        Parser::new(&loaded, config)
+            .map(Arc::new)
+            .map_err(|e| CompileError::new(CompileErrorKind::Parser(e)))
+    }
+
+    /// Parses the Lark text into munch's grammar model.
+    pub fn load(&self) -> Result<munch_glr::grammar::Grammar, CompileError> {
+        let config = LoadConfig {
+            start: self.start.clone(),
+            file_name: self.name.clone(),
+            ..LoadConfig::default()
+        };
+        lark::load(&self.text, &config)
+            .map_err(|e| CompileError::new(CompileErrorKind::Grammar(Box::new(e))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_resolve_or_say_what_exists() {
+        assert_eq!(Grammar::from_arg("json").unwrap().name(), "builtin:json");
+        assert_eq!(
+            Grammar::from_arg("builtin:tricky").unwrap().name(),
+            "builtin:tricky"
+        );
+        let err = Grammar::from_arg("no-such-grammar").unwrap_err().to_string();
+        assert!(err.contains("no grammar \"no-such-grammar\""), "{err}");
+        assert!(err.contains("json") && err.contains("syncode:NAME"), "{err}");
+        let err = Grammar::syncode("cobol").unwrap_err().to_string();
+        assert!(err.contains("syncode:cobol"), "{err}");
+        let err = Grammar::lark_file("/nonexistent/g.lark").unwrap_err().to_string();
+        assert!(err.contains("/nonexistent/g.lark"), "{err}");
+    }
+
+    #[test]
+    fn the_start_rule_is_the_users() {
+        let g = Grammar::lark("value: \"a\" | list\nlist: \"[\" value \"]\"\n");
+        // No `start` rule: Lark users name one.
+        let err = g.load().unwrap_err().to_string();
+        assert!(err.contains("start"), "{err}");
+        assert!(g.clone().with_start("value").load().is_ok());
+        assert!(g.with_start("list").load().is_ok());
+    }
+
+    #[test]
+    fn errors_carry_the_grammar_name_and_place() {
+        let err = Grammar::lark("start: \"a\" (\n")
+            .with_name("mine.lark")
+            .load()
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("mine.lark:1:"), "{err}");
+        assert!(err.contains('^'), "{err}");
+    }
+}
