@@ -3,10 +3,10 @@
 //! Exit code 0 iff every file is accepted, 1 if any is rejected, 2 for usage or grammar errors.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
+use munch::glr::parser::ParserConfig;
 use munch::parse::{line_column, parse_text};
-use munch_glr::parser::{Parser, ParserConfig};
+use munch::Grammar;
 
 use super::CliError;
 
@@ -21,8 +21,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let grammar = munch::input::load_grammar(&args.grammar)?;
-    let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default())?);
+    let parser = Grammar::from_arg(&args.grammar)?.build_parser(&ParserConfig::default())?;
     let mut accepted = 0;
     for file in &args.files {
         let verdict = match std::fs::read(file) {

@@ -2,18 +2,21 @@
 //! [--seed S] [-n N] [--max-tokens K]`:
 //! random constrained sampling.
 //!
-//! Each sample starts from the grammar's start state and repeatedly asks the masker for the
+//! Each sample starts a [`Matcher`] at the start of the text and repeatedly asks it for the
 //! allowed tokens. When an end-of-sequence token is allowed (the text is a sentence), the
 //! sample ends there with probability [`EOS_PROBABILITY`] (and always when no text token is
 //! allowed); otherwise the next token is drawn uniformly among the allowed text tokens and
-//! committed. Everything is drawn from one generator seeded by `--seed`, so a seed gives the
+//! accepted. Everything is drawn from one generator seeded by `--seed`, so a seed gives the
 //! same texts every time.
 //!
 //! stdout: one JSON string per finished sample, then
 //! `{"samples":N,"finished":N,"dead_ends":N,"truncated":N}`. A **dead end** is an empty mask
 //! before the text is a sentence; **truncated** samples hit `--max-tokens`. Neither is printed
 //! as a text (each gets a stderr line). Every finished text is parsed again from scratch; a text
-//! that does not parse, or an allowed token whose commit fails, is a bug: exit code 1.
+//! that does not parse, or an allowed token the matcher refuses, is a bug: exit code 1.
+//!
+//! If `--masker`'s build fails (a budget, a grammar shape it does not support), `--fallback`
+//! builds that masker instead, and stderr says so.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -22,9 +25,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use munch::parse::parse_text;
-use munch_glr::mask::{MaskCache, Masker, TokenMask};
-use munch_glr::parser::{Parser, ParserConfig, ParserState};
-use munch_lexer::vocab::Vocabulary;
+use munch::{Compiled, Config, Grammar, MaskerKind, Matcher, TokenMask, Vocabulary};
 
 use super::CliError;
 
@@ -63,34 +64,30 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    munch::maskers::check(&args.masker)?;
-    if let Some(fallback) = &args.fallback {
-        munch::maskers::check(fallback)?;
-    }
-    let grammar = munch::input::load_grammar(&args.grammar)?;
-    let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default())?);
-    let vocab = Arc::new(Vocabulary::load(&args.tokenizer)?);
-    let limits = munch::maskers::Limits {
-        max_memory: args.max_memory,
+    let kind: MaskerKind = args.masker.parse()?;
+    let fallback = match &args.fallback {
+        Some(name) => Some(name.parse::<MaskerKind>()?),
+        None => None,
     };
-    let fallback = args.fallback.as_deref().unwrap_or(&args.masker);
-    let (built, fell_back) =
-        munch::maskers::build_or_fall_back(&args.masker, fallback, &parser, &vocab, &limits)?;
-    if let Some(f) = fell_back {
-        eprintln!("munch: {f}");
-    }
-    let masker = built.masker;
-    let mut sampler = Sampler::new(masker.as_ref());
+    let grammar = Grammar::from_arg(&args.grammar)?;
+    let vocab = Arc::new(Vocabulary::load(&args.tokenizer)?);
+    let config = Config::new()
+        .masker(kind)
+        .fallback(fallback)
+        .max_memory(args.max_memory);
+    let compiled = super::compile(&grammar, vocab, &config)?;
+    let parser = compiled.parser();
+    let mut sampler = Sampler::new(&compiled);
     let mut rng = StdRng::seed_from_u64(args.seed);
     let (mut finished, mut dead_ends, mut truncated, mut bugs) = (0, 0, 0, 0);
     for i in 0..args.n {
-        let sample = sampler.sample(&parser, &mut rng, args.max_tokens);
+        let sample = sampler.sample(&mut rng, args.max_tokens);
         let shown = String::from_utf8_lossy(&sample.text);
         match &sample.end {
             Ending::Finished => {
                 finished += 1;
                 println!("{}", serde_json::Value::from(shown.as_ref()));
-                if let Err(r) = parse_text(&parser, &sample.text) {
+                if let Err(r) = parse_text(parser, &sample.text) {
                     bugs += 1;
                     eprintln!(
                         "sample {i}: BUG: the finished text does not parse (byte {}: {})",
@@ -108,9 +105,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 truncated += 1;
                 eprintln!("sample {i}: truncated at {} tokens", args.max_tokens);
             }
-            Ending::CommitFailed(why) => {
+            Ending::Refused(why) => {
                 bugs += 1;
-                eprintln!("sample {i}: BUG: an allowed token cannot be committed: {why}");
+                eprintln!("sample {i}: BUG: an allowed token is refused: {why}");
             }
         }
     }
@@ -149,8 +146,8 @@ pub(crate) enum Ending {
     DeadEnd,
     /// The token budget ran out.
     Truncated,
-    /// A token the masker allowed could not be committed (a masker bug).
-    CommitFailed(String),
+    /// The matcher refused a token its own mask allowed (a masker bug).
+    Refused(String),
 }
 
 /// One sample: its text and how it ended.
@@ -159,47 +156,49 @@ pub(crate) struct Sample {
     pub(crate) end: Ending,
 }
 
-/// Draws samples with one masker, reusing its cache and mask.
-pub(crate) struct Sampler<'a> {
-    masker: &'a dyn Masker,
-    cache: MaskCache,
+/// Draws samples through one matcher, reset for each, and one mask.
+pub(crate) struct Sampler {
+    matcher: Matcher,
     mask: TokenMask,
 }
 
-impl<'a> Sampler<'a> {
-    pub(crate) fn new(masker: &'a dyn Masker) -> Self {
+impl Sampler {
+    pub(crate) fn new(compiled: &Compiled) -> Self {
         Sampler {
-            cache: masker.create_cache(),
-            mask: TokenMask::new(masker.vocabulary().len()),
-            masker,
+            matcher: compiled.matcher(),
+            mask: TokenMask::new(compiled.vocabulary().len()),
         }
     }
 
-    /// One sample of at most `max_tokens` tokens from the start state of `parser`.
-    pub(crate) fn sample(
-        &mut self,
-        parser: &Arc<Parser>,
-        rng: &mut impl Rng,
-        max_tokens: usize,
-    ) -> Sample {
-        let masker = self.masker;
-        let vocab = masker.vocabulary();
-        let mut state = ParserState::new(Arc::clone(parser));
+    /// One sample of at most `max_tokens` tokens from the start of the text.
+    pub(crate) fn sample(&mut self, rng: &mut impl Rng, max_tokens: usize) -> Sample {
+        let matcher = &mut self.matcher;
+        matcher.reset();
+        let vocab = Arc::clone(matcher.compiled().vocabulary());
         let mut text = Vec::new();
         let mut tokens = 0;
         let end = loop {
-            masker.fill_mask(&mut self.cache, &state, &mut self.mask);
+            matcher
+                .fill_next_token_mask(&mut self.mask)
+                .expect("the mask is over the matcher's vocabulary");
             // A vocabulary without EOS can still end where the text is a sentence.
+            let eos = vocab.eos().iter().copied().find(|&e| self.mask.contains(e));
             let can_end = if vocab.eos().is_empty() {
-                state.is_accepting()
+                matcher.is_accepting()
             } else {
-                vocab.eos().iter().any(|&e| self.mask.contains(e))
+                eos.is_some()
             };
             for &e in vocab.eos() {
                 self.mask.remove(e);
             }
             let choices = self.mask.count();
             if can_end && (choices == 0 || rng.gen_bool(EOS_PROBABILITY)) {
+                if let Some(eos) = eos {
+                    // Ends the text as an engine does, by accepting the stop token.
+                    if let Err(e) = matcher.accept_token(eos.as_u32()) {
+                        break refused(&vocab, eos.as_u32(), &text, e);
+                    }
+                }
                 break Ending::Finished;
             }
             if choices == 0 {
@@ -214,17 +213,24 @@ impl<'a> Sampler<'a> {
                 .iter()
                 .nth(k)
                 .expect("k is below the mask's count");
-            if let Err(e) = state.commit_token(vocab, token) {
-                let bytes = vocab.token_bytes(token).unwrap_or_default();
-                break Ending::CommitFailed(format!(
-                    "token {token} {:?} after {:?}: {e}",
-                    String::from_utf8_lossy(bytes),
-                    String::from_utf8_lossy(&text)
-                ));
+            if let Err(e) = matcher.accept_token(token.as_u32()) {
+                break refused(&vocab, token.as_u32(), &text, e);
             }
             text.extend_from_slice(vocab.token_bytes(token).unwrap_or_default());
             tokens += 1;
         };
         Sample { text, end }
     }
+}
+
+/// The ending of a sample whose matcher refused `token` after `text`.
+fn refused(vocab: &Vocabulary, token: u32, text: &[u8], e: munch::MatcherError) -> Ending {
+    let bytes = vocab
+        .token_bytes(munch::TokenId::from(token))
+        .unwrap_or_default();
+    Ending::Refused(format!(
+        "token {token} {:?} after {:?}: {e}",
+        String::from_utf8_lossy(bytes),
+        String::from_utf8_lossy(text)
+    ))
 }

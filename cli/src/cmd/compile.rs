@@ -5,24 +5,23 @@
 //! `{"masker","grammar","tokenizer","build_s","parser_s","masker_s","peak_rss_bytes","lexer_states","lr_states",...}`,
 //! then the masker's own sizes where it has tables (the spanner: `token_classes`,
 //! `realisable_spans`, `table_entries`, `table_bytes`, ...).
-//! `build_s` is the time from the loaded grammar to a ready masker: the parser (lexer DFA and LR
-//! automaton, `parser_s`) plus the masker's own tables (`masker_s`, from the compiled grammar and
-//! the loaded vocabulary); loading the tokenizer is not counted (it is shared by every masker and
-//! cached). `peak_rss_bytes` is the process's peak resident set (`VmHWM`), so it
-//! includes the tokenizer; `null` where the system does not report it.
+//! `build_s` is the time from the grammar's text to a ready masker: the parser (the grammar
+//! loaded, its lexer DFA and LR automaton: `parser_s`) plus the masker's own tables (`masker_s`,
+//! from the compiled grammar and the loaded vocabulary); loading the tokenizer is not counted (it
+//! is shared by every masker and cached). `peak_rss_bytes` is the process's peak resident set
+//! (`VmHWM`), so it includes the tokenizer; `null` where the system does not report it.
 //!
-//! `-o FILE` writes the compiled masker, for maskers with an artifact format (`wda`; for the
-//! others it is refused before any work, with exit code 2), then loads it back and adds
-//! `"artifact_bytes"` and `"load_s"` to the line: the file is checked to load, and the cost of
-//! loading is measured against the build's.
+//! `-o FILE` writes the compiled masker (`Compiled::save`), for maskers with an artifact format
+//! (`wda`; for the others it is refused before any work, with exit code 2), then reads it back
+//! (`Compiled::load`) and adds `"artifact_bytes"` and `"load_s"` to the line: the file is checked
+//! to load, and the cost of loading the masker is measured against `masker_s` (the parser, built
+//! again for the load, is not counted in `load_s`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
 
-use munch_glr::parser::{Parser, ParserConfig};
-use munch_lexer::vocab::Vocabulary;
+use munch::{Compiled, Config, Grammar, MaskerKind, Vocabulary};
 
 use super::CliError;
 
@@ -67,53 +66,56 @@ struct CompileLine<'a> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let kind = munch::maskers::check(&args.masker)?;
+    let kind: MaskerKind = args.masker.parse()?;
     if let Some(path) = &args.output {
-        if !kind.has_artifact {
+        if !kind.has_artifact() {
             return Err(format!(
-                "masker `{}` has no artifact format: nothing can be written to {}",
-                kind.name,
+                "masker `{kind}` has no artifact format: nothing can be written to {}",
                 path.display()
             )
             .into());
         }
     }
-    let grammar = munch::input::load_grammar(&args.grammar)?;
+    let grammar = Grammar::from_arg(&args.grammar)?;
     let vocab = Arc::new(Vocabulary::load(&args.tokenizer)?);
-    let started = Instant::now();
-    let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default())?);
-    let parser_time = started.elapsed();
-    let limits = munch::maskers::Limits {
-        max_memory: args.max_memory,
-    };
-    let built = munch::maskers::build_with(kind.name, &parser, &vocab, &limits)?;
-    let line = CompileLine {
-        masker: built.masker.name(),
+    // The masker asked for, or an error: a measurement of another masker would mislead.
+    let config = Config::new()
+        .masker(kind)
+        .fallback(None)
+        .max_memory(args.max_memory);
+    let compiled = super::compile(&grammar, Arc::clone(&vocab), &config)?;
+    let stats = compiled.stats();
+    let mut line = CompileLine {
+        masker: compiled.masker_kind().name(),
         grammar: &args.grammar,
         tokenizer: vocab.name(),
-        build_s: (parser_time + built.build_time).as_secs_f64(),
-        parser_s: parser_time.as_secs_f64(),
-        masker_s: built.build_time.as_secs_f64(),
+        build_s: (stats.parser_time + stats.masker_time).as_secs_f64(),
+        parser_s: stats.parser_time.as_secs_f64(),
+        masker_s: stats.masker_time.as_secs_f64(),
         peak_rss_bytes: munch::stats::peak_rss_bytes(),
-        lexer_states: parser.lexer().state_len(),
-        lr_states: parser.lr_state_len(),
-        stats: built.stats,
+        lexer_states: stats.lexer_states,
+        lr_states: stats.lr_states,
+        stats: stats.masker.clone(),
         artifact_bytes: None,
         load_s: None,
     };
-    let mut line = line;
-    if let (Some(path), Some(save)) = (&args.output, &built.save) {
-        let write_err = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-        let file = std::fs::File::create(path).map_err(write_err)?;
+    if let Some(path) = &args.output {
+        let write_err = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", path.display());
+        let file = std::fs::File::create(path).map_err(|e| write_err(&e))?;
         let mut w = std::io::BufWriter::new(file);
-        save(&mut w).map_err(write_err)?;
-        std::io::Write::flush(&mut w).map_err(write_err)?;
+        compiled.save(&mut w).map_err(|e| write_err(&e))?;
+        std::io::Write::flush(&mut w).map_err(|e| write_err(&e))?;
         drop(w);
         let bytes =
             std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let started = Instant::now();
-        munch::maskers::load(kind.name, &parser, &vocab, &mut bytes.as_slice())?;
-        line.load_s = Some(started.elapsed().as_secs_f64());
+        let loaded = Compiled::load(
+            &grammar,
+            Arc::clone(&vocab),
+            kind,
+            &mut bytes.as_slice(),
+            &config,
+        )?;
+        line.load_s = Some(loaded.stats().masker_time.as_secs_f64());
         line.artifact_bytes = Some(bytes.len() as u64);
     }
     println!(

@@ -2,7 +2,8 @@
 
 use std::process::ExitCode;
 
-use munch_glr::parser::{Parser, ParserConfig};
+use munch::glr::parser::{Parser, ParserConfig};
+use munch::Grammar;
 
 use super::CliError;
 
@@ -17,7 +18,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let grammar = munch::input::load_grammar(&args.grammar)?;
+    // The loaded grammar's own sizes are printed even when its parser cannot be built, so the
+    // grammar is loaded once here and the parser built from it (what `Grammar::build_parser`
+    // does in one call).
+    let grammar = Grammar::from_arg(&args.grammar)?.load()?;
     let mut line = serde_json::json!({
         "grammar": args.grammar,
         "terminals": grammar.terminal_len(),

@@ -1,10 +1,10 @@
 //! `munch demo`: the main job, on munch's JSON grammar and the Llama 3 tokenizer (fetched on
 //! first use).
 //!
-//! 1. Loads the grammar and the tokenizer, builds every masker compiled in (and the oracle with
-//!    `--oracle`).
-//! 2. Prints a few constrained samples (as `munch generate` draws them: uniform over the allowed
-//!    tokens, seeded), each checked by parsing it again.
+//! 1. Loads the grammar and the tokenizer, compiles the grammar with every masker compiled in
+//!    (and the oracle with `--oracle`), all sharing one parser.
+//! 2. Prints a few constrained samples (as `munch generate` draws them through a matcher:
+//!    uniform over the allowed tokens, seeded), each checked by parsing it again.
 //! 3. Teacher-forces a fixed JSON document through every masker as `munch trace` does, and
 //!    prints a table of mask latency per masker and of commit latency.
 //!
@@ -17,12 +17,13 @@ use std::time::Instant;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
+use munch::glr::parser::ParserConfig;
 use munch::stats::Summary;
-use munch_glr::parser::{Parser, ParserConfig};
-use munch_lexer::vocab::Vocabulary;
+use munch::teacher::Outcome;
+use munch::{Compiled, Config, Grammar, MaskerKind, Vocabulary};
 
 use super::generate::{Ending, Sampler, EOS_PROBABILITY};
-use super::trace::{Outcome, Tracer};
+use super::trace::Tracer;
 use super::CliError;
 
 /// Arguments of `munch demo`.
@@ -57,13 +58,12 @@ const DOCUMENT: &str = r#"{"name": "munch", "version": [0, 1, 0], "maskers": ["t
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let run_started = Instant::now();
     let started = Instant::now();
-    let grammar = munch::input::load_grammar(&args.grammar)?;
-    let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default())?);
+    let parser = Grammar::from_arg(&args.grammar)?.build_parser(&ParserConfig::default())?;
     let built = started.elapsed();
     println!(
         "grammar {}: {} terminals, {} lexer states, {} LR states, {} conflicts (built in {:.1} ms)",
         args.grammar,
-        grammar.terminal_len(),
+        parser.terminal_len(),
         parser.lexer().state_len(),
         parser.lr_state_len(),
         parser.conflicts().len(),
@@ -78,33 +78,42 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         vocab.eos().iter().map(|t| t.as_u32()).collect::<Vec<_>>(),
         started.elapsed().as_secs_f64() * 1e3
     );
-    let mut names: Vec<&str> = munch::maskers::compiled().map(|k| k.name).collect();
+    let mut kinds: Vec<MaskerKind> = MaskerKind::ALL
+        .iter()
+        .copied()
+        .filter(|&k| k != MaskerKind::Oracle)
+        .collect();
     if args.oracle {
-        names.push("oracle");
+        kinds.push(MaskerKind::Oracle);
     }
-    if names.is_empty() {
-        return Err("no masker is compiled in: build munch with `--features trie`".into());
+    if kinds.is_empty() {
+        return Err("no masker is compiled in: build munch-cli with `--features trie`".into());
     }
-    let mut maskers = Vec::with_capacity(names.len());
-    for name in &names {
-        let b = munch::maskers::build(name, &parser, &vocab)?;
+    // The masker asked for or an error: the table compares the maskers named in it.
+    let config = |kind| Config::new().masker(kind).fallback(None);
+    let mut compiled: Vec<Compiled> = Vec::with_capacity(kinds.len());
+    for &kind in &kinds {
+        let c = match compiled.first() {
+            None => Compiled::from_parser(Arc::clone(&parser), Arc::clone(&vocab), &config(kind))?,
+            Some(first) => first.with_masker(&config(kind))?,
+        };
         println!(
-            "masker {name}: built in {:.3} ms",
-            b.build_time.as_secs_f64() * 1e3
+            "masker {kind}: built in {:.3} ms",
+            c.stats().masker_time.as_secs_f64() * 1e3
         );
-        maskers.push(b.masker);
+        compiled.push(c);
     }
     let mut bugs = 0;
 
     println!(
         "\n{} samples with the {} masker (seed {}; uniform over the allowed tokens, EOS with \
          probability {EOS_PROBABILITY} where the text may end, at most {} tokens):",
-        args.samples, names[0], args.seed, args.max_tokens
+        args.samples, kinds[0], args.seed, args.max_tokens
     );
-    let mut sampler = Sampler::new(maskers[0].as_ref());
+    let mut sampler = Sampler::new(&compiled[0]);
     let mut rng = StdRng::seed_from_u64(args.seed);
     for i in 1..=args.samples {
-        let sample = sampler.sample(&parser, &mut rng, args.max_tokens);
+        let sample = sampler.sample(&mut rng, args.max_tokens);
         let shown = serde_json::Value::from(String::from_utf8_lossy(&sample.text).as_ref());
         let verdict = match &sample.end {
             Ending::Finished => match munch::parse::parse_text(&parser, &sample.text) {
@@ -116,7 +125,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             },
             Ending::Truncated => "truncated: a prefix".to_string(),
             Ending::DeadEnd => "dead end: no token allowed".to_string(),
-            Ending::CommitFailed(why) => {
+            Ending::Refused(why) => {
                 bugs += 1;
                 format!("BUG: {why}")
             }
@@ -124,27 +133,28 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         println!("  {i}. {shown}  ({verdict})");
     }
 
-    let tokens = vocab.encode(DOCUMENT)?;
-    let mut tracer = Tracer::new(Arc::clone(&vocab), maskers, false);
-    let outcome = tracer.trace("document", &parser, &tokens, &[]);
+    let tokens: Vec<u32> = vocab.encode(DOCUMENT)?.iter().map(|t| t.as_u32()).collect();
+    let mut tracer = Tracer::new(&compiled, false)?;
+    let outcome = tracer.trace("document", &tokens, &[]);
+    let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
     println!(
         "\nteacher-forced a {}-byte JSON document ({} tokens, {} mask steps): {}; masks {}",
         DOCUMENT.len(),
         tokens.len(),
-        tracer.steps,
+        tracer.record.steps,
         match &outcome {
             Outcome::Accepted => "accepted".to_string(),
-            Outcome::Rejected(why) => format!("REJECTED ({why})"),
+            Outcome::Rejected { reason, .. } => format!("REJECTED ({reason})"),
         },
         if names.len() < 2 {
             "not compared (one masker; `--oracle` adds the oracle)".to_string()
-        } else if tracer.mismatches == 0 {
+        } else if tracer.record.mismatches == 0 {
             format!("identical at every step ({})", names.join(", "))
         } else {
-            format!("DIFFER at {} steps", tracer.mismatches)
+            format!("DIFFER at {} steps", tracer.record.mismatches)
         }
     );
-    if outcome != Outcome::Accepted || tracer.mismatches > 0 {
+    if outcome != Outcome::Accepted || tracer.record.mismatches > 0 {
         bugs += 1;
     }
     println!(
@@ -155,7 +165,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .summaries()
         .map(|(name, s)| (format!("mask {name}"), s))
         .collect();
-    rows.push(("commit".to_string(), Summary::from_ns(&tracer.commit_ns)));
+    rows.push((
+        "commit".to_string(),
+        Summary::from_ns(&tracer.record.commit_ns),
+    ));
     for (label, summary) in rows {
         match summary {
             Some(s) => println!(

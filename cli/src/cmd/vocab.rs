@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use munch_lexer::vocab::Vocabulary;
+use munch::Vocabulary;
 
 use super::CliError;
 
