@@ -407,7 +407,10 @@ mod tests {
     #[test]
     fn a_view_over_caller_words_is_the_same_set() {
         let mut words = [u32::MAX; 3];
-        assert!(MaskMut::new(&mut words, 97).is_none(), "97 tokens take 4 words");
+        assert!(
+            MaskMut::new(&mut words, 97).is_none(),
+            "97 tokens take 4 words"
+        );
         let mut view = MaskMut::new(&mut words, 70).unwrap();
         view.fill();
         assert_eq!(view.words(), &[u32::MAX, u32::MAX, (1 << 6) - 1]);

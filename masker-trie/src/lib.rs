@@ -500,13 +500,7 @@ impl TrieMasker {
 
     /// Adds the tokens of `table`'s groups whose end state can still complete a terminal that
     /// `stack` takes.
-    fn add_allowed(
-        &self,
-        cache: &mut Cache,
-        table: &Inside,
-        stack: u32,
-        mask: &mut MaskMut<'_>,
-    ) {
+    fn add_allowed(&self, cache: &mut Cache, table: &Inside, stack: u32, mask: &mut MaskMut<'_>) {
         let lexer = self.parser.lexer();
         for (end, group) in &table.groups {
             if self.takes_any(cache, stack, lexer.reachable(*end)) {

@@ -67,7 +67,7 @@ pub fn fill_next_token_bitmask<M: BorrowMut<Matcher> + Send>(
     row_words: usize,
     indices: Option<&[usize]>,
 ) -> Result<(), MatcherError> {
-    if row_words == 0 || bitmask.len() % row_words != 0 {
+    if row_words == 0 || !bitmask.len().is_multiple_of(row_words) {
         return Err(batch_error(format!(
             "a bitmask of {} words is not made of rows of {row_words} words",
             bitmask.len()
@@ -89,7 +89,9 @@ pub fn fill_next_token_bitmask<M: BorrowMut<Matcher> + Send>(
                 let row = rows
                     .get_mut(i)
                     .ok_or_else(|| {
-                        batch_error(format!("row {i} is out of range: the bitmask has {row_len}"))
+                        batch_error(format!(
+                            "row {i} is out of range: the bitmask has {row_len}"
+                        ))
                     })?
                     .take()
                     .ok_or_else(|| batch_error(format!("row {i} is named twice")))?;

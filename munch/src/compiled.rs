@@ -197,11 +197,13 @@ pub struct FellBack {
     pub wanted: MaskerKind,
     /// Why it could not be built.
     pub why: CompileError,
+    /// The masker built instead.
+    pub used: MaskerKind,
 }
 
 impl fmt::Display for FellBack {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}; fell back to another masker", self.why)
+        write!(f, "{}; using masker `{}` instead", self.why, self.used)
     }
 }
 
@@ -332,6 +334,7 @@ impl Compiled {
                         let fell = FellBack {
                             wanted: config.masker,
                             why,
+                            used: fallback,
                         };
                         (built, fallback, Some(fell))
                     }
@@ -390,7 +393,9 @@ impl Compiled {
     /// both).
     pub fn save(&self, w: &mut dyn std::io::Write) -> Result<(), CompileError> {
         match &self.inner.artifact {
-            Some(save) => save(w).map_err(|e| CompileError::new(CompileErrorKind::Artifact(e.into()))),
+            Some(save) => {
+                save(w).map_err(|e| CompileError::new(CompileErrorKind::Artifact(e.into())))
+            }
             None => Err(CompileError::new(CompileErrorKind::NoArtifact(
                 self.inner.kind,
             ))),

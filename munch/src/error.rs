@@ -98,7 +98,10 @@ impl fmt::Display for CompileError {
                 write!(f, "masker `{masker}` could not be built: {source}")
             }
             CompileErrorKind::NoArtifact(masker) => {
-                write!(f, "masker `{masker}` has no artifact format (the wda has one)")
+                write!(
+                    f,
+                    "masker `{masker}` has no artifact format (the wda has one)"
+                )
             }
             CompileErrorKind::Artifact(e) => write!(f, "artifact: {e}"),
         }

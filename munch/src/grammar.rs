@@ -98,9 +98,8 @@ impl Grammar {
         if arg.starts_with("syncode:") {
             return Grammar::syncode(arg);
         }
-        Grammar::builtin(arg).map_err(|_| {
-            CompileError::new(CompileErrorKind::UnknownGrammar(arg.to_string()))
-        })
+        Grammar::builtin(arg)
+            .map_err(|_| CompileError::new(CompileErrorKind::UnknownGrammar(arg.to_string())))
     }
 
     /// The same grammar starting at rule `start` (Lark's default is `start`).
@@ -162,12 +161,19 @@ mod tests {
             Grammar::from_arg("builtin:tricky").unwrap().name(),
             "builtin:tricky"
         );
-        let err = Grammar::from_arg("no-such-grammar").unwrap_err().to_string();
+        let err = Grammar::from_arg("no-such-grammar")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no grammar \"no-such-grammar\""), "{err}");
-        assert!(err.contains("json") && err.contains("syncode:NAME"), "{err}");
+        assert!(
+            err.contains("json") && err.contains("syncode:NAME"),
+            "{err}"
+        );
         let err = Grammar::syncode("cobol").unwrap_err().to_string();
         assert!(err.contains("syncode:cobol"), "{err}");
-        let err = Grammar::lark_file("/nonexistent/g.lark").unwrap_err().to_string();
+        let err = Grammar::lark_file("/nonexistent/g.lark")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("/nonexistent/g.lark"), "{err}");
     }
 

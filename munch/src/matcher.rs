@@ -72,13 +72,7 @@ impl Matcher {
     /// A matcher at the start of the text that stops at the vocabulary's EOS tokens.
     pub fn new(compiled: &Compiled) -> Matcher {
         let ids: Arc<[TokenId]> = compiled.vocabulary().eos().into();
-        Matcher::with_stop(
-            compiled,
-            Stop {
-                ids,
-                default: true,
-            },
-        )
+        Matcher::with_stop(compiled, Stop { ids, default: true })
     }
 
     /// A matcher that stops at `stop_tokens` instead of the vocabulary's EOS tokens (several
@@ -226,7 +220,8 @@ impl Matcher {
     pub fn accept_tokens(&mut self, tokens: &[u32]) -> Result<(), MatcherError> {
         for (i, &t) in tokens.iter().enumerate() {
             if let Err(e) = self.accept_token(t) {
-                self.rollback(i).expect("the tokens of this call were accepted");
+                self.rollback(i)
+                    .expect("the tokens of this call were accepted");
                 return Err(e);
             }
         }

@@ -10,6 +10,7 @@
 use std::time::Instant;
 
 use munch_glr::mask::TokenMask;
+use munch_lexer::vocab::Vocabulary;
 use munch_lexer::TokenId;
 
 use crate::compiled::Compiled;
@@ -161,17 +162,22 @@ impl Teacher {
 
     /// A token's bytes as a (lossy) string, or a special token's name.
     pub fn token_text(&self, token: u32) -> String {
-        let Some(m) = self.matchers.first() else {
-            return String::new();
-        };
-        let vocab = m.compiled().vocabulary();
-        let id = TokenId::from(token);
-        match vocab.token_bytes(id) {
-            Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-            None => vocab
-                .special_name(id)
-                .filter(|n| !n.is_empty())
-                .map_or_else(|| format!("<special {token}>"), str::to_owned),
+        match self.matchers.first() {
+            Some(m) => token_text(m.compiled().vocabulary(), token),
+            None => String::new(),
         }
+    }
+}
+
+/// Token `token` of `vocab` for a person: its bytes as a (lossy) string, or a special token's
+/// name, or `<special ID>`.
+pub fn token_text(vocab: &Vocabulary, token: u32) -> String {
+    let id = TokenId::from(token);
+    match vocab.token_bytes(id) {
+        Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+        None => vocab
+            .special_name(id)
+            .filter(|n| !n.is_empty())
+            .map_or_else(|| format!("<special {token}>"), str::to_owned),
     }
 }
