@@ -25,11 +25,7 @@ pub fn compile(
 ) -> Result<Compiled, CliError> {
     let compiled = Compiled::new(grammar, vocab, config)?;
     if let Some(fell) = compiled.fell_back() {
-        eprintln!(
-            "munch: {}; using masker `{}` instead",
-            fell.why,
-            compiled.masker_kind()
-        );
+        eprintln!("munch: {fell}");
     }
     Ok(compiled)
 }

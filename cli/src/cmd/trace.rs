@@ -414,7 +414,7 @@ impl Record {
             file: file.to_string(),
             step,
             token: token.as_u32(),
-            token_bytes: token_text(&self.vocab, token),
+            token_bytes: munch::teacher::token_text(&self.vocab, token.as_u32()),
             before: tail(&self.text, CONTEXT_BYTES),
             accepting,
             verdicts: Named(
@@ -449,16 +449,6 @@ impl Record {
                 now.duration_since(self.started).as_secs_f64()
             );
         }
-    }
-}
-
-/// A token's bytes as a (lossy) string, or a special token's name.
-fn token_text(vocab: &Vocabulary, token: TokenId) -> String {
-    match vocab.token_bytes(token) {
-        Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-        None => vocab
-            .special_name(token)
-            .map_or_else(|| format!("<special {token}>"), str::to_owned),
     }
 }
 
