@@ -16,37 +16,7 @@
 //!   [`Matcher::rollback`]; [`batch`] fills many rows on a thread pool.
 //!
 //! ```
-//! use std::sync::Arc;
-//! use munch::{Compiled, Config, Grammar, TokenId, Vocabulary};
-//!
-//! // A vocabulary: every byte, a few words and an end-of-sequence token. Real ones come from
-//! // a Hugging Face `tokenizer.json` (`Vocabulary::from_tokenizer_json`).
-//! let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
-//! tokens.extend(["{\"", "\": ", "true", "null"].map(|t| Some(t.as_bytes().to_vec())));
-//! tokens.push(None);
-//! let eos = tokens.len() as u32 - 1;
-//! let vocab = Arc::new(Vocabulary::from_token_bytes(tokens, vec![TokenId::from(eos)])?);
-//!
-//! let compiled = Compiled::new(&Grammar::builtin("json")?, vocab, &Config::default())?;
-//! let mut matcher = compiled.matcher();
-//! let mut bitmask = vec![0u32; compiled.bitmask_words()];
-//! let allowed = |bitmask: &[u32], t: u32| bitmask[t as usize / 32] >> (t % 32) & 1 == 1;
-//!
-//! // What the model writes, token by token: `{"` `a` `": ` `true` `}` and EOS.
-//! for token in [256, u32::from(b'a'), 257, 258, u32::from(b'}'), eos] {
-//!     matcher.fill_next_token_bitmask(&mut bitmask)?;
-//!     assert!(allowed(&bitmask, token));
-//!     if token == 256 {
-//!         // Before the first token: no `x`, and no end of text yet.
-//!         assert!(!allowed(&bitmask, u32::from(b'x')) && !allowed(&bitmask, eos));
-//!     }
-//!     matcher.accept_token(token)?;
-//! }
-//! assert!(matcher.is_terminated());
-//! matcher.rollback(2)?; // undo `}` and EOS
-//! assert_eq!(matcher.forced_bytes(), b""); // `,`, `}` or a space may follow
-//! assert_eq!(matcher.validate_tokens(&[u32::from(b','), u32::from(b'x')]), 1);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
+#![doc = include_str!("../examples/quickstart.rs")]
 //! ```
 //!
 //! The pieces live in their own crates, reachable here for tools: [`lexer`] (the lexer DFA,
@@ -76,3 +46,17 @@ pub use munch_lexer::TokenId;
 
 pub use munch_glr as glr;
 pub use munch_lexer as lexer;
+
+// The README's example is `examples/quickstart.rs`, word for word (checked in `tests`).
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_readme_shows_the_quickstart_example() {
+        let readme = include_str!("../../README.md");
+        let example = include_str!("../examples/quickstart.rs");
+        assert!(
+            readme.contains(&format!("```rust\n{example}```")),
+            "README.md must show munch/examples/quickstart.rs verbatim"
+        );
+    }
+}
