@@ -2,10 +2,11 @@
 //! as a masker that is still exact, never panic.
 //!
 //! A case is a [`MaskCase`] (grammar, vocabulary, token path) and a list of [`Edit`]s. The check
-//! builds the weighted-automaton masker, saves it, and then:
+//! compiles the weighted-automaton masker ([`Compiled`], as [`masks::compiled`] does), saves it
+//! with [`Compiled::save`], and then:
 //!
 //! - the unmodified artifact loads, and the loaded masker equals the oracle at every step of the
-//!   path;
+//!   path (walked by a matcher of the oracle; the loaded masker reads its state);
 //! - the artifact does not load for another vocabulary (the last text token dropped) — a typed
 //!   error;
 //! - the edited artifact (edits at offsets modulo its length: bit flips, byte sets, inserts,
@@ -19,14 +20,13 @@ use std::fmt;
 use std::sync::Arc;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
-use munch_glr::mask::{Masker, Oracle, TokenMask};
-use munch_glr::parser::ParserState;
-use munch_lexer::vocab::Vocabulary;
+use munch::{Compiled, MaskerKind};
+use munch_glr::mask::Masker;
 use munch_lexer::TokenId;
-use munch_masker_wda::{WdaConfig, WdaMasker};
+use munch_masker_wda::WdaMasker;
 use sha2::{Digest, Sha256};
 
-use crate::masks::{MaskCase, MaskStep};
+use crate::masks::{self, MaskCase, MaskStep};
 use crate::repro::{test_text, Repro};
 
 /// Where the checksum sits in the documented artifact format: after the 8-byte magic and the
@@ -127,34 +127,32 @@ pub fn apply(bytes: &[u8], edits: &[Edit], forge: bool) -> Vec<u8> {
     out
 }
 
-/// Runs `masker` along the case's path; with `exact`, each mask must equal the oracle's.
+/// Runs `masker` along the case's path, walked by a matcher of `oracle` (the masker reads the
+/// matcher's state); with `exact`, each mask must equal the oracle's.
 fn walk(
     case: &MaskCase,
-    parser: &Arc<munch_glr::parser::Parser>,
-    vocab: &Arc<Vocabulary>,
+    oracle: &Compiled,
     masker: &WdaMasker,
     exact: bool,
 ) -> std::result::Result<(), String> {
-    let oracle = Oracle::new(vocab.clone());
-    let mut oracle_cache = oracle.create_cache();
+    let vocab = oracle.vocabulary();
+    let mut matcher = oracle.matcher();
     let mut cache = masker.create_cache();
-    let mut state = ParserState::new(parser.clone());
     let mut steps = case.steps.iter();
     loop {
-        let want = oracle.mask(&mut oracle_cache, &state);
-        let mut got = TokenMask::new(vocab.len());
-        masker.fill_mask(&mut cache, &state, &mut got);
+        let want = matcher.next_token_mask();
+        let got = masker.mask(&mut cache, matcher.state());
         if got.len() != vocab.len() || got.iter().any(|t| t.as_usize() >= vocab.len()) {
             return Err(format!(
-                "after {} commits: a mask outside the vocabulary",
-                state.commit_len()
+                "after {} tokens: a mask outside the vocabulary",
+                matcher.accepted_len()
             ));
         }
         if exact {
             if let Some(t) = got.first_difference(&want) {
                 return Err(format!(
-                    "after {} commits: the loaded artifact {} token {t}, the oracle {}",
-                    state.commit_len(),
+                    "after {} tokens: the loaded artifact {} token {t}, the oracle {}",
+                    matcher.accepted_len(),
                     if got.contains(t) { "allows" } else { "forbids" },
                     if want.contains(t) {
                         "allows"
@@ -175,26 +173,15 @@ fn walk(
                     return Ok(());
                 }
                 let t = allowed[*i as usize % allowed.len()];
-                state
-                    .commit_token(vocab, t)
-                    .map_err(|e| format!("the oracle allowed token {t}, commit says {e}"))?;
+                matcher
+                    .accept_token(t.as_u32())
+                    .map_err(|e| format!("the oracle allowed token {t}, the matcher says {e}"))?;
             }
             Some(MaskStep::Rollback(n)) => {
-                let n = *n as usize % (state.commit_len() + 1);
-                state.rollback(n).map_err(|e| e.to_string())?;
+                let n = *n as usize % (matcher.accepted_len() + 1);
+                matcher.rollback(n).map_err(|e| e.to_string())?;
             }
         }
-    }
-}
-
-/// The weighted-automaton budgets of the fuzz cases: the grammars are tiny, and a build that
-/// needs more is skipped (a budget error is an allowed outcome).
-pub fn config() -> WdaConfig {
-    WdaConfig {
-        max_states: 200_000,
-        max_edges: 2_000_000,
-        max_memory: 256 << 20,
-        ..WdaConfig::default()
     }
 }
 
@@ -206,17 +193,25 @@ pub fn check(c: &ArtifactCase) -> std::result::Result<(), String> {
     };
     let vocab = Arc::new(c.case.vocabulary()?);
     let parser = built.parser.clone();
+    let oracle = Compiled::from_parser(
+        parser.clone(),
+        vocab.clone(),
+        &masks::config(MaskerKind::Oracle),
+    )
+    .map_err(|e| format!("the oracle does not compile: {e}"))?;
     // A budget error is an allowed outcome of a build.
-    let Ok(wda) = WdaMasker::new(parser.clone(), vocab.clone(), &config()) else {
+    let Ok(wda) = oracle.with_masker(&masks::config(MaskerKind::Wda)) else {
         return Ok(());
     };
     let mut bytes = Vec::new();
     wda.save(&mut bytes)
         .map_err(|e| format!("save failed: {e}"))?;
 
+    // `Compiled::load` rebuilds the parser from Lark text; the case's parser is built from the
+    // grammar model, so the masker is loaded for that parser directly.
     let loaded = WdaMasker::load(parser.clone(), vocab.clone(), &mut bytes.as_slice())
         .map_err(|e| format!("the unmodified artifact does not load: {e}"))?;
-    walk(&c.case, &parser, &vocab, &loaded, true)?;
+    walk(&c.case, &oracle, &loaded, true)?;
 
     if c.case.tokens.len() > 1 {
         let mut fewer = c.case.clone();
@@ -230,8 +225,8 @@ pub fn check(c: &ArtifactCase) -> std::result::Result<(), String> {
     let edited = apply(&bytes, &c.edits, c.forge_checksum);
     match WdaMasker::load(parser.clone(), vocab.clone(), &mut edited.as_slice()) {
         Err(_) => Ok(()),
-        Ok(m) if edited == bytes => walk(&c.case, &parser, &vocab, &m, true),
-        Ok(m) if c.forge_checksum => walk(&c.case, &parser, &vocab, &m, false),
+        Ok(m) if edited == bytes => walk(&c.case, &oracle, &m, true),
+        Ok(m) if c.forge_checksum => walk(&c.case, &oracle, &m, false),
         Ok(_) => Err(format!(
             "an edited artifact ({} bytes, was {}) loaded without a forged checksum",
             edited.len(),

@@ -12,24 +12,28 @@
 //!    choice among tied terminals, Earley). Once a commit is refused, no longer prefix may be a
 //!    sentence (a refused commit means no continuation exists). Committing the whole input in
 //!    one call succeeds exactly when every byte-by-byte commit did, and agrees on acceptance.
-//! 3. **Operations.** A model keeps the committed chunks; after every operation the state
-//!    agrees with a fresh state that commits the model's text in one call: same
-//!    [`commit_len`](ParserState::commit_len) as the model, live, same acceptance (also checked
-//!    against the reference), and the same answer to committing each probe byte. A refused
-//!    commit and an over-long rollback leave the state as it was; a saved clone, restored after
-//!    the original went on, still agrees with its own text.
+//! 3. **Operations**, as a user makes them: through a [`Matcher`] over a vocabulary of the 256
+//!    single bytes ([`Matcher::accept_bytes`], [`Matcher::rollback`], [`Matcher::fork`],
+//!    [`Matcher::validate_tokens`]). A model keeps the accepted chunks; after every operation
+//!    the matcher agrees with a fresh one that accepts the model's text in one call: as many
+//!    accepted steps as the model, live, same acceptance (also checked against the reference),
+//!    and the same answer to accepting each probe byte; a fresh matcher validates the text's
+//!    bytes as tokens. Before a chunk is accepted, `validate_tokens` on its bytes counts them all
+//!    exactly when `accept_bytes` takes the chunk. A refused chunk and an over-long rollback
+//!    leave the matcher as it was; a saved fork, restored after the original went on, still
+//!    agrees with its own text.
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use arbitrary::{Arbitrary, Result, Unstructured};
+use munch::{Compiled, MaskerKind, Matcher, MatcherError, MatcherErrorKind};
 use munch_glr::cfg::earley::Earley;
 use munch_glr::cfg::generate::{GenerateConfig, Generator, SeededRng};
-use munch_glr::parser::{
-    CommitErrorKind, Parser, ParserState, RollbackError, ShiftCache, TerminalParser,
-};
-use munch_lexer::TerminalId;
+use munch_glr::parser::{CommitErrorKind, Parser, ParserState, ShiftCache, TerminalParser};
+use munch_lexer::vocab::Vocabulary;
+use munch_lexer::{TerminalId, TokenId};
 
 use crate::grammar::{Built, GrammarSpec};
 use crate::lexer::arbitrary_input;
@@ -181,19 +185,43 @@ struct Observation {
 /// `Err(None)`: a budget was hit, the case is inconclusive.
 type Outcome<T> = std::result::Result<T, Option<String>>;
 
-fn observe(state: &ParserState) -> Outcome<Observation> {
+/// The vocabulary of the operations' matchers: token `b` is the byte `b`, token 256 is EOS.
+fn bytes_vocabulary() -> Arc<Vocabulary> {
+    static VOCAB: OnceLock<Arc<Vocabulary>> = OnceLock::new();
+    VOCAB
+        .get_or_init(|| {
+            let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
+            tokens.push(None);
+            let vocab = Vocabulary::from_token_bytes(tokens, vec![TokenId::from(256)])
+                .expect("the byte vocabulary");
+            Arc::new(vocab)
+        })
+        .clone()
+}
+
+/// The byte tokens of `bytes`.
+fn byte_tokens(bytes: &[u8]) -> Vec<u32> {
+    bytes.iter().map(|&b| u32::from(b)).collect()
+}
+
+/// Whether a matcher refused a call for a parser budget (the case is then inconclusive).
+fn is_budget(e: &MatcherError) -> bool {
+    matches!(e.kind(), MatcherErrorKind::Budget(_))
+}
+
+fn observe(matcher: &Matcher) -> Outcome<Observation> {
     let mut probes = Vec::with_capacity(PROBES.len());
     for &b in PROBES {
-        let mut s = state.clone();
-        probes.push(match s.commit_bytes(&[b]) {
-            Ok(()) => Some(s.is_accepting()),
-            Err(e) if matches!(e.kind(), CommitErrorKind::Budget { .. }) => return Err(None),
+        let mut m = matcher.fork();
+        probes.push(match m.accept_bytes(&[b]) {
+            Ok(()) => Some(m.is_accepting()),
+            Err(e) if is_budget(&e) => return Err(None),
             Err(_) => None,
         });
     }
     Ok(Observation {
-        live: state.is_live(),
-        accepting: state.is_accepting(),
+        live: matcher.state().is_live(),
+        accepting: matcher.is_accepting(),
         probes,
     })
 }
@@ -201,6 +229,9 @@ fn observe(state: &ParserState) -> Outcome<Observation> {
 struct Checker<'a> {
     built: &'a Built,
     earley: Earley<'a>,
+    /// The grammar for the operations' matchers: the oracle over [`bytes_vocabulary`] (no mask
+    /// is asked of it).
+    compiled: Compiled,
     /// Reference verdicts by text.
     memo: HashMap<Vec<u8>, Option<bool>>,
 }
@@ -228,6 +259,29 @@ impl Checker<'_> {
             Err(e) if matches!(e.kind(), CommitErrorKind::Budget { .. }) => Err(None),
             Err(e) => Ok(Err(e.to_string())),
         }
+    }
+
+    /// A fresh matcher that accepted `text` in one call.
+    fn replay(&self, text: &[u8]) -> Outcome<std::result::Result<Matcher, String>> {
+        let mut m = self.compiled.matcher();
+        match m.accept_bytes(text) {
+            Ok(()) => Ok(Ok(m)),
+            Err(e) if is_budget(&e) => Err(None),
+            Err(e) => Ok(Err(e.to_string())),
+        }
+    }
+
+    /// How many of `bytes` a fork of `matcher` accepts as tokens, one by one.
+    fn accept_one_by_one(matcher: &Matcher, bytes: &[u8]) -> Outcome<usize> {
+        let mut m = matcher.fork();
+        for (i, &b) in bytes.iter().enumerate() {
+            match m.accept_token(u32::from(b)) {
+                Ok(()) => {}
+                Err(e) if is_budget(&e) => return Err(None),
+                Err(_) => return Ok(i),
+            }
+        }
+        Ok(bytes.len())
     }
 
     fn prefixes(&mut self, input: &[u8]) -> Outcome<()> {
@@ -305,31 +359,31 @@ impl Checker<'_> {
         Ok(())
     }
 
-    /// The state agrees with its model text.
-    fn agrees(&mut self, state: &ParserState, chunks: &[Vec<u8>], what: &str) -> Outcome<()> {
+    /// The matcher agrees with its model text.
+    fn agrees(&mut self, matcher: &Matcher, chunks: &[Vec<u8>], what: &str) -> Outcome<()> {
         let text = chunks.concat();
         let fail = |m: String| Err(Some(format!("{what}: text {:?}: {m}", Bytes(text.clone()))));
-        if state.commit_len() != chunks.len() {
+        if matcher.accepted_len() != chunks.len() {
             return fail(format!(
-                "commit_len is {}, the model has {} commits",
-                state.commit_len(),
+                "the matcher accepted {} steps, the model has {} chunks",
+                matcher.accepted_len(),
                 chunks.len()
             ));
         }
-        let fresh = match self.reparse(&text)? {
-            Ok(s) => s,
-            Err(e) => return fail(format!("the state is live but re-parsing fails: {e}")),
+        let fresh = match self.replay(&text)? {
+            Ok(m) => m,
+            Err(e) => return fail(format!("the matcher is live but a replay fails: {e}")),
         };
-        let got = observe(state)?;
+        let got = observe(matcher)?;
         let want = observe(&fresh)?;
         if got != want {
             return fail(format!(
-                "the state shows {got:?}, a fresh parse of its text {want:?} (probes {:?})",
+                "the matcher shows {got:?}, a fresh replay of its text {want:?} (probes {:?})",
                 Bytes(PROBES.to_vec())
             ));
         }
         if !got.live {
-            return fail("the state is not live".into());
+            return fail("the matcher is not live".into());
         }
         let accepted = self.accepts(&text)?;
         if got.accepting != accepted {
@@ -338,16 +392,26 @@ impl Checker<'_> {
                 got.accepting
             ));
         }
+        let valid = self.compiled.matcher().validate_tokens(&byte_tokens(&text));
+        if valid != text.len() {
+            // A budget met on the way makes the case inconclusive.
+            let one_by_one = Self::accept_one_by_one(&self.compiled.matcher(), &text)?;
+            return fail(format!(
+                "a fresh matcher validates {valid} of the text's {} bytes as tokens \
+                 ({one_by_one} accepted one by one)",
+                text.len()
+            ));
+        }
         Ok(())
     }
 
     fn operations(&mut self, input: &[u8], ops: &[CommitOp]) -> Outcome<()> {
-        let mut state = ParserState::new(self.parser().clone());
-        if !state.is_live() {
+        let mut matcher = self.compiled.matcher();
+        if !matcher.state().is_live() {
             return Ok(());
         }
         let mut chunks: Vec<Vec<u8>> = Vec::new();
-        let mut saved: Vec<(ParserState, Vec<Vec<u8>>)> = Vec::new();
+        let mut saved: Vec<(Matcher, Vec<Vec<u8>>)> = Vec::new();
         let mut cursor = 0;
         for (i, &op) in ops.iter().enumerate() {
             let what = format!("op {i} ({op:?})");
@@ -356,18 +420,33 @@ impl Checker<'_> {
                     let end = (cursor + n as usize % 5).min(input.len());
                     let chunk = input[cursor..end].to_vec();
                     cursor = end;
-                    let before = observe(&state)?;
-                    let len = state.commit_len();
-                    match state.commit_bytes(&chunk) {
+                    let before = observe(&matcher)?;
+                    let len = matcher.accepted_len();
+                    let valid = matcher.validate_tokens(&byte_tokens(&chunk));
+                    let accepted = matcher.accept_bytes(&chunk);
+                    if accepted.as_ref().is_err_and(is_budget) {
+                        return Err(None);
+                    }
+                    if accepted.is_ok() != (valid == chunk.len()) {
+                        // Either the byte-wise commits and the one call disagree, or a budget
+                        // stopped the byte-wise ones.
+                        let one_by_one = Self::accept_one_by_one(
+                            &self.replay(&chunks.concat())?.map_err(Some)?,
+                            &chunk,
+                        )?;
+                        return Err(Some(format!(
+                            "{what}: validate_tokens counts {valid} of the chunk {:?} ({one_by_one} \
+                             accepted one by one), but accept_bytes gives {accepted:?}",
+                            Bytes(chunk.clone())
+                        )));
+                    }
+                    match accepted {
                         Ok(()) => chunks.push(chunk),
-                        Err(e) if matches!(e.kind(), CommitErrorKind::Budget { .. }) => {
-                            return Err(None)
-                        }
                         Err(e) => {
-                            let after = observe(&state)?;
-                            if after != before || state.commit_len() != len {
+                            let after = observe(&matcher)?;
+                            if after != before || matcher.accepted_len() != len {
                                 return Err(Some(format!(
-                                    "{what}: the refused commit ({e}) changed the state: \
+                                    "{what}: the refused chunk ({e}) changed the matcher: \
                                      {before:?} became {after:?}"
                                 )));
                             }
@@ -375,23 +454,24 @@ impl Checker<'_> {
                     }
                 }
                 CommitOp::Rollback(n) => {
-                    let have = state.commit_len();
+                    let have = matcher.accepted_len();
                     let n = n as usize % (have + 2);
                     if n > have {
-                        let before = observe(&state)?;
-                        let got = state.rollback(n);
-                        let want = Err(RollbackError {
-                            requested: n,
-                            available: have,
-                        });
-                        if got != want || observe(&state)? != before {
+                        let before = observe(&matcher)?;
+                        let got = matcher.rollback(n);
+                        let refused = matches!(
+                            got.as_ref().map_err(MatcherError::kind),
+                            Err(MatcherErrorKind::RollbackTooFar { requested, available })
+                                if *requested == n && *available == have
+                        );
+                        if !refused || observe(&matcher)? != before {
                             return Err(Some(format!(
                                 "{what}: rolling back {n} of {have} gave {got:?} (or changed \
-                                 the state)"
+                                 the matcher)"
                             )));
                         }
                     } else {
-                        if let Err(e) = state.rollback(n) {
+                        if let Err(e) = matcher.rollback(n) {
                             return Err(Some(format!("{what}: rollback({n}) failed: {e}")));
                         }
                         chunks.truncate(chunks.len() - n);
@@ -399,18 +479,18 @@ impl Checker<'_> {
                 }
                 CommitOp::Save => {
                     if saved.len() < 4 {
-                        saved.push((state.clone(), chunks.clone()));
+                        saved.push((matcher.fork(), chunks.clone()));
                     }
                 }
                 CommitOp::Restore(k) => {
                     if !saved.is_empty() {
-                        let (s, c) = saved[k as usize % saved.len()].clone();
-                        state = s;
-                        chunks = c;
+                        let (m, c) = &saved[k as usize % saved.len()];
+                        matcher = m.fork();
+                        chunks = c.clone();
                     }
                 }
             }
-            self.agrees(&state, &chunks, &what)?;
+            self.agrees(&matcher, &chunks, &what)?;
         }
         Ok(())
     }
@@ -546,9 +626,13 @@ pub fn check(case: &CommitCase) -> std::result::Result<(), String> {
         Ok(b) => b,
         Err(e) => return e.into_check(),
     };
+    let config = crate::masks::config(MaskerKind::Oracle);
+    let compiled = Compiled::from_parser(built.parser.clone(), bytes_vocabulary(), &config)
+        .map_err(|e| format!("the oracle does not compile: {e}"))?;
     let mut checker = Checker {
         built: &built,
         earley: Earley::new(&built.bnf),
+        compiled,
         memo: HashMap::new(),
     };
     let run = terminal_strings(&built, &case.input.0)

@@ -8,8 +8,9 @@
 //! |---|---|---|---|
 //! | `grammar_load` | [`lark`] | `lark::load` (then `Parser::new`, a commit) | invariants: a grammar keeps its documented invariants, an error is located exactly, nothing panics |
 //! | `lexer` | [`lexer`] | `Lexer` (`tokenize`, per-state facts) | [`reference::RefLexer`], built on the `regex` crate |
-//! | `commit` | [`commit`] | `ParserState` (commit, rollback, clone) | reference lexer + every tie choice + Earley on this crate's own BNF expansion; re-parsing |
-//! | `masks` | [`masks`] | every masker in [`masks::maskers`] | the exact `Oracle` (and Earley for EOS) |
+//! | `commit` | [`commit`] | `ParserState` (commit); `Matcher` (accept, rollback, fork, validate) | reference lexer + every tie choice + Earley on this crate's own BNF expansion; a fresh replay |
+//! | `masks` | [`masks`] | a `Matcher` of every masker in [`masks::compiled`] | the exact oracle's matcher (and Earley for EOS) |
+//! | `artifacts` | [`artifacts`] | the wda's artifact, saved by `Compiled::save`, edited, loaded | the oracle's matcher; typed load errors |
 //!
 //! Every case type's `Debug` prints a ready-to-paste regression test (see [`repro`]); each
 //! `check` returns `Err` with the first disagreement, and `Ok` also for cases it has to skip (a

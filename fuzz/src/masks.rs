@@ -1,51 +1,68 @@
-//! The `masks` target: every masker against the exact [`Oracle`] at every step of a token path.
+//! The `masks` target: every masker, through the front door ([`Compiled`], [`Matcher`]),
+//! against the exact oracle at every step of a token path.
 //!
 //! A case is a random [`GrammarSpec`], a small vocabulary (single pieces, random joins of
 //! pieces, lexemes of the grammar's terminals, two lexemes joined so that a token spans a
 //! terminal boundary, and lexemes cut at a random byte so that tokens split UTF-8 characters;
-//! a special token first and an EOS token last) and a path of [`MaskStep`]s. Along the path,
-//! at every state:
+//! a special token first and an EOS token last) and a path of [`MaskStep`]s. A matcher of every
+//! masker of [`compiled`] and one of the oracle walk the path in step, as an engine's matchers
+//! do. At every state:
 //!
-//! - every masker of [`maskers`] returns the oracle's mask (the first differing token is
-//!   reported with its bytes, the text so far, and each side's verdict);
-//! - the oracle's mask on a fresh state that commits the same text in one call is the same (a
-//!   mask is a function of the text);
-//! - the EOS token is allowed exactly when the reference accepts the text.
+//! - every matcher writes the oracle's mask into an engine's bitmask row that held ones before
+//!   (the first differing token is reported with its bytes, the text so far, and each side's
+//!   verdict); the bits past the vocabulary, and a padding word past the row, come back zero;
+//! - so does the trie's walk over every token ([`TrieMasker::new`]: the front door builds it
+//!   only when the class tables exceed their budget), read on the oracle matcher's state;
+//! - a fresh matcher that accepts the text in one call has the same mask (a mask is a function
+//!   of the text), and a fresh matcher validates the whole token path;
+//! - the EOS token is allowed exactly when the reference accepts the text, and validated
+//!   exactly when allowed.
 //!
-//! Steps commit an allowed token (chosen by index among the oracle's allowed text tokens) or
-//! roll back; the maskers' caches live across steps, so stale memo entries would show.
+//! Steps accept an allowed token (chosen by index among the oracle's allowed text tokens; every
+//! matcher must accept it) or roll back; the matchers' caches live across steps, so stale memo
+//! entries would show.
 
 use std::fmt;
 use std::sync::Arc;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
+use munch::{Compiled, Config, MaskerKind, Matcher};
 use munch_glr::cfg::earley::Earley;
-use munch_glr::mask::{Masker, Oracle, TokenMask};
-use munch_glr::parser::{Parser, ParserState};
+use munch_glr::mask::{Masker, TokenMask};
+use munch_glr::parser::Parser;
 use munch_lexer::vocab::Vocabulary;
 use munch_lexer::TokenId;
-use munch_masker_spanner::SpannerMasker;
 use munch_masker_trie::TrieMasker;
-use munch_masker_wda::WdaMasker;
 
 use crate::grammar::{Built, GrammarSpec};
 use crate::re::PIECES;
 use crate::repro::{test_text, Bytes, Repro};
 
-/// Every masker under test, built for `parser` and `vocab`. The oracle is not in the list: it
-/// is what they are compared with. A masker whose build hits one of its budgets (every build
+/// How the fuzz cases compile a masker of `kind`: no fallback, and table maskers within 256 MiB
+/// (the grammars are tiny; a build that needs more is left out of the case).
+pub fn config(kind: MaskerKind) -> Config {
+    Config::new()
+        .masker(kind)
+        .fallback(None)
+        .max_memory(Some(256 << 20))
+}
+
+/// The oracle, and every other masker of this build, compiled with [`config`] for `parser` and
+/// `vocab` and sharing the parser. A masker whose build hits one of its budgets (every build
 /// error of the table-based maskers names one) is left out of the case: refusing a grammar
 /// within budget is allowed, a wrong mask is not.
-pub fn maskers(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> Vec<Box<dyn Masker>> {
-    let mut out: Vec<Box<dyn Masker>> =
-        vec![Box::new(TrieMasker::new(parser.clone(), vocab.clone()))];
-    if let Ok(spanner) = SpannerMasker::new(parser.clone(), vocab.clone()) {
-        out.push(Box::new(spanner));
-    }
-    if let Ok(wda) = WdaMasker::new(parser.clone(), vocab.clone(), &crate::artifacts::config()) {
-        out.push(Box::new(wda));
-    }
-    out
+pub fn compiled(
+    parser: &Arc<Parser>,
+    vocab: &Arc<Vocabulary>,
+) -> std::result::Result<(Compiled, Vec<Compiled>), String> {
+    let oracle = Compiled::from_parser(parser.clone(), vocab.clone(), &config(MaskerKind::Oracle))
+        .map_err(|e| format!("the oracle does not compile: {e}"))?;
+    let others = MaskerKind::ALL
+        .iter()
+        .filter(|&&k| k != MaskerKind::Oracle)
+        .filter_map(|&k| oracle.with_masker(&config(k)).ok())
+        .collect();
+    Ok((oracle, others))
 }
 
 /// Pieces that complete the split characters of [`PIECES`]: `\xc3` + `\xa9` is `é`,
@@ -207,6 +224,19 @@ fn describe(vocab: &Vocabulary, t: TokenId) -> String {
     }
 }
 
+fn verb(mask: &TokenMask, t: TokenId) -> &'static str {
+    if mask.contains(t) {
+        "allows"
+    } else {
+        "forbids"
+    }
+}
+
+/// A matcher's name: its masker's.
+fn name(m: &Matcher) -> &'static str {
+    m.compiled().masker_kind().name()
+}
+
 /// Runs the `masks` check; `Err` describes the first disagreement.
 pub fn check(case: &MaskCase) -> std::result::Result<(), String> {
     let built = match case.grammar.build() {
@@ -215,45 +245,77 @@ pub fn check(case: &MaskCase) -> std::result::Result<(), String> {
     };
     let vocab = Arc::new(case.vocabulary()?);
     let earley = Earley::new(&built.bnf);
-    let oracle = Oracle::new(vocab.clone());
-    let mut oracle_cache = oracle.create_cache();
-    let maskers = maskers(&built.parser, &vocab);
-    let mut caches: Vec<_> = maskers.iter().map(|m| m.create_cache()).collect();
+    let (oracle, others) = compiled(&built.parser, &vocab)?;
+    let mut reference = oracle.matcher();
+    let mut matchers: Vec<Matcher> = others.iter().map(Compiled::matcher).collect();
+    let every_token = TrieMasker::new(built.parser.clone(), vocab.clone());
+    let mut every_token_cache = every_token.create_cache();
     let eos = vocab.eos()[0];
+    let words = oracle.bitmask_words();
+    // An engine's row, and one padding word past it.
+    let mut row = vec![0u32; words + 1];
 
-    let mut state = ParserState::new(built.parser.clone());
-    let mut chunks: Vec<Vec<u8>> = Vec::new();
+    let mut path: Vec<u32> = Vec::new();
     let mut steps = case.steps.iter();
     loop {
-        let text = chunks.concat();
+        let text: Vec<u8> = path
+            .iter()
+            .flat_map(|&t| vocab.token_bytes(TokenId::from(t)).unwrap_or_default())
+            .copied()
+            .collect();
         let at = |m: String| {
             format!(
-                "after {:?} ({} commits): {m}",
+                "after {:?} ({} tokens): {m}",
                 Bytes(text.clone()),
-                chunks.len()
+                path.len()
             )
         };
-        let want = oracle.mask(&mut oracle_cache, &state);
-        for (m, cache) in maskers.iter().zip(&mut caches) {
-            let got = m.mask(cache, &state);
-            if let Some(t) = got.first_difference(&want) {
-                let verb = |m: &TokenMask| if m.contains(t) { "allows" } else { "forbids" };
-                return Err(at(format!(
-                    "{} {} {} but the oracle {} it",
-                    m.name(),
-                    verb(&got),
+        let want = reference.next_token_mask();
+        let differs = |who: &str, got: &TokenMask| {
+            got.first_difference(&want).map(|t| {
+                at(format!(
+                    "{who} {} {} but the oracle {} it",
+                    verb(got, t),
                     describe(&vocab, t),
-                    verb(&want)
+                    verb(&want, t)
+                ))
+            })
+        };
+        for m in &mut matchers {
+            row.fill(u32::MAX);
+            m.fill_next_token_bitmask(&mut row)
+                .map_err(|e| at(format!("{}: {e}", name(m))))?;
+            let stray = (vocab.len()..words * 32).find(|&t| row[t / 32] >> (t % 32) & 1 == 1);
+            if row[words] != 0 || stray.is_some() {
+                return Err(at(format!(
+                    "{} leaves bits set past the vocabulary's {} tokens",
+                    name(m),
+                    vocab.len()
+                )));
+            }
+            let got = TokenMask::from_words(&row[..words], vocab.len()).expect("a whole row");
+            if let Some(e) = differs(name(m), &got) {
+                return Err(e);
+            }
+            if m.accepted_len() != path.len() {
+                return Err(at(format!(
+                    "{} has accepted {} steps",
+                    name(m),
+                    m.accepted_len()
                 )));
             }
         }
-        let mut fresh = ParserState::new(built.parser.clone());
-        if fresh.commit_bytes(&text).is_ok() {
-            let again: TokenMask = oracle.mask(&mut oracle_cache, &fresh);
+        let got = every_token.mask(&mut every_token_cache, reference.state());
+        if let Some(e) = differs("trie (every token)", &got) {
+            return Err(e);
+        }
+        let mut fresh = oracle.matcher();
+        if fresh.accept_bytes(&text).is_ok() {
+            let again = fresh.next_token_mask();
             if let Some(t) = again.first_difference(&want) {
                 return Err(at(format!(
-                    "the mask depends on how the text was committed: {} is {} after the \
-                     path, {} after one commit of the text",
+                    "the mask depends on how the text was accepted: {} is {} after the \
+                     path, {} after one call with the text",
                     describe(&vocab, t),
                     if want.contains(t) {
                         "allowed"
@@ -268,7 +330,24 @@ pub fn check(case: &MaskCase) -> std::result::Result<(), String> {
                 )));
             }
         } else if !text.is_empty() {
-            return Err(at("committing the text again in one call fails".into()));
+            return Err(at("accepting the text again in one call fails".into()));
+        }
+        let valid = oracle.matcher().validate_tokens(&path);
+        if valid != path.len() {
+            return Err(at(format!(
+                "a fresh matcher validates {valid} of the path's {} tokens",
+                path.len()
+            )));
+        }
+        if reference.validate_tokens(&[eos.as_u32()]) != usize::from(want.contains(eos)) {
+            return Err(at(format!(
+                "EOS is {} but validate_tokens says otherwise",
+                if want.contains(eos) {
+                    "allowed"
+                } else {
+                    "forbidden"
+                },
+            )));
         }
         if let Some(accepts) = built.reference_accepts(&earley, &text) {
             if want.contains(eos) != accepts {
@@ -292,20 +371,25 @@ pub fn check(case: &MaskCase) -> std::result::Result<(), String> {
                     return Ok(());
                 }
                 let t = allowed[k as usize % allowed.len()];
-                if let Err(e) = state.commit_token(&vocab, t) {
-                    return Err(at(format!(
-                        "the oracle allows {} but committing it fails: {e}",
-                        describe(&vocab, t)
-                    )));
+                for m in std::iter::once(&mut reference).chain(&mut matchers) {
+                    if let Err(e) = m.accept_token(t.as_u32()) {
+                        return Err(at(format!(
+                            "the oracle allows {} but the {} matcher refuses it: {e}",
+                            describe(&vocab, t),
+                            name(m)
+                        )));
+                    }
                 }
-                chunks.push(vocab.token_bytes(t).unwrap_or_default().to_vec());
+                path.push(t.as_u32());
             }
             Some(&MaskStep::Rollback(k)) => {
-                let n = k as usize % (state.commit_len() + 1);
-                if let Err(e) = state.rollback(n) {
-                    return Err(at(format!("rollback({n}) failed: {e}")));
+                let n = k as usize % (path.len() + 1);
+                for m in std::iter::once(&mut reference).chain(&mut matchers) {
+                    if let Err(e) = m.rollback(n) {
+                        return Err(at(format!("the {} matcher's rollback({n}): {e}", name(m))));
+                    }
                 }
-                chunks.truncate(chunks.len() - n);
+                path.truncate(path.len() - n);
             }
         }
     }

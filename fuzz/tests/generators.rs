@@ -8,8 +8,6 @@ use munch_fuzz::grammar::BuildError;
 use munch_fuzz::prelude::*;
 use munch_glr::cfg::earley::Earley;
 use munch_glr::lark::{load, LoadConfig};
-use munch_glr::mask::{Masker, Oracle};
-use munch_glr::parser::ParserState;
 
 /// `n` byte strings of length `len` from a fixed linear congruential generator.
 fn inputs(n: usize, len: usize) -> Vec<Vec<u8>> {
@@ -79,8 +77,9 @@ fn vocabularies_often_have_allowed_tokens() {
             continue;
         };
         let vocab = std::sync::Arc::new(case.vocabulary().unwrap());
-        let oracle = Oracle::new(vocab);
-        let mask = oracle.mask(&mut oracle.create_cache(), &ParserState::new(b.parser));
+        let config = masks::config(munch::MaskerKind::Oracle);
+        let oracle = munch::Compiled::from_parser(b.parser, vocab, &config).unwrap();
+        let mask = oracle.matcher().next_token_mask();
         useful += usize::from(mask.count() >= 2);
     }
     assert!(
