@@ -11,7 +11,7 @@
 
 use std::time::Instant;
 
-use munch_glr::parser::{Parser, ParserConfig};
+use munch_glr::parser::ParserConfig;
 use munch_lexer::spans::{SpansConfig, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 
@@ -41,15 +41,9 @@ fn main() {
     println!("| grammar | lexer states | tokenizer | text tokens | classes | % | points | spans | build | heap |");
     println!("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|");
     for g in &grammars {
-        let source = munch_grammars::syncode::grammar(g).unwrap_or_else(|e| panic!("{g}: {e}"));
-        let config = munch_glr::lark::LoadConfig {
-            file_name: format!("syncode:{g}"),
-            ..Default::default()
-        };
-        let loaded =
-            munch_glr::lark::load(source.as_bytes(), &config).unwrap_or_else(|e| panic!("{e}"));
-        let parser =
-            Parser::new(&loaded, &ParserConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+        let parser = munch::Grammar::syncode(g)
+            .and_then(|g| g.build_parser(&ParserConfig::default()))
+            .unwrap_or_else(|e| panic!("{g}: {e}"));
         let lexer = parser.lexer();
         for (t, vocab) in tokenizers.iter().zip(&vocabs) {
             let started = Instant::now();

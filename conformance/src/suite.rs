@@ -15,7 +15,8 @@
 //! The principal types: a [`CaseFile`] holds [`CaseSpec`]s as written; [`CaseSpec::expand`]
 //! (with [`Resources`], which loads each grammar and tokenizer once) turns one spec into
 //! concrete [`Case`]s, one per tokenizer and text; [`run`] runs one case through a set of
-//! [`Masker`](munch_glr::mask::Masker)s and returns a [`CaseReport`] or the first [`Disagreement`].
+//! [`Compiled`](munch::Compiled) maskers and returns a [`CaseReport`] or the first
+//! [`Disagreement`].
 //!
 //! # The case format
 //!
@@ -55,22 +56,25 @@
 //! # What a run checks
 //!
 //! [`run`] teacher-forces the text's token sequence — the tokenizer's own encoding
-//! ([`Vocabulary::encode`]) — and at every step, before committing the forced token:
+//! ([`Vocabulary::encode`]) — through a [`Matcher`](munch::Matcher) of each masker, walked in
+//! step by [`munch::teacher::Teacher`] as every tool walks a text. A checker walks the same text
+//! with a matcher of the oracle ([`MaskerKind::Oracle`](munch::MaskerKind::Oracle)), and at
+//! every step, before the forced token is accepted:
 //!
 //! 1. every masker computes its mask, and all masks must be identical;
 //! 2. once in every `oracle_every` steps (in the middle of each period, so at every step when
-//!    the period is one) and at the step where the text is refused, the
-//!    [`Oracle`](munch_glr::mask::Oracle) computes the exact mask too, and every mask must equal
-//!    it;
+//!    the period is one) and at the step where the text is refused, the oracle computes the
+//!    exact mask too, and every mask must equal it;
 //! 3. at every step, a few tokens (some random ids, some the maskers allow) are checked against
 //!    the contract directly — clone the state, commit the token, test liveness — so that the
 //!    oracle has a word at steps it does not run at in full;
-//! 4. the forced token is committed to a clone of the state: every masker must allow it iff the
-//!    commit succeeds (the contract on the one token that matters most);
+//! 4. the forced token is accepted by a fork of the oracle's matcher: every masker must allow it
+//!    iff that succeeds (the contract on the one token that matters most);
 //! 5. at the end of the text, every end-of-sequence token must be allowed iff the state accepts.
 //!
 //! A run stops at the first token the parser refuses; where the text first fails is then found
-//! byte by byte. The outcome ([`Outcome`]) must meet the case's expectation. The first
+//! byte by byte. The maskers' matchers must stop at the same step (and accept the same
+//! sentences). The outcome ([`Outcome`]) must meet the case's expectation. The first
 //! difference of any kind is a [`Disagreement`], whose `Display` prints the case, the step, the
 //! token id, its bytes, the text just before it and each side's verdict.
 //!
@@ -94,9 +98,10 @@
 //!
 //! # Adding a masker
 //!
-//! [`run`] takes the maskers as `&[&dyn Masker]`, all built for the case's parser and
-//! vocabulary. `conformance/tests/corpus.rs` builds them in one function, one line per masker;
-//! a new masker is one more line there.
+//! [`run`] takes the maskers as [`Compiled`](munch::Compiled) grammars, all compiled for the
+//! case's parser and vocabulary. `conformance/tests/corpus.rs` compiles one per
+//! [`MaskerKind`](munch::MaskerKind) but the oracle, so a masker that munch's front door knows
+//! is in the corpus run without a line here.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -683,26 +688,15 @@ impl Resources {
         if let Some((g, p)) = self.grammars.get(grammar) {
             return Ok((Arc::clone(g), Arc::clone(p)));
         }
-        let (source, file_name) = match grammar {
-            GrammarRef::Builtin(name) => (
-                munch_grammars::builtin(name)
-                    .ok_or_else(|| format!("no builtin grammar `{name}`"))?
-                    .source
-                    .to_string(),
-                format!("builtin:{name}"),
-            ),
-            GrammarRef::Syncode(name) => (
-                munch_grammars::syncode::grammar(name).map_err(|e| e.to_string())?,
-                format!("syncode:{name}"),
-            ),
-            GrammarRef::Inline(text) => (text.clone(), "inline grammar".to_string()),
-        };
-        let config = munch_glr::lark::LoadConfig {
-            file_name,
-            ..Default::default()
-        };
-        let loaded =
-            munch_glr::lark::load(source.as_bytes(), &config).map_err(|e| e.to_string())?;
+        let source = match grammar {
+            GrammarRef::Builtin(name) => munch::Grammar::builtin(name),
+            GrammarRef::Syncode(name) => munch::Grammar::syncode(name),
+            GrammarRef::Inline(text) => {
+                Ok(munch::Grammar::lark(text.clone()).with_name("inline grammar"))
+            }
+        }
+        .map_err(|e| e.to_string())?;
+        let loaded = source.load().map_err(|e| e.to_string())?;
         let parser = Parser::new(&loaded, &ParserConfig::default()).map_err(|e| e.to_string())?;
         let entry = (Arc::new(loaded), Arc::new(parser));
         self.grammars.insert(grammar.clone(), entry.clone());

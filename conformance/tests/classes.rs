@@ -17,9 +17,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use munch::{Compiled, Config, MaskerKind, Matcher};
 use munch_conformance::corpus::{self, Language};
 use munch_glr::cfg::generate::SeededRng;
-use munch_glr::mask::{Masker, Oracle, TokenMask};
+use munch_glr::mask::TokenMask;
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
 use munch_lexer::spans::{ClassId, LexPoint, SpansConfig, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
@@ -28,13 +29,19 @@ use munch_lexer::TokenId;
 /// Change to explore other cases; a failure prints its case seed.
 const SEED: u64 = 0x6d75_6e63_685f_636c;
 
-fn parser_of(source: &str, name: &str) -> Result<Parser, String> {
-    let config = munch_glr::lark::LoadConfig {
-        file_name: name.to_string(),
-        ..Default::default()
-    };
-    let grammar = munch_glr::lark::load(source.as_bytes(), &config).map_err(|e| e.to_string())?;
-    Parser::new(&grammar, &ParserConfig::default()).map_err(|e| e.to_string())
+fn parser_of(source: &str, name: &str) -> Result<Arc<Parser>, String> {
+    munch::Grammar::lark(source)
+        .with_name(name)
+        .build_parser(&ParserConfig::default())
+        .map_err(|e| e.to_string())
+}
+
+/// A matcher of the exact oracle at the start of `parser`'s grammar over `vocab`.
+fn oracle(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> Matcher {
+    let config = Config::new().masker(MaskerKind::Oracle).fallback(None);
+    Compiled::from_parser(Arc::clone(parser), Arc::clone(vocab), &config)
+        .expect("the oracle builds for any parser")
+        .matcher()
 }
 
 /// Checks that `mask` (the oracle's, for `state`) is a union of whole classes and that every
@@ -192,18 +199,15 @@ fn oracle_masks_are_unions_of_classes_on_random_grammars() {
             continue; // some draws are not valid grammars (e.g. an empty language)
         };
         built += 1;
-        let parser = Arc::new(parser);
         let vocab = Arc::new(random_vocab(&mut rng));
         let spans = TokenSpans::build(parser.lexer(), &vocab, &SpansConfig::default())
             .expect("small spans build");
-        let oracle = Oracle::new(Arc::clone(&vocab));
-        let mut cache = oracle.create_cache();
-        let mut state = ParserState::new(Arc::clone(&parser));
+        let mut matcher = oracle(&parser, &vocab);
         let mut walked: Vec<TokenId> = Vec::new();
         for _ in 0..12 {
-            let mask = oracle.mask(&mut cache, &state);
+            let mask = matcher.next_token_mask();
             let context = || format!("seed {seed:#x}, grammar:\n{text}\nafter tokens {walked:?}");
-            check_state(&spans, &vocab, &state, &mask, &context);
+            check_state(&spans, &vocab, matcher.state(), &mask, &context);
             checked_states += 1;
             let allowed: Vec<TokenId> = mask
                 .iter()
@@ -213,8 +217,8 @@ fn oracle_masks_are_unions_of_classes_on_random_grammars() {
                 break;
             }
             let t = allowed[rng.below(allowed.len())];
-            state
-                .commit_token(&vocab, t)
+            matcher
+                .accept_token(t.as_u32())
                 .unwrap_or_else(|e| panic!("{}: oracle allowed {t}: {e}", context()));
             walked.push(t);
         }
@@ -234,37 +238,36 @@ fn oracle_masks_are_unions_of_classes_on_random_grammars() {
 /// `max_states` states; each is checked against the oracle.
 fn check_real(grammar: &str, tokenizer: &str, files: &[PathBuf], every: usize, max_states: usize) {
     let source = munch_grammars::syncode::grammar(grammar).unwrap_or_else(|e| panic!("{e}"));
-    let parser = Arc::new(parser_of(&source, grammar).unwrap_or_else(|e| panic!("{e}")));
+    let parser = parser_of(&source, grammar).unwrap_or_else(|e| panic!("{e}"));
     let vocab = Arc::new(Vocabulary::load(tokenizer).unwrap_or_else(|e| panic!("{e}")));
     let spans = TokenSpans::build(parser.lexer(), &vocab, &SpansConfig::default())
         .unwrap_or_else(|e| panic!("{e}"));
-    let oracle = Oracle::new(Arc::clone(&vocab));
-    let mut cache = oracle.create_cache();
+    let mut matcher = oracle(&parser, &vocab);
     let mut checked = 0;
     'files: for file in files {
         let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file:?}: {e}"));
         let tokens = vocab
             .encode(&text)
             .unwrap_or_else(|e| panic!("{file:?}: {e}"));
-        let mut state = ParserState::new(Arc::clone(&parser));
+        matcher.reset();
         // Offset the sampled positions per file so that states differ.
         let offset = checked % every;
         for (i, &t) in tokens.iter().enumerate() {
             if i % every == offset {
-                let mask = oracle.mask(&mut cache, &state);
+                let mask = matcher.next_token_mask();
                 let context = || {
                     format!(
                         "{grammar} × {tokenizer}, {} after {i} tokens",
                         file.display()
                     )
                 };
-                check_state(&spans, &vocab, &state, &mask, &context);
+                check_state(&spans, &vocab, matcher.state(), &mask, &context);
                 checked += 1;
                 if checked >= max_states {
                     break 'files;
                 }
             }
-            if state.commit_token(&vocab, t).is_err() {
+            if matcher.accept_token(t.as_u32()).is_err() {
                 continue 'files; // the grammar rejects the rest of this file
             }
         }

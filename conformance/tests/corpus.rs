@@ -11,30 +11,33 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use munch::{Compiled, Config, MaskerKind};
 use munch_conformance::suite::{self, Case, CaseReport, Disagreement, Resources};
-use munch_glr::mask::Masker;
 use munch_glr::parser::Parser;
 use munch_lexer::vocab::Vocabulary;
-use munch_masker_spanner::SpannerMasker;
-use munch_masker_trie::TrieMasker;
-use munch_masker_wda::{WdaConfig, WdaMasker};
 
-/// Every masker munch has, built for one grammar and vocabulary with its default budgets, or
-/// the builds that failed (a failure is a finding here: the corpus holds SynCode's grammars
-/// with real vocabularies and small synthetic cases, all of which every masker must handle).
-fn maskers(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> Result<Vec<Box<dyn Masker>>, String> {
-    let mut out: Vec<Box<dyn Masker>> = vec![Box::new(TrieMasker::new(
+/// Every masker munch has but the oracle (the runner brings its own), compiled for one grammar
+/// and vocabulary with its default budgets and no fallback, sharing one parser; or the builds
+/// that failed (a failure is a finding here: the corpus holds SynCode's grammars with real
+/// vocabularies and small synthetic cases, all of which every masker must handle).
+fn maskers(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> Result<Vec<Compiled>, String> {
+    let config = |kind| Config::new().masker(kind).fallback(None);
+    let oracle = Compiled::from_parser(
         Arc::clone(parser),
         Arc::clone(vocab),
-    ))];
+        &config(MaskerKind::Oracle),
+    )
+    .map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
     let mut failed = Vec::new();
-    match SpannerMasker::new(Arc::clone(parser), Arc::clone(vocab)) {
-        Ok(m) => out.push(Box::new(m)),
-        Err(e) => failed.push(format!("spanner: {e}")),
-    }
-    match WdaMasker::new(Arc::clone(parser), Arc::clone(vocab), &WdaConfig::default()) {
-        Ok(m) => out.push(Box::new(m)),
-        Err(e) => failed.push(format!("wda: {e}")),
+    for &kind in MaskerKind::ALL {
+        if kind == MaskerKind::Oracle {
+            continue;
+        }
+        match oracle.with_masker(&config(kind)) {
+            Ok(m) => out.push(m),
+            Err(e) => failed.push(format!("{kind}: {e}")),
+        }
     }
     if failed.is_empty() {
         Ok(out)
@@ -83,14 +86,13 @@ fn run_group(group: &Group) -> Result<Vec<Result<CaseReport, Disagreement>>, Str
     let first = &group.cases[0];
     let built = maskers(&first.parser, &first.vocab)
         .map_err(|e| format!("{} with {}: {e}", first.id, first.tokenizer))?;
-    let refs: Vec<&dyn Masker> = built.iter().map(|m| &**m).collect();
     let steps: Vec<usize> = group.cases.iter().map(|c| c.tokens.len() + 1).collect();
     let periods = suite::oracle_periods(first.vocab.len(), &steps, ORACLE_COMMITS_PER_GROUP);
     Ok(group
         .cases
         .iter()
         .zip(periods)
-        .map(|(case, every)| suite::run(case, &refs, every))
+        .map(|(case, every)| suite::run(case, &built, every))
         .collect())
 }
 

@@ -71,20 +71,17 @@ fn syncode_path(name: &str) -> PathBuf {
 }
 
 fn parser_for(path: &Path) -> Arc<Parser> {
-    let text = std::fs::read(path).unwrap();
-    let config = munch_glr::lark::LoadConfig {
-        file_name: path.display().to_string(),
-        ..Default::default()
-    };
-    let grammar = munch_glr::lark::load(&text, &config).unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap_or_else(|e| panic!("{e}")))
+    munch::Grammar::lark_file(path)
+        .and_then(|g| g.build_parser(&ParserConfig::default()))
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Texts generated from the grammar itself: lexemes sampled from each terminal's pattern,
 /// separated by a space (every SynCode grammar used here ignores spaces).
 fn generated_texts(parser: &Parser, path: &Path, name: &str, n: usize, seed: u64) -> Vec<PathBuf> {
-    let text = std::fs::read(path).unwrap();
-    let grammar = munch_glr::lark::load(&text, &munch_glr::lark::LoadConfig::default()).unwrap();
+    let grammar = munch::Grammar::lark_file(path)
+        .and_then(|g| g.load())
+        .unwrap_or_else(|e| panic!("{e}"));
     let generator = Generator::new(parser.cfg());
     let mut rng = SeededRng::new(seed);
     let dir = munch_lexer::cache::cache_dir().join("generated").join(name);

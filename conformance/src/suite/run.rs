@@ -1,11 +1,15 @@
-//! The runner: one [`Case`] through a set of maskers and the oracle, step by step.
+//! The runner: one [`Case`] teacher-forced through a matcher of each masker
+//! ([`munch::teacher::Teacher`], the loop every tool shares), every step checked against the
+//! oracle and the contract.
 
 use std::fmt;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use munch::teacher::{self, Teacher};
+use munch::{Compiled, Config, MaskerKind, Matcher, MatcherError, MatcherErrorKind};
 use munch_glr::cfg::generate::SeededRng;
-use munch_glr::mask::{MaskCache, Masker, Oracle, TokenMask};
-use munch_glr::parser::{CommitError, ParserState};
+use munch_glr::mask::TokenMask;
+use munch_glr::parser::ParserState;
 use munch_lexer::vocab::Vocabulary;
 use munch_lexer::TokenId;
 
@@ -130,6 +134,14 @@ pub enum DisagreementKind {
         /// The error of the token-wise commit.
         refusal: String,
     },
+    /// The maskers' matchers ended their walk otherwise than the checker's own walk: one
+    /// refused a token the contract allows, or accepted where the text is not a sentence.
+    Walk {
+        /// How the matchers' walk ended ([`munch::teacher::Outcome`]'s reason).
+        walk: String,
+        /// How the checker's walk ended.
+        outcome: Outcome,
+    },
 }
 
 /// The first difference a run found.
@@ -209,6 +221,15 @@ impl fmt::Display for Disagreement {
                 )?;
                 writeln!(f, "  text before: \"{before}\"")
             }
+            DisagreementKind::Walk { walk, outcome } => {
+                writeln!(
+                    f,
+                    "  the matchers' walk ended at step {} of {} (byte {}): {walk}",
+                    self.step, self.tokens, self.at_byte
+                )?;
+                writeln!(f, "  but by the contract the text was {outcome}")?;
+                writeln!(f, "  text before: \"{before}\"")
+            }
         }
     }
 }
@@ -244,6 +265,14 @@ fn contract(vocab: &Vocabulary, state: &ParserState, t: TokenId) -> Result<(), S
         // A commit that succeeds leaves the state live (it refuses otherwise).
         Ok(()) => Ok(()),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Why a matcher refused a token, as the parser says it.
+fn reason(e: &MatcherError) -> String {
+    match e.kind() {
+        MatcherErrorKind::Rejected { reason, .. } => reason.clone(),
+        _ => e.to_string(),
     }
 }
 
@@ -290,56 +319,125 @@ impl At<'_> {
     }
 }
 
-/// Runs `case` through `maskers` and the oracle (once in every `oracle_every` steps, in the
-/// middle of each period, and at the step of a refused token; the case's own period wins when
-/// it sets one; `usize::MAX` runs it only at a refused token); see the
+/// The oracle masker of `case`, compiled for its parser and vocabulary.
+fn oracle_of(case: &Case) -> Compiled {
+    let config = Config::new().masker(MaskerKind::Oracle).fallback(None);
+    Compiled::from_parser(
+        std::sync::Arc::clone(&case.parser),
+        std::sync::Arc::clone(&case.vocab),
+        &config,
+    )
+    .expect("the oracle builds for any parser and vocabulary")
+}
+
+/// Runs `case` through a matcher of each of `maskers`, walked in step by a [`Teacher`], and
+/// checks every step against the oracle (once in every `oracle_every` steps, in the middle of
+/// each period, and at the step of a refused token; the case's own period wins when it sets
+/// one; `usize::MAX` runs it only at a refused token) and the contract; see the
 /// [module docs](super#what-a-run-checks) for every check.
 ///
 /// # Panics
-/// When a masker was built for a different vocabulary than the case's: that is a bug in the
-/// caller, not a finding.
+/// When `maskers` is empty, or one was compiled for another parser or vocabulary than the
+/// case's: that is a bug in the caller, not a finding.
 pub fn run(
     case: &Case,
-    maskers: &[&dyn Masker],
+    maskers: &[Compiled],
     oracle_every: usize,
 ) -> Result<CaseReport, Disagreement> {
-    let vocab = &case.vocab;
+    assert!(!maskers.is_empty(), "{case}: no masker to run");
     for m in maskers {
-        assert_eq!(
-            m.vocabulary().fingerprint(),
-            vocab.fingerprint(),
-            "masker `{}` was built for another vocabulary than {case}'s",
-            m.name()
+        assert!(
+            std::sync::Arc::ptr_eq(m.parser(), &case.parser)
+                && m.vocabulary().fingerprint() == case.vocab.fingerprint(),
+            "masker `{}` was compiled for another parser or vocabulary than {case}'s",
+            m.masker_kind()
         );
     }
-    let oracle_every = case.oracle_every.unwrap_or(oracle_every).max(1);
-    let oracle = Oracle::new(std::sync::Arc::clone(vocab));
-    let mut oracle_cache = oracle.create_cache();
-    let mut oracle_mask = TokenMask::new(vocab.len());
-    let mut caches: Vec<MaskCache> = maskers.iter().map(|m| m.create_cache()).collect();
-    let mut masks: Vec<TokenMask> = maskers
-        .iter()
-        .map(|_| TokenMask::new(vocab.len()))
-        .collect();
-    let names: Vec<String> = maskers.iter().map(|m| m.name().to_string()).collect();
-    let mut rng = SeededRng::new(0x6d75_6e63 ^ case.tokens.len() as u64);
-    let mut report = CaseReport {
-        id: case.id.clone(),
-        tokenizer: case.tokenizer.clone(),
-        grammar: case.grammar.clone(),
-        vocab_len: vocab.len(),
-        text_bytes: case.text.len(),
-        tokens: case.tokens.len(),
-        steps: 0,
-        oracle_steps: 0,
-        spot_checks: 0,
-        maskers: names.clone(),
-        outcome: Outcome::Incomplete,
-        masker_time: Default::default(),
-        oracle_time: Default::default(),
-    };
-    let verdicts = |masks: &[TokenMask], t: TokenId| -> Vec<Verdict> {
-        names
+    let mut teacher = Teacher::new(maskers);
+    let mut checker = Checker::new(case, teacher.names().to_vec(), oracle_every);
+    let tokens: Vec<u32> = case.tokens.iter().map(|t| t.as_u32()).collect();
+    let walked = teacher.run(&tokens, |step| {
+        debug_assert!(checker.done() || step.index == checker.report.steps);
+        let ns: u64 = step.mask_ns.iter().sum();
+        checker.step(step.masks, Duration::from_nanos(ns));
+    });
+    checker.finish(Some(&walked))
+}
+
+/// The checks of one run, step by step, on the masks some walk computed: the runner's
+/// [`Teacher`], or a test's own loop over a deliberately wrong masker.
+///
+/// The checker walks the text itself, with a matcher of the oracle: its state is the one the
+/// masks are checked against, so a walk that strays from the text shows as masks that differ.
+struct Checker<'a> {
+    case: &'a Case,
+    oracle_every: usize,
+    names: Vec<String>,
+    oracle: Matcher,
+    oracle_mask: TokenMask,
+    rng: SeededRng,
+    report: CaseReport,
+    /// The text committed so far.
+    text: Vec<u8>,
+    /// Why the parser refused the forced token, when it did.
+    refusal: Option<String>,
+    /// The first disagreement; no step is checked after it.
+    failed: Option<Disagreement>,
+    /// Whether the text ended (its end checked, or a token refused).
+    ended: bool,
+}
+
+impl<'a> Checker<'a> {
+    fn new(case: &'a Case, names: Vec<String>, oracle_every: usize) -> Self {
+        let oracle = oracle_of(case);
+        Checker {
+            oracle_every: case.oracle_every.unwrap_or(oracle_every).max(1),
+            oracle_mask: TokenMask::new(case.vocab.len()),
+            oracle: oracle.matcher(),
+            rng: SeededRng::new(0x6d75_6e63 ^ case.tokens.len() as u64),
+            report: CaseReport {
+                id: case.id.clone(),
+                tokenizer: case.tokenizer.clone(),
+                grammar: case.grammar.clone(),
+                vocab_len: case.vocab.len(),
+                text_bytes: case.text.len(),
+                tokens: case.tokens.len(),
+                steps: 0,
+                oracle_steps: 0,
+                spot_checks: 0,
+                maskers: names.clone(),
+                outcome: Outcome::Incomplete,
+                masker_time: Duration::ZERO,
+                oracle_time: Duration::ZERO,
+            },
+            names,
+            text: Vec::with_capacity(case.text.len()),
+            refusal: None,
+            failed: None,
+            ended: false,
+            case,
+        }
+    }
+
+    /// Whether the checker wants no more steps.
+    fn done(&self) -> bool {
+        self.ended || self.failed.is_some()
+    }
+
+    /// Checks the masks of the next step (one per masker, in the order of the names), computed
+    /// in `mask_time`, then commits the forced token.
+    fn step(&mut self, masks: &[TokenMask], mask_time: Duration) {
+        if self.done() {
+            return;
+        }
+        self.report.masker_time += mask_time;
+        if let Err(d) = self.check(masks) {
+            self.failed = Some(d);
+        }
+    }
+
+    fn verdicts(&self, masks: &[TokenMask], t: TokenId) -> Vec<Verdict> {
+        self.names
             .iter()
             .zip(masks)
             .map(|(who, m)| Verdict {
@@ -347,141 +445,193 @@ pub fn run(
                 allowed: m.contains(t),
             })
             .collect()
-    };
+    }
 
-    let mut state = ParserState::new(std::sync::Arc::clone(&case.parser));
-    let mut text: Vec<u8> = Vec::with_capacity(case.text.len());
-    let mut refusal = None;
-    for step in 0..=case.tokens.len() {
+    fn check(&mut self, masks: &[TokenMask]) -> Result<(), Disagreement> {
+        let case = self.case;
+        let vocab = &case.vocab;
+        let step = self.report.steps;
+        self.report.steps += 1;
+        let clock = Instant::now();
         let at = At {
             case,
             step,
-            text: &text,
+            text: &self.text,
         };
-        let clock = Instant::now();
-        for ((m, cache), mask) in maskers.iter().zip(&mut caches).zip(&mut masks) {
-            m.fill_mask(cache, &state, mask);
-        }
-        report.masker_time += clock.elapsed();
-        let clock = Instant::now();
-        report.steps += 1;
+        let state = self.oracle.state();
         // 1. The maskers agree with each other.
         for i in 1..masks.len() {
             if let Some(t) = masks[0].first_difference(&masks[i]) {
-                return Err(at.token(&state, t, "masks", verdicts(&masks, t)));
+                return Err(at.token(state, t, "masks", self.verdicts(masks, t)));
             }
         }
         let forced = case.tokens.get(step).copied();
-        let commit: Option<Result<ParserState, CommitError>> = forced.map(|t| {
-            let mut next = state.clone();
-            next.commit_token(vocab, t).map(|()| next)
+        let commit: Option<Result<Matcher, MatcherError>> = forced.map(|t| {
+            let mut next = self.oracle.fork();
+            next.accept_token(t.as_u32()).map(|()| next)
         });
         let refused_here = matches!(commit, Some(Err(_)));
         // 2. The oracle, at sampled steps and where it matters most.
-        if step % oracle_every == oracle_every / 2 || refused_here {
-            oracle.fill_mask(&mut oracle_cache, &state, &mut oracle_mask);
-            report.oracle_steps += 1;
-            let differing = masks.iter().find_map(|m| m.first_difference(&oracle_mask));
+        if step % self.oracle_every == self.oracle_every / 2 || refused_here {
+            self.oracle
+                .fill_next_token_mask(&mut self.oracle_mask)
+                .expect("the mask is over the oracle's vocabulary");
+            self.report.oracle_steps += 1;
+            let differing = masks
+                .iter()
+                .find_map(|m| m.first_difference(&self.oracle_mask));
             if let Some(t) = differing {
-                let mut v = verdicts(&masks, t);
+                let mut v = self.verdicts(masks, t);
                 v.push(Verdict {
                     who: "oracle".to_string(),
-                    allowed: oracle_mask.contains(t),
+                    allowed: self.oracle_mask.contains(t),
                 });
-                return Err(at.token(&state, t, "oracle", v));
+                return Err(at.token(self.oracle.state(), t, "oracle", v));
             }
         }
+        let state = self.oracle.state();
         // 3. Spot checks of single tokens against the contract.
         if let Some(first) = masks.first() {
-            for t in spot_tokens(first, vocab.len(), &mut rng) {
-                report.spot_checks += 1;
-                let allowed = contract(vocab, &state, t).is_ok();
+            for t in spot_tokens(first, vocab.len(), &mut self.rng) {
+                self.report.spot_checks += 1;
+                let allowed = contract(vocab, state, t).is_ok();
                 if masks.iter().any(|m| m.contains(t) != allowed) {
-                    return Err(at.token(&state, t, "spot check", verdicts(&masks, t)));
+                    return Err(at.token(state, t, "spot check", self.verdicts(masks, t)));
                 }
             }
         }
-        report.oracle_time += clock.elapsed();
+        self.report.oracle_time += clock.elapsed();
         match (forced, commit) {
             (Some(t), Some(result)) => {
                 // 4. The forced token: allowed iff the parser takes it.
                 if masks.iter().any(|m| m.contains(t) != result.is_ok()) {
-                    return Err(at.token(&state, t, "forced token", verdicts(&masks, t)));
+                    return Err(at.token(state, t, "forced token", self.verdicts(masks, t)));
                 }
                 match result {
                     Ok(next) => {
-                        state = next;
-                        text.extend_from_slice(vocab.token_bytes(t).unwrap_or_default());
+                        self.oracle = next;
+                        self.text
+                            .extend_from_slice(vocab.token_bytes(t).unwrap_or_default());
                     }
                     Err(e) => {
-                        let at_byte =
-                            first_failing_byte(&state, vocab, t, text.len()).ok_or_else(|| {
-                                at.disagreement(DisagreementKind::ByteReplay {
-                                    token: t,
-                                    refusal: e.to_string(),
-                                })
-                            })?;
-                        report.outcome = Outcome::Refused {
+                        let at_byte = first_failing_byte(&self.oracle, vocab, t, self.text.len())
+                            .ok_or_else(|| {
+                            at.disagreement(DisagreementKind::ByteReplay {
+                                token: t,
+                                refusal: reason(&e),
+                            })
+                        })?;
+                        self.report.outcome = Outcome::Refused {
                             step,
                             token: t,
                             at_byte,
                         };
-                        refusal = Some(format!(
-                            "token {t} {}; on its bytes: {e}",
-                            describe_bytes(vocab.token_bytes(t))
+                        self.refusal = Some(format!(
+                            "token {t} {}; on its bytes: {}",
+                            describe_bytes(vocab.token_bytes(t)),
+                            reason(&e)
                         ));
-                        break;
+                        self.ended = true;
                     }
                 }
             }
             _ => {
                 // 5. The end: end-of-sequence tokens iff the state accepts.
-                let accepting = state.is_accepting();
+                let accepting = self.oracle.is_accepting();
                 for &eos in vocab.eos() {
                     if masks.iter().any(|m| m.contains(eos) != accepting) {
                         return Err(at.token(
-                            &state,
+                            state,
                             eos,
                             "end of sequence",
-                            verdicts(&masks, eos),
+                            self.verdicts(masks, eos),
                         ));
                     }
                 }
-                report.outcome = if accepting {
+                self.report.outcome = if accepting {
                     Outcome::Accepted
                 } else {
                     Outcome::Incomplete
                 };
+                self.ended = true;
             }
         }
+        Ok(())
     }
-    let met = match case.expect {
-        Expect::Accept => report.outcome == Outcome::Accepted,
-        Expect::Any => true,
-        Expect::Reject { at_byte } => match (&report.outcome, at_byte) {
-            (Outcome::Accepted, _) => false,
-            (_, None) => true,
-            (Outcome::Incomplete, Some(b)) => b == case.text.len(),
-            (Outcome::Refused { at_byte, .. }, Some(b)) => *at_byte == b,
-        },
-    };
-    if !met {
-        let step = match report.outcome {
+
+    /// The report, or the first disagreement: one of the steps', a walk that ended otherwise
+    /// than the checker's (`walked`: how the runner's matchers ended; `None` for a test's own
+    /// loop), or an unmet expectation.
+    fn finish(self, walked: Option<&teacher::Outcome>) -> Result<CaseReport, Disagreement> {
+        if let Some(d) = self.failed {
+            return Err(d);
+        }
+        let case = self.case;
+        let report = self.report;
+        let end_step = match report.outcome {
             Outcome::Refused { step, .. } => step,
             _ => case.tokens.len(),
         };
         let at = At {
             case,
-            step,
-            text: &text,
+            step: end_step,
+            text: &self.text,
         };
-        return Err(at.disagreement(DisagreementKind::Expectation {
-            expected: case.expect,
-            outcome: report.outcome,
-            refusal,
-        }));
+        if let Some(walked) = walked {
+            // The matchers stop where the checker does: at a refused token or at the end, and
+            // accept exactly a sentence.
+            let agrees = match (walked, &report.outcome) {
+                (teacher::Outcome::Accepted, Outcome::Accepted) => self.ended,
+                (teacher::Outcome::Rejected { step, .. }, Outcome::Refused { .. })
+                | (teacher::Outcome::Rejected { step, .. }, Outcome::Incomplete) => {
+                    self.ended && *step == end_step
+                }
+                _ => false,
+            };
+            if !agrees {
+                let walk = match walked {
+                    teacher::Outcome::Accepted => "accepted the text".to_string(),
+                    teacher::Outcome::Rejected { reason, .. } => reason.clone(),
+                };
+                let step = match walked {
+                    teacher::Outcome::Rejected { step, .. } => *step,
+                    teacher::Outcome::Accepted => case.tokens.len(),
+                };
+                let text: Vec<u8> = case.tokens[..step.min(case.tokens.len())]
+                    .iter()
+                    .flat_map(|&t| case.vocab.token_bytes(t).unwrap_or_default())
+                    .copied()
+                    .collect();
+                let at = At {
+                    case,
+                    step,
+                    text: &text,
+                };
+                return Err(at.disagreement(DisagreementKind::Walk {
+                    walk,
+                    outcome: report.outcome,
+                }));
+            }
+        }
+        let met = match case.expect {
+            Expect::Accept => report.outcome == Outcome::Accepted,
+            Expect::Any => true,
+            Expect::Reject { at_byte } => match (&report.outcome, at_byte) {
+                (Outcome::Accepted, _) => false,
+                (_, None) => true,
+                (Outcome::Incomplete, Some(b)) => b == case.text.len(),
+                (Outcome::Refused { at_byte, .. }, Some(b)) => *at_byte == b,
+            },
+        };
+        if !met {
+            return Err(at.disagreement(DisagreementKind::Expectation {
+                expected: case.expect,
+                outcome: report.outcome,
+                refusal: self.refusal,
+            }));
+        }
+        Ok(report)
     }
-    Ok(report)
 }
 
 /// The tokens spot-checked at one step: [`SPOT_CHECKS`] random ids, and as many picked at
@@ -515,19 +665,19 @@ fn spot_tokens(mask: &TokenMask, len: usize, rng: &mut SeededRng) -> Vec<TokenId
     out
 }
 
-/// The first byte of the text that cannot continue it, for a token `t` refused after `state`
-/// (whose text is `prefix_len` bytes long): its bytes committed one by one. `None` when every
+/// The first byte of the text that cannot continue it, for a token `t` refused after the text
+/// of `matcher` (`prefix_len` bytes long): its bytes accepted one by one. `None` when every
 /// byte is accepted, which would make the token-wise refusal wrong.
 fn first_failing_byte(
-    state: &ParserState,
+    matcher: &Matcher,
     vocab: &Vocabulary,
     t: TokenId,
     prefix_len: usize,
 ) -> Option<usize> {
     let bytes = vocab.token_bytes(t)?;
-    let mut s = state.clone();
+    let mut m = matcher.fork();
     for (i, &b) in bytes.iter().enumerate() {
-        if s.commit_bytes(&[b]).is_err() {
+        if m.accept_bytes(&[b]).is_err() {
             return Some(prefix_len + i);
         }
     }
@@ -538,10 +688,53 @@ fn first_failing_byte(
 mod tests {
     use std::sync::Arc;
 
+    use munch_glr::mask::{MaskCache, MaskMut, Masker, Oracle};
     use munch_glr::parser::{Parser, ParserConfig};
 
     use super::super::{synthetic, TokenizerRef};
     use super::*;
+
+    /// The runner's checks on raw maskers, walked by hand: how the tests put a deliberately wrong
+    /// masker in front of the checker (a [`Compiled`] only holds munch's own maskers).
+    fn run_raw(
+        case: &Case,
+        maskers: &[&dyn Masker],
+        oracle_every: usize,
+    ) -> Result<CaseReport, Disagreement> {
+        walk_raw(case, maskers, oracle_every).finish(None)
+    }
+
+    /// The checker after a walk of `maskers` along the case.
+    fn walk_raw<'a>(case: &'a Case, maskers: &[&dyn Masker], oracle_every: usize) -> Checker<'a> {
+        let names = maskers.iter().map(|m| m.name().to_string()).collect();
+        let mut checker = Checker::new(case, names, oracle_every);
+        let mut caches: Vec<MaskCache> = maskers.iter().map(|m| m.create_cache()).collect();
+        let mut masks: Vec<TokenMask> = maskers
+            .iter()
+            .map(|_| TokenMask::new(case.vocab.len()))
+            .collect();
+        let mut state = ParserState::new(Arc::clone(&case.parser));
+        for step in 0..=case.tokens.len() {
+            for ((m, cache), mask) in maskers.iter().zip(&mut caches).zip(&mut masks) {
+                m.fill_mask(cache, &state, mask);
+            }
+            checker.step(&masks, Duration::ZERO);
+            let Some(&t) = case.tokens.get(step) else {
+                break;
+            };
+            if checker.done() || state.commit_token(&case.vocab, t).is_err() {
+                break;
+            }
+        }
+        checker
+    }
+
+    /// A compiled masker of `kind` for the case.
+    fn compiled(c: &Case, kind: MaskerKind) -> Compiled {
+        oracle_of(c)
+            .with_masker(&Config::new().masker(kind).fallback(None))
+            .unwrap()
+    }
 
     /// A masker that wraps the oracle and lies about one token at one text length: what a
     /// broken masker looks like to the runner.
@@ -602,18 +795,21 @@ mod tests {
     #[test]
     fn honest_maskers_pass_and_report_the_outcome() {
         let c = case(SUM, "1+23", Expect::Accept);
-        let oracle = Oracle::new(Arc::clone(&c.vocab));
-        let report = run(&c, &[&oracle], 1).unwrap();
+        let every: Vec<Compiled> = MaskerKind::ALL.iter().map(|&k| compiled(&c, k)).collect();
+        let report = run(&c, &every, 1).unwrap();
         assert_eq!(report.outcome, Outcome::Accepted);
         assert_eq!(report.steps, 5);
         assert_eq!(report.oracle_steps, 5);
         assert!(report.spot_checks >= 5 * SPOT_CHECKS);
+        let names: Vec<&str> = MaskerKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(report.maskers, names);
 
         let c = case(SUM, "1+2+", Expect::Reject { at_byte: Some(4) });
-        assert_eq!(run(&c, &[&oracle], 2).unwrap().outcome, Outcome::Incomplete);
+        let oracle = [oracle_of(&c)];
+        assert_eq!(run(&c, &oracle, 2).unwrap().outcome, Outcome::Incomplete);
 
         let c = case(SUM, "12+x", Expect::Reject { at_byte: Some(3) });
-        let report = run(&c, &[&oracle], 2).unwrap();
+        let report = run(&c, &[oracle_of(&c)], 2).unwrap();
         // Step 1 by period (the middle of 0..2), step 3 for the refusal.
         assert_eq!(report.oracle_steps, 2);
         let x = byte_token(&c.vocab, b'x');
@@ -637,7 +833,7 @@ mod tests {
             token: two,
         };
         // Without the oracle's full mask at step 2, the forced-token check finds it.
-        let e = run(&c, &[&liar], 1000).unwrap_err();
+        let e = run_raw(&c, &[&liar], 1000).unwrap_err();
         assert_eq!(e.step, 2);
         assert_eq!(e.before, b"1+");
         let DisagreementKind::Token {
@@ -679,7 +875,7 @@ mod tests {
             at_commits: 2,
             token: plus,
         };
-        let e = run(&c, &[&liar], 1).unwrap_err();
+        let e = run_raw(&c, &[&liar], 1).unwrap_err();
         let DisagreementKind::Token { token, check, .. } = &*e.kind else {
             panic!("{e}")
         };
@@ -687,7 +883,7 @@ mod tests {
         assert!(e.to_string().contains("contract"), "{e}");
 
         let honest = Oracle::new(Arc::clone(&c.vocab));
-        let e = run(&c, &[&honest, &liar], 1000).unwrap_err();
+        let e = run_raw(&c, &[&honest, &liar], 1000).unwrap_err();
         let DisagreementKind::Token {
             token,
             check,
@@ -717,14 +913,14 @@ mod tests {
             at_commits: 3,
             token: c.vocab.eos()[0],
         };
-        let e = run(&c, &[&liar], 1).unwrap_err();
+        let e = run_raw(&c, &[&liar], 1).unwrap_err();
         let DisagreementKind::Token { token, check, .. } = &*e.kind else {
             panic!("{e}")
         };
         assert_eq!((e.step, *token, *check), (3, c.vocab.eos()[0], "oracle"));
         // Without the oracle there, the end-of-sequence check finds it (or a spot check that
         // happens to pick it first).
-        let e = run(&c, &[&liar], 1000).unwrap_err();
+        let e = run_raw(&c, &[&liar], 1000).unwrap_err();
         let DisagreementKind::Token { token, check, .. } = &*e.kind else {
             panic!("{e}")
         };
@@ -734,10 +930,43 @@ mod tests {
     }
 
     #[test]
+    fn a_walk_that_ends_elsewhere_than_the_contract_is_caught() {
+        let c = case(SUM, "1+23", Expect::Accept);
+        let oracle = Oracle::new(Arc::clone(&c.vocab));
+        let refused = teacher::Outcome::Rejected {
+            step: 2,
+            reason: "step 2: token 50 cannot be accepted".to_string(),
+        };
+        let e = walk_raw(&c, &[&oracle], 1)
+            .finish(Some(&refused))
+            .unwrap_err();
+        assert!(matches!(*e.kind, DisagreementKind::Walk { .. }), "{e}");
+        assert_eq!((e.step, e.before.as_slice()), (2, &b"1+"[..]));
+        assert!(
+            e.to_string()
+                .contains("by the contract the text was accepted"),
+            "{e}"
+        );
+
+        let c = case(SUM, "1+", Expect::Reject { at_byte: None });
+        let accepted = teacher::Outcome::Accepted;
+        let e = walk_raw(&c, &[&oracle], 1)
+            .finish(Some(&accepted))
+            .unwrap_err();
+        assert!(matches!(*e.kind, DisagreementKind::Walk { .. }), "{e}");
+        assert!(walk_raw(&c, &[&oracle], 1)
+            .finish(Some(&teacher::Outcome::Rejected {
+                step: 2,
+                reason: "the text ends where the grammar does not accept".to_string()
+            }))
+            .is_ok());
+    }
+
+    #[test]
     fn unmet_expectations_fail() {
-        let oracle_for = |c: &Case| Oracle::new(Arc::clone(&c.vocab));
+        let oracle_for = |c: &Case| oracle_of(c);
         let c = case(SUM, "1+", Expect::Accept);
-        let e = run(&c, &[&oracle_for(&c)], 1).unwrap_err();
+        let e = run(&c, &[oracle_for(&c)], 1).unwrap_err();
         assert!(
             matches!(
                 *e.kind,
@@ -749,15 +978,15 @@ mod tests {
             "{e}"
         );
         let c = case(SUM, "1+1", Expect::Reject { at_byte: None });
-        let e = run(&c, &[&oracle_for(&c)], 1).unwrap_err();
+        let e = run(&c, &[oracle_for(&c)], 1).unwrap_err();
         assert!(e.to_string().contains("expected reject"), "{e}");
         let c = case(SUM, "1++1", Expect::Reject { at_byte: Some(2) });
-        assert!(run(&c, &[&oracle_for(&c)], 1).is_ok());
+        assert!(run(&c, &[oracle_for(&c)], 1).is_ok());
         let c = case(SUM, "1++1", Expect::Reject { at_byte: Some(1) });
-        let e = run(&c, &[&oracle_for(&c)], 1).unwrap_err();
+        let e = run(&c, &[oracle_for(&c)], 1).unwrap_err();
         assert!(e.to_string().contains("first failing byte 2"), "{e}");
         let c = case(SUM, "1++1", Expect::Any);
-        assert!(run(&c, &[&oracle_for(&c)], 1).is_ok());
+        assert!(run(&c, &[oracle_for(&c)], 1).is_ok());
     }
 
     #[test]
