@@ -15,6 +15,9 @@
 
 // All APIs need docs: this crate is the contract the parser and every masker build on.
 #![deny(missing_docs)]
+// Every unsafe operation sits in an `unsafe` block with its own `SAFETY:` comment, also
+// inside an `unsafe fn` (whose `# Safety` section states what its callers guarantee).
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 pub mod cache;
 pub mod dfa;

@@ -26,6 +26,10 @@
 //! speed. Classes that no weight of the automaton holds (tokens dead everywhere, say) are never
 //! in a set and count for nothing. The tables are derived from the runs when the automaton is
 //! built or loaded, so the artifact stores only the runs.
+//!
+//! This is the idea of the token classes' expansion (`munch_lexer::spans`) in the automaton's
+//! terms: the units play its big classes (grouped, every subset's mask precomputed), the
+//! sparse classes its small ones, and both use [`Deposit`], [`Unions`] and [`count_in`].
 
 use smallvec::SmallVec;
 

@@ -37,15 +37,15 @@
 //! words, never by walking its members. The pass is compiled twice, portable and with AVX2
 //! (picked at run time), because its speed is the load and store width.
 //!
-//! What this cannot make cheap without the deposit: a set that holds about half of many small
-//! classes (random sets over Java's thousands of one-token classes) needs one scattered store
-//! per class. Real Java masks meet this too: some hold about half of the 4,400 classes alive
-//! at the start (what the parser allows splits the identifier-like classes), about 1,500 runs
-//! from every alive set, every union of their atoms, and from every class or none, so they
-//! cost 3–5 µs at Llama 3 whatever the base. With the deposit (and fewer big classes, see
-//! [`BIG_RUNS_DIVISOR`]), the `expand` benchmark's half-full random set of Llama 3 × Java went
-//! from 2.8 to 1.5 µs; what is left is mostly the pass over the groups and a gather over five
-//! tables of class bytes.
+//! What the deposit is for: without it, a set that holds about half of many small classes
+//! (random sets over Java's thousands of one-token classes) needs one scattered store per
+//! class. Real Java masks meet this too: some hold about half of the 4,400 classes alive at the
+//! start (what the parser allows splits the identifier-like classes), about 1,500 runs from
+//! every alive set, every union of their atoms, and from every class or none, so no base
+//! helps. The deposit writes them at a cost that does not depend on the set, and with few big
+//! classes (see [`BIG_RUNS_DIVISOR`]) what is left is mostly the pass over the groups and a
+//! gather over five tables of class bytes: Llama 3 × Java's random half of its classes takes
+//! about 0.8 µs (`EXPAND_MIN_ONLY=1 cargo bench -p munch-lexer --bench expand`).
 
 use super::deposit::{low_bits, Deposit};
 use super::kernels::{combine, count_in, Words};
@@ -64,12 +64,11 @@ const MAX_GROUP_BYTES: usize = 2 << 20;
 /// A class is big only if its members fall in at least `max(words / BIG_RUNS_DIVISOR, 8)` words:
 /// below that, scattering its runs costs less than reading its group's mask.
 const MIN_BIG_RUNS: u32 = 8;
-/// With `words / 256` (a class in 16 of Llama 3's 4,008 words was big), no case of the `expand`
-/// benchmark was faster than with `words / 32`, and some were much slower: Gemma 3 × Java's
-/// sets alive at the start 0.74–0.80 µs against 0.33, Llama 3 × Java's random half 1.70–1.86
-/// against 1.47–1.54 (2.54 against 2.52 without the deposit route). Fewer big classes mean fewer
-/// groups to read, and the classes left out are cheap to scatter. With `words / 16`, Gemma 3
-/// × JSON's random half took 1.43 µs against 1.03.
+/// Fewer big classes mean fewer groups to read, and the classes left out are cheap to scatter
+/// (or to deposit). In `cargo bench -p munch-lexer --bench expand`, `words / 256` is faster
+/// on no case and much slower on some (Gemma 3 × Java's sets alive at the start: 0.74–0.80 µs
+/// against 0.33), and `words / 16` is slower on Gemma 3 × JSON's random half (1.43 against
+/// 1.03).
 const BIG_RUNS_DIVISOR: usize = 32;
 const NOT_BIG: u8 = u8::MAX;
 /// A group of big classes with at most this many tokens is written by the deposit route (as
@@ -451,15 +450,9 @@ impl Patterns {
     /// times their hot price when the run tables are cold, as they are between a masker's
     /// masks; the deposit reads its tables in order. So against the deposit a start must cost
     /// at most a third of it: on the trie masker's masks along Go files with Llama 3, starts
-    /// priced just under the deposit took 4.5–7 µs where it takes about 1.2 µs. At the
-    /// deposit's earlier price (its gather twice as dear), the bar was a third: at two thirds,
-    /// `expand_cached` took 1.60–1.68 / 2.37–2.54 µs at p90 / p99 there, at a third 1.35–1.45
-    /// / 1.84–1.94, at a half 1.48–1.55 / 2.19–2.26. When the gather's price was halved, a
-    /// third took p90 to 1.45–1.63 µs, a half 1.31–1.35 / 1.75–1.80. Since the deposits are
-    /// shared by groups of words (the route costs the same price for less), a third again,
-    /// alternated with a half (three runs each): Go p90 1.21–1.31 against 1.18–1.22 µs, p99
-    /// 1.51–1.56 against 1.56–1.68; Java p99 0.87–0.90 against 0.93–0.99; Gemma 3 × Java p99
-    /// 0.97–0.98 against 1.00–1.02 (two runs).
+    /// priced just under the deposit took 4.5–7 µs where it takes about 1.2 µs. A third
+    /// rather than a half gives `expand_cached` the lower p99 on those masks (Go 1.51–1.56 µs
+    /// against 1.56–1.68; `EXPAND_SETS`, see `benches/expand.rs`).
     fn to_beat(&self, plan: &Plan) -> u64 {
         match plan.small {
             Small::Deposit => plan.cost / 3,
@@ -493,12 +486,11 @@ impl Patterns {
     /// The base that `set` (whose probe words are `probe`, with big classes `big`) is cheapest
     /// to expand from, among those equal to it on the probe words, and how.
     ///
-    /// Pricing the nearest base on the probe words whatever its distance (as before) cost more
-    /// than the bases saved on the trie masker's real masks. Only bases equal there: Go with
-    /// Llama 3 `expand` p50 / p90 / p99 1.25 / 1.31 / 1.37–1.45 µs → 1.11–1.16 / 1.18–1.20 /
-    /// 1.21–1.26, Java p90 / p99 0.66–0.69 / 1.24–1.28 → 0.56–0.60 / 1.13–1.16, Gemma 3 ×
-    /// Java p99 1.47–1.49 → 1.42–1.44 (two runs alternated), while the sets alive at a lexer
-    /// point (the `expand` bench's) still start from their own base.
+    /// Only the bases equal to the set on the probe words are priced: pricing the nearest one
+    /// whatever its distance costs more than the bases save on the trie masker's real masks
+    /// (Go with Llama 3, `expand` p99 1.37–1.45 µs against 1.21–1.26; `EXPAND_SETS`, see
+    /// `benches/expand.rs`), while the sets alive at a lexer point (the `expand` bench's) still
+    /// start from their own base.
     fn nearest_base(&self, set: &[u64], probe: &[u64; PROBE], big: u32) -> Option<(usize, Delta)> {
         self.bases
             .iter()
@@ -1115,7 +1107,7 @@ impl Default for ExpandCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spans::kernels::{combine_portable, count_in_portable};
+    use crate::spans::kernels::{combine_every_kernel, count_in_every_kernel, say_skipped};
     use crate::spans::ClassId;
     use proptest::prelude::*;
 
@@ -1360,8 +1352,8 @@ mod tests {
         assert_eq!(p.to_beat(&deposit), 100);
     }
 
-    /// Every source count `combine` has a loop for, and one past them: the dispatched pass
-    /// (AVX2 where the CPU has it) equals the portable one and the formula.
+    /// Every source count `combine` has a loop for, and one past them: the portable pass, the
+    /// dispatched one and the AVX2 one (where the CPU has AVX2) equal the formula.
     #[test]
     fn combine_matches_its_formula() {
         let n = 37;
@@ -1388,17 +1380,49 @@ mod tests {
                     }
                 })
                 .collect();
-            let mut words = vec![0xdead_beef; n];
-            combine(&mut words, pos, neg);
-            assert_eq!(words, want, "{p} sources, {k} cleared");
-            words.fill(1);
-            combine_portable(&mut words, pos, neg);
-            assert_eq!(words, want, "portable: {p} sources, {k} cleared");
+            for (kernel, words) in combine_every_kernel(&vec![0xdead_beef; n], pos, neg) {
+                assert_eq!(words, want, "{kernel}: {p} sources, {k} cleared");
+            }
         }
     }
 
-    /// The dispatched nearest cache entry (AVX-512 or POPCNT where the CPU has them) is the
-    /// portable one: the first of the nearest, ties included.
+    /// The nearest cache entry by each kernel: the portable one, the dispatched one, and each
+    /// x86-64 kernel the CPU runs (the others are said to be skipped), named.
+    fn nearest_entry_every_kernel(
+        entries: &[CacheEntry],
+        probe: &[u64; PROBE],
+    ) -> Vec<(&'static str, Option<(u32, usize)>)> {
+        let mut nearest = vec![
+            ("portable", nearest_entry_portable(entries, probe)),
+            ("dispatched", nearest_entry(entries, probe)),
+        ];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+            {
+                // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
+                nearest.push(("AVX-512", unsafe { nearest_entry_avx512(entries, probe) }));
+            } else {
+                say_skipped(
+                    "nearest_entry's AVX-512 kernel",
+                    "this CPU lacks AVX-512 F/VPOPCNTDQ",
+                );
+            }
+            if std::arch::is_x86_feature_detected!("popcnt") {
+                // SAFETY: the CPU has POPCNT, checked just above.
+                nearest.push(("POPCNT", unsafe { nearest_entry_popcnt(entries, probe) }));
+            } else {
+                say_skipped("nearest_entry's POPCNT kernel", "this CPU lacks POPCNT");
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        say_skipped("nearest_entry's x86-64 kernels", "the target is not x86-64");
+        nearest
+    }
+
+    /// The nearest cache entry by every kernel the CPU runs (AVX-512, POPCNT, the dispatched
+    /// one) is the portable one's: the first of the nearest, ties included.
     #[test]
     fn nearest_entry_matches_portable() {
         let entry = |seed: u64| CacheEntry {
@@ -1415,10 +1439,16 @@ mod tests {
             let mut probe = entry(seed % 25).probe;
             probe[(seed % 8) as usize] ^= 1 << (seed % 64);
             let want = nearest_entry_portable(&entries, &probe);
-            assert_eq!(nearest_entry(&entries, &probe), want);
+            for (kernel, nearest) in nearest_entry_every_kernel(&entries, &probe) {
+                assert_eq!(nearest, want, "{kernel}");
+            }
         }
-        assert_eq!(nearest_entry(&entries, &entry(3).probe), Some((0, 1)));
-        assert_eq!(nearest_entry(&[], &entry(3).probe), None);
+        for (kernel, nearest) in nearest_entry_every_kernel(&entries, &entry(3).probe) {
+            assert_eq!(nearest, Some((0, 1)), "{kernel}");
+        }
+        for (kernel, nearest) in nearest_entry_every_kernel(&[], &entry(3).probe) {
+            assert_eq!(nearest, None, "{kernel}");
+        }
     }
 
     /// Probe words are the same only when every one is.
@@ -1433,9 +1463,10 @@ mod tests {
         }
     }
 
-    /// The dispatched counts (AVX-512 popcounts, or POPCNT, where the CPU has them) equal the
-    /// portable ones and a count by hand, of a set alone, of its difference with another in
-    /// either sense, in two masks and in four, over lengths around one vector of words.
+    /// The counts of every kernel the CPU runs (AVX-512 popcounts, POPCNT, the portable and
+    /// the dispatched one) equal a count by hand, of a set alone, of its difference with
+    /// another in either sense, in two masks and in four, over lengths around one vector of
+    /// words.
     #[test]
     fn count_in_matches_portable() {
         for len in [0, 1, 7, 8, 9, 16, 77] {
@@ -1457,18 +1488,21 @@ mod tests {
             for (with, set) in ways {
                 let two = [&masks[0][..], &masks[1][..]];
                 let want = [by_hand(set, 0), by_hand(set, 1)];
-                assert_eq!(count_in_portable(&words, with, two), want, "{with:?} {len}");
-                assert_eq!(count_in(&words, with, two), want, "{with:?} {len}");
+                for (kernel, counts) in count_in_every_kernel(&words, with, two) {
+                    assert_eq!(counts, want, "{kernel}: {with:?} {len}");
+                }
                 let four: [&[u64]; 4] = std::array::from_fn(|m| &masks[m][..]);
                 let want: [u64; 4] = std::array::from_fn(|m| by_hand(set, m));
-                assert_eq!(count_in(&words, with, four), want, "{with:?} {len}");
+                for (kernel, counts) in count_in_every_kernel(&words, with, four) {
+                    assert_eq!(counts, want, "{kernel}: {with:?} {len}");
+                }
             }
         }
         // Only the words every slice has are counted.
-        assert_eq!(
-            count_in(&[u64::MAX; 9], Words::Set, [&[u64::MAX; 3][..]]),
-            [192]
-        );
+        for (kernel, counts) in count_in_every_kernel(&[u64::MAX; 9], Words::Set, [&[u64::MAX; 3]])
+        {
+            assert_eq!(counts, [192], "{kernel}");
+        }
     }
 
     /// Classes with a skewed size distribution (a few large ones, many of one or two tokens),
@@ -1702,6 +1736,9 @@ mod tests {
             let p = Patterns::new(vocab_len, &member_start, &members, &alive);
             // Where the CPU runs the set-independent route, it is built here, and tried below.
             prop_assert_eq!(p.deposit.is_some(), crate::spans::deposit::supported());
+            if p.deposit.is_none() {
+                say_skipped("the deposit route", crate::spans::deposit::tests::LACKS);
+            }
             let mut words = vec![0u32; vocab_len.div_ceil(32)];
             let mut sets: Vec<ClassSet> =
                 [0, 1, 10, 50, 90, 99, 100].iter().map(|&p| random_set(n, p, &mut x)).collect();

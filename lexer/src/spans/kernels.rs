@@ -212,3 +212,92 @@ pub(super) fn combine_portable(words: &mut [u32], pos: &[&[u32]], neg: &[&[u32]]
         }
     }
 }
+
+/// Says, past the test harness's capture (so that it shows when the test passes), that the
+/// running test skipped comparing `what` because `why`: once per test and `what`.
+#[cfg(test)]
+pub(super) fn say_skipped(what: &str, why: &str) {
+    use std::io::Write;
+    use std::sync::Mutex;
+    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    // The harness names each test's thread after the test.
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let key = format!("{test}: {what}");
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.contains(&key) {
+        let line = format!("{test}: skipped: {why}; {what} was not compared\n");
+        let _ = std::io::stderr().write_all(line.as_bytes());
+        said.push(key);
+    }
+}
+
+/// [`count_in`] by each kernel: the portable one, the dispatched one, and each x86-64 kernel
+/// the CPU runs, named (the others are said to be skipped).
+#[cfg(test)]
+pub(super) fn count_in_every_kernel<const N: usize>(
+    set: &[u64],
+    with: Words,
+    masks: [&[u64]; N],
+) -> Vec<(&'static str, [u64; N])> {
+    let mut counts = vec![
+        ("portable", count_in_portable(set, with, masks)),
+        ("dispatched", count_in(set, with, masks)),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+        {
+            // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
+            counts.push(("AVX-512", unsafe { count_in_avx512(set, with, masks) }));
+        } else {
+            say_skipped(
+                "count_in's AVX-512 kernel",
+                "this CPU lacks AVX-512 F/VPOPCNTDQ",
+            );
+        }
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            // SAFETY: the CPU has POPCNT, checked just above.
+            counts.push(("POPCNT", unsafe { count_in_popcnt(set, with, masks) }));
+        } else {
+            say_skipped("count_in's POPCNT kernel", "this CPU lacks POPCNT");
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    say_skipped("count_in's x86-64 kernels", "the target is not x86-64");
+    counts
+}
+
+/// [`combine`] by each kernel into a copy of `words`: the portable one, the dispatched one,
+/// and the AVX2 one where the CPU runs it (said to be skipped elsewhere), named.
+#[cfg(test)]
+pub(super) fn combine_every_kernel(
+    words: &[u32],
+    pos: &[&[u32]],
+    neg: &[&[u32]],
+) -> Vec<(&'static str, Vec<u32>)> {
+    let run = |kernel: &dyn Fn(&mut [u32])| {
+        let mut out = words.to_vec();
+        kernel(&mut out);
+        out
+    };
+    let mut out = vec![
+        ("portable", run(&|w| combine_portable(w, pos, neg))),
+        ("dispatched", run(&|w| combine(w, pos, neg))),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            out.push(("AVX2", run(&|w| unsafe { combine_avx2(w, pos, neg) })));
+        } else {
+            say_skipped("combine's AVX2 kernel", "this CPU lacks AVX2");
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    say_skipped("combine's AVX2 kernel", "the target is not x86-64");
+    out
+}

@@ -4,15 +4,13 @@
 //!
 //! A set's big classes are one precomputed mask per group (see `expand.rs`), so a set with big
 //! classes in several groups reads several masks of the vocabulary's words in its pass. Most of
-//! the trie masker's masks along Go files with Llama 3 read three (48 KiB), and those reads
-//! were about a quarter of the pass. But real masks meet few combinations of the groups'
-//! subsets (a dozen or so along those 15 files, out of thousands possible), and which ones cannot
-//! be told from the sets alive at lexer points. So a combination met a second time gets its
-//! union computed once (one more pass over its masks, in that call) and every later pass reads
-//! that one mask instead. On those masks (the `expand` bench's `EXPAND_SETS`, two runs
-//! alternated with the code before), `expand` p50 / p90 / p99 went from 1.01–1.02 / 1.07–1.11
-//! / 1.12–1.14 µs to 0.83–0.86 / 0.87–0.90 / 0.89–0.93, and Java's p99 from 1.04–1.09 to
-//! 0.80–0.88.
+//! the trie masker's masks along Go files with Llama 3 read three (48 KiB), about a quarter of
+//! the pass. But real masks meet few combinations of the groups' subsets (a dozen or so along
+//! those 15 files, out of thousands possible), and which ones cannot be told from the sets
+//! alive at lexer points. So a combination met a second time gets its union computed once (one
+//! more pass over its masks, in that call) and every later pass reads that one mask instead:
+//! on those masks `expand` takes 0.83–0.86 µs at p50 with the unions and 1.01–1.02 without
+//! (`EXPAND_SETS`, see `benches/expand.rs`; without: [`MAX_UNION_BYTES`] set to 0).
 //!
 //! The table is fixed in size (at most [`MAX_UNION_BYTES`] of masks) and a slot, once filled,
 //! keeps its union for good: no eviction, so readers need no lock, only the acquire load of a
