@@ -2,7 +2,7 @@
 //!
 //! | name | what | settings |
 //! |---|---|---|
-//! | `munch-NAME` | each masker `munch::maskers::compiled()` offers (`munch-trie`, …) | 1 thread |
+//! | `munch-NAME` | each masker of this build but the oracle (`munch::MaskerKind::ALL`: `munch-trie`, …) | 1 thread |
 //! | `llguidance` | the `llguidance` crate's `Matcher` | `no_forcing`, slicer on (its general slices), 1 thread |
 //! | `llguidance-noslicer` | the same | `no_forcing`, slicer off, 1 thread |
 //! | `glrmask` | the `glrmask` crate's `Constraint` | default mask strategy (`Auto`), 1 rayon thread |
@@ -23,8 +23,10 @@ pub const PEERS: &[&str] = &["llguidance", "llguidance-noslicer", "glrmask", "xg
 
 /// Every engine this build can run: munch's compiled maskers, then the peers.
 pub fn available() -> Vec<String> {
-    let mut out: Vec<String> = ::munch::maskers::compiled()
-        .map(|k| format!("munch-{}", k.name))
+    let mut out: Vec<String> = ::munch::MaskerKind::ALL
+        .iter()
+        .filter(|&&k| k != ::munch::MaskerKind::Oracle)
+        .map(|k| format!("munch-{k}"))
         .collect();
     out.extend(PEERS.iter().map(|p| p.to_string()));
     out
