@@ -111,11 +111,11 @@ use std::sync::Arc;
 use serde::Deserialize;
 use toml::Spanned;
 
-use munch_glr::cfg::generate::{render_text, GenerateConfig, Generator, SeededRng};
 use munch_glr::grammar::Grammar;
 use munch_glr::parser::{Parser, ParserConfig};
 use munch_lexer::vocab::Vocabulary;
 use munch_lexer::TokenId;
+use munch_testkit::generate::{render_text, GenerateConfig, Generator, SeededRng};
 
 use crate::corpus::{self, Language};
 

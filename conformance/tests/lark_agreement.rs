@@ -27,8 +27,8 @@ use std::sync::Arc;
 
 use munch_conformance::corpus::{self, Language};
 use munch_conformance::lark::{self, Mode};
-use munch_glr::cfg::generate::{sample_lexeme, GenerateConfig, Generator, SeededRng};
 use munch_glr::parser::{Parser, ParserConfig};
+use munch_testkit::generate::{sample_lexeme, GenerateConfig, Generator, SeededRng};
 
 /// What the test looked at for one grammar.
 struct Outcome {

@@ -15,14 +15,14 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use arbitrary::{Result, Unstructured};
-use munch_glr::cfg::earley::Earley;
-use munch_glr::cfg::generate::{GenerateConfig, Generator, SeededRng};
 use munch_glr::cfg::{normalize, Cfg, NormalizeConfig};
 use munch_glr::grammar::{Alternative, Expr, Grammar, Rule, RuleId, Terminal, TerminalPattern};
 use munch_glr::parser::{Parser, ParserBuildErrorKind, ParserConfig};
 use munch_glr::span::Span;
 use munch_lexer::dfa::LexerBuildErrorKind;
 use munch_lexer::TerminalId;
+use munch_testkit::earley::Earley;
+use munch_testkit::generate::{GenerateConfig, Generator, SeededRng};
 
 use crate::lexer::arbitrary_term;
 use crate::re::Re;

@@ -15,13 +15,13 @@ use std::fmt;
 use std::fmt::Write;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
-use munch_glr::cfg::generate::{render_text, GenerateConfig, Generator, SeededRng};
 use munch_glr::cfg::NormalizeConfig;
 use munch_glr::grammar::{Expr, Grammar};
 use munch_glr::lark::{load, ErrorKind, GrammarError, LoadConfig};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
 use munch_glr::span::Span;
 use munch_lexer::dfa::LexerConfig;
+use munch_testkit::generate::{render_text, GenerateConfig, Generator, SeededRng};
 
 use crate::repro::{bytes_literal, Repro};
 

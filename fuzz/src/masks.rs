@@ -27,12 +27,12 @@ use std::sync::Arc;
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 use munch::{Compiled, Config, MaskerKind, Matcher};
-use munch_glr::cfg::earley::Earley;
 use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::Parser;
 use munch_lexer::vocab::Vocabulary;
 use munch_lexer::TokenId;
 use munch_masker_trie::TrieMasker;
+use munch_testkit::earley::Earley;
 
 use crate::grammar::{Built, GrammarSpec};
 use crate::re::PIECES;

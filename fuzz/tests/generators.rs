@@ -6,8 +6,8 @@
 use munch_fuzz::case_from_bytes;
 use munch_fuzz::grammar::BuildError;
 use munch_fuzz::prelude::*;
-use munch_glr::cfg::earley::Earley;
 use munch_glr::lark::{load, LoadConfig};
+use munch_testkit::earley::Earley;
 
 /// `n` byte strings of length `len` from a fixed linear congruential generator.
 fn inputs(n: usize, len: usize) -> Vec<Vec<u8>> {

@@ -4,8 +4,7 @@
 //!
 //! - [`lark`]: the Lark grammar language → [`grammar::Grammar`], with located errors.
 //! - [`grammar`]: the EBNF-level grammar model.
-//! - [`cfg`]: normalisation to plain BNF as ordered passes; nullable/FIRST; a seeded sentence
-//!   generator and a reference Earley recogniser for tests.
+//! - [`cfg`]: normalisation to plain BNF as ordered passes; nullable/FIRST.
 //! - [`lr`]: LALR(1) tables (DeRemer–Pennello lookaheads, right-nulled reductions) that keep
 //!   every shift/reduce and reduce/reduce conflict; conflicts as data, rendered for
 //!   `munch check --conflicts`.

@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
-use munch_glr::cfg::generate::{render_text, GenerateConfig, Generator, SeededRng};
-use munch_glr::cfg::{dsl, normalize, NormalizeConfig};
+use munch_glr::cfg::{normalize, NormalizeConfig};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_testkit::dsl;
+use munch_testkit::generate::{render_text, GenerateConfig, Generator, SeededRng};
 
 const GRAMMAR: &str = "\
 prog -> stmt*

@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
-use munch_glr::cfg::earley::Earley;
-use munch_glr::cfg::{dsl, normalize, NormalizeConfig};
+use munch_glr::cfg::{normalize, NormalizeConfig};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
 use munch_lexer::TerminalId;
+use munch_testkit::dsl;
+use munch_testkit::earley::Earley;
 use proptest::prelude::*;
 
 /// Terminals with prefixes of each other (`a`/`ab`), ties (`b` is both B and C) and a longer

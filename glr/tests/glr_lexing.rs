@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use munch_glr::cfg::dsl;
 use munch_glr::parser::{CommitErrorKind, Parser, ParserConfig, ParserState};
+use munch_testkit::dsl;
 
 fn parser(src: &str) -> Arc<Parser> {
     let g = dsl::parse(src).unwrap_or_else(|e| panic!("{e}"));

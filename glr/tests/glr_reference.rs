@@ -5,10 +5,11 @@
 
 use std::sync::Arc;
 
-use munch_glr::cfg::earley::Earley;
-use munch_glr::cfg::{dsl, normalize, NormalizeConfig};
+use munch_glr::cfg::{normalize, NormalizeConfig};
 use munch_glr::parser::{Parser, ParserConfig, ParserState, TerminalParser};
 use munch_lexer::TerminalId;
+use munch_testkit::dsl;
+use munch_testkit::earley::Earley;
 use proptest::prelude::*;
 
 const TERMINALS: [&str; 3] = ["a", "b", "c"];
@@ -133,7 +134,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
     fn generated_sentences_parse(rules in rules_strategy(), seed in any::<u64>()) {
-        use munch_glr::cfg::generate::{GenerateConfig, Generator, SeededRng};
+        use munch_testkit::generate::{GenerateConfig, Generator, SeededRng};
         let text = grammar_text(&rules);
         let g = dsl::parse(&text).unwrap();
         let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();

@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use munch_glr::cfg::dsl;
-use munch_glr::cfg::generate::SeededRng;
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_testkit::dsl;
+use munch_testkit::generate::SeededRng;
 
 const GRAMMAR: &str = "\
 prog -> stmt*

@@ -7,11 +7,11 @@
 
 use std::sync::Arc;
 
-use munch_glr::cfg::earley::Earley;
-use munch_glr::cfg::generate::{render_text, GenerateConfig, Generator, SeededRng};
 use munch_glr::lark::{load, LoadConfig};
 use munch_glr::parser::{Parser, ParserBuildErrorKind, ParserConfig, ParserState};
 use munch_lexer::TerminalId;
+use munch_testkit::earley::Earley;
+use munch_testkit::generate::{render_text, GenerateConfig, Generator, SeededRng};
 
 fn grammar(name: &str) -> munch_glr::grammar::Grammar {
     let src = munch_grammars::syncode::grammar(name)

@@ -1,7 +1,8 @@
 //! LALR(1) tables: golden state counts and conflict renderings on textbook grammars.
 
-use munch_glr::cfg::{dsl, normalize, NormalizeConfig};
+use munch_glr::cfg::{normalize, NormalizeConfig};
 use munch_glr::lr::{Action, Lookahead, LrConfig, LrState, LrTables};
+use munch_testkit::dsl;
 
 fn tables(src: &str) -> LrTables {
     let g = dsl::parse(src).unwrap();

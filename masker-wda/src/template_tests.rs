@@ -6,11 +6,11 @@
 use std::sync::Arc;
 
 use ahash::AHashSet;
-use munch_glr::cfg::generate::{render_text, GenerateConfig, Generator, SeededRng};
 use munch_glr::gss::{GssNode, GssNodeId};
 use munch_glr::lark::{load, LoadConfig};
 use munch_glr::parser::{Parser, ParserConfig, ParserState, ShiftCache};
 use munch_lexer::TerminalId;
+use munch_testkit::generate::{render_text, GenerateConfig, Generator, SeededRng};
 
 use crate::template::{item, parts, Cont, Conts, Item, Templates, FIN, INIT, SUCC};
 

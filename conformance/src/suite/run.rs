@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use munch::teacher::{self, Teacher};
 use munch::{Compiled, Config, MaskerKind, Matcher, MatcherError, MatcherErrorKind};
-use munch_glr::cfg::generate::SeededRng;
 use munch_glr::mask::TokenMask;
 use munch_glr::parser::ParserState;
 use munch_lexer::vocab::Vocabulary;
 use munch_lexer::TokenId;
+use munch_testkit::generate::SeededRng;
 
 use super::{Case, Expect, GrammarRef, TokenizerRef};
 

@@ -19,14 +19,10 @@
 //! grammar needing a terminal munch's lexer cannot produce (Python's `%declare`d `_INDENT`) is
 //! refused when the parser is built instead of answering wrongly.
 //!
-//! Two helpers sit beside the passes: [`generate`] produces random sentences of a CFG (used by
-//! tests, conformance and fuzzing) and [`earley`] is a slow, simple reference recogniser that the
-//! GLR parser is checked against. [`dsl`] is a tiny text form of grammars for tests.
+//! The passes' tests are in `glr/tests/cfg_passes.rs`, one module per pass, with grammars in
+//! the test kit's DSL (`munch_testkit::dsl`).
 
 pub mod analysis;
-pub mod dsl;
-pub mod earley;
-pub mod generate;
 pub mod lower;
 pub mod patterns;
 pub mod reduce;

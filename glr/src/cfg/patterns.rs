@@ -65,35 +65,3 @@ pub fn check(grammar: &Grammar, cfg: &Cfg) -> Result<(), MissingPatterns> {
         Err(MissingPatterns { terminals })
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cfg::{dsl, normalize, NormalizeConfig};
-
-    #[test]
-    fn declared_terminal_in_a_reachable_rule_is_named() {
-        let mut g =
-            dsl::parse("s -> 'a' INDENT | 'b'\nINDENT: 'i'\nu -> OTHER\nOTHER: 'o'").unwrap();
-        for t in &mut g.terminals {
-            if t.name == "INDENT" || t.name == "OTHER" {
-                t.pattern = Err(NoPattern::Declared);
-            }
-        }
-        let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
-        let err = check(&g, &cfg).unwrap_err();
-        // OTHER is only used by the unreachable `u`.
-        assert_eq!(err.terminals.len(), 1);
-        assert_eq!(err.terminals[0].1, "INDENT");
-        assert!(err
-            .to_string()
-            .contains("indentation-aware lexing is not supported yet"));
-    }
-
-    #[test]
-    fn all_patterns_present_passes() {
-        let g = dsl::parse("s -> 'a' s | 'b'").unwrap();
-        let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
-        assert_eq!(check(&g, &cfg), Ok(()));
-    }
-}

@@ -10,17 +10,17 @@ use proptest::prelude::*;
 
 use super::rnglr::{self, AcceptMemo, Stop};
 use super::{Parser, ParserConfig, ParserState};
-use crate::cfg::dsl;
 use crate::gss::GssNode;
+use crate::lark::{load, LoadConfig};
 
-const AMBIGUOUS: &str = "\
-prog -> stmt*
-stmt -> 'if' expr ':' stmt | expr ';' | NAME '*' NAME ';'
-expr -> expr '+' expr | expr '*' expr | expr '++' | '(' expr ')' | NAME | NUM
+const AMBIGUOUS: &str = r#"
+start: stmt*
+stmt: "if" expr ":" stmt | expr ";" | NAME "*" NAME ";"
+expr: expr "+" expr | expr "*" expr | expr "++" | "(" expr ")" | NAME | NUM
 NAME: /[a-z][a-z0-9]*/
 NUM: /[0-9]+/
 %ignore / +/
-";
+"#;
 
 const AMBIGUOUS_FRAGMENTS: &[&str] = &[
     "a",
@@ -40,20 +40,21 @@ const AMBIGUOUS_FRAGMENTS: &[&str] = &[
     " if x: y;",
 ];
 
-/// ε-rules, hidden left recursion (`a -> a a | ε`), a unit cycle (`x -> y`, `y -> x`) and
-/// right-nulled reductions (`s -> x s 'b'` with `x` and `s` nullable).
-const CYCLIC: &str = "\
-s -> x s 'b' | a 'c' | 'c' s | ε
-a -> a a | 'a' | ε
-x -> y | 'x'
-y -> x | ε
+/// ε-rules (the empty last alternatives), hidden left recursion (`a: a a | `), a unit cycle
+/// (`x: y`, `y: x`) and right-nulled reductions (`start: x start "b"` with `x` and `start`
+/// nullable).
+const CYCLIC: &str = r#"
+start: x start "b" | a "c" | "c" start |
+a: a a | "a" |
+x: y | "x"
+y: x |
 %ignore / +/
-";
+"#;
 
 const CYCLIC_FRAGMENTS: &[&str] = &["a", "b", "c", "x", " ", "ab", "xc", "ca"];
 
 fn parser(src: &str) -> Arc<Parser> {
-    let grammar = dsl::parse(src).expect("test grammar parses");
+    let grammar = load(src.as_bytes(), &LoadConfig::default()).expect("test grammar loads");
     Arc::new(Parser::new(&grammar, &ParserConfig::default()).expect("test grammar builds"))
 }
 
@@ -143,7 +144,8 @@ fn the_cyclic_grammar_accepts_and_refuses_as_expected() {
         let mut s = ParserState::new(p.clone());
         s.commit_bytes(text.as_bytes()).is_ok() && s.is_accepting()
     };
-    // s -> x s 'b' with x, s nullable: "b", "xb", "bb"; s -> a 'c': "c", "aac"; s -> 'c' s.
+    // start: x start "b" with x, start nullable: "b", "xb", "bb"; a "c": "c", "aac";
+    // "c" start: "cc", "ccb".
     for text in ["", "b", "xb", "x b", "bb", "c", "aac", "cc", "ccb"] {
         assert!(accepting(text), "{text:?} is a sentence");
     }

@@ -4,13 +4,13 @@
 //! It answers two questions about a terminal string `w` over a reduced [`Cfg`]: is `w` in the
 //! language, and is `w` a prefix of some sentence (Earley's valid-prefix property: the last item
 //! set is non-empty exactly when some extension is accepted, given that every nonterminal is
-//! productive, which [`super::reduce`] guarantees).
+//! productive, which [`munch_glr::cfg::reduce`] guarantees).
 
 use ahash::AHashSet;
 use munch_lexer::TerminalId;
 
-use super::analysis::Analysis;
-use super::{Cfg, Symbol};
+use munch_glr::cfg::analysis::Analysis;
+use munch_glr::cfg::{Cfg, Symbol};
 
 /// What the reference recogniser says about a terminal string.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +114,9 @@ impl<'c> Earley<'c> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cfg::{dsl, normalize, NormalizeConfig};
+    use munch_glr::cfg::{normalize, NormalizeConfig};
+
+    use crate::dsl;
 
     fn terms(cfg: &Cfg, s: &str) -> Vec<TerminalId> {
         s.split_whitespace()

@@ -7,13 +7,13 @@
 //! [`sample_lexeme`] draws a random string matching a terminal's pattern, so terminal sentences
 //! can be turned into text.
 //!
-//! The random source is [`SeededRng`] (SplitMix64, written here because the crate takes no
-//! dependency on `rand` in its public API): a seed replays the same sentence.
+//! The random source is [`SeededRng`] (SplitMix64, a few lines that no dependency upgrade
+//! changes): a seed recorded in a test or a fuzz reproduction replays the same sentence.
 
 use munch_lexer::TerminalId;
 use regex_syntax::hir::{Class, Hir, HirKind};
 
-use super::{Cfg, NonterminalId, Symbol};
+use munch_glr::cfg::{Cfg, NonterminalId, Symbol};
 
 /// A small deterministic random source (SplitMix64).
 #[derive(Clone, Debug)]
@@ -224,7 +224,7 @@ pub fn sample_lexeme(hir: &Hir, rng: &mut SeededRng, max_repeat: u32) -> Option<
 /// `b" "` when the grammar has one). `None` when some terminal has no pattern or no draw
 /// lexes back.
 pub fn render_text(
-    grammar: &crate::grammar::Grammar,
+    grammar: &munch_glr::grammar::Grammar,
     lexer: &munch_lexer::dfa::Lexer,
     sentence: &[TerminalId],
     separator: &[u8],
@@ -261,7 +261,9 @@ pub fn render_text(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cfg::{dsl, normalize, NormalizeConfig};
+    use munch_glr::cfg::{normalize, NormalizeConfig};
+
+    use crate::dsl;
 
     #[test]
     fn sentences_are_deterministic_per_seed_and_bounded() {

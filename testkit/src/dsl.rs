@@ -1,4 +1,4 @@
-//! A tiny text form of grammars, for tests and examples (not Lark: see [`crate::lark`]).
+//! A tiny text form of grammars, for tests and examples (not Lark: see [`munch_glr::lark`]).
 //!
 //! ```text
 //! # a comment
@@ -18,8 +18,8 @@ use std::fmt;
 use munch_lexer::TerminalId;
 use regex_syntax::hir::Hir;
 
-use crate::grammar::{Alternative, Expr, Grammar, Rule, RuleId, Terminal, TerminalPattern};
-use crate::span::Span;
+use munch_glr::grammar::{Alternative, Expr, Grammar, Rule, RuleId, Terminal, TerminalPattern};
+use munch_glr::span::Span;
 
 /// A DSL text that could not be read: the 1-based line and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]

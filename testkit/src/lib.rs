@@ -1,0 +1,18 @@
+//! # munch-testkit
+//!
+//! Test material shared by munch's crates, kept out of the libraries' public APIs (`publish =
+//! false`; crates take it as a dev-dependency, the conformance and fuzz harnesses as a
+//! dependency):
+//!
+//! - [`dsl`]: a tiny text form of grammars (`s -> 'a' s | ε`), whose anonymous terminals are named
+//!   by their text, so expected CFGs and tables read as the grammar does.
+//! - [`earley`]: a slow, simple reference recogniser that the GLR parser is checked against.
+//! - [`generate`]: seeded random sentences of a grammar, and lexemes of its terminals, so that a
+//!   failing seed replays.
+
+// All APIs need docs: tests in every crate read them.
+#![deny(missing_docs)]
+
+pub mod dsl;
+pub mod earley;
+pub mod generate;
