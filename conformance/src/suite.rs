@@ -82,7 +82,8 @@
 //!
 //! Real tokenizers have 32k–262k tokens; the oracle costs one commit per token, so on them it
 //! runs at sampled steps. The synthetic vocabularies are small enough for the oracle at every
-//! step, and are built to hit the lexing corners (see [`synthetic`]):
+//! step, and are built to hit the lexing corners ([`synthetic`], from the test kit's
+//! [`vocab`](munch_testkit::vocab)):
 //!
 //! - `synthetic:bytes`: the 256 single bytes: every step is one byte, so every inhibited
 //!   terminal and every partial lexeme is seen by the maskers.
@@ -120,10 +121,9 @@ use munch_testkit::generate::{render_text, GenerateConfig, Generator, SeededRng}
 use crate::corpus::{self, Language};
 
 mod run;
-mod synthetic;
 
+pub use munch_testkit::vocab::{synthetic, SYNTHETIC};
 pub use run::{run, CaseReport, Disagreement, DisagreementKind, Outcome, Verdict};
-pub use synthetic::{synthetic, SYNTHETIC};
 
 /// The largest corpus file a `corpus:` source takes when the case does not say.
 pub const DEFAULT_MAX_BYTES: u64 = 4000;
@@ -709,12 +709,13 @@ impl Resources {
             return Ok(Arc::clone(v));
         }
         let vocab = match tokenizer {
-            TokenizerRef::Real(name) => Vocabulary::load(name).map_err(|e| e.to_string())?,
+            TokenizerRef::Real(name) => {
+                Arc::new(Vocabulary::load(name).map_err(|e| e.to_string())?)
+            }
             TokenizerRef::Synthetic(name) => {
                 synthetic(name).ok_or_else(|| format!("no synthetic vocabulary `{name}`"))?
             }
         };
-        let vocab = Arc::new(vocab);
         self.vocabs.insert(tokenizer.clone(), Arc::clone(&vocab));
         Ok(vocab)
     }

@@ -31,7 +31,7 @@ use arbitrary::{Arbitrary, Result, Unstructured};
 use munch::{Compiled, MaskerKind, Matcher, MatcherError, MatcherErrorKind};
 use munch_glr::parser::{CommitErrorKind, Parser, ParserState, ShiftCache, TerminalParser};
 use munch_lexer::vocab::Vocabulary;
-use munch_lexer::{TerminalId, TokenId};
+use munch_lexer::TerminalId;
 use munch_testkit::earley::Earley;
 use munch_testkit::generate::{GenerateConfig, Generator, SeededRng};
 
@@ -188,15 +188,7 @@ type Outcome<T> = std::result::Result<T, Option<String>>;
 /// The vocabulary of the operations' matchers: token `b` is the byte `b`, token 256 is EOS.
 fn bytes_vocabulary() -> Arc<Vocabulary> {
     static VOCAB: OnceLock<Arc<Vocabulary>> = OnceLock::new();
-    VOCAB
-        .get_or_init(|| {
-            let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
-            tokens.push(None);
-            let vocab = Vocabulary::from_token_bytes(tokens, vec![TokenId::from(256)])
-                .expect("the byte vocabulary");
-            Arc::new(vocab)
-        })
-        .clone()
+    VOCAB.get_or_init(munch_testkit::vocab::bytes).clone()
 }
 
 /// The byte tokens of `bytes`.

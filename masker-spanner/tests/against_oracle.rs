@@ -19,26 +19,21 @@ fn parser(source: &str) -> Arc<Parser> {
     Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
 }
 
-/// Every printable ASCII byte and a few control bytes, then `multi`; the last id is EOS.
+/// Every printable ASCII byte and a few control bytes, then `multi`, then bytes of UTF-8
+/// characters, alone and together; the last id is EOS.
 fn vocab_with(multi: &[&str]) -> Arc<Vocabulary> {
-    let mut tokens: Vec<Option<Vec<u8>>> = (0x20..0x7fu8).map(|b| Some(vec![b])).collect();
-    tokens.extend([b"\n", b"\t"].map(|b| Some(b.to_vec())));
-    tokens.extend(multi.iter().map(|t| Some(t.as_bytes().to_vec())));
-    // Bytes of UTF-8 characters, alone and together.
-    for t in [
-        &b"\xc3"[..],
+    let mut words: Vec<&[u8]> = vec![b"\n", b"\t"];
+    words.extend(multi.iter().map(|t| t.as_bytes()));
+    words.extend_from_slice(&[
+        b"\xc3",
         b"\xa9",
         b"\xc3\xa9",
         b"\xce",
         b"\xb1",
         b"\xb2",
         b"\xce\xb1\xce\xb2",
-    ] {
-        tokens.push(Some(t.to_vec()));
-    }
-    let eos = TokenId::from_usize(tokens.len());
-    tokens.push(None);
-    Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap())
+    ]);
+    munch_testkit::vocab::printable_and(&words)
 }
 
 /// Tokens that span terminals, overlap keywords, and end inside lexemes.

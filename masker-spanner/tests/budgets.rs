@@ -7,22 +7,15 @@ use munch_glr::lark::{load, LoadConfig};
 use munch_glr::parser::{Parser, ParserConfig};
 use munch_lexer::spans::{SpansConfig, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
 use munch_masker_spanner::{SpannerBuildErrorKind, SpannerConfig, SpannerMasker};
 
 fn json() -> (Arc<Parser>, Arc<Vocabulary>) {
     let source = munch_grammars::builtin("json").unwrap().source;
     let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap();
     let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap());
-    let mut tokens: Vec<Option<Vec<u8>>> = (0x20..0x7fu8).map(|b| Some(vec![b])).collect();
-    for t in [
+    let vocab = munch_testkit::vocab::printable_and(&[
         "{\"", "\":", "\",", "}]", "true", "null,", "1.5", "[[", " \"",
-    ] {
-        tokens.push(Some(t.as_bytes().to_vec()));
-    }
-    let eos = TokenId::from_usize(tokens.len());
-    tokens.push(None);
-    let vocab = Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap());
+    ]);
     (parser, vocab)
 }
 

@@ -126,14 +126,11 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 fn vocab(case: &Case) -> Arc<Vocabulary> {
-    let mut tokens: Vec<Option<Vec<u8>>> = ["a", "b", "c", "\"", " "]
-        .iter()
-        .map(|t| Some(t.as_bytes().to_vec()))
-        .collect();
-    tokens.extend(case.tokens.iter().map(|t| Some(t.as_bytes().to_vec())));
-    let eos = TokenId::from_usize(tokens.len());
-    tokens.push(None);
-    Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap())
+    let base = ["a", "b", "c", "\"", " "].iter().map(|t| t.to_string());
+    munch_testkit::vocab::with_eos(
+        base.chain(case.tokens.iter().cloned())
+            .map(|t| Some(t.into_bytes())),
+    )
 }
 
 /// A small xorshift, so that a case's walks are a function of its seed.

@@ -68,6 +68,7 @@ mod tests {
     use munch_glr::mask::{Masker, Oracle};
     use munch_glr::parser::{Parser, ParserConfig, ParserState};
     use munch_lexer::spans::SpansConfig;
+    use munch_testkit::vocab;
 
     use super::*;
     use crate::TrieMasker;
@@ -77,64 +78,15 @@ mod tests {
         Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
     }
 
-    /// Every byte, and tokens that span terminals, repeat one shape (so that classes have
-    /// several members) or split UTF-8 characters; the last id is EOS.
+    /// Every byte, the maskers' corner words, and words that repeat one shape (so that classes
+    /// have several members) or come from Go; the last id is EOS.
     fn synthetic_vocab() -> Arc<Vocabulary> {
-        let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
-        let multi: &[&[u8]] = &[
-            b"\":",
-            b"\",",
-            b"{\"",
-            b"\"}",
-            b"true",
-            b"tru",
-            b"e,",
-            b"null}",
-            b"1.5e",
-            b"++",
-            b"if",
-            b"iff",
-            b" if",
-            b"if(",
-            b"else",
-            b" else ",
-            b"/*",
-            b"*/",
-            b"abc",
-            b"xyz",
-            b" abc",
-            b" xyz",
-            b"ab",
-            b"x = ",
-            b" = 1;",
-            b"\xc3",
-            b"\xa9",
-            b"\xc3\xa9",
-            b"\xe6\x97",
-            b"   ",
-            b"\n\n",
-            b"-1",
-            b"0.",
-            b".5",
-            b"{}",
-            b"[]",
-            b"\\u00",
-            b"e+1",
-            b": ",
-            b", ",
-            b"func",
-            b" func",
-            b"package",
-            b" main",
-            b":=",
-            b"\n\t",
-            b"return",
-            b"fmt",
-        ];
-        tokens.extend(multi.iter().map(|t| Some(t.to_vec())));
-        tokens.push(None);
-        let eos = TokenId::from_usize(tokens.len() - 1);
-        Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap())
+        let mut words = vocab::corners();
+        words.extend_from_slice(&[
+            b"abc", b"xyz", b" abc", b" xyz", b"ab", b"func", b" func", b"package", b" main",
+            b":=", b"\n\t", b"return", b"fmt",
+        ]);
+        vocab::bytes_and(&words)
     }
 
     /// Teacher-forces `text`: the class walk equals the token walk at every step and the oracle

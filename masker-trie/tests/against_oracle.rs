@@ -7,82 +7,18 @@ use munch_glr::lark::{load, LoadConfig};
 use munch_glr::mask::{Masker, Oracle, TokenMask};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
 use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
 use munch_masker_trie::TrieMasker;
+use munch_testkit::vocab;
 
 fn parser(source: &str) -> Arc<Parser> {
     let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
     Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
 }
 
-/// Every single byte (as a byte-fallback vocabulary has), and multi-byte tokens that span terminals, overlap
-/// keywords, or split UTF-8 characters; the last id is EOS.
+/// Every single byte (as a byte-fallback vocabulary has) and the maskers' corner words: tokens
+/// that span terminals, overlap keywords, or split UTF-8 characters; the last id is EOS.
 fn synthetic_vocab() -> Arc<Vocabulary> {
-    let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
-    let multi: &[&[u8]] = &[
-        b"\":",
-        b"\",",
-        b"{\"",
-        b"\"}",
-        b"true",
-        b"tru",
-        b"e,",
-        b"null}",
-        b"]]",
-        b"1.5e",
-        b"++",
-        b"+=",
-        b"+++",
-        b"if",
-        b"iff",
-        b" if",
-        b"if(",
-        b"else",
-        b" else ",
-        b"/*",
-        b"*/",
-        b"*/ ",
-        b"/**/",
-        b"print",
-        b"PRINT",
-        b"Print ",
-        b"); ",
-        b";\n",
-        b"\"\"",
-        b"\"a\"",
-        b"x = ",
-        b" = 1;",
-        b"x++;",
-        b"\xc3",
-        b"\xa9",
-        b"\xc3\xa9",
-        b"\xe6\x97",
-        b"\xa5",
-        b"\xce\xb1",
-        b"\xce",
-        b"\xb1\xce\xb2",
-        b"   ",
-        b"\n\n",
-        b"-1",
-        b"--",
-        b"0.",
-        b".5",
-        b"{}",
-        b"[]",
-        b"[{",
-        b"}]",
-        b"\"\\\"",
-        b"\\u00",
-        b"e+1",
-        b"E-",
-        b" :",
-        b": ",
-        b", ",
-    ];
-    tokens.extend(multi.iter().map(|t| Some(t.to_vec())));
-    let eos = TokenId::from_usize(tokens.len());
-    tokens.push(None);
-    Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap())
+    vocab::bytes_and(&vocab::corners())
 }
 
 /// Teacher-forces `text` and compares the maskers at every step (`every`: 1 = each step).

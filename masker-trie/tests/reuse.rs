@@ -7,7 +7,6 @@ use munch_glr::lark::{load, LoadConfig};
 use munch_glr::mask::{Masker, Oracle, TokenMask};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
 use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
 use munch_masker_trie::TrieMasker;
 
 fn go_parser() -> Arc<Parser> {
@@ -18,8 +17,7 @@ fn go_parser() -> Arc<Parser> {
 
 /// Single bytes and a few words, so that a comment is several tokens that stay in its lexeme.
 fn vocab() -> Arc<Vocabulary> {
-    let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
-    for word in [
+    munch_testkit::vocab::bytes_and(&[
         &b"//"[..],
         b" the",
         b" copyright",
@@ -28,12 +26,7 @@ fn vocab() -> Arc<Vocabulary> {
         b" main",
         b"\n\n",
         b"func",
-    ] {
-        tokens.push(Some(word.to_vec()));
-    }
-    let eos = TokenId::from_usize(tokens.len());
-    tokens.push(None);
-    Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap())
+    ])
 }
 
 /// The mask of `state` from a masker with a fresh cache (nothing to reuse).

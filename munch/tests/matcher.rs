@@ -8,20 +8,18 @@ use munch::{
     batch, CompileErrorKind, Compiled, Config, Grammar, MaskerKind, Matcher, MatcherErrorKind,
     TokenId, TokenMask, Vocabulary,
 };
+use munch_testkit::vocab::{every_byte, with_eos};
 use proptest::prelude::*;
 
 /// Every byte, a few JSON words, a special token (`<pad>`-like, id 266) and EOS (the last id).
 fn vocab() -> Arc<Vocabulary> {
-    let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
-    for t in [
+    let words = [
         "{\"", "\": ", "true", "null", ", ", "[1", "\"}", "ab", "{}", "]}",
-    ] {
-        tokens.push(Some(t.as_bytes().to_vec()));
-    }
+    ];
+    let mut tokens = every_byte();
+    tokens.extend(words.map(|t| Some(t.as_bytes().to_vec())));
     tokens.push(None);
-    tokens.push(None);
-    let eos = TokenId::from_usize(tokens.len() - 1);
-    Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap())
+    with_eos(tokens)
 }
 
 const PAD: u32 = 266;
@@ -299,13 +297,7 @@ fn artifacts_round_trip_and_refuse_another_vocabulary() {
         a.accept_token(tok(t)).unwrap();
         b.accept_token(tok(t)).unwrap();
     }
-    let other = Arc::new(
-        Vocabulary::from_token_bytes(
-            (0..=255u8).map(|b| Some(vec![b])).chain([None]).collect(),
-            vec![TokenId::from_usize(256)],
-        )
-        .unwrap(),
-    );
+    let other = munch_testkit::vocab::bytes();
     let err = Compiled::load(
         &json(),
         other,

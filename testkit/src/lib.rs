@@ -9,6 +9,8 @@
 //! - [`earley`]: a slow, simple reference recogniser that the GLR parser is checked against.
 //! - [`generate`]: seeded random sentences of a grammar, and lexemes of its terminals, so that a
 //!   failing seed replays.
+//! - [`vocab`]: synthetic vocabularies (every byte, a few words, EOS), small enough for the
+//!   oracle at every step, and the conformance corpus's `synthetic:NAME` vocabularies.
 
 // All APIs need docs: tests in every crate read them.
 #![deny(missing_docs)]
@@ -16,3 +18,4 @@
 pub mod dsl;
 pub mod earley;
 pub mod generate;
+pub mod vocab;

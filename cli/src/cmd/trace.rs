@@ -469,13 +469,7 @@ mod tests {
     /// The JSON grammar with the oracle, over a vocabulary of every byte, a few words, and EOS
     /// (last).
     fn oracle() -> Compiled {
-        let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
-        for t in ["true", "null", ", "] {
-            tokens.push(Some(t.as_bytes().to_vec()));
-        }
-        tokens.push(None);
-        let eos = TokenId::from_usize(tokens.len() - 1);
-        let vocab = Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap());
+        let vocab = munch_testkit::vocab::bytes_and(&["true", "null", ", "]);
         let config = Config::new().masker(MaskerKind::Oracle).fallback(None);
         Compiled::new(&Grammar::builtin("json").unwrap(), vocab, &config).unwrap()
     }

@@ -770,7 +770,7 @@ mod tests {
         let loaded =
             munch_glr::lark::load(grammar.as_bytes(), &Default::default()).expect("grammar");
         let parser = Arc::new(Parser::new(&loaded, &ParserConfig::default()).unwrap());
-        let vocab = Arc::new(synthetic("bytes").unwrap());
+        let vocab = synthetic("bytes").unwrap();
         Case {
             id: "unit/case".to_string(),
             text_index: (0, 1),

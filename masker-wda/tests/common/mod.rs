@@ -11,6 +11,7 @@ use munch_glr::parser::{Parser, ParserConfig, ParserState};
 use munch_lexer::vocab::Vocabulary;
 use munch_lexer::TokenId;
 use munch_masker_wda::{WdaConfig, WdaMasker};
+use munch_testkit::vocab;
 
 pub fn parser(source: &str) -> Arc<Parser> {
     let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
@@ -22,89 +23,16 @@ pub fn wda(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> WdaMasker {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Every single byte, and multi-byte tokens that span terminals, overlap keywords, or split
-/// UTF-8 characters; the last id is EOS.
+/// Every single byte, the maskers' corner words ([`vocab::corners`]), words that repeat `a`,
+/// `b`, `x`, `y` and parentheses, then `extra`; the last id is EOS.
 pub fn synthetic_vocab(extra: &[&[u8]]) -> Arc<Vocabulary> {
-    let mut tokens: Vec<Option<Vec<u8>>> = (0..=255u8).map(|b| Some(vec![b])).collect();
-    let multi: &[&[u8]] = &[
-        b"\":",
-        b"\",",
-        b"{\"",
-        b"\"}",
-        b"true",
-        b"tru",
-        b"e,",
-        b"null}",
-        b"]]",
-        b"1.5e",
-        b"++",
-        b"+=",
-        b"+++",
-        b"if",
-        b"iff",
-        b" if",
-        b"if(",
-        b"else",
-        b" else ",
-        b"/*",
-        b"*/",
-        b"*/ ",
-        b"/**/",
-        b"print",
-        b"PRINT",
-        b"Print ",
-        b"); ",
-        b";\n",
-        b"\"\"",
-        b"\"a\"",
-        b"x = ",
-        b" = 1;",
-        b"x++;",
-        b"\xc3",
-        b"\xa9",
-        b"\xc3\xa9",
-        b"\xe6\x97",
-        b"\xa5",
-        b"\xce\xb1",
-        b"\xce",
-        b"\xb1\xce\xb2",
-        b"   ",
-        b"\n\n",
-        b"-1",
-        b"--",
-        b"0.",
-        b".5",
-        b"{}",
-        b"[]",
-        b"[{",
-        b"}]",
-        b"\"\\\"",
-        b"\\u00",
-        b"e+1",
-        b"E-",
-        b" :",
-        b": ",
-        b", ",
-        b"))",
-        b"((",
-        b"()",
-        b"ab",
-        b"ba",
-        b"aab",
-        b"abc",
-        b"a b",
-        b" a",
-        b"x,",
-        b",x",
-        b"xx",
-        b"yx",
-        b"xy",
-    ];
-    tokens.extend(multi.iter().map(|t| Some(t.to_vec())));
-    tokens.extend(extra.iter().map(|t| Some(t.to_vec())));
-    let eos = TokenId::from_usize(tokens.len());
-    tokens.push(None);
-    Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap())
+    let mut words = vocab::corners();
+    words.extend_from_slice(&[
+        b"))", b"((", b"()", b"ab", b"ba", b"aab", b"abc", b"a b", b" a", b"x,", b",x", b"xx",
+        b"yx", b"xy",
+    ]);
+    words.extend_from_slice(extra);
+    vocab::bytes_and(&words)
 }
 
 /// The first disagreement between two masks, rendered.
