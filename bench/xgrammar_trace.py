@@ -2,7 +2,7 @@
 
 Usage: python xgrammar_trace.py JOB.json RESULT.json
 
-JOB.json is what the Rust harness (`conformance/src/peers/job.rs`, `Job`) writes: the grammar
+JOB.json is what the Rust harness (`bench/src/peers/job.rs`, `Job`) writes: the grammar
 text, the vocabulary file (token id -> hex bytes, EOS ids) and the token sequences, tokenized
 once by munch. RESULT.json is a `WorkerResult`: build and set-up times, memory, each text's
 outcome and the raw mask and commit latencies in nanoseconds (the harness computes the

@@ -6,12 +6,9 @@
 //! - [`lark`]: agreement with Lark, the reference for what a Lark grammar accepts.
 //! - [`suite`]: the conformance corpus — one format of cases under `conformance/cases/`, run by
 //!   every masker and the exact oracle (`tests/corpus.rs`).
-//! - `peers` (cargo feature `peers`): the benchmark against llguidance, glrmask and XGrammar.
 
 #![deny(missing_docs)]
 
 pub mod corpus;
 pub mod lark;
-#[cfg(feature = "peers")]
-pub mod peers;
 pub mod suite;

@@ -7,7 +7,7 @@ use munch_lexer::vocab::Vocabulary;
 
 use super::adapt::{adapt, Adapted};
 use super::job::{encode_hex, Text, VocabFile};
-use crate::corpus::{self, Language};
+use munch_conformance::corpus::{self, Language};
 
 /// The grammars of the default run.
 pub const GRAMMARS: &[&str] = &["json", "sql", "go", "java"];

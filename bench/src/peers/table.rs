@@ -18,7 +18,7 @@ const MAIN_TOKENIZERS: &[&str] = &["llama3", "qwen3", "gemma3", "llama2"];
 pub fn render(results: &Results) -> String {
     let mut out = String::from(
         "### Side by side with llguidance, glrmask and XGrammar\n\n```sh\ncargo run --release -p \
-         munch-conformance --features peers --bin peers -- --out bench/results --update-readme\n\
+         munch-bench --features peers --bin peers -- --out bench/results --update-readme\n\
          ```\n\nPlots: `bench/results/cdf-GRAMMAR.png` (mask latency CDF per engine and \
          tokenizer), `bench/results/mask-vs-vocab.png`.\n\n",
     );

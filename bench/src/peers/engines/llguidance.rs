@@ -15,7 +15,7 @@ use super::{rss_now_mib, trace_texts};
 use crate::peers::job::{Job, VocabFile, WorkerResult};
 use crate::peers::trace::Session;
 
-/// The crate version this harness links (see conformance/Cargo.toml for why it is pinned).
+/// The crate version this harness links (see bench/Cargo.toml for why it is pinned).
 pub(crate) const VERSION: &str = "1.7.0";
 
 struct LlgSession {

@@ -1,8 +1,8 @@
 //! `peers`: munch's maskers against llguidance, glrmask and XGrammar, in one run.
 //!
 //! ```sh
-//! cargo run --release -p munch-conformance --features peers --bin peers -- --out bench/results
-//! cargo run --release -p munch-conformance --features peers --bin peers -- \
+//! cargo run --release -p munch-bench --features peers --bin peers -- --out bench/results
+//! cargo run --release -p munch-bench --features peers --bin peers -- \
 //!     --readme-from bench/results/peers.json          # regenerate the README table only
 //! ```
 //!
@@ -15,11 +15,11 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use munch_conformance::peers::inputs::{self, Budget};
-use munch_conformance::peers::job::read_json;
-use munch_conformance::peers::results::Results;
-use munch_conformance::peers::run::{self, Config};
-use munch_conformance::peers::{engines, plot, table};
+use munch_bench::peers::inputs::{self, Budget};
+use munch_bench::peers::job::read_json;
+use munch_bench::peers::results::Results;
+use munch_bench::peers::run::{self, Config};
+use munch_bench::peers::{engines, plot, table};
 
 /// munch's maskers against llguidance, glrmask and XGrammar on SynCode's grammars.
 #[derive(Parser)]

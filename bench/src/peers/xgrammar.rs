@@ -23,7 +23,7 @@ pub const PACKAGES: &[&str] = &[
 
 /// The script, in the repository.
 pub fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/xgrammar_trace.py")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("xgrammar_trace.py")
 }
 
 fn venv_dir() -> PathBuf {
