@@ -3,11 +3,12 @@
 //! ```sh
 //! cargo run --release -p munch-bench --features peers --bin peers -- --out bench/results
 //! cargo run --release -p munch-bench --features peers --bin peers -- \
-//!     --readme-from bench/results/peers.json          # regenerate the README table only
+//!     --readme-from bench/results/peers.json   # tables, plots and README section only
 //! ```
 //!
-//! Writes `OUT/peers.json` (every figure), `OUT/table.md` (the README tables) and the plots
-//! (`OUT/cdf-GRAMMAR.{svg,png}`, `OUT/mask-vs-vocab.{svg,png}`). Progress goes to stderr.
+//! Writes `OUT/peers.json` (every figure), `OUT/table.md` (the README's table and mask latency
+//! by vocabulary size) and the plots (`OUT/cdf-GRAMMAR.{svg,png}`, `OUT/mask-vs-vocab.{svg,png}`).
+//! Progress goes to stderr.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -138,9 +139,9 @@ fn run_main(args: Args) -> Result<(), String> {
     Ok(())
 }
 
-/// Writes the table and the plots next to the results.
+/// Writes the tables and the plots next to the results.
 fn publish(results: &Results, dir: &std::path::Path) -> Result<(), String> {
-    let md = table::render(results);
+    let md = table::table_md(results);
     let path = dir.join("table.md");
     std::fs::write(&path, &md).map_err(|e| format!("{}: {e}", path.display()))?;
     eprintln!("peers: wrote {}", path.display());
@@ -160,7 +161,7 @@ fn publish(results: &Results, dir: &std::path::Path) -> Result<(), String> {
 /// Replaces the README's generated section (a quick read-modify-write).
 fn update_readme(results: &Results, readme: &std::path::Path) -> Result<(), String> {
     let text = std::fs::read_to_string(readme).map_err(|e| format!("{}: {e}", readme.display()))?;
-    let new = table::replace_between_markers(&text, &table::render(results))?;
+    let new = table::replace_between_markers(&text, &table::readme_section(results))?;
     std::fs::write(readme, new).map_err(|e| format!("{}: {e}", readme.display()))?;
     eprintln!("peers: updated {}", readme.display());
     Ok(())

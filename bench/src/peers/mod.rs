@@ -9,8 +9,8 @@
 //! - [`engines`]: each engine behind one [`trace::Session`]; [`trace`]: the teacher-forced loop.
 //! - [`job`]: the files a worker reads and writes; [`run`]: the orchestrator, one worker process
 //!   per (engine, grammar, tokenizer) under a time limit.
-//! - [`stats`], [`results`]: the figures and the results file; [`table`]: the README tables;
-//!   [`plot`]: the plots.
+//! - [`stats`], [`results`]: the figures and the results file; [`table`]: the README section
+//!   and `table.md`; [`plot`]: the plots.
 
 pub mod adapt;
 pub mod engines;

@@ -1,5 +1,6 @@
-//! The README's performance tables, rendered from a results file, and their place in the
-//! README (between `<!-- peers:begin -->` and `<!-- peers:end -->`).
+//! The tables, rendered from a results file: the README's section (between
+//! `<!-- peers:begin -->` and `<!-- peers:end -->`: the main tokenizer's table, [`readme_section`])
+//! and `bench/results/table.md` (that table and mask latency by vocabulary size, [`table_md`]).
 
 use std::fmt::Write;
 
@@ -13,14 +14,39 @@ pub const END: &str = "<!-- peers:end -->";
 /// The tokenizer of the main table: the first of these that the results have.
 const MAIN_TOKENIZERS: &[&str] = &["llama3", "qwen3", "gemma3", "llama2"];
 
-/// The generated Markdown: the settings, one table of every figure on the main tokenizer, and
-/// mask latency by vocabulary size.
-pub fn render(results: &Results) -> String {
+/// The README's section: the command, the settings, one table of every figure on the main
+/// tokenizer with its notes on adapted grammar copies, and a line pointing to `table.md` and
+/// the plots.
+pub fn readme_section(results: &Results) -> String {
+    let mut out = main_table(results);
+    let by_vocabulary = if results.tokenizers.len() > 1 {
+        "Mask latency by vocabulary size: `bench/results/table.md`. "
+    } else {
+        ""
+    };
+    let _ = writeln!(out, "\n{by_vocabulary}{PLOTS}");
+    out
+}
+
+/// `table.md`: the README's section with mask latency by vocabulary size in place of the
+/// pointer to it.
+pub fn table_md(results: &Results) -> String {
+    let mut out = main_table(results);
+    out.push_str(&by_vocabulary(results));
+    let _ = writeln!(out, "\n{PLOTS}");
+    out
+}
+
+/// Where the plots are.
+const PLOTS: &str = "Plots: `bench/results/cdf-GRAMMAR.png` (mask latency CDF per engine and \
+                     tokenizer), `bench/results/mask-vs-vocab.png`.";
+
+/// The command, the settings, the main tokenizer's table and the notes on adapted copies.
+fn main_table(results: &Results) -> String {
     let mut out = String::from(
         "### Side by side with llguidance, glrmask and XGrammar\n\n```sh\ncargo run --release -p \
          munch-bench --features peers --bin peers -- --out bench/results --update-readme\n\
-         ```\n\nPlots: `bench/results/cdf-GRAMMAR.png` (mask latency CDF per engine and \
-         tokenizer), `bench/results/mask-vs-vocab.png`.\n\n",
+         ```\n\n",
     );
     let main = MAIN_TOKENIZERS
         .iter()
@@ -86,40 +112,48 @@ pub fn render(results: &Results) -> String {
             let _ = writeln!(out, "\nAdapted {}: {}.", g.name, g.adapted);
         }
     }
-    if results.tokenizers.len() > 1 {
-        out.push_str("\nMask latency by vocabulary size, p50 / p99.9 µs:\n\n| grammar | engine |");
+    out
+}
+
+/// Mask latency by vocabulary size, p50 / p99.9 of every (grammar, engine) on each tokenizer;
+/// empty with one tokenizer.
+fn by_vocabulary(results: &Results) -> String {
+    let mut out = String::new();
+    if results.tokenizers.len() < 2 {
+        return out;
+    }
+    out.push_str("\nMask latency by vocabulary size, p50 / p99.9 µs:\n\n| grammar | engine |");
+    for t in &results.tokenizers {
+        let _ = write!(out, " {} ({}k) |", t.name, t.vocab_size.div_ceil(1000));
+    }
+    out.push_str("\n|---|---|");
+    out.push_str(&"---|".repeat(results.tokenizers.len()));
+    out.push('\n');
+    let mut keys: Vec<(&str, &str)> = Vec::new();
+    for r in &results.runs {
+        if !keys.contains(&(r.grammar.as_str(), r.engine.as_str())) {
+            keys.push((&r.grammar, &r.engine));
+        }
+    }
+    for (grammar, engine) in keys {
+        let _ = write!(out, "| {grammar} | {engine} |");
         for t in &results.tokenizers {
-            let _ = write!(out, " {} ({}k) |", t.name, t.vocab_size.div_ceil(1000));
+            let run = results
+                .runs
+                .iter()
+                .find(|r| r.grammar == grammar && r.engine == engine && r.tokenizer == t.name);
+            let cell = match run {
+                Some(r) => match (&r.mask, r.status) {
+                    (Some(m), Status::Ok) => {
+                        format!("{} / {}", fmt_us(m.p50_us), fmt_us(m.p999_us))
+                    }
+                    _ => status_word(r).to_string(),
+                },
+                None => "—".to_string(),
+            };
+            let _ = write!(out, " {cell} |");
         }
-        out.push_str("\n|---|---|");
-        out.push_str(&"---|".repeat(results.tokenizers.len()));
         out.push('\n');
-        let mut keys: Vec<(&str, &str)> = Vec::new();
-        for r in &results.runs {
-            if !keys.contains(&(r.grammar.as_str(), r.engine.as_str())) {
-                keys.push((&r.grammar, &r.engine));
-            }
-        }
-        for (grammar, engine) in keys {
-            let _ = write!(out, "| {grammar} | {engine} |");
-            for t in &results.tokenizers {
-                let run = results
-                    .runs
-                    .iter()
-                    .find(|r| r.grammar == grammar && r.engine == engine && r.tokenizer == t.name);
-                let cell = match run {
-                    Some(r) => match (&r.mask, r.status) {
-                        (Some(m), Status::Ok) => {
-                            format!("{} / {}", fmt_us(m.p50_us), fmt_us(m.p999_us))
-                        }
-                        _ => status_word(r).to_string(),
-                    },
-                    None => "—".to_string(),
-                };
-                let _ = write!(out, " {cell} |");
-            }
-            out.push('\n');
-        }
     }
     out
 }
@@ -339,11 +373,11 @@ mod tests {
     }
 
     #[test]
-    fn main_table_has_the_main_tokenizer_rows_only() {
-        let md = render(&results());
+    fn readme_section_has_the_main_tokenizer_rows_only() {
+        let md = readme_section(&results());
         let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| json |")).collect();
-        // Three on llama3 in the main table, and three (grammar, engine) rows by vocabulary.
-        assert_eq!(rows.len(), 6, "{md}");
+        // Three on llama3; the table by vocabulary size is in `table.md` only.
+        assert_eq!(rows.len(), 3, "{md}");
         assert!(md.contains("Tokenizer llama3."));
         assert!(md.contains(
             "| json | munch-trie | 0.25 (1.50) | 120 | 80.0 | 160 | 240 | 1,234 | 5,000 | 0.500 | \
@@ -360,11 +394,26 @@ mod tests {
         );
         assert!(md.contains("† ran the adapted copy"));
         assert!(md.contains("2 × Test CPU (load average 1.2"));
+        assert!(
+            md.contains("-p munch-bench --features peers --bin peers"),
+            "{md}"
+        );
+        assert!(!md.contains("| grammar | engine | llama2"), "{md}");
+        assert!(
+            md.contains("Mask latency by vocabulary size: `bench/results/table.md`."),
+            "{md}"
+        );
     }
 
     #[test]
-    fn vocabulary_table_has_a_column_per_tokenizer() {
-        let md = render(&results());
+    fn table_md_adds_a_column_per_tokenizer() {
+        let md = table_md(&results());
+        let section = readme_section(&results());
+        let (head, _) = section
+            .split_once("Mask latency by vocabulary size:")
+            .unwrap();
+        assert!(md.starts_with(head.trim_end()), "{md}");
+        assert!(!md.contains("`bench/results/table.md`"), "{md}");
         assert!(
             md.contains("| grammar | engine | llama2 (32k) | llama3 (129k) |"),
             "{md}"
@@ -375,6 +424,15 @@ mod tests {
         );
         assert!(md.contains("| json | glrmask | — | 2.50 / 1,234 |"), "{md}");
         assert!(md.contains("| json | xgrammar | — | timeout |"), "{md}");
+    }
+
+    #[test]
+    fn one_tokenizer_has_no_table_by_vocabulary_size() {
+        let mut results = results();
+        results.tokenizers.truncate(1);
+        results.runs.retain(|r| r.tokenizer == "llama2");
+        assert!(!readme_section(&results).contains("vocabulary size"));
+        assert!(!table_md(&results).contains("vocabulary size"));
     }
 
     #[test]
