@@ -7,11 +7,7 @@ use std::sync::Arc;
 
 use munch_glr::parser::{CommitErrorKind, Parser, ParserConfig, ParserState};
 use munch_testkit::dsl;
-
-fn parser(src: &str) -> Arc<Parser> {
-    let g = dsl::parse(src).unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(Parser::new(&g, &ParserConfig::default()).unwrap_or_else(|e| panic!("{e}")))
-}
+use munch_testkit::grammar::dsl_parser as parser;
 
 /// (commit succeeded, live, accepting) committing `text` at once, checked equal to committing it
 /// byte by byte.

@@ -10,6 +10,7 @@ use munch_glr::parser::{Parser, ParserConfig, ParserState, TerminalParser};
 use munch_lexer::TerminalId;
 use munch_testkit::dsl;
 use munch_testkit::earley::Earley;
+use munch_testkit::grammar::dsl_parser;
 use proptest::prelude::*;
 
 const TERMINALS: [&str; 3] = ["a", "b", "c"];
@@ -176,8 +177,7 @@ fn hand_picked_hard_cases() {
         ),
     ];
     for &(src, yes, no) in cases {
-        let g = dsl::parse(src).unwrap();
-        let parser = Arc::new(Parser::new(&g, &ParserConfig::default()).unwrap());
+        let parser = dsl_parser(src);
         for &w in yes {
             let mut ps = ParserState::new(parser.clone());
             ps.commit_bytes(w.as_bytes())

@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use munch_glr::parser::{Parser, ParserConfig, ParserState};
-use munch_testkit::dsl;
+use munch_glr::parser::{Parser, ParserState};
 use munch_testkit::generate::SeededRng;
+use munch_testkit::grammar::dsl_parser;
 
 const GRAMMAR: &str = "\
 prog -> stmt*
@@ -134,8 +134,7 @@ fn run_seed(p: &Arc<Parser>, seed: u64) {
 
 #[test]
 fn random_commit_rollback_clone_sequences() {
-    let g = dsl::parse(GRAMMAR).unwrap();
-    let p = Arc::new(Parser::new(&g, &ParserConfig::default()).unwrap());
+    let p = dsl_parser(GRAMMAR);
     for seed in 0..60 {
         run_seed(&p, seed);
     }
@@ -143,8 +142,7 @@ fn random_commit_rollback_clone_sequences() {
 
 #[test]
 fn states_are_shared_across_threads() {
-    let g = dsl::parse(GRAMMAR).unwrap();
-    let p = Arc::new(Parser::new(&g, &ParserConfig::default()).unwrap());
+    let p = dsl_parser(GRAMMAR);
     let mut base = ParserState::new(p.clone());
     base.commit_bytes(b"if a: b").unwrap();
     let results: Vec<(bool, bool)> = std::thread::scope(|scope| {
@@ -166,8 +164,7 @@ fn states_are_shared_across_threads() {
 
 #[test]
 fn long_histories_drop_without_overflow() {
-    let g = dsl::parse(GRAMMAR).unwrap();
-    let p = Arc::new(Parser::new(&g, &ParserConfig::default()).unwrap());
+    let p = dsl_parser(GRAMMAR);
     let mut s = ParserState::new(p);
     for _ in 0..50_000 {
         s.commit_bytes(b"a;").unwrap();

@@ -611,16 +611,11 @@ enum Start {
 mod tests {
     use std::sync::Arc;
 
-    use munch_glr::lark::{load, LoadConfig};
-    use munch_glr::parser::{Parser, ParserConfig, ParserState, ShiftCache};
+    use munch_glr::parser::{ParserState, ShiftCache};
     use munch_lexer::TerminalId;
+    use munch_testkit::grammar::parser;
 
     use super::*;
-
-    fn parser(source: &str) -> Arc<Parser> {
-        let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap();
-        Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
-    }
 
     /// The states of `nodes`, sorted.
     fn states(nodes: impl Iterator<Item = LrState>) -> Vec<LrState> {

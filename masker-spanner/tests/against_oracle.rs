@@ -4,20 +4,15 @@
 
 use std::sync::Arc;
 
-use munch_glr::lark::{load, LoadConfig};
 use munch_glr::mask::{Masker, Oracle, TokenMask};
-use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::vocab::Vocabulary;
 use munch_lexer::TokenId;
 use munch_masker_spanner::{SpannerMasker, SpannerStats};
 use munch_masker_trie::TrieMasker;
+use munch_testkit::grammar::{builtin, parser};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-
-fn parser(source: &str) -> Arc<Parser> {
-    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
-}
 
 /// Every printable ASCII byte and a few control bytes, then `multi`, then bytes of UTF-8
 /// characters, alone and together; the last id is EOS.
@@ -138,7 +133,7 @@ impl Maskers {
 
 #[test]
 fn json_builtin() {
-    let p = parser(munch_grammars::builtin("json").unwrap().source);
+    let p = builtin("json");
     let m = Maskers::new(&p, &vocab_with(MULTI));
     for text in [
         r#"{"a": [1, 2.5e3, -0.5, true, false, null], "b": {"c": "d\"e\u00e9"}}"#,
@@ -156,7 +151,7 @@ fn json_builtin() {
 
 #[test]
 fn tricky_builtin() {
-    let p = parser(munch_grammars::builtin("tricky").unwrap().source);
+    let p = builtin("tricky");
     let m = Maskers::new(&p, &vocab_with(MULTI));
     for text in [
         "if (x) if (y) z = 1; else print z;",

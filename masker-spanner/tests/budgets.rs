@@ -3,16 +3,13 @@
 
 use std::sync::Arc;
 
-use munch_glr::lark::{load, LoadConfig};
-use munch_glr::parser::{Parser, ParserConfig};
+use munch_glr::parser::Parser;
 use munch_lexer::spans::{SpansConfig, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 use munch_masker_spanner::{SpannerBuildErrorKind, SpannerConfig, SpannerMasker};
 
 fn json() -> (Arc<Parser>, Arc<Vocabulary>) {
-    let source = munch_grammars::builtin("json").unwrap().source;
-    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap();
-    let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap());
+    let parser = munch_testkit::grammar::builtin("json");
     let vocab = munch_testkit::vocab::printable_and(&[
         "{\"", "\":", "\",", "}]", "true", "null,", "1.5", "[[", " \"",
     ]);

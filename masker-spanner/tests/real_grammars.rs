@@ -8,18 +8,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use munch_glr::lark::{load, LoadConfig};
 use munch_glr::mask::{Masker, Oracle, TokenMask};
-use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::vocab::Vocabulary;
 use munch_masker_spanner::SpannerMasker;
 use munch_masker_trie::TrieMasker;
-
-fn parser(name: &str) -> Arc<Parser> {
-    let source = munch_grammars::syncode::grammar(name).unwrap_or_else(|e| panic!("{e}"));
-    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
-}
+use munch_testkit::grammar::syncode;
 
 fn llama3() -> Arc<Vocabulary> {
     Arc::new(Vocabulary::load("llama3").unwrap_or_else(|e| panic!("{e}")))
@@ -198,7 +192,7 @@ fn syncode_json_llama3() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../grammars/corpus/json");
     let texts = read_all(&files(&dir, "json", 6));
     assert!(!texts.is_empty());
-    let steps = compare(&parser("json"), &llama3(), &texts, 40);
+    let steps = compare(&syncode("json"), &llama3(), &texts, 40);
     assert!(steps > 300, "{steps}");
 }
 
@@ -211,7 +205,7 @@ fn syncode_sql_llama3() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../grammars/corpus/sql");
     let texts = read_all(&files(&dir, "sql", 40));
     assert!(!texts.is_empty());
-    let steps = compare(&parser("sql"), &llama3(), &texts, 25);
+    let steps = compare(&syncode("sql"), &llama3(), &texts, 25);
     assert!(steps > 200, "{steps}");
 }
 
@@ -223,7 +217,7 @@ fn syncode_sql_llama3() {
 fn syncode_go_llama3() {
     let mut texts = vec![("go snippet".to_string(), GO.to_string())];
     texts.extend(cached("go", "go", 4, 3_000));
-    let steps = compare(&parser("go"), &llama3(), &texts, 40);
+    let steps = compare(&syncode("go"), &llama3(), &texts, 40);
     assert!(steps > 150, "{steps}");
 }
 
@@ -235,6 +229,6 @@ fn syncode_go_llama3() {
 fn syncode_java_llama3() {
     let mut texts = vec![("java snippet".to_string(), JAVA.to_string())];
     texts.extend(cached("java", "java", 2, 6_000));
-    let steps = compare(&parser("java"), &llama3(), &texts, 40);
+    let steps = compare(&syncode("java"), &llama3(), &texts, 40);
     assert!(steps > 150, "{steps}");
 }

@@ -64,19 +64,15 @@ impl ClassWalk {
 
 #[cfg(test)]
 mod tests {
-    use munch_glr::lark::{load, LoadConfig};
+
     use munch_glr::mask::{Masker, Oracle};
-    use munch_glr::parser::{Parser, ParserConfig, ParserState};
+    use munch_glr::parser::{Parser, ParserState};
     use munch_lexer::spans::SpansConfig;
+    use munch_testkit::grammar::{builtin, syncode};
     use munch_testkit::vocab;
 
     use super::*;
     use crate::TrieMasker;
-
-    fn parser(source: &str) -> Arc<Parser> {
-        let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap();
-        Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
-    }
 
     /// Every byte, the maskers' corner words, and words that repeat one shape (so that classes
     /// have several members) or come from Go; the last id is EOS.
@@ -144,7 +140,7 @@ mod tests {
     #[test]
     fn class_walk_equals_token_walk_on_synthetic_vocabularies() {
         let vocab = synthetic_vocab();
-        let json = parser(munch_grammars::builtin("json").unwrap().source);
+        let json = builtin("json");
         check(
             &json,
             &vocab,
@@ -152,14 +148,14 @@ mod tests {
             1,
         );
         check(&json, &vocab, "  {\n\t\"é日\": \"αβ\" }  ", 1);
-        let tricky = parser(munch_grammars::builtin("tricky").unwrap().source);
+        let tricky = builtin("tricky");
         check(
             &tricky,
             &vocab,
             "if (x) if (y) z = 1; else print z; /* c */ iff = \"a\";",
             1,
         );
-        let go = parser(&munch_grammars::syncode::grammar("go").unwrap());
+        let go = syncode("go");
         check(
             &go,
             &vocab,
@@ -171,14 +167,14 @@ mod tests {
     #[test]
     fn class_walk_equals_token_walk_on_llama3() {
         let vocab = Arc::new(Vocabulary::load("llama3").unwrap());
-        let json = parser(munch_grammars::builtin("json").unwrap().source);
+        let json = builtin("json");
         check(
             &json,
             &vocab,
             "{\"name\": \"munch\", \"list\": [1, -2.5e3, true, null], \"u\": \"日本語 🦀\"}",
             8,
         );
-        let go = parser(&munch_grammars::syncode::grammar("go").unwrap());
+        let go = syncode("go");
         check(
             &go,
             &vocab,

@@ -3,17 +3,12 @@
 
 use std::sync::Arc;
 
-use munch_glr::lark::{load, LoadConfig};
 use munch_glr::mask::{Masker, Oracle, TokenMask};
-use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::vocab::Vocabulary;
 use munch_masker_trie::TrieMasker;
+use munch_testkit::grammar::{builtin, syncode};
 use munch_testkit::vocab;
-
-fn parser(source: &str) -> Arc<Parser> {
-    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
-}
 
 /// Every single byte (as a byte-fallback vocabulary has) and the maskers' corner words: tokens
 /// that span terminals, overlap keywords, or split UTF-8 characters; the last id is EOS.
@@ -69,7 +64,7 @@ fn check(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>, text: &str, every: usize
 
 #[test]
 fn json_on_a_synthetic_vocabulary() {
-    let parser = parser(munch_grammars::builtin("json").unwrap().source);
+    let parser = builtin("json");
     let vocab = synthetic_vocab();
     for text in [
         r#"{"a": [1, 2.5e3, -0.5, true, false, null], "b": {"c": "d\"e\u00e9"}}"#,
@@ -83,7 +78,7 @@ fn json_on_a_synthetic_vocabulary() {
 
 #[test]
 fn tricky_grammar_on_a_synthetic_vocabulary() {
-    let parser = parser(munch_grammars::builtin("tricky").unwrap().source);
+    let parser = builtin("tricky");
     let vocab = synthetic_vocab();
     for text in [
         "if (x) if (y) z = 1; else print z;",
@@ -107,15 +102,14 @@ fn syncode_grammars_on_a_synthetic_vocabulary() {
         ("c", "int main() { int x = 1; if (x < 2) { x = x + 1; } return x; }"),
     ];
     for (name, text) in cases {
-        let source = munch_grammars::syncode::grammar(name).unwrap();
-        check(&parser(&source), &vocab, text, 1);
+        check(&syncode(name), &vocab, text, 1);
     }
 }
 
 #[test]
 fn real_tokenizers_agree_with_the_oracle() {
-    let json = parser(munch_grammars::builtin("json").unwrap().source);
-    let go = parser(&munch_grammars::syncode::grammar("go").unwrap());
+    let json = builtin("json");
+    let go = syncode("go");
     for name in ["llama3", "gemma3"] {
         let vocab = Arc::new(Vocabulary::load(name).unwrap());
         check(

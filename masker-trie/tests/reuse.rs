@@ -3,17 +3,11 @@
 
 use std::sync::Arc;
 
-use munch_glr::lark::{load, LoadConfig};
 use munch_glr::mask::{Masker, Oracle, TokenMask};
-use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_glr::parser::ParserState;
 use munch_lexer::vocab::Vocabulary;
 use munch_masker_trie::TrieMasker;
-
-fn go_parser() -> Arc<Parser> {
-    let source = munch_grammars::syncode::grammar("go").unwrap();
-    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap();
-    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
-}
+use munch_testkit::grammar::syncode;
 
 /// Single bytes and a few words, so that a comment is several tokens that stay in its lexeme.
 fn vocab() -> Arc<Vocabulary> {
@@ -38,7 +32,7 @@ fn fresh(masker: &TrieMasker, state: &ParserState, len: usize) -> TokenMask {
 
 #[test]
 fn reused_masks_equal_fresh_ones_and_the_oracle() {
-    let parser = go_parser();
+    let parser = syncode("go");
     let vocab = vocab();
     let text =
         "package main\n\n// the copyright holder the holder\nfunc main() {\n\tx := 1\n\tx++\n}\n";

@@ -8,16 +8,12 @@ use std::sync::Arc;
 use ahash::AHashSet;
 use munch_glr::gss::{GssNode, GssNodeId};
 use munch_glr::lark::{load, LoadConfig};
-use munch_glr::parser::{Parser, ParserConfig, ParserState, ShiftCache};
+use munch_glr::parser::{Parser, ParserState, ShiftCache};
 use munch_lexer::TerminalId;
 use munch_testkit::generate::{render_text, GenerateConfig, Generator, SeededRng};
+use munch_testkit::grammar::parser;
 
 use crate::template::{item, parts, Cont, Conts, Item, Templates, FIN, INIT, SUCC};
-
-pub(crate) fn parser(source: &str) -> Arc<Parser> {
-    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
-}
 
 /// Builds the continuation of "lexemes `seq` (each a tie set), then an open lexeme that can
 /// complete one of `end`".

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use common::*;
 use munch_glr::mask::Masker;
 use munch_masker_wda::{LoadKind, WdaMasker};
+use munch_testkit::grammar::{builtin, parser};
 use sha2::{Digest, Sha256};
 
 const JSON_TEXT: &str = r#"{"a": [1, 2.5e3, -0.5, true, false, null], "b": {"c": "d\"e"}}"#;
@@ -17,7 +18,7 @@ fn saved() -> (
     Arc<munch_lexer::vocab::Vocabulary>,
     Vec<u8>,
 ) {
-    let p = parser(munch_grammars::builtin("json").unwrap().source);
+    let p = builtin("json");
     let vocab = synthetic_vocab(&[]);
     let w = wda(&p, &vocab);
     let mut bytes = Vec::new();
@@ -96,7 +97,7 @@ fn foreign_vocabulary_and_grammar_are_refused() {
         .err()
         .unwrap();
     assert!(matches!(e.kind(), LoadKind::Vocabulary { .. }), "{e}");
-    let other = parser(munch_grammars::builtin("tricky").unwrap().source);
+    let other = builtin("tricky");
     let e = WdaMasker::load(other, synthetic_vocab(&[]), &mut bytes.as_slice())
         .err()
         .unwrap();

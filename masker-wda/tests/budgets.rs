@@ -4,9 +4,10 @@ mod common;
 
 use common::*;
 use munch_masker_wda::{WdaBudget, WdaConfig, WdaMasker};
+use munch_testkit::grammar::builtin;
 
 fn build(config: &WdaConfig) -> Result<WdaMasker, munch_masker_wda::WdaBuildError> {
-    let p = parser(munch_grammars::builtin("json").unwrap().source);
+    let p = builtin("json");
     WdaMasker::new(p, synthetic_vocab(&[]), config)
 }
 

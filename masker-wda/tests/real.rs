@@ -12,10 +12,7 @@ use common::*;
 use munch_lexer::vocab::Vocabulary;
 use munch_masker_trie::TrieMasker;
 use munch_masker_wda::WdaMasker;
-
-fn syncode(name: &str) -> Arc<munch_glr::parser::Parser> {
-    parser(&munch_grammars::syncode::grammar(name).unwrap())
-}
+use munch_testkit::grammar::syncode;
 
 fn repo_corpus(language: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

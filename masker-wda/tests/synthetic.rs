@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use common::*;
 use munch_glr::mask::Oracle;
+use munch_testkit::grammar::parser;
 
 fn check_texts(source: &str, texts: &[&str], walks: u64) {
     let p = parser(source);

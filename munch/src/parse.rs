@@ -130,13 +130,8 @@ pub fn line_column(text: &[u8], offset: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use munch_glr::lark::{self, LoadConfig};
-    use munch_glr::parser::ParserConfig;
 
-    fn parser(grammar: &str) -> Arc<Parser> {
-        let g = lark::load(grammar.as_bytes(), &LoadConfig::default()).unwrap();
-        Arc::new(Parser::new(&g, &ParserConfig::default()).unwrap())
-    }
+    use munch_testkit::grammar::parser;
 
     /// `b` starts the lexeme `bq`, which the lexer can read but the parser cannot take after
     /// `a`: the commit of the whole text fails where `bq` ends, and the rejection is moved

@@ -9,6 +9,8 @@
 //! - [`earley`]: a slow, simple reference recogniser that the GLR parser is checked against.
 //! - [`generate`]: seeded random sentences of a grammar, and lexemes of its terminals, so that a
 //!   failing seed replays.
+//! - [`grammar`]: compiled parsers of a Lark or DSL text, a built-in or a SynCode grammar, for
+//!   tests whose grammar is part of the test.
 //! - [`vocab`]: synthetic vocabularies (every byte, a few words, EOS), small enough for the
 //!   oracle at every step, and the conformance corpus's `synthetic:NAME` vocabularies.
 
@@ -18,4 +20,5 @@
 pub mod dsl;
 pub mod earley;
 pub mod generate;
+pub mod grammar;
 pub mod vocab;

@@ -1,22 +1,16 @@
-//! Shared helpers: grammars from Lark text, synthetic vocabularies, and the step-by-step
-//! comparison of the weighted-automaton masker with a reference masker.
+//! Shared helpers: the masker with the default configuration, a synthetic vocabulary, and the
+//! step-by-step comparison of the weighted-automaton masker with a reference masker.
 
 #![allow(dead_code)]
 
 use std::sync::Arc;
 
-use munch_glr::lark::{load, LoadConfig};
 use munch_glr::mask::{Masker, TokenMask};
-use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::vocab::Vocabulary;
 use munch_lexer::TokenId;
 use munch_masker_wda::{WdaConfig, WdaMasker};
 use munch_testkit::vocab;
-
-pub fn parser(source: &str) -> Arc<Parser> {
-    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap())
-}
 
 pub fn wda(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> WdaMasker {
     WdaMasker::new(Arc::clone(parser), Arc::clone(vocab), &WdaConfig::default())

@@ -1,0 +1,49 @@
+//! Compiled parsers for tests: a grammar in, an [`Arc<Parser>`] with the default
+//! [`ParserConfig`] out.
+//!
+//! A test's grammar is part of the test, so these panic, with the loader's message, when the
+//! grammar does not load or build.
+
+use std::sync::Arc;
+
+use munch_glr::lark::{load, LoadConfig};
+use munch_glr::parser::{Parser, ParserConfig};
+
+use crate::dsl;
+
+/// The parser of the Lark grammar `source`.
+///
+/// # Panics
+/// When the grammar does not load or its parser does not build.
+pub fn parser(source: &str) -> Arc<Parser> {
+    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
+    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// The parser of the grammar `source`, written in the test [`dsl`].
+///
+/// # Panics
+/// When the text is not valid DSL or the parser does not build.
+pub fn dsl_parser(source: &str) -> Arc<Parser> {
+    let grammar = dsl::parse(source).unwrap_or_else(|e| panic!("{e}"));
+    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// The parser of munch's built-in grammar `name` (`json`, `tricky`).
+///
+/// # Panics
+/// When there is no such grammar.
+pub fn builtin(name: &str) -> Arc<Parser> {
+    let grammar =
+        munch_grammars::builtin(name).unwrap_or_else(|| panic!("no built-in grammar {name:?}"));
+    parser(grammar.source)
+}
+
+/// The parser of SynCode's grammar `name` (`json`, `go`, `java`, `sql`, …), fetched once into
+/// the cache.
+///
+/// # Panics
+/// When the grammar cannot be fetched, or does not load or build.
+pub fn syncode(name: &str) -> Arc<Parser> {
+    parser(&munch_grammars::syncode::grammar(name).unwrap_or_else(|e| panic!("{e}")))
+}
