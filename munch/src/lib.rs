@@ -22,6 +22,12 @@
 //! The pieces live in their own crates, reachable here for tools: [`lexer`] (the lexer DFA,
 //! vocabularies), [`glr`] (the Lark front end, the GLR parser, the [`glr::mask::Masker`] trait
 //! with the exact mask contract) and the masker crates.
+//!
+//! # Features
+//!
+//! - `trie`, `spanner`, `wda` (default): the maskers compiled in ([`MaskerKind`]).
+//! - `fetch`: [`Vocabulary::load`] also takes the names of real tokenizers (`llama3`, …) and
+//!   fetches them once into the cache with `npm`; without it, it loads files only.
 
 // All APIs need docs!
 #![deny(missing_docs)]

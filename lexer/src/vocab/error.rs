@@ -140,13 +140,19 @@ pub enum VocabErrorKind {
         /// What was found there.
         reason: String,
     },
-    /// [`fetch::tokenizer_path`](super::fetch::tokenizer_path) got neither an existing file nor
-    /// a known name.
+    /// [`Vocabulary::load`](super::Vocabulary::load) with the `fetch` feature got neither an
+    /// existing file nor a known name.
     UnknownName {
         /// The name or path given.
         name: String,
         /// The names that can be fetched.
         known: &'static [&'static str],
+    },
+    /// [`Vocabulary::load`](super::Vocabulary::load) without the `fetch` feature got something
+    /// that is not a tokenizer file: loading a tokenizer by name needs the feature.
+    NotAFile {
+        /// The name or path given.
+        name: String,
     },
     /// An external tool that fetching needs is not installed.
     ToolMissing {
@@ -324,6 +330,11 @@ impl fmt::Display for VocabError {
                 "{name:?} is neither an existing tokenizer file nor a known tokenizer name \
                  (known: {})",
                 known.join(", ")
+            ),
+            NotAFile { name } => write!(
+                f,
+                "{name:?} is not a tokenizer file (nor a directory holding a tokenizer.json); \
+                 loading a tokenizer by name needs munch-lexer's `fetch` feature"
             ),
             ToolMissing { tool, message } => write!(
                 f,

