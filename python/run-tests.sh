@@ -6,7 +6,9 @@
 # The virtualenv is $MUNCH_VENV (default: the repo's .venv, which git ignores), made once with
 # maturin, numpy and pytest. torch and transformers (large: about 3 GB with torch's CUDA
 # libraries) are installed only with MUNCH_TORCH=1 or in CI (CI=true); without them the tests
-# that need them are skipped, each with its reason. The extension is built by
+# that need them are skipped, each with its reason. tests/test_sglang.py and tests/test_vllm.py
+# run against stand-ins of SGLang's and vLLM's base classes, and against the real ones too
+# where `sglang` / `vllm` import (installed, or on PYTHONPATH). The extension is built by
 # `maturin develop --release` into the workspace's target directory, so it reuses the
 # workspace's compiled crates.
 set -euo pipefail

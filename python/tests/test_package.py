@@ -74,3 +74,11 @@ def test_the_readme_example_runs(tmp_path):
     readme = Path(__file__).parents[1] / "README.md"
     code = re.findall(r"```python\n(.*?)```", readme.read_text(), re.S)[0]
     exec(code.replace('"tokenizer.json"', repr(str(path))), {})
+
+
+def test_the_servers_entry_points_are_declared():
+    from importlib.metadata import distribution
+
+    points = {(ep.group, ep.name): ep.value for ep in distribution("munch").entry_points}
+    assert points[("sglang.srt.plugins", "munch")] == "munch._plugins:sglang"
+    assert points[("vllm.general_plugins", "munch")] == "munch._plugins:vllm"
