@@ -1,11 +1,13 @@
 //! # munch-grammars
 //!
 //! munch's own Lark grammars (in `grammars/*.lark`, with test corpora under `grammars/corpus/`),
-//! and the reference grammars of the GCD literature, fetched once into the cache:
-//! SynCode 0.4.16's `syncode/parsers/grammars/*.lark`.
+//! and, with the `syncode` feature (off by default), the reference grammars of the GCD
+//! literature, fetched once into the cache with `pip`: SynCode 0.4.16's
+//! `syncode/parsers/grammars/*.lark` (module `syncode`).
 
 #![deny(missing_docs)]
 
+#[cfg(feature = "syncode")]
 pub mod syncode;
 
 /// A grammar shipped with munch.

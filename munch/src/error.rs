@@ -67,16 +67,21 @@ impl CompileError {
 impl fmt::Display for CompileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            CompileErrorKind::UnknownGrammar(arg) => write!(
-                f,
-                "no grammar {arg:?}: give a file path, `builtin:NAME` ({}) or `syncode:NAME` ({})",
-                munch_grammars::BUILTIN
-                    .iter()
-                    .map(|g| g.name)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                munch_grammars::syncode::NAMES.join(", ")
-            ),
+            CompileErrorKind::UnknownGrammar(arg) => {
+                let builtin: Vec<&str> = munch_grammars::BUILTIN.iter().map(|g| g.name).collect();
+                write!(
+                    f,
+                    "no grammar {arg:?}: give a file path, `builtin:NAME` ({})",
+                    builtin.join(", ")
+                )?;
+                #[cfg(feature = "syncode")]
+                write!(
+                    f,
+                    " or `syncode:NAME` ({})",
+                    munch_grammars::syncode::NAMES.join(", ")
+                )?;
+                Ok(())
+            }
             CompileErrorKind::Io(message) => f.write_str(message),
             CompileErrorKind::Grammar(e) => e.fmt(f),
             CompileErrorKind::Parser(e) => write!(f, "the grammar's parser: {e}"),

