@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use munch_glr::cfg::{normalize, NormalizeConfig};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
-use munch_lexer::TerminalId;
 use munch_testkit::dsl;
 use munch_testkit::earley::Earley;
 use proptest::prelude::*;
@@ -15,67 +14,6 @@ use proptest::prelude::*;
 /// regex over the others' bytes.
 const TERMINALS: &str = "A: 'a'\nAB: 'ab'\nB: /b+/\nC: /[bc]c?/\nE: /a[ab]*c/\n%ignore / +/\n";
 const NAMES: [&str; 5] = ["A", "AB", "B", "C", "E"];
-
-fn grammar_text(rules: &[Vec<Vec<u8>>]) -> String {
-    let n = rules.len();
-    let mut s = String::new();
-    for (i, prods) in rules.iter().enumerate() {
-        let alts: Vec<String> = prods
-            .iter()
-            .map(|p| {
-                if p.is_empty() {
-                    return "ε".to_string();
-                }
-                p.iter()
-                    .map(|&sym| {
-                        if (sym as usize) < NAMES.len() {
-                            NAMES[sym as usize].to_string()
-                        } else {
-                            format!("n{}", (sym as usize - NAMES.len()) % n)
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .collect();
-        s.push_str(&format!("n{i} -> {}\n", alts.join(" | ")));
-    }
-    s.push_str("unused -> A AB B C E\n");
-    s.push_str(TERMINALS);
-    s
-}
-
-/// Whether some choice among tied terminals of the longest-match lexing is a sentence.
-fn reference_accepts(p: &Parser, earley: &Earley<'_>, text: &[u8]) -> bool {
-    let Ok(lexemes) = p.lexer().tokenize(text) else {
-        return false;
-    };
-    let choices: Vec<Vec<TerminalId>> = lexemes
-        .iter()
-        .map(|l| {
-            l.terminals
-                .iter()
-                .copied()
-                .filter(|&t| !p.is_ignored(t))
-                .collect::<Vec<_>>()
-        })
-        .filter(|c: &Vec<TerminalId>| !c.is_empty())
-        .collect();
-    let mut seqs: Vec<Vec<TerminalId>> = vec![vec![]];
-    for c in &choices {
-        seqs = seqs
-            .iter()
-            .flat_map(|s| {
-                c.iter().map(move |&t| {
-                    let mut s = s.clone();
-                    s.push(t);
-                    s
-                })
-            })
-            .collect();
-    }
-    seqs.iter().any(|s| earley.recognize(s).accepts)
-}
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(500))]
@@ -87,12 +25,12 @@ proptest! {
         ),
         text in prop::collection::vec(prop::sample::select(b"abc ".to_vec()), 0..9),
     ) {
-        let src = grammar_text(&rules);
+        let src = dsl::from_rules(&rules, &NAMES) + TERMINALS;
         let g = dsl::parse(&src).unwrap();
         let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
         let earley = Earley::new(&cfg);
         let p = Arc::new(Parser::new(&g, &ParserConfig::default()).unwrap());
-        let expected = reference_accepts(&p, &earley, &text);
+        let expected = earley.accepts_text(&p, &text, usize::MAX).expect("no limit");
         let mut s = ParserState::new(p.clone());
         let got = s.commit_bytes(&text).is_ok() && s.is_accepting();
         prop_assert_eq!(got, expected, "{:?}\n{}", String::from_utf8_lossy(&text), src);

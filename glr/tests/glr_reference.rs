@@ -14,37 +14,8 @@ use munch_testkit::grammar::dsl_parser;
 use proptest::prelude::*;
 
 const TERMINALS: [&str; 3] = ["a", "b", "c"];
-
-/// A grammar: per nonterminal, its productions; a symbol below 3 is a terminal, else
-/// nonterminal `(sym - 3) % count`.
-fn grammar_text(rules: &[Vec<Vec<u8>>]) -> String {
-    let n = rules.len();
-    let mut s = String::new();
-    for (i, prods) in rules.iter().enumerate() {
-        let alts: Vec<String> = prods
-            .iter()
-            .map(|p| {
-                if p.is_empty() {
-                    return "ε".to_string();
-                }
-                p.iter()
-                    .map(|&sym| {
-                        if sym < 3 {
-                            format!("'{}'", TERMINALS[sym as usize])
-                        } else {
-                            format!("n{}", (sym as usize - 3) % n)
-                        }
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .collect();
-        s.push_str(&format!("n{i} -> {}\n", alts.join(" | ")));
-    }
-    // Make every terminal exist in the grammar so strings over a, b, c map to ids.
-    s.push_str("unused -> 'a' 'b' 'c'\n");
-    s
-}
+/// The terminals as the DSL spells them.
+const QUOTED: [&str; 3] = ["'a'", "'b'", "'c'"];
 
 fn rules_strategy() -> impl Strategy<Value = Vec<Vec<Vec<u8>>>> {
     prop::collection::vec(
@@ -54,7 +25,7 @@ fn rules_strategy() -> impl Strategy<Value = Vec<Vec<Vec<u8>>>> {
 }
 
 fn check(rules: &[Vec<Vec<u8>>], input: &[u8]) -> Result<(), TestCaseError> {
-    let text = grammar_text(rules);
+    let text = dsl::from_rules(rules, &QUOTED);
     let g = dsl::parse(&text).unwrap();
     let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
     let earley = Earley::new(&cfg);
@@ -136,7 +107,7 @@ proptest! {
     #[test]
     fn generated_sentences_parse(rules in rules_strategy(), seed in any::<u64>()) {
         use munch_testkit::generate::{GenerateConfig, Generator, SeededRng};
-        let text = grammar_text(&rules);
+        let text = dsl::from_rules(&rules, &QUOTED);
         let g = dsl::parse(&text).unwrap();
         let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
         let Some(sentence) = Generator::new(&cfg).sentence(

@@ -7,59 +7,13 @@
 
 use std::sync::Arc;
 
-use munch_glr::lark::{load, LoadConfig};
 use munch_glr::parser::{Parser, ParserBuildErrorKind, ParserConfig, ParserState};
-use munch_lexer::TerminalId;
 use munch_testkit::earley::Earley;
 use munch_testkit::generate::{render_text, GenerateConfig, Generator, SeededRng};
-
-fn grammar(name: &str) -> munch_glr::grammar::Grammar {
-    let src = munch_grammars::syncode::grammar(name)
-        .unwrap_or_else(|e| panic!("fetching SynCode's {name}.lark: {e}"));
-    let config = LoadConfig {
-        file_name: format!("{name}.lark"),
-        ..LoadConfig::default()
-    };
-    load(src.as_bytes(), &config).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// The reference verdict, or `None` when the text has too many ties to enumerate.
-fn reference(p: &Parser, earley: &Earley<'_>, text: &[u8]) -> Option<bool> {
-    let Ok(lexemes) = p.lexer().tokenize(text) else {
-        return Some(false);
-    };
-    let choices: Vec<Vec<TerminalId>> = lexemes
-        .iter()
-        .map(|l| {
-            l.terminals
-                .iter()
-                .copied()
-                .filter(|&t| !p.is_ignored(t))
-                .collect::<Vec<_>>()
-        })
-        .filter(|c: &Vec<TerminalId>| !c.is_empty())
-        .collect();
-    if choices.iter().filter(|c| c.len() > 1).count() > 6 {
-        return None;
-    }
-    let mut seqs: Vec<Vec<TerminalId>> = vec![vec![]];
-    for c in &choices {
-        seqs = seqs
-            .iter()
-            .flat_map(|s| {
-                c.iter().map(move |&t| {
-                    let mut s = s.clone();
-                    s.push(t);
-                    s
-                })
-            })
-            .collect();
-    }
-    Some(seqs.iter().any(|s| earley.recognize(s).accepts))
-}
+use munch_testkit::grammar::syncode_grammar;
 
 fn check(name: &str, samples: u64, all_accepted: bool, min_compared: usize) {
-    let g = grammar(name);
+    let g = syncode_grammar(name);
     let p = Arc::new(Parser::new(&g, &ParserConfig::default()).unwrap_or_else(|e| panic!("{e}")));
     let cfg = p.cfg().clone();
     let earley = Earley::new(&cfg);
@@ -82,7 +36,7 @@ fn check(name: &str, samples: u64, all_accepted: bool, min_compared: usize) {
         if all_accepted {
             assert!(got, "{name} seed {seed}: {shown:?}");
         }
-        if let Some(expected) = reference(&p, &earley, &text) {
+        if let Some(expected) = earley.accepts_text(&p, &text, 6) {
             assert_eq!(got, expected, "{name} seed {seed}: {shown:?}");
             compared += 1;
         }
@@ -121,7 +75,7 @@ fn sql() {
 
 #[test]
 fn python_is_refused_with_the_terminals_named() {
-    let err = Parser::new(&grammar("python"), &ParserConfig::default()).unwrap_err();
+    let err = Parser::new(&syncode_grammar("python"), &ParserConfig::default()).unwrap_err();
     match err.kind() {
         ParserBuildErrorKind::MissingPatterns(m) => {
             let names: Vec<&str> = m.terminals.iter().map(|(_, n, _)| n.as_str()).collect();

@@ -8,8 +8,8 @@
 
 use std::collections::BTreeSet;
 
-use munch_glr::grammar::{Grammar, NoPattern};
-use munch_glr::lark::{load, LoadConfig};
+use munch_glr::grammar::NoPattern;
+use munch_testkit::grammar::syncode_grammar;
 
 struct Expect {
     name: &'static str,
@@ -979,16 +979,6 @@ const EXPECT: &[Expect] = &[
     },
 ];
 
-fn load_syncode(name: &str) -> Grammar {
-    let src = munch_grammars::syncode::grammar(name)
-        .unwrap_or_else(|e| panic!("fetching SynCode's {name}.lark: {e}"));
-    let config = LoadConfig {
-        file_name: format!("{name}.lark"),
-        ..LoadConfig::default()
-    };
-    load(src.as_bytes(), &config).unwrap_or_else(|e| panic!("{e}"))
-}
-
 fn set<'a>(it: impl IntoIterator<Item = &'a str>) -> BTreeSet<&'a str> {
     it.into_iter().collect()
 }
@@ -1000,7 +990,7 @@ fn every_syncode_grammar_loads_with_larks_terminals() {
         munch_grammars::syncode::NAMES
     );
     for e in EXPECT {
-        let g = load_syncode(e.name);
+        let g = syncode_grammar(e.name);
         let declared: Vec<&str> = g
             .terminals_without_pattern()
             .filter(|(_, why)| **why == NoPattern::Declared)
@@ -1069,7 +1059,7 @@ fn every_syncode_grammar_loads_with_larks_terminals() {
 
 #[test]
 fn python_look_around_terminals_load_without_a_pattern() {
-    let g = load_syncode("python");
+    let g = syncode_grammar("python");
     let unsupported: BTreeSet<(&str, &str)> = g
         .terminals_without_pattern()
         .filter_map(|(id, why)| match why {
@@ -1092,7 +1082,7 @@ fn python_look_around_terminals_load_without_a_pattern() {
 #[test]
 fn syncode_rules_are_all_reachable_and_ids_in_range() {
     for name in munch_grammars::syncode::NAMES {
-        let g = load_syncode(name);
+        let g = syncode_grammar(name);
         assert_eq!(g.rule(g.start).name, "start", "{name}");
         // Every rule is reachable from start (the loader drops the others).
         let mut seen = vec![false; g.rule_len()];

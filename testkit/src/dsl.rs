@@ -483,6 +483,37 @@ impl ExprParser<'_> {
     }
 }
 
+/// The DSL text of a grammar drawn as numbers (by a property test): nonterminal `i` is `n{i}`
+/// with the productions `rules[i]`; in a production, symbol `s` is `terminals[s]` when
+/// `s < terminals.len()`, else nonterminal `(s - terminals.len()) % rules.len()`; an empty
+/// production is `ε`. A last rule `unused -> …` names every terminal, so that each has an id
+/// whatever the rules use. `terminals` are DSL spellings: `'a'` or the name of a terminal the
+/// caller defines after this text.
+pub fn from_rules(rules: &[Vec<Vec<u8>>], terminals: &[&str]) -> String {
+    let n = rules.len();
+    let mut s = String::new();
+    for (i, prods) in rules.iter().enumerate() {
+        let alts: Vec<String> = prods
+            .iter()
+            .map(|p| {
+                if p.is_empty() {
+                    return "ε".to_string();
+                }
+                p.iter()
+                    .map(|&sym| match terminals.get(sym as usize) {
+                        Some(t) => t.to_string(),
+                        None => format!("n{}", (sym as usize - terminals.len()) % n),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        s.push_str(&format!("n{i} -> {}\n", alts.join(" | ")));
+    }
+    s.push_str(&format!("unused -> {}\n", terminals.join(" ")));
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@ use munch_lexer::TerminalId;
 
 use munch_glr::cfg::analysis::Analysis;
 use munch_glr::cfg::{Cfg, Symbol};
+use munch_glr::parser::Parser;
 
 /// What the reference recogniser says about a terminal string.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,6 +109,44 @@ impl<'c> Earley<'c> {
             accepts: sets[n].contains(&(AUGMENTED, 1, 0)),
             viable_prefix: !sets[n].is_empty(),
         }
+    }
+
+    /// Whether `text` is a sentence by the reference: `parser`'s lexer reads it whole with
+    /// longest match, and some choice among each lexeme's tied terminals (ignored ones
+    /// dropped) is a sentence of this CFG. `false` when the text does not lex; `None` when
+    /// more than `max_tied` lexemes have several terminals (too many choices to enumerate).
+    pub fn accepts_text(&self, parser: &Parser, text: &[u8], max_tied: usize) -> Option<bool> {
+        let Ok(lexemes) = parser.lexer().tokenize(text) else {
+            return Some(false);
+        };
+        let choices: Vec<Vec<TerminalId>> = lexemes
+            .iter()
+            .map(|l| {
+                l.terminals
+                    .iter()
+                    .copied()
+                    .filter(|&t| !parser.is_ignored(t))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|c| !c.is_empty())
+            .collect();
+        if choices.iter().filter(|c| c.len() > 1).count() > max_tied {
+            return None;
+        }
+        let mut seqs: Vec<Vec<TerminalId>> = vec![vec![]];
+        for c in &choices {
+            seqs = seqs
+                .iter()
+                .flat_map(|s| {
+                    c.iter().map(move |&t| {
+                        let mut s = s.clone();
+                        s.push(t);
+                        s
+                    })
+                })
+                .collect();
+        }
+        Some(seqs.iter().any(|s| self.recognize(s).accepts))
     }
 }
 

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use munch_glr::grammar::Grammar;
 use munch_glr::lark::{load, LoadConfig};
 use munch_glr::parser::{Parser, ParserConfig};
 
@@ -39,11 +40,26 @@ pub fn builtin(name: &str) -> Arc<Parser> {
     parser(grammar.source)
 }
 
-/// The parser of SynCode's grammar `name` (`json`, `go`, `java`, `sql`, …), fetched once into
-/// the cache.
+/// SynCode's grammar `name` (`json`, `go`, `java`, `sql`, …), fetched once into the cache and
+/// loaded as `NAME.lark` (the name its errors give).
+///
+/// # Panics
+/// When the grammar cannot be fetched or does not load.
+pub fn syncode_grammar(name: &str) -> Grammar {
+    let source = munch_grammars::syncode::grammar(name)
+        .unwrap_or_else(|e| panic!("fetching SynCode's {name}.lark: {e}"));
+    let config = LoadConfig {
+        file_name: format!("{name}.lark"),
+        ..LoadConfig::default()
+    };
+    load(source.as_bytes(), &config).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The parser of SynCode's grammar `name` ([`syncode_grammar`]).
 ///
 /// # Panics
 /// When the grammar cannot be fetched, or does not load or build.
 pub fn syncode(name: &str) -> Arc<Parser> {
-    parser(&munch_grammars::syncode::grammar(name).unwrap_or_else(|e| panic!("{e}")))
+    let grammar = syncode_grammar(name);
+    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap_or_else(|e| panic!("{e}")))
 }
