@@ -216,6 +216,77 @@ fn trace_compares_listed_maskers_and_times_each() {
     assert_eq!(summary["mismatches"], 0);
 }
 
+/// The lines of a `--masks-out` file, as JSON.
+fn mask_lines(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).expect("--masks-out wrote its file");
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+#[test]
+fn trace_writes_one_mask_line_per_step_the_same_for_every_masker() {
+    let dir = temp_dir("trace-masks-out");
+    let files = write_files(
+        &dir,
+        &[("a.json", "[true, null]"), ("b.json", "{\"k\": 1}")],
+    );
+    let trace = |masker: &str, out: &str| {
+        let mut args = vec![
+            "trace",
+            "builtin:json",
+            "--tokenizer",
+            "llama3",
+            "--masker",
+            masker,
+            "--masks-out",
+            out,
+        ];
+        args.extend(files.iter().map(String::as_str));
+        let (code, stdout, stderr) = munch(&args);
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        last_json(&stdout)
+    };
+    let out = |name: &str| dir.join(name).display().to_string();
+    let (trie, oracle) = (out("trie.jsonl"), out("oracle.jsonl"));
+    let summary = trace("trie", &trie);
+    assert_trace_shape(&summary, &["trie"]);
+    let lines = mask_lines(std::path::Path::new(&trie));
+    assert_eq!(lines.len() as u64, summary["steps"].as_u64().unwrap());
+    // Steps count from 0 in each file, in the order given.
+    let mut expected = Vec::new();
+    for file in &files {
+        let n = lines.iter().filter(|l| l["file"] == file.as_str()).count();
+        assert!(n > 1, "{file}: {n} lines");
+        expected.extend((0..n).map(|i| (file.clone(), i as u64)));
+    }
+    let got: Vec<(String, u64)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["file"].as_str().unwrap().to_string(),
+                l["step"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+    for l in &lines {
+        assert_eq!(l.as_object().unwrap().len(), 4, "{l}");
+        assert!(l["allowed"].as_u64().unwrap() > 0, "{l}");
+        let hash = l["sha256"].as_str().unwrap();
+        assert!(
+            hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{l}"
+        );
+    }
+    // The first step allows the start of every value: many tokens.
+    assert!(lines[0]["allowed"].as_u64().unwrap() > 100, "{}", lines[0]);
+
+    // The first masker listed is the one logged: the oracle's masks hash the same.
+    trace("oracle,trie", &oracle);
+    assert_eq!(mask_lines(std::path::Path::new(&oracle)), lines);
+}
+
 /// The finished texts of a `generate` run (every line but the summary), decoded.
 fn texts(stdout: &str) -> Vec<String> {
     let lines: Vec<&str> = stdout.lines().collect();
@@ -356,7 +427,7 @@ fn compile_refuses_an_artifact_no_masker_can_write() {
 fn usage_errors_exit_2_with_a_clear_message() {
     let dir = temp_dir("errors");
     let files = write_files(&dir, &[("x.json", "[]")]);
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &[
                 "trace",
@@ -428,6 +499,20 @@ fn usage_errors_exit_2_with_a_clear_message() {
                 &files[0],
             ],
             "no-such-tokenizer",
+        ),
+        (
+            &[
+                "trace",
+                "builtin:json",
+                "--tokenizer",
+                "llama3",
+                "--masker",
+                "trie",
+                "--masks-out",
+                "/nonexistent/masks.jsonl",
+                &files[0],
+            ],
+            "--masks-out /nonexistent/masks.jsonl",
         ),
     ];
     for (args, message) in cases {

@@ -1,5 +1,5 @@
 //! `munch trace GRAMMAR --tokenizer TOK --masker M1[,M2...] [--oracle | --oracle-sample N]
-//! [--seed S] FILE...`: teacher-forced mask traces.
+//! [--seed S] [--masks-out FILE] FILE...`: teacher-forced mask traces.
 //!
 //! Each file is tokenized with the tokenizer's own encoding (no special tokens) and walked token
 //! by token with [`munch::teacher::Teacher`], one matcher per listed masker (the maskers share
@@ -16,8 +16,16 @@
 //! sentence (one stderr line each says why), and `mismatches` counts steps where the masks
 //! disagree. Exit code 0 iff both are 0, 1 otherwise, 2 for usage, grammar, tokenizer or file
 //! errors.
+//!
+//! With `--masks-out FILE`, FILE gets one JSON line per step of every file, for the first
+//! (reference) masker: `{"file","step","allowed","sha256"}`, where `allowed` counts the tokens
+//! the mask allows and `sha256` is the hex SHA-256 of its `ceil(V / 32)` `u32` words (V: the
+//! vocabulary's size) in little-endian bytes, the bitmask layout of vLLM, XGrammar and
+//! llguidance. Other programs (the Python package's tests) compare their masks with it.
 
-use std::path::PathBuf;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -26,6 +34,7 @@ use rand::rngs::StdRng;
 use rand::SeedableRng;
 use serde::ser::SerializeMap;
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 
 use munch::glr::mask::MaskCache;
 use munch::stats::{us, Summary, SummaryUs};
@@ -55,6 +64,10 @@ pub struct Args {
     /// Seed of the oracle step sampling.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Write the first masker's mask at every step to FILE, one JSON line each:
+    /// `{"file","step","allowed","sha256"}` (SHA-256 of the mask's u32 words, little-endian).
+    #[arg(long, value_name = "FILE")]
+    masks_out: Option<PathBuf>,
     /// Text files to trace (UTF-8).
     #[arg(required = true)]
     files: Vec<PathBuf>,
@@ -88,6 +101,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let check_oracle = args.oracle || args.oracle_sample.is_some_and(|n| n > 0);
     let mut tracer = Tracer::new(&compiled, check_oracle)?;
     tracer.set_file_total(inputs.len());
+    if let Some(path) = &args.masks_out {
+        tracer.record.mask_log = Some(MaskLog::create(path)?);
+    }
     let mut rng = StdRng::seed_from_u64(args.seed);
     let mut rejected = 0;
     for (name, tokens) in &inputs {
@@ -102,6 +118,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             eprintln!("{name}: rejected: {reason}");
             rejected += 1;
         }
+    }
+    if let Some(log) = tracer.record.mask_log.take() {
+        log.finish()?;
     }
     let record = &tracer.record;
     let line = TraceLine {
@@ -201,6 +220,74 @@ impl<T: Serialize> Serialize for Named<T> {
     }
 }
 
+/// `--masks-out`: one line per step with the reference mask's size and hash.
+pub(crate) struct MaskLog {
+    path: String,
+    out: BufWriter<File>,
+    /// The first write error: the trace goes on, and [`MaskLog::finish`] reports it.
+    error: Option<std::io::Error>,
+}
+
+/// One line of `--masks-out`, fields in the documented order.
+#[derive(Serialize)]
+struct MaskLine<'a> {
+    file: &'a str,
+    step: usize,
+    allowed: usize,
+    sha256: String,
+}
+
+impl<'a> MaskLine<'a> {
+    /// The line of `mask` at `step` of `file`.
+    fn new(file: &'a str, step: usize, mask: &TokenMask) -> MaskLine<'a> {
+        let mut hash = Sha256::new();
+        for word in &mask.words()[..mask.len().div_ceil(32)] {
+            hash.update(word.to_le_bytes());
+        }
+        let sha256 = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        MaskLine {
+            file,
+            step,
+            allowed: mask.count(),
+            sha256,
+        }
+    }
+}
+
+impl MaskLog {
+    /// Creates (or truncates) `path`.
+    pub(crate) fn create(path: &Path) -> Result<MaskLog, CliError> {
+        let name = path.display().to_string();
+        let file = File::create(path).map_err(|e| format!("--masks-out {name}: {e}"))?;
+        Ok(MaskLog {
+            path: name,
+            out: BufWriter::new(file),
+            error: None,
+        })
+    }
+
+    /// Writes the line of `mask` at `step` of `file`.
+    fn write(&mut self, file: &str, step: usize, mask: &TokenMask) {
+        if self.error.is_some() {
+            return;
+        }
+        let line = serde_json::to_string(&MaskLine::new(file, step, mask))
+            .expect("a mask line serializes");
+        if let Err(e) = writeln!(self.out, "{line}") {
+            self.error = Some(e);
+        }
+    }
+
+    /// Flushes the file; the first error writing it, if any.
+    pub(crate) fn finish(mut self) -> Result<(), CliError> {
+        let result = match self.error.take() {
+            Some(e) => Err(e),
+            None => self.out.flush(),
+        };
+        result.map_err(|e| format!("--masks-out {}: {e}", self.path).into())
+    }
+}
+
 /// The checking oracle: its masks are filled only at the steps chosen, from the state of the
 /// teacher's first matcher (filling them at every step, as a teacher's lane, would cost one
 /// commit per vocabulary token per step even where nobody looks).
@@ -251,6 +338,8 @@ pub(crate) struct Record {
     pub(crate) mismatches: usize,
     /// The first disagreement.
     pub(crate) first_mismatch: Option<Mismatch>,
+    /// Where the reference masker's masks are logged, if anywhere.
+    pub(crate) mask_log: Option<MaskLog>,
     /// The text of the current file before the current step.
     text: Vec<u8>,
     /// The steps of the current file.
@@ -287,6 +376,7 @@ impl Tracer {
                 steps: 0,
                 mismatches: 0,
                 first_mismatch: None,
+                mask_log: None,
                 text: Vec::new(),
                 file_steps: 0,
                 started: now,
@@ -360,6 +450,9 @@ impl Record {
             _ => false,
         };
         self.steps += 1;
+        if let (Some(log), Some(mask)) = (&mut self.mask_log, masks.first()) {
+            log.write(file, step.index, mask);
+        }
         self.compare(
             file,
             step.index,
@@ -593,6 +686,24 @@ mod tests {
             }
             Outcome::Accepted => panic!("`[1` accepted"),
         }
+    }
+
+    #[test]
+    fn a_mask_line_hashes_the_little_endian_words() {
+        // Tokens 0, 5 and 32 of 33: words [0x21, 0x1].
+        let mut mask = TokenMask::new(33);
+        for t in [0, 5, 32] {
+            mask.insert(TokenId::from(t));
+        }
+        let line = MaskLine::new("f", 3, &mask);
+        // hashlib.sha256(struct.pack('<2I', 0x21, 1)).hexdigest(), in Python.
+        let expected = "54bd7331a34583ff6c77a6b5043cadfc4ab21eb7d183f7e1ee10aef04f341343";
+        assert_eq!((line.step, line.allowed), (3, 3));
+        assert_eq!(line.sha256, expected);
+        assert_eq!(
+            serde_json::to_string(&line).unwrap(),
+            format!(r#"{{"file":"f","step":3,"allowed":3,"sha256":"{expected}"}}"#)
+        );
     }
 
     #[test]
