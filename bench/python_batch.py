@@ -1,6 +1,6 @@
 """Batch fill from Python: munch beside XGrammar and llguidance, one run.
 
-    .venv/bin/python bench/python_batch.py [--steps 48] [--batches 32,64,128] [--threads 1,2]
+    ~/.cache/munch/venv/bin/python bench/python_batch.py [--steps 48] [--batches 32,64,128] [--threads 1,2]
 
 (``pip install xgrammar llguidance`` into the venv first; an engine that does not import is
 left out with the reason.) One grammar (SynCode's JSON grammar, as in munch's peers benchmark,

@@ -1,6 +1,6 @@
 """What a Python call of ``Matcher.fill_next_token_bitmask`` costs over the Rust call.
 
-    .venv/bin/python bench/python_overhead.py [--rounds 300] [--cargo]
+    ~/.cache/munch/venv/bin/python bench/python_overhead.py [--rounds 300] [--cargo]
 
 The workload is the one of ``cargo bench -p munch --bench matcher`` (``step/matcher/wda``): the
 Llama 3 tokenizer, munch's JSON grammar compiled with the wda masker, and a matcher standing at

@@ -3,8 +3,10 @@
 #
 #   bash python/run-tests.sh [PYTEST ARGS...]
 #
-# The virtualenv is $MUNCH_VENV (default: the repo's .venv, which git ignores), made once with
-# maturin, numpy and pytest. torch and transformers (large: about 3 GB with torch's CUDA
+# The virtualenv is $MUNCH_VENV (default: `venv` in munch's cache, $MUNCH_CACHE, else
+# $XDG_CACHE_HOME/munch, else ~/.cache/munch, where the tests' fetched data lives too: outside the
+# checkout, so that a fresh clone, as CI makes, finds it made), made once with maturin, numpy and
+# pytest. torch and transformers (large: about 3 GB with torch's CUDA
 # libraries) are installed only with MUNCH_TORCH=1 or in CI (CI=true); without them the tests
 # that need them are skipped, each with its reason. tests/test_sglang.py and tests/test_vllm.py
 # run against stand-ins of SGLang's and vLLM's base classes, and against the real ones too
@@ -14,7 +16,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(dirname "$here")"
-venv="${MUNCH_VENV:-$repo/.venv}"
+cache="${MUNCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/munch}"
+venv="${MUNCH_VENV:-$cache/venv}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$repo/target}"
 
 step() { printf '\n==> %s\n' "$*"; }
