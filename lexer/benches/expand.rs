@@ -402,7 +402,7 @@ impl Reader<'_> {
 }
 
 /// `EXPAND_SETS=<file>`: the class sets a masker produced along texts (written by
-/// `masker-trie/examples/class_sets.rs`), expanded in order with `expand` and with
+/// `maskers/trie/examples/class_sets.rs`), expanded in order with `expand` and with
 /// `expand_cached`; prints min/median/p99/max ns per call over the steps (each step's fastest
 /// of [`PASSES`] passes over the whole sequence, a fresh cache per pass; the timer's own cost,
 /// printed, is included).

@@ -16,7 +16,7 @@ use munch_testkit::grammar::syncode;
 
 fn repo_corpus(language: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../grammars/corpus")
+        .join("../../grammars/corpus")
         .join(language)
 }
 

@@ -189,7 +189,7 @@ public class Counter<T> implements Comparable<Counter<T>> {
     ignore = "release only: builds the tables of a real grammar"
 )]
 fn syncode_json_llama3() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../grammars/corpus/json");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammars/corpus/json");
     let texts = read_all(&files(&dir, "json", 6));
     assert!(!texts.is_empty());
     let steps = compare(&syncode("json"), &llama3(), &texts, 40);
@@ -202,7 +202,7 @@ fn syncode_json_llama3() {
     ignore = "release only: builds the tables of a real grammar"
 )]
 fn syncode_sql_llama3() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../grammars/corpus/sql");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammars/corpus/sql");
     let texts = read_all(&files(&dir, "sql", 40));
     assert!(!texts.is_empty());
     let steps = compare(&syncode("sql"), &llama3(), &texts, 25);
