@@ -153,14 +153,15 @@ impl TokenMask {
     /// The mask over `len` tokens with `words` (bits past `len` are cleared); `None` unless
     /// there are `ceil(len / 32)` words.
     pub fn from_words(words: &[u32], len: usize) -> Option<Self> {
+        if words.len() != len.div_ceil(32) {
+            return None;
+        }
         let mut mask = TokenMask {
             words: words.to_vec(),
             len,
         };
-        (words.len() == len.div_ceil(32)).then(|| {
-            mask.as_mut().trim();
-            mask
-        })
+        mask.as_mut().trim();
+        Some(mask)
     }
 
     /// The same set over the same words, as the [`Masker`]s write it.

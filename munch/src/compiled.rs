@@ -261,7 +261,7 @@ struct Inner {
     grammar: String,
     parser: Arc<Parser>,
     vocab: Arc<Vocabulary>,
-    masker: Box<dyn Masker>,
+    masker: Arc<dyn Masker>,
     kind: MaskerKind,
     fell_back: Option<FellBack>,
     stats: BuildStats,
@@ -287,7 +287,7 @@ impl Compiled {
         config: &Config,
     ) -> Result<Compiled, CompileError> {
         let started = Instant::now();
-        let parser = build_parser(grammar, config)?;
+        let parser = grammar.build_parser(&config.parser)?;
         Compiled::build(grammar.name(), parser, started.elapsed(), vocab, config)
     }
 
@@ -412,7 +412,7 @@ impl Compiled {
         config: &Config,
     ) -> Result<Compiled, CompileError> {
         let started = Instant::now();
-        let parser = build_parser(grammar, config)?;
+        let parser = grammar.build_parser(&config.parser)?;
         let parser_time = started.elapsed();
         let started = Instant::now();
         let built = crate::maskers::load(kind, &parser, &vocab, reader)?;
@@ -473,11 +473,6 @@ impl Compiled {
     pub fn bitmask_words(&self) -> usize {
         self.inner.vocab.len().div_ceil(32)
     }
-}
-
-/// Loads `grammar` and builds its parser within `config`'s budgets.
-fn build_parser(grammar: &Grammar, config: &Config) -> Result<Arc<Parser>, CompileError> {
-    grammar.build_parser(&config.parser)
 }
 
 // The promise of the type's docs.

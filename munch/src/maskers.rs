@@ -12,7 +12,7 @@ use crate::error::{CompileError, CompileErrorKind};
 
 /// A built masker, its sizes and its artifact writer.
 pub(crate) struct Built {
-    pub(crate) masker: Box<dyn Masker>,
+    pub(crate) masker: Arc<dyn Masker>,
     /// The masker's own sizes (token classes, tables, automaton states).
     pub(crate) stats: serde_json::Map<String, serde_json::Value>,
     /// Writes the masker as an artifact, for maskers that have a format.
@@ -23,7 +23,7 @@ pub(crate) struct Built {
 pub(crate) type Saver = Box<dyn Fn(&mut dyn std::io::Write) -> std::io::Result<()> + Send + Sync>;
 
 impl Built {
-    fn plain(masker: Box<dyn Masker>, stats: serde_json::Value) -> Built {
+    fn plain(masker: Arc<dyn Masker>, stats: serde_json::Value) -> Built {
         Built {
             masker,
             stats: match stats {
@@ -60,7 +60,7 @@ pub(crate) fn construct(
     let _ = (parser, max_memory);
     match kind {
         MaskerKind::Oracle => Ok(Built::plain(
-            Box::new(Oracle::new(Arc::clone(vocab))),
+            Arc::new(Oracle::new(Arc::clone(vocab))),
             serde_json::json!({}),
         )),
         #[cfg(feature = "trie")]
@@ -82,7 +82,7 @@ pub(crate) fn construct(
                 ),
             };
             Ok(Built::plain(
-                Box::new(masker),
+                Arc::new(masker),
                 serde_json::json!({ "token_classes": classes }),
             ))
         }
@@ -107,7 +107,7 @@ pub(crate) fn construct(
                 "table_entries": s.table_entries,
                 "table_bytes": s.heap_bytes,
             });
-            Ok(Built::plain(Box::new(masker), stats))
+            Ok(Built::plain(Arc::new(masker), stats))
         }
         #[cfg(feature = "wda")]
         MaskerKind::Wda => {
@@ -154,37 +154,12 @@ fn wda(masker: munch_masker_wda::WdaMasker) -> Built {
         "distinct_weights": s.distinct_weights,
         "table_bytes": s.heap_bytes,
     });
-    let masker = Arc::new(masker);
-    let writer = Arc::clone(&masker);
-    let mut built = Built::plain(Box::new(Shared(masker)), stats);
+    // The masker and its artifact writer share one automaton.
+    let writer = Arc::new(masker);
+    let mut built = Built::plain(Arc::clone(&writer) as Arc<dyn Masker>, stats);
     built.save = Some(Box::new(move |w: &mut dyn std::io::Write| {
         let mut w = w;
         writer.save(&mut w)
     }));
     built
-}
-
-/// A shared masker as a `Box<dyn Masker>` (the artifact writer holds the other reference).
-#[cfg(feature = "wda")]
-struct Shared<M>(Arc<M>);
-
-#[cfg(feature = "wda")]
-impl<M: Masker> Masker for Shared<M> {
-    fn name(&self) -> &str {
-        self.0.name()
-    }
-    fn vocabulary(&self) -> &Vocabulary {
-        self.0.vocabulary()
-    }
-    fn create_cache(&self) -> munch_glr::mask::MaskCache {
-        self.0.create_cache()
-    }
-    fn fill_into(
-        &self,
-        cache: &mut munch_glr::mask::MaskCache,
-        state: &munch_glr::parser::ParserState,
-        mask: munch_glr::mask::MaskMut<'_>,
-    ) {
-        self.0.fill_into(cache, state, mask)
-    }
 }
