@@ -100,6 +100,7 @@ fn every_kind_has_a_golden_case() {
         "EmptyMatch",
         "NonProductive",
         "UnknownImport",
+        "BundledGrammarUnavailable",
         "TemplateArity",
         "TemplateParamConflict",
         "RuleInTerminal",

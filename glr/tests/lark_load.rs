@@ -260,9 +260,10 @@ fn imports_from_common() {
 %ignore WS
 "#,
     );
+    // In the module's order, as Lark gives them (`INT` comes before `NUMBER` in `common`).
     assert_eq!(
         names(&g),
-        ["NUMBER", "NUM", "CNAME", "ESCAPED_STRING", "WS"]
+        ["NUM", "NUMBER", "ESCAPED_STRING", "CNAME", "WS"]
     );
     assert!(term(&g, "WS").ignored);
     assert!(!term(&g, "NUMBER").ignored);
@@ -335,7 +336,7 @@ UNUSED: "u"
 #[test]
 fn configurable_start() {
     let config = LoadConfig {
-        start: "other".to_string(),
+        start: vec!["other".to_string()],
         ..LoadConfig::default()
     };
     let g = load(b"start: \"s\"\nother: \"o\"\n", &config).unwrap();
@@ -346,6 +347,31 @@ fn configurable_start() {
         err.kind(),
         &ErrorKind::NoStartRule {
             name: "start".to_string()
+        }
+    );
+}
+
+#[test]
+fn several_start_rules_accept_what_any_derives() {
+    let config = LoadConfig {
+        start: vec!["a".to_string(), "b".to_string(), "a".to_string()],
+        ..LoadConfig::default()
+    };
+    let g = load(b"a: \"x\" b?\nb: \"y\"\nc: \"z\"\n", &config).unwrap();
+    // One inlined rule chooses among the start rules (a repeated name counts once).
+    assert_eq!(g.rule(g.start).name, "__start");
+    assert!(g.rule(g.start).inline);
+    assert_eq!(rule_names(&g), ["a", "b", "__start"]);
+    assert_eq!(names(&g), ["X", "Y"]);
+    let config = LoadConfig {
+        start: vec!["a".to_string(), "nope".to_string()],
+        ..LoadConfig::default()
+    };
+    let err = load(b"a: \"x\"\n", &config).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::NoStartRule {
+            name: "nope".to_string()
         }
     );
 }

@@ -5,7 +5,7 @@
 //! which reports a grammar error with its `file:line:column`, the source line and a caret.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use munch_glr::lark::{self, LoadConfig};
@@ -13,7 +13,7 @@ use munch_glr::parser::{Parser, ParserConfig};
 
 use crate::error::{CompileError, CompileErrorKind};
 
-/// A grammar to compile: Lark text with its start rule.
+/// A grammar to compile: Lark text with its start rules and where its `%import`s are found.
 ///
 /// ```
 /// let g = munch::Grammar::lark("start: \"a\"+").with_start("start");
@@ -25,7 +25,13 @@ use crate::error::{CompileError, CompileErrorKind};
 pub struct Grammar {
     name: String,
     text: Vec<u8>,
-    start: String,
+    start: Vec<String>,
+    /// Folders searched for `%import`ed grammar files, before the built-in modules.
+    import_paths: Vec<PathBuf>,
+    /// The folder of the grammar's file (relative imports), if it came from one.
+    base_dir: Option<PathBuf>,
+    /// Lark's bundled grammars (`%import python`); found by [`lark_grammars_dir`] when unset.
+    lark_grammars: Option<PathBuf>,
 }
 
 impl fmt::Debug for Grammar {
@@ -49,7 +55,10 @@ impl Grammar {
         Grammar {
             name: "<grammar>".to_string(),
             text: text.into(),
-            start: "start".to_string(),
+            start: vec!["start".to_string()],
+            import_paths: Vec::new(),
+            base_dir: None,
+            lark_grammars: None,
         }
     }
 
@@ -59,7 +68,14 @@ impl Grammar {
         let text = std::fs::read(path).map_err(|e| {
             CompileError::new(CompileErrorKind::Io(format!("{}: {e}", path.display())))
         })?;
-        Ok(Grammar::lark_bytes(text).with_name(path.display().to_string()))
+        let mut g = Grammar::lark_bytes(text).with_name(path.display().to_string());
+        g.base_dir = Some(
+            path.parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_path_buf(),
+        );
+        Ok(g)
     }
 
     /// One of munch's own grammars (`json`, `tricky`), named `builtin:NAME`.
@@ -107,7 +123,31 @@ impl Grammar {
 
     /// The same grammar starting at rule `start` (Lark's default is `start`).
     pub fn with_start(mut self, start: impl Into<String>) -> Grammar {
-        self.start = start.into();
+        self.start = vec![start.into()];
+        self
+    }
+
+    /// The same grammar with several start rules, as Lark's `start=[...]`: a text is accepted
+    /// when any of them derives it. An empty list keeps the current start rules.
+    pub fn with_starts<S: Into<String>>(mut self, starts: impl IntoIterator<Item = S>) -> Grammar {
+        let starts: Vec<String> = starts.into_iter().map(Into::into).collect();
+        if !starts.is_empty() {
+            self.start = starts;
+        }
+        self
+    }
+
+    /// The same grammar, also finding `%import`ed files under `dir` (Lark's `import_paths`;
+    /// searched in the order added, before the grammar's own folder and the built-in modules).
+    pub fn with_import_path(mut self, dir: impl Into<PathBuf>) -> Grammar {
+        self.import_paths.push(dir.into());
+        self
+    }
+
+    /// The same grammar reading Lark's bundled grammars (`%import python`, `%import lark`) from
+    /// `dir`, the `lark/grammars` folder of an installed `lark` package.
+    pub fn with_lark_grammars(mut self, dir: impl Into<PathBuf>) -> Grammar {
+        self.lark_grammars = Some(dir.into());
         self
     }
 
@@ -122,8 +162,13 @@ impl Grammar {
         &self.name
     }
 
-    /// The start rule.
+    /// The (first) start rule.
     pub fn start(&self) -> &str {
+        self.start.first().map_or("start", String::as_str)
+    }
+
+    /// Every start rule.
+    pub fn starts(&self) -> &[String] {
         &self.start
     }
 
@@ -146,11 +191,41 @@ impl Grammar {
         let config = LoadConfig {
             start: self.start.clone(),
             file_name: self.name.clone(),
+            import_paths: self.import_paths.clone(),
+            base_dir: self.base_dir.clone(),
+            lark_grammars: self.lark_grammars.clone().or_else(lark_grammars_dir),
             ..LoadConfig::default()
         };
         lark::load(&self.text, &config)
             .map_err(|e| CompileError::new(CompileErrorKind::Grammar(Box::new(e))))
     }
+}
+
+/// Where Lark's bundled grammars are when none is given: `$MUNCH_LARK_GRAMMARS`, else the
+/// `lark` package in munch's cache virtualenv (`lark-venv`, made by the conformance suite).
+/// munch ships its own `common` and `unicode` but not Lark's `python` and `lark` grammars,
+/// which are Lark's work.
+pub fn lark_grammars_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("MUNCH_LARK_GRAMMARS").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    let lib = munch_lexer::cache::cache_dir()
+        .join("lark-venv")
+        .join("lib");
+    let mut pythons: Vec<PathBuf> = std::fs::read_dir(&lib)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("python"))
+        })
+        .collect();
+    pythons.sort();
+    pythons
+        .into_iter()
+        .map(|p| p.join("site-packages").join("lark").join("grammars"))
+        .find(|d| d.join("python.lark").is_file())
 }
 
 #[cfg(test)]

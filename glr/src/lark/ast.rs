@@ -45,8 +45,9 @@ pub(crate) enum Item {
     /// `%ignore` with its expression.
     Ignore(Expansions),
     Import(Import),
-    /// `%declare` with its names (rules or terminals).
-    Declare(Vec<Name>),
+    /// `%declare` with its names, each with whether it is a terminal (kept here because an
+    /// imported name's case no longer says: `python__NAME` is a terminal).
+    Declare(Vec<(Name, bool)>),
 }
 
 /// A rule or terminal definition (for `%override` and `%extend`).

@@ -1,4 +1,4 @@
-//! The built-in `common` library for `%import common.NAME`.
+//! The built-in `common` and `unicode` libraries for `%import common.NAME`.
 //!
 //! munch's own definitions with the meaning of the terminals of Lark's `common.lark` (checked
 //! by matching sample strings against Lark's compiled patterns: see `tests/lark_terminals.rs`).
@@ -7,8 +7,18 @@
 //! backslash pairs, which ends at the first quote preceded by an even number of backslashes —
 //! exactly where Lark's `".*?(?<!\\)(\\\\)*?"` ends.
 
-/// The name of the one built-in module.
+/// The name of the built-in `common` module.
 pub(crate) const MODULE: &str = "common";
+
+/// The name of the built-in `unicode` module.
+pub(crate) const UNICODE_MODULE: &str = "unicode";
+
+/// The `unicode` library: whitespace that includes the no-break space (U+00A0), as in Lark's
+/// `unicode.lark`, which defines nothing else.
+pub(crate) const UNICODE_SOURCE: &str = r#"
+WS_INLINE: /[ \t\xa0]+/
+WS: /[ \t\xa0\f\r\n]+/
+"#;
 
 /// The library, in Lark syntax.
 pub(crate) const SOURCE: &str = r#"

@@ -1,6 +1,6 @@
 //! Statements → a table of definitions, then Lark's validation of every definition.
 //!
-//! After [`collect`]: imports are resolved against the built-in library, `%override` and
+//! After [`collect`]: (imports were merged before, by [`super::imports`]) `%override` and
 //! `%extend` are applied, `%ignore` expressions other than a bare terminal name have become
 //! `__IGNORE_n` terminals, and every name is defined at most once.
 //! After [`validate`]: every name a definition uses is defined (or a template parameter),
@@ -8,28 +8,27 @@
 //! aliases only label top-level alternatives of rules, every literal unescapes, and every
 //! number is in range. This holds for all definitions, used or not, as in Lark.
 
-use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::collections::{HashMap, HashSet};
 
 use super::ast::*;
-use super::common;
 use super::error::ErrorKind;
 use super::literal::{literal_value, range_ends, LiteralError};
 use super::RawError;
 
-/// Which file a terminal definition comes from (names resolve within it).
+/// Whether a terminal is the grammar's or only a piece of imported terminals.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Ns {
+    /// Defined, imported by name, or made by `%ignore`.
     User,
-    Common,
+    /// Kept from an imported module only because its imported terminals use it (Lark inlines
+    /// and drops it): it names no anonymous literal and reaches no parser.
+    Hidden,
 }
 
 /// One piece of a terminal's definition (several after `%extend`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum TermPart<'f> {
     Exps(&'f Expansions),
-    /// An imported terminal: the entry it copies.
-    Alias(usize),
 }
 
 /// A terminal definition.
@@ -77,31 +76,20 @@ pub(crate) struct Ignore {
 /// All definitions of a grammar.
 #[derive(Debug, Default)]
 pub(crate) struct Defs<'f> {
-    /// The library's terminals first, then the grammar's in Lark's order (imports, then
-    /// definitions in the order they appear).
+    /// The terminals in Lark's order (imported ones, then definitions in the order they
+    /// appear).
     pub(crate) terms: Vec<TermEntry<'f>>,
     pub(crate) user_terms: HashMap<String, usize>,
-    pub(crate) common_terms: HashMap<String, usize>,
     pub(crate) rules: Vec<RuleEntry<'f>>,
     pub(crate) rule_index: HashMap<String, usize>,
     pub(crate) ignore: Vec<Ignore>,
 }
 
 impl<'f> Defs<'f> {
-    /// The terminal `name` as seen from namespace `ns`.
-    pub(crate) fn term(&self, ns: Ns, name: &str) -> Option<usize> {
-        match ns {
-            Ns::User => self.user_terms.get(name).copied(),
-            Ns::Common => self.common_terms.get(name).copied(),
-        }
+    /// The terminal `name`.
+    pub(crate) fn term(&self, name: &str) -> Option<usize> {
+        self.user_terms.get(name).copied()
     }
-}
-
-/// The library, parsed once.
-fn common_file() -> Option<&'static File> {
-    static FILE: OnceLock<Option<File>> = OnceLock::new();
-    FILE.get_or_init(|| super::parse::parse(common::SOURCE, 64).ok())
-        .as_ref()
 }
 
 fn err(kind: ErrorKind, pos: Pos) -> RawError {
@@ -147,35 +135,27 @@ fn number_error(n: Number) -> ErrorKind {
     }
 }
 
-/// Builds the definition table of `file`.
-pub(crate) fn collect(file: &File) -> Result<Defs<'_>, RawError> {
+/// Builds the definition table of `file` (imports already merged: see [`super::imports`]);
+/// the terminals named in `hidden` are pieces of imported terminals only.
+pub(crate) fn collect<'f>(file: &'f File, hidden: &HashSet<String>) -> Result<Defs<'f>, RawError> {
     let mut defs = Defs::default();
-    // The library's terminals (only the imported ones end up in the grammar).
-    if let Some(lib) = common_file() {
-        for item in &lib.items {
-            if let Item::Term(t) = item {
-                let idx = defs.terms.len();
-                defs.common_terms.insert(t.name.text.clone(), idx);
-                defs.terms.push(TermEntry {
-                    name: t.name.text.clone(),
-                    pos: t.name.pos,
-                    ns: Ns::Common,
-                    priority: priority(t.priority).unwrap_or(0),
-                    parts: vec![TermPart::Exps(&t.body)],
-                    declared: false,
-                });
-            }
-        }
-    }
-    // Imports come first, as in Lark.
-    for item in &file.items {
-        if let Item::Import(imp) = item {
-            import(&mut defs, imp)?;
-        }
-    }
     for item in &file.items {
         match item {
-            Item::Import(_) => {}
+            Item::Import(imp) => {
+                // `imports::flatten` leaves none.
+                return Err(err(
+                    ErrorKind::UnknownImport {
+                        module: imp
+                            .module
+                            .iter()
+                            .map(|n| n.text.as_str())
+                            .collect::<Vec<_>>()
+                            .join("."),
+                        name: None,
+                    },
+                    imp.pos,
+                ));
+            }
             Item::Rule(r) => define_rule(&mut defs, r, false)?,
             Item::Term(t) => define_term(&mut defs, t, false)?,
             Item::Override(Def::Rule(r)) => define_rule(&mut defs, r, true)?,
@@ -184,82 +164,20 @@ pub(crate) fn collect(file: &File) -> Result<Defs<'_>, RawError> {
             Item::Extend(Def::Term(t)) => extend_term(&mut defs, t)?,
             Item::Ignore(exps) => ignore(&mut defs, exps),
             Item::Declare(names) => {
-                for n in names {
-                    declare(&mut defs, n)?;
+                for (n, is_term) in names {
+                    declare(&mut defs, n, *is_term)?;
                 }
             }
         }
     }
-    Ok(defs)
-}
-
-fn import<'f>(defs: &mut Defs<'f>, imp: &'f Import) -> Result<(), RawError> {
-    let module: Vec<&str> = imp.module.iter().map(|n| n.text.as_str()).collect();
-    let module_pos = imp.module.first().map_or(imp.pos, |first| {
-        first.pos.to(imp.module.last().map_or(first.pos, |l| l.pos))
-    });
-    if imp.relative || module != [common::MODULE] {
-        return Err(err(
-            ErrorKind::UnknownImport {
-                module: format!(
-                    "{}{}",
-                    if imp.relative { "." } else { "" },
-                    module.join(".")
-                ),
-                name: None,
-            },
-            module_pos,
-        ));
-    }
-    for (name, alias) in &imp.names {
-        let Some(target) = defs.common_terms.get(&name.text).copied() else {
-            return Err(err(
-                ErrorKind::UnknownImport {
-                    module: module.join("."),
-                    name: Some(name.text.clone()),
-                },
-                name.pos,
-            ));
-        };
-        let new_name = alias.as_ref().unwrap_or(name);
-        if !new_name
-            .text
-            .trim_start_matches('_')
-            .starts_with(|c: char| c.is_ascii_uppercase())
-        {
-            return Err(err(
-                ErrorKind::UnexpectedToken {
-                    found: format!("`{}`", new_name.text),
-                    expected: "an uppercase name (the imported name is a terminal)",
-                },
-                new_name.pos,
-            ));
-        }
-        if let Some(&old) = defs.user_terms.get(&new_name.text) {
-            // Importing the same thing twice is harmless.
-            if matches!(defs.terms[old].parts.as_slice(), [TermPart::Alias(t)] if *t == target) {
-                continue;
+    if !hidden.is_empty() {
+        for t in &mut defs.terms {
+            if hidden.contains(&t.name) {
+                t.ns = Ns::Hidden;
             }
-            return Err(duplicate(
-                &new_name.text,
-                "terminal",
-                new_name.pos,
-                defs.terms[old].pos,
-            ));
         }
-        let idx = defs.terms.len();
-        defs.user_terms.insert(new_name.text.clone(), idx);
-        let priority = defs.terms[target].priority;
-        defs.terms.push(TermEntry {
-            name: new_name.text.clone(),
-            pos: new_name.pos,
-            ns: Ns::User,
-            priority,
-            parts: vec![TermPart::Alias(target)],
-            declared: false,
-        });
     }
-    Ok(())
+    Ok(defs)
 }
 
 fn define_rule<'f>(defs: &mut Defs<'f>, r: &'f RuleDef, is_override: bool) -> Result<(), RawError> {
@@ -438,11 +356,7 @@ fn ignore<'f>(defs: &mut Defs<'f>, exps: &'f Expansions) {
     });
 }
 
-fn declare(defs: &mut Defs<'_>, n: &Name) -> Result<(), RawError> {
-    let is_term = n
-        .text
-        .trim_start_matches('_')
-        .starts_with(|c: char| c.is_ascii_uppercase());
+fn declare(defs: &mut Defs<'_>, n: &Name, is_term: bool) -> Result<(), RawError> {
     if is_term {
         if let Some(&old) = defs.user_terms.get(&n.text) {
             return Err(duplicate(&n.text, "terminal", n.pos, defs.terms[old].pos));
@@ -505,9 +419,8 @@ pub(crate) fn validate(defs: &Defs<'_>) -> Result<(), RawError> {
                 ignore: t.name.starts_with("__IGNORE_"),
             };
             for part in &t.parts {
-                if let TermPart::Exps(exps) = part {
-                    check_expansions(defs, exps, ctx, true)?;
-                }
+                let TermPart::Exps(exps) = part;
+                check_expansions(defs, exps, ctx, true)?;
             }
         } else {
             let r = &defs.rules[i];

@@ -131,6 +131,20 @@ pub enum ErrorKind {
         /// The name, when the module exists but lacks it.
         name: Option<String>,
     },
+    /// `%import` of one of Lark's bundled grammars (`python`, `lark`), which munch reads from
+    /// an installed `lark` package, without that package's grammar folder
+    /// (`LoadConfig::lark_grammars`).
+    BundledGrammarUnavailable {
+        /// The module (`python`).
+        module: String,
+    },
+    /// An imported grammar file exists but cannot be read (or is not UTF-8).
+    ImportUnreadable {
+        /// The file.
+        path: String,
+        /// Why.
+        message: String,
+    },
     /// A template used with the wrong number of arguments (a rule used with arguments has
     /// zero parameters; a template used bare has zero arguments).
     TemplateArity {
@@ -227,9 +241,23 @@ impl fmt::Display for ErrorKind {
             ),
             EmptyMatch { name } => write!(f, "terminal `{name}` matches the empty string"),
             NonProductive { name } => write!(f, "rule `{name}` derives no finite string"),
-            UnknownImport { module, name: None } => {
-                write!(f, "unknown grammar module `{module}` (only `common` is built in)")
-            }
+            UnknownImport { module, name: None } => write!(
+                f,
+                "grammar module `{module}` not found (searched the import paths{}; built in: \
+                 common, unicode, and Lark's python and lark given its grammar folder)",
+                if module.starts_with('.') {
+                    " and the grammar's folder"
+                } else {
+                    ""
+                }
+            ),
+            BundledGrammarUnavailable { module } => write!(
+                f,
+                "`{module}` is one of Lark's bundled grammars, which munch reads from an \
+                 installed lark package: give its `lark/grammars` folder (--lark-grammars DIR, \
+                 or MUNCH_LARK_GRAMMARS)"
+            ),
+            ImportUnreadable { path, message } => write!(f, "cannot read {path}: {message}"),
             UnknownImport {
                 module,
                 name: Some(name),

@@ -80,11 +80,12 @@ fn is_rule_start(b: u8) -> bool {
 }
 
 impl<'a> Lexer<'a> {
-    pub(crate) fn new(src: &'a str) -> Self {
+    /// A tokenizer starting at byte `start` (a character boundary) of `src`.
+    pub(crate) fn new_at(src: &'a str, start: usize) -> Self {
         Self {
             src,
             bytes: src.as_bytes(),
-            pos: 0,
+            pos: start.min(src.len()),
         }
     }
 
@@ -379,7 +380,7 @@ mod tests {
     use super::*;
 
     fn toks(src: &str) -> Vec<(Tok, &str)> {
-        let mut lx = Lexer::new(src);
+        let mut lx = Lexer::new_at(src, 0);
         let mut out = Vec::new();
         loop {
             let t = lx.next_token().expect("lexes");
@@ -458,12 +459,12 @@ mod tests {
 
     #[test]
     fn errors_are_located() {
-        let err = |src: &str| Lexer::new(src).next_token().unwrap_err();
+        let err = |src: &str| Lexer::new_at(src, 0).next_token().unwrap_err();
         assert_eq!(err("\"abc\nx").0, ErrorKind::UnterminatedString);
         assert_eq!(err("\"abc\nx").2, 4);
         assert_eq!(err("/abc\n/").0, ErrorKind::UnterminatedRegex);
         assert_eq!(err("/abc\n/").2, 4);
-        assert!(Lexer::new("/a\nb/x").next_token().is_ok());
+        assert!(Lexer::new_at("/a\nb/x", 0).next_token().is_ok());
         assert_eq!(
             err("%foo x").0,
             ErrorKind::UnknownDirective {

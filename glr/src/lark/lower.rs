@@ -33,6 +33,10 @@ use crate::grammar::{
 };
 use crate::span::Span;
 
+/// The name of the rule that chooses among several start rules (a name no Lark grammar can
+/// define: Lark reserves names starting with `__`).
+pub(crate) const START_CHOICE: &str = "__start";
+
 /// Budget: distinct template instances.
 pub(crate) const MAX_TEMPLATE_INSTANCES: usize = 10_000;
 /// Budget: the length of one template instance's name (`sep{item,COMMA}`), which grows with
@@ -103,12 +107,12 @@ fn addr(v: &Value) -> usize {
 
 /// Builds the grammar. `span` turns positions into spans.
 pub(crate) fn lower(
-    file: &File,
+    flat: &super::imports::Flat,
     src: &str,
     config: &super::LoadConfig,
     span: &dyn Fn(Pos) -> Span,
 ) -> Result<Grammar, RawError> {
-    let defs = super::defs::collect(file)?;
+    let defs = super::defs::collect(&flat.file, &flat.hidden)?;
     super::defs::validate(&defs)?;
     let patterns = terminals::build_all(&defs, src, config.max_nesting)?;
     let mut l = Lowerer::new(&defs, patterns, src, config.max_nesting);
@@ -505,20 +509,62 @@ impl<'d, 'f> Lowerer<'d, 'f> {
     }
 
     /// Passes 2–4, and the final numbering.
-    fn assemble(self, start: &str, span: &dyn Fn(Pos) -> Span) -> Result<Grammar, RawError> {
-        let start_rule = self
-            .defs
-            .rule_index
-            .get(start)
-            .copied()
-            .filter(|&r| self.defs.rules[r].params.is_empty());
-        let Some(start_rule) = start_rule else {
-            return Err(err(
-                ErrorKind::NoStartRule {
-                    name: start.to_string(),
-                },
-                Pos { start: 0, end: 0 },
-            ));
+    fn assemble(
+        mut self,
+        starts: &[String],
+        span: &dyn Fn(Pos) -> Span,
+    ) -> Result<Grammar, RawError> {
+        let mut start_rules = Vec::with_capacity(starts.len());
+        for start in starts {
+            let rule = self
+                .defs
+                .rule_index
+                .get(start.as_str())
+                .copied()
+                .filter(|&r| self.defs.rules[r].params.is_empty());
+            match rule {
+                Some(r) if !start_rules.contains(&r) => start_rules.push(r),
+                Some(_) => {}
+                None => {
+                    return Err(err(
+                        ErrorKind::NoStartRule {
+                            name: start.to_string(),
+                        },
+                        Pos { start: 0, end: 0 },
+                    ))
+                }
+            }
+        }
+        let start_rule = match start_rules.as_slice() {
+            [] => {
+                return Err(err(
+                    ErrorKind::NoStartRule {
+                        name: String::new(),
+                    },
+                    Pos { start: 0, end: 0 },
+                ))
+            }
+            [one] => *one,
+            several => {
+                // Several start rules (Lark builds one table per start and parses with one of
+                // them): munch accepts a text that any of them derives, through one inlined
+                // rule whose alternatives are the start rules.
+                let mut alts = Vec::with_capacity(several.len());
+                for &r in several {
+                    alts.push(Alternative {
+                        expr: GExpr::Rule(rule_id(r)?),
+                        alias: None,
+                    });
+                }
+                self.rules.push(RuleSlot {
+                    name: START_CHOICE.to_string(),
+                    pos: Pos::default(),
+                    def: several[0],
+                    args: Vec::new(),
+                    expr: Some(GExpr::Alt(alts)),
+                });
+                self.rules.len() - 1
+            }
         };
 
         // Pass 2: reachability.
@@ -633,14 +679,15 @@ impl<'d, 'f> Lowerer<'d, 'f> {
                 continue;
             }
             let def = &self.defs.rules[slot.def];
+            let synthetic = slot.name == START_CHOICE;
             let Some(expr) = slot.expr else { continue };
             rules.push(Rule {
                 inline: slot.name.starts_with('_'),
                 name: slot.name,
                 expr: renumber(expr, &term_ids, &rule_ids),
-                priority: def.priority,
-                expand_single: def.expand_single,
-                keep_all_tokens: def.keep_all_tokens,
+                priority: if synthetic { 0 } else { def.priority },
+                expand_single: def.expand_single && !synthetic,
+                keep_all_tokens: def.keep_all_tokens && !synthetic,
                 span: span(slot.pos),
             });
         }

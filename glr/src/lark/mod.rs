@@ -59,6 +59,7 @@ mod ast;
 mod common;
 mod defs;
 mod error;
+mod imports;
 mod lex;
 mod literal;
 mod lower;
@@ -71,14 +72,17 @@ mod terminals;
 
 pub use error::{ErrorKind, GrammarError};
 
+use std::path::PathBuf;
+
 use crate::grammar::Grammar;
 use crate::span::Span;
 
 /// How to load a grammar.
 #[derive(Clone, Debug)]
 pub struct LoadConfig {
-    /// The start rule (Lark's default: `start`).
-    pub start: String,
+    /// The start rules (Lark's default: `start`). With several, a text is accepted when any
+    /// of them derives it (Lark parses with one start at a time, chosen per call).
+    pub start: Vec<String>,
     /// The deepest nesting of groups (`(`, `[`, template `{`) the parser accepts; deeper input
     /// is a [`ErrorKind::NestingTooDeep`] error. It also bounds regex nesting and the depth of
     /// terminals built from terminals. The parser recurses once per level, so very large values
@@ -86,14 +90,25 @@ pub struct LoadConfig {
     pub max_nesting: usize,
     /// The file name shown in error messages.
     pub file_name: String,
+    /// Folders searched first for `%import`ed modules (Lark's `import_paths`).
+    pub import_paths: Vec<PathBuf>,
+    /// The folder of the grammar's file, where relative imports (`%import .mod.x`) look; the
+    /// current folder when `None`.
+    pub base_dir: Option<PathBuf>,
+    /// The `grammars` folder of an installed `lark` package, for `%import python` and
+    /// `%import lark` (munch builds in `common` and `unicode` only).
+    pub lark_grammars: Option<PathBuf>,
 }
 
 impl Default for LoadConfig {
     fn default() -> Self {
         Self {
-            start: "start".to_string(),
+            start: vec!["start".to_string()],
             max_nesting: 256,
             file_name: "<grammar>".to_string(),
+            import_paths: Vec::new(),
+            base_dir: None,
+            lark_grammars: None,
         }
     }
 }
@@ -114,26 +129,71 @@ pub fn load(source: &[u8], config: &LoadConfig) -> Result<Grammar, GrammarError>
         Ok(s) => s,
         Err(e) => return Err(invalid_utf8(source, &e, &config.file_name)),
     };
-    let lines = source::LineIndex::new(src);
-    let span = |p: ast::Pos| lines.span(src, p.start, p.end);
-    let located = |raw: RawError| {
+    let mut sources = imports::Sources::new(src, &config.file_name);
+    let located = |sources: &imports::Sources, raw: RawError| {
         let mut kind = raw.kind;
-        if let ErrorKind::NumberOutOfRange { text } = &mut kind {
-            if text.is_empty() {
-                *text = src
+        let text = sources.text.as_str();
+        if let ErrorKind::NumberOutOfRange { text: t } = &mut kind {
+            if t.is_empty() {
+                *t = text
                     .get(raw.pos.start..raw.pos.end)
                     .unwrap_or("")
                     .to_string();
             }
         }
-        let e = GrammarError::new(kind, span(raw.pos), source, &config.file_name);
+        let place = |p: ast::Pos| {
+            let file = sources.file_at(p.start);
+            let body = text.get(file.start..file.end).unwrap_or("");
+            let span = source::LineIndex::new(body).span(
+                body,
+                p.start.saturating_sub(file.start),
+                p.end.saturating_sub(file.start),
+            );
+            (span, body, file.name.as_str())
+        };
+        let (span, body, name) = place(raw.pos);
+        let e = GrammarError::new(kind, span, body.as_bytes(), name);
         match raw.aux {
-            Some(aux) => e.with_auxiliary(span(aux), source),
+            Some(aux) => {
+                let (span, body, _) = place(aux);
+                e.with_auxiliary(span, body.as_bytes())
+            }
             None => e,
         }
     };
-    let file = parse::parse(src, config.max_nesting).map_err(located)?;
-    lower::lower(&file, src, config, &span).map_err(located)
+    let file = match parse::parse(src, config.max_nesting) {
+        Ok(f) => f,
+        Err(raw) => return Err(located(&sources, raw)),
+    };
+    let finder = imports::Finder {
+        import_paths: &config.import_paths,
+        lark_grammars: config.lark_grammars.as_deref(),
+        max_nesting: config.max_nesting,
+    };
+    let flat = match imports::flatten(file, &mut sources, &finder, config.base_dir.as_deref()) {
+        Ok(f) => f,
+        Err(raw) => return Err(located(&sources, raw)),
+    };
+    // Spans of definitions are within their own file.
+    let indexes: Vec<source::LineIndex> = sources
+        .files
+        .iter()
+        .map(|f| source::LineIndex::new(sources.text.get(f.start..f.end).unwrap_or("")))
+        .collect();
+    let span = |p: ast::Pos| {
+        let i = sources
+            .files
+            .partition_point(|f| f.start <= p.start)
+            .saturating_sub(1);
+        let f = &sources.files[i];
+        let body = sources.text.get(f.start..f.end).unwrap_or("");
+        indexes[i].span(
+            body,
+            p.start.saturating_sub(f.start),
+            p.end.saturating_sub(f.start),
+        )
+    };
+    lower::lower(&flat, &sources.text, config, &span).map_err(|raw| located(&sources, raw))
 }
 
 fn invalid_utf8(source: &[u8], e: &std::str::Utf8Error, file_name: &str) -> GrammarError {

@@ -11,13 +11,19 @@ use super::RawError;
 
 /// Parses `src` into statements.
 pub(crate) fn parse(src: &str, max_nesting: usize) -> Result<File, RawError> {
+    parse_at(src, 0, max_nesting)
+}
+
+/// Parses `src[start..]` into statements, with positions in `src` (an imported module's text
+/// appended to the others: see `imports::Sources`).
+pub(crate) fn parse_at(src: &str, start: usize, max_nesting: usize) -> Result<File, RawError> {
     let mut p = Parser {
         src,
-        lexer: Lexer::new(src),
+        lexer: Lexer::new_at(src, start),
         peeked: None,
         depth: 0,
         max_nesting,
-        last_end: 0,
+        last_end: start,
     };
     p.file()
 }
@@ -276,7 +282,7 @@ impl<'a> Parser<'a> {
                     match t.tok {
                         Tok::Rule | Tok::Terminal => {
                             self.bump()?;
-                            names.push(self.name(t));
+                            names.push((self.name(t), t.tok == Tok::Terminal));
                         }
                         _ if !names.is_empty() => break,
                         _ => return Err(self.unexpected(t, "a name to declare")),

@@ -17,7 +17,7 @@ use super::ast::*;
 use super::defs::{Defs, Ns, TermPart};
 use super::error::ErrorKind;
 use super::literal::{literal_value, range_ends};
-use super::{common, pyre, RawError};
+use super::{pyre, RawError};
 use crate::grammar::NoPattern;
 
 /// Budget: HIR nodes in one terminal's pattern (terminals built from terminals can grow
@@ -234,14 +234,12 @@ pub(crate) fn build_all(
         max_nesting,
         nest_limit: u32::try_from(max_nesting).unwrap_or(u32::MAX),
         done: vec![None; defs.terms.len()],
-        root_pos: Pos::default(),
     };
     let mut state = vec![0u8; defs.terms.len()]; // 0 new, 1 on the stack, 2 done
     for root in 0..defs.terms.len() {
         if defs.terms[root].ns != Ns::User || state[root] == 2 {
             continue;
         }
-        b.root_pos = defs.terms[root].pos;
         let mut stack: Vec<Visit> = vec![(root, b.deps(root), 0)];
         state[root] = 1;
         while let Some((entry, deps, next)) = stack.last_mut() {
@@ -260,11 +258,7 @@ pub(crate) fn build_all(
                             .map(|s| defs.terms[s.0].name.clone())
                             .collect();
                         path.push(defs.terms[d].name.clone());
-                        let pos = if defs.terms[d].ns == Ns::User {
-                            at
-                        } else {
-                            b.root_pos
-                        };
+                        let pos = at;
                         return Err(err(
                             ErrorKind::TerminalCycle {
                                 name: defs.terms[d].name.clone(),
@@ -293,8 +287,6 @@ struct Builder<'d, 'f> {
     max_nesting: usize,
     nest_limit: u32,
     done: Vec<Option<TermPattern>>,
-    /// The user terminal being resolved (errors inside library terminals are reported there).
-    root_pos: Pos,
 }
 
 impl Builder<'_, '_> {
@@ -304,20 +296,19 @@ impl Builder<'_, '_> {
         let mut out = Vec::new();
         for part in &e.parts {
             match part {
-                TermPart::Alias(t) => out.push((*t, e.pos)),
-                TermPart::Exps(exps) => self.names_in(exps, e.ns, &mut out),
+                TermPart::Exps(exps) => self.names_in(exps, &mut out),
             }
         }
         out
     }
 
-    fn names_in(&self, exps: &Expansions, ns: Ns, out: &mut Vec<(usize, Pos)>) {
+    fn names_in(&self, exps: &Expansions, out: &mut Vec<(usize, Pos)>) {
         for alt in &exps.alts {
             for item in &alt.items {
                 match &item.atom {
-                    Atom::Group(inner) | Atom::Maybe(inner) => self.names_in(inner, ns, out),
+                    Atom::Group(inner) | Atom::Maybe(inner) => self.names_in(inner, out),
                     Atom::Value(Value::Terminal(n)) => {
-                        if let Some(t) = self.defs.term(ns, &n.text) {
+                        if let Some(t) = self.defs.term(&n.text) {
                             out.push((t, n.pos));
                         }
                     }
@@ -327,13 +318,10 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// Where to report an error found in `entry` at `pos`.
-    fn at(&self, entry: usize, pos: Pos) -> Pos {
-        if self.defs.terms[entry].ns == Ns::User {
-            pos
-        } else {
-            self.root_pos
-        }
+    /// Where to report an error found in `entry` at `pos`: there, since every module's text
+    /// is part of the one source (`imports::Sources`).
+    fn at(&self, _entry: usize, pos: Pos) -> Pos {
+        pos
     }
 
     fn build(&self, entry: usize) -> Result<TermPattern, RawError> {
@@ -347,35 +335,11 @@ impl Builder<'_, '_> {
                 source: String::new(),
             });
         }
-        let text = if e.ns == Ns::User {
-            self.src
-        } else {
-            common::SOURCE
-        };
+        let text = self.src;
         let mut pieces = Vec::new();
         let mut sources = Vec::new();
         for part in &e.parts {
             match part {
-                TermPart::Alias(t) => {
-                    let Some(p) = &self.done[*t] else {
-                        return Err(err(
-                            ErrorKind::UndefinedTerminal {
-                                name: self.defs.terms[*t].name.clone(),
-                            },
-                            self.at(entry, e.pos),
-                        ));
-                    };
-                    sources.push(p.source.clone());
-                    pieces.push(Piece {
-                        hir: p.hir.clone().map_err(|why| match why {
-                            NoPattern::Unsupported(s) => s,
-                            NoPattern::Declared => "a %declare'd terminal".to_string(),
-                        }),
-                        identity: p.identity.clone(),
-                        size: p.size,
-                        depth: p.depth,
-                    });
-                }
                 TermPart::Exps(exps) => {
                     sources.push(
                         text.get(exps.pos.start..exps.pos.end)
@@ -476,10 +440,7 @@ impl Builder<'_, '_> {
                 repeat(p, 0, Some(1))
             }
             Atom::Value(Value::Terminal(n)) => {
-                let done = self
-                    .defs
-                    .term(e.ns, &n.text)
-                    .and_then(|t| self.done[t].as_ref());
+                let done = self.defs.term(&n.text).and_then(|t| self.done[t].as_ref());
                 let Some(p) = done else {
                     return Err(err(
                         ErrorKind::UndefinedTerminal {
