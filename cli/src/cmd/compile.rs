@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use munch::{Compiled, Config, Grammar, MaskerKind, Vocabulary};
+use munch::{Compiled, Config, MaskerKind, Vocabulary};
 
 use super::CliError;
 
@@ -30,6 +30,8 @@ use super::CliError;
 pub struct Args {
     /// A Lark grammar: a file, `builtin:NAME` or `syncode:NAME`.
     grammar: String,
+    #[command(flatten)]
+    grammar_opts: super::GrammarOpts,
     /// The tokenizer: a `tokenizer.json` path, or one of llama2, llama3, qwen3, gemma3, gptoss.
     #[arg(long)]
     tokenizer: String,
@@ -76,7 +78,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             .into());
         }
     }
-    let grammar = Grammar::from_arg(&args.grammar)?;
+    let grammar = args.grammar_opts.grammar(&args.grammar)?;
     let vocab = Arc::new(Vocabulary::load(&args.tokenizer)?);
     // The masker asked for, or an error: a measurement of another masker would mislead.
     let config = Config::new()

@@ -20,7 +20,7 @@ use rand::SeedableRng;
 use munch::glr::parser::ParserConfig;
 use munch::stats::Summary;
 use munch::teacher::Outcome;
-use munch::{Compiled, Config, Grammar, MaskerKind, Vocabulary};
+use munch::{Compiled, Config, MaskerKind, Vocabulary};
 
 use super::generate::{Ending, Sampler, EOS_PROBABILITY};
 use super::trace::Tracer;
@@ -32,6 +32,8 @@ pub struct Args {
     /// The grammar (a file, `builtin:NAME` or `syncode:NAME`).
     #[arg(long, default_value = "builtin:json")]
     grammar: String,
+    #[command(flatten)]
+    grammar_opts: super::GrammarOpts,
     /// The tokenizer (a path or llama2, llama3, qwen3, gemma3, gptoss).
     #[arg(long, default_value = "llama3")]
     tokenizer: String,
@@ -58,7 +60,10 @@ const DOCUMENT: &str = r#"{"name": "munch", "version": [0, 1, 0], "maskers": ["t
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let run_started = Instant::now();
     let started = Instant::now();
-    let parser = Grammar::from_arg(&args.grammar)?.build_parser(&ParserConfig::default())?;
+    let parser = args
+        .grammar_opts
+        .grammar(&args.grammar)?
+        .build_parser(&ParserConfig::default())?;
     let built = started.elapsed();
     println!(
         "grammar {}: {} terminals, {} lexer states, {} LR states, {} conflicts (built in {:.1} ms)",

@@ -25,7 +25,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use munch::parse::parse_text;
-use munch::{Compiled, Config, Grammar, MaskerKind, Matcher, TokenMask, Vocabulary};
+use munch::{Compiled, Config, MaskerKind, Matcher, TokenMask, Vocabulary};
 
 use super::CliError;
 
@@ -39,6 +39,8 @@ pub(crate) const EOS_PROBABILITY: f64 = 0.2;
 pub struct Args {
     /// A Lark grammar: a file, `builtin:NAME` or `syncode:NAME`.
     grammar: String,
+    #[command(flatten)]
+    grammar_opts: super::GrammarOpts,
     /// The tokenizer: a `tokenizer.json` path, or one of llama2, llama3, qwen3, gemma3, gptoss.
     #[arg(long)]
     tokenizer: String,
@@ -69,7 +71,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Some(name) => Some(name.parse::<MaskerKind>()?),
         None => None,
     };
-    let grammar = Grammar::from_arg(&args.grammar)?;
+    let grammar = args.grammar_opts.grammar(&args.grammar)?;
     let vocab = Arc::new(Vocabulary::load(&args.tokenizer)?);
     let config = Config::new()
         .masker(kind)

@@ -13,6 +13,36 @@ pub mod parse;
 pub mod trace;
 pub mod vocab;
 
+/// How a command reads its grammar: start rules and where `%import`s are found (flattened into
+/// every command that takes a grammar).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct GrammarOpts {
+    /// A start rule (repeat for several, as Lark's `start=[...]`; default `start`).
+    #[arg(long = "start", value_name = "RULE")]
+    pub start: Vec<String>,
+    /// A folder searched for `%import`ed grammar files (repeatable; Lark's `import_paths`).
+    #[arg(long = "import-path", value_name = "DIR")]
+    pub import_path: Vec<std::path::PathBuf>,
+    /// The `lark/grammars` folder of an installed lark package, for `%import python` and
+    /// `%import lark` (default: $MUNCH_LARK_GRAMMARS, else munch's cached lark-venv).
+    #[arg(long = "lark-grammars", value_name = "DIR")]
+    pub lark_grammars: Option<std::path::PathBuf>,
+}
+
+impl GrammarOpts {
+    /// The grammar `arg` names, read with these options.
+    pub fn grammar(&self, arg: &str) -> Result<Grammar, CliError> {
+        let mut g = Grammar::from_arg(arg)?.with_starts(self.start.iter().cloned());
+        for dir in &self.import_path {
+            g = g.with_import_path(dir.clone());
+        }
+        if let Some(dir) = &self.lark_grammars {
+            g = g.with_lark_grammars(dir.clone());
+        }
+        Ok(g)
+    }
+}
+
 /// An error that ends a command with exit code 2 (bad usage, bad grammar, unreadable input).
 pub type CliError = Box<dyn std::error::Error>;
 

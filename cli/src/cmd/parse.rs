@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use munch::glr::parser::ParserConfig;
 use munch::parse::{line_column, parse_text};
-use munch::Grammar;
 
 use super::CliError;
 
@@ -15,13 +14,18 @@ use super::CliError;
 pub struct Args {
     /// A Lark grammar: a file, `builtin:NAME` or `syncode:NAME`.
     grammar: String,
+    #[command(flatten)]
+    grammar_opts: super::GrammarOpts,
     /// Files to parse.
     #[arg(required = true)]
     files: Vec<std::path::PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let parser = Grammar::from_arg(&args.grammar)?.build_parser(&ParserConfig::default())?;
+    let parser = args
+        .grammar_opts
+        .grammar(&args.grammar)?
+        .build_parser(&ParserConfig::default())?;
     let mut accepted = 0;
     for file in &args.files {
         let verdict = match std::fs::read(file) {

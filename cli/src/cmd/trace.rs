@@ -48,6 +48,8 @@ use super::CliError;
 pub struct Args {
     /// A Lark grammar: a file, `builtin:NAME` or `syncode:NAME`.
     grammar: String,
+    #[command(flatten)]
+    grammar_opts: super::GrammarOpts,
     /// The tokenizer: a `tokenizer.json` path, or one of llama2, llama3, qwen3, gemma3, gptoss.
     #[arg(long)]
     tokenizer: String,
@@ -81,7 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             return Err(format!("masker `{name}` is listed twice").into());
         }
     }
-    let grammar = Grammar::from_arg(&args.grammar)?;
+    let grammar = args.grammar_opts.grammar(&args.grammar)?;
     let vocab = Arc::new(Vocabulary::load(&args.tokenizer)?);
     // Tokenize every file first, so that an unreadable one fails before any work.
     let mut inputs = Vec::with_capacity(args.files.len());

@@ -1,0 +1,87 @@
+//! The grammar options every command takes (`--start`, `--import-path`), and `munch check`'s
+//! exit code.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn munch(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_munch"))
+        .args(args)
+        .output()
+        .expect("run munch");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn temp_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("munch-cli-opts-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &std::path::Path) -> String {
+    p.display().to_string()
+}
+
+#[test]
+fn start_rules_are_chosen_on_the_command_line() {
+    let dir = temp_dir("start");
+    let g = dir.join("g.lark");
+    std::fs::write(&g, "value: \"a\" | list\nlist: \"[\" value \"]\"\n").unwrap();
+    let t = dir.join("t");
+    std::fs::write(&t, "a").unwrap();
+    // No `start` rule: a grammar error.
+    let (code, _, err) = munch(&["parse", &s(&g), &s(&t)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("start rule `start`"), "{err}");
+    // `a` is a value, not a list.
+    let (code, out, _) = munch(&["parse", "--start", "list", &s(&g), &s(&t)]);
+    assert_eq!(code, 1, "{out}");
+    let (code, out, err) = munch(&[
+        "parse",
+        "--start",
+        "list",
+        "--start",
+        "value",
+        &s(&g),
+        &s(&t),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = munch(&["check", "--start", "value", &s(&g)]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn imports_are_found_under_import_paths() {
+    let dir = temp_dir("imports");
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(
+        dir.join("lib/words.lark"),
+        "word: LETTER+\nLETTER: /[a-z]/\n",
+    )
+    .unwrap();
+    let g = dir.join("g.lark");
+    std::fs::write(&g, "start: word (\" \" word)*\n%import words.word\n").unwrap();
+    let t = dir.join("t");
+    std::fs::write(&t, "ab cd").unwrap();
+    let (code, _, err) = munch(&["parse", &s(&g), &s(&t)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`words` not found"), "{err}");
+    let lib = s(&dir.join("lib"));
+    let (code, out, err) = munch(&["parse", "--import-path", &lib, &s(&g), &s(&t)]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[test]
+fn check_exits_2_when_the_parser_cannot_be_built() {
+    let dir = temp_dir("check");
+    let g = dir.join("d.lark");
+    std::fs::write(&g, "start: X\n%declare X\n").unwrap();
+    let (code, out, _) = munch(&["check", &s(&g)]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("parser_error"), "{out}");
+}
