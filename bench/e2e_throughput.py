@@ -14,13 +14,14 @@ grammars (as PSC's Figures 2-3). Settings:
   them is this script's, since llguidance ships none for transformers). Left out, with the
   reason printed, when ``import llguidance`` fails.
 
-For every (batch, setting, grammar): one warm-up ``generate`` (other prompts, same batch size
-and length), then one timed ``generate``. tokens/s = generated tokens (per row, up to and
-including its first EOS; all ``max_new_tokens`` when it has none) over the timed call's wall
-time (``torch.cuda.synchronize()`` before and after). The processor's share is the time inside
-its ``__call__`` (synchronised on entry and exit, so it holds the mask's transfer and kernel but
-not the forward pass it would otherwise wait for at its first ``.tolist()``) over that wall
-time. Prints a Markdown table, and writes it all as JSON (``--out``) after every row, so a run
+For every batch size: one warm-up ``generate`` per (setting, grammar) cell (other prompts, same
+batch size and length), then ``--repeat`` rounds (default 3) that time each cell once in turn;
+a cell reports the median of its timed calls, with the fastest and slowest. tokens/s =
+generated tokens (per row, up to and including its first EOS; all ``max_new_tokens`` when it
+has none) over the median wall time (``torch.cuda.synchronize()`` before and after). The
+processor's share is the time inside its ``__call__`` (synchronised on entry and exit, so it
+holds the mask's transfer and kernel but not the forward pass it would otherwise wait for at
+its first ``.tolist()``) over the wall time, median over the timed calls. Prints a Markdown table, and writes it all as JSON (``--out``) after every row, so a run
 cut short keeps what it measured.
 
 Imports: the standard library, torch, transformers, numpy, munch and, optionally, llguidance.
@@ -258,6 +259,8 @@ def main() -> int:
                     help="a Lark grammar file (start rule `start`) instead of SynCode's by "
                     "name; repeatable; NAME defaults to the file's stem")
     ap.add_argument("--settings", default="unconstrained,munch,llguidance")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="timed generate calls per cell; the table shows their median")
     ap.add_argument("--threads", type=int, default=None,
                     help="mask threads for munch and llguidance (default: each one's own)")
     ap.add_argument("--tiny", action="store_true", help="2 layers, hidden 128: smoke tests")
@@ -398,7 +401,7 @@ def main() -> int:
     for s in skipped:
         print(f"left out: {s}")
     print()
-    print("| setting | grammar | batch | steps | tokens | ended | wall s | tokens/s | "
+    print("| setting | grammar | batch | steps | tokens | ended | wall s, median (min–max) | tokens/s | "
           "vs unconstrained | processor share | processor ms/step |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     sys.stdout.flush()
@@ -441,43 +444,76 @@ def main() -> int:
         else:
             cells.extend((s, g) for g in grammars if g in ll_grammars)
 
+    def timed(setting: str, grammar: Optional[str], batch: int) -> Dict[str, Any]:
+        enc = inputs(TIMED, batch)
+        proc = processor(setting, grammar, batch)
+        synchronize()
+        t0 = time.perf_counter()
+        out = generate(enc, proc)
+        synchronize()
+        wall = time.perf_counter() - t0
+        tokens, steps, ended = count_generated(out, enc["input_ids"].shape[1], eos)
+        run: Dict[str, Any] = dict(steps=steps, tokens=tokens, ended=ended, wall_s=wall)
+        if proc is not None:
+            run.update(processor_s=proc.seconds, processor_calls=proc.calls)
+        return run
+
     for batch in batches:
-        base: Optional[float] = None
+        # Every cell's warm-up first, then `--repeat` rounds that time each cell once in turn,
+        # so that drift on the machine falls on every cell alike; a cell reports its median.
+        rows: Dict[Tuple[str, Optional[str]], Dict[str, Any]] = {}
         for setting, grammar in cells:
-            row: Dict[str, Any] = {"setting": setting, "grammar": grammar, "batch": batch}
+            row: Dict[str, Any] = {"setting": setting, "grammar": grammar, "batch": batch,
+                                   "runs": []}
             try:
                 generate(inputs(WARMUP, batch), processor(setting, grammar, batch))
-                enc = inputs(TIMED, batch)
-                proc = processor(setting, grammar, batch)
-                synchronize()
-                t0 = time.perf_counter()
-                out = generate(enc, proc)
-                synchronize()
-                wall = time.perf_counter() - t0
-                tokens, steps, ended = count_generated(out, enc["input_ids"].shape[1], eos)
-                row.update(steps=steps, tokens=tokens, ended=ended, wall_s=wall,
-                           tokens_per_s=tokens / wall)
-                if proc is not None:
-                    row.update(processor_s=proc.seconds, processor_calls=proc.calls,
-                               processor_share=proc.seconds / wall)
-                if setting == "unconstrained":
-                    base = row["tokens_per_s"]
             except Exception as e:  # one cell failing must not lose the others
                 row["error"] = f"{type(e).__name__}: {e}"
+            rows[(setting, grammar)] = row
+        for _ in range(args.repeat):
+            for cell in cells:
+                row = rows[cell]
+                if "error" in row:
+                    continue
+                try:
+                    row["runs"].append(timed(cell[0], cell[1], batch))
+                except Exception as e:
+                    row["error"] = f"{type(e).__name__}: {e}"
+        base: Optional[float] = None
+        for setting, grammar in cells:
+            row = rows[(setting, grammar)]
             results["rows"].append(row)
-            save()
             if "error" in row:
+                save()
                 print(f"| {setting} | {grammar or '–'} | {batch} | error: {row['error']} "
                       "| | | | | | | |", flush=True)
                 continue
+            runs = row["runs"]
+            walls = [r["wall_s"] for r in runs]
+            wall = float(np.median(walls))
+            first = runs[0]
+            row.update(steps=first["steps"], tokens=first["tokens"], ended=first["ended"],
+                       wall_s=wall, wall_s_min=min(walls), wall_s_max=max(walls),
+                       tokens_per_s=first["tokens"] / wall)
+            if "processor_s" in first:
+                shares = [r["processor_s"] / r["wall_s"] for r in runs]
+                per_step = [r["processor_s"] / r["processor_calls"] for r in runs]
+                row.update(processor_share=float(np.median(shares)),
+                           processor_s_per_call=float(np.median(per_step)))
+            if len({r["tokens"] for r in runs}) > 1:  # greedy: the same text every run
+                row["tokens_differ_between_runs"] = [r["tokens"] for r in runs]
+            if setting == "unconstrained":
+                base = row["tokens_per_s"]
+            save()
             rel = f"{row['tokens_per_s'] / base:.3f}" if base else "–"
             share = (f"{100 * row['processor_share']:.1f} %" if "processor_share" in row
                      else "–")
-            per_step = (f"{1000 * row['processor_s'] / row['processor_calls']:.3f}"
-                        if row.get("processor_calls") else "–")
+            per_call = (f"{1000 * row['processor_s_per_call']:.3f}"
+                        if "processor_s_per_call" in row else "–")
             print(f"| {setting} | {grammar or '–'} | {batch} | {row['steps']} | "
-                  f"{row['tokens']} | {row['ended']}/{batch} | {row['wall_s']:.3f} | "
-                  f"{row['tokens_per_s']:.1f} | {rel} | {share} | {per_step} |", flush=True)
+                  f"{row['tokens']} | {row['ended']}/{batch} | {wall:.3f} "
+                  f"({min(walls):.3f}–{max(walls):.3f}) | {row['tokens_per_s']:.1f} | {rel} | "
+                  f"{share} | {per_call} |", flush=True)
 
     env["load_average_after"] = os.getloadavg()
     save()
