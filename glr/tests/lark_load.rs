@@ -423,3 +423,18 @@ fn deep_but_allowed_nesting_loads() {
     let g = grammar(&src);
     assert_eq!(g.rule_len(), depth + 1, "one instance per level");
 }
+
+#[test]
+fn priorities_are_any_integer_as_in_lark() {
+    let g = grammar(
+        "start: A B C D E\nA.5000000000: \"a\"\nB.4294967296: \"b\"\nC.-5000000000: \"c\"\n\
+         D: \"d\"\nE.3: \"e\"\nbig.99999999999999999999999: \"x\"\n",
+    );
+    // Beyond `i32`, priorities keep their order and their order against 0 as ranks.
+    let p = |name: &str| term(&g, name).priority;
+    assert_eq!([p("A"), p("B"), p("C"), p("D"), p("E")], [3, 2, -1, 0, 1]);
+    // Within `i32` they are kept as written.
+    let g = grammar("start: A B\nA.2147483647: \"a\"\nB.-7: \"b\"\n");
+    assert_eq!(term(&g, "A").priority, i32::MAX);
+    assert_eq!(term(&g, "B").priority, -7);
+}

@@ -86,6 +86,8 @@ pub(crate) struct TermDef {
 pub(crate) struct Number {
     /// `None` when it does not fit an `i64`.
     pub(crate) value: Option<i64>,
+    /// Written with a leading `-` (the sign of a value that does not fit).
+    pub(crate) negative: bool,
     pub(crate) pos: Pos,
 }
 

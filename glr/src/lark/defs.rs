@@ -38,7 +38,8 @@ pub(crate) struct TermEntry<'f> {
     /// Where it is defined (its name, the import, or the `%ignore`).
     pub(crate) pos: Pos,
     pub(crate) ns: Ns,
-    pub(crate) priority: i32,
+    /// Within `i32` after [`collect`] (see [`fit_priorities`]).
+    pub(crate) priority: i64,
     /// Alternatives, the latest `%extend` first; empty when `%declare`d.
     pub(crate) parts: Vec<TermPart<'f>>,
     pub(crate) declared: bool,
@@ -63,7 +64,8 @@ pub(crate) struct RuleEntry<'f> {
     pub(crate) declared: bool,
     pub(crate) expand_single: bool,
     pub(crate) keep_all_tokens: bool,
-    pub(crate) priority: i32,
+    /// Within `i32` after [`collect`].
+    pub(crate) priority: i64,
 }
 
 /// An `%ignore`d terminal name and where the `%ignore` is.
@@ -117,15 +119,45 @@ fn duplicate(name: &str, what: &'static str, new: Pos, old: Pos) -> RawError {
     }
 }
 
-/// A priority as an `i32`.
-fn priority(n: Option<Number>) -> Result<i32, RawError> {
-    match n {
-        None => Ok(0),
-        Some(n) => n
-            .value
-            .and_then(|v| i32::try_from(v).ok())
-            .ok_or_else(|| err(number_error(n), n.pos)),
+/// A priority. Lark takes any integer; beyond the range of an `i64` a priority counts as
+/// that range's end (so two such priorities of the same sign tie).
+fn priority(n: Option<Number>) -> Result<i64, RawError> {
+    Ok(match n {
+        None => 0,
+        Some(Number { value: Some(v), .. }) => v,
+        Some(Number { negative: true, .. }) => i64::MIN,
+        Some(_) => i64::MAX,
+    })
+}
+
+/// Replaces priorities by their ranks when one does not fit an `i32` (the grammar model's
+/// type): only their order and their order against the default 0 matter, so negative values
+/// become -1, -2, … and positive ones 1, 2, … in order.
+fn fit_priorities<'a>(values: impl Iterator<Item = &'a mut i64>) {
+    let mut values: Vec<&mut i64> = values.collect();
+    if values.iter().all(|v| i32::try_from(**v).is_ok()) {
+        return;
     }
+    let mut distinct: Vec<i64> = values.iter().map(|v| **v).collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let zero = distinct.partition_point(|&v| v < 0);
+    let positive = distinct.partition_point(|&v| v <= 0);
+    for v in &mut values {
+        let at = distinct.partition_point(|&d| d < **v);
+        **v = if **v < 0 {
+            at as i64 - zero as i64
+        } else if **v == 0 {
+            0
+        } else {
+            (at - positive) as i64 + 1
+        };
+    }
+}
+
+/// A priority within the `i32` range (true after [`collect`]).
+pub(crate) fn narrow(p: i64) -> i32 {
+    i32::try_from(p).unwrap_or(if p < 0 { i32::MIN } else { i32::MAX })
 }
 
 fn number_error(n: Number) -> ErrorKind {
@@ -170,6 +202,8 @@ pub(crate) fn collect<'f>(file: &'f File, hidden: &HashSet<String>) -> Result<De
             }
         }
     }
+    fit_priorities(defs.terms.iter_mut().map(|t| &mut t.priority));
+    fit_priorities(defs.rules.iter_mut().map(|r| &mut r.priority));
     if !hidden.is_empty() {
         for t in &mut defs.terms {
             if hidden.contains(&t.name) {

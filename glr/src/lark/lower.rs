@@ -143,7 +143,7 @@ impl<'d, 'f> Lowerer<'d, 'f> {
             terms.push(Slot {
                 name: entry.name.clone(),
                 pattern,
-                priority: entry.priority,
+                priority: super::defs::narrow(entry.priority),
                 pos: entry.pos,
                 user,
             });
@@ -685,7 +685,11 @@ impl<'d, 'f> Lowerer<'d, 'f> {
                 inline: slot.name.starts_with('_'),
                 name: slot.name,
                 expr: renumber(expr, &term_ids, &rule_ids),
-                priority: if synthetic { 0 } else { def.priority },
+                priority: if synthetic {
+                    0
+                } else {
+                    super::defs::narrow(def.priority)
+                },
                 expand_single: def.expand_single && !synthetic,
                 keep_all_tokens: def.keep_all_tokens && !synthetic,
                 span: span(slot.pos),

@@ -31,8 +31,10 @@
 //! alternatives (a leading `|` adds an empty alternative, as in Lark); string literals with
 //! escapes and the `i` flag; regex literals `/…/imsxul` in Python syntax (translated to
 //! `regex-syntax`; `lark/pyre.rs` lists every difference it handles); `"a".."z"` ranges; terminals made of terminals; priorities
-//! `.N`; `%ignore`; `%import common.X [-> Y]` and `%import common (A, B)` from a built-in
-//! `common` library; `%declare`; `%override`; `%extend`; templates `name{a, b}`; `//` and `#`
+//! `.N` (any integer, as in Lark); `%ignore`; `%import mod.X [-> Y]`, `%import .mod.X` and
+//! `%import mod (A, B)` of grammar files, from the import paths and the grammar's folder, with
+//! munch's own `common` and `unicode` built in and Lark's `python` and `lark` read from an
+//! installed `lark` package (see `imports.rs`); several start rules; `%declare`; `%override`; `%extend`; templates `name{a, b}`; `//` and `#`
 //! comments. Anonymous literals in rules become terminals named as Lark names them (`IF`,
 //! `LPAR`, `__ANON_0`).
 //!

@@ -178,6 +178,7 @@ impl<'a> Parser<'a> {
         let t = self.expect(Tok::Number, "a number")?;
         Ok(Number {
             value: self.text(t).parse::<i64>().ok(),
+            negative: self.text(t).starts_with('-'),
             pos: pos(t),
         })
     }

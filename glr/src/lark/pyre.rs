@@ -66,6 +66,11 @@ fn python_perl_class(letter: char, in_class: bool) -> &'static str {
 /// Compiles the Python regex `pattern` with Lark flags `flags` (a subset of `imslux`).
 /// The error is a message for [`super::error::ErrorKind::BadRegex`].
 pub(crate) fn compile(pattern: &str, flags: &str, nest_limit: u32) -> Result<Compiled, String> {
+    if flags.contains('l') {
+        // Lark's grammar syntax takes `l`, but it writes flags inline (`(?l:…)`), which
+        // Python's `re` refuses, so Lark cannot compile such a terminal.
+        return Err("`l` is not a regex flag (Lark cannot compile `(?l:…)`)".to_string());
+    }
     let (out, unsupported) = translate(pattern, flags.contains('x'))?;
     let hir = ParserBuilder::new()
         .case_insensitive(flags.contains('i'))
