@@ -35,6 +35,15 @@ pub struct GssNodeId {
     index: u32,
 }
 
+impl GssNodeId {
+    /// The id as one number (level serials start at 1, so the top 32 bits are 0 and an id is
+    /// never below 2^32).
+    #[inline]
+    pub(crate) fn bits(self) -> u128 {
+        (u128::from(self.level) << 32) | u128::from(self.index)
+    }
+}
+
 /// An edge from a node to a node below it.
 #[derive(Clone, Debug)]
 pub(crate) enum Edge {
@@ -145,6 +154,15 @@ impl GssNode {
         }
     }
 
+    /// A borrowed handle on this node.
+    #[inline]
+    pub(crate) fn as_ref(&self) -> NodeRef<'_> {
+        NodeRef {
+            level: &self.level,
+            index: self.index,
+        }
+    }
+
     /// A root node (the LR start state, no edges) in a level of its own.
     pub(crate) fn root() -> GssNode {
         GssNode {
@@ -153,6 +171,54 @@ impl GssNode {
                 edges: SmallVec::new(),
             }]),
             index: 0,
+        }
+    }
+}
+
+/// A borrowed handle on a node, for walking down the GSS without touching reference counts:
+/// everything below a node lives as long as the node.
+#[derive(Clone, Copy)]
+pub(crate) struct NodeRef<'a> {
+    level: &'a Arc<Level>,
+    index: u32,
+}
+
+impl<'a> NodeRef<'a> {
+    #[inline]
+    pub fn edges(self) -> &'a [Edge] {
+        &self.level.nodes[self.index as usize].edges
+    }
+
+    #[inline]
+    pub fn state(self) -> LrState {
+        self.level.nodes[self.index as usize].state
+    }
+
+    #[inline]
+    pub fn id(self) -> GssNodeId {
+        GssNodeId {
+            level: self.level.serial,
+            index: self.index,
+        }
+    }
+
+    /// The node an edge of this node's level points to.
+    #[inline]
+    pub fn follow(self, e: &'a Edge) -> NodeRef<'a> {
+        match e {
+            Edge::Same(i) => NodeRef {
+                level: self.level,
+                index: *i,
+            },
+            Edge::Down(n) => n.as_ref(),
+        }
+    }
+
+    /// An owned handle.
+    pub fn to_node(self) -> GssNode {
+        GssNode {
+            level: Arc::clone(self.level),
+            index: self.index,
         }
     }
 }

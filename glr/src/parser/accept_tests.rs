@@ -64,7 +64,7 @@ fn reference(p: &Parser, node: &GssNode) -> bool {
         p.tables(),
         std::slice::from_ref(node),
         p.tables().eof_index(),
-        usize::MAX,
+        &mut rnglr::Allowance::unlimited(),
         Stop::AtAccept,
     )
     .expect("no budget")

@@ -47,6 +47,10 @@ pub struct ParserConfig {
     pub max_heads: usize,
     /// The most GSS nodes one byte of a commit may build.
     pub max_nodes_per_step: usize,
+    /// The most work one byte of a commit may do, in units of one reduction step or one GSS
+    /// edge walked. Recognition is polynomial on every grammar (at worst cubic in the text on
+    /// ambiguous ones), and this bounds each byte's share: exceeding it is a typed error.
+    pub max_work_per_step: usize,
     /// Budgets of the lexer DFA build.
     pub lexer: LexerConfig,
     /// Budgets of normalisation.
@@ -59,6 +63,7 @@ impl Default for ParserConfig {
             max_lr_states: 100_000,
             max_heads: 1_000,
             max_nodes_per_step: 100_000,
+            max_work_per_step: 1_000_000,
             lexer: LexerConfig::default(),
             normalize: NormalizeConfig::default(),
         }
@@ -122,6 +127,7 @@ pub struct Parser {
     closure_accepts: Vec<bool>,
     max_heads: usize,
     max_nodes_per_step: usize,
+    max_work_per_step: usize,
 }
 
 impl fmt::Debug for Parser {
@@ -158,6 +164,7 @@ impl Parser {
             ignored: grammar.terminals.iter().map(|t| t.ignored).collect(),
             max_heads: config.max_heads,
             max_nodes_per_step: config.max_nodes_per_step,
+            max_work_per_step: config.max_work_per_step,
         })
     }
 
@@ -242,14 +249,29 @@ impl Parser {
             &self.tables,
             frontier,
             &[t.as_u32()],
-            self.max_nodes_per_step,
+            &mut self.step_allowance(),
         )
-        .map_err(|_| {
-            CommitError::new(CommitErrorKind::Budget {
-                name: "max_nodes_per_step",
-                limit: self.max_nodes_per_step,
-                offset: 0,
-            })
+        .map_err(|e| self.budget_error(e, 0))
+    }
+
+    /// What one parser step may spend.
+    fn step_allowance(&self) -> rnglr::Allowance {
+        rnglr::Allowance {
+            nodes: self.max_nodes_per_step,
+            work: self.max_work_per_step,
+        }
+    }
+
+    /// The commit error for an exceeded step budget at `offset`.
+    fn budget_error(&self, e: rnglr::Exceeded, offset: usize) -> CommitError {
+        let (name, limit) = match e {
+            rnglr::Exceeded::Nodes => ("max_nodes_per_step", self.max_nodes_per_step),
+            rnglr::Exceeded::Work => ("max_work_per_step", self.max_work_per_step),
+        };
+        CommitError::new(CommitErrorKind::Budget {
+            name,
+            limit,
+            offset,
         })
     }
 
@@ -299,7 +321,7 @@ impl Parser {
             &self.tables,
             std::slice::from_ref(node),
             k,
-            usize::MAX,
+            &mut rnglr::Allowance::unlimited(),
             rnglr::Stop::AtShift,
         ) {
             Ok(r) => !r.shifts.is_empty(),

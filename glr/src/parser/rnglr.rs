@@ -39,9 +39,83 @@ pub(crate) enum Stop {
     AtAccept,
 }
 
-/// The scratch level exceeded its node budget.
+/// A budget of the reducer ran out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct NodeBudget;
+pub(crate) enum Exceeded {
+    /// More scratch or shifted nodes than the step allows.
+    Nodes,
+    /// More work (reduction items expanded, GSS edges walked) than the step allows.
+    Work,
+}
+
+/// What one parser step may still spend: nodes built and units of work. Both only go down, so
+/// a step that succeeds with an allowance succeeds, identically, with a larger one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Allowance {
+    /// Nodes the step may still build.
+    pub nodes: usize,
+    /// Units of work the step may still do.
+    pub work: usize,
+}
+
+impl Allowance {
+    /// No limit.
+    pub const fn unlimited() -> Allowance {
+        Allowance {
+            nodes: usize::MAX,
+            work: usize::MAX,
+        }
+    }
+
+    /// Whether this allowance is at least `spent`, in both parts.
+    pub fn covers(&self, spent: &Allowance) -> bool {
+        self.nodes >= spent.nodes && self.work >= spent.work
+    }
+
+    /// Takes `spent` off (which this allowance covers).
+    pub fn charge(&mut self, spent: &Allowance) {
+        self.nodes -= spent.nodes;
+        self.work -= spent.work;
+    }
+
+    /// What was spent between `self` (before) and `after`.
+    pub fn minus(&self, after: &Allowance) -> Allowance {
+        Allowance {
+            nodes: self.nodes - after.nodes,
+            work: self.work - after.work,
+        }
+    }
+
+    #[inline]
+    fn spend(&mut self, units: usize) -> Result<(), Exceeded> {
+        match self.work.checked_sub(units) {
+            Some(left) => {
+                self.work = left;
+                Ok(())
+            }
+            None => Err(Exceeded::Work),
+        }
+    }
+}
+
+/// A scratch node's edges are checked for duplicates by a linear scan up to this many, through
+/// a hash set past it (a node of an ambiguous grammar can have an edge to every level below).
+const LINEAR_EDGES: usize = 8;
+
+/// An edge's target, for the duplicate check: a scratch index (below 2^32) or a frozen node's
+/// [`GssNodeId::bits`] (at least 2^32), in one number so that hashing it is one step.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct EdgeKey(u128);
+
+impl EdgeKey {
+    fn same(i: u32) -> EdgeKey {
+        EdgeKey(u128::from(i))
+    }
+
+    fn down(id: GssNodeId) -> EdgeKey {
+        EdgeKey(id.bits())
+    }
+}
 
 /// Scratch nodes: same layout as frozen ones (`Edge::Same` indexes the scratch level).
 struct Scratch {
@@ -49,6 +123,8 @@ struct Scratch {
     /// LR state → scratch index; a linear list while small, a map past that.
     small: SmallVec<[(LrState, u32); 8]>,
     map: Option<AHashMap<LrState, u32>>,
+    /// The edges of the nodes with more than [`LINEAR_EDGES`] of them.
+    many: AHashSet<u128>,
 }
 
 impl Scratch {
@@ -75,9 +151,36 @@ impl Scratch {
         }
         i
     }
+
+    fn has_edge(&self, w: u32, to: EdgeKey) -> bool {
+        let edges = &self.nodes[w as usize].edges;
+        if edges.len() <= LINEAR_EDGES {
+            edges.iter().any(|e| edge_key(e) == to)
+        } else {
+            self.many.contains(&many_key(w, to))
+        }
+    }
+
+    /// Adds the edge `w → to` (not already there).
+    fn push_edge(&mut self, w: u32, to: Target) {
+        let key = to.key();
+        let edges = &mut self.nodes[w as usize].edges;
+        edges.push(edge_to(to));
+        match edges.len() {
+            n if n <= LINEAR_EDGES => {}
+            n if n == LINEAR_EDGES + 1 => {
+                for e in edges.iter() {
+                    self.many.insert(many_key(w, edge_key(e)));
+                }
+            }
+            _ => {
+                self.many.insert(many_key(w, key));
+            }
+        }
+    }
 }
 
-/// Where a reduction path starts.
+/// Where a reduction path ends: the node `goto` is taken from.
 #[derive(Clone)]
 enum Target {
     /// A scratch node (only for length-0 reductions).
@@ -86,12 +189,41 @@ enum Target {
     Node(GssNode),
 }
 
-fn same_edge(e: &Edge, to: &Target) -> bool {
-    match (e, to) {
-        (Edge::Same(a), Target::Scratch(b)) => a == b,
-        (Edge::Down(a), Target::Node(b)) => a.id() == b.id(),
-        _ => false,
+impl Target {
+    fn key(&self) -> EdgeKey {
+        match self {
+            Target::Scratch(i) => EdgeKey::same(*i),
+            Target::Node(n) => EdgeKey::down(n.id()),
+        }
     }
+}
+
+fn edge_key(e: &Edge) -> EdgeKey {
+    match e {
+        Edge::Same(i) => EdgeKey::same(*i),
+        Edge::Down(n) => EdgeKey::down(n.id()),
+    }
+}
+
+/// The key of the edge `w → to` in [`Scratch::many`]: ids take at most 96 bits.
+fn many_key(w: u32, to: EdgeKey) -> u128 {
+    (u128::from(w) << 96) | to.0
+}
+
+fn edge_to(u: Target) -> Edge {
+    match u {
+        Target::Scratch(i) => Edge::Same(i),
+        Target::Node(n) => Edge::Down(n),
+    }
+}
+
+/// A pending reduction.
+enum Item {
+    /// A length-0 reduction to `lhs` at a scratch node.
+    Null(u32, NonterminalId),
+    /// The rest of a reduction to `lhs` of length `m > 0`: walk `rest` edges down from the frozen
+    /// node, then take `goto` from where the walk ends.
+    Walk(GssNode, NonterminalId, u32),
 }
 
 /// The outcome of the reducer under one lookahead.
@@ -103,144 +235,298 @@ pub(crate) struct Reduced {
     pub accepted: bool,
 }
 
-/// Runs the RNGLR reducer from `frontier` under lookahead index `k`.
+/// One run of the reducer.
+///
+/// A walk's outcome depends only on (node, lhs, rest) — the nodes below a frozen node never
+/// change — so each is done once per run (`seen`), and a walk's last edge leads straight to its
+/// `goto`, whose duplicate edge check stands in for the walk's. This is what keeps a step
+/// polynomial on ambiguous grammars: at most |GSS edges| × |nonterminals| × the longest rule,
+/// where RNGLR's per-path reductions walk the same sub-paths again for every edge above them
+/// (`s: s s | "a"` on 1,000 `a`s takes 0.3 s this way, against minutes).
+struct Reducer<'a> {
+    tables: &'a LrTables,
+    k: u32,
+    s: Scratch,
+    out: Reduced,
+    items: Vec<Item>,
+    seen: Seen<(u128, u32)>,
+    left: &'a mut Allowance,
+}
+
+/// The key of a walk in [`Reducer::seen`]: ids take at most 96 bits.
+fn walk_key(n: GssNodeId, lhs: NonterminalId, rest: u32) -> (u128, u32) {
+    (n.bits() | ((lhs.as_usize() as u128) << 96), rest)
+}
+
+impl Reducer<'_> {
+    fn walk(&mut self, n: &GssNode, lhs: NonterminalId, rest: u32) {
+        if self.seen.insert(walk_key(n.id(), lhs, rest)) {
+            self.items.push(Item::Walk(n.clone(), lhs, rest));
+        }
+    }
+
+    /// Walks one edge of `n`, then `rest` more edges, then takes `goto` on `lhs`. Runs of nodes
+    /// with one edge each are walked straight through (no path can branch there, so the
+    /// duplicate check would only cost); a walk is remembered where it reaches a node with
+    /// several edges.
+    #[inline]
+    fn walk_edge(
+        &mut self,
+        n: &GssNode,
+        e: &Edge,
+        lhs: NonterminalId,
+        mut rest: u32,
+    ) -> Result<(), Exceeded> {
+        let mut m = n.as_ref().follow(e);
+        while rest > 0 {
+            match m.edges() {
+                [only] => {
+                    self.left.spend(1)?;
+                    m = m.follow(only);
+                    rest -= 1;
+                }
+                [] => return Ok(()),
+                _ => break,
+            }
+        }
+        if rest == 0 {
+            return self.reach(m.state(), EdgeKey::down(m.id()), lhs, || {
+                Target::Node(m.to_node())
+            });
+        }
+        if self.seen.insert(walk_key(m.id(), lhs, rest)) {
+            self.items.push(Item::Walk(m.to_node(), lhs, rest));
+        }
+        Ok(())
+    }
+
+    /// A reduction to `x` ends at `u` (state `ustate`, identity `ukey`): the scratch node of
+    /// state `goto(ustate, x)` gets an edge to `u`, made if need be, with the reductions that
+    /// the new edge or node allows.
+    fn reach(
+        &mut self,
+        ustate: LrState,
+        ukey: EdgeKey,
+        x: NonterminalId,
+        u: impl FnOnce() -> Target,
+    ) -> Result<(), Exceeded> {
+        let Some(l) = self.tables.goto(ustate, x) else {
+            return Ok(());
+        };
+        match self.s.find(l) {
+            Some(w) => {
+                if self.s.has_edge(w, ukey) {
+                    return Ok(());
+                }
+                let u = u();
+                // A new edge to a frozen node: the reductions of `l` of length > 0 now also run
+                // through it. (Through a new edge to a scratch node, right-nulled reductions
+                // already cover them.)
+                if let Target::Node(n) = &u {
+                    for &a in self.tables.actions_at(l, self.k) {
+                        if let Action::Reduce { lhs, len, .. } = a {
+                            if len != 0 {
+                                self.walk(n, lhs, len - 1);
+                            }
+                        }
+                    }
+                }
+                self.s.push_edge(w, u);
+            }
+            None => {
+                if self.s.nodes.len() >= self.left.nodes {
+                    return Err(Exceeded::Nodes);
+                }
+                let u = u();
+                let below = match &u {
+                    Target::Node(n) => Some(n.clone()),
+                    Target::Scratch(_) => None,
+                };
+                let w = self.s.add(l, SmallVec::from_elem(edge_to(u), 1));
+                for &a in self.tables.actions_at(l, self.k) {
+                    match a {
+                        Action::Shift(to) => self.out.shifts.push((w, to)),
+                        Action::Accept => self.out.accepted = true,
+                        Action::Reduce { lhs, len: 0, .. } => self.items.push(Item::Null(w, lhs)),
+                        Action::Reduce { lhs, len, .. } => {
+                            if let Some(n) = &below {
+                                self.walk(n, lhs, len - 1);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn done(&self, stop: Stop) -> bool {
+        match stop {
+            Stop::Never => false,
+            Stop::AtShift => !self.out.shifts.is_empty(),
+            Stop::AtAccept => self.out.accepted,
+        }
+    }
+
+    fn run(&mut self, stop: Stop) -> Result<(), Exceeded> {
+        while let Some(item) = self.items.pop() {
+            if self.done(stop) {
+                break;
+            }
+            self.left.spend(1)?;
+            match item {
+                Item::Null(i, x) => {
+                    let state = self.s.nodes[i as usize].state;
+                    self.reach(state, EdgeKey::same(i), x, || Target::Scratch(i))?;
+                }
+                Item::Walk(n, x, 0) => {
+                    let key = EdgeKey::down(n.id());
+                    self.reach(n.state(), key, x, || Target::Node(n))?;
+                }
+                Item::Walk(n, x, rest) => {
+                    self.left.spend(n.predecessor_len())?;
+                    for e in &n.data().edges {
+                        self.walk_edge(&n, e, x, rest - 1)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The sets and the worklist of a reducer run, kept per thread between runs so that their
+/// tables are not grown again at every step.
+struct Pool {
+    many: AHashSet<u128>,
+    seen: Seen<(u128, u32)>,
+    items: Vec<Item>,
+}
+
+impl Pool {
+    /// Past this many entries a set is dropped rather than kept for the next run.
+    const KEEP: usize = 1 << 16;
+
+    fn new() -> Pool {
+        Pool {
+            many: AHashSet::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4)),
+            seen: Seen::default(),
+            items: Vec::new(),
+        }
+    }
+
+    fn take() -> Pool {
+        POOL.with(|p| p.borrow_mut().take())
+            .unwrap_or_else(Pool::new)
+    }
+
+    fn give_back(mut self) {
+        if self.many.capacity() > Self::KEEP || self.seen.capacity() > Self::KEEP {
+            self = Pool::new();
+        } else {
+            self.many.clear();
+            self.seen.clear();
+            self.items.clear();
+        }
+        POOL.with(|p| *p.borrow_mut() = Some(self));
+    }
+}
+
+thread_local! {
+    static POOL: std::cell::RefCell<Option<Pool>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs the RNGLR reducer from `frontier` under lookahead index `k`, spending from `left`.
 pub(crate) fn reduce(
     tables: &LrTables,
     frontier: &[GssNode],
     k: u32,
-    max_nodes: usize,
+    left: &mut Allowance,
     stop: Stop,
-) -> Result<Reduced, NodeBudget> {
-    let mut s = Scratch {
-        nodes: Vec::with_capacity(frontier.len() + 2),
-        small: SmallVec::new(),
-        map: None,
+) -> Result<Reduced, Exceeded> {
+    let pool = Pool::take();
+    let mut r = Reducer {
+        tables,
+        k,
+        s: Scratch {
+            nodes: Vec::with_capacity(frontier.len() + 2),
+            small: SmallVec::new(),
+            map: None,
+            many: pool.many,
+        },
+        out: Reduced {
+            nodes: Vec::new(),
+            shifts: SmallVec::new(),
+            accepted: false,
+        },
+        items: pool.items,
+        seen: pool.seen,
+        left,
     };
-    // Copy the frontier, merged per LR state, with same-level edges made explicit.
-    for f in frontier {
-        let edges = f.data().edges.iter().map(|e| Edge::Down(f.resolve(e)));
-        match s.find(f.state()) {
-            Some(i) => {
-                for e in edges {
-                    let node = &mut s.nodes[i as usize];
-                    if let Edge::Down(n) = &e {
-                        let to = Target::Node(n.clone());
-                        if !node.edges.iter().any(|x| same_edge(x, &to)) {
-                            node.edges.push(e);
-                        }
-                    }
-                }
-            }
-            None => {
-                s.add(f.state(), edges.collect());
-            }
-        }
+    let result = r.start(frontier).and_then(|()| r.run(stop));
+    let Reducer {
+        s,
+        mut out,
+        items,
+        seen,
+        left,
+        ..
+    } = r;
+    Pool {
+        many: s.many,
+        seen,
+        items,
     }
-    if s.nodes.len() > max_nodes {
-        return Err(NodeBudget);
-    }
-    let mut out = Reduced {
-        nodes: Vec::new(),
-        shifts: SmallVec::new(),
-        accepted: false,
-    };
-    let mut r: Vec<(Target, NonterminalId, u32)> = Vec::new();
-    // Seed R and Q from the frontier, as RNGLR's shifter would have.
-    for i in 0..s.nodes.len() {
-        for &a in tables.actions_at(s.nodes[i].state, k) {
-            match a {
-                Action::Shift(to) => out.shifts.push((i as u32, to)),
-                Action::Accept => out.accepted = true,
-                Action::Reduce { lhs, len: 0, .. } => r.push((Target::Scratch(i as u32), lhs, 0)),
-                Action::Reduce { lhs, len, .. } => {
-                    for e in &s.nodes[i].edges {
-                        if let Edge::Down(n) = e {
-                            r.push((Target::Node(n.clone()), lhs, len));
-                        }
-                    }
-                }
-            }
-        }
-    }
-    let done = |out: &Reduced| match stop {
-        Stop::Never => false,
-        Stop::AtShift => !out.shifts.is_empty(),
-        Stop::AtAccept => out.accepted,
-    };
-    let mut walk = Walk::default();
-    while let Some((v, x, m)) = r.pop() {
-        if done(&out) {
-            break;
-        }
-        // χ: the nodes at distance m - 1 from v (v itself for m = 0 or 1).
-        let chi: SmallVec<[Target; 2]> = match v {
-            Target::Scratch(i) => SmallVec::from_elem(Target::Scratch(i), 1),
-            Target::Node(n) if m <= 1 => SmallVec::from_elem(Target::Node(n), 1),
-            Target::Node(n) => walk.at_distance(&n, m - 1).map(Target::Node).collect(),
-        };
-        for u in chi {
-            let ustate = match &u {
-                Target::Scratch(i) => s.nodes[*i as usize].state,
-                Target::Node(n) => n.state(),
-            };
-            let Some(l) = tables.goto(ustate, x) else {
-                continue;
-            };
-            match s.find(l) {
-                Some(w) => {
-                    if s.nodes[w as usize].edges.iter().any(|e| same_edge(e, &u)) {
-                        continue;
-                    }
-                    if m != 0 {
-                        for &a in tables.actions_at(l, k) {
-                            if let Action::Reduce { lhs, len, .. } = a {
-                                if len != 0 {
-                                    if let Target::Node(n) = &u {
-                                        r.push((Target::Node(n.clone()), lhs, len));
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    s.nodes[w as usize].edges.push(edge_to(u));
-                }
-                None => {
-                    if s.nodes.len() >= max_nodes {
-                        return Err(NodeBudget);
-                    }
-                    let u_node = match &u {
-                        Target::Node(n) => Some(n.clone()),
-                        Target::Scratch(_) => None,
-                    };
-                    let w = s.add(l, SmallVec::from_elem(edge_to(u), 1));
-                    for &a in tables.actions_at(l, k) {
-                        match a {
-                            Action::Shift(to) => out.shifts.push((w, to)),
-                            Action::Accept => out.accepted = true,
-                            Action::Reduce { lhs, len: 0, .. } => {
-                                r.push((Target::Scratch(w), lhs, 0))
-                            }
-                            Action::Reduce { lhs, len, .. } => {
-                                if m != 0 {
-                                    if let Some(n) = &u_node {
-                                        r.push((Target::Node(n.clone()), lhs, len));
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
+    .give_back();
+    result?;
+    left.nodes -= s.nodes.len();
     out.nodes = s.nodes;
     Ok(out)
 }
 
-fn edge_to(u: Target) -> Edge {
-    match u {
-        Target::Scratch(i) => Edge::Same(i),
-        Target::Node(n) => Edge::Down(n),
+impl Reducer<'_> {
+    /// Copies the frontier into the scratch level, merged per LR state, with same-level edges
+    /// made explicit, and seeds the reductions from it, as RNGLR's shifter would have.
+    fn start(&mut self, frontier: &[GssNode]) -> Result<(), Exceeded> {
+        for f in frontier {
+            self.left.spend(1 + f.predecessor_len())?;
+            let i = match self.s.find(f.state()) {
+                Some(i) => i,
+                None => {
+                    if self.s.nodes.len() >= self.left.nodes {
+                        return Err(Exceeded::Nodes);
+                    }
+                    self.s.add(f.state(), SmallVec::new())
+                }
+            };
+            for e in &f.data().edges {
+                let to = Target::Node(f.resolve(e));
+                if !self.s.has_edge(i, to.key()) {
+                    self.s.push_edge(i, to);
+                }
+            }
+        }
+        for i in 0..self.s.nodes.len() {
+            let state = self.s.nodes[i].state;
+            for &a in self.tables.actions_at(state, self.k) {
+                match a {
+                    Action::Shift(to) => self.out.shifts.push((i as u32, to)),
+                    Action::Accept => self.out.accepted = true,
+                    Action::Reduce { lhs, len: 0, .. } => {
+                        self.items.push(Item::Null(i as u32, lhs))
+                    }
+                    Action::Reduce { lhs, len, .. } => {
+                        for j in 0..self.s.nodes[i].edges.len() {
+                            if let Edge::Down(n) = &self.s.nodes[i].edges[j] {
+                                let n = n.clone();
+                                self.walk(&n, lhs, len - 1);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -250,14 +536,12 @@ pub(crate) fn shift(
     tables: &LrTables,
     frontier: &[GssNode],
     ks: &[u32],
-    max_nodes: usize,
-) -> Result<SmallVec<[GssNode; 2]>, NodeBudget> {
+    left: &mut Allowance,
+) -> Result<SmallVec<[GssNode; 2]>, Exceeded> {
     // (state after shift) → edges to frozen scratch nodes.
     let mut targets: SmallVec<[(LrState, SmallVec<[Edge; 2]>); 2]> = SmallVec::new();
-    let mut budget = max_nodes;
     for &k in ks {
-        let red = reduce(tables, frontier, k, budget, Stop::Never)?;
-        budget = budget.saturating_sub(red.nodes.len());
+        let red = reduce(tables, frontier, k, left, Stop::Never)?;
         if red.shifts.is_empty() {
             continue;
         }
@@ -273,9 +557,10 @@ pub(crate) fn shift(
             }
         }
     }
-    if targets.len() > budget {
-        return Err(NodeBudget);
+    if targets.len() > left.nodes {
+        return Err(Exceeded::Nodes);
     }
+    left.nodes -= targets.len();
     if targets.is_empty() {
         return Ok(SmallVec::new());
     }
@@ -491,6 +776,11 @@ impl<K> Default for Seen<K> {
 }
 
 impl<K: Copy + Eq + std::hash::Hash> Seen<K> {
+    /// The capacity of the hashed part.
+    fn capacity(&self) -> usize {
+        self.big.as_ref().map_or(0, |b| b.capacity())
+    }
+
     fn clear(&mut self) {
         self.small.clear();
         if let Some(big) = &mut self.big {

@@ -58,7 +58,7 @@ pub enum CommitErrorKind {
     },
     /// A budget of [`super::ParserConfig`] was exceeded at byte `offset`.
     Budget {
-        /// The budget's field name (`max_heads`, `max_nodes_per_step`).
+        /// The budget's field name (`max_heads`, `max_nodes_per_step`, `max_work_per_step`).
         name: &'static str,
         /// Its value.
         limit: usize,
@@ -205,9 +205,9 @@ type Heads = SmallVec<[HeadData; 2]>;
 struct ShiftMemo {
     lex: LexState,
     from: SmallVec<[GssNodeId; 2]>,
-    /// The node budget the shift had: a step with at least this budget builds the same frontier
-    /// (the budget checks are monotone), one with less recomputes.
-    budget: usize,
+    /// What the shift spent: a step with at least this much left builds the same frontier (the
+    /// budget checks are monotone) and is charged the same; one with less recomputes.
+    spent: rnglr::Allowance,
     to: SmallVec<[GssNode; 2]>,
 }
 
@@ -298,7 +298,7 @@ impl ParserState {
         // Copied only when a shift is added to it.
         let mut memo: Option<Vec<ShiftMemo>> = None;
         for (offset, &b) in bytes.iter().enumerate() {
-            let mut nodes_left = p.max_nodes_per_step;
+            let mut left = p.step_allowance();
             // Heads completing a lexeme, grouped by the lexer state they completed it in.
             let mut groups: SmallVec<[(LexState, SmallVec<[GssNode; 2]>); 2]> = SmallVec::new();
             for h in &heads {
@@ -350,18 +350,16 @@ impl ParserState {
                     let known = memo.as_deref().unwrap_or(&self.snap.memo);
                     let hit = known
                         .iter()
-                        .find(|m| m.lex == s && m.from == from && nodes_left >= m.budget);
+                        .find(|m| m.lex == s && m.from == from && left.covers(&m.spent));
                     let shifted = match hit {
-                        Some(m) => m.to.clone(),
+                        Some(m) => {
+                            left.charge(&m.spent);
+                            m.to.clone()
+                        }
                         None => {
-                            let shifted = rnglr::shift(p.tables(), &nodes, &ks, nodes_left)
-                                .map_err(|_| {
-                                    CommitError::new(CommitErrorKind::Budget {
-                                        name: "max_nodes_per_step",
-                                        limit: p.max_nodes_per_step,
-                                        offset,
-                                    })
-                                })?;
+                            let before = left;
+                            let shifted = rnglr::shift(p.tables(), &nodes, &ks, &mut left)
+                                .map_err(|e| p.budget_error(e, offset))?;
                             let memo = memo.get_or_insert_with(|| self.snap.memo.to_vec());
                             memo.truncate(SHIFT_MEMO_LEN - 1);
                             memo.insert(
@@ -369,14 +367,13 @@ impl ParserState {
                                 ShiftMemo {
                                     lex: s,
                                     from,
-                                    budget: nodes_left,
+                                    spent: before.minus(&left),
                                     to: shifted.clone(),
                                 },
                             );
                             shifted
                         }
                     };
-                    nodes_left = nodes_left.saturating_sub(shifted.len());
                     results.extend(shifted);
                 }
                 for node in results {

@@ -51,15 +51,9 @@ impl TerminalParser {
             p.tables(),
             &self.frontier,
             &[t.as_u32()],
-            p.max_nodes_per_step,
+            &mut p.step_allowance(),
         )
-        .map_err(|_| {
-            CommitError::new(CommitErrorKind::Budget {
-                name: "max_nodes_per_step",
-                limit: p.max_nodes_per_step,
-                offset: self.shifted,
-            })
-        })?;
+        .map_err(|e| p.budget_error(e, self.shifted))?;
         if next.is_empty() {
             return Err(unexpected());
         }
