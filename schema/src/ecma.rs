@@ -1,0 +1,296 @@
+//! ECMA-262 patterns (JSON Schema's `pattern`, munch's `regex:` constraints) → `regex-syntax`
+//! HIR over Unicode scalar values.
+//!
+//! The pattern is rewritten into `regex-syntax`'s dialect in one pass, then parsed. Where the
+//! dialects differ, ECMA's meaning is kept: `\d` `\w` are ASCII, `\s` is ECMA's white space and
+//! line terminators, `.` excludes the four line terminators, `[` inside a class is a literal,
+//! `{` that does not start a quantifier is a literal, `\uXXXX` surrogate pairs are one
+//! character. What a finite automaton cannot do (back-references, look-around, word
+//! boundaries) is an error.
+
+use regex_syntax::hir::Hir;
+use regex_syntax::ParserBuilder;
+
+/// ECMA's `\s`: white space and line terminators.
+const ECMA_SPACE: &str = r"\t\n\x0B\x0C\r\x20\xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}";
+const WORD: &str = "A-Za-z0-9_";
+
+/// The deepest nesting of groups a pattern may have.
+const NEST_LIMIT: u32 = 100;
+
+/// Reads an ECMA-262 pattern; the error says which construct is not supported.
+pub(crate) fn parse(pattern: &str) -> Result<Hir, String> {
+    let text = translate(pattern)?;
+    ParserBuilder::new()
+        .utf8(true)
+        .unicode(true)
+        .nest_limit(NEST_LIMIT)
+        .build()
+        .parse(&text)
+        .map_err(|e| {
+            // regex-syntax's message spans several lines with a caret; its last line says why.
+            let msg = e.to_string();
+            msg.lines()
+                .last()
+                .unwrap_or("invalid regex")
+                .trim()
+                .to_string()
+        })
+}
+
+fn hex(c: char) -> String {
+    format!("\\x{{{:X}}}", c as u32)
+}
+
+fn translate(p: &str) -> Result<String, String> {
+    let chars: Vec<char> = p.chars().collect();
+    let mut out = String::with_capacity(p.len() * 2);
+    let mut i = 0;
+    let mut in_class = false;
+    // Whether the class just opened (so `]` right after `[` or `[^` is... ECMA's empty class).
+    let mut class_start = false;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        if in_class {
+            let first = class_start;
+            class_start = false;
+            match c {
+                ']' => {
+                    if first {
+                        // `[]` matches nothing, `[^]` anything (ECMA); `out` ends with `[` or `[^`.
+                        out.push_str(r"\x{0}&&\x{1}]");
+                    } else {
+                        out.push(']');
+                    }
+                    in_class = false;
+                }
+                '\\' => {
+                    let (text, next) = escape(&chars, i, true)?;
+                    out.push_str(&text);
+                    i = next;
+                }
+                '-' => out.push('-'),
+                c if c.is_ascii_alphanumeric() || !c.is_ascii() => out.push(c),
+                c => out.push_str(&hex(c)),
+            }
+            continue;
+        }
+        match c {
+            '\\' => {
+                let (text, next) = escape(&chars, i, false)?;
+                out.push_str(&text);
+                i = next;
+            }
+            '.' => out.push_str(r"[^\n\r\x{2028}\x{2029}]"),
+            '[' => {
+                out.push('[');
+                if chars.get(i) == Some(&'^') {
+                    out.push('^');
+                    i += 1;
+                }
+                in_class = true;
+                class_start = true;
+            }
+            '(' => {
+                if chars.get(i) == Some(&'?') {
+                    match (chars.get(i + 1), chars.get(i + 2)) {
+                        (Some(':'), _) => {
+                            out.push_str("(?:");
+                            i += 2;
+                        }
+                        (Some('<'), Some(n)) if *n != '=' && *n != '!' => {
+                            // A named group: its name is of no use to a lexer.
+                            let close = chars[i..]
+                                .iter()
+                                .position(|&c| c == '>')
+                                .ok_or("unterminated group name")?;
+                            out.push_str("(?:");
+                            i += close + 1;
+                        }
+                        (Some('=' | '!'), _) | (Some('<'), Some('=' | '!')) => {
+                            return Err("look-around assertions are not supported".into())
+                        }
+                        _ => return Err("unsupported group syntax `(?`".into()),
+                    }
+                } else {
+                    out.push_str("(?:");
+                }
+            }
+            '{' => {
+                // A quantifier `{n}`, `{n,}`, `{n,m}` is copied whole; any other `{` is a
+                // literal brace (Annex B), and so is a `}` that ends no quantifier.
+                let rest: String = chars[i..].iter().take(24).collect();
+                let quant = rest.find('}').filter(|&end| {
+                    let body = &rest[..end];
+                    let mut parts = body.splitn(2, ',');
+                    let a = parts.next().unwrap_or("");
+                    let b = parts.next();
+                    !a.is_empty()
+                        && a.bytes().all(|x| x.is_ascii_digit())
+                        && b.is_none_or(|b| b.bytes().all(|x| x.is_ascii_digit()))
+                });
+                match quant {
+                    Some(end) => {
+                        out.push('{');
+                        out.push_str(&rest[..=end]);
+                        i += end + 1;
+                    }
+                    None => out.push_str(&hex('{')),
+                }
+            }
+            '}' => out.push_str(&hex('}')),
+            '|' | '*' | '+' | '?' | ')' | '^' | '$' => out.push(c),
+            c if c.is_ascii_alphanumeric() || !c.is_ascii() => out.push(c),
+            c => out.push_str(&hex(c)),
+        }
+    }
+    if in_class {
+        return Err("unterminated character class".into());
+    }
+    Ok(out)
+}
+
+/// The escape starting after a backslash at `chars[i]`: its translation and the index after it.
+fn escape(chars: &[char], i: usize, in_class: bool) -> Result<(String, usize), String> {
+    let Some(&c) = chars.get(i) else {
+        return Err("pattern ends with a backslash".into());
+    };
+    let i = i + 1;
+    let class = |body: &str, negated: bool| -> String {
+        match (in_class, negated) {
+            (true, false) => body.to_string(),
+            (_, true) => format!("[^{body}]"),
+            (false, false) => format!("[{body}]"),
+        }
+    };
+    let text = match c {
+        'd' => class("0-9", false),
+        'D' => class("0-9", true),
+        'w' => class(WORD, false),
+        'W' => class(WORD, true),
+        's' => class(ECMA_SPACE, false),
+        'S' => class(ECMA_SPACE, true),
+        'b' if in_class => hex('\u{8}'),
+        'b' | 'B' => return Err("word boundaries (\\b, \\B) are not supported".into()),
+        '1'..='9' => return Err("back-references are not supported".into()),
+        'k' => return Err("named back-references are not supported".into()),
+        '0' => {
+            if chars.get(i).is_some_and(|d| d.is_ascii_digit()) {
+                return Err("octal escapes are not supported".into());
+            }
+            hex('\0')
+        }
+        'n' => hex('\n'),
+        'r' => hex('\r'),
+        't' => hex('\t'),
+        'f' => hex('\u{C}'),
+        'v' => hex('\u{B}'),
+        'c' => match chars.get(i) {
+            Some(l) if l.is_ascii_alphabetic() => {
+                return Ok((hex(char::from(*l as u8 % 32)), i + 1));
+            }
+            _ => return Err("invalid control escape \\c".into()),
+        },
+        'x' => {
+            let h: String = chars
+                .get(i..i + 2)
+                .ok_or("short \\x escape")?
+                .iter()
+                .collect();
+            let v = u32::from_str_radix(&h, 16).map_err(|_| "invalid \\x escape")?;
+            return Ok((format!("\\x{{{v:X}}}"), i + 2));
+        }
+        'u' => {
+            let (v, next) = unicode_escape(chars, i)?;
+            if (0xD800..0xDC00).contains(&v) {
+                // A surrogate pair written as two escapes is one character.
+                if chars.get(next) == Some(&'\\') && chars.get(next + 1) == Some(&'u') {
+                    let (lo, after) = unicode_escape(chars, next + 2)?;
+                    if (0xDC00..0xE000).contains(&lo) {
+                        let cp = 0x10000 + ((v - 0xD800) << 10) + (lo - 0xDC00);
+                        return Ok((format!("\\x{{{cp:X}}}"), after));
+                    }
+                }
+                return Err("lone surrogate escapes are not supported".into());
+            }
+            if (0xDC00..0xE000).contains(&v) {
+                return Err("lone surrogate escapes are not supported".into());
+            }
+            return Ok((format!("\\x{{{v:X}}}"), next));
+        }
+        'p' | 'P' => {
+            // `\p{...}`: Unicode properties read alike in both dialects.
+            if chars.get(i) != Some(&'{') {
+                return Err("\\p needs a {property}".into());
+            }
+            let close = chars[i..]
+                .iter()
+                .position(|&c| c == '}')
+                .ok_or("unterminated \\p{")?;
+            let body: String = chars[i..i + close + 1].iter().collect();
+            return Ok((format!("\\{c}{body}"), i + close + 1));
+        }
+        c if c.is_ascii_alphanumeric() => return Err(format!("unknown escape \\{c}")),
+        c => hex(c),
+    };
+    Ok((text, i))
+}
+
+/// `XXXX` or `{X…}` after `\u`: the code point and the index after it.
+fn unicode_escape(chars: &[char], i: usize) -> Result<(u32, usize), String> {
+    if chars.get(i) == Some(&'{') {
+        let close = chars[i..]
+            .iter()
+            .position(|&c| c == '}')
+            .ok_or("unterminated \\u{")?;
+        let h: String = chars[i + 1..i + close].iter().collect();
+        let v = u32::from_str_radix(&h, 16).map_err(|_| "invalid \\u{} escape")?;
+        return Ok((v, i + close + 1));
+    }
+    let h: String = chars
+        .get(i..i + 4)
+        .ok_or("short \\u escape")?
+        .iter()
+        .collect();
+    let v = u32::from_str_radix(&h, 16).map_err(|_| "invalid \\u escape")?;
+    Ok((v, i + 4))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(pattern: &str, s: &str) -> bool {
+        let hir = parse(pattern).unwrap();
+        let re = regex_automata::meta::Regex::builder()
+            .build_from_hir(&hir)
+            .unwrap();
+        re.is_match(s)
+    }
+
+    #[test]
+    fn ecma_meanings() {
+        assert!(matches(r"^\d+$", "123"));
+        assert!(!matches(r"^\d+$", "١٢٣"));
+        assert!(!matches(r"^.$", "\n"));
+        assert!(!matches(r"^.$", "\u{2028}"));
+        assert!(matches(r"^[[a]+$", "[a["));
+        assert!(matches(r"^a{$", "a{"));
+        assert!(matches(r"^a{2}$", "aa"));
+        assert!(matches(r"^\/\-$", "/-"));
+        assert!(matches(r"^\uD83D\uDE00$", "😀"));
+        assert!(matches(r"^(?<year>\d{4})$", "2024"));
+        assert!(matches(r"^[^]$", "\n"));
+        assert!(!matches(r"^[]$", "a"));
+        assert!(matches(r"^\p{L}+$", "été"));
+        assert!(matches(r"^[\w-]+$", "a_b-c"));
+    }
+
+    #[test]
+    fn unsupported_constructs_are_errors() {
+        for p in [r"(a)\1", r"(?=a)", r"(?<!a)b", r"\bword", r"[a-", r"(?i)a"] {
+            assert!(parse(p).is_err(), "{p}");
+        }
+    }
+}

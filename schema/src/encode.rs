@@ -1,0 +1,314 @@
+//! HIR over characters → Lark regex text over the bytes that spell those characters, either as
+//! themselves ([`Encoding::Raw`], for `regex:` constraints) or inside a JSON string
+//! ([`Encoding::Json`]).
+//!
+//! # The JSON string profile
+//!
+//! A constrained string (a `pattern`, `format`, `enum`, `const`, or a property name) must be
+//! matched on the characters it denotes, but a JSON string can spell a character in several
+//! ways (`a`, `\u0061`, `\u0041` for `A`...). munch accepts, for each character:
+//! - `"`, `\` and the controls U+0000–U+001F: their short escape (`\"`, `\\`, `\n`, ...) where
+//!   JSON has one, or `\u` with four hex digits of either case;
+//! - `/`: itself or `\/`;
+//! - every other character: itself only.
+//!
+//! So every text accepted denotes a valid string, and every string has a spelling accepted (the
+//! one `JSON.stringify` and `serde_json` write); a needlessly escaped spelling like `\u0061` is
+//! not accepted where the characters matter. Strings whose characters do not matter (plain
+//! `"type": "string"`) take every spelling, and strings under `minLength`/`maxLength` only take
+//! every spelling too (a surrogate pair counting as one character).
+//!
+//! The output uses only ASCII letters and digits, `\xHH`/`\uHHHH`/`\UHHHHHHHH` escapes and
+//! regex operators, so it can sit between Lark's `/.../` delimiters as is. Repetitions are
+//! always greedy: munch's lexer gives lazy ones a shortest-match meaning, and a constraint's
+//! language is the set of strings the regex matches.
+
+use regex_syntax::hir::{Class, Hir, HirKind};
+
+/// How characters are spelled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// As themselves (UTF-8).
+    Raw,
+    /// Inside a JSON string, per the module's profile.
+    Json,
+}
+
+/// One character of a JSON string, any spelling (the generic string content).
+pub(crate) const JSON_CHAR: &str = r#"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})"#;
+
+/// One character of a JSON string, any spelling, where a surrogate pair counts as one character
+/// and lone surrogates are not taken (for `minLength`/`maxLength`).
+pub(crate) const JSON_CODE_POINT: &str = concat!(
+    r#"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]"#,
+    r"|\\u(?:[0-9a-cA-Ce-fE-F][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2})",
+    r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+);
+
+/// The Lark regex text for the characters `hir` matches, spelled per `enc`.
+///
+/// The HIR must hold no look-around (callers strip the anchors they understand first).
+pub(crate) fn emit(hir: &Hir, enc: Encoding) -> Result<String, String> {
+    let mut out = String::new();
+    emit_into(hir, enc, &mut out, 0)?;
+    Ok(out)
+}
+
+/// Nesting is bounded by the parser's nest limit (100), so recursion is bounded too.
+fn emit_into(hir: &Hir, enc: Encoding, out: &mut String, depth: usize) -> Result<(), String> {
+    if depth > 256 {
+        return Err("pattern nests too deeply".into());
+    }
+    match hir.kind() {
+        HirKind::Empty => {}
+        HirKind::Literal(lit) => {
+            let s = std::str::from_utf8(&lit.0).map_err(|_| "pattern is not UTF-8")?;
+            for c in s.chars() {
+                out.push_str(&char_spellings(c, enc));
+            }
+        }
+        HirKind::Class(Class::Unicode(cls)) => {
+            let ranges: Vec<(char, char)> =
+                cls.ranges().iter().map(|r| (r.start(), r.end())).collect();
+            out.push_str(&class(&ranges, enc));
+        }
+        HirKind::Class(Class::Bytes(cls)) => {
+            let mut ranges = Vec::new();
+            for r in cls.ranges() {
+                if r.end() > 0x7F {
+                    return Err("byte classes beyond ASCII are not supported".into());
+                }
+                ranges.push((char::from(r.start()), char::from(r.end())));
+            }
+            out.push_str(&class(&ranges, enc));
+        }
+        HirKind::Look(_) => {
+            return Err("anchors and assertions are only supported at the pattern's ends".into())
+        }
+        HirKind::Repetition(rep) => {
+            out.push_str("(?:");
+            emit_into(&rep.sub, enc, out, depth + 1)?;
+            out.push(')');
+            match (rep.min, rep.max) {
+                (0, None) => out.push('*'),
+                (1, None) => out.push('+'),
+                (0, Some(1)) => out.push('?'),
+                (m, None) => out.push_str(&format!("{{{m},}}")),
+                (m, Some(n)) if m == n => out.push_str(&format!("{{{m}}}")),
+                (m, Some(n)) => out.push_str(&format!("{{{m},{n}}}")),
+            }
+        }
+        HirKind::Capture(cap) => emit_into(&cap.sub, enc, out, depth + 1)?,
+        HirKind::Concat(subs) => {
+            for s in subs {
+                out.push_str("(?:");
+                emit_into(s, enc, out, depth + 1)?;
+                out.push(')');
+            }
+        }
+        HirKind::Alternation(subs) => {
+            out.push_str("(?:");
+            for (i, s) in subs.iter().enumerate() {
+                if i > 0 {
+                    out.push('|');
+                }
+                emit_into(s, enc, out, depth + 1)?;
+            }
+            out.push(')');
+        }
+    }
+    Ok(())
+}
+
+/// A character as Lark (Python) regex text, escaped unless it is an ASCII letter or digit.
+pub(crate) fn lit(c: char) -> String {
+    let v = c as u32;
+    if c.is_ascii_alphanumeric() {
+        c.to_string()
+    } else if v < 0x100 {
+        format!("\\x{v:02x}")
+    } else if v < 0x10000 {
+        format!("\\u{v:04x}")
+    } else {
+        format!("\\U{v:08x}")
+    }
+}
+
+/// `\u` and four hex digits of `v`, letters in either case.
+fn u_escape(v: u32) -> String {
+    let mut s = String::from(r"\x5cu");
+    for d in format!("{v:04x}").chars() {
+        if d.is_ascii_alphabetic() {
+            s.push_str(&format!("[{}{}]", d, d.to_ascii_uppercase()));
+        } else {
+            s.push(d);
+        }
+    }
+    s
+}
+
+fn short_escape(c: char) -> Option<char> {
+    Some(match c {
+        '"' => '"',
+        '\\' => '\\',
+        '\u{8}' => 'b',
+        '\u{c}' => 'f',
+        '\n' => 'n',
+        '\r' => 'r',
+        '\t' => 't',
+        _ => return None,
+    })
+}
+
+/// Whether JSON requires the character to be escaped.
+fn must_escape(c: char) -> bool {
+    c == '"' || c == '\\' || (c as u32) < 0x20
+}
+
+/// Every accepted spelling of `c`, as one regex.
+pub(crate) fn char_spellings(c: char, enc: Encoding) -> String {
+    if enc == Encoding::Raw {
+        return lit(c);
+    }
+    if must_escape(c) {
+        let mut alts = vec![u_escape(c as u32)];
+        if let Some(s) = short_escape(c) {
+            alts.push(format!(r"\x5c{}", lit(s)));
+        }
+        format!("(?:{})", alts.join("|"))
+    } else if c == '/' {
+        r"(?:\x2f|\x5c\x2f)".to_string()
+    } else {
+        lit(c)
+    }
+}
+
+/// A character class: the characters written as themselves in one `[...]`, and the ones that
+/// need other spellings as alternatives beside it.
+fn class(ranges: &[(char, char)], enc: Encoding) -> String {
+    let mut plain: Vec<(u32, u32)> = Vec::new();
+    let mut special: Vec<char> = Vec::new();
+    for &(a, b) in ranges {
+        let (a, b) = (a as u32, b as u32);
+        if enc == Encoding::Raw {
+            plain.push((a, b));
+            continue;
+        }
+        // Split off `"` (0x22), `\` (0x5C), `/` (0x2F) and the controls.
+        let mut lo = a;
+        for cut in [0x22u32, 0x2F, 0x5C] {
+            if lo <= cut && cut <= b {
+                if lo < cut {
+                    plain.push((lo, cut - 1));
+                }
+                special.push(char::from_u32(cut).unwrap_or('"'));
+                lo = cut + 1;
+            }
+        }
+        if lo <= b {
+            plain.push((lo, b));
+        }
+    }
+    if enc == Encoding::Json {
+        // Controls are never written as themselves.
+        let mut kept = Vec::new();
+        for (a, b) in plain {
+            if b < 0x20 {
+                special.extend((a..=b).filter_map(char::from_u32));
+            } else if a < 0x20 {
+                special.extend((a..0x20).filter_map(char::from_u32));
+                kept.push((0x20, b));
+            } else {
+                kept.push((a, b));
+            }
+        }
+        plain = kept;
+    }
+    let mut alts = Vec::new();
+    if !plain.is_empty() {
+        let mut s = String::from("[");
+        for (a, b) in plain {
+            let (ca, cb) = (
+                char::from_u32(a).unwrap_or('\0'),
+                char::from_u32(b).unwrap_or('\0'),
+            );
+            s.push_str(&lit(ca));
+            if b > a {
+                s.push('-');
+                s.push_str(&lit(cb));
+            }
+        }
+        s.push(']');
+        alts.push(s);
+    }
+    for c in special {
+        alts.push(char_spellings(c, enc));
+    }
+    match alts.len() {
+        // An empty class matches nothing: a class that excludes every character.
+        0 => r"[^\x00-\U0010ffff]".to_string(),
+        1 => alts.pop().unwrap_or_default(),
+        _ => format!("(?:{})", alts.join("|")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json_matches(pattern: &str, text: &str) -> bool {
+        let hir = crate::ecma::parse(pattern).unwrap();
+        let re = emit(&hir, Encoding::Json).unwrap();
+        // Python's \x/\u/\U escapes, written in regex-syntax's dialect for this check.
+        let re = python_to_rust(&re);
+        regex_automata::meta::Regex::new(&format!("^(?:{re})$"))
+            .unwrap()
+            .is_match(text)
+    }
+
+    pub(crate) fn python_to_rust(re: &str) -> String {
+        let mut out = String::new();
+        let b: Vec<char> = re.chars().collect();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == '\\' && i + 1 < b.len() {
+                let n = match b[i + 1] {
+                    'x' => 2,
+                    'u' => 4,
+                    'U' => 8,
+                    _ => 0,
+                };
+                if n > 0 {
+                    let h: String = b[i + 2..i + 2 + n].iter().collect();
+                    out.push_str(&format!("\\x{{{h}}}"));
+                    i += 2 + n;
+                    continue;
+                }
+                out.push(b[i]);
+                out.push(b[i + 1]);
+                i += 2;
+                continue;
+            }
+            out.push(b[i]);
+            i += 1;
+        }
+        out
+    }
+
+    #[test]
+    fn json_spellings() {
+        assert!(json_matches("a/b", "a/b"));
+        assert!(json_matches("a/b", r"a\/b"));
+        assert!(json_matches("\"", r#"\""#));
+        assert!(json_matches("\"", r"\u0022"));
+        assert!(!json_matches("\"", "\""));
+        assert!(json_matches(r"\n", r"\n"));
+        assert!(json_matches(r"\n", r"\u000A"));
+        assert!(!json_matches(r"\n", "\n"));
+        assert!(json_matches(r"[^a]", r"\\"));
+        assert!(json_matches(r"[^a]", "é"));
+        assert!(!json_matches(r"[^a]", "\""));
+        assert!(json_matches(r"[\x00-\x7f]+", r#"x\"\t\u001f"#));
+        assert!(!json_matches("a", r"\u0061"));
+    }
+}

@@ -1,0 +1,179 @@
+//! # munch-schema
+//!
+//! JSON Schema (draft 2020-12, with the draft-04/06/07 spellings) and regex constraints,
+//! compiled into Lark grammars that munch loads like any other.
+//!
+//! - [`compile`] / [`compile_str`]: a schema → [`CompiledSchema`] (Lark text whose language is
+//!   exactly the JSON texts, in the chosen [`SchemaOptions`] profile, that validate), or a
+//!   [`SchemaError`] naming the keyword and JSON pointer that cannot be compiled exactly.
+//! - [`regex_grammar`]: an ECMA-262 regex → a grammar whose sentences are its whole matches.
+//!
+//! # Why Lark text
+//!
+//! The output goes through munch's own Lark front end, so a schema grammar is checked, lexed and
+//! parsed exactly like a hand-written one, and `munch check`/`parse`/`trace` can print it. The
+//! cost is small next to the lexer and tables it feeds: loading the generated text of a
+//! tool-call schema takes well under a millisecond. Schemas are compiled per request, so the
+//! emitter writes no more rules than the schema needs: one rule per distinct subschema, string
+//! and number constraints as single regex terminals.
+//!
+//! # Exactness
+//!
+//! Each keyword is compiled exactly or refused ([`SchemaErrorKind::Unsupported`]); with
+//! [`SchemaOptions::lenient`] a refused keyword is dropped instead (the language grows) and listed
+//! in [`CompiledSchema::relaxations`]. The profile restricts how instances are written, never
+//! what they mean:
+//! - Whitespace and separators as the options say; object members in schema order or any order.
+//! - Strings whose characters are constrained (`pattern`, `format`, `enum`, `const`, property
+//!   names) spell each character as `JSON.stringify` does (`\"`, `\\`, control escapes; `\/`
+//!   also taken); see [`encode`](crate::encode) for the exact profile.
+//! - Numbers under `minimum`/`maximum`/`exclusive*`, and integers, are written without
+//!   exponent (whether `1e2` is at most 100 is not regular in general); `1.0` is an integer.
+//!
+//! Compiled: `type`, `enum`, `const`, `properties`, `required`, `additionalProperties`,
+//! `patternProperties` (with `additionalProperties: false`, one schema for all patterns),
+//! `propertyNames`, `min/maxProperties`, `items`, `prefixItems`, `additionalItems`,
+//! `min/maxItems`, `contains`/`minContains`, `anyOf`, `allOf`, `oneOf` (branches that provably
+//! exclude each other: types, `const`/`enum` values, a required discriminator), `not` and
+//! `if`/`then`/`else` on type tests, `$ref` into the document (`$defs`, `definitions`,
+//! recursion), `min/maxLength`, `pattern`, `format` (the [`format::FORMATS`]), numeric bounds,
+//! `multipleOf` (powers of ten, 2 on integers), boolean schemas; annotations are ignored.
+//! Refused: `uniqueItems` on arrays of more than one item, `maxContains`, `not`/`if` of other
+//! schemas, overlapping `oneOf`, other `multipleOf`s, a pattern together with a length or a
+//! second pattern, `dependent*`, `unevaluated*`, remote references.
+
+// All APIs need docs: the facade and the Python bindings document from here.
+#![deny(missing_docs)]
+
+mod compile;
+mod ecma;
+pub mod encode;
+mod error;
+pub mod format;
+mod number;
+mod options;
+mod simple;
+
+pub use error::{SchemaError, SchemaErrorKind};
+pub use options::{PropertyOrder, SchemaOptions, Whitespace};
+
+use serde_json::Value;
+
+/// A keyword that `lenient` dropped: the language accepts more than the schema allows there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Relaxation {
+    /// The keyword's JSON pointer.
+    pub pointer: String,
+    /// The keyword.
+    pub keyword: String,
+    /// Why it could not be compiled exactly.
+    pub reason: String,
+}
+
+/// A compiled schema: Lark text (start rule `start`) and what was relaxed.
+#[derive(Clone, Debug)]
+pub struct CompiledSchema {
+    lark: String,
+    relaxations: Vec<Relaxation>,
+}
+
+impl CompiledSchema {
+    /// The Lark grammar; its start rule is `start`.
+    pub fn lark(&self) -> &str {
+        &self.lark
+    }
+
+    /// Every keyword dropped under [`SchemaOptions::lenient`] (empty when strict).
+    pub fn relaxations(&self) -> &[Relaxation] {
+        &self.relaxations
+    }
+}
+
+/// Compiles a schema given as JSON text.
+pub fn compile_str(text: &str, options: &SchemaOptions) -> Result<CompiledSchema, SchemaError> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| SchemaError::new(SchemaErrorKind::Json(e.to_string()), ""))?;
+    compile(&v, options)
+}
+
+/// Compiles a schema.
+pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema, SchemaError> {
+    check_options(options)?;
+    let ref_overrides = schema
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|s| {
+            ["draft-04", "draft-06", "draft-07"]
+                .iter()
+                .any(|d| s.contains(d))
+        });
+    let norm = simple::Normalizer {
+        root: schema,
+        max_depth: options.max_depth,
+        max_alternatives: options.max_alternatives,
+        ref_overrides,
+        lenient: options.lenient,
+        relaxations: Vec::new(),
+    };
+    let emitter = compile::Emitter::new(norm, options);
+    let (lark, norm) = emitter.grammar(simple::Sub {
+        value: schema.clone(),
+        ptr: String::new(),
+    })?;
+    Ok(CompiledSchema {
+        lark,
+        relaxations: norm.relaxations,
+    })
+}
+
+fn check_options(o: &SchemaOptions) -> Result<(), SchemaError> {
+    let bad = |what: &str, reason: &str| {
+        Err(SchemaError::new(
+            SchemaErrorKind::Invalid {
+                keyword: what.to_string(),
+                reason: reason.to_string(),
+            },
+            "",
+        ))
+    };
+    for (name, sep, mark) in [
+        ("item_separator", &o.item_separator, ','),
+        ("key_separator", &o.key_separator, ':'),
+    ] {
+        let marks = sep.chars().filter(|&c| c == mark).count();
+        let rest_ws = sep
+            .chars()
+            .all(|c| c == mark || matches!(c, ' ' | '\t' | '\n' | '\r'));
+        if marks != 1 || !rest_ws {
+            return bad(name, "must hold its one mark and otherwise only whitespace");
+        }
+    }
+    if let Whitespace::Flexible { max_run: 0 } = o.whitespace {
+        return bad("whitespace", "max_run must be at least 1");
+    }
+    Ok(())
+}
+
+/// A grammar whose sentences are the whole matches of the ECMA-262 regex `pattern` (`^` and `$`
+/// at its ends are redundant and taken).
+pub fn regex_grammar(pattern: &str) -> Result<String, SchemaError> {
+    let err = |reason: String| {
+        SchemaError::new(
+            SchemaErrorKind::Pattern {
+                pattern: pattern.to_string(),
+                reason,
+            },
+            "",
+        )
+    };
+    let hir = ecma::parse(pattern).map_err(err)?;
+    if hir.properties().minimum_len() == Some(0) {
+        return Err(err(
+            "the regex matches the empty string, and a grammar's terminals cannot".into(),
+        ));
+    }
+    let body = compile::anchored_match(&hir, encode::Encoding::Raw, true).map_err(err)?;
+    Ok(format!(
+        "// Generated by munch-schema.\nstart: REGEX\nREGEX: /{body}/\n"
+    ))
+}

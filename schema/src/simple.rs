@@ -1,0 +1,1081 @@
+//! Normalisation: a schema (with `$ref`, `allOf`, `anyOf`, `oneOf`, `not`, `if`) becomes a
+//! disjunction of [`Simple`] schemas, each a conjunction of atomic keywords whose subschemas
+//! (`properties`, `items`, ...) are kept as [`Conj`]unctions to be compiled on their own.
+//!
+//! After this pass: no references, no combinators at the top of a schema; one set of bounds per
+//! kind of value. [`Simple::admits`] validates a JSON value against the normal form, which is
+//! how `enum`/`const` values are filtered by the keywords beside them.
+
+use serde_json::Value;
+
+use crate::error::{join, SchemaError, SchemaErrorKind};
+use crate::number::{Bound, Dec};
+
+/// A subschema and its JSON pointer.
+#[derive(Clone, Debug)]
+pub(crate) struct Sub {
+    pub value: Value,
+    pub ptr: String,
+}
+
+/// A conjunction of subschemas (`allOf`); empty means `true`.
+pub(crate) type Conj = Vec<Sub>;
+
+pub(crate) fn is_false(conj: &Conj) -> bool {
+    conj.iter().any(|s| s.value == Value::Bool(false))
+}
+
+/// Kinds of JSON value.
+pub(crate) mod ty {
+    pub const NULL: u8 = 1;
+    pub const BOOL: u8 = 2;
+    /// Numbers with an integer value.
+    pub const INT: u8 = 4;
+    /// Numbers with a non-integer value.
+    pub const FRAC: u8 = 8;
+    pub const STR: u8 = 16;
+    pub const ARR: u8 = 32;
+    pub const OBJ: u8 = 64;
+    pub const ALL: u8 = 127;
+}
+
+/// One conjunction of atomic keywords.
+#[derive(Clone, Debug)]
+pub(crate) struct Simple {
+    pub types: u8,
+    pub enum_: Option<Vec<Value>>,
+    pub enum_ptr: String,
+    // Numbers.
+    pub lo: Option<Bound>,
+    pub hi: Option<Bound>,
+    pub multiple_of: Vec<(Dec, String)>,
+    // Strings.
+    pub min_len: u64,
+    pub max_len: Option<u64>,
+    pub len_ptr: String,
+    pub patterns: Vec<(String, String)>,
+    pub formats: Vec<(String, String)>,
+    // Arrays.
+    pub prefix: Vec<Conj>,
+    pub items: Conj,
+    pub min_items: u64,
+    pub max_items: Option<u64>,
+    pub contains: Vec<Contains>,
+    pub unique: Option<String>,
+    // Objects.
+    pub props: Vec<(String, Conj)>,
+    pub required: Vec<String>,
+    pub additional: Conj,
+    pub pattern_props: Vec<(String, Conj, String)>,
+    pub names: Conj,
+    pub min_props: u64,
+    pub max_props: Option<u64>,
+    pub obj_ptr: String,
+}
+
+/// A `contains` with its bounds.
+#[derive(Clone, Debug)]
+pub(crate) struct Contains {
+    pub schema: Conj,
+    pub min: u64,
+    pub max: Option<u64>,
+    pub ptr: String,
+}
+
+impl Simple {
+    pub fn any() -> Simple {
+        Simple {
+            types: ty::ALL,
+            enum_: None,
+            enum_ptr: String::new(),
+            lo: None,
+            hi: None,
+            multiple_of: Vec::new(),
+            min_len: 0,
+            max_len: None,
+            len_ptr: String::new(),
+            patterns: Vec::new(),
+            formats: Vec::new(),
+            prefix: Vec::new(),
+            items: Vec::new(),
+            min_items: 0,
+            max_items: None,
+            contains: Vec::new(),
+            unique: None,
+            props: Vec::new(),
+            required: Vec::new(),
+            additional: Vec::new(),
+            pattern_props: Vec::new(),
+            names: Vec::new(),
+            min_props: 0,
+            max_props: None,
+            obj_ptr: String::new(),
+        }
+    }
+
+    /// Whether only the types are constrained (so the complement is a type set).
+    fn types_only(&self) -> bool {
+        let any = Simple::any();
+        self.enum_.is_none()
+            && self.lo.is_none()
+            && self.hi.is_none()
+            && self.multiple_of.is_empty()
+            && self.min_len == 0
+            && self.max_len.is_none()
+            && self.patterns.is_empty()
+            && self.formats.is_empty()
+            && self.prefix.is_empty()
+            && self.items.is_empty()
+            && self.min_items == 0
+            && self.max_items.is_none()
+            && self.contains.is_empty()
+            && self.unique.is_none()
+            && self.props.is_empty()
+            && self.required.is_empty()
+            && self.additional.is_empty()
+            && self.pattern_props.is_empty()
+            && self.names.is_empty()
+            && self.min_props == any.min_props
+            && self.max_props.is_none()
+    }
+
+    /// What an object's member `key` must satisfy: its `properties` entry, else the
+    /// `patternProperties` it matches, else `additionalProperties`. `None` when a pattern
+    /// decides and patterns cannot be checked here.
+    pub fn schema_for(&self, key: &str) -> Result<Conj, SchemaError> {
+        if let Some((_, c)) = self.props.iter().find(|(k, _)| k == key) {
+            let mut c = c.clone();
+            for (p, pc, ptr) in &self.pattern_props {
+                if pattern_matches(p, key, ptr)? {
+                    c.extend(pc.iter().cloned());
+                }
+            }
+            return Ok(c);
+        }
+        let mut c = Vec::new();
+        let mut matched = false;
+        for (p, pc, ptr) in &self.pattern_props {
+            if pattern_matches(p, key, ptr)? {
+                matched = true;
+                c.extend(pc.iter().cloned());
+            }
+        }
+        if !matched {
+            c.extend(self.additional.iter().cloned());
+        }
+        Ok(c)
+    }
+}
+
+/// Whether ECMA pattern `p` matches somewhere in `s`.
+pub(crate) fn pattern_matches(p: &str, s: &str, ptr: &str) -> Result<bool, SchemaError> {
+    let hir = crate::ecma::parse(p).map_err(|reason| {
+        SchemaError::new(
+            SchemaErrorKind::Pattern {
+                pattern: p.to_string(),
+                reason,
+            },
+            ptr,
+        )
+    })?;
+    let re = regex_automata::meta::Regex::builder()
+        .build_from_hir(&hir)
+        .map_err(|e| {
+            SchemaError::new(
+                SchemaErrorKind::Pattern {
+                    pattern: p.to_string(),
+                    reason: e.to_string(),
+                },
+                ptr,
+            )
+        })?;
+    Ok(re.is_match(s))
+}
+
+/// The normaliser: the document (for `$ref`) and the options that bound it.
+pub(crate) struct Normalizer<'a> {
+    pub root: &'a Value,
+    pub max_depth: usize,
+    pub max_alternatives: usize,
+    /// Draft-04/06/07: a `$ref` makes its siblings ignored.
+    pub ref_overrides: bool,
+    pub lenient: bool,
+    pub relaxations: Vec<crate::Relaxation>,
+}
+
+/// Keywords munch knows it does not compile (they constrain instances).
+const UNSUPPORTED: &[&str] = &[
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "$dynamicRef",
+    "$recursiveRef",
+];
+
+impl Normalizer<'_> {
+    /// An unsupported keyword: an error, or (lenient) a recorded relaxation.
+    pub fn relax(&mut self, ptr: &str, keyword: &str, reason: &str) -> Result<(), SchemaError> {
+        if self.lenient {
+            self.relaxations.push(crate::Relaxation {
+                pointer: join(ptr, keyword),
+                keyword: keyword.to_string(),
+                reason: reason.to_string(),
+            });
+            Ok(())
+        } else {
+            Err(SchemaError::unsupported(ptr, keyword, reason))
+        }
+    }
+
+    /// The disjunction equivalent to the conjunction `conj`.
+    pub fn normalize(&mut self, conj: &[Sub], depth: usize) -> Result<Vec<Simple>, SchemaError> {
+        let mut acc = vec![Simple::any()];
+        for sub in conj {
+            let d = self.one(&sub.value, &sub.ptr, depth)?;
+            acc = self.cross(acc, d, &sub.ptr)?;
+            if acc.is_empty() {
+                break;
+            }
+        }
+        Ok(acc)
+    }
+
+    fn cross(
+        &mut self,
+        a: Vec<Simple>,
+        b: Vec<Simple>,
+        ptr: &str,
+    ) -> Result<Vec<Simple>, SchemaError> {
+        if a.len() * b.len() > self.max_alternatives {
+            return Err(SchemaError::budget(
+                "max_alternatives",
+                self.max_alternatives,
+                ptr,
+            ));
+        }
+        let mut out = Vec::new();
+        for x in &a {
+            for y in &b {
+                if let Some(m) = merge(x, y, ptr)? {
+                    out.push(m);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn resolve(&self, r: &str, ptr: &str) -> Result<Sub, SchemaError> {
+        let bad = || SchemaError::new(SchemaErrorKind::BadRef(r.to_string()), join(ptr, "$ref"));
+        let frag = r.strip_prefix('#').ok_or_else(bad)?;
+        let mut v = self.root;
+        let mut path = String::new();
+        if !frag.is_empty() {
+            let frag = frag.strip_prefix('/').ok_or_else(bad)?;
+            for raw in frag.split('/') {
+                let tok = percent_decode(raw).ok_or_else(bad)?;
+                let tok = tok.replace("~1", "/").replace("~0", "~");
+                v = match v {
+                    Value::Object(m) => m.get(&tok),
+                    Value::Array(a) => tok.parse::<usize>().ok().and_then(|i| a.get(i)),
+                    _ => None,
+                }
+                .ok_or_else(bad)?;
+                path = join(&path, &tok);
+            }
+        }
+        Ok(Sub {
+            value: v.clone(),
+            ptr: path,
+        })
+    }
+
+    /// The disjunction equivalent to one schema.
+    fn one(&mut self, v: &Value, ptr: &str, depth: usize) -> Result<Vec<Simple>, SchemaError> {
+        if depth > self.max_depth {
+            return Err(SchemaError::budget("max_depth", self.max_depth, ptr));
+        }
+        let obj = match v {
+            Value::Bool(true) => return Ok(vec![Simple::any()]),
+            Value::Bool(false) => return Ok(Vec::new()),
+            Value::Object(o) => o,
+            _ => {
+                return Err(SchemaError::new(
+                    SchemaErrorKind::Invalid {
+                        keyword: "schema".into(),
+                        reason: "a schema is an object or a boolean".into(),
+                    },
+                    ptr,
+                ))
+            }
+        };
+        if let Some(r) = obj.get("$ref") {
+            let r = r
+                .as_str()
+                .ok_or_else(|| SchemaError::invalid(ptr, "$ref", "not a string"))?;
+            let target = self.resolve(r, ptr)?;
+            let d = self.one(&target.value, &target.ptr, depth + 1)?;
+            if self.ref_overrides {
+                return Ok(d);
+            }
+            let rest = self.one_without_ref(obj, ptr, depth)?;
+            return self.cross(d, rest, ptr);
+        }
+        self.one_without_ref(obj, ptr, depth)
+    }
+
+    fn one_without_ref(
+        &mut self,
+        obj: &serde_json::Map<String, Value>,
+        ptr: &str,
+        depth: usize,
+    ) -> Result<Vec<Simple>, SchemaError> {
+        for k in UNSUPPORTED {
+            if let Some(v) = obj.get(*k) {
+                let trivial = match v {
+                    Value::Bool(true) => true,
+                    Value::Object(m) => m.is_empty(),
+                    _ => false,
+                };
+                if !trivial {
+                    self.relax(ptr, k, "not supported")?;
+                }
+            }
+        }
+        let base = self.atomic(obj, ptr)?;
+        let mut acc = vec![base];
+        if let Some(all) = obj.get("allOf") {
+            let list = all
+                .as_array()
+                .ok_or_else(|| SchemaError::invalid(ptr, "allOf", "not an array"))?;
+            for (i, s) in list.iter().enumerate() {
+                let p = join(&join(ptr, "allOf"), &i.to_string());
+                let d = self.one(s, &p, depth + 1)?;
+                acc = self.cross(acc, d, &p)?;
+            }
+        }
+        for key in ["anyOf", "oneOf"] {
+            let Some(any) = obj.get(key) else { continue };
+            let list = any
+                .as_array()
+                .ok_or_else(|| SchemaError::invalid(ptr, key, "not an array"))?;
+            let mut branches = Vec::new();
+            for (i, s) in list.iter().enumerate() {
+                let p = join(&join(ptr, key), &i.to_string());
+                branches.push(self.one(s, &p, depth + 1)?);
+            }
+            if key == "oneOf" {
+                for i in 0..branches.len() {
+                    for j in i + 1..branches.len() {
+                        for a in &branches[i] {
+                            for b in &branches[j] {
+                                if !self.disjoint(a, b, depth)? {
+                                    self.relax(
+                                        ptr,
+                                        "oneOf",
+                                        "branches that may overlap (exactly-one needs a complement)",
+                                    )?;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let union: Vec<Simple> = branches.into_iter().flatten().collect();
+            acc = self.cross(acc, union, ptr)?;
+        }
+        if let Some(n) = obj.get("not") {
+            let p = join(ptr, "not");
+            let d = self.one(n, &p, depth + 1)?;
+            let comp = if d.is_empty() {
+                Some(Simple::any())
+            } else {
+                let mut types = 0u8;
+                let mut ok = true;
+                for s in &d {
+                    if s.types_only() {
+                        types |= s.types;
+                    } else {
+                        ok = false;
+                    }
+                }
+                ok.then(|| Simple {
+                    types: ty::ALL & !types,
+                    ..Simple::any()
+                })
+            };
+            match comp {
+                Some(c) => acc = self.cross(acc, vec![c], &p)?,
+                None => self.relax(
+                    ptr,
+                    "not",
+                    "the complement of this schema is not a type set",
+                )?,
+            }
+        }
+        if let Some(cond) = obj.get("if") {
+            let p = join(ptr, "if");
+            let i = self.one(cond, &p, depth + 1)?;
+            let then = match obj.get("then") {
+                Some(t) => self.one(t, &join(ptr, "then"), depth + 1)?,
+                None => vec![Simple::any()],
+            };
+            let els = match obj.get("else") {
+                Some(t) => self.one(t, &join(ptr, "else"), depth + 1)?,
+                None => vec![Simple::any()],
+            };
+            let then_true = then.len() == 1 && then[0].types_only() && then[0].types == ty::ALL;
+            let else_true = els.len() == 1 && els[0].types_only() && els[0].types == ty::ALL;
+            if !(then_true && else_true) {
+                let types: Option<u8> = i
+                    .iter()
+                    .try_fold(0u8, |t, s| s.types_only().then_some(t | s.types));
+                match types {
+                    Some(t) => {
+                        let yes = self.cross(
+                            vec![Simple {
+                                types: t,
+                                ..Simple::any()
+                            }],
+                            then,
+                            &p,
+                        )?;
+                        let no = self.cross(
+                            vec![Simple {
+                                types: ty::ALL & !t,
+                                ..Simple::any()
+                            }],
+                            els,
+                            &p,
+                        )?;
+                        let union: Vec<Simple> = yes.into_iter().chain(no).collect();
+                        acc = self.cross(acc, union, &p)?;
+                    }
+                    None => self.relax(
+                        ptr,
+                        "if",
+                        "a condition other than a type test needs a complement",
+                    )?,
+                }
+            }
+        }
+        Ok(acc)
+    }
+
+    /// Whether no value satisfies both (conservatively: `false` when unsure).
+    fn disjoint(&mut self, a: &Simple, b: &Simple, depth: usize) -> Result<bool, SchemaError> {
+        let m = match merge(a, b, "")? {
+            None => return Ok(true),
+            Some(m) => m,
+        };
+        if let Some(vals) = &m.enum_ {
+            let mut any = false;
+            for v in vals.clone() {
+                if self.admits(&m, &v, depth)? {
+                    any = true;
+                }
+            }
+            return Ok(!any);
+        }
+        // Objects told apart by a required property whose values cannot agree.
+        if m.types == ty::OBJ {
+            for k in &m.required {
+                let c = m.schema_for(k)?;
+                let d = self.normalize(&c, depth + 1)?;
+                if d.is_empty() {
+                    return Ok(true);
+                }
+                let mut all_empty = true;
+                for s in &d {
+                    if let Some(vals) = &s.enum_ {
+                        for v in vals.clone() {
+                            if self.admits(s, &v, depth)? {
+                                all_empty = false;
+                            }
+                        }
+                    } else {
+                        all_empty = false;
+                    }
+                }
+                if all_empty {
+                    return Ok(true);
+                }
+            }
+        }
+        // Numbers told apart by bounds.
+        if m.types & !(ty::INT | ty::FRAC) == 0 {
+            if let (Some(lo), Some(hi)) = (&m.lo, &m.hi) {
+                if lo.value > hi.value || (lo.value == hi.value && (lo.exclusive || hi.exclusive)) {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// The atomic keywords of one schema object as a [`Simple`].
+    fn atomic(
+        &mut self,
+        obj: &serde_json::Map<String, Value>,
+        ptr: &str,
+    ) -> Result<Simple, SchemaError> {
+        let mut s = Simple::any();
+        s.obj_ptr = ptr.to_string();
+        s.len_ptr = ptr.to_string();
+        if let Some(t) = obj.get("type") {
+            let one = |v: &Value| -> Result<u8, SchemaError> {
+                Ok(match v.as_str() {
+                    Some("null") => ty::NULL,
+                    Some("boolean") => ty::BOOL,
+                    Some("integer") => ty::INT,
+                    Some("number") => ty::INT | ty::FRAC,
+                    Some("string") => ty::STR,
+                    Some("array") => ty::ARR,
+                    Some("object") => ty::OBJ,
+                    _ => return Err(SchemaError::invalid(ptr, "type", "unknown type")),
+                })
+            };
+            s.types = match t {
+                Value::Array(a) => a.iter().try_fold(0, |acc, v| Ok(acc | one(v)?))?,
+                v => one(v)?,
+            };
+        }
+        if let Some(c) = obj.get("const") {
+            s.enum_ = Some(vec![c.clone()]);
+            s.enum_ptr = join(ptr, "const");
+        }
+        if let Some(e) = obj.get("enum") {
+            let list = e
+                .as_array()
+                .ok_or_else(|| SchemaError::invalid(ptr, "enum", "not an array"))?;
+            let list = match s.enum_.take() {
+                Some(c) => list.iter().filter(|v| json_eq(v, &c[0])).cloned().collect(),
+                None => list.clone(),
+            };
+            s.enum_ = Some(list);
+            s.enum_ptr = join(ptr, "enum");
+        }
+        // Numbers.
+        let num = |k: &str| -> Result<Option<Dec>, SchemaError> {
+            match obj.get(k) {
+                None => Ok(None),
+                Some(Value::Number(n)) => Dec::parse(&n.to_string())
+                    .map(Some)
+                    .ok_or_else(|| SchemaError::invalid(ptr, k, "number out of range")),
+                Some(Value::Bool(_)) if k.starts_with("exclusive") => Ok(None),
+                Some(_) => Err(SchemaError::invalid(ptr, k, "not a number")),
+            }
+        };
+        // Draft-04 spells exclusiveness as a boolean beside minimum/maximum.
+        let flag = |k: &str| matches!(obj.get(k), Some(Value::Bool(true)));
+        if let Some(v) = num("minimum")? {
+            s.lo = tighter_lo(
+                s.lo,
+                Bound {
+                    value: v,
+                    exclusive: flag("exclusiveMinimum"),
+                },
+            );
+        }
+        if let Some(v) = num("exclusiveMinimum")? {
+            s.lo = tighter_lo(
+                s.lo,
+                Bound {
+                    value: v,
+                    exclusive: true,
+                },
+            );
+        }
+        if let Some(v) = num("maximum")? {
+            s.hi = tighter_hi(
+                s.hi,
+                Bound {
+                    value: v,
+                    exclusive: flag("exclusiveMaximum"),
+                },
+            );
+        }
+        if let Some(v) = num("exclusiveMaximum")? {
+            s.hi = tighter_hi(
+                s.hi,
+                Bound {
+                    value: v,
+                    exclusive: true,
+                },
+            );
+        }
+        if let Some(m) = num("multipleOf")? {
+            if m.neg || m == Dec::zero() {
+                return Err(SchemaError::invalid(ptr, "multipleOf", "must be positive"));
+            }
+            s.multiple_of.push((m, join(ptr, "multipleOf")));
+        }
+        // Strings.
+        let count = |k: &str| -> Result<Option<u64>, SchemaError> {
+            match obj.get(k) {
+                None => Ok(None),
+                Some(v) => {
+                    let d = v
+                        .as_f64()
+                        .filter(|f| *f >= 0.0 && f.fract() == 0.0)
+                        .ok_or_else(|| {
+                            SchemaError::invalid(ptr, k, "not a non-negative integer")
+                        })?;
+                    Ok(Some(if d > 1e15 { u64::MAX / 2 } else { d as u64 }))
+                }
+            }
+        };
+        if let Some(n) = count("minLength")? {
+            s.min_len = n;
+        }
+        s.max_len = count("maxLength")?;
+        if let Some(p) = obj.get("pattern") {
+            let p = p
+                .as_str()
+                .ok_or_else(|| SchemaError::invalid(ptr, "pattern", "not a string"))?;
+            s.patterns.push((p.to_string(), join(ptr, "pattern")));
+        }
+        if let Some(f) = obj.get("format") {
+            let f = f
+                .as_str()
+                .ok_or_else(|| SchemaError::invalid(ptr, "format", "not a string"))?;
+            if crate::format::FORMATS.contains(&f) {
+                s.formats.push((f.to_string(), join(ptr, "format")));
+            } else {
+                self.relax(ptr, "format", &format!("unknown format {f:?}"))?;
+            }
+        }
+        // Arrays: 2020-12 `prefixItems` + `items`, or draft-07 `items: [...]` +
+        // `additionalItems`.
+        let sub = |k: &str| Sub {
+            value: obj.get(k).cloned().unwrap_or(Value::Bool(true)),
+            ptr: join(ptr, k),
+        };
+        let tuple = |k: &str, v: &Value| -> Result<Vec<Conj>, SchemaError> {
+            let a = v
+                .as_array()
+                .ok_or_else(|| SchemaError::invalid(ptr, k, "not an array"))?;
+            Ok(a.iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    vec![Sub {
+                        value: x.clone(),
+                        ptr: join(&join(ptr, k), &i.to_string()),
+                    }]
+                })
+                .collect())
+        };
+        if let Some(p) = obj.get("prefixItems") {
+            s.prefix = tuple("prefixItems", p)?;
+            if obj.contains_key("items") {
+                s.items = vec![sub("items")];
+            }
+        } else {
+            match obj.get("items") {
+                Some(v @ Value::Array(_)) => {
+                    s.prefix = tuple("items", v)?;
+                    if obj.contains_key("additionalItems") {
+                        s.items = vec![sub("additionalItems")];
+                    }
+                }
+                Some(_) => s.items = vec![sub("items")],
+                None => {}
+            }
+        }
+        if let Some(n) = count("minItems")? {
+            s.min_items = n;
+        }
+        s.max_items = count("maxItems")?;
+        if obj.contains_key("contains") {
+            let min = count("minContains")?.unwrap_or(1);
+            let max = count("maxContains")?;
+            s.contains.push(Contains {
+                schema: vec![sub("contains")],
+                min,
+                max,
+                ptr: join(ptr, "contains"),
+            });
+        }
+        if obj.get("uniqueItems") == Some(&Value::Bool(true)) {
+            s.unique = Some(join(ptr, "uniqueItems"));
+        }
+        // Objects.
+        if let Some(p) = obj.get("properties") {
+            let m = p
+                .as_object()
+                .ok_or_else(|| SchemaError::invalid(ptr, "properties", "not an object"))?;
+            for (k, v) in m {
+                s.props.push((
+                    k.clone(),
+                    vec![Sub {
+                        value: v.clone(),
+                        ptr: join(&join(ptr, "properties"), k),
+                    }],
+                ));
+            }
+        }
+        if let Some(r) = obj.get("required") {
+            let a = r
+                .as_array()
+                .ok_or_else(|| SchemaError::invalid(ptr, "required", "not an array"))?;
+            for k in a {
+                let k = k
+                    .as_str()
+                    .ok_or_else(|| SchemaError::invalid(ptr, "required", "not a string"))?;
+                if !s.required.iter().any(|r| r == k) {
+                    s.required.push(k.to_string());
+                }
+            }
+        }
+        if obj.contains_key("additionalProperties") {
+            s.additional = vec![sub("additionalProperties")];
+        }
+        if let Some(p) = obj.get("patternProperties") {
+            let m = p
+                .as_object()
+                .ok_or_else(|| SchemaError::invalid(ptr, "patternProperties", "not an object"))?;
+            for (k, v) in m {
+                let pp = join(&join(ptr, "patternProperties"), k);
+                s.pattern_props.push((
+                    k.clone(),
+                    vec![Sub {
+                        value: v.clone(),
+                        ptr: pp.clone(),
+                    }],
+                    pp,
+                ));
+            }
+        }
+        if obj.contains_key("propertyNames") {
+            s.names = vec![sub("propertyNames")];
+        }
+        if let Some(n) = count("minProperties")? {
+            s.min_props = n;
+        }
+        s.max_props = count("maxProperties")?;
+        Ok(s)
+    }
+
+    /// Whether `v` is valid under `s`.
+    pub fn admits(&mut self, s: &Simple, v: &Value, depth: usize) -> Result<bool, SchemaError> {
+        if depth > self.max_depth {
+            return Err(SchemaError::budget("max_depth", self.max_depth, &s.obj_ptr));
+        }
+        if let Some(e) = &s.enum_ {
+            if !e.iter().any(|x| json_eq(x, v)) {
+                return Ok(false);
+            }
+        }
+        match v {
+            Value::Null => Ok(s.types & ty::NULL != 0),
+            Value::Bool(_) => Ok(s.types & ty::BOOL != 0),
+            Value::Number(n) => {
+                let Some(d) = Dec::parse(&n.to_string()) else {
+                    return Err(SchemaError::unsupported(&s.enum_ptr, "enum", "huge number"));
+                };
+                let t = if d.is_integer() { ty::INT } else { ty::FRAC };
+                if s.types & t == 0 {
+                    return Ok(false);
+                }
+                if let Some(lo) = &s.lo {
+                    if d < lo.value || (lo.exclusive && d == lo.value) {
+                        return Ok(false);
+                    }
+                }
+                if let Some(hi) = &s.hi {
+                    if d > hi.value || (hi.exclusive && d == hi.value) {
+                        return Ok(false);
+                    }
+                }
+                for (m, ptr) in &s.multiple_of {
+                    match crate::number::is_multiple(&d, m) {
+                        Some(ok) if !ok => return Ok(false),
+                        Some(_) => {}
+                        None => {
+                            return Err(SchemaError::unsupported(
+                                ptr,
+                                "multipleOf",
+                                "too many digits to check",
+                            ))
+                        }
+                    }
+                }
+                Ok(true)
+            }
+            Value::String(st) => {
+                if s.types & ty::STR == 0 {
+                    return Ok(false);
+                }
+                let n = st.chars().count() as u64;
+                if n < s.min_len || s.max_len.is_some_and(|m| n > m) {
+                    return Ok(false);
+                }
+                for (p, ptr) in &s.patterns {
+                    if !pattern_matches(p, st, ptr)? {
+                        return Ok(false);
+                    }
+                }
+                for (f, ptr) in &s.formats {
+                    let p = crate::format::pattern(f).unwrap_or_default();
+                    if !pattern_matches(&p, st, ptr)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+            Value::Array(a) => {
+                if s.types & ty::ARR == 0 {
+                    return Ok(false);
+                }
+                let n = a.len() as u64;
+                if n < s.min_items || s.max_items.is_some_and(|m| n > m) {
+                    return Ok(false);
+                }
+                for (i, x) in a.iter().enumerate() {
+                    let c = s.prefix.get(i).unwrap_or(&s.items).clone();
+                    if !self.admits_conj(&c, x, depth + 1)? {
+                        return Ok(false);
+                    }
+                }
+                for c in &s.contains {
+                    let mut k = 0u64;
+                    for x in a {
+                        if self.admits_conj(&c.schema, x, depth + 1)? {
+                            k += 1;
+                        }
+                    }
+                    if k < c.min || c.max.is_some_and(|m| k > m) {
+                        return Ok(false);
+                    }
+                }
+                if s.unique.is_some() {
+                    for i in 0..a.len() {
+                        for j in i + 1..a.len() {
+                            if json_eq(&a[i], &a[j]) {
+                                return Ok(false);
+                            }
+                        }
+                    }
+                }
+                Ok(true)
+            }
+            Value::Object(o) => {
+                if s.types & ty::OBJ == 0 {
+                    return Ok(false);
+                }
+                let n = o.len() as u64;
+                if n < s.min_props || s.max_props.is_some_and(|m| n > m) {
+                    return Ok(false);
+                }
+                if s.required.iter().any(|k| !o.contains_key(k)) {
+                    return Ok(false);
+                }
+                let names = s.names.clone();
+                for (k, x) in o {
+                    if !names.is_empty()
+                        && !self.admits_conj(&names, &Value::String(k.clone()), depth + 1)?
+                    {
+                        return Ok(false);
+                    }
+                    let c = s.schema_for(k)?;
+                    if !self.admits_conj(&c, x, depth + 1)? {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    pub fn admits_conj(&mut self, c: &Conj, v: &Value, depth: usize) -> Result<bool, SchemaError> {
+        if c.is_empty() {
+            return Ok(true);
+        }
+        let d = self.normalize(c, depth + 1)?;
+        for s in &d {
+            if self.admits(s, v, depth + 1)? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let h = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(h, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn tighter_lo(a: Option<Bound>, b: Bound) -> Option<Bound> {
+    Some(match a {
+        None => b,
+        Some(a) => match a.value.cmp(&b.value) {
+            std::cmp::Ordering::Less => b,
+            std::cmp::Ordering::Greater => a,
+            std::cmp::Ordering::Equal => Bound {
+                value: a.value,
+                exclusive: a.exclusive || b.exclusive,
+            },
+        },
+    })
+}
+
+fn tighter_hi(a: Option<Bound>, b: Bound) -> Option<Bound> {
+    Some(match a {
+        None => b,
+        Some(a) => match a.value.cmp(&b.value) {
+            std::cmp::Ordering::Greater => b,
+            std::cmp::Ordering::Less => a,
+            std::cmp::Ordering::Equal => Bound {
+                value: a.value,
+                exclusive: a.exclusive || b.exclusive,
+            },
+        },
+    })
+}
+
+/// JSON equality as JSON Schema has it: numbers by value (`1 == 1.0`), objects by members.
+pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            match (Dec::parse(&x.to_string()), Dec::parse(&y.to_string())) {
+                (Some(x), Some(y)) => x == y,
+                _ => x == y,
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// The intersection of two simple schemas; `None` when no value satisfies both.
+pub(crate) fn merge(a: &Simple, b: &Simple, ptr: &str) -> Result<Option<Simple>, SchemaError> {
+    let mut m = a.clone();
+    m.types &= b.types;
+    if m.types == 0 {
+        return Ok(None);
+    }
+    if let Some(be) = &b.enum_ {
+        m.enum_ = Some(match m.enum_.take() {
+            None => {
+                m.enum_ptr = b.enum_ptr.clone();
+                be.clone()
+            }
+            Some(ae) => ae
+                .into_iter()
+                .filter(|x| be.iter().any(|y| json_eq(x, y)))
+                .collect(),
+        });
+    }
+    if let Some(lo) = &b.lo {
+        m.lo = tighter_lo(m.lo, lo.clone());
+    }
+    if let Some(hi) = &b.hi {
+        m.hi = tighter_hi(m.hi, hi.clone());
+    }
+    m.multiple_of.extend(b.multiple_of.iter().cloned());
+    m.min_len = m.min_len.max(b.min_len);
+    m.max_len = min_opt(m.max_len, b.max_len);
+    for p in &b.patterns {
+        if !m.patterns.iter().any(|q| q.0 == p.0) {
+            m.patterns.push(p.clone());
+        }
+    }
+    for f in &b.formats {
+        if !m.formats.iter().any(|q| q.0 == f.0) {
+            m.formats.push(f.clone());
+        }
+    }
+    // Arrays.
+    let n = a.prefix.len().max(b.prefix.len());
+    let mut prefix = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut c = a.prefix.get(i).unwrap_or(&a.items).clone();
+        c.extend(b.prefix.get(i).unwrap_or(&b.items).iter().cloned());
+        prefix.push(c);
+    }
+    m.prefix = prefix;
+    m.items.extend(b.items.iter().cloned());
+    m.min_items = m.min_items.max(b.min_items);
+    m.max_items = min_opt(m.max_items, b.max_items);
+    m.contains.extend(b.contains.iter().cloned());
+    if m.unique.is_none() {
+        m.unique = b.unique.clone();
+    }
+    // Objects.
+    let a_obj = has_object_keywords(a);
+    let b_obj = has_object_keywords(b);
+    if a_obj && b_obj {
+        if !a.pattern_props.is_empty() || !b.pattern_props.is_empty() {
+            return Err(SchemaError::unsupported(
+                ptr,
+                "patternProperties",
+                "combined (allOf) with another object schema",
+            ));
+        }
+        let mut props: Vec<(String, Conj)> = Vec::new();
+        let keys: Vec<String> = a
+            .props
+            .iter()
+            .map(|(k, _)| k.clone())
+            .chain(b.props.iter().map(|(k, _)| k.clone()))
+            .collect();
+        for k in keys {
+            if props.iter().any(|(x, _)| *x == k) {
+                continue;
+            }
+            let mut c = a.schema_for(&k)?;
+            c.extend(b.schema_for(&k)?);
+            props.push((k, c));
+        }
+        m.props = props;
+        m.additional = a.additional.clone();
+        m.additional.extend(b.additional.iter().cloned());
+    } else if b_obj {
+        m.props = b.props.clone();
+        m.additional = b.additional.clone();
+        m.pattern_props = b.pattern_props.clone();
+        m.obj_ptr = b.obj_ptr.clone();
+    }
+    for r in &b.required {
+        if !m.required.contains(r) {
+            m.required.push(r.clone());
+        }
+    }
+    m.names.extend(b.names.iter().cloned());
+    m.min_props = m.min_props.max(b.min_props);
+    m.max_props = min_opt(m.max_props, b.max_props);
+    Ok(Some(m))
+}
+
+fn has_object_keywords(s: &Simple) -> bool {
+    !s.props.is_empty() || !s.additional.is_empty() || !s.pattern_props.is_empty()
+}
+
+fn min_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
