@@ -12,7 +12,7 @@
 use std::time::Instant;
 
 use munch_glr::parser::ParserConfig;
-use munch_lexer::spans::{SpansConfig, TokenSpans};
+use munch_tokens::{SpansConfig, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 
 fn main() {

@@ -21,7 +21,7 @@ use munch::{Compiled, Config, MaskerKind, Matcher};
 use munch_conformance::corpus::{self, Language};
 use munch_glr::mask::TokenMask;
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
-use munch_lexer::spans::{ClassId, LexPoint, SpansConfig, TokenSpans};
+use munch_tokens::{ClassId, LexPoint, SpansConfig, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 use munch_lexer::TokenId;
 use munch_testkit::generate::SeededRng;

@@ -5,21 +5,16 @@
 //! - [`dfa`]: terminal patterns (as `regex-syntax` HIR) compiled into one byte-level DFA over byte
 //!   classes, with per-state accepted terminals (after tie-breaking), growth and reachability, and
 //!   the streaming longest-match semantics with inhibited terminals that the parser drives.
-//! - [`spans`]: what each token does to the lexer from every lexer configuration (its *span*),
-//!   and the token classes of tokens that behave alike everywhere, which every masker uses.
 //!
 //! Nothing here knows about grammars or parsers: a terminal is an id, a name, a pattern and a
 //! priority.
 
 // All APIs need docs: this crate is the contract the parser and every masker build on.
 #![deny(missing_docs)]
-// Every unsafe operation sits in an `unsafe` block with its own `SAFETY:` comment, also
-// inside an `unsafe fn` (whose `# Safety` section states what its callers guarantee).
-#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+#![forbid(unsafe_code)]
 
 pub mod dfa;
 mod id;
-pub mod spans;
 
 // The vocabulary moved to `munch-vocab`; these names stay here until every importer reads it
 // from there (the house's move, one crate at a time).

@@ -70,7 +70,7 @@ pub(crate) fn construct(
             let (masker, classes) = match munch_masker_trie::TrieMasker::with_classes(
                 Arc::clone(parser),
                 Arc::clone(vocab),
-                &munch_lexer::spans::SpansConfig::default(),
+                &munch_tokens::SpansConfig::default(),
             ) {
                 Ok(m) => {
                     let classes = m.classes().map(|c| c.len());

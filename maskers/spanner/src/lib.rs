@@ -6,7 +6,7 @@
 //!
 //! ## Offline
 //!
-//! 1. **Lexical spans** ([`munch_lexer::spans::TokenSpans`]): from each lexer point `q` (a
+//! 1. **Lexical spans** ([`munch_tokens::TokenSpans`]): from each lexer point `q` (a
 //!    head's lexer state and inhibitor), each token class is dead or realises one span: the
 //!    lexemes it completes and the lexeme it leaves open (GreatGramma's token-level lexing
 //!    transducer; its inverse per point is `T_inv`).
@@ -81,7 +81,7 @@ use std::sync::Arc;
 
 use munch_glr::mask::{set_eos, MaskCache, MaskMut, Masker};
 use munch_glr::parser::{Parser, ParserState};
-use munch_lexer::spans::{
+use munch_tokens::{
     ClassId, ClassSet, ExpandCache, LexPoint, SpansBuildError, SpansConfig, TokenSpans,
 };
 use munch_lexer::vocab::Vocabulary;

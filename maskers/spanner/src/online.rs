@@ -26,7 +26,7 @@
 
 use ahash::AHashMap;
 use munch_glr::gss::GssNode;
-use munch_lexer::spans::ClassSet;
+use munch_tokens::ClassSet;
 use smallvec::SmallVec;
 
 use crate::classify::{step, AliveCursor};

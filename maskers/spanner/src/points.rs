@@ -7,7 +7,7 @@
 //! Building one is a sort: with the global trie numbered in preorder ([`Preorder`]), the nodes a
 //! point uses, sorted by that number, are the point's trie in preorder.
 
-use munch_lexer::spans::ClassId;
+use munch_tokens::ClassId;
 
 use crate::tau::Taus;
 

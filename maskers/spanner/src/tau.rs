@@ -1,6 +1,6 @@
 //! Terminal spans: what the parser sees of a lexical span, interned and arranged in a trie.
 //!
-//! A lexical span (`munch_lexer::spans::Span`) is a list of emitted lexer states and an open
+//! A lexical span (`munch_tokens::Span`) is a list of emitted lexer states and an open
 //! end state. The parser only sees, of an emitted state, its accepted terminals (tied terminals
 //! fork; an ignored one leaves the stack as it is), and of the end state, its reachable
 //! terminals (the span leaves a stack live iff one of them is ignored or shiftable there). So

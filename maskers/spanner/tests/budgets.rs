@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use munch_glr::parser::Parser;
-use munch_lexer::spans::{SpansConfig, TokenSpans};
+use munch_tokens::{SpansConfig, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 use munch_masker_spanner::{SpannerBuildErrorKind, SpannerConfig, SpannerMasker};
 

@@ -14,7 +14,7 @@ mod common;
 
 use std::time::Instant;
 
-use munch_lexer::spans::{SpansConfig, TokenClasses, TokenSpans};
+use munch_tokens::{SpansConfig, TokenClasses, TokenSpans};
 use munch_lexer::TokenId;
 
 fn take_value(args: &mut Vec<String>, name: &str) -> Option<usize> {

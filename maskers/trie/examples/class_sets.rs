@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::ParserState;
-use munch_lexer::spans::{ClassId, ClassSet, SpansConfig};
+use munch_tokens::{ClassId, ClassSet, SpansConfig};
 use munch_lexer::{TerminalId, TokenId};
 use munch_masker_trie::TrieMasker;
 

@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::ParserState;
-use munch_lexer::spans::SpansConfig;
+use munch_tokens::SpansConfig;
 use munch_lexer::TokenId;
 use munch_masker_trie::{TrieMasker, WalkStats};
 

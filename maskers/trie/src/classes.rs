@@ -1,7 +1,7 @@
 //! The walk over token classes: a trie of one representative per class.
 //!
 //! Tokens of one class realise the same lexer span from every lexer point
-//! ([`munch_lexer::spans`]), and whether a token is allowed depends only on the spans it
+//! ([`munch_tokens`]), and whether a token is allowed depends only on the spans it
 //! realises from the heads' points and on the heads' stacks. So a walk over the
 //! representatives decides every class, and the allowed classes expand to the allowed tokens.
 //! The walk itself is the token walk unchanged, over a trie whose entries are class indices
@@ -10,7 +10,7 @@
 use std::sync::Arc;
 
 use munch_glr::mask::{MaskMut, TokenMask};
-use munch_lexer::spans::{ClassId, ClassSet, ExpandCache, TokenClasses};
+use munch_tokens::{ClassId, ClassSet, ExpandCache, TokenClasses};
 use munch_lexer::vocab::{TokenTrie, Vocabulary};
 use munch_lexer::TokenId;
 
@@ -67,7 +67,7 @@ mod tests {
 
     use munch_glr::mask::{Masker, Oracle};
     use munch_glr::parser::{Parser, ParserState};
-    use munch_lexer::spans::SpansConfig;
+    use munch_tokens::SpansConfig;
     use munch_testkit::grammar::{builtin, syncode};
     use munch_testkit::vocab;
 

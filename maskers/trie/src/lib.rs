@@ -29,7 +29,7 @@
 //!   [`TrieMasker::prepare`]); tables below boundary nodes in each thread's cache.
 //!
 //! - **Token classes** ([`TrieMasker::with_classes`]): tokens that realise the same lexer span
-//!   from every lexer point ([`munch_lexer::spans`]) are allowed or refused together, so the walk
+//!   from every lexer point ([`munch_tokens`]) are allowed or refused together, so the walk
 //!   can run over a trie of one representative per class (0.2–5 % of the vocabulary for
 //!   SynCode's grammars), and expand the classes it allows to token ids at the end
 //!   (`classes.rs`). The classes alone ([`TokenClasses::build`], no span tables) take
@@ -61,7 +61,7 @@ use munch_glr::gss::{GssNode, GssNodeId};
 use munch_glr::mask::{set_eos, MaskCache, MaskMut, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState, ShiftCache};
 use munch_lexer::dfa::{Lexer, TerminalSet};
-use munch_lexer::spans::{
+use munch_tokens::{
     ClassSet, ExpandCache, SpansBuildError, SpansConfig, TokenClasses, TokenSpans,
 };
 use munch_lexer::vocab::{TokenTrie, TrieNode, Vocabulary};

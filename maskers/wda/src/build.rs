@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use munch_glr::parser::Parser;
-use munch_lexer::spans::{ClassId, TokenSpans};
+use munch_tokens::{ClassId, TokenSpans};
 use munch_lexer::vocab::Vocabulary;
 
 use crate::bits::{Bits, Weights, EMPTY};

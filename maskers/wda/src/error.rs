@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use munch_lexer::spans::SpansBuildError;
+use munch_tokens::SpansBuildError;
 
 /// A budget of [`WdaConfig`](crate::WdaConfig).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -27,15 +27,15 @@
 //! in a set and count for nothing. The tables are derived from the runs when the automaton is
 //! built or loaded, so the artifact stores only the runs.
 //!
-//! This is the idea of the token classes' expansion (`munch_lexer::spans`) in the automaton's
+//! This is the idea of the token classes' expansion (`munch_tokens`) in the automaton's
 //! terms: the units play its big classes (grouped, every subset's mask precomputed), the
 //! sparse classes its small ones, and both use [`Deposit`], [`Unions`] and [`count_in`].
 
 use smallvec::SmallVec;
 
-use munch_lexer::spans::deposit::Deposit;
-use munch_lexer::spans::unions::Unions;
-use munch_lexer::spans::{count_in, Words};
+use munch_tokens::deposit::Deposit;
+use munch_tokens::unions::Unions;
+use munch_tokens::{count_in, Words};
 
 /// How a fresh expansion writes the sparse classes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,7 +110,7 @@ impl Expansion {
         runs: &[(u32, u32)],
         live: &[u64],
     ) -> Self {
-        let route = munch_lexer::spans::deposit::supported();
+        let route = munch_tokens::deposit::supported();
         Expansion::with_route(word_len, (run_start, runs), live, route)
     }
 
@@ -679,7 +679,7 @@ mod tests {
             all.push(live.clone());
             let mut words = vec![0u32; word_len];
             // Where the CPU runs it, the set-independent route is tried on every set too.
-            prop_assert_eq!(e.has_deposit(), munch_lexer::spans::deposit::supported());
+            prop_assert_eq!(e.has_deposit(), munch_tokens::deposit::supported());
             let mut ways = vec![Sparse::Inside, Sparse::Outside];
             if e.has_deposit() {
                 ways.push(Sparse::Deposit);

@@ -23,7 +23,7 @@ use ahash::AHashMap;
 use munch_glr::lr::Action;
 use munch_glr::parser::Parser;
 use munch_lexer::dfa::TerminalSet;
-use munch_lexer::spans::{ClassId, LexPoint, PointId, SpanId, TokenSpans};
+use munch_tokens::{ClassId, LexPoint, PointId, SpanId, TokenSpans};
 use munch_lexer::{LexState, TerminalId};
 
 use crate::bits::{Bits, Weight, Weights, EMPTY};

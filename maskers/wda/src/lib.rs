@@ -49,7 +49,7 @@
 //! It is the PSC idea — one classifier of the parser stack for all tokens — built the
 //! weighted-automata way:
 //!
-//! 1. **Terminal side** (`lexical`): [`TokenSpans`](munch_lexer::spans::TokenSpans) gives, per
+//! 1. **Terminal side** (`lexical`): [`TokenSpans`](munch_tokens::TokenSpans) gives, per
 //!    lexer point, the span every token class realises (lexemes completed inside the token and
 //!    the open lexeme). Spans become chains of *continuations* (what may follow a terminal
 //!    inside the token); each point's spans become its initial weighted item set, weights
@@ -116,7 +116,7 @@ use std::sync::Arc;
 
 use munch_glr::mask::{MaskCache, MaskMut, Masker};
 use munch_glr::parser::{Parser, ParserState};
-use munch_lexer::spans::SpansConfig;
+use munch_tokens::SpansConfig;
 use munch_lexer::vocab::Vocabulary;
 
 pub use error::{LoadKind, WdaBudget, WdaBuildError, WdaLoadError};

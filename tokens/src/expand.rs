@@ -51,7 +51,7 @@ use super::deposit::{low_bits, Deposit};
 use super::kernels::{combine, count_in, Words};
 use super::unions::Unions;
 use super::ClassSet;
-use crate::TokenId;
+use munch_vocab::TokenId;
 
 /// Classes per group of big classes: a group keeps `2^GROUP - 1` masks.
 const GROUP: usize = 4;
@@ -1107,8 +1107,8 @@ impl Default for ExpandCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spans::kernels::{combine_every_kernel, count_in_every_kernel, say_skipped};
-    use crate::spans::ClassId;
+    use crate::kernels::{combine_every_kernel, count_in_every_kernel, say_skipped};
+    use crate::ClassId;
     use proptest::prelude::*;
 
     /// The number of classes in exactly one of `a` and `b`.
@@ -1735,9 +1735,9 @@ mod tests {
             let alive: Vec<ClassSet> = [90, 50].iter().map(|&p| random_set(n, p, &mut x)).collect();
             let p = Patterns::new(vocab_len, &member_start, &members, &alive);
             // Where the CPU runs the set-independent route, it is built here, and tried below.
-            prop_assert_eq!(p.deposit.is_some(), crate::spans::deposit::supported());
+            prop_assert_eq!(p.deposit.is_some(), crate::deposit::supported());
             if p.deposit.is_none() {
-                say_skipped("the deposit route", crate::spans::deposit::tests::LACKS);
+                say_skipped("the deposit route", crate::deposit::tests::LACKS);
             }
             let mut words = vec![0u32; vocab_len.div_ceil(32)];
             let mut sets: Vec<ClassSet> =

@@ -959,11 +959,11 @@ pub(super) fn low_bits(n: usize) -> u8 {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::spans::kernels::say_skipped;
+    use crate::kernels::say_skipped;
     use proptest::prelude::*;
 
     /// Why the route's tests compare nothing where [`supported`] is false.
-    pub(in crate::spans) const LACKS: &str = "this CPU lacks AVX-512 F/BW/VBMI/BITALG or BMI2";
+    pub(crate) const LACKS: &str = "this CPU lacks AVX-512 F/BW/VBMI/BITALG or BMI2";
 
     /// Each group of a block's words takes a lane of `P` (its tokens in the order of their
     /// rotated bits); blocks are taken pass by pass, by their groups; a last block of fewer

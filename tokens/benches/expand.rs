@@ -36,10 +36,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
-use munch_lexer::spans::{
+use munch_tokens::{
     ClassId, ClassSet, ExpandCache, LexPoint, SpansConfig, TokenClasses, TokenSpans,
 };
-use munch_lexer::vocab::Vocabulary;
+use munch_vocab::Vocabulary;
 use regex_syntax::hir::{Capture, Hir, HirKind, Repetition};
 
 /// `(name, pattern, is_literal, ignored)`.

@@ -1,4 +1,4 @@
-//! `munch_lexer::spans` against a direct per-token simulation of the lexer.
+//! `munch_tokens` against a direct per-token simulation of the lexer.
 //!
 //! The reference ([`simulate`]) reads one token's bytes from one point exactly as the module
 //! docs state the semantics, byte by byte, with no trie and no sharing. Every test compares the
@@ -12,12 +12,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
-use munch_lexer::spans::{
+use munch_lexer::{LexState, TerminalId, TokenId};
+use munch_tokens::{
     ClassId, ClassSet, ExpandCache, LexPoint, PointId, SpansBudget, SpansConfig, TokenClasses,
     TokenSpans,
 };
-use munch_lexer::vocab::Vocabulary;
-use munch_lexer::{LexState, TerminalId, TokenId};
+use munch_vocab::Vocabulary;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
@@ -167,7 +167,7 @@ fn check(lexer: &Lexer, vocab: &Vocabulary, spans: &TokenSpans) -> Vec<Vec<u32>>
     // Spans are distinct.
     let distinct: BTreeSet<_> = (0..spans.span_len())
         .map(|s| {
-            let span = spans.span(munch_lexer::spans::SpanId::from_usize(s));
+            let span = spans.span(munch_tokens::SpanId::from_usize(s));
             (span.emitted.to_vec(), span.end)
         })
         .collect();
@@ -558,7 +558,7 @@ fn more_points_than_one_block() {
     terms.push(("[a-z]+".to_string(), false, 0, false));
     terms.push((" ".to_string(), false, 0, true));
     let lexer = lexer(&terms);
-    assert!(lexer.state_len() > munch_lexer::spans::BLOCK + 1);
+    assert!(lexer.state_len() > munch_tokens::BLOCK + 1);
     let mut tokens: Vec<Vec<u8>> = Vec::new();
     for w in words {
         for cut in 1..=w.len() {
@@ -585,7 +585,7 @@ fn more_points_than_one_block() {
             assert_eq!(other.classes().class_of(t), spans.classes().class_of(t));
         }
         for s in 0..spans.span_len() {
-            let s = munch_lexer::spans::SpanId::from_usize(s);
+            let s = munch_tokens::SpanId::from_usize(s);
             assert_eq!(other.span(s), spans.span(s));
         }
         for p in 0..spans.points().len() {

@@ -6,9 +6,9 @@ use ahash::AHashMap;
 use super::error::{SpansBudget, SpansBuildError};
 use super::expand::{ExpandCache, Patterns};
 use super::{ClassId, ClassSet, SpansConfig};
-use crate::vocab::Vocabulary;
-use crate::Lexer;
-use crate::TokenId;
+use munch_lexer::Lexer;
+use munch_vocab::TokenId;
+use munch_vocab::Vocabulary;
 
 const NONE: u32 = u32::MAX;
 

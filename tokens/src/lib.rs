@@ -1,3 +1,5 @@
+//! # munch-tokens
+//!
 //! Token spans and token classes: what each vocabulary token does to the lexer, from every
 //! lexer configuration, computed once per (lexer, vocabulary).
 //!
@@ -19,7 +21,7 @@
 //! A *point* is where a token can start: `(s, None)` for every state `s` that is not dead (the
 //! open lexeme read so far leads to `s`), and `(start, Some(inh))` for every state `inh` that
 //! accepts and can grow (a lexeme was just handed to the parser inhibited by `inh`; see the
-//! [`dfa` docs](crate::dfa#inhibited-terminals)). Reading a token's bytes from a point
+//! [`dfa` docs](munch_lexer::dfa#inhibited-terminals)). Reading a token's bytes from a point
 //! `(s, i)`:
 //!
 //! - first byte `b`: if `i = Some(inh)` and [`Lexer::extends`]`(inh, b)`, the token is dead;
@@ -60,8 +62,8 @@
 //!
 //! ```
 //! use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
-//! use munch_lexer::spans::{LexPoint, SpansConfig, TokenSpans};
-//! use munch_lexer::vocab::Vocabulary;
+//! use munch_tokens::{LexPoint, SpansConfig, TokenSpans};
+//! use munch_vocab::Vocabulary;
 //! use munch_lexer::TokenId;
 //!
 //! let spec = |name: &str, re: &str| TerminalSpec {
@@ -87,6 +89,13 @@
 //! assert_eq!(span.end, lexer.next(lexer.start(), b'b'));
 //! ```
 
+// All APIs need docs: every masker builds on this crate.
+#![deny(missing_docs)]
+// Every unsafe operation (the AVX-512 route in `deposit` and `kernels`) sits in an `unsafe`
+// block with its own `SAFETY:` comment, also inside an `unsafe fn` (whose `# Safety` section
+// states what its callers guarantee).
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
 mod classes;
 pub mod deposit;
 mod error;
@@ -107,60 +116,22 @@ pub use expand::ExpandCache;
 pub use kernels::{count_in, Words};
 pub use set::{ClassSet, Iter as ClassSetIter};
 
-use crate::vocab::Vocabulary;
-use crate::{LexState, Lexer};
+use munch_lexer::{LexState, Lexer};
+use munch_vocab::Vocabulary;
 use walk::{Emitted, LexTables, Liveness, Seqs, Work};
 
 /// Points per trie walk: a walk interns vectors of this many configurations.
 pub const BLOCK: usize = 64;
 
-macro_rules! define_index {
-    ($(#[$meta:meta])* $name:ident) => {
-        $(#[$meta])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-        pub struct $name(u32);
-
-        impl $name {
-            /// The id for `index`.
-            ///
-            /// # Panics
-            /// When `index` does not fit in a `u32`; ids come from a table that is itself far
-            /// smaller.
-            #[inline]
-            pub fn from_usize(index: usize) -> Self {
-                Self(u32::try_from(index).expect(concat!(stringify!($name), " index out of range")))
-            }
-
-            /// The id as an index.
-            #[inline]
-            pub fn as_usize(self) -> usize {
-                self.0 as usize
-            }
-
-            /// The id as a raw `u32`.
-            #[inline]
-            pub fn as_u32(self) -> u32 {
-                self.0
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                self.0.fmt(f)
-            }
-        }
-    };
-}
-
-define_index!(
+munch_vocab::define_id!(
     /// A point of a [`TokenSpans`]: an index into [`TokenSpans::points`].
     PointId
 );
-define_index!(
+munch_vocab::define_id!(
     /// A distinct span of a [`TokenSpans`]: `0..span_len()`.
     SpanId
 );
-define_index!(
+munch_vocab::define_id!(
     /// A token class of a [`TokenClasses`]: `0..len()`.
     ClassId
 );
@@ -496,7 +467,7 @@ fn all_points(lexer: &Lexer) -> (Vec<LexPoint>, Vec<u32>, Vec<u32>) {
 /// otherwise the set of inhibitors its first byte's class extends. The partition is the one
 /// [`TokenSpans::build`] computes from all points; on SynCode's grammars the inhibitor points
 /// are a fifth to two fifths of them.
-pub(super) fn build_classes(
+pub(crate) fn build_classes(
     lexer: &Lexer,
     vocab: &Vocabulary,
     config: &SpansConfig,
@@ -541,7 +512,7 @@ pub(super) fn build_classes(
         let key: Vec<u32> = (0..vocab.len())
             .map(|t| {
                 let live = block.alive(block.token_behaviour[t], column);
-                match vocab.token_bytes(crate::TokenId::from_usize(t)) {
+                match vocab.token_bytes(munch_vocab::TokenId::from_usize(t)) {
                     Some(&[first, ..]) if live => class_key[lexer.byte_class(first) as usize],
                     _ => 0,
                 }

@@ -23,8 +23,8 @@ use ahash::AHashMap;
 
 use super::error::{SpansBudget, SpansBuildError};
 use super::LexPoint;
-use crate::vocab::{TokenTrie, TrieNode};
-use crate::{LexState, Lexer};
+use munch_lexer::{LexState, Lexer};
+use munch_vocab::{TokenTrie, TrieNode};
 
 /// The behaviour of a dead prefix: dead from every point of the block.
 pub(super) const DEAD: u32 = 0;
@@ -215,7 +215,7 @@ pub(super) const EMIT: u32 = 1 << 31;
 
 impl<'a> LexTables<'a> {
     pub(super) fn new(lexer: &'a Lexer) -> Self {
-        let mut index: AHashMap<&[crate::TerminalId], u32> = AHashMap::new();
+        let mut index: AHashMap<&[munch_lexer::TerminalId], u32> = AHashMap::new();
         let mut lexemes = vec![LexState::default()];
         let emitted = (0..lexer.state_len())
             .map(|s| {

@@ -1,4 +1,4 @@
-//! The set-independent expansion route (`munch_lexer::spans::deposit::Deposit::expand`) on
+//! The set-independent expansion route (`munch_tokens::deposit::Deposit::expand`) on
 //! synthetic layouts the size of Llama 3's vocabulary (128,256 ids, 4,008 mask words), shaped
 //! like the weighted automaton's Java blocks: sparse tokens in 82% of the 64-bit words (one to
 //! seven each, 6,404 in all) or in 30% of them (2,239), in 1,000, 1,653 or 4,815 classes (one,
@@ -23,7 +23,7 @@
 use std::time::{Duration, Instant};
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use munch_lexer::spans::deposit::{self, Deposit};
+use munch_tokens::deposit::{self, Deposit};
 
 /// Llama 3's vocabulary in `u32` mask words.
 const WORD_LEN: usize = 128_256 / 32;
