@@ -81,10 +81,10 @@ use std::sync::Arc;
 
 use munch_glr::mask::{set_eos, MaskCache, MaskMut, Masker};
 use munch_glr::parser::{Parser, ParserState};
+use munch_lexer::vocab::Vocabulary;
 use munch_tokens::{
     ClassId, ClassSet, ExpandCache, LexPoint, SpansBuildError, SpansConfig, TokenSpans,
 };
-use munch_lexer::vocab::Vocabulary;
 
 use crate::online::Online;
 use crate::points::PointTries;

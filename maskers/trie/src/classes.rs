@@ -10,9 +10,9 @@
 use std::sync::Arc;
 
 use munch_glr::mask::{MaskMut, TokenMask};
-use munch_tokens::{ClassId, ClassSet, ExpandCache, TokenClasses};
 use munch_lexer::vocab::{TokenTrie, Vocabulary};
 use munch_lexer::TokenId;
+use munch_tokens::{ClassId, ClassSet, ExpandCache, TokenClasses};
 
 use crate::Space;
 
@@ -67,9 +67,9 @@ mod tests {
 
     use munch_glr::mask::{Masker, Oracle};
     use munch_glr::parser::{Parser, ParserState};
-    use munch_tokens::SpansConfig;
     use munch_testkit::grammar::{builtin, syncode};
     use munch_testkit::vocab;
+    use munch_tokens::SpansConfig;
 
     use super::*;
     use crate::TrieMasker;

@@ -23,8 +23,8 @@ use ahash::AHashMap;
 use munch_glr::lr::Action;
 use munch_glr::parser::Parser;
 use munch_lexer::dfa::TerminalSet;
-use munch_tokens::{ClassId, LexPoint, PointId, SpanId, TokenSpans};
 use munch_lexer::{LexState, TerminalId};
+use munch_tokens::{ClassId, LexPoint, PointId, SpanId, TokenSpans};
 
 use crate::bits::{Bits, Weight, Weights, EMPTY};
 use crate::template::{item, Cont, Conts, Item, FIN, INIT, NEVER};

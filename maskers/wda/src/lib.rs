@@ -116,8 +116,8 @@ use std::sync::Arc;
 
 use munch_glr::mask::{MaskCache, MaskMut, Masker};
 use munch_glr::parser::{Parser, ParserState};
-use munch_tokens::SpansConfig;
 use munch_lexer::vocab::Vocabulary;
+use munch_tokens::SpansConfig;
 
 pub use error::{LoadKind, WdaBudget, WdaBuildError, WdaLoadError};
 
