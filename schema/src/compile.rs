@@ -33,7 +33,7 @@ use crate::simple::{is_false, ty, Conj, Normalizer, Simple, Sub};
 
 /// The generic JSON string terminal's regex.
 fn any_string() -> String {
-    format!("\"{JSON_CHAR}*\"")
+    format!(r"\x22{JSON_CHAR}*\x22")
 }
 
 pub(crate) struct Emitter<'a> {
@@ -117,7 +117,8 @@ impl<'a> Emitter<'a> {
             out.push_str(&format!("_WS: /[ \\t\\n\\r]{{1,{}}}/\n", max_run.max(1)));
         }
         if self.never {
-            out.push_str("%declare NEVER\n");
+            // A terminal that matches nothing: the empty class.
+            out.push_str("NEVER: /[^\\x00-\\U0010ffff]/\n");
         }
         if out.len() > self.opts.max_grammar_bytes {
             return Err(SchemaError::budget(
@@ -384,7 +385,7 @@ impl<'a> Emitter<'a> {
             Some(m) => format!("{{{},{m}}}", s.min_len),
             None => format!("{{{},}}", s.min_len),
         };
-        Ok(Some(format!("\"{JSON_CODE_POINT}{q}\"")))
+        Ok(Some(format!(r"\x22{JSON_CODE_POINT}{q}\x22")))
     }
 
     /// A JSON string containing a match of ECMA pattern `p` (anchors taken as the spec has them).
@@ -400,7 +401,7 @@ impl<'a> Emitter<'a> {
         };
         let hir = crate::ecma::parse(p).map_err(perr)?;
         let body = unanchored(&hir, Encoding::Json).map_err(perr)?;
-        Ok(format!("\"(?:{body})\""))
+        Ok(format!(r"\x22(?:{body})\x22"))
     }
 
     /// The Lark expansion for exactly the JSON value `v` (numbers by value).
@@ -937,11 +938,11 @@ fn lark_literal(s: &str) -> String {
 
 /// The JSON string terminal for exactly the string `s`.
 pub(crate) fn literal_string(s: &str) -> String {
-    let mut out = String::from("\"");
+    let mut out = String::from(r"\x22");
     for c in s.chars() {
         out.push_str(&encode::char_spellings(c, Encoding::Json));
     }
-    out.push('"');
+    out.push_str(r"\x22");
     out
 }
 
@@ -951,7 +952,7 @@ pub(crate) fn literal_string(s: &str) -> String {
 fn not_in(names: &[String]) -> String {
     let chars: Vec<Vec<char>> = names.iter().map(|n| n.chars().collect()).collect();
     let idx: Vec<usize> = (0..chars.len()).collect();
-    format!("\"{}\"", trie_rest(&chars, &idx, 0))
+    format!(r"\x22{}\x22", trie_rest(&chars, &idx, 0))
 }
 
 fn trie_rest(names: &[Vec<char>], live: &[usize], depth: usize) -> String {

@@ -35,12 +35,12 @@ pub(crate) enum Encoding {
 }
 
 /// One character of a JSON string, any spelling (the generic string content).
-pub(crate) const JSON_CHAR: &str = r#"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})"#;
+pub(crate) const JSON_CHAR: &str = r"(?:[^\x22\\\x00-\x1f]|\\[\x22\\\/bfnrt]|\\u[0-9a-fA-F]{4})";
 
 /// One character of a JSON string, any spelling, where a surrogate pair counts as one character
 /// and lone surrogates are not taken (for `minLength`/`maxLength`).
 pub(crate) const JSON_CODE_POINT: &str = concat!(
-    r#"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]"#,
+    r"(?:[^\x22\\\x00-\x1f]|\\[\x22\\\/bfnrt]",
     r"|\\u(?:[0-9a-cA-Ce-fE-F][0-9a-fA-F]{3}|[dD][0-7][0-9a-fA-F]{2})",
     r"|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})"
 );
@@ -120,23 +120,32 @@ fn emit_into(hir: &Hir, enc: Encoding, out: &mut String, depth: usize) -> Result
     Ok(())
 }
 
-/// A character as Lark (Python) regex text, escaped unless it is an ASCII letter or digit.
+/// A character as Lark regex text that means exactly that character, after Lark's own
+/// unescaping of the literal (`\xHH`, `\uHHHH` become the raw character there, so they are only
+/// used where the raw character is no regex operator).
+///
+/// - ASCII letters and digits: themselves.
+/// - `\`: `\\`; `/`: `\/` (the literal's delimiter); `"` and `'`: `\x22`, `\x27` (Lark rewrites a
+///   backslash before a quote); space: `\x20`.
+/// - Other ASCII punctuation: a backslash before it.
+/// - Controls and non-ASCII: `\xHH`, `\uHHHH`, `\UHHHHHHHH`.
 pub(crate) fn lit(c: char) -> String {
     let v = c as u32;
-    if c.is_ascii_alphanumeric() {
-        c.to_string()
-    } else if v < 0x100 {
-        format!("\\x{v:02x}")
-    } else if v < 0x10000 {
-        format!("\\u{v:04x}")
-    } else {
-        format!("\\U{v:08x}")
+    match c {
+        c if c.is_ascii_alphanumeric() => c.to_string(),
+        '\\' => r"\\".to_string(),
+        '/' => r"\/".to_string(),
+        '"' | '\'' | ' ' => format!("\\x{v:02x}"),
+        c if c.is_ascii_punctuation() => format!("\\{c}"),
+        _ if v < 0x100 => format!("\\x{v:02x}"),
+        _ if v < 0x10000 => format!("\\u{v:04x}"),
+        _ => format!("\\U{v:08x}"),
     }
 }
 
 /// `\u` and four hex digits of `v`, letters in either case.
 fn u_escape(v: u32) -> String {
-    let mut s = String::from(r"\x5cu");
+    let mut s = String::from(r"\\u");
     for d in format!("{v:04x}").chars() {
         if d.is_ascii_alphabetic() {
             s.push_str(&format!("[{}{}]", d, d.to_ascii_uppercase()));
@@ -173,11 +182,11 @@ pub(crate) fn char_spellings(c: char, enc: Encoding) -> String {
     if must_escape(c) {
         let mut alts = vec![u_escape(c as u32)];
         if let Some(s) = short_escape(c) {
-            alts.push(format!(r"\x5c{}", lit(s)));
+            alts.push(format!(r"\\{}", lit(s)));
         }
         format!("(?:{})", alts.join("|"))
     } else if c == '/' {
-        r"(?:\x2f|\x5c\x2f)".to_string()
+        r"(?:\/|\\\/)".to_string()
     } else {
         lit(c)
     }
@@ -284,8 +293,12 @@ mod tests {
                     i += 2 + n;
                     continue;
                 }
-                out.push(b[i]);
-                out.push(b[i + 1]);
+                if b[i + 1].is_ascii_punctuation() {
+                    out.push_str(&format!("\\x{{{:X}}}", b[i + 1] as u32));
+                } else {
+                    out.push(b[i]);
+                    out.push(b[i + 1]);
+                }
                 i += 2;
                 continue;
             }

@@ -139,6 +139,42 @@ impl Simple {
             && self.max_props.is_none()
     }
 
+    /// Whether every value of kind `t` satisfies this schema (no keyword for `t` is set).
+    pub fn takes_all(&self, t: u8) -> bool {
+        if self.types & t != t || self.enum_.is_some() {
+            return false;
+        }
+        match t {
+            ty::INT | ty::FRAC => {
+                self.lo.is_none() && self.hi.is_none() && self.multiple_of.is_empty()
+            }
+            ty::STR => {
+                self.min_len == 0
+                    && self.max_len.is_none()
+                    && self.patterns.is_empty()
+                    && self.formats.is_empty()
+            }
+            ty::ARR => {
+                self.prefix.is_empty()
+                    && self.items.is_empty()
+                    && self.min_items == 0
+                    && self.max_items.is_none()
+                    && self.contains.is_empty()
+                    && self.unique.is_none()
+            }
+            ty::OBJ => {
+                self.props.is_empty()
+                    && self.required.is_empty()
+                    && self.additional.is_empty()
+                    && self.pattern_props.is_empty()
+                    && self.names.is_empty()
+                    && self.min_props == 0
+                    && self.max_props.is_none()
+            }
+            _ => true,
+        }
+    }
+
     /// What an object's member `key` must satisfy: its `properties` entry, else the
     /// `patternProperties` it matches, else `additionalProperties`. `None` when a pattern
     /// decides and patterns cannot be checked here.
@@ -360,26 +396,61 @@ impl Normalizer<'_> {
             let list = any
                 .as_array()
                 .ok_or_else(|| SchemaError::invalid(ptr, key, "not an array"))?;
-            let mut branches = Vec::new();
+            let mut branches: Vec<Vec<Simple>> = Vec::new();
             for (i, s) in list.iter().enumerate() {
                 let p = join(&join(ptr, key), &i.to_string());
                 branches.push(self.one(s, &p, depth + 1)?);
             }
             if key == "oneOf" {
-                for i in 0..branches.len() {
-                    for j in i + 1..branches.len() {
-                        for a in &branches[i] {
-                            for b in &branches[j] {
-                                if !self.disjoint(a, b, depth)? {
-                                    self.relax(
-                                        ptr,
-                                        "oneOf",
-                                        "branches that may overlap (exactly-one needs a complement)",
-                                    )?;
+                // Per kind of value: branches must not overlap, except where two branches
+                // both take every value of that kind (then no value of it is in `oneOf`).
+                let mut excluded = 0u8;
+                for t in [
+                    ty::NULL,
+                    ty::BOOL,
+                    ty::INT,
+                    ty::FRAC,
+                    ty::STR,
+                    ty::ARR,
+                    ty::OBJ,
+                ] {
+                    for i in 0..branches.len() {
+                        for j in i + 1..branches.len() {
+                            for a in &branches[i] {
+                                for b in &branches[j] {
+                                    if a.types & b.types & t == 0 {
+                                        continue;
+                                    }
+                                    let at = Simple {
+                                        types: t,
+                                        ..a.clone()
+                                    };
+                                    let bt = Simple {
+                                        types: t,
+                                        ..b.clone()
+                                    };
+                                    if self.disjoint(&at, &bt, depth)? {
+                                        continue;
+                                    }
+                                    if a.takes_all(t) && b.takes_all(t) {
+                                        excluded |= t;
+                                    } else {
+                                        self.relax(
+                                            ptr,
+                                            "oneOf",
+                                            "branches that may overlap (exactly-one needs a complement)",
+                                        )?;
+                                    }
                                 }
                             }
                         }
                     }
+                }
+                for b in branches.iter_mut() {
+                    for s in b.iter_mut() {
+                        s.types &= !excluded;
+                    }
+                    b.retain(|s| s.types != 0);
                 }
             }
             let union: Vec<Simple> = branches.into_iter().flatten().collect();

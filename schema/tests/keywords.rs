@@ -1,0 +1,325 @@
+//! Small schemas, each with texts it must accept and texts it must reject.
+
+mod common;
+
+use common::{accepts, schema_parser};
+use munch_schema::{compile, PropertyOrder, SchemaErrorKind, SchemaOptions, Whitespace};
+use serde_json::{json, Value};
+
+fn check(schema: Value, options: &SchemaOptions, good: &[&str], bad: &[&str]) {
+    let p = schema_parser(&schema, options);
+    let lark = compile(&schema, options).unwrap().lark().to_string();
+    for t in good {
+        assert!(accepts(&p, t), "should accept {t}\nschema {schema}\n{lark}");
+    }
+    for t in bad {
+        assert!(
+            !accepts(&p, t),
+            "should reject {t}\nschema {schema}\n{lark}"
+        );
+    }
+}
+
+fn compact() -> SchemaOptions {
+    SchemaOptions::compact()
+}
+
+#[test]
+fn scalars_and_types() {
+    check(
+        json!({"type": ["integer", "null"]}),
+        &compact(),
+        &["1", "-20", "null", "1.0", "0"],
+        &["1.5", "\"1\"", "true", "01", "1e2"],
+    );
+    check(
+        json!({"type": "string", "minLength": 2, "maxLength": 3}),
+        &compact(),
+        &[
+            r#""ab""#,
+            r#""abc""#,
+            r#""\u00e9\n""#,
+            r#""😀😀""#,
+            r#""\ud83d\ude00x""#,
+        ],
+        &[r#""a""#, r#""abcd""#, "12"],
+    );
+    check(
+        json!({"type": "number", "minimum": -1.5, "exclusiveMaximum": 10}),
+        &compact(),
+        &["-1.5", "0", "9.999", "-0"],
+        &["-1.51", "10", "10.0", "1e0"],
+    );
+    check(json!(false), &compact(), &[], &["1", "null", "{}"]);
+    check(
+        json!(true),
+        &compact(),
+        &["1", "null", "{}", r#"{"a":[1,"x"]}"#],
+        &["", "{"],
+    );
+}
+
+#[test]
+fn strings_with_patterns_formats_and_enums() {
+    check(
+        json!({"pattern": "^[a-z]+-\\d{2}$"}),
+        &compact(),
+        &[r#""abc-12""#, "1", "null"],
+        &[r#""abc-1""#, r#""Abc-12""#, r#""abc-123""#],
+    );
+    check(
+        json!({"type": "string", "pattern": "b"}),
+        &compact(),
+        &[r#""abc""#, r#""b""#, r#""\"b\"""#],
+        &[r#""ac""#],
+    );
+    check(
+        json!({"type": "string", "format": "date"}),
+        &compact(),
+        &[r#""2024-02-29""#],
+        &[r#""2023-02-29""#, r#""2024-2-1""#],
+    );
+    check(
+        json!({"enum": ["red", "green", 1, null, {"a": [1, 2]}]}),
+        &compact(),
+        &[
+            r#""red""#,
+            r#""green""#,
+            "1",
+            "1.0",
+            "null",
+            r#"{"a":[1,2]}"#,
+        ],
+        &[r#""blue""#, "2", r#"{"a":[2,1]}"#, r#""re""#],
+    );
+    check(
+        json!({"type": "string", "enum": ["a", 1, "b"], "maxLength": 1}),
+        &compact(),
+        &[r#""a""#, r#""b""#],
+        &["1"],
+    );
+}
+
+#[test]
+fn objects_in_schema_order() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "age": {"type": "integer", "minimum": 0},
+            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2}
+        },
+        "required": ["name"],
+        "additionalProperties": false
+    });
+    check(
+        schema.clone(),
+        &compact(),
+        &[
+            r#"{"name":"x"}"#,
+            r#"{"name":"x","age":3}"#,
+            r#"{"name":"x","tags":["a","b"]}"#,
+            r#"{"name":"x","age":0,"tags":[]}"#,
+        ],
+        &[
+            r#"{}"#,
+            r#"{"age":3}"#,
+            r#"{"age":3,"name":"x"}"#,
+            r#"{"name":"x","age":-1}"#,
+            r#"{"name":"x","other":1}"#,
+            r#"{"name":"x","tags":["a","b","c"]}"#,
+            r#"{"name":"x","name":"y"}"#,
+        ],
+    );
+    let any = SchemaOptions {
+        property_order: PropertyOrder::Any,
+        ..compact()
+    };
+    check(
+        schema,
+        &any,
+        &[
+            r#"{"age":3,"name":"x"}"#,
+            r#"{"tags":[],"name":"x","age":1}"#,
+        ],
+        &[r#"{"age":3}"#, r#"{"name":"x","age":1,"name":"y"}"#],
+    );
+}
+
+#[test]
+fn additional_properties_exclude_declared_names() {
+    check(
+        json!({
+            "properties": {"a": {"type": "integer"}},
+            "additionalProperties": {"type": "string"},
+            "minProperties": 2,
+            "maxProperties": 3
+        }),
+        &compact(),
+        &[
+            r#"{"a":1,"b":"x"}"#,
+            r#"{"b":"x","c":"y"}"#,
+            r#"{"a":1,"b":"x","ab":"y"}"#,
+        ],
+        &[
+            r#"{"a":1}"#,
+            r#"{"b":"x","a":"y"}"#,
+            r#"{"a":1,"b":"x","c":"y","d":"z"}"#,
+            r#"{"b":"x","\u0061":1}"#,
+        ],
+    );
+}
+
+#[test]
+fn arrays_tuples_and_contains() {
+    check(
+        json!({"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": false}),
+        &compact(),
+        &["[]", "[1]", r#"[1,"a"]"#],
+        &[r#"[1,"a",2]"#, r#"["a"]"#],
+    );
+    check(
+        json!({"type": "array", "contains": {"const": 5}, "minContains": 2}),
+        &compact(),
+        &["[5,5]", "[1,5,2,5]", "[5,5,5]"],
+        &["[]", "[5]", "[1,2,5]"],
+    );
+    check(
+        json!({"type": "array", "minItems": 2, "maxItems": 3}),
+        &compact(),
+        &["[1,2]", "[1,2,3]"],
+        &["[1]", "[1,2,3,4]"],
+    );
+}
+
+#[test]
+fn refs_recursion_and_combinators() {
+    let tree = json!({
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {
+                    "v": {"type": "integer"},
+                    "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}
+                },
+                "required": ["v"],
+                "additionalProperties": false
+            }
+        },
+        "$ref": "#/$defs/node"
+    });
+    check(
+        tree,
+        &compact(),
+        &[
+            r#"{"v":1}"#,
+            r#"{"v":1,"kids":[{"v":2,"kids":[]},{"v":3}]}"#,
+        ],
+        &[r#"{"v":1,"kids":[{}]}"#],
+    );
+    check(
+        json!({"anyOf": [{"type": "string"}, {"type": "integer", "maximum": 3}]}),
+        &compact(),
+        &[r#""x""#, "3"],
+        &["4", "null"],
+    );
+    check(
+        json!({"allOf": [
+            {"properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"properties": {"a": {"minimum": 2}, "b": {"type": "string"}}}
+        ]}),
+        &compact(),
+        &[r#"{"a":2}"#, r#"{"a":5,"b":"x"}"#],
+        &[r#"{"a":1}"#, r#"{"b":"x"}"#, r#"{"a":2,"b":1}"#],
+    );
+    check(
+        json!({"oneOf": [
+            {"properties": {"kind": {"const": "a"}, "x": {"type": "integer"}}, "required": ["kind"]},
+            {"properties": {"kind": {"const": "b"}, "y": {"type": "string"}}, "required": ["kind"]}
+        ]}),
+        &compact(),
+        &[r#"{"kind":"a","x":1}"#, r#"{"kind":"b","y":"s"}"#],
+        &[r#"{"kind":"c"}"#, r#"{"kind":"a","x":"s"}"#],
+    );
+    check(
+        json!({"not": {"type": "string"}}),
+        &compact(),
+        &["1", "null", "[]"],
+        &[r#""s""#],
+    );
+}
+
+#[test]
+fn whitespace_is_bounded() {
+    let o = SchemaOptions {
+        whitespace: Whitespace::Flexible { max_run: 3 },
+        ..SchemaOptions::default()
+    };
+    check(
+        json!({"type": "object", "properties": {"a": {"type": "array"}}}),
+        &o,
+        &[
+            r#" { "a" : [ 1 , 2 ] } "#,
+            "{}",
+            "{   }",
+            "{\n  \"a\": []\n}",
+        ],
+        &["{    }", r#"{"a":    []}"#],
+    );
+    let sep = SchemaOptions {
+        item_separator: ", ".into(),
+        key_separator: ": ".into(),
+        ..compact()
+    };
+    check(
+        json!({"type": "object"}),
+        &sep,
+        &[r#"{"a": [1, 2], "b": {}}"#],
+        &[r#"{"a":[1,2]}"#],
+    );
+}
+
+#[test]
+fn unsupported_keywords_are_typed_errors_or_listed_relaxations() {
+    let schema = json!({"properties": {"xs": {"type": "array", "uniqueItems": true}}});
+    let err = compile(&schema, &compact()).unwrap_err();
+    assert!(err.is_unsupported(), "{err}");
+    assert_eq!(err.keyword(), Some("uniqueItems"));
+    assert_eq!(err.pointer(), "/properties/xs/uniqueItems");
+    let lenient = SchemaOptions {
+        lenient: true,
+        ..compact()
+    };
+    let c = compile(&schema, &lenient).unwrap();
+    assert_eq!(c.relaxations().len(), 1);
+    assert_eq!(c.relaxations()[0].pointer, "/properties/xs/uniqueItems");
+
+    let err = compile(&json!({"pattern": "(a)\\1"}), &compact()).unwrap_err();
+    assert!(
+        matches!(err.kind(), SchemaErrorKind::Pattern { .. }),
+        "{err}"
+    );
+    let err = compile(&json!({"$ref": "#/nowhere"}), &compact()).unwrap_err();
+    assert!(matches!(err.kind(), SchemaErrorKind::BadRef(_)), "{err}");
+    let err = compile(&json!({"$ref": "#"}), &compact()).unwrap_err();
+    assert!(
+        matches!(err.kind(), SchemaErrorKind::Budget { .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn regex_constraints() {
+    let g = munch_schema::regex_grammar(r"^\d{3}-[a-z]+$").unwrap();
+    let p = common::parser(&g).unwrap();
+    assert!(accepts(&p, "123-abc"));
+    assert!(!accepts(&p, "12-abc"));
+    assert!(!accepts(&p, "123-"));
+    let g = munch_schema::regex_grammar("a.*?b").unwrap();
+    let p = common::parser(&g).unwrap();
+    assert!(
+        accepts(&p, "axbyb"),
+        "a lazy quantifier keeps the whole-match language"
+    );
+    assert!(munch_schema::regex_grammar("a*").is_err());
+}
