@@ -11,6 +11,7 @@
 //!   failing seed replays.
 //! - [`grammar`]: compiled parsers of a Lark or DSL text, a built-in or a SynCode grammar, for
 //!   tests whose grammar is part of the test.
+//! - [`npm`]: npm packages of test data (the JSON Schema Test Suite), fetched once into the cache.
 //! - [`vocab`]: synthetic vocabularies (every byte, a few words, EOS), small enough for the
 //!   oracle at every step, and the conformance corpus's `synthetic:NAME` vocabularies.
 
@@ -21,4 +22,5 @@ pub mod dsl;
 pub mod earley;
 pub mod generate;
 pub mod grammar;
+pub mod npm;
 pub mod vocab;
