@@ -12,8 +12,8 @@
 use std::time::Instant;
 
 use munch_glr::parser::ParserConfig;
-use munch_lexer::vocab::Vocabulary;
 use munch_tokens::{SpansConfig, TokenSpans};
+use munch_vocab::Vocabulary;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

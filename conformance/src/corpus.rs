@@ -15,7 +15,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use munch_lexer::cache::cache_dir;
+use munch_vocab::cache::cache_dir;
 
 /// Why a corpus could not be had.
 #[derive(Debug)]

@@ -10,7 +10,7 @@ use std::process::Command;
 use serde::Deserialize;
 
 use crate::corpus::CorpusError;
-use munch_lexer::cache::cache_dir;
+use munch_vocab::cache::cache_dir;
 
 /// The Lark release munch is compared with.
 pub const LARK_VERSION: &str = "1.3.1";

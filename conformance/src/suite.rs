@@ -114,9 +114,8 @@ use toml::Spanned;
 
 use munch_glr::grammar::Grammar;
 use munch_glr::parser::{Parser, ParserConfig};
-use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
 use munch_testkit::generate::{render_text, GenerateConfig, Generator, SeededRng};
+use munch_vocab::{TokenId, Vocabulary};
 
 use crate::corpus::{self, Language};
 

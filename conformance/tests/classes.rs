@@ -21,10 +21,9 @@ use munch::{Compiled, Config, MaskerKind, Matcher};
 use munch_conformance::corpus::{self, Language};
 use munch_glr::mask::TokenMask;
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
-use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
 use munch_testkit::generate::SeededRng;
 use munch_tokens::{ClassId, LexPoint, SpansConfig, TokenSpans};
+use munch_vocab::{TokenId, Vocabulary};
 
 /// Change to explore other cases; a failure prints its case seed.
 const SEED: u64 = 0x6d75_6e63_685f_636c;

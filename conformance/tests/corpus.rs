@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use munch::{Compiled, Config, MaskerKind};
 use munch_conformance::suite::{self, Case, CaseReport, Disagreement, Resources};
 use munch_glr::parser::Parser;
-use munch_lexer::vocab::Vocabulary;
+use munch_vocab::Vocabulary;
 
 /// Every masker munch has but the oracle (the runner brings its own), compiled for one grammar
 /// and vocabulary with its default budgets and no fallback, sharing one parser; or the builds

@@ -84,7 +84,7 @@ fn generated_texts(parser: &Parser, path: &Path, name: &str, n: usize, seed: u64
         .unwrap_or_else(|e| panic!("{e}"));
     let generator = Generator::new(parser.cfg());
     let mut rng = SeededRng::new(seed);
-    let dir = munch_lexer::cache::cache_dir().join("generated").join(name);
+    let dir = munch_vocab::cache::cache_dir().join("generated").join(name);
     std::fs::create_dir_all(&dir).unwrap();
     let config = GenerateConfig::default();
     let mut out = Vec::new();
@@ -112,7 +112,7 @@ fn generated_texts(parser: &Parser, path: &Path, name: &str, n: usize, seed: u64
 /// range), which makes most of them negatives.
 fn mutated(files: &[PathBuf], name: &str, seed: u64) -> Vec<PathBuf> {
     let mut rng = SeededRng::new(seed);
-    let dir = munch_lexer::cache::cache_dir().join("mutated").join(name);
+    let dir = munch_vocab::cache::cache_dir().join("mutated").join(name);
     std::fs::create_dir_all(&dir).unwrap();
     files
         .iter()
@@ -212,8 +212,8 @@ fn report(outcomes: &[Outcome]) {
             .disagreements
             .iter()
             .map(|(f, _, _)| f)
-            .filter(|f| !f.starts_with(munch_lexer::cache::cache_dir().join("generated")))
-            .filter(|f| !f.starts_with(munch_lexer::cache::cache_dir().join("mutated")))
+            .filter(|f| !f.starts_with(munch_vocab::cache::cache_dir().join("generated")))
+            .filter(|f| !f.starts_with(munch_vocab::cache::cache_dir().join("mutated")))
             .collect();
         let real_rate = if o.real == 0 {
             "no real files".to_string()

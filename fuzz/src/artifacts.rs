@@ -22,8 +22,8 @@ use std::sync::Arc;
 use arbitrary::{Arbitrary, Result, Unstructured};
 use munch::{Compiled, MaskerKind};
 use munch_glr::mask::Masker;
-use munch_lexer::TokenId;
 use munch_masker_wda::WdaMasker;
+use munch_vocab::TokenId;
 use sha2::{Digest, Sha256};
 
 use crate::masks::{self, MaskCase, MaskStep};

@@ -30,10 +30,10 @@ use std::sync::{Arc, OnceLock};
 use arbitrary::{Arbitrary, Result, Unstructured};
 use munch::{Compiled, MaskerKind, Matcher, MatcherError, MatcherErrorKind};
 use munch_glr::parser::{CommitErrorKind, Parser, ParserState, ShiftCache, TerminalParser};
-use munch_lexer::vocab::Vocabulary;
 use munch_lexer::TerminalId;
 use munch_testkit::earley::Earley;
 use munch_testkit::generate::{GenerateConfig, Generator, SeededRng};
+use munch_vocab::Vocabulary;
 
 use crate::grammar::{Built, GrammarSpec};
 use crate::lexer::arbitrary_input;

@@ -29,10 +29,9 @@ use arbitrary::{Arbitrary, Result, Unstructured};
 use munch::{Compiled, Config, MaskerKind, Matcher};
 use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::Parser;
-use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
 use munch_masker_trie::TrieMasker;
 use munch_testkit::earley::Earley;
+use munch_vocab::{TokenId, Vocabulary};
 
 use crate::grammar::{Built, GrammarSpec};
 use crate::re::PIECES;

@@ -12,9 +12,7 @@ use std::sync::Arc;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use munch_glr::lark::{load, LoadConfig};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
-use munch_lexer::cache::cache_dir;
-use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
+use munch_vocab::{cache::cache_dir, TokenId, Vocabulary};
 
 /// At most this many files per grammar, each at most this many bytes.
 const FILES: usize = 6;

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use munch_glr::lark::{load, LoadConfig};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
-use munch_lexer::vocab::Vocabulary;
+use munch_vocab::Vocabulary;
 
 struct Step {
     file: usize,

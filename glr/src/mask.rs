@@ -13,8 +13,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
+use munch_vocab::{TokenId, Vocabulary};
 
 use crate::parser::ParserState;
 

@@ -206,8 +206,8 @@ fn declared_terminals_are_refused_at_build() {
 
 #[test]
 fn commit_token_uses_the_vocabulary_bytes() {
-    use munch_lexer::vocab::Vocabulary;
-    use munch_lexer::TokenId;
+    use munch_vocab::TokenId;
+    use munch_vocab::Vocabulary;
     let p = parser("e -> e '+' e | 'a'");
     let vocab = Vocabulary::from_token_bytes(
         vec![

@@ -45,7 +45,7 @@ fn err(message: impl Into<String>) -> FetchError {
 /// The directory holding SynCode's `*.lark` files, fetching and unpacking the sdist on first
 /// use.
 pub fn grammar_dir() -> Result<PathBuf, FetchError> {
-    let root = munch_lexer::cache::cache_dir().join(format!("syncode-{VERSION}"));
+    let root = munch_vocab::cache::cache_dir().join(format!("syncode-{VERSION}"));
     let dir = root
         .join(format!("syncode-{VERSION}"))
         .join("syncode/parsers/grammars");

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use munch_glr::mask::Masker;
 use munch_glr::parser::{Parser, ParserConfig};
-use munch_lexer::vocab::Vocabulary;
+use munch_vocab::Vocabulary;
 
 use crate::error::{CompileError, CompileErrorKind};
 use crate::grammar::Grammar;

@@ -6,8 +6,7 @@ use std::fmt;
 
 use munch_glr::lark::GrammarError;
 use munch_glr::parser::{CommitError, ParserBuildError};
-use munch_lexer::vocab::VocabError;
-use munch_lexer::TokenId;
+use munch_vocab::{TokenId, VocabError};
 
 use crate::compiled::MaskerKind;
 

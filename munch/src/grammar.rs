@@ -209,7 +209,7 @@ pub fn lark_grammars_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("MUNCH_LARK_GRAMMARS").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(dir));
     }
-    let lib = munch_lexer::cache::cache_dir()
+    let lib = munch_vocab::cache::cache_dir()
         .join("lark-venv")
         .join("lib");
     let mut pythons: Vec<PathBuf> = std::fs::read_dir(&lib)

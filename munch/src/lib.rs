@@ -49,8 +49,8 @@ pub use error::{CompileError, CompileErrorKind, MatcherError, MatcherErrorKind};
 pub use grammar::Grammar;
 pub use matcher::{Matcher, MAX_FORCED_BYTES};
 pub use munch_glr::mask::TokenMask;
-pub use munch_lexer::vocab::Vocabulary;
-pub use munch_lexer::TokenId;
+pub use munch_vocab::TokenId;
+pub use munch_vocab::Vocabulary;
 
 pub use munch_glr as glr;
 pub use munch_lexer as lexer;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use munch_glr::mask::{Masker, Oracle};
 use munch_glr::parser::Parser;
-use munch_lexer::vocab::Vocabulary;
+use munch_vocab::Vocabulary;
 
 use crate::compiled::MaskerKind;
 use crate::error::{CompileError, CompileErrorKind};

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use munch_glr::mask::{MaskCache, MaskMut, TokenMask};
 use munch_glr::parser::ParserState;
-use munch_lexer::TokenId;
+use munch_vocab::TokenId;
 
 use crate::compiled::Compiled;
 use crate::error::{MatcherError, MatcherErrorKind};

@@ -10,8 +10,7 @@
 use std::time::Instant;
 
 use munch_glr::mask::TokenMask;
-use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
+use munch_vocab::{TokenId, Vocabulary};
 
 use crate::compiled::Compiled;
 use crate::matcher::Matcher;

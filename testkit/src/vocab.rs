@@ -16,8 +16,7 @@
 
 use std::sync::Arc;
 
-use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
+use munch_vocab::{TokenId, Vocabulary};
 
 /// Builds a vocabulary of `tokens` in id order (`None`: a special token, such as a `<pad>`,
 /// that is not end-of-sequence), then an end-of-sequence token, the last id.

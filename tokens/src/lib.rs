@@ -64,7 +64,7 @@
 //! use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
 //! use munch_tokens::{LexPoint, SpansConfig, TokenSpans};
 //! use munch_vocab::Vocabulary;
-//! use munch_lexer::TokenId;
+//! use munch_vocab::TokenId;
 //!
 //! let spec = |name: &str, re: &str| TerminalSpec {
 //!     name: name.to_string(),

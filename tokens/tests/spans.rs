@@ -12,12 +12,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
-use munch_lexer::{LexState, TerminalId, TokenId};
+use munch_lexer::{LexState, TerminalId};
 use munch_tokens::{
     ClassId, ClassSet, ExpandCache, LexPoint, PointId, SpansBudget, SpansConfig, TokenClasses,
     TokenSpans,
 };
-use munch_vocab::Vocabulary;
+use munch_vocab::{TokenId, Vocabulary};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 

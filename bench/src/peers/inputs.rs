@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use munch_lexer::vocab::Vocabulary;
+use munch_vocab::Vocabulary;
 
 use super::adapt::{adapt, Adapted};
 use super::job::{encode_hex, Text, VocabFile};
@@ -161,14 +161,14 @@ pub fn vocab_file(vocab: &Vocabulary) -> VocabFile {
         tokens: (0..len)
             .map(|i| {
                 vocab
-                    .token_bytes(munch_lexer::TokenId::from_usize(i))
+                    .token_bytes(munch_vocab::TokenId::from_usize(i))
                     .map(encode_hex)
             })
             .collect(),
         eos: vocab.eos().iter().map(|t| t.as_u32()).collect(),
         specials: (0..len)
             .filter_map(|i| {
-                let id = munch_lexer::TokenId::from_usize(i);
+                let id = munch_vocab::TokenId::from_usize(i);
                 vocab.special_name(id).map(|n| (id.as_u32(), n.to_string()))
             })
             .collect(),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use munch_lexer::vocab::Vocabulary;
+use munch_vocab::Vocabulary;
 
 use super::engines::{self, is_munch};
 use super::inputs::{self, Budget, GrammarInput};
@@ -119,7 +119,7 @@ pub fn run(config: &Config) -> Result<Results, String> {
     for tokenizer in &config.tokenizers {
         eprintln!("peers: tokenizer {tokenizer}");
         let vocab = Vocabulary::load(tokenizer).map_err(|e| format!("{tokenizer}: {e}"))?;
-        let tokenizer_json = munch_lexer::vocab::fetch::tokenizer_path(tokenizer)
+        let tokenizer_json = munch_vocab::fetch::tokenizer_path(tokenizer)
             .map_err(|e| format!("{tokenizer}: {e}"))?;
         results.tokenizers.push(TokenizerInfo {
             name: tokenizer.clone(),

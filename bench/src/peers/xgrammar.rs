@@ -27,7 +27,7 @@ pub fn script() -> PathBuf {
 }
 
 fn venv_dir() -> PathBuf {
-    munch_lexer::cache::cache_dir().join("peers-venv")
+    munch_vocab::cache::cache_dir().join("peers-venv")
 }
 
 /// The virtualenv's Python, making the virtualenv and installing [`PACKAGES`] if needed.

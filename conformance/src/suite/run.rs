@@ -9,9 +9,8 @@ use munch::teacher::{self, Teacher};
 use munch::{Compiled, Config, MaskerKind, Matcher, MatcherError, MatcherErrorKind};
 use munch_glr::mask::TokenMask;
 use munch_glr::parser::ParserState;
-use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
 use munch_testkit::generate::SeededRng;
+use munch_vocab::{TokenId, Vocabulary};
 
 use super::{Case, Expect, GrammarRef, TokenizerRef};
 

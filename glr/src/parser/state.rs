@@ -21,8 +21,8 @@ use std::cell::RefCell;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use munch_lexer::vocab::Vocabulary;
-use munch_lexer::{LexState, TokenId};
+use munch_lexer::LexState;
+use munch_vocab::{TokenId, Vocabulary};
 use smallvec::SmallVec;
 
 use super::rnglr;

@@ -7,8 +7,8 @@ use std::time::Instant;
 use ahash::AHashMap;
 use munch_glr::lr::LrState;
 use munch_glr::parser::Parser;
-use munch_lexer::vocab::Vocabulary;
 use munch_tokens::{ClassId, ClassSet, PointId, SpanId, TokenSpans};
+use munch_vocab::Vocabulary;
 
 use crate::classify::{classify_state, Alive, ShiftMemo, StateClasses};
 use crate::points::{PointScratch, PointTries, Preorder};

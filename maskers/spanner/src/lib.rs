@@ -47,8 +47,8 @@
 //! use munch_glr::lark::{load, LoadConfig};
 //! use munch_glr::mask::{Masker, Oracle};
 //! use munch_glr::parser::{Parser, ParserConfig, ParserState};
-//! use munch_lexer::vocab::Vocabulary;
-//! use munch_lexer::TokenId;
+//! use munch_vocab::Vocabulary;
+//! use munch_vocab::TokenId;
 //! use munch_masker_spanner::SpannerMasker;
 //!
 //! let grammar = load(br#"start: "(" start ")" | "x""#, &LoadConfig::default()).unwrap();
@@ -81,10 +81,10 @@ use std::sync::Arc;
 
 use munch_glr::mask::{set_eos, MaskCache, MaskMut, Masker};
 use munch_glr::parser::{Parser, ParserState};
-use munch_lexer::vocab::Vocabulary;
 use munch_tokens::{
     ClassId, ClassSet, ExpandCache, LexPoint, SpansBuildError, SpansConfig, TokenSpans,
 };
+use munch_vocab::Vocabulary;
 
 use crate::online::Online;
 use crate::points::PointTries;

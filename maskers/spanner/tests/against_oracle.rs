@@ -6,11 +6,10 @@ use std::sync::Arc;
 
 use munch_glr::mask::{Masker, Oracle, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
-use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
 use munch_masker_spanner::{SpannerMasker, SpannerStats};
 use munch_masker_trie::TrieMasker;
 use munch_testkit::grammar::{builtin, parser};
+use munch_vocab::{TokenId, Vocabulary};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 
 use munch_glr::parser::Parser;
-use munch_lexer::vocab::Vocabulary;
 use munch_masker_spanner::{SpannerBuildErrorKind, SpannerConfig, SpannerMasker};
 use munch_tokens::{SpansConfig, TokenSpans};
+use munch_vocab::Vocabulary;
 
 fn json() -> (Arc<Parser>, Arc<Vocabulary>) {
     let parser = munch_testkit::grammar::builtin("json");

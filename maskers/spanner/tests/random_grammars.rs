@@ -11,9 +11,8 @@ use std::sync::Arc;
 use munch_glr::lark::{load, LoadConfig};
 use munch_glr::mask::{Masker, Oracle};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
-use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
 use munch_masker_spanner::SpannerMasker;
+use munch_vocab::{TokenId, Vocabulary};
 use proptest::prelude::*;
 
 /// Terminal patterns over the alphabet `a b c " <space>`: literals, regexes that extend each

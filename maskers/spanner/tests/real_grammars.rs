@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use munch_glr::mask::{Masker, Oracle, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
-use munch_lexer::vocab::Vocabulary;
 use munch_masker_spanner::SpannerMasker;
 use munch_masker_trie::TrieMasker;
 use munch_testkit::grammar::syncode;
+use munch_vocab::Vocabulary;
 
 fn llama3() -> Arc<Vocabulary> {
     Arc::new(Vocabulary::load("llama3").unwrap_or_else(|e| panic!("{e}")))
@@ -102,7 +102,7 @@ fn files(dir: &Path, extension: &str, n: usize) -> Vec<PathBuf> {
 
 /// Real files cached by the conformance corpus (`~/.cache/munch/corpus/<dir>`), if present.
 fn cached(dir: &str, extension: &str, n: usize, max_bytes: u64) -> Vec<(String, String)> {
-    let root = munch_lexer::cache::cache_dir().join("corpus").join(dir);
+    let root = munch_vocab::cache::cache_dir().join("corpus").join(dir);
     let mut paths: Vec<PathBuf> = Vec::new();
     let mut stack = vec![root];
     while let Some(d) = stack.pop() {

@@ -14,8 +14,8 @@ mod common;
 
 use std::time::Instant;
 
-use munch_lexer::TokenId;
 use munch_tokens::{SpansConfig, TokenClasses, TokenSpans};
+use munch_vocab::TokenId;
 
 fn take_value(args: &mut Vec<String>, name: &str) -> Option<usize> {
     let i = args.iter().position(|a| a == name)?;

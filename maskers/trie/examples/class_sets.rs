@@ -35,9 +35,10 @@ use std::sync::Arc;
 
 use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::ParserState;
-use munch_lexer::{TerminalId, TokenId};
+use munch_lexer::TerminalId;
 use munch_masker_trie::TrieMasker;
 use munch_tokens::{ClassId, ClassSet, SpansConfig};
+use munch_vocab::TokenId;
 
 fn put_u32(out: &mut Vec<u8>, x: u32) {
     out.extend_from_slice(&x.to_le_bytes());

@@ -19,9 +19,9 @@ use std::time::Instant;
 
 use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::ParserState;
-use munch_lexer::TokenId;
 use munch_masker_trie::{TrieMasker, WalkStats};
 use munch_tokens::SpansConfig;
+use munch_vocab::TokenId;
 
 /// Removes `--name VALUE` from `args`, returning the value.
 fn take_value(args: &mut Vec<String>, name: &str) -> Option<String> {

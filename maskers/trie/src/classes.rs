@@ -10,9 +10,8 @@
 use std::sync::Arc;
 
 use munch_glr::mask::{MaskMut, TokenMask};
-use munch_lexer::vocab::{TokenTrie, Vocabulary};
-use munch_lexer::TokenId;
 use munch_tokens::{ClassId, ClassSet, ExpandCache, TokenClasses};
+use munch_vocab::{TokenId, TokenTrie, Vocabulary};
 
 use crate::Space;
 

@@ -61,9 +61,9 @@ use munch_glr::gss::{GssNode, GssNodeId};
 use munch_glr::mask::{set_eos, MaskCache, MaskMut, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState, ShiftCache};
 use munch_lexer::dfa::{Lexer, TerminalSet};
-use munch_lexer::vocab::{TokenTrie, TrieNode, Vocabulary};
-use munch_lexer::{LexState, TerminalId, TokenId};
+use munch_lexer::{LexState, TerminalId};
 use munch_tokens::{ClassSet, ExpandCache, SpansBuildError, SpansConfig, TokenClasses, TokenSpans};
+use munch_vocab::{TokenId, TokenTrie, TrieNode, Vocabulary};
 
 /// The trie masker. Immutable, `Send + Sync`.
 pub struct TrieMasker {

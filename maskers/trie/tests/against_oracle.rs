@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use munch_glr::mask::{Masker, Oracle, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
-use munch_lexer::vocab::Vocabulary;
 use munch_masker_trie::TrieMasker;
 use munch_testkit::grammar::{builtin, syncode};
 use munch_testkit::vocab;
+use munch_vocab::Vocabulary;
 
 /// Every single byte (as a byte-fallback vocabulary has) and the maskers' corner words: tokens
 /// that span terminals, overlap keywords, or split UTF-8 characters; the last id is EOS.

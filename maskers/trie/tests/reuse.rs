@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use munch_glr::mask::{Masker, Oracle, TokenMask};
 use munch_glr::parser::ParserState;
-use munch_lexer::vocab::Vocabulary;
 use munch_masker_trie::TrieMasker;
 use munch_testkit::grammar::syncode;
+use munch_vocab::Vocabulary;
 
 /// Single bytes and a few words, so that a comment is several tokens that stay in its lexeme.
 fn vocab() -> Arc<Vocabulary> {

@@ -23,9 +23,9 @@ use std::time::Instant;
 use munch_glr::lark::{load, LoadConfig};
 use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
-use munch_lexer::vocab::Vocabulary;
 use munch_masker_trie::TrieMasker;
 use munch_masker_wda::{MaskProfile, WdaConfig, WdaMasker};
+use munch_vocab::Vocabulary;
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -167,7 +167,7 @@ fn main() {
     let mut profiles: Vec<String> = Vec::new();
     let mut summary: Vec<MaskProfile> = Vec::new();
     let mut pfc = wda.create_cache();
-    let texts: Vec<(String, Vec<munch_lexer::TokenId>)> = args[2..]
+    let texts: Vec<(String, Vec<munch_vocab::TokenId>)> = args[2..]
         .iter()
         .map(|f| {
             let text = std::fs::read_to_string(f).expect("text file");

@@ -4,8 +4,8 @@
 use std::time::Instant;
 
 use munch_glr::parser::Parser;
-use munch_lexer::vocab::Vocabulary;
 use munch_tokens::{ClassId, TokenSpans};
+use munch_vocab::Vocabulary;
 
 use crate::bits::{Bits, Weights, EMPTY};
 use crate::blocks::partition;

@@ -22,7 +22,7 @@
 //! use munch_glr::lark::{load, LoadConfig};
 //! use munch_glr::mask::{Masker, Oracle};
 //! use munch_glr::parser::{Parser, ParserConfig, ParserState};
-//! use munch_lexer::vocab::Vocabulary;
+//! use munch_vocab::Vocabulary;
 //! use munch_masker_wda::{WdaConfig, WdaMasker};
 //!
 //! let grammar = load(b"start: \"[\" (NUM (\",\" NUM)*)? \"]\"\nNUM: /[0-9]+/\n", &LoadConfig::default())?;
@@ -116,8 +116,8 @@ use std::sync::Arc;
 
 use munch_glr::mask::{MaskCache, MaskMut, Masker};
 use munch_glr::parser::{Parser, ParserState};
-use munch_lexer::vocab::Vocabulary;
 use munch_tokens::SpansConfig;
+use munch_vocab::Vocabulary;
 
 pub use error::{LoadKind, WdaBudget, WdaBuildError, WdaLoadError};
 

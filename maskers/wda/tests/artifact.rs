@@ -15,7 +15,7 @@ const JSON_TEXT: &str = r#"{"a": [1, 2.5e3, -0.5, true, false, null], "b": {"c":
 
 fn saved() -> (
     Arc<munch_glr::parser::Parser>,
-    Arc<munch_lexer::vocab::Vocabulary>,
+    Arc<munch_vocab::Vocabulary>,
     Vec<u8>,
 ) {
     let p = builtin("json");

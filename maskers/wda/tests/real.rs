@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use common::*;
-use munch_lexer::vocab::Vocabulary;
 use munch_masker_trie::TrieMasker;
 use munch_masker_wda::WdaMasker;
 use munch_testkit::grammar::syncode;
+use munch_vocab::Vocabulary;
 
 fn repo_corpus(language: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -70,7 +70,7 @@ fn sql_llama3_and_artifact_round_trip() {
 
 /// Go and Java files from the conformance corpus cache (`munch-conformance` fetches them).
 fn cached(language: &str, extension: &str, n: usize) -> Vec<PathBuf> {
-    let dir = munch_lexer::cache::cache_dir()
+    let dir = munch_vocab::cache::cache_dir()
         .join("corpus")
         .join(language);
     let files = corpus(&dir, extension, n, 12 << 10);

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use munch_glr::lark::{load, LoadConfig};
 use munch_glr::parser::{Parser, ParserConfig};
-use munch_lexer::vocab::Vocabulary;
+use munch_vocab::Vocabulary;
 
 /// The parser of `grammar` (a `.lark` file's path, or a SynCode grammar's name: json, sql, go,
 /// java, ...) and the vocabulary of `tokenizer` (a `tokenizer.json` path or a tokenizer's

@@ -7,10 +7,9 @@ use std::sync::Arc;
 
 use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
-use munch_lexer::vocab::Vocabulary;
-use munch_lexer::TokenId;
 use munch_masker_wda::{WdaConfig, WdaMasker};
 use munch_testkit::vocab;
+use munch_vocab::{TokenId, Vocabulary};
 
 pub fn wda(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> WdaMasker {
     WdaMasker::new(Arc::clone(parser), Arc::clone(vocab), &WdaConfig::default())
