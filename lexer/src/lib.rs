@@ -16,19 +16,8 @@
 pub mod dfa;
 mod id;
 
-// The vocabulary moved to `munch-vocab`; these names stay here until every importer reads it
-// from there (the house's move, one crate at a time).
-#[doc(hidden)]
-pub use munch_vocab::cache;
-#[doc(hidden)]
-pub mod vocab {
-    pub use munch_vocab::*;
-}
-
 pub use dfa::{
     LexError, Lexeme, Lexer, LexerBuildError, LexerBuildErrorKind, LexerConfig, TerminalSet,
     TerminalSpec,
 };
 pub use id::{LexState, TerminalId};
-#[doc(hidden)]
-pub use munch_vocab::{TokenId, TokenTrie, TrieNode, VocabError, Vocabulary};

@@ -334,7 +334,7 @@ impl fmt::Display for VocabError {
             NotAFile { name } => write!(
                 f,
                 "{name:?} is not a tokenizer file (nor a directory holding a tokenizer.json); \
-                 loading a tokenizer by name needs munch-lexer's `fetch` feature"
+                 loading a tokenizer by name needs munch-vocab's `fetch` feature"
             ),
             ToolMissing { tool, message } => write!(
                 f,
