@@ -26,6 +26,9 @@ pub enum CompileErrorKind {
     Io(String),
     /// The grammar text is invalid (located: `file:line:column`, the line and a caret).
     Grammar(Box<GrammarError>),
+    /// A JSON Schema or regex constraint that cannot be compiled exactly (naming the keyword and
+    /// its JSON pointer), or is malformed.
+    Schema(munch_schema::SchemaError),
     /// The grammar loads but its parser cannot be built (a budget, a terminal without pattern).
     Parser(ParserBuildError),
     /// The tokenizer could not be loaded.
@@ -70,7 +73,7 @@ impl fmt::Display for CompileError {
                 let builtin: Vec<&str> = munch_grammars::BUILTIN.iter().map(|g| g.name).collect();
                 write!(
                     f,
-                    "no grammar {arg:?}: give a file path, `builtin:NAME` ({})",
+                    "no grammar {arg:?}: give a file path, `schema:FILE.json`, `regex:PATTERN`, `builtin:NAME` ({})",
                     builtin.join(", ")
                 )?;
                 #[cfg(feature = "syncode")]
@@ -83,6 +86,7 @@ impl fmt::Display for CompileError {
             }
             CompileErrorKind::Io(message) => f.write_str(message),
             CompileErrorKind::Grammar(e) => e.fmt(f),
+            CompileErrorKind::Schema(e) => e.fmt(f),
             CompileErrorKind::Parser(e) => write!(f, "the grammar's parser: {e}"),
             CompileErrorKind::Vocabulary(e) => e.fmt(f),
             CompileErrorKind::UnknownMasker(name) => write!(
@@ -116,6 +120,7 @@ impl std::error::Error for CompileError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             CompileErrorKind::Grammar(e) => Some(e.as_ref()),
+            CompileErrorKind::Schema(e) => Some(e),
             CompileErrorKind::Parser(e) => Some(e),
             CompileErrorKind::Vocabulary(e) => Some(e),
             CompileErrorKind::Build { source, .. } => Some(source.as_ref()),

@@ -12,6 +12,7 @@ use munch_glr::lark::{self, LoadConfig};
 use munch_glr::parser::{Parser, ParserConfig};
 
 use crate::error::{CompileError, CompileErrorKind};
+use munch_schema::{Relaxation, SchemaOptions};
 
 /// A grammar to compile: Lark text with its start rules and where its `%import`s are found.
 ///
@@ -32,6 +33,8 @@ pub struct Grammar {
     base_dir: Option<PathBuf>,
     /// Lark's bundled grammars (`%import python`); found by [`lark_grammars_dir`] when unset.
     lark_grammars: Option<PathBuf>,
+    /// What a lenient JSON Schema compile dropped.
+    relaxations: Vec<Relaxation>,
 }
 
 impl fmt::Debug for Grammar {
@@ -59,7 +62,46 @@ impl Grammar {
             import_paths: Vec::new(),
             base_dir: None,
             lark_grammars: None,
+            relaxations: Vec::new(),
         }
+    }
+
+    /// The grammar of the JSON texts valid under a JSON Schema (JSON text, a `serde_json::Value`),
+    /// in the whitespace, separator and property-order profile of `options`; named `<schema>`.
+    /// A keyword that cannot be compiled exactly is an error naming it and its JSON pointer
+    /// (or, with `options.lenient`, a [`Grammar::relaxations`] entry).
+    ///
+    /// ```
+    /// let g = munch::Grammar::from_json_schema(
+    ///     r#"{"type": "object", "properties": {"n": {"type": "integer"}}}"#,
+    ///     &munch::SchemaOptions::default(),
+    /// )
+    /// .unwrap();
+    /// assert!(g.relaxations().is_empty());
+    /// ```
+    pub fn from_json_schema(
+        schema: impl SchemaSource,
+        options: &SchemaOptions,
+    ) -> Result<Grammar, CompileError> {
+        let c = schema
+            .compile(options)
+            .map_err(|e| CompileError::new(CompileErrorKind::Schema(e)))?;
+        let mut g = Grammar::lark(c.lark().to_string()).with_name("<schema>");
+        g.relaxations = c.relaxations().to_vec();
+        Ok(g)
+    }
+
+    /// The grammar whose sentences are the whole matches of an ECMA-262 regex (`^`/`$` at its
+    /// ends are redundant); named `regex:PATTERN`.
+    pub fn from_regex(pattern: &str) -> Result<Grammar, CompileError> {
+        let text = munch_schema::regex_grammar(pattern)
+            .map_err(|e| CompileError::new(CompileErrorKind::Schema(e)))?;
+        Ok(Grammar::lark(text).with_name(format!("regex:{pattern}")))
+    }
+
+    /// What a lenient JSON Schema compile relaxed (empty for other grammars).
+    pub fn relaxations(&self) -> &[Relaxation] {
+        &self.relaxations
     }
 
     /// The Lark grammar in the file at `path`; errors name the file.
@@ -107,9 +149,20 @@ impl Grammar {
         Ok(Grammar::lark(text).with_name(format!("syncode:{name}")))
     }
 
-    /// The grammar a command-line argument names: an existing file, `syncode:NAME` (with the
-    /// `syncode` feature), `builtin:NAME`, or a bare built-in name when no such file exists.
+    /// The grammar a command-line argument names: an existing file, `schema:FILE` (a JSON Schema,
+    /// default [`SchemaOptions`]), `regex:PATTERN`, `syncode:NAME` (with the `syncode` feature),
+    /// `builtin:NAME`, or a bare built-in name when no such file exists.
     pub fn from_arg(arg: &str) -> Result<Grammar, CompileError> {
+        if let Some(path) = arg.strip_prefix("schema:") {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| CompileError::new(CompileErrorKind::Io(format!("{path}: {e}"))))?;
+            return Ok(
+                Grammar::from_json_schema(text.as_str(), &SchemaOptions::default())?.with_name(arg),
+            );
+        }
+        if let Some(pattern) = arg.strip_prefix("regex:") {
+            return Grammar::from_regex(pattern);
+        }
         if Path::new(arg).is_file() {
             return Grammar::lark_file(arg);
         }
@@ -226,6 +279,51 @@ pub fn lark_grammars_dir() -> Option<PathBuf> {
         .into_iter()
         .map(|p| p.join("site-packages").join("lark").join("grammars"))
         .find(|d| d.join("python.lark").is_file())
+}
+
+/// A JSON Schema as [`Grammar::from_json_schema`] takes it: JSON text or a parsed value.
+pub trait SchemaSource {
+    /// Compiles the schema.
+    fn compile(
+        self,
+        options: &SchemaOptions,
+    ) -> Result<munch_schema::CompiledSchema, munch_schema::SchemaError>;
+}
+
+impl SchemaSource for &str {
+    fn compile(
+        self,
+        options: &SchemaOptions,
+    ) -> Result<munch_schema::CompiledSchema, munch_schema::SchemaError> {
+        munch_schema::compile_str(self, options)
+    }
+}
+
+impl SchemaSource for &String {
+    fn compile(
+        self,
+        options: &SchemaOptions,
+    ) -> Result<munch_schema::CompiledSchema, munch_schema::SchemaError> {
+        munch_schema::compile_str(self, options)
+    }
+}
+
+impl SchemaSource for &serde_json::Value {
+    fn compile(
+        self,
+        options: &SchemaOptions,
+    ) -> Result<munch_schema::CompiledSchema, munch_schema::SchemaError> {
+        munch_schema::compile(self, options)
+    }
+}
+
+impl SchemaSource for serde_json::Value {
+    fn compile(
+        self,
+        options: &SchemaOptions,
+    ) -> Result<munch_schema::CompiledSchema, munch_schema::SchemaError> {
+        munch_schema::compile(&self, options)
+    }
 }
 
 #[cfg(test)]

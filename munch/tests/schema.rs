@@ -1,0 +1,163 @@
+//! JSON Schema and regex grammars through the front door: `Grammar::from_json_schema`,
+//! `Grammar::from_regex`, `schema:`/`regex:` arguments, and every masker equal to the oracle's
+//! masks along valid instances.
+
+use std::sync::Arc;
+
+use munch::{
+    CompileErrorKind, Compiled, Config, Grammar, MaskerKind, PropertyOrder, SchemaOptions,
+    TokenMask, Vocabulary,
+};
+use munch_testkit::vocab::{every_byte, with_eos};
+use serde_json::json;
+
+fn vocab() -> Arc<Vocabulary> {
+    let words = [
+        "{\"", "\": ", "\":", "true", "null", ", ", ",\"", "\"}", "[1", "]}", "name",
+    ];
+    let mut tokens = every_byte();
+    tokens.extend(words.map(|t| Some(t.as_bytes().to_vec())));
+    with_eos(tokens)
+}
+
+fn tool_call() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": {"const": "get_weather"},
+            "arguments": {
+                "type": "object",
+                "properties": {
+                    "city": {"type": "string", "minLength": 1},
+                    "unit": {"enum": ["celsius", "fahrenheit"]},
+                    "days": {"type": "integer", "minimum": 1, "maximum": 14}
+                },
+                "required": ["city"],
+                "additionalProperties": false
+            }
+        },
+        "required": ["name", "arguments"],
+        "additionalProperties": false
+    })
+}
+
+fn accepts(compiled: &Compiled, text: &str) -> bool {
+    let mut m = compiled.matcher();
+    m.accept_string(text).is_ok() && m.is_accepting()
+}
+
+#[test]
+fn schemas_compile_from_text_or_value() {
+    let o = SchemaOptions::default();
+    let a = Grammar::from_json_schema(tool_call(), &o).unwrap();
+    let b = Grammar::from_json_schema(tool_call().to_string().as_str(), &o).unwrap();
+    assert_eq!(a.text(), b.text());
+    let config = Config::new().masker(MaskerKind::Trie).fallback(None);
+    let c = Compiled::new(&a, vocab(), &config).unwrap();
+    assert!(accepts(
+        &c,
+        r#"{"name": "get_weather", "arguments": {"city": "Oslo", "days": 3}}"#
+    ));
+    assert!(!accepts(
+        &c,
+        r#"{"name": "get_weather", "arguments": {"city": "Oslo", "days": 15}}"#
+    ));
+    assert!(!accepts(
+        &c,
+        r#"{"arguments": {"city": "Oslo"}, "name": "get_weather"}"#
+    ));
+    let any = SchemaOptions {
+        property_order: PropertyOrder::Any,
+        ..SchemaOptions::default()
+    };
+    let g = Grammar::from_json_schema(tool_call(), &any).unwrap();
+    let c = Compiled::new(&g, vocab(), &config).unwrap();
+    assert!(accepts(
+        &c,
+        r#"{"arguments": {"city": "Oslo"}, "name": "get_weather"}"#
+    ));
+}
+
+#[test]
+fn schema_errors_name_keyword_and_pointer() {
+    let err = Grammar::from_json_schema(
+        json!({"items": {"not": {"minimum": 3}}}),
+        &SchemaOptions::default(),
+    )
+    .unwrap_err();
+    match err.kind() {
+        CompileErrorKind::Schema(e) => {
+            assert_eq!(e.keyword(), Some("not"));
+            assert_eq!(e.pointer(), "/items/not");
+        }
+        k => panic!("{k:?}"),
+    }
+    let lenient = SchemaOptions {
+        lenient: true,
+        ..SchemaOptions::default()
+    };
+    let g = Grammar::from_json_schema(json!({"items": {"not": {"minimum": 3}}}), &lenient).unwrap();
+    assert_eq!(g.relaxations().len(), 1);
+    assert!(Grammar::from_json_schema("{", &SchemaOptions::default()).is_err());
+}
+
+#[test]
+fn arguments_name_schemas_and_regexes() {
+    let dir = std::env::temp_dir().join(format!("munch-schema-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tool.json");
+    std::fs::write(&path, tool_call().to_string()).unwrap();
+    let g = Grammar::from_arg(&format!("schema:{}", path.display())).unwrap();
+    assert!(g.name().starts_with("schema:"));
+    let config = Config::new().masker(MaskerKind::Trie).fallback(None);
+    let c = Compiled::new(&g, vocab(), &config).unwrap();
+    assert!(accepts(
+        &c,
+        r#"{"name":"get_weather","arguments":{"city":"x"}}"#
+    ));
+    let r = Grammar::from_arg(r"regex:[0-9]{3}-[a-z]+").unwrap();
+    let c = Compiled::new(&r, vocab(), &config).unwrap();
+    assert!(accepts(&c, "123-abc"));
+    assert!(!accepts(&c, "123-"));
+    assert!(Grammar::from_arg("schema:/nonexistent.json").is_err());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every masker of the build gives the oracle's mask at every byte of valid instances.
+#[test]
+fn maskers_equal_the_oracle_along_instances() {
+    let texts = [
+        r#"{"name": "get_weather", "arguments": {"city": "Oslo", "unit": "celsius", "days": 14}}"#,
+        r#"{"name":"get_weather","arguments":{"city":"a\"b"}}"#,
+    ];
+    let g = Grammar::from_json_schema(tool_call(), &SchemaOptions::default()).unwrap();
+    let v = vocab();
+    let oracle = Compiled::new(&g, v.clone(), &Config::new().masker(MaskerKind::Oracle)).unwrap();
+    for kind in [MaskerKind::Trie, MaskerKind::Spanner, MaskerKind::Wda] {
+        let c = match Compiled::new(&g, v.clone(), &Config::new().masker(kind).fallback(None)) {
+            Ok(c) => c,
+            Err(e) if matches!(e.kind(), CompileErrorKind::MaskerNotCompiled { .. }) => continue,
+            Err(e) => panic!("{kind}: {e}"),
+        };
+        for text in texts {
+            let (mut a, mut b) = (oracle.matcher(), c.matcher());
+            for (i, byte) in text.bytes().enumerate() {
+                let (ma, mb): (TokenMask, TokenMask) = (a.next_token_mask(), b.next_token_mask());
+                assert_eq!(
+                    ma,
+                    mb,
+                    "{kind} differs from the oracle after {:?}",
+                    &text[..i]
+                );
+                a.accept_bytes(&[byte]).unwrap();
+                b.accept_bytes(&[byte]).unwrap();
+            }
+            assert_eq!(
+                a.next_token_mask(),
+                b.next_token_mask(),
+                "{kind} at the end of {text}"
+            );
+            assert!(b.is_accepting());
+        }
+    }
+}
