@@ -19,9 +19,10 @@
 #![doc = include_str!("../examples/quickstart.rs")]
 //! ```
 //!
-//! The pieces live in their own crates, reachable here for tools: [`lexer`] (the lexer DFA,
-//! vocabularies), [`glr`] (the Lark front end, the GLR parser, the [`glr::mask::Masker`] trait
-//! with the exact mask contract) and the masker crates.
+//! The pieces live in their own crates, reachable here for tools: [`vocab`] (vocabularies),
+//! [`lexer`] (the lexer DFA), [`tokens`] (token spans, classes and their expansion into mask
+//! words), [`glr`] (the Lark front end, the GLR parser, the [`glr::mask::Masker`] trait with the
+//! exact mask contract) and the masker crates.
 //!
 //! # Features
 //!
@@ -50,11 +51,12 @@ pub use grammar::{Grammar, SchemaSource};
 pub use matcher::{Matcher, MAX_FORCED_BYTES};
 pub use munch_glr::mask::TokenMask;
 pub use munch_schema::{PropertyOrder, Relaxation, SchemaError, SchemaOptions, Whitespace};
-pub use munch_vocab::TokenId;
-pub use munch_vocab::Vocabulary;
+pub use munch_vocab::{TokenId, Vocabulary};
 
 pub use munch_glr as glr;
 pub use munch_lexer as lexer;
+pub use munch_tokens as tokens;
+pub use munch_vocab as vocab;
 
 // The README's example is `examples/quickstart.rs`, word for word (checked in `tests`).
 #[cfg(test)]

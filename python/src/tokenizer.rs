@@ -8,7 +8,7 @@ use pyo3::exceptions::PyFileNotFoundError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
-use munch::lexer::vocab::VocabErrorKind;
+use munch::vocab::VocabErrorKind;
 use munch::{TokenId, Vocabulary};
 
 use crate::errors::{value_error, TokenizerError};
@@ -46,7 +46,7 @@ impl PyTokenizer {
     }
 }
 
-fn tokenizer_error(e: munch::lexer::vocab::VocabError) -> PyErr {
+fn tokenizer_error(e: munch::vocab::VocabError) -> PyErr {
     TokenizerError::new_err(e.to_string())
 }
 
