@@ -1,10 +1,13 @@
 //! # munch-tokens
 //!
-//! Token spans and token classes: what each vocabulary token does to the lexer, from every
-//! lexer configuration, computed once per (lexer, vocabulary).
+//! What the maskers share on the token side: token masks, and token spans and classes (what
+//! each vocabulary token does to the lexer, from every lexer configuration, computed once per
+//! (lexer, vocabulary)) with the one expansion of class sets into mask words.
 //!
 //! # Principal types
 //!
+//! - [`TokenMask`], [`MaskMut`]: a set of token ids in the bitmask layout logits kernels take
+//!   (bit `id % 32` of word `id / 32`), owned or over words the caller owns.
 //! - [`TokenSpans`]: built by [`TokenSpans::build`]; the [`LexPoint`]s, the distinct
 //!   [`Span`]s tokens realise from them, [`span_of`](TokenSpans::span_of) per (point, class)
 //!   and its inverse per point.
@@ -101,6 +104,7 @@ pub mod deposit;
 mod error;
 mod expand;
 mod kernels;
+mod mask;
 mod set;
 pub mod unions;
 mod walk;
@@ -114,6 +118,7 @@ pub use classes::TokenClasses;
 pub use error::{SpansBudget, SpansBuildError};
 pub use expand::ExpandCache;
 pub use kernels::{count_in, Words};
+pub use mask::{MaskMut, TokenMask};
 pub use set::{ClassSet, Iter as ClassSetIter};
 
 use munch_lexer::{LexState, Lexer};
