@@ -566,7 +566,7 @@ pub fn small_parser_config() -> ParserConfig {
         max_lr_states: 2_000,
         max_heads: 200,
         max_nodes_per_step: 10_000,
-        max_work_per_step: 1_000_000,
+        max_work_per_commit: 1_000_000,
         lexer: LexerConfig {
             max_states: 5_000,
             max_build_memory: 64 << 20,

@@ -1,6 +1,6 @@
 //! Times one whole-text commit: `cargo run --release -p munch-glr --example parse_file --
 //! GRAMMAR.lark TEXT [MAX_WORK_PER_STEP]` prints whether the text is accepted (or the error)
-//! and the time taken, with the default budgets except `max_work_per_step` (unlimited unless
+//! and the time taken, with the default budgets except `max_work_per_commit` (unlimited unless
 //! given, so that the time is the algorithm's).
 
 use std::sync::Arc;
@@ -13,13 +13,13 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let grammar = std::fs::read(args.next().expect("a grammar file")).expect("readable");
     let text = std::fs::read(args.next().expect("a text file")).expect("readable");
-    let max_work_per_step = args
+    let max_work_per_commit = args
         .next()
         .map_or(usize::MAX, |n| n.parse().expect("a number"));
     let started = Instant::now();
     let grammar = lark::load(&grammar, &LoadConfig::default()).expect("it loads");
     let config = ParserConfig {
-        max_work_per_step,
+        max_work_per_commit,
         ..ParserConfig::default()
     };
     let parser = Arc::new(Parser::new(&grammar, &config).expect("it builds"));

@@ -244,17 +244,23 @@ impl Lowerer<'_> {
             let sym = self.as_symbol(alts, "group")?;
             parts[widest] = vec![vec![sym]];
         }
-        let mut out: Alts = vec![vec![]];
-        for part in parts {
-            let mut next = Vec::with_capacity(out.len() * part.len());
-            for prefix in &out {
-                for alt in &part {
-                    let mut seq = prefix.clone();
-                    seq.extend_from_slice(alt);
-                    next.push(seq);
-                }
+        // Each of the (at most DISTRIBUTE_LIMIT) sequences is built once, the last part varying
+        // fastest; extending partial products part by part would copy every prefix again for
+        // each part (quadratic in a long sequence).
+        let product: usize = parts.iter().map(Vec::len).product();
+        let mut digits = vec![0usize; parts.len()];
+        let mut out: Alts = Vec::with_capacity(product);
+        for mut index in 0..product {
+            for (digit, part) in digits.iter_mut().zip(&parts).rev() {
+                *digit = index % part.len();
+                index /= part.len();
             }
-            out = next;
+            let len = parts.iter().zip(&digits).map(|(p, &d)| p[d].len()).sum();
+            let mut seq = Vec::with_capacity(len);
+            for (part, &d) in parts.iter().zip(&digits) {
+                seq.extend_from_slice(&part[d]);
+            }
+            out.push(seq);
         }
         Ok(out)
     }

@@ -47,10 +47,11 @@ pub struct ParserConfig {
     pub max_heads: usize,
     /// The most GSS nodes one byte of a commit may build.
     pub max_nodes_per_step: usize,
-    /// The most work one byte of a commit may do, in units of one reduction step or one GSS
-    /// edge walked. Recognition is polynomial on every grammar (at worst cubic in the text on
-    /// ambiguous ones), and this bounds each byte's share: exceeding it is a typed error.
-    pub max_work_per_step: usize,
+    /// The most work the bytes of one commit may do, in units of one reduction item or one GSS
+    /// edge walked. Recognition is polynomial
+    /// on every grammar — at worst cubic in the text on ambiguous ones, one unit costing about
+    /// 10 ns — and this bounds a commit's time: exceeding it is a typed error.
+    pub max_work_per_commit: usize,
     /// Budgets of the lexer DFA build.
     pub lexer: LexerConfig,
     /// Budgets of normalisation.
@@ -63,7 +64,7 @@ impl Default for ParserConfig {
             max_lr_states: 100_000,
             max_heads: 1_000,
             max_nodes_per_step: 100_000,
-            max_work_per_step: 1_000_000,
+            max_work_per_commit: 300_000_000,
             lexer: LexerConfig::default(),
             normalize: NormalizeConfig::default(),
         }
@@ -127,7 +128,7 @@ pub struct Parser {
     closure_accepts: Vec<bool>,
     max_heads: usize,
     max_nodes_per_step: usize,
-    max_work_per_step: usize,
+    max_work_per_commit: usize,
 }
 
 impl fmt::Debug for Parser {
@@ -164,7 +165,7 @@ impl Parser {
             ignored: grammar.terminals.iter().map(|t| t.ignored).collect(),
             max_heads: config.max_heads,
             max_nodes_per_step: config.max_nodes_per_step,
-            max_work_per_step: config.max_work_per_step,
+            max_work_per_commit: config.max_work_per_commit,
         })
     }
 
@@ -254,11 +255,11 @@ impl Parser {
         .map_err(|e| self.budget_error(e, 0))
     }
 
-    /// What one parser step may spend.
+    /// What one parser step may spend, as the first byte of a commit.
     fn step_allowance(&self) -> rnglr::Allowance {
         rnglr::Allowance {
             nodes: self.max_nodes_per_step,
-            work: self.max_work_per_step,
+            work: self.max_work_per_commit,
         }
     }
 
@@ -266,7 +267,7 @@ impl Parser {
     fn budget_error(&self, e: rnglr::Exceeded, offset: usize) -> CommitError {
         let (name, limit) = match e {
             rnglr::Exceeded::Nodes => ("max_nodes_per_step", self.max_nodes_per_step),
-            rnglr::Exceeded::Work => ("max_work_per_step", self.max_work_per_step),
+            rnglr::Exceeded::Work => ("max_work_per_commit", self.max_work_per_commit),
         };
         CommitError::new(CommitErrorKind::Budget {
             name,

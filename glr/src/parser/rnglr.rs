@@ -541,10 +541,11 @@ pub(crate) fn shift(
     // (state after shift) → edges to frozen scratch nodes.
     let mut targets: SmallVec<[(LrState, SmallVec<[Edge; 2]>); 2]> = SmallVec::new();
     for &k in ks {
-        let red = reduce(tables, frontier, k, left, Stop::Never)?;
+        let mut red = reduce(tables, frontier, k, left, Stop::Never)?;
         if red.shifts.is_empty() {
             continue;
         }
+        keep_shifting(&mut red);
         let level = Level::new(red.nodes);
         for &(i, to) in &red.shifts {
             let edge = Edge::Down(GssNode {
@@ -577,6 +578,56 @@ pub(crate) fn shift(
             index: i as u32,
         })
         .collect())
+}
+
+/// Drops the scratch nodes that no shifting node reaches (through same-level edges), renumbering
+/// the rest. A level is freed as a whole, so one kept node would otherwise keep every node of
+/// its step alive, and through their edges every older level: on a long text the whole GSS
+/// (hundreds of bytes per input byte) instead of the live stacks.
+fn keep_shifting(red: &mut Reduced) {
+    const GONE: u32 = u32::MAX;
+    let mut new_index = vec![GONE; red.nodes.len()];
+    let mut order: Vec<u32> = Vec::with_capacity(red.nodes.len());
+    for &(i, _) in &red.shifts {
+        if new_index[i as usize] == GONE {
+            new_index[i as usize] = order.len() as u32;
+            order.push(i);
+        }
+    }
+    let mut at = 0;
+    while at < order.len() {
+        for e in &red.nodes[order[at] as usize].edges {
+            if let Edge::Same(j) = e {
+                if new_index[*j as usize] == GONE {
+                    new_index[*j as usize] = order.len() as u32;
+                    order.push(*j);
+                }
+            }
+        }
+        at += 1;
+    }
+    if order.len() == red.nodes.len() && order.iter().enumerate().all(|(a, &b)| a == b as usize) {
+        return;
+    }
+    let mut old: Vec<Option<NodeData>> = std::mem::take(&mut red.nodes)
+        .into_iter()
+        .map(Some)
+        .collect();
+    red.nodes = order
+        .iter()
+        .map(|&i| {
+            let mut node = old[i as usize].take().expect("each node once");
+            for e in node.edges.iter_mut() {
+                if let Edge::Same(j) = e {
+                    *j = new_index[*j as usize];
+                }
+            }
+            node
+        })
+        .collect();
+    for (i, _) in red.shifts.iter_mut() {
+        *i = new_index[*i as usize];
+    }
 }
 
 /// Per LR state, whether the parser accepts at end of input from a stack topped by that state

@@ -58,7 +58,7 @@ pub enum CommitErrorKind {
     },
     /// A budget of [`super::ParserConfig`] was exceeded at byte `offset`.
     Budget {
-        /// The budget's field name (`max_heads`, `max_nodes_per_step`, `max_work_per_step`).
+        /// The budget's field name (`max_heads`, `max_nodes_per_step`, `max_work_per_commit`).
         name: &'static str,
         /// Its value.
         limit: usize,
@@ -297,8 +297,12 @@ impl ParserState {
         let mut next: Heads = SmallVec::new();
         // Copied only when a shift is added to it.
         let mut memo: Option<Vec<ShiftMemo>> = None;
+        let mut work_left = p.max_work_per_commit;
         for (offset, &b) in bytes.iter().enumerate() {
-            let mut left = p.step_allowance();
+            let mut left = rnglr::Allowance {
+                nodes: p.max_nodes_per_step,
+                work: work_left,
+            };
             // Heads completing a lexeme, grouped by the lexer state they completed it in.
             let mut groups: SmallVec<[(LexState, SmallVec<[GssNode; 2]>); 2]> = SmallVec::new();
             for h in &heads {
@@ -402,6 +406,7 @@ impl ParserState {
                     offset,
                 }));
             }
+            work_left = left.work;
             std::mem::swap(&mut heads, &mut next);
             next.clear();
         }

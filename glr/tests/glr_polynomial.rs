@@ -1,0 +1,103 @@
+//! Recognition stays polynomial on ambiguous and ε-heavy grammars: each text below is parsed
+//! within a work budget (`max_work_per_commit`, counted in reduction items and GSS edges walked)
+//! about twice what the reducer needs today. The reducer without its per-step deduplication
+//! needs orders of magnitude more on the same texts (about n⁴ on `s: s s | "a"`: minutes at
+//! 1,000 `a`s), so a regression shows here as a budget error, not as a slow test. Timings are in
+//! bench/PERFORMANCE.md.
+
+use std::sync::Arc;
+
+use munch_glr::lark::{self, LoadConfig};
+use munch_glr::parser::{CommitErrorKind, Parser, ParserConfig, ParserState};
+
+fn parser(src: &str, max_work_per_commit: usize) -> Arc<Parser> {
+    let grammar = lark::load(src.as_bytes(), &LoadConfig::default()).expect("test grammar loads");
+    let config = ParserConfig {
+        max_work_per_commit,
+        ..ParserConfig::default()
+    };
+    Arc::new(Parser::new(&grammar, &config).expect("test grammar builds"))
+}
+
+/// Commits `text` at once (one commit: the budget covers the whole text) and checks acceptance.
+fn accepts(src: &str, text: &str, max_work_per_commit: usize) {
+    let mut state = ParserState::new(parser(src, max_work_per_commit));
+    match state.commit_bytes(text.as_bytes()) {
+        Ok(()) => assert!(state.is_accepting(), "{src:?} rejects its text at the end"),
+        Err(e) => panic!("{src:?} on {} bytes: {e}", text.len()),
+    }
+}
+
+const SS: &str = "start: s\ns: s s | \"a\"\n";
+
+#[test]
+fn binary_ambiguity_is_cubic() {
+    // Needs about 9.0 M units at 300 (n³/3); n⁴ would be thousands of times more.
+    accepts(SS, &"a".repeat(300), 20_000_000);
+    accepts("start: s\ns: s s | \"a\" |\n", &"a".repeat(300), 20_000_000);
+    accepts(
+        "start: e\ne: e \"+\" e | \"a\"\n",
+        &vec!["a"; 300].join("+"),
+        10_000_000,
+    );
+}
+
+#[test]
+fn ternary_ambiguity_is_cubic() {
+    // 9.2 M units at 200: RNGLR's per-path reductions would be n⁴ here even without the
+    // duplicate edge checks.
+    accepts(
+        "start: s\ns: s s s | s s | \"a\"\n",
+        &"a".repeat(200),
+        20_000_000,
+    );
+}
+
+#[test]
+fn dangling_else_is_quadratic_at_worst() {
+    // 300 nested `if` then 300 `else`: every `else` can close any open `if` (1.8 M units; 20 M
+    // at 1,000 deep).
+    let n = 300;
+    let text = format!("{}x=1;{}", "if (x) ".repeat(n), " else x=1;".repeat(n));
+    accepts(tricky(), &text, 4_000_000);
+    // An else-if chain: each `else` may also close the `if` before it, a reduction that runs
+    // down the whole chain before it dies (14 M units at 1,000; 56 M at 2,000).
+    let chain = format!("{}x=1;", "if (x) x=1; else ".repeat(1_000));
+    accepts(tricky(), &chain, 30_000_000);
+    // A sequence of dangling statements is linear (0.32 M units for 2,000).
+    let seq = "if (x) if (x) x=1; else x=1;\n".repeat(2_000);
+    accepts(tricky(), &seq, 1_000_000);
+}
+
+#[test]
+fn a_hostile_text_is_a_typed_error_and_leaves_the_state_unchanged() {
+    let mut state = ParserState::new(parser(SS, 5_000_000));
+    state.commit_bytes(b"aaa").unwrap();
+    let err = state
+        .commit_bytes("a".repeat(10_000).as_bytes())
+        .unwrap_err();
+    match err.kind() {
+        CommitErrorKind::Budget {
+            name,
+            limit,
+            offset,
+        } => {
+            assert_eq!(*name, "max_work_per_commit");
+            assert_eq!(*limit, 5_000_000);
+            assert!(*offset < 1_000, "{offset}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("max_work_per_commit"), "{err}");
+    assert_eq!(state.commit_len(), 1);
+    assert!(state.is_accepting());
+    // The budget is per commit: the same text, token by token, goes on.
+    for _ in 0..200 {
+        state.commit_bytes(b"a").unwrap();
+    }
+    assert!(state.is_accepting());
+}
+
+fn tricky() -> &'static str {
+    munch_grammars::builtin("tricky").expect("builtin").source
+}
