@@ -310,22 +310,17 @@ impl<'a> Emitter<'a> {
             if lo.is_some() || hi.is_some() {
                 self.norm
                     .relax(&s.obj_ptr, "type", "non-integer numbers within bounds")?;
-                return Ok(number::number_regex(false, lo, hi));
+                return Ok(number::number_regex(false, lo, hi, None));
             }
             return Ok(Some(r"-?(?:0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*".to_string()));
         }
         if let Some(k) = places {
             if lo.is_some() || hi.is_some() {
-                self.norm.relax(
-                    &s.obj_ptr,
-                    "multipleOf",
-                    "a number of decimal places together with bounds",
-                )?;
-                return Ok(number::number_regex(false, lo, hi));
+                return Ok(number::number_regex(false, lo, hi, Some(k)));
             }
             return Ok(Some(format!(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]{{1,{k}}}0*)?")));
         }
-        Ok(number::number_regex(!frac_ok, lo, hi))
+        Ok(number::number_regex(!frac_ok, lo, hi, None))
     }
 
     /// The string terminal's regex for `s`, `None` when no string is allowed.
@@ -421,7 +416,7 @@ impl<'a> Emitter<'a> {
                     value: d,
                     exclusive: false,
                 };
-                let r = number::number_regex(false, Some(&b), Some(&b)).unwrap_or_default();
+                let r = number::number_regex(false, Some(&b), Some(&b), None).unwrap_or_default();
                 self.terminal(r)
             }
             Value::String(s) => {

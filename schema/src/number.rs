@@ -235,6 +235,7 @@ pub(crate) fn number_regex(
     integer: bool,
     lo: Option<&Bound>,
     hi: Option<&Bound>,
+    places: Option<usize>,
 ) -> Option<String> {
     if lo.is_none() && hi.is_none() {
         return Some(if integer { ANY_INTEGER } else { ANY_NUMBER }.to_string());
@@ -263,14 +264,19 @@ pub(crate) fn number_regex(
             value,
             exclusive: false,
         });
-        let body = signed(lo.as_ref(), hi.as_ref(), true)?;
+        let body = signed(lo.as_ref(), hi.as_ref(), true, None)?;
         return Some(format!("(?:{body})(?:\\.0+)?"));
     }
-    signed(lo, hi, false)
+    signed(lo, hi, false, places)
 }
 
 /// Signed numbers in `[lo, hi]`: a non-negative part and `-` before a non-negative part.
-fn signed(lo: Option<&Bound>, hi: Option<&Bound>, integer: bool) -> Option<String> {
+fn signed(
+    lo: Option<&Bound>,
+    hi: Option<&Bound>,
+    integer: bool,
+    places: Option<usize>,
+) -> Option<String> {
     if let (Some(l), Some(h)) = (lo, hi) {
         match l.value.cmp(&h.value) {
             Ordering::Greater => return None,
@@ -294,7 +300,7 @@ fn signed(lo: Option<&Bound>, hi: Option<&Bound>, integer: bool) -> Option<Strin
         None => Some(None),
     };
     if let Some(pos_hi) = pos_hi {
-        if let Some(r) = nonneg(&pos_lo, pos_hi.as_ref(), integer) {
+        if let Some(r) = nonneg(&pos_lo, pos_hi.as_ref(), integer, places) {
             alts.push(r);
         }
     }
@@ -316,7 +322,7 @@ fn signed(lo: Option<&Bound>, hi: Option<&Bound>, integer: bool) -> Option<Strin
     };
     if let Some(neg_hi) = neg_hi {
         // `hi < 0` excludes zero, so `-0` only comes with a range holding zero.
-        if let Some(r) = nonneg(&neg_lo, neg_hi.as_ref(), integer) {
+        if let Some(r) = nonneg(&neg_lo, neg_hi.as_ref(), integer, places) {
             alts.push(format!("-(?:{r})"));
         }
     }
@@ -328,7 +334,7 @@ fn signed(lo: Option<&Bound>, hi: Option<&Bound>, integer: bool) -> Option<Strin
 }
 
 /// Non-negative numbers in `[lo, hi]` (`hi` optional), both non-negative.
-fn nonneg(lo: &Bound, hi: Option<&Bound>, integer: bool) -> Option<String> {
+fn nonneg(lo: &Bound, hi: Option<&Bound>, integer: bool, places: Option<usize>) -> Option<String> {
     if let Some(h) = hi {
         match lo.value.cmp(&h.value) {
             Ordering::Greater => return None,
@@ -351,24 +357,24 @@ fn nonneg(lo: &Bound, hi: Option<&Bound>, integer: bool) -> Option<String> {
     match hi {
         Some(h) if h.value.int == *li => {
             let hf = Some((h.value.frac.as_slice(), h.exclusive));
-            push(digits(li), frac(lo_frac, hf));
+            push(digits(li), frac(lo_frac, hf, places));
         }
         Some(h) => {
-            push(digits(li), frac(lo_frac, None));
+            push(digits(li), frac(lo_frac, None, places));
             let above = add_one(li);
             let below = sub_one(&h.value.int);
             if cmp_digits(&above, &below) != Ordering::Greater {
                 if let Some(r) = int_range(&above, Some(&below)) {
-                    push(format!("(?:{r})"), Frac::any());
+                    push(format!("(?:{r})"), Frac::any(places));
                 }
             }
             let hf = Some((h.value.frac.as_slice(), h.exclusive));
-            push(digits(&h.value.int), frac(None, hf));
+            push(digits(&h.value.int), frac(None, hf, places));
         }
         None => {
-            push(digits(li), frac(lo_frac, None));
+            push(digits(li), frac(lo_frac, None, places));
             if let Some(r) = int_range(&add_one(li), None) {
-                push(format!("(?:{r})"), Frac::any());
+                push(format!("(?:{r})"), Frac::any(places));
             }
         }
     }
@@ -483,6 +489,24 @@ fn any_digits(n: usize) -> String {
     }
 }
 
+/// Digits from position `pos` on, any of them, except that places from `places` on are zeros.
+fn free(pos: usize, places: Option<usize>) -> String {
+    match places {
+        None => "[0-9]*".to_string(),
+        Some(k) if pos >= k => "0*".to_string(),
+        Some(k) => format!("[0-9]{{0,{}}}0*", k - pos),
+    }
+}
+
+/// As [`free`], at least one digit.
+fn nonempty_free(pos: usize, places: Option<usize>) -> String {
+    match places {
+        None => "[0-9]+".to_string(),
+        Some(k) if pos >= k => "0+".to_string(),
+        Some(k) => format!("[0-9]{{1,{}}}0*", k - pos),
+    }
+}
+
 /// The fraction digits (after `.`) allowed by fraction bounds: whether no fraction at all is
 /// allowed, and a regex for the non-empty digit strings.
 struct Frac {
@@ -491,10 +515,11 @@ struct Frac {
 }
 
 impl Frac {
-    fn any() -> Frac {
+    /// Any fraction, with at most `places` significant digits.
+    fn any(places: Option<usize>) -> Frac {
         Frac {
             empty: true,
-            nonempty: Some("[0-9]+".to_string()),
+            nonempty: Some(nonempty_free(0, places)),
         }
     }
 
@@ -511,8 +536,8 @@ impl Frac {
 
 /// Fractions `y` (digit strings, compared as `0.y`) with `lo <= y <= hi` (either exclusive),
 /// bounds given by their digits without trailing zeros.
-fn frac(lo: Option<(&[u8], bool)>, hi: Option<(&[u8], bool)>) -> Frac {
-    let lang = frac_at(0, lo, hi, lo.is_some(), hi.is_some());
+fn frac(lo: Option<(&[u8], bool)>, hi: Option<(&[u8], bool)>, places: Option<usize>) -> Frac {
+    let lang = frac_at(0, lo, hi, lo.is_some(), hi.is_some(), places);
     Frac {
         empty: lang.end,
         nonempty: if lang.more.is_empty() {
@@ -548,11 +573,24 @@ fn frac_at(
     hi: Option<(&[u8], bool)>,
     lt: bool,
     ht: bool,
+    places: Option<usize>,
 ) -> Lang {
     let (lo_d, lo_x) = lo.unwrap_or((&[], false));
     let (hi_d, hi_x) = hi.unwrap_or((&[], false));
     let lo_done = lt && pos >= lo_d.len();
     let hi_done = ht && pos >= hi_d.len();
+    if places.is_some_and(|k| pos >= k) {
+        // Past the last significant place: only zeros, compared as zeros.
+        let ok = (!lt || (lo_done && !lo_x)) && !(ht && hi_done && hi_x);
+        return Lang {
+            end: ok,
+            more: if ok {
+                vec!["0+".to_string()]
+            } else {
+                Vec::new()
+            },
+        };
+    }
     if lo_done && hi_done {
         // Both bounds end here: only zeros may follow, and only if equality is allowed.
         return if lo_x || hi_x {
@@ -569,20 +607,23 @@ fn frac_at(
     }
     if lo_done && !lo_x && ht {
         // The lower bound is met by whatever follows.
-        return frac_at(pos, None, hi, false, true);
+        return frac_at(pos, None, hi, false, true, places);
     }
     if !ht && (!lt || (lo_done && !lo_x)) {
         return Lang {
             end: true,
-            more: vec!["[0-9]+".to_string()],
+            more: vec![nonempty_free(pos, places)],
         };
     }
     if !ht && lo_done {
         // Greater than zeros: some non-zero digit must come.
-        return Lang {
-            end: false,
-            more: vec!["0*[1-9][0-9]*".to_string()],
+        let more = match places {
+            None => vec!["0*[1-9][0-9]*".to_string()],
+            Some(k) => (0..k - pos)
+                .map(|j| format!("{}[1-9]{}", "0".repeat(j), free(pos + j + 1, places)))
+                .collect(),
         };
+        return Lang { end: false, more };
     }
     if hi_done && !lt {
         // At most zeros: only zeros may follow, and only if equality is allowed.
@@ -614,7 +655,7 @@ fn frac_at(
         return Lang { end: end_ok, more };
     }
     let follow = |d: u8, lt2: bool, ht2: bool| {
-        frac_at(pos + 1, lo, hi, lt2, ht2)
+        frac_at(pos + 1, lo, hi, lt2, ht2, places)
             .regex()
             .map(|r| format!("{d}{r}"))
     };
@@ -628,7 +669,7 @@ fn frac_at(
         let to = if ht { hd.checked_sub(1) } else { Some(9) };
         if let Some(to) = to {
             if from <= to {
-                more.push(format!("{}[0-9]*", class(from, to)));
+                more.push(format!("{}{}", class(from, to), free(pos + 1, places)));
             }
         }
         if ht {
@@ -694,7 +735,11 @@ mod tests {
 
     /// Checks a range regex against a brute-force comparison over many number texts.
     fn check(integer: bool, lo: Option<Bound>, hi: Option<Bound>) {
-        let re = number_regex(integer, lo.as_ref(), hi.as_ref());
+        check_places(integer, lo, hi, None)
+    }
+
+    fn check_places(integer: bool, lo: Option<Bound>, hi: Option<Bound>, places: Option<usize>) {
+        let re = number_regex(integer, lo.as_ref(), hi.as_ref(), places);
         let matcher = re.as_ref().map(|r| regex_lite(r));
         let mut texts = Vec::new();
         for i in -1200..=1200 {
@@ -722,7 +767,12 @@ mod tests {
                     d <= b.value
                 }
             }) && (!integer || d.is_integer());
-            let plain = !t.contains('e');
+            let plain = !t.contains('e')
+                && places.is_none_or(|k| {
+                    t.split('.')
+                        .nth(1)
+                        .is_none_or(|f| f.bytes().skip(k).all(|b| b == b'0'))
+                });
             let want = in_range
                 && plain
                 && (!integer
@@ -775,6 +825,24 @@ mod tests {
         );
         check(false, Some(bound("-100", true)), Some(bound("100", true)));
         check(false, Some(bound("3", false)), Some(bound("3", false)));
+    }
+
+    #[test]
+    fn decimal_places_within_ranges() {
+        check_places(false, Some(bound("0", false)), None, Some(2));
+        check_places(
+            false,
+            Some(bound("-1.5", true)),
+            Some(bound("2.25", false)),
+            Some(1),
+        );
+        check_places(
+            false,
+            Some(bound("0.125", false)),
+            Some(bound("0.75", true)),
+            Some(3),
+        );
+        check_places(false, Some(bound("0.005", true)), None, Some(2));
     }
 
     #[test]

@@ -1042,6 +1042,15 @@ pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
 /// The intersection of two simple schemas; `None` when no value satisfies both.
 pub(crate) fn merge(a: &Simple, b: &Simple, ptr: &str) -> Result<Option<Simple>, SchemaError> {
     let mut m = a.clone();
+    for (mine, theirs) in [
+        (&mut m.obj_ptr, &b.obj_ptr),
+        (&mut m.len_ptr, &b.len_ptr),
+        (&mut m.enum_ptr, &b.enum_ptr),
+    ] {
+        if mine.is_empty() {
+            mine.clone_from(theirs);
+        }
+    }
     m.types &= b.types;
     if m.types == 0 {
         return Ok(None);
