@@ -74,6 +74,11 @@ fn imports_are_found_under_import_paths() {
     let lib = s(&dir.join("lib"));
     let (code, out, err) = munch(&["parse", "--import-path", &lib, &s(&g), &s(&t)]);
     assert_eq!(code, 0, "{out}{err}");
+    // A relative import is found beside the grammar's file, wherever munch runs.
+    let g2 = dir.join("lib/g2.lark");
+    std::fs::write(&g2, "start: word (\" \" word)*\n%import .words.word\n").unwrap();
+    let (code, out, err) = munch(&["parse", &s(&g2), &s(&t)]);
+    assert_eq!(code, 0, "{out}{err}");
 }
 
 #[test]
