@@ -38,7 +38,7 @@
 //! | key | meaning |
 //! |---|---|
 //! | `name` | the case's name, unique within its file; reports call it `FILE/NAME` |
-//! | `grammar` | `builtin:NAME` (munch's own, `grammars/*.lark`), `syncode:NAME` (SynCode 0.4.16's, fetched once), or the text of a Lark grammar (any string without one of those prefixes; TOML's `'''` strings keep backslashes) |
+//! | `grammar` | `builtin:NAME` (munch's own, `grammars/*.lark`), `syncode:NAME` (SynCode 0.4.16's, fetched once), `schema:{...}` (a JSON Schema, default options), `regex:PATTERN`, or the text of a Lark grammar (any string without one of those prefixes; TOML's `'''` strings keep backslashes) |
 //! | `tokenizers` | real tokenizer names for [`Vocabulary::load`] (`llama2 llama3 qwen3 gemma3 gptoss`) and `synthetic:NAME` ([below](#synthetic-vocabularies)) |
 //! | `text` | a text or a list of texts, inline |
 //! | `source` | instead of `text`: `corpus:LANG:N`, `N` real files spread over the corpus by [`corpus::files`] for `LANG` (`go java json sql`), or `generated:N:SEED`, `N` random sentences of the grammar rendered to text, replayable by `SEED` |
@@ -208,6 +208,11 @@ pub enum GrammarRef {
     Builtin(String),
     /// One of SynCode's grammars ([`munch_grammars::syncode::grammar`]).
     Syncode(String),
+    /// A JSON Schema written in the case file (`schema:{...}`), compiled with the default
+    /// options.
+    Schema(String),
+    /// A regex constraint written in the case file (`regex:PATTERN`).
+    Regex(String),
     /// Lark text written in the case file.
     Inline(String),
 }
@@ -218,6 +223,10 @@ impl GrammarRef {
             GrammarRef::Builtin(name.trim().to_string())
         } else if let Some(name) = text.strip_prefix("syncode:") {
             GrammarRef::Syncode(name.trim().to_string())
+        } else if let Some(schema) = text.strip_prefix("schema:") {
+            GrammarRef::Schema(schema.to_string())
+        } else if let Some(pattern) = text.strip_prefix("regex:") {
+            GrammarRef::Regex(pattern.to_string())
         } else {
             GrammarRef::Inline(text.to_string())
         }
@@ -229,6 +238,8 @@ impl fmt::Display for GrammarRef {
         match self {
             GrammarRef::Builtin(name) => write!(f, "builtin:{name}"),
             GrammarRef::Syncode(name) => write!(f, "syncode:{name}"),
+            GrammarRef::Schema(_) => f.write_str("schema"),
+            GrammarRef::Regex(p) => write!(f, "regex:{p}"),
             GrammarRef::Inline(_) => f.write_str("inline"),
         }
     }
@@ -690,6 +701,10 @@ impl Resources {
         let source = match grammar {
             GrammarRef::Builtin(name) => munch::Grammar::builtin(name),
             GrammarRef::Syncode(name) => munch::Grammar::syncode(name),
+            GrammarRef::Schema(schema) => {
+                munch::Grammar::from_json_schema(schema.as_str(), &munch::SchemaOptions::default())
+            }
+            GrammarRef::Regex(pattern) => munch::Grammar::from_regex(pattern),
             GrammarRef::Inline(text) => {
                 Ok(munch::Grammar::lark(text.clone()).with_name("inline grammar"))
             }
