@@ -564,6 +564,7 @@ impl fmt::Debug for LarkCase {
 pub fn small_parser_config() -> ParserConfig {
     ParserConfig {
         max_lr_states: 2_000,
+        max_lr_actions: 1_000_000,
         max_heads: 200,
         max_nodes_per_step: 10_000,
         max_work_per_commit: 1_000_000,

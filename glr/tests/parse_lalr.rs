@@ -99,7 +99,40 @@ fn epsilon_rules_get_right_nulled_reductions() {
 fn state_budget_is_a_typed_error() {
     let g = dsl::parse("e -> e '+' t | t\nt -> t '*' f | f\nf -> '(' e ')' | 'id'").unwrap();
     let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
-    let err = LrTables::build(&cfg, &LrConfig { max_states: 5 }).unwrap_err();
+    let err = LrTables::build(
+        &cfg,
+        &LrConfig {
+            max_states: 5,
+            ..LrConfig::default()
+        },
+    )
+    .unwrap_err();
     assert_eq!(err.state_limit(), Some(5));
     assert!(err.to_string().contains("max_lr_states"));
+}
+
+#[test]
+fn action_budget_is_a_typed_error_before_the_tables_are_built() {
+    // `s -> s k_i | ε` over 300 keywords: 300 states reduce on all 301 lookaheads (90,300
+    // reduce actions); 8,000 keywords would make 64 M.
+    let keywords: Vec<String> = (0..300).map(|i| format!("'k{i}'")).collect();
+    let src = format!("s -> s k | ε\nk -> {}", keywords.join(" | "));
+    let g = dsl::parse(&src).unwrap();
+    let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
+    let t = LrTables::build(&cfg, &LrConfig::default()).unwrap();
+    let actions: usize = (0..t.state_len())
+        .map(|s| t.state_actions(LrState::new(s).unwrap()).count())
+        .sum();
+    assert!(actions > 90_000, "{actions}");
+    let err = LrTables::build(
+        &cfg,
+        &LrConfig {
+            max_actions: 50_000,
+            ..LrConfig::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(err.action_limit(), Some(50_000));
+    assert_eq!(err.state_limit(), None);
+    assert!(err.to_string().contains("max_lr_actions"), "{err}");
 }

@@ -74,7 +74,7 @@ pub(crate) struct Reduce {
 }
 
 /// Computes every (right-nulled) reduction of the LALR(1) table.
-pub(crate) fn reductions(g: &Grammar0, lr0: &Lr0) -> Vec<Reduce> {
+pub(crate) fn reductions(g: &Grammar0, lr0: &Lr0, max: usize) -> Option<Vec<Reduce>> {
     // Number the nonterminal transitions.
     let mut trans: Vec<(u32, u32)> = Vec::new(); // (p, nonterminal symbol)
     let mut trans_start = Vec::with_capacity(lr0.states.len() + 1);
@@ -171,6 +171,10 @@ pub(crate) fn reductions(g: &Grammar0, lr0: &Lr0) -> Vec<Reduce> {
             }
         }
         let lb = &same[0];
+        let count: usize = follow.iter().map(|w| w.count_ones() as usize).sum();
+        if out.len() + count > max {
+            return None;
+        }
         for (w, &word) in follow.iter().enumerate() {
             let mut bits = word;
             while bits != 0 {
@@ -185,7 +189,7 @@ pub(crate) fn reductions(g: &Grammar0, lr0: &Lr0) -> Vec<Reduce> {
             }
         }
     }
-    out
+    Some(out)
 }
 
 /// DeRemer–Pennello's `digraph`: `F(x) = F'(x) ∪ ⋃ { F(y) | x R y }`, in place on `sets`, by

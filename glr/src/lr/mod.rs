@@ -89,12 +89,18 @@ pub enum Action {
 pub struct LrConfig {
     /// The most LR(0) states.
     pub max_states: usize,
+    /// The most actions (shifts, reductions per lookahead, accepts) in the tables, checked
+    /// before they are built. A reduction is stored once per lookahead, so a state reducing on
+    /// every terminal costs as many actions as there are terminals: keyword sets of thousands
+    /// multiply (8,000 keywords under `*`: 64 M actions).
+    pub max_actions: usize,
 }
 
 impl Default for LrConfig {
     fn default() -> Self {
         Self {
             max_states: 100_000,
+            max_actions: 8_000_000,
         }
     }
 }
@@ -108,6 +114,7 @@ pub struct LrBuildError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum LrBuildErrorKind {
     TooManyStates { limit: usize },
+    TooManyActions { limit: usize },
 }
 
 impl LrBuildError {
@@ -117,10 +124,25 @@ impl LrBuildError {
         }
     }
 
+    pub(crate) fn too_many_actions(limit: usize) -> Self {
+        Self {
+            kind: LrBuildErrorKind::TooManyActions { limit },
+        }
+    }
+
     /// The state budget that was exceeded, if that is the reason.
     pub fn state_limit(&self) -> Option<usize> {
         match self.kind {
             LrBuildErrorKind::TooManyStates { limit } => Some(limit),
+            LrBuildErrorKind::TooManyActions { .. } => None,
+        }
+    }
+
+    /// The action budget that was exceeded, if that is the reason.
+    pub fn action_limit(&self) -> Option<usize> {
+        match self.kind {
+            LrBuildErrorKind::TooManyActions { limit } => Some(limit),
+            LrBuildErrorKind::TooManyStates { .. } => None,
         }
     }
 }
@@ -131,6 +153,10 @@ impl fmt::Display for LrBuildError {
             LrBuildErrorKind::TooManyStates { limit } => write!(
                 f,
                 "the LR automaton needs more than {limit} states (budget `max_lr_states`)"
+            ),
+            LrBuildErrorKind::TooManyActions { limit } => write!(
+                f,
+                "the LR tables need more than {limit} actions (budget `max_lr_actions`)"
             ),
         }
     }
@@ -164,7 +190,17 @@ impl LrTables {
         let analysis = Analysis::new(cfg);
         let g = lr0::Grammar0::new(cfg, |n| analysis.is_nullable(NonterminalId::from_usize(n)));
         let automaton = lr0::Lr0::build(&g, config.max_states)?;
-        let reduces = lalr::reductions(&g, &automaton);
+        let others: usize = automaton
+            .states
+            .iter()
+            .map(|st| st.transitions.len() + usize::from(st.accepting))
+            .sum();
+        let reduce_budget = config
+            .max_actions
+            .checked_sub(others)
+            .ok_or_else(|| LrBuildError::too_many_actions(config.max_actions))?;
+        let reduces = lalr::reductions(&g, &automaton, reduce_budget)
+            .ok_or_else(|| LrBuildError::too_many_actions(config.max_actions))?;
 
         let state_len = automaton.states.len();
         let mut per_state: Vec<Vec<(u32, Action)>> = vec![Vec::new(); state_len];

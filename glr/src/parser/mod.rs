@@ -43,6 +43,8 @@ pub use terminal::TerminalParser;
 pub struct ParserConfig {
     /// The most LR states the automaton may have (build error past it).
     pub max_lr_states: usize,
+    /// The most actions the LR tables may hold (build error past it, before they are built).
+    pub max_lr_actions: usize,
     /// The most live heads (GSS node × lexer configuration) after any byte of a commit.
     pub max_heads: usize,
     /// The most GSS nodes one byte of a commit may build.
@@ -62,6 +64,7 @@ impl Default for ParserConfig {
     fn default() -> Self {
         Self {
             max_lr_states: 100_000,
+            max_lr_actions: 8_000_000,
             max_heads: 1_000,
             max_nodes_per_step: 100_000,
             max_work_per_commit: 300_000_000,
@@ -154,6 +157,7 @@ impl Parser {
             &cfg,
             &LrConfig {
                 max_states: config.max_lr_states,
+                max_actions: config.max_lr_actions,
             },
         )
         .map_err(ParserBuildErrorKind::Lr)?;
