@@ -5,8 +5,8 @@
 #
 # The virtualenv is $MUNCH_VENV (default: `venv` in munch's cache, $MUNCH_CACHE, else
 # $XDG_CACHE_HOME/munch, else ~/.cache/munch, where the tests' fetched data lives too: outside the
-# checkout, so that a fresh clone, as CI makes, finds it made), made once with maturin, numpy and
-# pytest. torch and transformers (large: about 3 GB with torch's CUDA
+# checkout, so that a fresh clone, as CI makes, finds it made), made once with maturin, numpy,
+# pytest and jsonschema (which checks schema-constrained output). torch and transformers (large: about 3 GB with torch's CUDA
 # libraries) are installed only with MUNCH_TORCH=1 or in CI (CI=true); without them the tests
 # that need them are skipped, each with its reason. tests/test_sglang.py and tests/test_vllm.py
 # run against stand-ins of SGLang's and vLLM's base classes, and against the real ones too
@@ -33,7 +33,7 @@ export PATH="$venv/bin:$PATH"
 have() { "$py" -c "import $1" >/dev/null 2>&1; }
 
 missing=()
-for pkg in maturin numpy pytest; do
+for pkg in maturin numpy pytest jsonschema; do
   have "$pkg" || missing+=("$pkg")
 done
 if [ "${#missing[@]}" -gt 0 ]; then

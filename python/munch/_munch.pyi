@@ -1,7 +1,7 @@
 """Type stubs of munch's native module (re-exported by ``munch``)."""
 
 from os import PathLike
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -73,6 +73,24 @@ class Grammar:
     @staticmethod
     def syncode(name: str) -> Grammar:
         """One of SynCode's grammars (``json go java sql c calc tiny prover9 invariants python``)."""
+    @staticmethod
+    def from_json_schema(
+        schema: Union[str, Dict[str, Any], bool],
+        *,
+        whitespace: str = "flexible",
+        max_whitespace: int = 16,
+        item_separator: str = ",",
+        key_separator: str = ":",
+        property_order: str = "schema",
+        lenient: bool = False,
+    ) -> Grammar:
+        """The JSON texts valid under a JSON Schema, exactly (``GrammarError`` names a keyword that cannot be)."""
+    @staticmethod
+    def from_regex(pattern: str) -> Grammar:
+        """The whole matches of a regex (ECMA-262 syntax)."""
+    @property
+    def relaxations(self) -> List[Tuple[str, str, str]]:
+        """What a ``lenient`` schema compile dropped: ``(pointer, keyword, reason)``."""
     @property
     def name(self) -> str:
         """The name errors give the grammar."""

@@ -50,6 +50,7 @@ pub fn compile_error(e: munch::CompileError) -> PyErr {
     let message = e.to_string();
     match e.kind() {
         CompileErrorKind::Grammar(_)
+        | CompileErrorKind::Schema(_)
         | CompileErrorKind::Parser(_)
         | CompileErrorKind::UnknownGrammar(_) => GrammarError::new_err(message),
         CompileErrorKind::Vocabulary(_) => TokenizerError::new_err(message),

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use pyo3::exceptions::PyFileNotFoundError;
+use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
 
 use munch::Grammar;
@@ -46,6 +46,86 @@ impl PyGrammar {
         Ok(PyGrammar {
             grammar: grammar.with_start(start),
         })
+    }
+
+    /// The grammar of the JSON texts valid under a JSON Schema (a ``str`` of JSON or a ``dict``),
+    /// exactly: a keyword munch cannot compile exactly raises ``munch.GrammarError`` naming it
+    /// and its JSON pointer, unless ``lenient`` (then ``relaxations`` lists what was dropped).
+    ///
+    /// Options: ``whitespace`` ``"flexible"`` (runs of at most ``max_whitespace`` characters
+    /// between tokens, the default) or ``"compact"``; ``item_separator``/``key_separator``
+    /// (``","``/``":"``, or with whitespace such as ``", "``); ``property_order``
+    /// ``"schema"`` (declared order, the default) or ``"any"``.
+    #[staticmethod]
+    #[pyo3(signature = (schema, *, whitespace="flexible", max_whitespace=16, item_separator=",", key_separator=":", property_order="schema", lenient=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn from_json_schema(
+        py: Python<'_>,
+        schema: &Bound<'_, PyAny>,
+        whitespace: &str,
+        max_whitespace: usize,
+        item_separator: &str,
+        key_separator: &str,
+        property_order: &str,
+        lenient: bool,
+    ) -> PyResult<PyGrammar> {
+        let text: String = match schema.extract::<String>() {
+            Ok(s) => s,
+            Err(_) => py
+                .import("json")?
+                .call_method1("dumps", (schema,))?
+                .extract()?,
+        };
+        let whitespace = match whitespace {
+            "compact" => munch::Whitespace::Compact,
+            "flexible" => munch::Whitespace::Flexible {
+                max_run: max_whitespace,
+            },
+            w => {
+                return Err(PyValueError::new_err(format!(
+                    "whitespace must be \"compact\" or \"flexible\", not {w:?}"
+                )))
+            }
+        };
+        let property_order = match property_order {
+            "schema" => munch::PropertyOrder::Schema,
+            "any" => munch::PropertyOrder::Any,
+            o => {
+                return Err(PyValueError::new_err(format!(
+                    "property_order must be \"schema\" or \"any\", not {o:?}"
+                )))
+            }
+        };
+        let options = munch::SchemaOptions {
+            whitespace,
+            item_separator: item_separator.to_string(),
+            key_separator: key_separator.to_string(),
+            property_order,
+            lenient,
+            ..munch::SchemaOptions::default()
+        };
+        let grammar = py
+            .allow_threads(|| Grammar::from_json_schema(text.as_str(), &options))
+            .map_err(compile_error)?;
+        Ok(PyGrammar { grammar })
+    }
+
+    /// The grammar whose sentences are the whole matches of a regex (ECMA-262 syntax, as JSON
+    /// Schema's ``pattern``).
+    #[staticmethod]
+    fn from_regex(pattern: &str) -> PyResult<PyGrammar> {
+        let grammar = Grammar::from_regex(pattern).map_err(compile_error)?;
+        Ok(PyGrammar { grammar })
+    }
+
+    /// What a ``lenient`` JSON Schema compile dropped: ``(pointer, keyword, reason)`` tuples.
+    #[getter]
+    fn relaxations(&self) -> Vec<(String, String, String)> {
+        self.grammar
+            .relaxations()
+            .iter()
+            .map(|r| (r.pointer.clone(), r.keyword.clone(), r.reason.clone()))
+            .collect()
     }
 
     /// One of munch's own grammars by name (``json``, ``tricky``).
