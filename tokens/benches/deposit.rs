@@ -10,8 +10,8 @@
 //! then criterion measures it.
 //!
 //! ```text
-//! cargo bench -p munch-lexer --bench deposit
-//! DEPOSIT_MIN_ONLY=1 cargo bench -p munch-lexer --bench deposit   # minimum per call only
+//! cargo bench -p munch-tokens --bench deposit
+//! DEPOSIT_MIN_ONLY=1 cargo bench -p munch-tokens --bench deposit   # minimum per call only
 //! DEPOSIT_PROFILE=classes_1653_fill_30_parts_3 perf record target/release/deps/deposit-… --bench
 //! ```
 //!

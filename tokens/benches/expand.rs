@@ -12,9 +12,9 @@
 //! class apart. The setup prints the class counts and `TokenSpans::build`'s time.
 //!
 //! ```text
-//! cargo bench -p munch-lexer --bench expand
-//! cargo bench -p munch-lexer --bench expand -- llama3_java   # one case
-//! EXPAND_MIN_ONLY=1 cargo bench -p munch-lexer --bench expand  # minimum per call only
+//! cargo bench -p munch-tokens --bench expand
+//! cargo bench -p munch-tokens --bench expand -- llama3_java   # one case
+//! EXPAND_MIN_ONLY=1 cargo bench -p munch-tokens --bench expand  # minimum per call only
 //! EXPAND_PROFILE=llama3_java_random_50 perf record target/release/deps/expand-… --bench
 //! ```
 //!

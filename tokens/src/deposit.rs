@@ -46,7 +46,7 @@
 //! reloaded from the stack every block.
 //!
 //! Per call, on synthetic layouts of Llama 3's size: about 0.4 µs without parts, 0.65 µs with
-//! three (`DEPOSIT_MIN_ONLY=1 cargo bench -p munch-lexer --bench deposit`).
+//! three (`DEPOSIT_MIN_ONLY=1 cargo bench -p munch-tokens --bench deposit`).
 //!
 //! No crate offers this; it is written here for x86-64 and taken only where the CPU has AVX-512
 //! F, BW, VBMI and BITALG and BMI2 (detected at run time by [`supported`]). Elsewhere
@@ -54,21 +54,19 @@
 //!
 //! # Safety
 //!
-//! The kernels are `#[target_feature]` functions: safe ones where they touch memory through
-//! slices only (the gather), `unsafe fn`s where they read and write through pointers at the
-//! offsets `build` lays out, each with the contract its callers keep. [`Deposit::expand`] and
+//! The kernels are in [`crate::x86_64`], the crate's one module that may hold unsafe code:
+//! `#[target_feature]` functions, safe ones where they touch memory through slices only (the
+//! gather), `unsafe fn`s where they read and write through pointers at the offsets `build`
+//! lays out, each with the contract its callers keep. [`Deposit::expand`] and
 //! [`Deposit::pass`] are safe: a `Deposit` exists only where [`supported`] holds, and they
 //! check the lengths of the mask and of the parts. The tests compare the route with a naive
 //! expansion where the CPU runs it, and say on the terminal that they skipped it elsewhere.
-
-#[cfg(target_arch = "x86_64")]
-use std::mem::MaybeUninit;
 
 /// The most 128-byte tables of class-set bytes, so at most `MAX_TABLES * 1024` classes.
 pub const MAX_TABLES: usize = 8;
 /// The most 64-bit words of `P` (and so of `D`, no longer): both live on the stack, 16 KiB
 /// each.
-const MAX_CHUNKS: usize = 2048;
+pub(crate) const MAX_CHUNKS: usize = 2048;
 
 /// The precomputed tables of the route for one vocabulary and one numbering of classes (see
 /// the module docs).
@@ -82,43 +80,43 @@ const MAX_CHUNKS: usize = 2048;
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub struct Deposit {
     /// `u32` words of the mask.
-    word_len: usize,
+    pub(crate) word_len: usize,
     /// 128-byte tables of the set's bytes that the gather looks up.
-    tables: usize,
+    pub(crate) tables: usize,
     /// Per chunk of 64 slots: each slot's byte of the set within its table (bits 0 to 6), and
     /// bit 0 of its table's place in its segment's list (bit 7, which the lookup ignores).
-    lo: Vec<[u8; 64]>,
+    pub(crate) lo: Vec<[u8; 64]>,
     /// Per chunk: the bit each slot takes, `(j % 8) * 8 + class % 8` (bits 0 to 5: slot `j` of
     /// the chunk finds its byte at byte `j % 8` of its 64-bit lane), and bits 1 and 2 of its
     /// table's place in the list (bits 6 and 7, which the bit shuffle ignores). Slots skipped
     /// to fit a lane's window take whatever they find: their bits reach no word.
-    bit: Vec<[u8; 64]>,
+    pub(crate) bit: Vec<[u8; 64]>,
     /// Runs of chunks that look up the same tables: `(end chunk, bit t: table t)`, in order.
-    segments: Vec<(u32, u8)>,
+    pub(crate) segments: Vec<(u32, u8)>,
     /// What the gather costs, in the units of [`Deposit::cost`].
-    gather_cost: usize,
+    pub(crate) gather_cost: usize,
     /// Per block of 64 bytes of `P`: the byte of `D` where the block's 128-byte window
     /// starts, the window's byte that each of the block's bytes reads (eight per lane: the
     /// lane's 64 bits of `D`), and the bit of that lane where each byte of `P` starts.
-    win: Vec<u16>,
-    pick: Vec<[u8; 64]>,
-    shift: Vec<[u8; 64]>,
+    pub(crate) win: Vec<u16>,
+    pub(crate) pick: Vec<[u8; 64]>,
+    pub(crate) shift: Vec<[u8; 64]>,
     /// The blocks of eight 64-bit mask words (512 bits), pass by pass: `(groups, end)`, the
     /// blocks `blk[previous end..end]` each sharing `groups` deposits (see `build`). A last
     /// block of fewer words (or with an odd last `u32` word) is not in a pass but after them
     /// (`tail`: its groups).
-    passes: Vec<(u8, u32)>,
-    tail: Option<u8>,
+    pub(crate) passes: Vec<(u8, u32)>,
+    pub(crate) tail: Option<u8>,
     /// Per block in pass order: its index, the rotation of each of its words' bits in their
     /// group, and each word's sparse tokens' bits.
-    blk: Vec<u16>,
-    rot: Vec<[u8; 8]>,
-    mask: Vec<[u64; 8]>,
+    pub(crate) blk: Vec<u16>,
+    pub(crate) rot: Vec<[u8; 8]>,
+    pub(crate) mask: Vec<[u64; 8]>,
     /// Per group in pass order (a block's groups one after another): the OR of its words'
     /// rotated bits (where the deposit puts the group's bits, in order), and its words (bit
     /// `k`: word `k` of the block). Group `l`'s bits are lane `l` of `P` (bytes `8l..8l + 8`).
-    comb: Vec<u64>,
-    lanes: Vec<u8>,
+    pub(crate) comb: Vec<u64>,
+    pub(crate) lanes: Vec<u8>,
 }
 
 /// What a segment of the gather costs beyond its chunks, and what a chunk costs beyond its
@@ -435,7 +433,7 @@ impl Deposit {
             // Priced per chunk of `P` as if each word's bits started at a byte of their own
             // (`packed_bytes`), not per chunk of `D`: the callers' choice between ways is
             // fitted to that price; at the lower one, Gemma 3 × Java's random half took the
-            // route and ran slower (`cargo bench -p munch-lexer --bench expand`).
+            // route and ran slower (`cargo bench -p munch-tokens --bench expand`).
             gather_cost: gather_cost * packed_bytes.div_ceil(8) / chunks.max(1) / 21,
             win,
             pick,
@@ -457,15 +455,8 @@ impl Deposit {
     /// # Panics
     /// If `words` is not the mask the route was built for, or a part is shorter.
     pub fn expand(&self, set: &[u64], parts: &[&[u32]], words: &mut [u32]) {
-        assert_eq!(words.len(), self.word_len, "a mask of another vocabulary");
-        assert!(parts.iter().all(|p| p.len() >= words.len()));
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: a `Deposit` is only built by `Deposit::new`, where `supported()` says the CPU
-        // has AVX-512 F, BW, VBMI and BITALG and BMI2; `words` is the mask `self` was built
-        // for and every part at least as long (both asserted just above).
-        unsafe {
-            self.expand_x86(set, parts, words)
-        }
+        crate::x86_64::deposit_expand(self, set, parts, words);
         #[cfg(not(target_arch = "x86_64"))]
         {
             let _ = (set, parts, words);
@@ -473,403 +464,11 @@ impl Deposit {
         }
     }
 
-    /// [`Deposit::expand`] on x86-64: steps 1 and 2 into buffers on the stack, then 3 and 4.
-    ///
-    /// # Safety
-    /// The CPU has AVX-512 F, BW, VBMI and BITALG and BMI2; `words.len() == self.word_len`;
-    /// every part holds at least `words.len()` words.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg,bmi2")]
-    unsafe fn expand_x86(&self, set: &[u64], parts: &[&[u32]], words: &mut [u32]) {
-        use std::arch::x86_64::*;
-        // The tables: the set's words 16 at a time (masked loads stop at its end).
-        let mut tab = [(_mm512_setzero_si512(), _mm512_setzero_si512()); MAX_TABLES];
-        for (t, pair) in tab.iter_mut().enumerate().take(self.tables) {
-            let half = |h: usize| {
-                let from = 16 * t + 8 * h;
-                let n = set.len().saturating_sub(from).min(8);
-                let k: __mmask8 = ((1u16 << n) - 1) as u8;
-                // SAFETY: the mask lets only `set[from..from + n]` be read.
-                unsafe { _mm512_maskz_loadu_epi64(k, set.as_ptr().wrapping_add(from).cast()) }
-            };
-            *pair = (half(0), half(1));
-        }
-        // `D`, and 16 spare words: a block's window stays inside.
-        let chunks = self.lo.len();
-        let mut d = [MaybeUninit::<u64>::uninit(); MAX_CHUNKS + 16];
-        self.gather_segments(&tab, &mut d[..chunks]);
-        d[chunks..chunks + 16]
-            .iter_mut()
-            .for_each(|w| _ = w.write(0));
-        // `P`, and a spare word after it.
-        let p_words = 8 * self.win.len();
-        let mut s = [MaybeUninit::<u64>::uninit(); MAX_CHUNKS + 1];
-        // SAFETY: the CPU has AVX-512 F and VBMI (this function's contract); `d[..chunks]` is
-        // written (the segments cover every chunk) and so are the 16 spare words after it;
-        // `s[..p_words]` is `8 * self.win.len()` words.
-        unsafe { self.pad(&d[..chunks + 16], &mut s[..p_words]) };
-        s[p_words].write(0);
-        let s = &s[..=p_words];
-        // SAFETY: the CPU has AVX-512 F and BMI2, `words` and `parts` are as this function's
-        // contract says, and `s` is `P` (`pad` wrote its `8 * self.win.len()` words) and the
-        // spare word.
-        unsafe { self.pass_all(parts, words, s) };
-    }
-
-    /// Steps 3 and 4 with every part: those after the eighth in a pass of their own.
-    ///
-    /// # Safety
-    /// As for [`Deposit::pass_deposit`]: the CPU has AVX-512 F and BMI2; `words.len() ==
-    /// self.word_len`; every part holds at least `words.len()` words; `s` is `P` and a spare
-    /// word, `8 * self.win.len() + 1` words, all written.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,bmi2")]
-    unsafe fn pass_all(&self, parts: &[&[u32]], words: &mut [u32], s: &[MaybeUninit<u64>]) {
-        // SAFETY: this function's contract is `pass_deposit`'s, and the parts passed on are
-        // some of `parts`.
-        unsafe {
-            match parts {
-                [] => self.pass_deposit::<0>(&[], words, s),
-                [a] => self.pass_deposit::<1>(&[a], words, s),
-                [a, b] => self.pass_deposit::<2>(&[a, b], words, s),
-                [a, b, c] => self.pass_deposit::<3>(&[a, b, c], words, s),
-                [a, b, c, d] => self.pass_deposit::<4>(&[a, b, c, d], words, s),
-                [a, b, c, d, e] => self.pass_deposit::<5>(&[a, b, c, d, e], words, s),
-                [a, b, c, d, e, f] => self.pass_deposit::<6>(&[a, b, c, d, e, f], words, s),
-                [a, b, c, d, e, f, g] => self.pass_deposit::<7>(&[a, b, c, d, e, f, g], words, s),
-                [a, b, c, d, e, f, g, h, rest @ ..] => {
-                    self.pass_deposit::<8>(&[a, b, c, d, e, f, g, h], words, s);
-                    for p in rest {
-                        for (w, &p) in words.iter_mut().zip(*p) {
-                            *w |= p;
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Step 1: `D` into `s` (one word per chunk), run of chunks by run, each looking up its own
-    /// tables of `tab`. A safe function: it reads and writes through slices only, so its one
-    /// requirement is the CPU's, which `#[target_feature]` makes its callers vouch for.
-    ///
-    /// # Panics
-    /// If `s` holds fewer words than there are chunks.
-    // Compiled apart from `expand_x86`: inlined there, it leaves the fused loop too few
-    // registers (the parts' pointers are reloaded from the stack every 512 bits).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg")]
-    #[inline(never)]
-    fn gather_segments(
-        &self,
-        tab: &[(std::arch::x86_64::__m512i, std::arch::x86_64::__m512i); MAX_TABLES],
-        s: &mut [MaybeUninit<u64>],
-    ) {
-        let mut start = 0usize;
-        for &(end, used) in &self.segments {
-            let end = end as usize;
-            // The tables the segment looks up, in order, as indices into `tab` (the gather
-            // reads the tables there: a copy of them per segment costs 16 vector stores).
-            let mut list = [0u8; MAX_TABLES];
-            let mut n = 0;
-            for t in 0..self.tables {
-                if used >> t & 1 == 1 {
-                    list[n] = t as u8;
-                    n += 1;
-                }
-            }
-            match n {
-                0 => self.gather::<0>(tab, &list, start, end, s),
-                1 => self.gather::<1>(tab, &list, start, end, s),
-                2 => self.gather::<2>(tab, &list, start, end, s),
-                3 => self.gather::<3>(tab, &list, start, end, s),
-                4 => self.gather::<4>(tab, &list, start, end, s),
-                5 => self.gather::<5>(tab, &list, start, end, s),
-                6 => self.gather::<6>(tab, &list, start, end, s),
-                7 => self.gather::<7>(tab, &list, start, end, s),
-                _ => self.gather::<MAX_TABLES>(tab, &list, start, end, s),
-            }
-            start = end;
-        }
-    }
-
-    /// Step 2: from `D` (`d`) to `P` (`p`), 64 bytes at a time: a byte permutation of the
-    /// block's window of `D` gives each lane its 64 bits, and a multishift takes each byte's
-    /// 8 bits from its lane.
-    ///
-    /// # Safety
-    /// The CPU has AVX-512 F and VBMI; `d` holds at least `self.lo.len() + 16` words (a word
-    /// per chunk, then 16 spare ones that a block's 128-byte window may reach), all written;
-    /// `p` holds `8 * self.win.len()` words (8 per block of `P`).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512vbmi")]
-    unsafe fn pad(&self, d: &[MaybeUninit<u64>], p: &mut [MaybeUninit<u64>]) {
-        use std::arch::x86_64::*;
-        debug_assert_eq!(p.len(), 8 * self.win.len());
-        let db = d.as_ptr().cast::<u8>();
-        let out = p.as_mut_ptr();
-        let blocks = self.win.iter().zip(&self.pick).zip(&self.shift);
-        for (q, ((&w, pick), shift)) in blocks.enumerate() {
-            // SAFETY: the window is bytes `w..w + 128` of `d`, and `build` makes `w` at most the
-            // chunks' bytes (a lane starts at or before the last bit of `D`), so the window
-            // ends within the 16 spare words, and the contract has every word of `d` written;
-            // `pick` and `shift` are 64 bytes each; `q < self.win.len()`, so words `8q..8q + 8`
-            // are inside `p`.
-            unsafe {
-                let a = _mm512_loadu_si512(db.add(w as usize).cast());
-                let b = _mm512_loadu_si512(db.add(w as usize + 64).cast());
-                let pick = _mm512_loadu_si512(pick.as_ptr().cast());
-                let lanes = _mm512_permutex2var_epi8(a, pick, b);
-                let shift = _mm512_loadu_si512(shift.as_ptr().cast());
-                let bytes = _mm512_multishift_epi64_epi8(shift, lanes);
-                _mm512_storeu_si512(out.add(8 * q).cast(), bytes);
-            }
-        }
-    }
-
-    /// Steps 3 and 4 fused: per 512 bits of the mask, the OR of the `P` parts and of the
-    /// block's deposits from `s` (`P`), written once.
-    ///
-    /// # Safety
-    /// The CPU has AVX-512 F and BMI2; `words.len() == self.word_len` (every block's 16 words,
-    /// and the last block's fewer, are written through a pointer); every part holds at least
-    /// `words.len()` words; `s` is `P` and a spare word, `8 * self.win.len() + 1` words, all
-    /// written (the deposits read lanes `0..self.comb.len()`, which `build` fits in `P`).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,bmi2")]
-    unsafe fn pass_deposit<const P: usize>(
-        &self,
-        parts: &[&[u32]; P],
-        words: &mut [u32],
-        s: &[MaybeUninit<u64>],
-    ) {
-        use std::arch::x86_64::*;
-        debug_assert_eq!(s.len(), 8 * self.win.len() + 1);
-        let p = s.as_ptr().cast::<u64>();
-        let out = words.as_mut_ptr();
-        let (mut at, mut lane) = (0usize, 0usize);
-        for &(groups, end) in &self.passes {
-            let (blocks, g) = (at..end as usize, groups as usize);
-            // SAFETY: `blocks` is a pass, whose blocks (whole ones) have `g` groups each, the
-            // first at lane `lane` (the groups of the passes before); `out` is `words`, of
-            // `self.word_len` words; `p` is `P`, every lane written; the parts are long enough
-            // and the CPU has the features (this function's contract).
-            unsafe {
-                match g {
-                    0 => self.blocks::<P, 0>(parts, out, p, blocks.clone(), lane, 0),
-                    1 => self.blocks::<P, 1>(parts, out, p, blocks.clone(), lane, 1),
-                    2 => self.blocks::<P, 2>(parts, out, p, blocks.clone(), lane, 2),
-                    3 => self.blocks::<P, 3>(parts, out, p, blocks.clone(), lane, 3),
-                    _ => self.blocks::<P, { usize::MAX }>(parts, out, p, blocks.clone(), lane, g),
-                }
-            }
-            lane += g * blocks.len();
-            at = end as usize;
-        }
-        // The last block, of fewer words: its deposits and parts read and written under a
-        // mask of its `u32` words.
-        if let Some(g) = self.tail {
-            let b = self.blk[at] as usize;
-            let k = ((1u32 << (words.len() - 16 * b)) - 1) as u16;
-            // SAFETY: `at` is the last block in pass order (`blk`, `rot` and `mask` have an
-            // entry for it) and its `g` groups are the last lanes, `lane..self.comb.len()`,
-            // all inside `P` and written; the CPU has the features (the contract).
-            let mut v = unsafe { self.deposits(p, at, lane, g as usize) };
-            for part in parts {
-                // SAFETY: the last block is words `16 * b..words.len()` (fewer than 16), the
-                // bits of `k`; every part holds at least `words.len()` words.
-                let part = unsafe { _mm512_maskz_loadu_epi32(k, part.as_ptr().add(16 * b).cast()) };
-                v = _mm512_or_si512(v, part);
-            }
-            // SAFETY: as for the parts, inside `words`.
-            unsafe { _mm512_mask_storeu_epi32(out.add(16 * b).cast(), k, v) };
-        }
-    }
-
-    /// The blocks `blocks` (in pass order) of `g` groups each (`G` when not `usize::MAX`, so
-    /// that the group loop unrolls), whose first group is lane `lane` of `P` (`p`): each
-    /// block's 512 bits, the deposits ORed with the parts.
-    ///
-    /// # Safety
-    /// The CPU has AVX-512 F and BMI2; `blocks` holds whole blocks only (16 `u32` words of
-    /// the mask each: those of `self.passes`) of `g` groups each (`G` unless `G` is
-    /// `usize::MAX`), whose groups are lanes `lane..lane + g * blocks.len()`; `out` points to
-    /// the `self.word_len` words of the mask, writable; `p` points to `P`, readable and
-    /// written at every one of those lanes; every part holds at least `self.word_len` words.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,bmi2")]
-    #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn blocks<const P: usize, const G: usize>(
-        &self,
-        parts: &[&[u32]; P],
-        out: *mut u32,
-        p: *const u64,
-        blocks: std::ops::Range<usize>,
-        lane: usize,
-        g: usize,
-    ) {
-        use std::arch::x86_64::*;
-        let g = if G == usize::MAX { g } else { G };
-        let n = blocks.len();
-        // The blocks' data, and their groups' (`g` each from lane `lane` on), side by side.
-        let (blk, rot, mask) = (
-            &self.blk[blocks.clone()],
-            &self.rot[blocks.clone()],
-            &self.mask[blocks],
-        );
-        let (comb, lanes) = (
-            &self.comb[lane..lane + g * n],
-            &self.lanes[lane..lane + g * n],
-        );
-        for j in 0..n {
-            let b = blk[j] as usize;
-            let mut v = _mm512_setzero_si512();
-            if g > 0 {
-                // SAFETY: lane `lane + g * j + x` of `P` is group `x` of the block (`build`),
-                // and `x < g`, so it is one of the lanes the contract has written.
-                let dep = |x: usize| unsafe {
-                    _pdep_u64(p.add(lane + g * j + x).read(), comb[g * j + x]) as i64
-                };
-                v = _mm512_set1_epi64(dep(0));
-                for x in 1..g {
-                    v = _mm512_mask_set1_epi64(v, lanes[g * j + x], dep(x));
-                }
-                // SAFETY: `rot[j]` is 8 bytes and `mask[j]` 64, the sizes read.
-                let (r, m) = unsafe {
-                    (
-                        _mm_loadl_epi64(rot[j].as_ptr().cast()),
-                        _mm512_loadu_si512(mask[j].as_ptr().cast()),
-                    )
-                };
-                let r = _mm512_cvtepu8_epi64(r);
-                v = _mm512_and_si512(_mm512_rorv_epi64(v, r), m);
-            }
-            for part in parts {
-                // SAFETY: block `b` is whole, words `16 * b..16 * b + 16` of the mask, and
-                // every part holds the mask's words.
-                let part = unsafe { _mm512_loadu_si512(part.as_ptr().add(16 * b).cast()) };
-                v = _mm512_or_si512(v, part);
-            }
-            // SAFETY: as for the parts: `out` points to the mask's words.
-            unsafe { _mm512_storeu_si512(out.add(16 * b).cast(), v) };
-        }
-    }
-
-    /// Block `i`'s (in pass order) eight words of deposits, its `g` groups from lane `lane` of
-    /// `P` on: a `pdep` per group, each word's lanes from its group's, rotated back and masked
-    /// by its own bits. For the last block; `blocks` does the same inline (a function shared
-    /// by both, over slices, is not inlined there, and the fused loop slows down).
-    ///
-    /// # Safety
-    /// The CPU has AVX-512 F and BMI2; `i < self.blk.len()` (a block in pass order);
-    /// `lane + g <= self.comb.len()` (its groups' lanes); `p` points to `P`, readable and
-    /// written at lanes `lane..lane + g`.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,bmi2")]
-    #[inline]
-    unsafe fn deposits(
-        &self,
-        p: *const u64,
-        i: usize,
-        lane: usize,
-        g: usize,
-    ) -> std::arch::x86_64::__m512i {
-        use std::arch::x86_64::*;
-        // SAFETY: called for `l` in `lane..lane + g` only: within `self.comb` and the written
-        // lanes of `P` (the contract).
-        let dep =
-            |l: usize| unsafe { _pdep_u64(p.add(l).read(), *self.comb.get_unchecked(l)) as i64 };
-        let mut v = _mm512_set1_epi64(if g == 0 { 0 } else { dep(lane) });
-        for l in lane + 1..lane + g {
-            // SAFETY: `l < lane + g <= self.comb.len() == self.lanes.len()`.
-            let members = unsafe { *self.lanes.get_unchecked(l) };
-            v = _mm512_mask_set1_epi64(v, members, dep(l));
-        }
-        // SAFETY: `i < self.blk.len()`, which is also the length of `self.rot` and `self.mask`;
-        // their entries are 8 and 64 bytes, the sizes read.
-        let (rot, mask) = unsafe {
-            (
-                _mm_loadl_epi64(self.rot.get_unchecked(i).as_ptr().cast()),
-                _mm512_loadu_si512(self.mask.get_unchecked(i).as_ptr().cast()),
-            )
-        };
-        let rot = _mm512_cvtepu8_epi64(rot);
-        _mm512_and_si512(_mm512_rorv_epi64(v, rot), mask)
-    }
-
-    /// Step 1 for the chunks `start..end` of a segment that looks up the `T` tables
-    /// `list[..T]` of `tab`: their words of `D` into `s`. Each slot is looked up in every
-    /// table, and a tree of byte blends keeps its own table's byte, picked by the bits of its
-    /// place in the list that `lo` and `bit` carry: cheaper than masking each lookup by the
-    /// slots that take that table, which reads a mask per chunk and table. Safe for the same
-    /// reason as [`Deposit::gather_segments`].
-    ///
-    /// # Panics
-    /// If `start..end` is not a range of chunks, or `s` is shorter than `end`.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512bitalg")]
-    fn gather<const T: usize>(
-        &self,
-        tab: &[(std::arch::x86_64::__m512i, std::arch::x86_64::__m512i); MAX_TABLES],
-        list: &[u8; MAX_TABLES],
-        start: usize,
-        end: usize,
-        s: &mut [MaybeUninit<u64>],
-    ) {
-        use std::arch::x86_64::*;
-        if T == 0 {
-            // No slot takes a byte (never built so, but cheap to be right).
-            s[start..end].iter_mut().for_each(|w| _ = w.write(0));
-            return;
-        }
-        let tab: [(__m512i, __m512i); T] = std::array::from_fn(|t| tab[list[t] as usize]);
-        let place_bit_1 = _mm512_set1_epi8(0x40);
-        let chunks = self.lo[start..end].iter().zip(&self.bit[start..end]);
-        for ((lo, bit), out) in chunks.zip(&mut s[start..end]) {
-            // SAFETY: `lo` and `bit` are 64 bytes each, the size read.
-            let (idx, bit) = unsafe {
-                (
-                    _mm512_loadu_si512(lo.as_ptr().cast()),
-                    _mm512_loadu_si512(bit.as_ptr().cast()),
-                )
-            };
-            let mut bytes: [__m512i; T] =
-                std::array::from_fn(|t| _mm512_permutex2var_epi8(tab[t].0, idx, tab[t].1));
-            // Bits 0, 1 and 2 of each slot's place: the tree's levels.
-            let level = [
-                _mm512_movepi8_mask(idx),
-                if T > 2 {
-                    _mm512_test_epi8_mask(bit, place_bit_1)
-                } else {
-                    0
-                },
-                if T > 4 { _mm512_movepi8_mask(bit) } else { 0 },
-            ];
-            let (mut n, mut l) = (T, 0);
-            while n > 1 {
-                for i in 0..n / 2 {
-                    bytes[i] = _mm512_mask_blend_epi8(level[l], bytes[2 * i], bytes[2 * i + 1]);
-                }
-                if n % 2 == 1 {
-                    bytes[n / 2] = bytes[n - 1];
-                }
-                (n, l) = (n.div_ceil(2), l + 1);
-            }
-            out.write(_mm512_bitshuffle_epi64_mask(bytes[0], bit));
-        }
-    }
-
     /// Writes the OR of `parts` (masks at least as long as `words`) into `words`, 512 bits at
     /// a time (the pass of [`Deposit::expand`], for the other routes).
     pub fn pass(&self, parts: &[&[u32]], words: &mut [u32]) {
-        assert!(parts.iter().all(|p| p.len() >= words.len()));
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: a `Deposit` is only built where `supported()` says the CPU has AVX-512 F
-        // (see `expand`); every part is at least as long as `words` (asserted just above).
-        unsafe {
-            pass_x86(parts, words)
-        }
+        crate::x86_64::deposit_pass(self, parts, words);
         #[cfg(not(target_arch = "x86_64"))]
         {
             let _ = (parts, words);
@@ -891,59 +490,12 @@ impl Deposit {
     /// read-modify-write of one mask word from a class's run list, about 1.4 ns hot): about
     /// 0.28 ns per 64-bit word (a deposit), per 64 slots of `P` about 0.13 ns plus 0.13 per
     /// table (and 0.07 per table looked up), and a setup worth 32 runs, fitted to the
-    /// synthetic layouts of `cargo bench -p munch-lexer --bench deposit` (the gather's part is
+    /// synthetic layouts of `cargo bench -p munch-tokens --bench deposit` (the gather's part is
     /// `build`'s price). The price per word stays that of a `pdep` per word although the groups
     /// deposit several words at once: at half of it, the weighted automaton takes the route
     /// more often, and its traces get no faster.
     pub fn cost(&self) -> usize {
         32 + self.word_len / 10 + self.gather_cost
-    }
-}
-
-/// `words` = the OR of `parts` (each at least as long), 16 words at a time.
-///
-/// # Safety
-/// The CPU has AVX-512 F; every part holds at least `words.len()` words (they are read 16 at
-/// a time through pointers, unchecked).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn pass_x86(parts: &[&[u32]], words: &mut [u32]) {
-    use std::arch::x86_64::*;
-    let n = words.len();
-    let out = words.as_mut_ptr();
-    let whole = n / 16 * 16;
-    // SAFETY: called with `i + 16 <= whole <= n` only (the loops below), so the 16 words read
-    // are inside every part (the contract).
-    let load = |p: &[u32], i: usize| unsafe { _mm512_loadu_si512(p.as_ptr().add(i).cast()) };
-    match parts {
-        [a, b, c] => {
-            for i in (0..whole).step_by(16) {
-                let v = _mm512_ternarylogic_epi32::<0xfe>(load(a, i), load(b, i), load(c, i));
-                // SAFETY: as for `load`: words `i..i + 16` of `words`, which `out` points to.
-                unsafe { _mm512_storeu_si512(out.add(i).cast(), v) };
-            }
-        }
-        [a, b] => {
-            for i in (0..whole).step_by(16) {
-                let v = _mm512_or_si512(load(a, i), load(b, i));
-                // SAFETY: as for `load`: words `i..i + 16` of `words`, which `out` points to.
-                unsafe { _mm512_storeu_si512(out.add(i).cast(), v) };
-            }
-        }
-        _ => {
-            for i in (0..whole).step_by(16) {
-                let mut v = _mm512_setzero_si512();
-                for p in parts {
-                    v = _mm512_or_si512(v, load(p, i));
-                }
-                // SAFETY: as for `load`: words `i..i + 16` of `words`, which `out` points to.
-                unsafe { _mm512_storeu_si512(out.add(i).cast(), v) };
-            }
-        }
-    }
-    for i in whole..n {
-        // SAFETY: `i < n`, inside `words`.
-        unsafe { *out.add(i) = parts.iter().fold(0, |v, p| v | p[i]) };
     }
 }
 

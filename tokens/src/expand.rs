@@ -45,7 +45,7 @@
 //! helps. The deposit writes them at a cost that does not depend on the set, and with few big
 //! classes (see [`BIG_RUNS_DIVISOR`]) what is left is mostly the pass over the groups and a
 //! gather over five tables of class bytes: Llama 3 × Java's random half of its classes takes
-//! about 0.8 µs (`EXPAND_MIN_ONLY=1 cargo bench -p munch-lexer --bench expand`).
+//! about 0.8 µs (`EXPAND_MIN_ONLY=1 cargo bench -p munch-tokens --bench expand`).
 
 use super::deposit::{low_bits, Deposit};
 use super::kernels::{combine, count_in, Words};
@@ -65,7 +65,7 @@ const MAX_GROUP_BYTES: usize = 2 << 20;
 /// below that, scattering its runs costs less than reading its group's mask.
 const MIN_BIG_RUNS: u32 = 8;
 /// Fewer big classes mean fewer groups to read, and the classes left out are cheap to scatter
-/// (or to deposit). In `cargo bench -p munch-lexer --bench expand`, `words / 256` is faster
+/// (or to deposit). In `cargo bench -p munch-tokens --bench expand`, `words / 256` is faster
 /// on no case and much slower on some (Gemma 3 × Java's sets alive at the start: 0.74–0.80 µs
 /// against 0.33), and `words / 16` is slower on Gemma 3 × JSON's random half (1.43 against
 /// 1.03).
@@ -80,7 +80,7 @@ const MAX_DEPOSIT_GROUP_TOKENS: usize = 3_000;
 /// set's words, so only those equal to the set on [`PROBE`] words are priced.
 const MAX_BASES: usize = 32;
 /// Set words compared with every base (and cached expansion) to find the near ones.
-const PROBE: usize = 8;
+pub(crate) const PROBE: usize = 8;
 
 /// A group of big classes with the union mask of each non-empty subset.
 #[derive(Clone, Debug)]
@@ -987,49 +987,17 @@ fn same_probe(a: &[u64; PROBE], b: &[u64; PROBE]) -> bool {
 /// 60–66 with POPCNT, 31 with AVX-512 (a microbenchmark).
 fn nearest_entry(entries: &[CacheEntry], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
-        {
-            // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
-            return unsafe { nearest_entry_avx512(entries, probe) };
-        }
-        if std::arch::is_x86_feature_detected!("popcnt") {
-            // SAFETY: the CPU has POPCNT, checked just above.
-            return unsafe { nearest_entry_popcnt(entries, probe) };
-        }
+    if let Some(nearest) = crate::x86_64::nearest_entry(entries, probe) {
+        return nearest;
     }
-    nearest_entry_portable(entries, probe)
-}
-
-/// [`nearest_entry`] with the eight probe words of an entry in one vector.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vpopcntdq")]
-fn nearest_entry_avx512(entries: &[CacheEntry], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
-    use std::arch::x86_64::*;
-    const _: () = assert!(PROBE == 8, "one vector of probe words");
-    // SAFETY: `PROBE` words, 64 bytes.
-    let p = unsafe { _mm512_loadu_si512(probe.as_ptr().cast()) };
-    let mut nearest: Option<(u32, usize)> = None;
-    for (i, e) in entries.iter().enumerate() {
-        // SAFETY: as above.
-        let words = unsafe { _mm512_loadu_si512(e.probe.as_ptr().cast()) };
-        let d = _mm512_reduce_add_epi64(_mm512_popcnt_epi64(_mm512_xor_si512(words, p))) as u32;
-        if nearest.is_none_or(|n| (d, i) < n) {
-            nearest = Some((d, i));
-        }
-    }
-    nearest
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
-fn nearest_entry_popcnt(entries: &[CacheEntry], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
     nearest_entry_portable(entries, probe)
 }
 
 #[inline(always)]
-fn nearest_entry_portable(entries: &[CacheEntry], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
+pub(crate) fn nearest_entry_portable(
+    entries: &[CacheEntry],
+    probe: &[u64; PROBE],
+) -> Option<(u32, usize)> {
     entries
         .iter()
         .enumerate()
@@ -1056,10 +1024,10 @@ pub struct ExpandCache {
 }
 
 #[derive(Clone, Debug)]
-struct CacheEntry {
+pub(crate) struct CacheEntry {
     set: ClassSet,
     /// The set's probe words (see [`Patterns::probe`]).
-    probe: [u64; PROBE],
+    pub(crate) probe: [u64; PROBE],
     words: Vec<u32>,
     /// The clock when last used: the least recently used entry is replaced.
     used: u64,
@@ -1397,25 +1365,7 @@ mod tests {
             ("dispatched", nearest_entry(entries, probe)),
         ];
         #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
-            {
-                // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
-                nearest.push(("AVX-512", unsafe { nearest_entry_avx512(entries, probe) }));
-            } else {
-                say_skipped(
-                    "nearest_entry's AVX-512 kernel",
-                    "this CPU lacks AVX-512 F/VPOPCNTDQ",
-                );
-            }
-            if std::arch::is_x86_feature_detected!("popcnt") {
-                // SAFETY: the CPU has POPCNT, checked just above.
-                nearest.push(("POPCNT", unsafe { nearest_entry_popcnt(entries, probe) }));
-            } else {
-                say_skipped("nearest_entry's POPCNT kernel", "this CPU lacks POPCNT");
-            }
-        }
+        nearest.extend(crate::x86_64::nearest_entry_kernels(entries, probe));
         #[cfg(not(target_arch = "x86_64"))]
         say_skipped("nearest_entry's x86-64 kernels", "the target is not x86-64");
         nearest

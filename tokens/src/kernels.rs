@@ -23,23 +23,14 @@ pub enum Words<'a> {
 /// weighted automaton's cost buckets).
 pub fn count_in<const N: usize>(set: &[u64], with: Words, masks: [&[u64]; N]) -> [u64; N] {
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
-        {
-            // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
-            return unsafe { count_in_avx512(set, with, masks) };
-        }
-        if std::arch::is_x86_feature_detected!("popcnt") {
-            // SAFETY: the CPU has POPCNT, checked just above.
-            return unsafe { count_in_popcnt(set, with, masks) };
-        }
+    if let Some(counts) = crate::x86_64::count_in(set, with, masks) {
+        return counts;
     }
     count_in_portable(set, with, masks)
 }
 
 /// The words that `set`, `with`'s set and every mask have.
-fn common_len(set: &[u64], with: Words, masks: &[&[u64]]) -> usize {
+pub(crate) fn common_len(set: &[u64], with: Words, masks: &[&[u64]]) -> usize {
     let with_len = match with {
         Words::Set => usize::MAX,
         Words::Xor(w) | Words::AndNot(w) => w.len(),
@@ -49,14 +40,8 @@ fn common_len(set: &[u64], with: Words, masks: &[&[u64]]) -> usize {
         .fold(set.len().min(with_len), |n, m| n.min(m.len()))
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt")]
-fn count_in_popcnt<const N: usize>(set: &[u64], with: Words, masks: [&[u64]; N]) -> [u64; N] {
-    count_in_portable(set, with, masks)
-}
-
 #[inline(always)]
-pub(super) fn count_in_portable<const N: usize>(
+pub(crate) fn count_in_portable<const N: usize>(
     set: &[u64],
     with: Words,
     masks: [&[u64]; N],
@@ -76,34 +61,6 @@ pub(super) fn count_in_portable<const N: usize>(
     counts
 }
 
-/// [`count_in`] eight words at a time.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vpopcntdq")]
-fn count_in_avx512<const N: usize>(set: &[u64], with: Words, masks: [&[u64]; N]) -> [u64; N] {
-    use std::arch::x86_64::*;
-    let n = common_len(set, with, &masks);
-    let mut counts = [_mm512_setzero_si512(); N];
-    for i in (0..n).step_by(8) {
-        let k: __mmask8 = if n - i >= 8 {
-            u8::MAX
-        } else {
-            (1u8 << (n - i)) - 1
-        };
-        // SAFETY: the mask lets only words `i..n` be read, inside every slice.
-        let load = |s: &[u64]| unsafe { _mm512_maskz_loadu_epi64(k, s.as_ptr().add(i).cast()) };
-        let s = match with {
-            Words::Set => load(set),
-            Words::Xor(w) => _mm512_xor_si512(load(set), load(w)),
-            Words::AndNot(w) => _mm512_andnot_si512(load(w), load(set)),
-        };
-        for (count, mask) in counts.iter_mut().zip(&masks) {
-            let c = _mm512_popcnt_epi64(_mm512_and_si512(s, load(mask)));
-            *count = _mm512_add_epi64(*count, c);
-        }
-    }
-    counts.map(|c| _mm512_reduce_add_epi64(c) as u64)
-}
-
 /// `words = (pos[0] | pos[1] | …) & !(neg[0] | neg[1] | …)` (all zero without `pos`), every
 /// slice as long as `words`: the one pass of an expansion.
 pub(super) fn combine(words: &mut [u32], pos: &[&[u32]], neg: &[&[u32]]) {
@@ -114,20 +71,9 @@ pub(super) fn combine(words: &mut [u32], pos: &[&[u32]], neg: &[&[u32]]) {
         _ => {}
     }
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, checked just above.
-            unsafe { combine_avx2(words, pos, neg) };
-            return;
-        }
+    if crate::x86_64::combine(words, pos, neg) {
+        return;
     }
-    combine_portable(words, pos, neg);
-}
-
-/// [`combine`] compiled for AVX2: twice the width of the baseline's SSE2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn combine_avx2(words: &mut [u32], pos: &[&[u32]], neg: &[&[u32]]) {
     combine_portable(words, pos, neg);
 }
 
@@ -146,7 +92,7 @@ macro_rules! pass {
 /// [`combine`] with one loop per source count up to 5 ORed or 4 cleared sources (each loop
 /// reads every source once), and further passes over the words for more.
 #[inline(always)]
-pub(super) fn combine_portable(words: &mut [u32], pos: &[&[u32]], neg: &[&[u32]]) {
+pub(crate) fn combine_portable(words: &mut [u32], pos: &[&[u32]], neg: &[&[u32]]) {
     let rest = if let ([a], false) = (pos, neg.is_empty()) {
         // One source to clear others from: fused in one loop.
         let (first, rest) = neg.split_at(neg.len().min(4));
@@ -216,7 +162,7 @@ pub(super) fn combine_portable(words: &mut [u32], pos: &[&[u32]], neg: &[&[u32]]
 /// Says, past the test harness's capture (so that it shows when the test passes), that the
 /// running test skipped comparing `what` because `why`: once per test and `what`.
 #[cfg(test)]
-pub(super) fn say_skipped(what: &str, why: &str) {
+pub(crate) fn say_skipped(what: &str, why: &str) {
     use std::io::Write;
     use std::sync::Mutex;
     static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -247,25 +193,7 @@ pub(super) fn count_in_every_kernel<const N: usize>(
         ("dispatched", count_in(set, with, masks)),
     ];
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
-        {
-            // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
-            counts.push(("AVX-512", unsafe { count_in_avx512(set, with, masks) }));
-        } else {
-            say_skipped(
-                "count_in's AVX-512 kernel",
-                "this CPU lacks AVX-512 F/VPOPCNTDQ",
-            );
-        }
-        if std::arch::is_x86_feature_detected!("popcnt") {
-            // SAFETY: the CPU has POPCNT, checked just above.
-            counts.push(("POPCNT", unsafe { count_in_popcnt(set, with, masks) }));
-        } else {
-            say_skipped("count_in's POPCNT kernel", "this CPU lacks POPCNT");
-        }
-    }
+    counts.extend(crate::x86_64::count_in_kernels(set, with, masks));
     #[cfg(not(target_arch = "x86_64"))]
     say_skipped("count_in's x86-64 kernels", "the target is not x86-64");
     counts
@@ -289,14 +217,7 @@ pub(super) fn combine_every_kernel(
         ("dispatched", run(&|w| combine(w, pos, neg))),
     ];
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, checked just above.
-            out.push(("AVX2", run(&|w| unsafe { combine_avx2(w, pos, neg) })));
-        } else {
-            say_skipped("combine's AVX2 kernel", "this CPU lacks AVX2");
-        }
-    }
+    out.extend(crate::x86_64::combine_kernels(words, pos, neg));
     #[cfg(not(target_arch = "x86_64"))]
     say_skipped("combine's AVX2 kernel", "the target is not x86-64");
     out

@@ -94,10 +94,14 @@
 
 // All APIs need docs: every masker builds on this crate.
 #![deny(missing_docs)]
-// Every unsafe operation (the AVX-512 route in `deposit` and `kernels`) sits in an `unsafe`
-// block with its own `SAFETY:` comment, also inside an `unsafe fn` (whose `# Safety` section
-// states what its callers guarantee).
-#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+// Unsafe code lives in the `x86_64` module alone (its kernels), where every unsafe operation
+// sits in an `unsafe` block with its own `SAFETY:` comment, also inside an `unsafe fn` (whose
+// `# Safety` section states what its callers guarantee).
+#![deny(
+    unsafe_code,
+    unsafe_op_in_unsafe_fn,
+    clippy::undocumented_unsafe_blocks
+)]
 
 mod classes;
 pub mod deposit;
@@ -108,6 +112,9 @@ mod mask;
 mod set;
 pub mod unions;
 mod walk;
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+mod x86_64;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};

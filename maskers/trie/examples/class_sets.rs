@@ -1,6 +1,6 @@
 //! Teacher-forces files through the trie masker (with token classes) and writes, per step, the
 //! class set of the mask (a class is in it iff its representative token is allowed) to a
-//! binary file, for `EXPAND_SETS=<file> cargo bench -p munch-lexer --bench expand`.
+//! binary file, for `EXPAND_SETS=<file> cargo bench -p munch-tokens --bench expand`.
 //!
 //! ```text
 //! cargo run --release -p munch-masker-trie --example class_sets -- GRAMMAR TOKENIZER OUT FILE...
