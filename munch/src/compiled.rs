@@ -125,6 +125,7 @@ pub struct Config {
     masker: MaskerKind,
     fallback: Option<MaskerKind>,
     max_memory: Option<usize>,
+    lazy: bool,
     parser: ParserConfig,
 }
 
@@ -136,6 +137,7 @@ impl Default for Config {
             masker,
             fallback: (fallback != masker).then_some(fallback),
             max_memory: None,
+            lazy: false,
             parser: ParserConfig::default(),
         }
     }
@@ -168,6 +170,16 @@ impl Config {
         self
     }
 
+    /// Whether the wda builds its automaton on demand (`true`: the lexical side up front, in
+    /// milliseconds, and each state the first time a mask reads it, in a cache of
+    /// [`Config::max_memory`] bytes, 256 MiB by default) rather than whole before the first
+    /// mask (`false`, the default: seconds for a programming language, but no mask ever waits,
+    /// and an artifact can be saved). The masks are the same. Other maskers ignore it.
+    pub fn lazy(mut self, lazy: bool) -> Config {
+        self.lazy = lazy;
+        self
+    }
+
     /// The parser's build and commit budgets.
     pub fn parser(mut self, config: ParserConfig) -> Config {
         self.parser = config;
@@ -187,6 +199,11 @@ impl Config {
     /// The memory budget of table maskers.
     pub fn get_max_memory(&self) -> Option<usize> {
         self.max_memory
+    }
+
+    /// Whether the wda is built on demand.
+    pub fn get_lazy(&self) -> bool {
+        self.lazy
     }
 }
 
@@ -321,16 +338,11 @@ impl Compiled {
     ) -> Result<Compiled, CompileError> {
         let started = Instant::now();
         let (built, kind, fell_back) =
-            match crate::maskers::construct(config.masker, &parser, &vocab, config.max_memory) {
+            match crate::maskers::construct(config.masker, &parser, &vocab, config) {
                 Ok(built) => (built, config.masker, None),
                 Err(why) => match config.fallback {
                     Some(fallback) if fallback != config.masker => {
-                        let built = crate::maskers::construct(
-                            fallback,
-                            &parser,
-                            &vocab,
-                            config.max_memory,
-                        )?;
+                        let built = crate::maskers::construct(fallback, &parser, &vocab, config)?;
                         let fell = FellBack {
                             wanted: config.masker,
                             why,

@@ -7,7 +7,7 @@ use munch_glr::mask::{Masker, Oracle};
 use munch_glr::parser::Parser;
 use munch_vocab::Vocabulary;
 
-use crate::compiled::MaskerKind;
+use crate::compiled::{Config, MaskerKind};
 use crate::error::{CompileError, CompileErrorKind};
 
 /// A built masker, its sizes and its artifact writer.
@@ -49,13 +49,14 @@ fn build_error<E: std::error::Error + Send + Sync + 'static>(
 }
 
 /// Builds the masker `kind` for `parser`'s grammar over `vocab`, its tables within
-/// `max_memory` bytes where it has tables.
+/// `config`'s `max_memory` bytes where it has tables (on demand where `config` says `lazy`).
 pub(crate) fn construct(
     kind: MaskerKind,
     parser: &Arc<Parser>,
     vocab: &Arc<Vocabulary>,
-    max_memory: Option<usize>,
+    config: &Config,
 ) -> Result<Built, CompileError> {
+    let max_memory = config.get_max_memory();
     // Unused when every optional masker is compiled out.
     let _ = (parser, max_memory);
     match kind {
@@ -106,6 +107,29 @@ pub(crate) fn construct(
                 "terminal_spans": s.terminal_spans,
                 "table_entries": s.table_entries,
                 "table_bytes": s.heap_bytes,
+            });
+            Ok(Built::plain(Arc::new(masker), stats))
+        }
+        #[cfg(feature = "wda")]
+        MaskerKind::Wda if config.get_lazy() => {
+            let mut wda = munch_masker_wda::WdaConfig::default();
+            if let Some(bytes) = max_memory {
+                wda.cache_capacity = bytes;
+            }
+            let masker =
+                munch_masker_wda::LazyWdaMasker::new(Arc::clone(parser), Arc::clone(vocab), &wda)
+                    .map_err(build_error(kind))?;
+            // When its cache thrashes it hands over to a masker that needs no tables.
+            #[cfg(feature = "trie")]
+            let masker = masker.with_fallback(Arc::new(munch_masker_trie::TrieMasker::new(
+                Arc::clone(parser),
+                Arc::clone(vocab),
+            )));
+            let s = masker.stats();
+            let stats = serde_json::json!({
+                "lazy": true,
+                "token_classes": s.token_classes,
+                "blocks": s.blocks,
             });
             Ok(Built::plain(Arc::new(masker), stats))
         }

@@ -35,13 +35,15 @@ fn masker_kind(name: &str) -> PyResult<MaskerKind> {
 /// ``fallback``: the masker built instead when the first one's build fails (a memory budget, a
 /// grammar shape it does not support; ``CompiledGrammar.fell_back`` then says why), or
 /// ``None`` to raise instead. ``max_memory``: the most bytes a table masker's build may hold.
+/// ``lazy``: build the ``wda`` on demand (milliseconds up front, each automaton state the first
+/// time a mask reads it, in a cache of ``max_memory`` bytes; same masks, no ``save``).
 ///
 /// Raises ``GrammarError`` for an invalid grammar (with ``file:line:column`` and a caret) and
 /// ``CompileError`` when no masker could be built. The GIL is released while compiling.
 #[pyfunction]
 #[pyo3(
-    signature = (grammar, tokenizer, masker="wda", fallback=Some("trie"), max_memory=None),
-    text_signature = "(grammar, tokenizer, masker='wda', fallback='trie', max_memory=None)"
+    signature = (grammar, tokenizer, masker="wda", fallback=Some("trie"), max_memory=None, lazy=false),
+    text_signature = "(grammar, tokenizer, masker='wda', fallback='trie', max_memory=None, lazy=False)"
 )]
 pub fn compile(
     py: Python<'_>,
@@ -50,11 +52,13 @@ pub fn compile(
     masker: &str,
     fallback: Option<&str>,
     max_memory: Option<usize>,
+    lazy: bool,
 ) -> PyResult<PyCompiled> {
     let config = Config::new()
         .masker(masker_kind(masker)?)
         .fallback(fallback.map(masker_kind).transpose()?)
-        .max_memory(max_memory);
+        .max_memory(max_memory)
+        .lazy(lazy);
     let tok = tokenizer.get();
     let vocab = tok.vocab.clone();
     let grammar = grammar.grammar.clone();

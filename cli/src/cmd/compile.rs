@@ -45,6 +45,10 @@ pub struct Args {
     /// that needs more fails with an error naming the budget.
     #[arg(long, value_name = "BYTES")]
     max_memory: Option<usize>,
+    /// Build the wda on demand: the lexical side now, each automaton state the first time a
+    /// mask reads it (in a cache of `--max-memory` bytes, 256 MiB by default). Same masks.
+    #[arg(long)]
+    lazy: bool,
 }
 
 /// `compile`'s line, fields in the documented order.
@@ -84,7 +88,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let config = Config::new()
         .masker(kind)
         .fallback(None)
-        .max_memory(args.max_memory);
+        .max_memory(args.max_memory)
+        .lazy(args.lazy);
     let compiled = super::compile(&grammar, Arc::clone(&vocab), &config)?;
     let stats = compiled.stats();
     let mut line = CompileLine {

@@ -63,6 +63,10 @@ pub struct Args {
     /// The most bytes a table masker's build may hold (spanner tables, wda automaton).
     #[arg(long, value_name = "BYTES")]
     max_memory: Option<usize>,
+    /// Build the wda on demand: the lexical side now, each automaton state the first time a
+    /// mask reads it (in a cache of `--max-memory` bytes, 256 MiB by default). Same masks.
+    #[arg(long)]
+    lazy: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
@@ -76,7 +80,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let config = Config::new()
         .masker(kind)
         .fallback(fallback)
-        .max_memory(args.max_memory);
+        .max_memory(args.max_memory)
+        .lazy(args.lazy);
     let compiled = super::compile(&grammar, vocab, &config)?;
     let parser = compiled.parser();
     let mut sampler = Sampler::new(&compiled);

@@ -70,6 +70,10 @@ pub struct Args {
     /// `{"file","step","allowed","sha256"}` (SHA-256 of the mask's u32 words, little-endian).
     #[arg(long, value_name = "FILE")]
     masks_out: Option<PathBuf>,
+    /// Build the wda on demand: the lexical side before the first mask, each automaton state
+    /// the first time a mask reads it (the first masks pay for it). Same masks.
+    #[arg(long)]
+    lazy: bool,
     /// Text files to trace (UTF-8).
     #[arg(required = true)]
     files: Vec<PathBuf>,
@@ -99,7 +103,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let tokens = vocab.encode(text).map_err(|e| format!("{name}: {e}"))?;
         inputs.push((name, tokens.iter().map(|t| t.as_u32()).collect::<Vec<_>>()));
     }
-    let compiled = compile_all(&grammar, vocab, &kinds)?;
+    let compiled = compile_all(&grammar, vocab, &kinds, args.lazy)?;
     let check_oracle = args.oracle || args.oracle_sample.is_some_and(|n| n > 0);
     let mut tracer = Tracer::new(&compiled, check_oracle)?;
     tracer.set_file_total(inputs.len());
@@ -159,8 +163,9 @@ fn compile_all(
     grammar: &Grammar,
     vocab: Arc<Vocabulary>,
     kinds: &[MaskerKind],
+    lazy: bool,
 ) -> Result<Vec<Compiled>, CliError> {
-    let config = |kind| Config::new().masker(kind).fallback(None);
+    let config = |kind| Config::new().masker(kind).fallback(None).lazy(lazy);
     let (&first, rest) = kinds.split_first().ok_or("no masker to build")?;
     let mut compiled = vec![super::compile(grammar, vocab, &config(first))?];
     for &kind in rest {

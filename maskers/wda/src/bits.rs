@@ -41,6 +41,7 @@ pub(crate) type Weight = u32;
 pub(crate) const EMPTY: Weight = 0;
 
 /// Interned class sets.
+#[derive(Clone)]
 pub(crate) struct Weights {
     words: usize,
     /// Weight `w` is `arena[w * words..(w + 1) * words]`.
@@ -136,6 +137,11 @@ impl Weights {
             .map(|(x, y)| x & !y)
             .collect();
         self.intern_words(&s)
+    }
+
+    /// The sets, weight by weight, in one slice.
+    pub(crate) fn arena(&self) -> &[u64] {
+        &self.arena
     }
 
     /// The sets, weight by weight, in one vector.

@@ -1,30 +1,52 @@
 //! The offline pipeline: token spans → continuations and initial item sets → summaries and
 //! weighted subset construction → minimisation → compact run-time tables.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use munch_glr::parser::Parser;
 use munch_tokens::{ClassId, TokenSpans};
 use munch_vocab::Vocabulary;
 
-use crate::bits::{Bits, Weights, EMPTY};
-use crate::blocks::partition;
+use crate::bits::{Bits, Weight, Weights, EMPTY};
+use crate::blocks::{partition, Blocks};
 use crate::determinize::{determinize, Exceeded, Limits};
 use crate::dwa::Dwa;
 use crate::error::{WdaBudget, WdaBuildError};
 use crate::lexical::Lexical;
 use crate::minimize::{minimize, undecided};
-use crate::template::{item, Templates, FIN, INIT, TERMINAL_LIMIT};
+use crate::template::{item, Item, Templates, FIN, INIT, TERMINAL_LIMIT};
 use crate::WdaConfig;
 
-/// Builds the tables; returns them and the build time in seconds.
-#[allow(clippy::needless_range_loop)] // parallel per-state arrays
-pub(crate) fn build(
+/// The lexical side of a build, shared by the eager build and the on-demand automaton: token
+/// spans, continuations, every start's initial items, and the weights so far.
+///
+/// Weights are sets of *lexical blocks*, not of token classes: every weight the construction
+/// makes is a union or difference of the lexical weights (the initial items' and the
+/// end-of-sequence pseudo-class's), so classes that belong to exactly the same lexical weights
+/// are never told apart, and one bit stands for each such block (Go with Llama 3: 4,947
+/// classes, about half as many blocks), which halves every union and intern of the
+/// construction.
+pub(crate) struct Prepared {
+    pub(crate) spans: TokenSpans,
+    pub(crate) lexical: Lexical,
+    /// Per start (every lexer point, then end of sequence): its items and its classes decided
+    /// outright, as block weights.
+    pub(crate) initial: Vec<(Vec<(Item, Weight)>, Weight)>,
+    /// Weights over lexical blocks: the initial ones interned.
+    pub(crate) weights: Weights,
+    /// Classes → lexical blocks (`u32::MAX`: in no weight, never allowed).
+    pub(crate) lex_blocks: Blocks,
+    /// Text-token classes; class `class_len` is end of sequence.
+    pub(crate) class_len: usize,
+}
+
+/// Token spans, continuations and initial item sets, over lexical blocks.
+pub(crate) fn prepare(
     parser: &Parser,
     vocab: &Vocabulary,
     config: &WdaConfig,
-) -> Result<(Dwa, f64), WdaBuildError> {
-    let t0 = Instant::now();
+) -> Result<Prepared, WdaBuildError> {
     // `$` is a terminal of the templates too (end of sequence is decided by the automaton).
     if parser.terminal_len() >= TERMINAL_LIMIT as usize
         || parser.tables().eof_index() >= TERMINAL_LIMIT
@@ -49,12 +71,111 @@ pub(crate) fn build(
         Lexical::build(parser, &spans, &mut weights, config.max_continuations).map_err(|_| {
             WdaBuildError::budget(WdaBudget::Continuations, config.max_continuations as u64)
         })?;
+    let mut eos_bits = Bits::new(weights.words());
+    eos_bits.insert(eos_class);
+    let eos_weight = weights.intern(eos_bits);
+    // Every class set so far is lexical: refine the classes by them, and go on over blocks.
+    let lex_blocks = partition(class_len + 1, weights.words(), weights.arena());
+    let block_words = lex_blocks.len.div_ceil(64).max(1);
+    let remapped = lex_blocks.remap(weights.words(), weights.arena());
+    let mut bweights = Weights::new(block_words);
+    let map: Vec<Weight> = remapped
+        .chunks(block_words)
+        .map(|w| bweights.intern_words(w))
+        .collect();
+    let mut initial: Vec<_> = lexical
+        .initial
+        .iter()
+        .map(|(items, yes)| {
+            let items = items.iter().map(|&(it, w)| (it, map[w as usize])).collect();
+            (items, map[*yes as usize])
+        })
+        .collect();
+    // The last start is end of sequence's, run from the heads whose lexeme is empty.
+    initial.push((
+        vec![(
+            item(parser.tables().eof_index(), INIT, FIN),
+            map[eos_weight as usize],
+        )],
+        EMPTY,
+    ));
+    Ok(Prepared {
+        spans,
+        lexical,
+        initial,
+        weights: bweights,
+        lex_blocks,
+        class_len,
+    })
+}
+
+/// Per block (`block_of(class)` gives a class's block, if any, among `blocks`): the runs
+/// `(mask word, bits)` of its members, and every token of some block — what the expansion is
+/// derived from.
+pub(crate) fn block_runs(
+    spans: &TokenSpans,
+    vocab_len: usize,
+    blocks: usize,
+    block_of: impl Fn(usize) -> Option<u32>,
+) -> (Vec<u32>, Vec<(u32, u32)>, Vec<u32>) {
+    let classes = spans.classes();
+    let word_len = vocab_len.div_ceil(32);
+    let mut members: Vec<Vec<u32>> = vec![Vec::new(); blocks];
+    for c in 0..classes.len() {
+        if let Some(b) = block_of(c) {
+            members[b as usize].extend(
+                classes
+                    .members(ClassId::from_usize(c))
+                    .iter()
+                    .map(|t| t.as_u32()),
+            );
+        }
+    }
+    let mut all = vec![0u32; word_len];
+    let mut run_start = Vec::with_capacity(blocks + 1);
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for m in &mut members {
+        m.sort_unstable();
+        run_start.push(runs.len() as u32);
+        let first = runs.len();
+        for &t in m.iter() {
+            let (w, bit) = (t / 32, 1u32 << (t % 32));
+            all[w as usize] |= bit;
+            let own = runs.len() > first;
+            match runs.last_mut() {
+                Some((lw, bits)) if own && *lw == w => *bits |= bit,
+                _ => runs.push((w, bit)),
+            }
+        }
+    }
+    run_start.push(runs.len() as u32);
+    (run_start, runs, all)
+}
+
+/// Builds the tables; returns them and the build time in seconds.
+#[allow(clippy::needless_range_loop)] // parallel per-state arrays
+pub(crate) fn build(
+    parser: &Arc<Parser>,
+    vocab: &Vocabulary,
+    config: &WdaConfig,
+) -> Result<(Dwa, f64), WdaBuildError> {
+    let t0 = Instant::now();
+    let Prepared {
+        spans,
+        lexical,
+        initial,
+        mut weights,
+        lex_blocks,
+        class_len,
+    } = prepare(parser, vocab, config)?;
+    let eos_class = class_len;
     if crate::determinize::debug() {
         let items: Vec<usize> = lexical.initial.iter().map(|(i, _)| i.len()).collect();
         eprintln!(
-            "wda: spans+lexical {:.2} s: {} classes, {} spans, {} conts ({} bytes), {} weights, initial items total {} max {}",
+            "wda: spans+lexical {:.2} s: {} classes in {} lexical blocks, {} spans, {} conts ({} bytes), {} weights, initial items total {} max {}",
             t0.elapsed().as_secs_f64(),
             class_len,
+            lex_blocks.len,
             spans.span_len(),
             lexical.conts.len(),
             lexical.conts.heap_bytes(),
@@ -68,21 +189,12 @@ pub(crate) fn build(
         Exceeded::Edges => WdaBuildError::budget(WdaBudget::Edges, config.max_edges as u64),
         Exceeded::Memory => WdaBuildError::budget(WdaBudget::Memory, config.max_memory as u64),
     };
-    let mut tpl = Templates::new(parser.tables(), &lexical.conts, config.max_memory / 48);
-    let mut initial: Vec<_> = lexical
-        .initial
-        .iter()
-        .map(|(items, yes)| (items.clone(), *yes))
-        .collect();
-    // The last start is end of sequence's, run from the heads whose lexeme is empty.
-    let mut eos_bits = Bits::new(weights.words());
-    eos_bits.insert(eos_class);
-    let eos_weight = weights.intern(eos_bits);
-    initial.push((
-        vec![(item(parser.tables().eof_index(), INIT, FIN), eos_weight)],
-        EMPTY,
-    ));
-    let yes: Vec<u32> = lexical.initial.iter().map(|(_, yes)| *yes).collect();
+    let mut tpl = Templates::new(
+        Arc::clone(parser),
+        Arc::clone(&lexical.conts),
+        config.max_memory / 48,
+    );
+    let yes: Vec<u32> = initial.iter().map(|(_, yes)| *yes).collect();
     let (dfa, starts) = determinize(
         &mut tpl,
         &mut weights,
@@ -162,44 +274,23 @@ pub(crate) fn build(
     }
     drop(arena);
 
-    // The run-time tables work on blocks of classes the weights never tell apart.
-    let blocks = partition(class_len + 1, words, &flat);
+    // The run-time tables work on blocks of lexical blocks the weights never tell apart.
+    let blocks = partition(lex_blocks.len, words, &flat);
     let flat = blocks.remap(words, &flat);
     let block_words = blocks.len.div_ceil(64).max(1);
+    let block_of = |c: usize| {
+        let lb = lex_blocks.block_of[c];
+        let b = blocks
+            .block_of
+            .get(lb as usize)
+            .copied()
+            .unwrap_or(u32::MAX);
+        (b != u32::MAX).then_some(b)
+    };
+    let eos_block = block_of(eos_class).unwrap_or(u32::MAX);
 
     // Expansion: per block, the mask words of its members.
-    let classes = spans.classes();
-    let word_len = vocab.len().div_ceil(32);
-    let mut members: Vec<Vec<u32>> = vec![Vec::new(); blocks.len];
-    for c in 0..class_len {
-        let b = blocks.block_of[c];
-        if b != u32::MAX {
-            members[b as usize].extend(
-                classes
-                    .members(ClassId::from_usize(c))
-                    .iter()
-                    .map(|t| t.as_u32()),
-            );
-        }
-    }
-    let mut all = vec![0u32; word_len];
-    let mut run_start = Vec::with_capacity(blocks.len + 1);
-    let mut runs: Vec<(u32, u32)> = Vec::new();
-    for m in &mut members {
-        m.sort_unstable();
-        run_start.push(runs.len() as u32);
-        let first = runs.len();
-        for &t in m.iter() {
-            let (w, bit) = (t / 32, 1u32 << (t % 32));
-            all[w as usize] |= bit;
-            let own = runs.len() > first;
-            match runs.last_mut() {
-                Some((lw, bits)) if own && *lw == w => *bits |= bit,
-                _ => runs.push((w, bit)),
-            }
-        }
-    }
-    run_start.push(runs.len() as u32);
+    let (run_start, runs, all) = block_runs(&spans, vocab.len(), blocks.len, block_of);
     if crate::determinize::debug() {
         eprintln!(
             "wda: {} classes in {} blocks, {} runs",
@@ -221,7 +312,7 @@ pub(crate) fn build(
         undecided: undecided_w,
         lex_start: lexer.start().as_u32(),
         eos: map[starts[lexical.points.len()] as usize],
-        eos_block: blocks.block_of[eos_class],
+        eos_block,
         plain,
         inhibited,
         vocab_len: vocab.len() as u32,

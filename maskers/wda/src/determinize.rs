@@ -105,7 +105,7 @@ struct Relevance {
 }
 
 impl Relevance {
-    fn new(tpl: &Templates<'_>) -> Self {
+    fn new(tpl: &Templates) -> Self {
         let tables = tpl.tables();
         let cfg = tables.cfg();
         let mut by_terminal = vec![Vec::new(); tables.eof_index() as usize + 1];
@@ -166,33 +166,18 @@ struct Info {
 /// input there (and minimisation only merges states that agree on every input, so a merged
 /// state still answers each of its originals correctly on their valid inputs).
 pub(crate) fn determinize(
-    tpl: &mut Templates<'_>,
+    tpl: &mut Templates,
     weights: &mut Weights,
     initial: Vec<(Vec<(Item, Weight)>, Weight)>,
     limits: &Limits,
 ) -> Result<(Dfa, Vec<StateId>), Exceeded> {
     let rel = Relevance::new(tpl);
-    let mut km = KMaps::new();
-    let mut b = Builder {
-        groups: Vec::new(),
-        start: vec![0],
-        index: AHashMap::new(),
-        heap: 0,
-        info: Vec::new(),
-        queue: VecDeque::new(),
-    };
-    b.intern(Vec::new());
+    let mut c = Construction::new(weights.words());
     let mut starts = Vec::with_capacity(initial.len());
-    let mut asm = Assembler::default();
     for (items, decided) in initial {
-        asm.clear();
-        for (it, w) in items {
-            asm.single((it >> 32) as u32, it as u32, w);
-        }
-        let groups = asm.finish(weights, &mut km, decided);
-        let s = b.intern(groups);
-        b.info[s as usize].lasts = None;
-        b.enqueue(s);
+        let s = c.initial(weights, &items, decided);
+        c.b.info[s as usize].lasts = None;
+        c.b.enqueue(s);
         starts.push(s);
     }
     let mut dfa = Dfa {
@@ -200,43 +185,40 @@ pub(crate) fn determinize(
         edges: Vec::new(),
     };
     let mut edge_count = 0usize;
-    // Scratch: (x, group index) pairs of the current state; template outcomes.
+    // Scratch: (x, group index) pairs of the current state; the groups read at one `x`.
     let mut keyed: Vec<(u32, u32)> = Vec::new();
-    let mut outs: Vec<Item> = Vec::new();
-    let mut post_memo: AHashMap<(u32, u32, u32), (usize, usize)> = AHashMap::new();
-    let mut post_arena: Vec<(u32, Item)> = Vec::new();
-    let mut yes_bits: Vec<u64> = vec![0; weights.words()];
+    let mut sel: Vec<usize> = Vec::new();
     let mut wanted: Vec<u32> = Vec::new();
     let mut rounds = 0usize;
-    while let Some(d) = b.queue.pop_front() {
+    while let Some(d) = c.b.queue.pop_front() {
         let di = d as usize;
-        b.info[di].queued = false;
-        if b.len() > limits.max_states {
+        c.b.info[di].queued = false;
+        if c.b.len() > limits.max_states {
             return Err(Exceeded::States);
         }
         rounds += 1;
         if debug() && rounds.is_multiple_of(10000) {
             eprintln!(
                 "wda: round {rounds}: {} states, {edge_count} edges, {} weights; heap states {} MB, maps {} MB, weights {} MB, summaries {} MB; summaries {:?}",
-                b.len(),
+                c.b.len(),
                 weights.len(),
-                b.heap >> 20,
-                km.heap >> 20,
+                c.b.heap >> 20,
+                c.km.heap >> 20,
                 weights.heap >> 20,
                 tpl.heap_bytes() >> 20,
                 tpl.counts()
             );
         }
-        while dfa.default.len() < b.len() {
+        while dfa.default.len() < c.b.len() {
             dfa.default.push((EMPTY, DEAD));
             dfa.edges.push(Vec::new());
         }
-        let groups: Vec<(u32, KMap)> = b.state(d).to_vec();
+        let groups: Vec<(u32, KMap)> = c.b.state(d).to_vec();
         // The default transition: countdowns move (a group's map moves whole), everything
         // else dies.
-        let mut base: Vec<(u32, KMap)> = Vec::new();
+        let base = countdowns(tpl, &groups);
         keyed.clear();
-        for (gi, &(key, m)) in groups.iter().enumerate() {
+        for (gi, &(key, _)) in groups.iter().enumerate() {
             let (t, code) = (key >> 16, key & 0xFFFF);
             if code == INIT {
                 for &x in &rel.by_terminal[t as usize] {
@@ -244,9 +226,7 @@ pub(crate) fn determinize(
                 }
             } else {
                 let (a, r) = tpl.split(code);
-                if r > 0 {
-                    base.push((key - 1, m));
-                } else {
+                if r == 0 {
                     for &x in &rel.by_nonterminal[a as usize] {
                         keyed.push((x, gi as u32));
                     }
@@ -256,7 +236,7 @@ pub(crate) fn determinize(
         keyed.sort_unstable();
         // The inputs possible here and not yet computed.
         wanted.clear();
-        match &b.info[di].lasts {
+        match &c.b.info[di].lasts {
             None => wanted.extend(
                 keyed
                     .iter()
@@ -271,19 +251,12 @@ pub(crate) fn determinize(
         }
         wanted.sort_unstable();
         wanted.dedup();
-        asm.clear();
-        for &(key, m) in &base {
-            asm.whole(key, m);
-        }
-        let default_target = {
-            let g = asm.finish(weights, &mut km, EMPTY);
-            b.intern(g)
-        };
+        let (_, default_target) = c.transition(tpl, weights, &groups, &base, &[], 0)?;
         dfa.default[di] = (EMPTY, default_target);
         // The default target is entered by every wanted input without an edge of its own;
         // giving it all of them is a superset, which is safe.
         let all_wanted = wanted.clone();
-        let done = std::mem::take(&mut b.info[di].done);
+        let done = std::mem::take(&mut c.b.info[di].done);
         let mut new_done = done.clone();
         let mut edges = std::mem::take(&mut dfa.edges[di]);
         let mut at = 0;
@@ -298,110 +271,31 @@ pub(crate) fn determinize(
             if at >= keyed.len() || keyed[at].0 != x {
                 continue;
             }
-            asm.clear();
-            for &(key, m) in &base {
-                asm.whole(key, m);
-            }
-            yes_bits.fill(0);
-            let mut any_yes = false;
+            sel.clear();
             while at < keyed.len() && keyed[at].0 == x {
-                let (key, m) = groups[keyed[at].1 as usize];
+                sel.push(keyed[at].1 as usize);
                 at += 1;
-                let (t, code) = (key >> 16, key & 0xFFFF);
-                // The continuation-independent part moves the whole map; only where the
-                // terminal is shifted does each continuation do its own work.
-                let shifts = if code == INIT {
-                    let top = tpl.top(t, x)?;
-                    for &c in top.codes.iter() {
-                        asm.whole((t << 16) | c, m);
-                    }
-                    top.shifts().then_some(Shifted::Top(top))
-                } else {
-                    let (a, _) = tpl.split(code);
-                    debug_assert!(tpl
-                        .tables()
-                        .goto(
-                            LrState::new(x as usize).expect("LR state ids fit"),
-                            NonterminalId::from_usize(a as usize)
-                        )
-                        .is_some());
-                    let pre = tpl.pre(t, a, x)?.clone();
-                    for &c in pre.codes.iter() {
-                        asm.whole((t << 16) | c, m);
-                    }
-                    (!pre.shift_at.is_empty()).then_some(Shifted::Exit(pre.shift_at))
-                };
-                let Some(shifts) = shifts else { continue };
-                // Post-shift outcomes per continuation, memoised for the whole key set (maps
-                // with the same continuations recur with other weights): `(index, outcome)`.
-                let memo_key = (key, km.kset(m), x);
-                let span = match post_memo.get(&memo_key) {
-                    Some(&span) => span,
-                    None => {
-                        let from = post_arena.len();
-                        for i in 0..km.get(m).len() {
-                            let k = km.get(m)[i].0;
-                            outs.clear();
-                            match &shifts {
-                                Shifted::Top(top) => tpl.shifted(top, t, k, x, &mut outs)?,
-                                Shifted::Exit(at) => tpl.post(at, t, k, x, &mut outs)?,
-                            }
-                            post_arena.extend(outs.iter().map(|&o| (i as u32, o)));
-                        }
-                        let span = (from, post_arena.len());
-                        post_memo.insert(memo_key, span);
-                        span
-                    }
-                };
-                let entries = km.get(m);
-                for &(i, o) in &post_arena[span.0..span.1] {
-                    let w = entries[i as usize].1;
-                    if o == SUCC {
-                        any_yes = true;
-                        for (a, b) in yes_bits.iter_mut().zip(weights.get(w)) {
-                            *a |= b;
-                        }
-                    } else {
-                        asm.single((o >> 32) as u32, o as u32, w);
-                    }
-                }
             }
-            let yes = if any_yes {
-                weights.intern_words(&yes_bits)
-            } else {
-                EMPTY
-            };
-            let target = {
-                let g = asm.finish(weights, &mut km, yes);
-                b.intern(g)
-            };
+            let (yes, target) = c.transition(tpl, weights, &groups, &base, &sel, x)?;
             if (yes, target) != (EMPTY, default_target) {
                 edges.push((x, yes, target));
                 edge_count += 1;
             }
-            b.enter(target, &[x]);
-            if b.heap
-                + km.heap
-                + weights.heap
-                + tpl.heap_bytes()
-                + edge_count * 12
-                + post_arena.len() * 16
-                + post_memo.len() * 32
-                > limits.max_heap
-            {
+            c.b.enter(target, &[x]);
+            if c.heap_bytes(tpl, weights) + edge_count * 12 > limits.max_heap {
                 return Err(Exceeded::Memory);
             }
         }
         new_done.sort_unstable();
         new_done.dedup();
-        b.info[di].done = new_done;
+        c.b.info[di].done = new_done;
         dfa.edges[di] = edges;
-        b.enter(default_target, &all_wanted);
-        if edge_count + b.len() > limits.max_edges {
+        c.b.enter(default_target, &all_wanted);
+        if edge_count + c.b.len() > limits.max_edges {
             return Err(Exceeded::Edges);
         }
     }
-    while dfa.default.len() < b.len() {
+    while dfa.default.len() < c.b.len() {
         dfa.default.push((EMPTY, DEAD));
         dfa.edges.push(Vec::new());
     }
@@ -409,6 +303,183 @@ pub(crate) fn determinize(
         e.sort_unstable();
     }
     Ok((dfa, starts))
+}
+
+/// The groups of `groups` (a state's) that only count down, whatever LR state is read: those
+/// with pops left, each moved whole to one pop less.
+pub(crate) fn countdowns(tpl: &Templates, groups: &[(u32, KMap)]) -> Vec<(u32, KMap)> {
+    let mut base = Vec::new();
+    for &(key, m) in groups {
+        let code = key & 0xFFFF;
+        if code != INIT && tpl.split(code).1 > 0 {
+            base.push((key - 1, m));
+        }
+    }
+    base
+}
+
+/// The work of the subset construction, shared by the eager construction ([`determinize`])
+/// and the on-demand automaton (`lazy`): the states found so far and the memos of the
+/// transitions computed.
+pub(crate) struct Construction {
+    pub(crate) km: KMaps,
+    pub(crate) b: Builder,
+    asm: Assembler,
+    outs: Vec<Item>,
+    /// Post-shift outcomes per `(group key, key set, x)`: `post_arena[from..to]`, each
+    /// `(index in the map, outcome)`.
+    post_memo: AHashMap<(u32, u32, u32), (usize, usize)>,
+    post_arena: Vec<(u32, Item)>,
+    yes_bits: Vec<u64>,
+}
+
+impl Construction {
+    /// An empty construction over `words`-word weights; state 0 is [`DEAD`].
+    pub(crate) fn new(words: usize) -> Self {
+        let mut b = Builder {
+            groups: Vec::new(),
+            start: vec![0],
+            index: AHashMap::new(),
+            heap: 0,
+            info: Vec::new(),
+            queue: VecDeque::new(),
+        };
+        b.intern(Vec::new());
+        Construction {
+            km: KMaps::new(),
+            b,
+            asm: Assembler::default(),
+            outs: Vec::new(),
+            post_memo: AHashMap::new(),
+            post_arena: Vec::new(),
+            yes_bits: vec![0; words],
+        }
+    }
+
+    /// The state of an initial item set (`items`: any order, duplicates allowed), the classes
+    /// of `decided` left out.
+    pub(crate) fn initial(
+        &mut self,
+        weights: &mut Weights,
+        items: &[(Item, Weight)],
+        decided: Weight,
+    ) -> StateId {
+        self.asm.clear();
+        for &(it, w) in items {
+            self.asm.single((it >> 32) as u32, it as u32, w);
+        }
+        let groups = self.asm.finish(weights, &mut self.km, decided);
+        self.b.intern(groups)
+    }
+
+    /// Approximate heap bytes of the construction and the summaries.
+    pub(crate) fn heap_bytes(&self, tpl: &Templates, weights: &Weights) -> usize {
+        self.b.heap
+            + self.km.heap
+            + weights.heap
+            + tpl.heap_bytes()
+            + self.post_arena.len() * 16
+            + self.post_memo.len() * 32
+    }
+
+    /// The transition of the state of `groups` reading LR state `x`: `base` (its
+    /// [`countdowns`]) moves whole, and the groups `sel` (indices into `groups`, those that
+    /// read `x`: an `INIT` group whose terminal has an action at `x`, an exit with no pops
+    /// left whose nonterminal has a goto from `x`) take their summaries. Returns the output
+    /// (the classes decided) and the target state.
+    pub(crate) fn transition(
+        &mut self,
+        tpl: &mut Templates,
+        weights: &mut Weights,
+        groups: &[(u32, KMap)],
+        base: &[(u32, KMap)],
+        sel: &[usize],
+        x: u32,
+    ) -> Result<(Weight, StateId), Exceeded> {
+        let Construction {
+            km,
+            b,
+            asm,
+            outs,
+            post_memo,
+            post_arena,
+            yes_bits,
+        } = self;
+        asm.clear();
+        for &(key, m) in base {
+            asm.whole(key, m);
+        }
+        yes_bits.fill(0);
+        let mut any_yes = false;
+        for &gi in sel {
+            let (key, m) = groups[gi];
+            let (t, code) = (key >> 16, key & 0xFFFF);
+            // The continuation-independent part moves the whole map; only where the
+            // terminal is shifted does each continuation do its own work.
+            let shifts = if code == INIT {
+                let top = tpl.top(t, x)?;
+                for &c in top.codes.iter() {
+                    asm.whole((t << 16) | c, m);
+                }
+                top.shifts().then_some(Shifted::Top(top))
+            } else {
+                let (a, _) = tpl.split(code);
+                debug_assert!(tpl
+                    .tables()
+                    .goto(
+                        LrState::new(x as usize).expect("LR state ids fit"),
+                        NonterminalId::from_usize(a as usize)
+                    )
+                    .is_some());
+                let pre = tpl.pre(t, a, x)?.clone();
+                for &c in pre.codes.iter() {
+                    asm.whole((t << 16) | c, m);
+                }
+                (!pre.shift_at.is_empty()).then_some(Shifted::Exit(pre.shift_at))
+            };
+            let Some(shifts) = shifts else { continue };
+            // Post-shift outcomes per continuation, memoised for the whole key set (maps
+            // with the same continuations recur with other weights): `(index, outcome)`.
+            let memo_key = (key, km.kset(m), x);
+            let span = match post_memo.get(&memo_key) {
+                Some(&span) => span,
+                None => {
+                    let from = post_arena.len();
+                    for i in 0..km.get(m).len() {
+                        let k = km.get(m)[i].0;
+                        outs.clear();
+                        match &shifts {
+                            Shifted::Top(top) => tpl.shifted(top, t, k, x, outs)?,
+                            Shifted::Exit(at) => tpl.post(at, t, k, x, outs)?,
+                        }
+                        post_arena.extend(outs.iter().map(|&o| (i as u32, o)));
+                    }
+                    let span = (from, post_arena.len());
+                    post_memo.insert(memo_key, span);
+                    span
+                }
+            };
+            let entries = km.get(m);
+            for &(i, o) in &post_arena[span.0..span.1] {
+                let w = entries[i as usize].1;
+                if o == SUCC {
+                    any_yes = true;
+                    for (a, b) in yes_bits.iter_mut().zip(weights.get(w)) {
+                        *a |= b;
+                    }
+                } else {
+                    asm.single((o >> 32) as u32, o as u32, w);
+                }
+            }
+        }
+        let yes = if any_yes {
+            weights.intern_words(yes_bits)
+        } else {
+            EMPTY
+        };
+        let g = asm.finish(weights, km, yes);
+        Ok((yes, b.intern(g)))
+    }
 }
 
 /// Where a group's terminal is shifted: at the top (for `INIT` groups) or at states pushed by
@@ -486,7 +557,7 @@ impl Assembler {
 }
 
 /// The states of the construction: group lists stored once, in an arena, found again by hash.
-struct Builder {
+pub(crate) struct Builder {
     groups: Vec<(u32, KMap)>,
     /// State `s` is `groups[start[s]..start[s + 1]]`.
     start: Vec<usize>,
@@ -497,11 +568,11 @@ struct Builder {
 }
 
 impl Builder {
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.start.len() - 1
     }
 
-    fn state(&self, s: StateId) -> &[(u32, KMap)] {
+    pub(crate) fn state(&self, s: StateId) -> &[(u32, KMap)] {
         &self.groups[self.start[s as usize]..self.start[s as usize + 1]]
     }
 

@@ -88,13 +88,13 @@ pub(crate) struct Dwa {
 
 /// Scratch of one thread.
 pub(crate) struct RunCache {
-    acc: Vec<u64>,
+    pub(crate) acc: Vec<u64>,
     /// Pairs visited: a short list while small (most masks visit a handful), a set past that.
     seen_small: Vec<(StateId, GssNodeId)>,
     seen: AHashSet<(StateId, GssNodeId)>,
-    stack: Vec<(StateId, GssNode)>,
+    pub(crate) stack: Vec<(StateId, GssNode)>,
     /// The weights the current mask is the union of.
-    used: Vec<Weight>,
+    pub(crate) used: Vec<Weight>,
     /// Recent expansions: (hash of the class set, class set, mask words); the first `filled`
     /// slots hold results, the others are allocated for them.
     results: Vec<(u64, Vec<u64>, Vec<u32>)>,
@@ -106,7 +106,80 @@ pub(crate) struct RunCache {
     pub(crate) pairs: usize,
 }
 
+impl RunCache {
+    /// Empties the scratch for a new run.
+    pub(crate) fn begin(&mut self) {
+        self.acc.fill(0);
+        self.seen_small.clear();
+        if !self.seen.is_empty() {
+            self.seen.clear();
+        }
+        self.stack.clear();
+        self.used.clear();
+        self.pairs = 0;
+    }
+
+    /// Whether the pair is visited for the first time in this run: a short list while small
+    /// (most masks visit a handful), a set past that.
+    #[inline]
+    pub(crate) fn first_visit(&mut self, key: (StateId, GssNodeId)) -> bool {
+        if self.seen_small.len() < 32 {
+            if self.seen_small.contains(&key) {
+                return false;
+            }
+            self.seen_small.push(key);
+            return true;
+        }
+        if self.seen.is_empty() {
+            self.seen.extend(self.seen_small.iter().copied());
+        }
+        self.seen.insert(key)
+    }
+}
+
 impl Dwa {
+    /// Tables that only expand block sets into masks (their automaton is the dead state
+    /// alone): `weights` are the block sets that can occur (which blocks are live).
+    #[allow(clippy::too_many_arguments)] // the expansion's parts, named once here
+    pub(crate) fn for_expansion(
+        blocks: usize,
+        words: usize,
+        token_classes: usize,
+        weights: Vec<u64>,
+        eos_block: u32,
+        vocab_len: usize,
+        run_start: Vec<u32>,
+        runs: Vec<(u32, u32)>,
+        all: Vec<u32>,
+    ) -> Dwa {
+        Dwa {
+            class_len: blocks as u32,
+            words: words as u32,
+            token_classes: token_classes as u32,
+            weights,
+            default: vec![(0, DEAD)],
+            edge_start: vec![0, 0],
+            edge_x: Vec::new(),
+            edge_out: Vec::new(),
+            undecided: vec![0],
+            lex_start: 0,
+            eos: DEAD,
+            eos_block,
+            plain: Vec::new(),
+            inhibited: Vec::new(),
+            vocab_len: vocab_len as u32,
+            run_start,
+            runs,
+            all,
+            expansion: Default::default(),
+            packed: Vec::new(),
+            plain_off: Vec::new(),
+            inhibited_off: Vec::new(),
+            eos_off: 0,
+        }
+        .finish()
+    }
+
     pub(crate) fn state_len(&self) -> usize {
         self.default.len()
     }
@@ -260,14 +333,7 @@ impl Dwa {
     /// The allowed classes of `state` into `cache.acc`, and the weights they come from into
     /// `cache.used`.
     pub(crate) fn run(&self, cache: &mut RunCache, state: &ParserState) {
-        cache.acc.fill(0);
-        cache.seen_small.clear();
-        if !cache.seen.is_empty() {
-            cache.seen.clear();
-        }
-        cache.stack.clear();
-        cache.used.clear();
-        cache.pairs = 0;
+        cache.begin();
         for h in state.heads() {
             let (s, yes) = self.point(h.lex_state(), h.inhibitor());
             if yes != 0 && !cache.used.contains(&yes) {
@@ -285,19 +351,8 @@ impl Dwa {
             }
         }
         while let Some((s, node)) = cache.stack.pop() {
-            let key = (s, node.id());
-            if cache.seen_small.len() < 32 {
-                if cache.seen_small.contains(&key) {
-                    continue;
-                }
-                cache.seen_small.push(key);
-            } else {
-                if cache.seen.is_empty() {
-                    cache.seen.extend(cache.seen_small.iter().copied());
-                }
-                if !cache.seen.insert(key) {
-                    continue;
-                }
+            if !cache.first_visit((s, node.id())) {
+                continue;
             }
             cache.pairs += 1;
             let (out, t) = self.step(s, node.state().as_u32());

@@ -35,7 +35,7 @@ pub(crate) struct TooManyControls;
 
 /// The initial weighted item sets of every point, and the continuations they use.
 pub(crate) struct Lexical {
-    pub(crate) conts: Conts,
+    pub(crate) conts: std::sync::Arc<Conts>,
     pub(crate) points: Vec<LexPoint>,
     /// Per point: its items and the classes allowed before reading any stack.
     pub(crate) initial: Vec<(Vec<(Item, Weight)>, Weight)>,
@@ -222,7 +222,7 @@ impl Lexical {
             }
         }
         Ok(Lexical {
-            conts: cb.conts,
+            conts: std::sync::Arc::new(cb.conts),
             points: spans.points().to_vec(),
             initial,
         })

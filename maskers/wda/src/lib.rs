@@ -105,6 +105,7 @@ mod dwa;
 mod error;
 mod expand;
 mod kmaps;
+mod lazy;
 mod lexical;
 mod minimize;
 mod template;
@@ -120,6 +121,7 @@ use munch_tokens::SpansConfig;
 use munch_vocab::Vocabulary;
 
 pub use error::{LoadKind, WdaBudget, WdaBuildError, WdaLoadError};
+pub use lazy::{LazyStats, LazyWdaMasker};
 
 /// Budgets of [`WdaMasker::new`]. The defaults are sized for the ≤ 2 GiB build target.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,6 +138,15 @@ pub struct WdaConfig {
     pub max_continuations: usize,
     /// Budgets of the token-spans build.
     pub spans: SpansConfig,
+    /// [`LazyWdaMasker`] only: the most heap bytes its cache of states, transitions and
+    /// summaries may hold (approximate); reaching it clears the cache. Default 256 MiB.
+    pub cache_capacity: usize,
+    /// [`LazyWdaMasker`] only: the clears after which a cache that thrashes (fewer than
+    /// [`min_masks_per_clear`](WdaConfig::min_masks_per_clear) masks answered since the last
+    /// clear) gives up to the fallback masker. Default 3.
+    pub min_clears: usize,
+    /// [`LazyWdaMasker`] only: see [`min_clears`](WdaConfig::min_clears). Default 64.
+    pub min_masks_per_clear: usize,
 }
 
 impl Default for WdaConfig {
@@ -146,6 +157,9 @@ impl Default for WdaConfig {
             max_memory: 3 << 29,
             max_continuations: 20_000_000,
             spans: SpansConfig::default(),
+            cache_capacity: 256 << 20,
+            min_clears: 3,
+            min_masks_per_clear: 64,
         }
     }
 }

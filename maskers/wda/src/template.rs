@@ -67,9 +67,12 @@
 //! Summaries are computed lazily (only those asked for), and a completed unknown never changes:
 //! adding unknowns later only adds equations for them.
 
+use std::sync::Arc;
+
 use ahash::{AHashMap, AHashSet};
 use munch_glr::cfg::NonterminalId;
 use munch_glr::lr::{Action, LrState, LrTables};
+use munch_glr::parser::Parser;
 
 /// A continuation: an index into [`Conts`].
 pub(crate) type Cont = u32;
@@ -205,10 +208,11 @@ enum PTask {
     Conf(u32, u32, Cont, u32),
 }
 
-/// Lazily computed summaries (see the [module docs](self)).
-pub(crate) struct Templates<'a> {
-    tables: &'a LrTables,
-    conts: &'a Conts,
+/// Lazily computed summaries (see the [module docs](self)). They own their grammar and
+/// continuations (shared), so that an on-demand automaton can keep them between masks.
+pub(crate) struct Templates {
+    parser: Arc<Parser>,
+    conts: Arc<Conts>,
     /// One more than the most pops an exit can have left (the longest production).
     stride: u32,
     /// `goto(x, A)` at `x * nt_len + A` (`u32::MAX`: none), when the table is small enough.
@@ -241,13 +245,15 @@ pub(crate) struct Templates<'a> {
     shifted_memo: AHashMap<(u32, Cont, u32), Box<[Item]>>,
     scratch_entries: Vec<(u32, Cont, u32, bool)>,
     scratch_seen: Vec<(u32, Cont, u32)>,
+    scratch_big: AHashSet<(u32, Cont, u32)>,
     /// Entries (unknowns + outcomes + links + memo entries) allowed before [`SummaryBudget`].
     max_entries: usize,
     entries: usize,
 }
 
-impl<'a> Templates<'a> {
-    pub(crate) fn new(tables: &'a LrTables, conts: &'a Conts, max_entries: usize) -> Self {
+impl Templates {
+    pub(crate) fn new(parser: Arc<Parser>, conts: Arc<Conts>, max_entries: usize) -> Self {
+        let tables = parser.tables();
         let stride = tables
             .cfg()
             .productions()
@@ -277,7 +283,7 @@ impl<'a> Templates<'a> {
             Vec::new()
         };
         Templates {
-            tables,
+            parser,
             conts,
             stride,
             gotos,
@@ -305,6 +311,7 @@ impl<'a> Templates<'a> {
             shifted_memo: AHashMap::new(),
             scratch_entries: Vec::new(),
             scratch_seen: Vec::new(),
+            scratch_big: AHashSet::new(),
             max_entries,
             entries: 0,
         }
@@ -323,13 +330,13 @@ impl<'a> Templates<'a> {
         tables.cfg().nonterminal_len().saturating_mul(stride) < CODE_LIMIT as usize
     }
 
-    pub(crate) fn tables(&self) -> &'a LrTables {
-        self.tables
+    pub(crate) fn tables(&self) -> &LrTables {
+        self.parser.tables()
     }
 
     #[cfg(test)]
-    pub(crate) fn conts(&self) -> &'a Conts {
-        self.conts
+    pub(crate) fn conts(&self) -> Arc<Conts> {
+        Arc::clone(&self.conts)
     }
 
     /// `(nonterminal, pops left)` of a code.
@@ -365,12 +372,12 @@ impl<'a> Templates<'a> {
     }
 
     #[inline]
-    fn goto(&self, x: u32, nt: u32) -> Option<u32> {
+    pub(crate) fn goto(&self, x: u32, nt: u32) -> Option<u32> {
         if !self.gotos.is_empty() {
             let g = self.gotos[x as usize * self.nt_len + nt as usize];
             return (g != u32::MAX).then_some(g);
         }
-        self.tables
+        self.tables()
             .goto(
                 LrState::new(x as usize).expect("LR state ids fit"),
                 NonterminalId::from_usize(nt as usize),
@@ -437,7 +444,11 @@ impl<'a> Templates<'a> {
     }
 
     fn e_run(&mut self) -> Result<(), SummaryBudget> {
-        let tables = self.tables;
+        if self.e_tasks.is_empty() {
+            return Ok(());
+        }
+        let parser = Arc::clone(&self.parser);
+        let tables = parser.tables();
         while let Some(task) = self.e_tasks.pop() {
             match task {
                 ETask::Eval(u) => {
@@ -525,8 +536,12 @@ impl<'a> Templates<'a> {
     }
 
     fn p_run(&mut self) -> Result<(), SummaryBudget> {
-        let tables = self.tables;
-        let conts = self.conts;
+        if self.p_tasks.is_empty() {
+            return Ok(());
+        }
+        let parser = Arc::clone(&self.parser);
+        let tables = parser.tables();
+        let conts = Arc::clone(&self.conts);
         while let Some(task) = self.p_tasks.pop() {
             match task {
                 PTask::Eval(u) => {
@@ -611,12 +626,12 @@ impl<'a> Templates<'a> {
             .filter(|&c| c != SH)
             .collect();
         let xs = LrState::new(x as usize).expect("LR state ids fit");
-        let shift = self.tables.actions_at(xs, t).iter().find_map(|a| match a {
+        let tables = self.parser.tables();
+        let shift = tables.actions_at(xs, t).iter().find_map(|a| match a {
             Action::Shift(to) => Some(to.as_u32()),
             _ => None,
         });
-        let accept = self
-            .tables
+        let accept = tables
             .actions_at(xs, t)
             .iter()
             .any(|a| matches!(a, Action::Accept));
@@ -772,7 +787,9 @@ impl<'a> Templates<'a> {
     ) -> Result<(), SummaryBudget> {
         let mut seen = std::mem::take(&mut self.scratch_seen);
         seen.clear();
-        let mut seen_big: AHashSet<(u32, Cont, u32)> = AHashSet::new();
+        // Reused: a fresh `AHashSet` draws a random seed, which costs more than most closures.
+        let mut seen_big = std::mem::take(&mut self.scratch_big);
+        seen_big.clear();
         let r = (|| {
             while let Some((t1, k1, y, with_pre)) = stack.pop() {
                 let ey = self.e(t1, y)?;
@@ -817,6 +834,7 @@ impl<'a> Templates<'a> {
             Ok(())
         })();
         self.scratch_seen = seen;
+        self.scratch_big = seen_big;
         r
     }
 }

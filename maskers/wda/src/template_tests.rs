@@ -42,7 +42,7 @@ fn chain(p: &Parser, conts: &mut Conts, seq: &[Vec<TerminalId>], end: &[Terminal
 }
 
 /// The nondeterministic reading of the GSS below `node` with the summaries.
-fn read(tpl: &mut Templates<'_>, node: &GssNode, k: Cont) -> bool {
+fn read(tpl: &mut Templates, node: &GssNode, k: Cont) -> bool {
     let conts = tpl.conts();
     if conts.succeeds(k) {
         return true;
@@ -143,7 +143,7 @@ pub(crate) fn check_grammar(source: &str, sentences: u64, separator: &[u8]) {
         .iter()
         .map(|s| ends.iter().map(|e| chain(&p, &mut conts, s, e)).collect())
         .collect();
-    let mut tpl = Templates::new(p.tables(), &conts, usize::MAX);
+    let mut tpl = Templates::new(Arc::clone(&p), Arc::new(conts), usize::MAX);
     let gen = Generator::new(p.cfg());
     let config = GenerateConfig {
         max_depth: 8,

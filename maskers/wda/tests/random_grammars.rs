@@ -66,8 +66,10 @@ proptest! {
         let vocab = synthetic_vocab(&[b"(a", b"a,", b")(", b"abab", b"c)", b", a", b"a b", b"ab(", b"(("]);
         let w = wda(&p, &vocab);
         let oracle = Oracle::new(Arc::clone(&vocab));
+        let l = lazy(&p, &vocab);
         for walk in 0..4 {
             random_walk(&w, &oracle, &p, &vocab, seed.wrapping_add(walk), 16);
+            random_walk(&l, &oracle, &p, &vocab, seed.wrapping_add(walk), 16);
         }
     }
 }

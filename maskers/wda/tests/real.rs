@@ -32,6 +32,13 @@ fn against_trie(grammar: &str, tokenizer: &str, files: &[PathBuf]) -> usize {
         let label = format!("{grammar}/{tokenizer} {}", f.display());
         steps += teacher_forced_until_rejected(&w, &trie, &p, &vocab, &text, &label);
     }
+    // The on-demand automaton equals the eager one along the same files.
+    let l = lazy(&p, &vocab);
+    for f in files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let label = format!("{grammar}/{tokenizer} lazy {}", f.display());
+        teacher_forced_until_rejected(&l, &w, &p, &vocab, &text, &label);
+    }
     steps
 }
 

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use common::*;
 use munch_glr::mask::Oracle;
+use munch_masker_wda::{LazyWdaMasker, WdaConfig};
 use munch_testkit::grammar::parser;
 
 fn check_texts(source: &str, texts: &[&str], walks: u64) {
@@ -15,11 +16,33 @@ fn check_texts(source: &str, texts: &[&str], walks: u64) {
     let vocab = synthetic_vocab(&[]);
     let w = wda(&p, &vocab);
     let oracle = Oracle::new(Arc::clone(&vocab));
+    // The on-demand automaton, with the default cache, with one so small that it is cleared
+    // every few masks, and with one cleared at every mask, which thrashes and gives up to its
+    // fallback (the oracle).
+    let l = lazy(&p, &vocab);
     for text in texts {
         teacher_forced(&w, &oracle, &p, &vocab, text, 1);
+        teacher_forced(&l, &oracle, &p, &vocab, text, 1);
     }
+    let small = lazy_small(&p, &vocab, l.stats().cache_bytes / 3);
+    let none = LazyWdaMasker::new(
+        Arc::clone(&p),
+        Arc::clone(&vocab),
+        &WdaConfig {
+            cache_capacity: 1,
+            ..WdaConfig::default()
+        },
+    )
+    .unwrap();
+    for text in texts {
+        teacher_forced(&small, &oracle, &p, &vocab, text, 1);
+        teacher_forced(&none, &oracle, &p, &vocab, text, 1);
+    }
+    assert!(small.stats().clears > 0 && !small.stats().gave_up);
+    assert!(none.stats().gave_up);
     for seed in 0..walks {
         random_walk(&w, &oracle, &p, &vocab, seed, 25);
+        random_walk(&l, &oracle, &p, &vocab, seed, 25);
     }
 }
 

@@ -7,12 +7,30 @@ use std::sync::Arc;
 
 use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
-use munch_masker_wda::{WdaConfig, WdaMasker};
+use munch_masker_wda::{LazyWdaMasker, WdaConfig, WdaMasker};
 use munch_testkit::vocab;
 use munch_vocab::{TokenId, Vocabulary};
 
 pub fn wda(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> WdaMasker {
     WdaMasker::new(Arc::clone(parser), Arc::clone(vocab), &WdaConfig::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The on-demand automaton with the default configuration.
+pub fn lazy(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> LazyWdaMasker {
+    LazyWdaMasker::new(Arc::clone(parser), Arc::clone(vocab), &WdaConfig::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The on-demand automaton with a cache of `capacity` bytes that never gives up (so that
+/// tests see it cleared and refilled, not replaced by its fallback).
+pub fn lazy_small(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>, capacity: usize) -> LazyWdaMasker {
+    let config = WdaConfig {
+        cache_capacity: capacity,
+        min_clears: usize::MAX,
+        ..WdaConfig::default()
+    };
+    LazyWdaMasker::new(Arc::clone(parser), Arc::clone(vocab), &config)
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -54,7 +72,7 @@ pub fn compare(
 /// Teacher-forces `text` and compares `wda` with `reference` at every `every`-th step; panics
 /// at the first difference. Returns the number of steps compared.
 pub fn teacher_forced(
-    wda: &WdaMasker,
+    wda: &dyn Masker,
     reference: &dyn Masker,
     parser: &Arc<Parser>,
     vocab: &Arc<Vocabulary>,
@@ -72,8 +90,15 @@ pub fn teacher_forced(
         wda.fill_mask(&mut wc, &state, &mut wm);
         if step % every == 0 || step == tokens.len() {
             reference.fill_mask(&mut rc, &state, &mut rm);
-            compare(vocab, &wm, &rm, ("wda", reference.name()), &prefix, step)
-                .unwrap_or_else(|e| panic!("{e}"));
+            compare(
+                vocab,
+                &wm,
+                &rm,
+                (wda.name(), reference.name()),
+                &prefix,
+                step,
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
             compared += 1;
         }
         let Some(&t) = tokens.get(step) else { break };
@@ -92,7 +117,7 @@ pub fn teacher_forced(
 /// A random walk: at each step compare the masks, then commit a random allowed text token
 /// (stopping at EOS-only states). `seed` replays the walk.
 pub fn random_walk(
-    wda: &WdaMasker,
+    wda: &dyn Masker,
     reference: &dyn Masker,
     parser: &Arc<Parser>,
     vocab: &Arc<Vocabulary>,
@@ -109,8 +134,15 @@ pub fn random_walk(
     for step in 0..steps {
         wda.fill_mask(&mut wc, &state, &mut wm);
         reference.fill_mask(&mut rc, &state, &mut rm);
-        compare(vocab, &wm, &rm, ("wda", reference.name()), &prefix, step)
-            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        compare(
+            vocab,
+            &wm,
+            &rm,
+            (wda.name(), reference.name()),
+            &prefix,
+            step,
+        )
+        .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         compared += 1;
         let allowed: Vec<TokenId> = wm.iter().filter(|&t| !vocab.is_special(t)).collect();
         if allowed.is_empty() {
@@ -132,7 +164,7 @@ pub fn random_walk(
 /// at every step, until the text ends or the grammar rejects it (real files may use what a
 /// grammar does not cover). Returns the number of steps compared.
 pub fn teacher_forced_until_rejected(
-    wda: &WdaMasker,
+    wda: &dyn Masker,
     reference: &dyn Masker,
     parser: &Arc<Parser>,
     vocab: &Arc<Vocabulary>,
@@ -150,7 +182,7 @@ pub fn teacher_forced_until_rejected(
         wda.fill_mask(&mut wc, &state, &mut wm);
         reference.fill_mask(&mut rc, &state, &mut rm);
         let tail = &prefix[prefix.len().saturating_sub(60)..];
-        compare(vocab, &wm, &rm, ("wda", reference.name()), tail, step)
+        compare(vocab, &wm, &rm, (wda.name(), reference.name()), tail, step)
             .unwrap_or_else(|e| panic!("{label}: {e}"));
         compared += 1;
         let Some(&t) = tokens.get(step) else { break };

@@ -1,0 +1,606 @@
+//! The on-demand automaton: [`LazyWdaMasker`].
+//!
+//! The eager build ([`WdaMasker::new`](crate::WdaMasker::new)) runs the whole subset
+//! construction before the first mask — every state any stack could reach, then
+//! minimisation — which takes seconds on a programming language. Most of those states are
+//! never read: a text visits a few hundred. So this masker builds only the lexical side up
+//! front (token spans, continuations, every lexer point's initial items), and computes a state
+//! of the automaton, a transition and its output weight the first time a mask reads them — the
+//! same [`Construction::transition`] the eager build runs, on one input. That is the hybrid DFA
+//! of regex-automata applied to the parser DWA: lazy determinisation into a cache with a
+//! capacity, cleared and refilled when full, with a clear count, and giving up to a fallback
+//! masker when it thrashes.
+//!
+//! # Why the masks are the eager automaton's
+//!
+//! A state is the same weighted item set the eager construction would make, and a transition
+//! the same [`Construction::transition`] on the same input, so every path outputs the same
+//! classes. Two differences, neither visible in a mask: the automaton is not minimised (only
+//! the eager tables' size depends on that), and the eager construction gives inputs no GSS can
+//! produce the default transition, while this one computes the transition of whatever LR state
+//! a node holds (every node's state is such an input). The run stops reading below a pair once
+//! the classes its state can still output are in the mask; the eager build knows that set
+//! exactly (a fixpoint over the whole automaton), this one uses a superset — the classes riding
+//! on the state's items, since weights only shrink along a path — so it may read a node more,
+//! whose outputs are then already in the mask.
+//!
+//! # Threads
+//!
+//! The masker is `Send + Sync` and the cache is shared by every thread, behind a [`RwLock`]: a
+//! mask takes the read lock once and reads the cached transitions with it (hash lookups, no
+//! writes to shared memory but the lock's reader count); only a mask that meets a transition
+//! not yet computed drops it, takes the write lock and runs again, computing what is missing.
+//! After a warm-up almost every mask is a read, so threads rarely wait on each other, and work
+//! done for one sequence serves all the others (a per-thread cache would compute every state
+//! once per thread, and a batch of 64 sequences would pay 64 cold starts). The price is one
+//! atomic read-modify-write per mask on a shared cache line.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock, RwLockWriteGuard};
+use std::time::Instant;
+
+use ahash::AHashMap;
+use munch_glr::cfg::NonterminalId;
+use munch_glr::lr::LrState;
+use munch_glr::mask::{MaskCache, MaskMut, Masker, Oracle};
+use munch_glr::parser::{Parser, ParserState};
+use munch_lexer::LexState;
+use munch_vocab::Vocabulary;
+
+use crate::bits::{is_subset, Weight, Weights, EMPTY};
+use crate::build::{block_runs, prepare, Prepared};
+use crate::determinize::{countdowns, Construction, StateId, DEAD};
+use crate::dwa::{Dwa, RunCache};
+use crate::error::WdaBuildError;
+use crate::template::{Conts, Item, Templates, INIT};
+use crate::WdaConfig;
+
+/// No start state yet.
+const NONE: u32 = u32::MAX;
+
+/// The summaries one mask may compute however small the cache (beyond that, and beyond the
+/// capacity, the masker gives up).
+const MIN_MASK_BYTES: usize = 4 << 20;
+
+/// Size and history of a [`LazyWdaMasker`]'s cache.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LazyStats {
+    /// Automaton states in the cache now (the dead state included).
+    pub states: usize,
+    /// Transitions in the cache now.
+    pub transitions: usize,
+    /// Approximate heap bytes of the cache now.
+    pub cache_bytes: usize,
+    /// Times the cache was cleared because it reached its capacity.
+    pub clears: u64,
+    /// Transitions computed since the masker was built (across clears).
+    pub computed: u64,
+    /// Whether the masker gave up (thrashing or a state too large for the cache) and now
+    /// answers with its fallback.
+    pub gave_up: bool,
+    /// Seconds the up-front part of the build took.
+    pub build_s: f64,
+    /// Token classes (text tokens grouped by identical lexical behaviour).
+    pub token_classes: usize,
+    /// Lexical blocks (classes that every lexical weight treats alike).
+    pub blocks: usize,
+}
+
+/// The weighted-automaton masker, determinised on demand: builds in the time of its lexical
+/// side, then computes each state and transition the first time a mask reads it. Masks equal
+/// [`WdaMasker`](crate::WdaMasker)'s. `Send + Sync`; share it with `Arc`. The
+/// [module docs](self) say how the shared cache works.
+///
+/// Budgets from [`WdaConfig`]: [`cache_capacity`](WdaConfig::cache_capacity) (clear when
+/// reached), [`min_clears`](WdaConfig::min_clears) and
+/// [`min_masks_per_clear`](WdaConfig::min_masks_per_clear) (when to give up to the
+/// fallback), and the lexical side's own ([`spans`](WdaConfig::spans),
+/// [`max_continuations`](WdaConfig::max_continuations)).
+pub struct LazyWdaMasker {
+    parser: Arc<Parser>,
+    vocab: Arc<Vocabulary>,
+    conts: Arc<Conts>,
+    /// Per start (lexer points, then end of sequence): its items and outright classes, as
+    /// weights of `base_weights`.
+    initial: Vec<(Vec<(Item, Weight)>, Weight)>,
+    /// Per lexer state: the start of point `(s, None)` and of point `(lexer start, Some(s))`.
+    plain: Vec<u32>,
+    inhibited: Vec<u32>,
+    lex_start: u32,
+    /// The weights of the initial items, which every cleared cache starts from.
+    base_weights: Weights,
+    /// The expansion tables (blocks → mask words); its automaton is empty.
+    expand: Dwa,
+    engine: RwLock<Engine>,
+    fallback: Arc<dyn Masker>,
+    gave_up: AtomicBool,
+    /// Masks answered, as flushed by the threads' caches.
+    masks: AtomicU64,
+    capacity: usize,
+    min_clears: u64,
+    min_masks_per_clear: u64,
+    build_s: f64,
+    token_classes: usize,
+}
+
+/// The cache: the construction's states, summaries and weights, and the transitions computed.
+struct Engine {
+    tpl: Templates,
+    weights: Weights,
+    c: Construction,
+    /// Per state: the classes its items still carry (a superset of what it can output).
+    und: Vec<Weight>,
+    /// `(state << 32 | x)` → `(output << 32 | target)`.
+    trans: AHashMap<u64, u64>,
+    /// Per start: its state, or [`NONE`].
+    starts: Vec<StateId>,
+    clears: u64,
+    /// `LazyWdaMasker::masks` at the last clear.
+    masks_at_clear: u64,
+    computed: u64,
+    scratch: Vec<u64>,
+}
+
+/// Why a run stopped.
+enum Stop {
+    /// A transition or start not in the cache (read-only runs).
+    Miss,
+    /// The construction exceeded what the cache may hold.
+    Full,
+}
+
+/// The scratch of one thread (or one sequence).
+struct LazyCache {
+    run: RunCache,
+    fallback: Option<MaskCache>,
+    /// Masks answered since the last flush into `LazyWdaMasker::masks`.
+    masks: u64,
+}
+
+impl LazyWdaMasker {
+    /// Builds the lexical side of `parser`'s grammar over `vocab`; the automaton comes on
+    /// demand. Falls back to the [`Oracle`] if it ever gives up (see
+    /// [`LazyWdaMasker::with_fallback`]).
+    ///
+    /// Errors: the lexical side's budgets (the token spans', continuations), or a grammar too
+    /// large for the automaton's encoding.
+    pub fn new(
+        parser: Arc<Parser>,
+        vocab: Arc<Vocabulary>,
+        config: &WdaConfig,
+    ) -> Result<LazyWdaMasker, WdaBuildError> {
+        let t0 = Instant::now();
+        let Prepared {
+            spans,
+            lexical,
+            initial,
+            weights,
+            lex_blocks,
+            class_len,
+        } = prepare(&parser, &vocab, config)?;
+        let lexer = parser.lexer();
+        let mut plain = vec![NONE; lexer.state_len()];
+        let mut inhibited = vec![NONE; lexer.state_len()];
+        for (i, point) in lexical.points.iter().enumerate() {
+            match point.inhibitor {
+                None => plain[point.state.as_usize()] = i as u32,
+                Some(inh) => inhibited[inh.as_usize()] = i as u32,
+            }
+        }
+        let block_of = |c: usize| {
+            let b = lex_blocks.block_of[c];
+            (b != u32::MAX).then_some(b)
+        };
+        let (run_start, runs, all) = block_runs(&spans, vocab.len(), lex_blocks.len, block_of);
+        let eos_block = lex_blocks.block_of[class_len];
+        let expand = Dwa::for_expansion(
+            lex_blocks.len,
+            weights.words(),
+            class_len,
+            weights.arena().to_vec(),
+            eos_block,
+            vocab.len(),
+            run_start,
+            runs,
+            all,
+        );
+        let starts = initial.len();
+        let lex_start = lexer.start().as_u32();
+        let mut m = LazyWdaMasker {
+            fallback: Arc::new(Oracle::new(Arc::clone(&vocab))),
+            engine: RwLock::new(Engine::new(
+                &parser,
+                &lexical.conts,
+                &weights,
+                starts,
+                config.cache_capacity,
+            )),
+            parser,
+            vocab,
+            conts: lexical.conts,
+            initial,
+            plain,
+            inhibited,
+            lex_start,
+            base_weights: weights,
+            expand,
+            gave_up: AtomicBool::new(false),
+            masks: AtomicU64::new(0),
+            capacity: config.cache_capacity,
+            min_clears: config.min_clears as u64,
+            min_masks_per_clear: config.min_masks_per_clear as u64,
+            build_s: 0.0,
+            token_classes: class_len,
+        };
+        m.build_s = t0.elapsed().as_secs_f64();
+        Ok(m)
+    }
+
+    /// The masker that answers once this one gives up (a cache that thrashes, or a state too
+    /// large for the cache). Its masks must be exact too: the trie masker is the usual choice.
+    pub fn with_fallback(mut self, fallback: Arc<dyn Masker>) -> LazyWdaMasker {
+        self.fallback = fallback;
+        self
+    }
+
+    /// The cache's size and history.
+    pub fn stats(&self) -> LazyStats {
+        let eng = self.read();
+        LazyStats {
+            states: eng.c.b.len(),
+            transitions: eng.trans.len(),
+            cache_bytes: eng.heap_bytes(),
+            clears: eng.clears,
+            computed: eng.computed,
+            gave_up: self.gave_up.load(Ordering::Relaxed),
+            build_s: self.build_s,
+            token_classes: self.token_classes,
+            blocks: self.expand.class_len as usize,
+        }
+    }
+
+    /// The grammar this masker was built for.
+    pub fn parser(&self) -> &Arc<Parser> {
+        &self.parser
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Engine> {
+        // A panic while the cache was written may have left it half-updated: such a cache is
+        // only read after the next writer clears it (see `write`).
+        self.engine.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Engine> {
+        match self.engine.write() {
+            Ok(g) => g,
+            Err(poisoned) => {
+                let mut g = poisoned.into_inner();
+                self.clear(&mut g);
+                self.engine.clear_poison();
+                g
+            }
+        }
+    }
+
+    /// Empties the cache: only the lexical side is kept.
+    fn clear(&self, eng: &mut Engine) {
+        let (clears, computed) = (eng.clears + 1, eng.computed);
+        *eng = Engine::new(
+            &self.parser,
+            &self.conts,
+            &self.base_weights,
+            self.initial.len(),
+            self.capacity,
+        );
+        eng.clears = clears;
+        eng.computed = computed;
+        eng.masks_at_clear = self.masks.load(Ordering::Relaxed);
+    }
+
+    /// The start of a head's lexer configuration, if the lexical side has that point.
+    fn point(&self, lex: LexState, inhibitor: Option<LexState>) -> Option<usize> {
+        let p = match inhibitor {
+            None => self.plain.get(lex.as_usize()).copied(),
+            Some(i) if lex.as_u32() == self.lex_start => self.inhibited.get(i.as_usize()).copied(),
+            Some(_) => None,
+        }?;
+        (p != NONE).then_some(p as usize)
+    }
+
+    /// The allowed blocks of `state` into `cache.acc` (the eager run, `Dwa::run`, over
+    /// transitions `steps` gives).
+    fn run<S: Steps>(
+        &self,
+        steps: &mut S,
+        cache: &mut RunCache,
+        state: &ParserState,
+    ) -> Result<(), Stop> {
+        cache.begin();
+        let eos = self.initial.len() - 1;
+        for h in state.heads() {
+            if let Some(p) = self.point(h.lex_state(), h.inhibitor()) {
+                let yes = self.initial[p].1;
+                if yes != EMPTY && !cache.used.contains(&yes) {
+                    cache.used.push(yes);
+                    or_into(&mut cache.acc, steps.weight(yes));
+                }
+                let s = steps.start(self, p)?;
+                if s != DEAD {
+                    cache.stack.push((s, h.node().clone()));
+                }
+            }
+            // End of sequence: the pseudo-class read from every head whose lexeme is empty.
+            if h.lexeme_is_empty() {
+                let s = steps.start(self, eos)?;
+                if s != DEAD {
+                    cache.stack.push((s, h.node().clone()));
+                }
+            }
+        }
+        while let Some((s, node)) = cache.stack.pop() {
+            if !cache.first_visit((s, node.id())) {
+                continue;
+            }
+            cache.pairs += 1;
+            let (out, t) = steps.step(s, node.state().as_u32())?;
+            if out != EMPTY && !cache.used.contains(&out) {
+                cache.used.push(out);
+                or_into(&mut cache.acc, steps.weight(out));
+            }
+            if t == DEAD || is_subset(steps.weight(steps.undecided(t)), &cache.acc) {
+                continue;
+            }
+            for m in node.predecessors() {
+                cache.stack.push((t, m));
+            }
+        }
+        Ok(())
+    }
+
+    /// Fills `cache.run.acc` for `state`: from the cache if it has every transition needed,
+    /// else computing them. `false`: gave up (the fallback answers).
+    fn classes(&self, cache: &mut LazyCache, state: &ParserState) -> bool {
+        {
+            let eng = self.read();
+            if self.run(&mut Reader(&eng), &mut cache.run, state).is_ok() {
+                return true;
+            }
+        }
+        let mut eng = self.write();
+        self.masks.fetch_add(cache.masks, Ordering::Relaxed);
+        cache.masks = 0;
+        if self.gave_up.load(Ordering::Relaxed) {
+            return false;
+        }
+        if eng.heap_bytes() > self.capacity && !self.clear_or_give_up(&mut eng) {
+            return false;
+        }
+        for attempt in 0..2 {
+            match self.run(&mut Writer(&mut eng), &mut cache.run, state) {
+                Ok(()) => return true,
+                Err(Stop::Miss) => unreachable!("a writer computes what it misses"),
+                // This mask alone needs more than the cache holds, even from empty: give up.
+                Err(Stop::Full) if attempt == 1 => break,
+                Err(Stop::Full) => {
+                    if !self.clear_or_give_up(&mut eng) {
+                        return false;
+                    }
+                }
+            }
+        }
+        self.gave_up.store(true, Ordering::Relaxed);
+        self.clear(&mut eng);
+        false
+    }
+
+    /// Clears a full cache; gives up instead when it has been cleared often and few masks
+    /// were answered since the last clear (the cache thrashes). `false`: gave up.
+    fn clear_or_give_up(&self, eng: &mut Engine) -> bool {
+        let since = self.masks.load(Ordering::Relaxed) - eng.masks_at_clear;
+        if eng.clears >= self.min_clears && since < self.min_masks_per_clear {
+            self.gave_up.store(true, Ordering::Relaxed);
+            self.clear(eng);
+            return false;
+        }
+        self.clear(eng);
+        true
+    }
+}
+
+fn or_into(acc: &mut [u64], w: &[u64]) {
+    for (a, b) in acc.iter_mut().zip(w) {
+        *a |= b;
+    }
+}
+
+impl Engine {
+    fn new(
+        parser: &Arc<Parser>,
+        conts: &Arc<Conts>,
+        weights: &Weights,
+        starts: usize,
+        capacity: usize,
+    ) -> Engine {
+        let mut eng = Engine {
+            // The summaries' entries are counted at about 40 bytes each. One mask may take the
+            // cache past its capacity (it is cleared before the next), up to this limit.
+            tpl: Templates::new(
+                Arc::clone(parser),
+                Arc::clone(conts),
+                capacity.max(MIN_MASK_BYTES) / 40,
+            ),
+            weights: weights.clone(),
+            c: Construction::new(weights.words()),
+            und: Vec::new(),
+            trans: AHashMap::new(),
+            starts: vec![NONE; starts],
+            clears: 0,
+            masks_at_clear: 0,
+            computed: 0,
+            scratch: vec![0; weights.words()],
+        };
+        eng.note_states();
+        eng
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.c.heap_bytes(&self.tpl, &self.weights) + self.trans.len() * 24 + self.und.len() * 4
+    }
+
+    /// The undecided classes of states created since the last call.
+    fn note_states(&mut self) {
+        while self.und.len() < self.c.b.len() {
+            let s = self.und.len() as StateId;
+            self.scratch.fill(0);
+            for &(_, m) in self.c.b.state(s) {
+                for &(_, w) in self.c.km.get(m) {
+                    or_into(&mut self.scratch, self.weights.get(w));
+                }
+            }
+            let u = self.weights.intern_words(&self.scratch);
+            self.und.push(u);
+        }
+    }
+}
+
+/// Where a run gets its transitions: the cache as it is, or the cache filled as needed.
+trait Steps {
+    fn start(&mut self, m: &LazyWdaMasker, start: usize) -> Result<StateId, Stop>;
+    fn step(&mut self, s: StateId, x: u32) -> Result<(Weight, StateId), Stop>;
+    fn weight(&self, w: Weight) -> &[u64];
+    fn undecided(&self, s: StateId) -> Weight;
+}
+
+#[inline]
+fn key(s: StateId, x: u32) -> u64 {
+    (s as u64) << 32 | x as u64
+}
+
+struct Reader<'a>(&'a Engine);
+
+impl Steps for Reader<'_> {
+    fn start(&mut self, _: &LazyWdaMasker, start: usize) -> Result<StateId, Stop> {
+        match self.0.starts[start] {
+            NONE => Err(Stop::Miss),
+            s => Ok(s),
+        }
+    }
+
+    #[inline]
+    fn step(&mut self, s: StateId, x: u32) -> Result<(Weight, StateId), Stop> {
+        match self.0.trans.get(&key(s, x)) {
+            Some(&v) => Ok(((v >> 32) as Weight, v as StateId)),
+            None => Err(Stop::Miss),
+        }
+    }
+
+    fn weight(&self, w: Weight) -> &[u64] {
+        self.0.weights.get(w)
+    }
+
+    fn undecided(&self, s: StateId) -> Weight {
+        self.0.und[s as usize]
+    }
+}
+
+struct Writer<'a>(&'a mut Engine);
+
+impl Steps for Writer<'_> {
+    fn start(&mut self, m: &LazyWdaMasker, start: usize) -> Result<StateId, Stop> {
+        let eng = &mut *self.0;
+        if eng.starts[start] == NONE {
+            let (items, decided) = &m.initial[start];
+            let s = eng.c.initial(&mut eng.weights, items, *decided);
+            eng.starts[start] = s;
+            eng.note_states();
+        }
+        Ok(eng.starts[start])
+    }
+
+    fn step(&mut self, s: StateId, x: u32) -> Result<(Weight, StateId), Stop> {
+        if let Ok(v) = Reader(&*self.0).step(s, x) {
+            return Ok(v);
+        }
+        let eng = &mut *self.0;
+        let groups = eng.c.b.state(s).to_vec();
+        let base = countdowns(&eng.tpl, &groups);
+        // The groups that read `x`: the eager construction lists them per input (`keyed`).
+        let tables = eng.tpl.tables();
+        let xs = LrState::new(x as usize).expect("a GSS node's LR state is a valid id");
+        let sel: Vec<usize> = groups
+            .iter()
+            .enumerate()
+            .filter(|&(_, &(key, _))| {
+                let (t, code) = (key >> 16, key & 0xFFFF);
+                if code == INIT {
+                    return !tables.actions_at(xs, t).is_empty();
+                }
+                let (a, r) = eng.tpl.split(code);
+                r == 0
+                    && tables
+                        .goto(xs, NonterminalId::from_usize(a as usize))
+                        .is_some()
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let (out, t) = eng
+            .c
+            .transition(&mut eng.tpl, &mut eng.weights, &groups, &base, &sel, x)
+            .map_err(|_| Stop::Full)?;
+        eng.note_states();
+        eng.trans.insert(key(s, x), (out as u64) << 32 | t as u64);
+        eng.computed += 1;
+        Ok((out, t))
+    }
+
+    fn weight(&self, w: Weight) -> &[u64] {
+        self.0.weights.get(w)
+    }
+
+    fn undecided(&self, s: StateId) -> Weight {
+        self.0.und[s as usize]
+    }
+}
+
+impl Masker for LazyWdaMasker {
+    fn name(&self) -> &str {
+        "wda-lazy"
+    }
+
+    fn vocabulary(&self) -> &Vocabulary {
+        &self.vocab
+    }
+
+    fn create_cache(&self) -> MaskCache {
+        MaskCache::new(LazyCache {
+            run: self.expand.create_cache(),
+            fallback: None,
+            masks: 0,
+        })
+    }
+
+    fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
+        let cache: &mut LazyCache = cache.get_mut();
+        cache.masks += 1;
+        if self.gave_up.load(Ordering::Relaxed) || !self.classes(cache, state) {
+            let fallback = cache
+                .fallback
+                .get_or_insert_with(|| self.fallback.create_cache());
+            self.fallback.fill_into(fallback, state, mask);
+            return;
+        }
+        let eos = self.expand.take_eos(&mut cache.run);
+        let _ = self.expand.expand(&mut cache.run, mask.words_mut());
+        if eos {
+            for &t in self.vocab.eos() {
+                mask.insert(t);
+            }
+        }
+    }
+}
+
+// Compiled maskers are shared across threads.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<LazyWdaMasker>();
+};
