@@ -26,6 +26,14 @@ pub struct Summary {
     pub max_ns: u64,
 }
 
+impl SummaryUs {
+    /// The summary of `samples` (nanoseconds, in any order) in microseconds; `None` when
+    /// there are none.
+    pub fn from_ns(samples: &[u64]) -> Option<SummaryUs> {
+        Summary::from_ns(samples).map(|s| s.to_us())
+    }
+}
+
 impl Summary {
     /// Summarises `samples` (in any order); `None` when there are none.
     pub fn from_ns(samples: &[u64]) -> Option<Summary> {
@@ -47,9 +55,10 @@ impl Summary {
     }
 
     /// The summary in microseconds, which serializes as
-    /// `{"mean_us","p50_us","p90_us","p99_us","p999_us","max_us"}` in that order.
+    /// `{"count","mean_us","p50_us","p90_us","p99_us","p999_us","max_us"}` in that order.
     pub fn to_us(&self) -> SummaryUs {
         SummaryUs {
+            count: self.count,
             mean_us: us(self.mean_ns),
             p50_us: us(self.p50_ns as f64),
             p90_us: us(self.p90_ns as f64),
@@ -60,9 +69,12 @@ impl Summary {
     }
 }
 
-/// A [`Summary`] in microseconds (rounded to the nanosecond), as the CLI prints it.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+/// A [`Summary`] in microseconds (rounded to the nanosecond), as the CLI prints it and the
+/// peers benchmark stores it.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SummaryUs {
+    /// Number of samples.
+    pub count: usize,
     /// Mean.
     pub mean_us: f64,
     /// Median.
@@ -168,7 +180,7 @@ mod tests {
         let s = Summary::from_ns(&[1234, 5678]).unwrap();
         assert_eq!(
             serde_json::to_string(&s.to_us()).unwrap(),
-            r#"{"mean_us":3.456,"p50_us":1.234,"p90_us":5.678,"p99_us":5.678,"p999_us":5.678,"max_us":5.678}"#
+            r#"{"count":2,"mean_us":3.456,"p50_us":1.234,"p90_us":5.678,"p99_us":5.678,"p999_us":5.678,"max_us":5.678}"#
         );
     }
 

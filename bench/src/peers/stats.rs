@@ -3,51 +3,10 @@
 //! Every engine reports raw nanosecond samples (the Python engine too), and the statistics are
 //! computed here, once, the same way for all of them.
 
-use munch::stats::{nearest_rank, Summary, SummaryUs};
-use serde::{Deserialize, Serialize};
+use munch::stats::nearest_rank;
 
-/// Latency figures in microseconds, with the number of samples.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Latency {
-    /// Number of samples.
-    pub count: usize,
-    /// Mean.
-    pub mean_us: f64,
-    /// Median (nearest rank).
-    pub p50_us: f64,
-    /// 90th percentile.
-    pub p90_us: f64,
-    /// 99th percentile.
-    pub p99_us: f64,
-    /// 99.9th percentile.
-    pub p999_us: f64,
-    /// Largest sample.
-    pub max_us: f64,
-}
-
-impl Latency {
-    /// The summary of `samples_ns`, or `None` when there are none.
-    pub fn from_ns(samples_ns: &[u64]) -> Option<Latency> {
-        let summary = Summary::from_ns(samples_ns)?;
-        let SummaryUs {
-            mean_us,
-            p50_us,
-            p90_us,
-            p99_us,
-            p999_us,
-            max_us,
-        } = summary.to_us();
-        Some(Latency {
-            count: summary.count,
-            mean_us,
-            p50_us,
-            p90_us,
-            p99_us,
-            p999_us,
-            max_us,
-        })
-    }
-}
+/// Latency figures in microseconds, with the number of samples: munch's own summary.
+pub type Latency = munch::stats::SummaryUs;
 
 /// The fractions at which [`cdf`] samples the distribution, in basis points: every percent,
 /// then finer towards the tail (99.1 … 99.9, 99.91 … 99.99), then the maximum.
