@@ -1,0 +1,119 @@
+//! Time to first mask for JSON Schemas: schema text → Lark (munch-schema) → parser → masker →
+//! the first mask, with one tokenizer, each schema compiled from scratch `--runs` times (the
+//! tokenizer is loaded once, as a server holds it). Prints one line per schema (medians) and
+//! the p50/p99 over all runs.
+//!
+//! ```text
+//! cargo run --release -p munch-bench --bin schema_ttfm -- bench/schemas/*.json \
+//!     --tokenizer llama3 --masker trie --runs 11
+//! ```
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use munch::{Compiled, Config, Grammar, MaskerKind, SchemaOptions, Vocabulary};
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
+    sorted[i]
+}
+
+fn main() {
+    let mut files = Vec::new();
+    let (mut tokenizer, mut masker, mut runs) = ("llama3".to_string(), "trie".to_string(), 11);
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--tokenizer" => tokenizer = args.next().expect("--tokenizer NAME"),
+            "--masker" => masker = args.next().expect("--masker NAME"),
+            "--runs" => runs = args.next().and_then(|r| r.parse().ok()).expect("--runs N"),
+            f => files.push(f.to_string()),
+        }
+    }
+    let kind = MaskerKind::ALL
+        .iter()
+        .copied()
+        .find(|k| k.name() == masker)
+        .expect("a masker name");
+    let vocab: Arc<Vocabulary> = Arc::new(Vocabulary::load(&tokenizer).expect("tokenizer"));
+    let config = Config::new().masker(kind).fallback(None);
+    let options = SchemaOptions::default();
+    println!(
+        "{:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>7}",
+        "schema", "lark_us", "parser_ms", "masker_ms", "mask_us", "total_ms", "lexer"
+    );
+    let mut all = Vec::new();
+    let mut failed = 0;
+    for f in &files {
+        let text = std::fs::read_to_string(f).expect("schema file");
+        let name = std::path::Path::new(f)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut rows: Vec<[f64; 5]> = Vec::new();
+        let mut lexer = 0;
+        for _ in 0..runs {
+            let t0 = Instant::now();
+            let g = match Grammar::from_json_schema(text.as_str(), &options) {
+                Ok(g) => g,
+                Err(e) => {
+                    println!("{name:<22} refused: {e}");
+                    break;
+                }
+            };
+            let t1 = Instant::now();
+            let c = match Compiled::new(&g, Arc::clone(&vocab), &config) {
+                Ok(c) => c,
+                Err(e) => {
+                    println!("{name:<22} failed: {e}");
+                    break;
+                }
+            };
+            let t2 = Instant::now();
+            let mut m = c.matcher();
+            let mask = m.next_token_mask();
+            let t3 = Instant::now();
+            std::hint::black_box(mask);
+            let s = c.stats();
+            lexer = s.lexer_states;
+            rows.push([
+                (t1 - t0).as_secs_f64() * 1e6,
+                s.parser_time.as_secs_f64() * 1e3,
+                s.masker_time.as_secs_f64() * 1e3,
+                (t3 - t2).as_secs_f64() * 1e6,
+                (t3 - t0).as_secs_f64() * 1e3,
+            ]);
+        }
+        if rows.is_empty() {
+            failed += 1;
+            continue;
+        }
+        let med = |i: usize| {
+            let mut v: Vec<f64> = rows.iter().map(|r| r[i]).collect();
+            v.sort_by(f64::total_cmp);
+            percentile(&v, 0.5)
+        };
+        println!(
+            "{name:<22} {:>9.0} {:>9.2} {:>9.2} {:>9.0} {:>9.2} {:>7}",
+            med(0),
+            med(1),
+            med(2),
+            med(3),
+            med(4),
+            lexer
+        );
+        all.extend(rows.iter().map(|r| r[4]));
+    }
+    all.sort_by(f64::total_cmp);
+    println!(
+        "time to first mask over {} runs of {} schemas ({} failed), {masker}, {tokenizer}: p50 {:.2} ms, p99 {:.2} ms",
+        all.len(),
+        files.len() - failed,
+        failed,
+        percentile(&all, 0.5),
+        percentile(&all, 0.99)
+    );
+}
