@@ -136,3 +136,16 @@ fn action_budget_is_a_typed_error_before_the_tables_are_built() {
     assert_eq!(err.state_limit(), None);
     assert!(err.to_string().contains("max_lr_actions"), "{err}");
 }
+
+#[test]
+fn a_long_unit_chain_builds_in_linear_space() {
+    // r0 -> r1, ..., r19999 -> 'a': listing each nonterminal's left closure up front took
+    // 20,000² entries (1.6 GB), and the fixpoints one pass per link.
+    let n = 20_000;
+    let mut src: String = (0..n).map(|i| format!("r{i} -> r{}\n", i + 1)).collect();
+    src.push_str(&format!("r{n} -> 'a'\n"));
+    let g = dsl::parse(&src).unwrap();
+    let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
+    let t = LrTables::build(&cfg, &LrConfig::default()).unwrap();
+    assert!(t.state_len() <= n + 4, "{}", t.state_len());
+}

@@ -20,56 +20,74 @@ impl Analysis {
     /// Computes both by fixpoint iteration.
     pub fn new(cfg: &Cfg) -> Self {
         let n = cfg.nonterminal_len();
-        let mut nullable = vec![false; n];
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for p in cfg.productions() {
-                if !nullable[p.lhs.as_usize()]
-                    && p.rhs.iter().all(|s| match s {
-                        Symbol::Terminal(_) => false,
-                        Symbol::Nonterminal(m) => nullable[m.as_usize()],
-                    })
-                {
-                    nullable[p.lhs.as_usize()] = true;
-                    changed = true;
+        // Worklists rather than passes over every production until nothing changes: a chain of
+        // unit rules would take one pass per link (quadratic in the grammar's size).
+        let mut uses: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (i, p) in cfg.productions().iter().enumerate() {
+            for s in &p.rhs {
+                if let Symbol::Nonterminal(m) = s {
+                    if uses[m.as_usize()].last() != Some(&i) {
+                        uses[m.as_usize()].push(i);
+                    }
                 }
             }
         }
+        let mut nullable = vec![false; n];
+        let mut pending: Vec<usize> = (0..cfg.productions().len()).collect();
+        while let Some(i) = pending.pop() {
+            let p = &cfg.productions()[i];
+            if !nullable[p.lhs.as_usize()]
+                && p.rhs.iter().all(|s| match s {
+                    Symbol::Terminal(_) => false,
+                    Symbol::Nonterminal(m) => nullable[m.as_usize()],
+                })
+            {
+                nullable[p.lhs.as_usize()] = true;
+                pending.extend(uses[p.lhs.as_usize()].iter().copied());
+            }
+        }
+        // FIRST(lhs) ⊇ {t} for a terminal, and ⊇ FIRST(m) for a nonterminal m, after a nullable
+        // prefix of a right-hand side.
         let words = cfg.terminal_len().div_ceil(64).max(1);
         let mut first = vec![0u64; n * words];
-        changed = true;
-        while changed {
-            changed = false;
-            for p in cfg.productions() {
-                let lhs = p.lhs.as_usize();
-                for s in &p.rhs {
-                    match *s {
-                        Symbol::Terminal(t) => {
-                            let (w, b) = (t.as_usize() / 64, t.as_usize() % 64);
-                            let cell = &mut first[lhs * words + w];
-                            if *cell & (1 << b) == 0 {
-                                *cell |= 1 << b;
-                                changed = true;
-                            }
+        let mut feeds: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for p in cfg.productions() {
+            let lhs = p.lhs.as_usize();
+            for s in &p.rhs {
+                match *s {
+                    Symbol::Terminal(t) => {
+                        let (w, b) = (t.as_usize() / 64, t.as_usize() % 64);
+                        first[lhs * words + w] |= 1 << b;
+                        break;
+                    }
+                    Symbol::Nonterminal(m) => {
+                        let m = m.as_usize();
+                        if m != lhs {
+                            feeds[m].push(lhs);
+                        }
+                        if !nullable[m] {
                             break;
                         }
-                        Symbol::Nonterminal(m) => {
-                            let m = m.as_usize();
-                            if m != lhs {
-                                for w in 0..words {
-                                    let add = first[m * words + w] & !first[lhs * words + w];
-                                    if add != 0 {
-                                        first[lhs * words + w] |= add;
-                                        changed = true;
-                                    }
-                                }
-                            }
-                            if !nullable[m] {
-                                break;
-                            }
-                        }
                     }
+                }
+            }
+        }
+        let mut queued = vec![true; n];
+        let mut pending: Vec<usize> = (0..n).collect();
+        while let Some(m) = pending.pop() {
+            queued[m] = false;
+            for &lhs in &feeds[m] {
+                let mut changed = false;
+                for w in 0..words {
+                    let add = first[m * words + w] & !first[lhs * words + w];
+                    if add != 0 {
+                        first[lhs * words + w] |= add;
+                        changed = true;
+                    }
+                }
+                if changed && !queued[lhs] {
+                    queued[lhs] = true;
+                    pending.push(lhs);
                 }
             }
         }

@@ -103,30 +103,23 @@ pub(crate) struct Lr0 {
 
 impl Lr0 {
     pub fn build(g: &Grammar0, max_states: usize) -> Result<Lr0, LrBuildError> {
-        // Nonterminals that can start a closure from each nonterminal (reflexive).
+        // Per nonterminal, the nonterminals that start one of its productions. Closures follow
+        // these edges per state (each nonterminal once, by `nt_mark`); listing every nonterminal's
+        // whole left closure up front would be quadratic on a chain of unit rules.
         let nts = g.nonterminal_len as usize;
-        let mut left: Vec<Vec<u32>> = Vec::with_capacity(nts);
-        let mut mark = vec![u32::MAX; nts];
-        for a in 0..nts {
-            let mut list = vec![a as u32];
-            mark[a] = a as u32;
-            let mut k = 0;
-            while k < list.len() {
-                let b = list[k] as usize;
-                k += 1;
-                for &p in &g.by_lhs[b] {
-                    if let Some(&s) = g.rhs[p as usize].first() {
-                        if g.is_nonterminal(s) {
-                            let c = (s - g.nt_base) as usize;
-                            if mark[c] != a as u32 {
-                                mark[c] = a as u32;
-                                list.push(c as u32);
-                            }
-                        }
+        let mut corner: Vec<Vec<u32>> = Vec::with_capacity(nts);
+        for b in 0..nts {
+            let mut list: Vec<u32> = Vec::new();
+            for &p in &g.by_lhs[b] {
+                if let Some(&s) = g.rhs[p as usize].first() {
+                    if g.is_nonterminal(s) {
+                        list.push(s - g.nt_base);
                     }
                 }
             }
-            left.push(list);
+            list.sort_unstable();
+            list.dedup();
+            corner.push(list);
         }
 
         let start_kernel = vec![Item {
@@ -143,6 +136,7 @@ impl Lr0 {
         let mut nt_mark = vec![u32::MAX; nts];
         let mut by_symbol: Vec<Vec<Item>> = vec![Vec::new(); g.symbol_len() as usize];
         let mut touched: Vec<u32> = Vec::new();
+        let mut walk: Vec<u32> = Vec::new();
         let mut i = 0;
         while i < states.len() {
             let stamp = i as u32;
@@ -151,14 +145,22 @@ impl Lr0 {
             for k in 0..states[i].kernel.len() {
                 if let Some(s) = g.after_dot(states[i].kernel[k]) {
                     if g.is_nonterminal(s) {
-                        for &c in &left[(s - g.nt_base) as usize] {
-                            if nt_mark[c as usize] != stamp {
-                                nt_mark[c as usize] = stamp;
-                                for &p in &g.by_lhs[c as usize] {
-                                    items.push(Item { prod: p, dot: 0 });
-                                }
-                            }
+                        let c = s - g.nt_base;
+                        if nt_mark[c as usize] != stamp {
+                            nt_mark[c as usize] = stamp;
+                            walk.push(c);
                         }
+                    }
+                }
+            }
+            while let Some(c) = walk.pop() {
+                for &p in &g.by_lhs[c as usize] {
+                    items.push(Item { prod: p, dot: 0 });
+                }
+                for &d in &corner[c as usize] {
+                    if nt_mark[d as usize] != stamp {
+                        nt_mark[d as usize] = stamp;
+                        walk.push(d);
                     }
                 }
             }
