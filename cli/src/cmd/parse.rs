@@ -19,21 +19,48 @@ pub struct Args {
     /// Files to parse.
     #[arg(required = true)]
     files: Vec<std::path::PathBuf>,
+    /// The most bytes read from each file; a longer file (or an endless one, such as
+    /// /dev/zero) is an error naming this limit, read no further.
+    #[arg(long, default_value_t = 64 << 20)]
+    max_input_bytes: u64,
+    /// The parser's work budget per commit (reduction items and GSS edges walked; a file is
+    /// one commit): a text past it is an error naming the budget.
+    #[arg(long, default_value_t = ParserConfig::default().max_work_per_commit)]
+    max_work_per_commit: usize,
+}
+
+/// Reads at most `limit` bytes of `path`: a longer input is an error naming the limit.
+fn read_bounded(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut text = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > limit {
+        return Err(format!(
+            "the input is longer than {limit} bytes (--max-input-bytes)"
+        ));
+    }
+    Ok(text)
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let parser = args
         .grammar_opts
         .grammar(&args.grammar)?
-        .build_parser(&ParserConfig::default())?;
+        .build_parser(&ParserConfig {
+            max_work_per_commit: args.max_work_per_commit,
+            ..ParserConfig::default()
+        })?;
     let mut accepted = 0;
     for file in &args.files {
-        let verdict = match std::fs::read(file) {
+        let verdict = match read_bounded(file, args.max_input_bytes) {
             Ok(text) => parse_text(&parser, &text).map_err(|r| {
                 let (line, column) = line_column(&text, r.offset);
                 serde_json::json!({"line": line, "column": column, "message": r.message})
             }),
-            Err(e) => Err(serde_json::json!({"line": 0, "column": 0, "message": e.to_string()})),
+            Err(e) => Err(serde_json::json!({"line": 0, "column": 0, "message": e})),
         };
         accepted += usize::from(verdict.is_ok());
         let line = serde_json::json!({
