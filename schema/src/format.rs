@@ -3,8 +3,8 @@
 //! Each pattern accepts only valid strings of its format; where the exact set is not regular or
 //! too large for a lexer, it accepts fewer: leap seconds are not taken; hostnames (and email
 //! domains) have up to 4 labels of up to 63 characters, the last of up to 61, so that the
-//! 253-character limit always holds; URIs take no IP-literal `[...]` hosts. Other formats are
-//! errors.
+//! 253-character limit always holds; URIs take no IP-literal `[...]` hosts. Other formats
+//! (`int64`, `password`, ...) are annotations, as validators treat formats they do not know.
 
 /// The formats munch compiles.
 pub const FORMATS: &[&str] = &[

@@ -421,56 +421,66 @@ fn int_range(lo: &[u8], hi: Option<&[u8]>) -> Option<String> {
     Some(alts.join("|"))
 }
 
-/// Digit strings of `a.len()` digits between `a` and `b` (same length, `a <= b`).
+/// Digit strings of `a.len()` digits between `a` and `b` (same length, `a <= b`), as one
+/// alternation of flat alternatives (no nesting per digit: Lark's regex reader allows 256
+/// levels, and a 300-digit bound would nest 300 deep).
 fn between(a: &[u8], b: &[u8]) -> String {
-    if a.is_empty() {
-        return String::new();
+    let j = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let prefix = digits(&a[..j]);
+    if j == a.len() {
+        return prefix;
     }
-    let (a0, b0) = (a[0], b[0]);
-    if a0 == b0 {
-        return format!("{a0}{}", between(&a[1..], &b[1..]));
+    let (aj, bj) = (a[j], b[j]);
+    let rest = a.len() - j - 1;
+    let mut alts: Vec<String> = ge(&a[j + 1..])
+        .into_iter()
+        .map(|t| format!("{prefix}{aj}{t}"))
+        .collect();
+    if aj + 1 < bj {
+        alts.push(format!(
+            "{prefix}{}{}",
+            class(aj + 1, bj - 1),
+            any_digits(rest)
+        ));
     }
-    let rest = a.len() - 1;
-    let mut alts = vec![format!("{a0}{}", group(&ge(&a[1..])))];
-    if a0 + 1 < b0 {
-        alts.push(format!("{}{}", class(a0 + 1, b0 - 1), any_digits(rest)));
-    }
-    alts.push(format!("{b0}{}", group(&le(&b[1..]))));
+    alts.extend(
+        le(&b[j + 1..])
+            .into_iter()
+            .map(|t| format!("{prefix}{bj}{t}")),
+    );
     format!("(?:{})", alts.join("|"))
 }
 
-/// Digit strings of `s.len()` digits at least `s`.
-fn ge(s: &[u8]) -> String {
-    if s.is_empty() {
-        return String::new();
+/// Digit strings of `s.len()` digits at least `s`, as flat alternatives.
+fn ge(s: &[u8]) -> Vec<String> {
+    let mut alts = vec![digits(s)];
+    for i in 0..s.len() {
+        if s[i] < 9 {
+            alts.push(format!(
+                "{}{}{}",
+                digits(&s[..i]),
+                class(s[i] + 1, 9),
+                any_digits(s.len() - i - 1)
+            ));
+        }
     }
-    let s0 = s[0];
-    let mut alts = vec![format!("{s0}{}", group(&ge(&s[1..])))];
-    if s0 < 9 {
-        alts.push(format!("{}{}", class(s0 + 1, 9), any_digits(s.len() - 1)));
-    }
-    alts.join("|")
+    alts
 }
 
-/// Digit strings of `s.len()` digits at most `s`.
-fn le(s: &[u8]) -> String {
-    if s.is_empty() {
-        return String::new();
+/// Digit strings of `s.len()` digits at most `s`, as flat alternatives.
+fn le(s: &[u8]) -> Vec<String> {
+    let mut alts = vec![digits(s)];
+    for i in 0..s.len() {
+        if s[i] > 0 {
+            alts.push(format!(
+                "{}{}{}",
+                digits(&s[..i]),
+                class(0, s[i] - 1),
+                any_digits(s.len() - i - 1)
+            ));
+        }
     }
-    let s0 = s[0];
-    let mut alts = vec![format!("{s0}{}", group(&le(&s[1..])))];
-    if s0 > 0 {
-        alts.push(format!("{}{}", class(0, s0 - 1), any_digits(s.len() - 1)));
-    }
-    alts.join("|")
-}
-
-fn group(r: &str) -> String {
-    if r.is_empty() || !r.contains('|') {
-        r.to_string()
-    } else {
-        format!("(?:{r})")
-    }
+    alts
 }
 
 fn class(lo: u8, hi: u8) -> String {
@@ -553,18 +563,6 @@ fn frac(lo: Option<(&[u8], bool)>, hi: Option<(&[u8], bool)>, places: Option<usi
 struct Lang {
     end: bool,
     more: Vec<String>,
-}
-
-impl Lang {
-    /// As one regex (possibly matching the empty string); `None` for the empty language.
-    fn regex(&self) -> Option<String> {
-        match (self.end, self.more.is_empty()) {
-            (false, true) => None,
-            (true, true) => Some(String::new()),
-            (false, false) => Some(format!("(?:{})", self.more.join("|"))),
-            (true, false) => Some(format!("(?:{})?", self.more.join("|"))),
-        }
-    }
 }
 
 fn frac_at(
@@ -654,10 +652,15 @@ fn frac_at(
     if ld > hd {
         return Lang { end: end_ok, more };
     }
-    let follow = |d: u8, lt2: bool, ht2: bool| {
-        frac_at(pos + 1, lo, hi, lt2, ht2, places)
-            .regex()
-            .map(|r| format!("{d}{r}"))
+    // The continuations after digit `d`, each prefixed by it: flat alternatives, never nested
+    // per digit.
+    let follow = |d: u8, lt2: bool, ht2: bool| -> Vec<String> {
+        let next = frac_at(pos + 1, lo, hi, lt2, ht2, places);
+        let mut alts: Vec<String> = next.more.iter().map(|m| format!("{d}{m}")).collect();
+        if next.end {
+            alts.push(d.to_string());
+        }
+        alts
     };
     if lt && ht && ld == hd {
         more.extend(follow(ld, true, true));

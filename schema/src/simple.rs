@@ -711,10 +711,10 @@ impl Normalizer<'_> {
             let f = f
                 .as_str()
                 .ok_or_else(|| SchemaError::invalid(ptr, "format", "not a string"))?;
+            // Formats munch does not know (`int64`, `password`, ...) are annotations, as the
+            // specification has every format by default and as validators treat unknown ones.
             if crate::format::FORMATS.contains(&f) {
                 s.formats.push((f.to_string(), join(ptr, "format")));
-            } else {
-                self.relax(ptr, "format", &format!("unknown format {f:?}"))?;
             }
         }
         // Arrays: 2020-12 `prefixItems` + `items`, or draft-07 `items: [...]` +
