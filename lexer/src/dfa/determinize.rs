@@ -5,15 +5,34 @@
 //! report a match one byte late and merge patterns), per-terminal laziness (a lazy terminal's
 //! threads die as soon as it matches) and the lexer's tie-breaking.
 //!
-//! A DFA state is the ε-closed set of byte-consuming NFA nodes still alive, together with the
-//! tie-broken set of terminals matched on entry. State [`DEAD`] (no threads, nothing accepted)
-//! always exists.
+//! A DFA state is the ε-closed set of threads still alive, together with the tie-broken set of
+//! terminals matched on entry. State [`DEAD`] (no threads, nothing accepted) always exists.
+//!
+//! # Look-around
+//!
+//! A thread is a byte-consuming NFA node and a *watcher*: the set of nodes of the negative
+//! look-ahead patterns it passed, run on the bytes read since (one set for all of them: the
+//! thread dies as soon as any of them matches). A thread passing `(?!X)` adds `X`'s start to
+//! its watcher (and dies if `X` matches the empty string). A terminal that matches while some
+//! of its threads' watchers are still running matches *conditionally*: its condition is the
+//! set of those watchers, and it holds on the next byte unless every one of them matches on
+//! it. The next byte must decide the condition (each watcher matches or dies on it) wherever
+//! the lexeme ends there; otherwise the terminal is refused.
+//!
+//! The *history* of a state is the set of nodes of the look-behind patterns started at every
+//! position of the lexeme, run on the bytes read since: `(?<=Y)` holds where `Y`'s match node
+//! is in it. The NFA builder made sure no look-behind can reach before the lexeme's first byte,
+//! so this is exact. The history is kept only while a terminal with a look-behind has threads.
+//!
+//! A lazy terminal that matches conditionally keeps its threads, and loses them on the bytes
+//! where its condition holds (there it matched, so no extension may).
 
 use std::collections::VecDeque;
 
 use ahash::AHashMap;
 
 use super::error::{LexerBuildError, LexerBuildErrorKind};
+use super::look::LookAroundKind;
 use super::nfa::{Nfa, Node};
 use super::{LexerConfig, TerminalSpec};
 use crate::TerminalId;
@@ -30,8 +49,28 @@ pub(crate) struct Dfa {
     pub table: Vec<u32>,
     /// Per state: the terminals accepted there, after tie-breaking, sorted.
     pub accepted: Vec<Box<[TerminalId]>>,
+    /// Per state: the classes of next bytes on which its accepted terminals do not match
+    /// (their look-ahead fails); only classes the state has no transition on.
+    pub fail: Vec<FailSet>,
     /// The start state.
     pub start: u32,
+}
+
+/// A set of byte classes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct FailSet(pub [u64; 4]);
+
+impl FailSet {
+    pub const EMPTY: FailSet = FailSet([0; 4]);
+
+    pub fn insert(&mut self, class: u8) {
+        self.0[class as usize / 64] |= 1 << (class % 64);
+    }
+
+    #[inline]
+    pub fn contains(&self, class: u8) -> bool {
+        self.0[class as usize / 64] & (1 << (class % 64)) != 0
+    }
 }
 
 impl Dfa {
@@ -60,24 +99,198 @@ pub(crate) fn tie_break(specs: &[TerminalSpec], matched: &[TerminalId]) -> Box<[
         .collect()
 }
 
-/// A state's identity during construction: sorted live threads, accepted terminals.
-type Key = (Box<[u32]>, Box<[TerminalId]>);
+/// A state's identity during construction: sorted live threads (`node << 32 | watcher`), the
+/// history, and the matched terminals with their conditions (0: unconditional), tie-broken
+/// when none is conditional.
+type Key = (Box<[u64]>, u32, Box<[(TerminalId, u32)]>);
+
+/// Sets of NFA nodes (or of watcher ids), interned; id 0 is the empty set.
+struct Interner {
+    sets: Vec<Box<[u32]>>,
+    ids: AHashMap<Box<[u32]>, u32>,
+}
+
+impl Interner {
+    fn new() -> Interner {
+        let mut ids = AHashMap::new();
+        ids.insert(Box::from([]), 0);
+        Interner {
+            sets: vec![Box::new([])],
+            ids,
+        }
+    }
+
+    /// The id of the sorted, deduplicated `set`.
+    fn intern(&mut self, set: &[u32]) -> u32 {
+        if let Some(&id) = self.ids.get(set) {
+            return id;
+        }
+        let id = self.sets.len() as u32;
+        self.sets.push(set.into());
+        self.ids.insert(set.into(), id);
+        id
+    }
+}
+
+/// What the next byte does to a condition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Holds,
+    Fails,
+    Undecided,
+}
+
+/// The look-around part of the construction (empty when no terminal has a look-around).
+struct Looks {
+    /// Watchers (sets of look-ahead pattern nodes), and histories (look-behind pattern nodes).
+    watchers: Interner,
+    histories: Interner,
+    /// Per history: the look-arounds whose pattern matches there, sorted.
+    history_matches: Vec<Box<[u32]>>,
+    /// Conditions: sorted sets of watcher ids.
+    conditions: Interner,
+    /// `(watcher, class)` → the watcher after the byte, `None` if it matched.
+    steps: AHashMap<(u32, u8), Option<u32>>,
+    /// The start nodes of every look-behind pattern.
+    behind_starts: Vec<u32>,
+}
+
+impl Looks {
+    /// The ε-closure of `seeds` inside asserted patterns: its byte-consuming and match nodes,
+    /// sorted, and the look-arounds whose pattern matched.
+    fn closure(nfa: &Nfa, seeds: &[u32]) -> (Vec<u32>, Vec<u32>) {
+        let mut seen = ahash::AHashSet::new();
+        let mut stack = seeds.to_vec();
+        let (mut nodes, mut matched) = (Vec::new(), Vec::new());
+        while let Some(n) = stack.pop() {
+            if !seen.insert(n) {
+                continue;
+            }
+            match &nfa.nodes[n as usize] {
+                Node::Bytes(_) => nodes.push(n),
+                Node::Eps(next) => stack.extend(next.iter()),
+                // Kept in the set too: two histories with the same running nodes differ
+                // when one of them has just matched.
+                Node::SubMatch(l) => {
+                    nodes.push(n);
+                    matched.push(*l)
+                }
+                // Asserted patterns have no look-around and no terminal match.
+                Node::Look { .. } | Node::Match | Node::Fail => {}
+            }
+        }
+        nodes.sort_unstable();
+        matched.sort_unstable();
+        matched.dedup();
+        (nodes, matched)
+    }
+
+    /// The nodes `set` moves to on class `class`.
+    fn step_nodes(nfa: &Nfa, set: &[u32], class: u8) -> Vec<u32> {
+        let mut out = Vec::new();
+        for &n in set {
+            if let Node::Bytes(ranges) = &nfa.nodes[n as usize] {
+                out.extend(
+                    ranges
+                        .iter()
+                        .filter(|r| r.lo <= class && class <= r.hi)
+                        .map(|r| r.next),
+                );
+            }
+        }
+        out
+    }
+
+    /// Watcher `w` after a byte of class `class`: `None` if one of its patterns matched.
+    fn step(&mut self, nfa: &Nfa, w: u32, class: u8) -> Option<u32> {
+        if w == 0 {
+            return Some(0);
+        }
+        if let Some(&r) = self.steps.get(&(w, class)) {
+            return r;
+        }
+        let seeds = Self::step_nodes(nfa, &self.watchers.sets[w as usize], class);
+        let (nodes, matched) = Self::closure(nfa, &seeds);
+        let r = matched.is_empty().then(|| self.watchers.intern(&nodes));
+        self.steps.insert((w, class), r);
+        r
+    }
+
+    /// Watcher `w` with look-ahead `look`'s pattern started: `None` if it matches the empty
+    /// string (the assertion `(?!X)` fails).
+    fn start(&mut self, nfa: &Nfa, w: u32, look: u32) -> Option<u32> {
+        let (mut nodes, matched) = Self::closure(nfa, &[nfa.looks[look as usize].start]);
+        if !matched.is_empty() {
+            return None;
+        }
+        nodes.extend_from_slice(&self.watchers.sets[w as usize]);
+        nodes.sort_unstable();
+        nodes.dedup();
+        Some(self.watchers.intern(&nodes))
+    }
+
+    /// The history of a lexeme's start, or after `history` read a byte of class `class`.
+    fn history(&mut self, nfa: &Nfa, from: Option<(u32, u8)>) -> u32 {
+        let mut seeds = self.behind_starts.clone();
+        if let Some((h, class)) = from {
+            seeds.extend(Self::step_nodes(
+                nfa,
+                &self.histories.sets[h as usize],
+                class,
+            ));
+        }
+        let (nodes, matched) = Self::closure(nfa, &seeds);
+        let id = self.histories.intern(&nodes) as usize;
+        // Interned ids grow by one; the matches of an existing set are already known.
+        if id == self.history_matches.len() {
+            self.history_matches.push(matched.into());
+        }
+        id as u32
+    }
+
+    /// Whether condition `c` holds on a next byte of class `class`: it does if some watcher
+    /// dies there without matching, fails if every watcher matches.
+    fn outcome(&mut self, nfa: &Nfa, c: u32, class: u8) -> Outcome {
+        if c == 0 {
+            return Outcome::Holds;
+        }
+        let mut undecided = false;
+        for i in 0..self.conditions.sets[c as usize].len() {
+            let w = self.conditions.sets[c as usize][i];
+            match self.step(nfa, w, class) {
+                Some(0) => return Outcome::Holds,
+                Some(_) => undecided = true,
+                None => {}
+            }
+        }
+        if undecided {
+            Outcome::Undecided
+        } else {
+            Outcome::Fails
+        }
+    }
+}
 
 struct Determinizer<'a> {
     nfa: &'a Nfa,
     specs: &'a [TerminalSpec],
     config: &'a LexerConfig,
     class_len: usize,
-    /// `stamp[n] == epoch`: node `n` was visited by the current closure.
+    /// `stamp[n] == epoch`: node `n` was visited by the current closure without a watcher.
     stamp: Vec<u32>,
     epoch: u32,
-    stack: Vec<u32>,
-    matched: Vec<TerminalId>,
+    /// Threads with a watcher visited by the current closure.
+    seen: ahash::AHashSet<u64>,
+    stack: Vec<u64>,
+    matched: Vec<(TerminalId, u32)>,
     ids: AHashMap<Key, u32>,
     dfa: Dfa,
-    /// States whose row is still to be filled, with their threads.
-    queue: VecDeque<(u32, Box<[u32]>)>,
+    /// Per state: its matched terminals with their conditions, when one is conditional.
+    conditional: Vec<Box<[(TerminalId, u32)]>>,
+    /// States whose row is still to be filled, with their keys.
+    queue: VecDeque<(u32, Key)>,
     memory: usize,
+    looks: Looks,
 }
 
 /// Builds the DFA for `nfa` whose ranges are in class space (see [`Nfa::ranges_to_classes`]).
@@ -87,6 +300,12 @@ pub(crate) fn determinize(
     specs: &[TerminalSpec],
     config: &LexerConfig,
 ) -> Result<Dfa, LexerBuildError> {
+    let behind_starts = nfa
+        .looks
+        .iter()
+        .filter(|l| matches!(l.kind, LookAroundKind::Behind | LookAroundKind::NotBehind))
+        .map(|l| l.start)
+        .collect();
     let mut d = Determinizer {
         nfa,
         specs,
@@ -94,6 +313,7 @@ pub(crate) fn determinize(
         class_len,
         stamp: vec![0; nfa.nodes.len()],
         epoch: 0,
+        seen: ahash::AHashSet::new(),
         stack: Vec::new(),
         matched: Vec::new(),
         ids: AHashMap::new(),
@@ -101,29 +321,45 @@ pub(crate) fn determinize(
             class_len,
             table: Vec::new(),
             accepted: Vec::new(),
+            fail: Vec::new(),
             start: DEAD,
         },
+        conditional: Vec::new(),
         queue: VecDeque::new(),
         memory: nfa.memory,
+        looks: Looks {
+            watchers: Interner::new(),
+            histories: Interner::new(),
+            history_matches: vec![Box::new([])],
+            conditions: Interner::new(),
+            steps: AHashMap::new(),
+            behind_starts,
+        },
     };
-    let dead = d.intern(Box::new([]), Box::new([]))?;
+    let dead = d.intern((Box::new([]), 0, Box::new([])))?;
     debug_assert_eq!(dead, DEAD);
     // The dead state's row is all DEAD already; it needs no expansion.
     d.queue.clear();
-    let (threads, accepted) = d.closure(&nfa.starts);
-    d.dfa.start = d.intern(threads, accepted)?;
+    let seeds: Vec<u64> = nfa.starts.iter().map(|&n| u64::from(n) << 32).collect();
+    let history = if nfa.behind.iter().any(|&b| b) {
+        d.looks.history(nfa, None)
+    } else {
+        0
+    };
+    let key = d.closure(&seeds, history)?;
+    d.dfa.start = d.intern(key)?;
 
-    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); class_len];
-    // Within one state, many classes lead to the same NFA nodes (every letter of an
+    let mut buckets: Vec<Vec<u64>> = vec![Vec::new(); class_len];
+    // Within one state, many classes lead to the same threads (every letter of an
     // identifier): compute each distinct target once.
-    let mut local: AHashMap<Vec<u32>, u32> = AHashMap::new();
-    while let Some((id, threads)) = d.queue.pop_front() {
+    let mut local: AHashMap<(Vec<u64>, u32), u32> = AHashMap::new();
+    while let Some((id, (threads, history, matched))) = d.queue.pop_front() {
         buckets.iter_mut().for_each(Vec::clear);
-        for &n in threads.iter() {
-            if let Node::Bytes(ranges) = &nfa.nodes[n as usize] {
+        for &t in threads.iter() {
+            if let Node::Bytes(ranges) = &nfa.nodes[(t >> 32) as usize] {
                 for r in ranges.iter() {
                     for c in r.lo..=r.hi {
-                        buckets[c as usize].push(r.next);
+                        buckets[c as usize].push(u64::from(r.next) << 32 | (t & 0xFFFF_FFFF));
                     }
                 }
             }
@@ -133,27 +369,94 @@ pub(crate) fn determinize(
             if bucket.is_empty() {
                 continue; // The row was created all DEAD.
             }
+            let mut history_after = 0;
+            if !nfa.looks.is_empty() {
+                d.step_looks(bucket, &matched, c as u8)?;
+                if bucket.is_empty() {
+                    continue;
+                }
+                if bucket
+                    .iter()
+                    .any(|&t| nfa.behind[nfa.owner[(t >> 32) as usize].as_usize()])
+                {
+                    history_after = d.looks.history(nfa, Some((history, c as u8)));
+                }
+            }
             bucket.sort_unstable();
             bucket.dedup();
-            let target = match local.get(bucket.as_slice()) {
+            let probe = (std::mem::take(bucket), history_after);
+            let target = match local.get(&probe) {
                 Some(&t) => t,
                 None => {
-                    let (threads, accepted) = d.closure(bucket);
-                    let t = d.intern(threads, accepted)?;
-                    local.insert(bucket.clone(), t);
+                    let key = d.closure(&probe.0, history_after)?;
+                    let t = d.intern(key)?;
+                    local.insert(probe, t);
                     t
                 }
             };
             d.dfa.table[id as usize * class_len + c] = target;
         }
     }
+    d.fail_sets()?;
     Ok(d.dfa)
 }
 
 impl Determinizer<'_> {
-    /// The ε-closure of `seeds`: its byte-consuming nodes (minus the threads of lazy terminals
-    /// that match here), sorted, and the tie-broken terminals that match here.
-    fn closure(&mut self, seeds: &[u32]) -> (Box<[u32]>, Box<[TerminalId]>) {
+    fn unsupported(&self, terminal: TerminalId, what: String) -> LexerBuildError {
+        LexerBuildError::new(LexerBuildErrorKind::Unsupported {
+            terminal,
+            name: self.specs[terminal.as_usize()].name.clone(),
+            what,
+        })
+    }
+
+    /// Moves the watchers of the threads in `bucket` (already moved to their next nodes) over
+    /// the byte, dropping threads whose watcher matched, and the threads of lazy terminals
+    /// whose conditional match (in `matched`) holds on this byte.
+    fn step_looks(
+        &mut self,
+        bucket: &mut Vec<u64>,
+        matched: &[(TerminalId, u32)],
+        class: u8,
+    ) -> Result<(), LexerBuildError> {
+        let nfa = self.nfa;
+        let looks = &mut self.looks;
+        bucket.retain_mut(|t| {
+            let w = (*t & 0xFFFF_FFFF) as u32;
+            match looks.step(nfa, w, class) {
+                Some(w2) => {
+                    *t = (*t >> 32) << 32 | u64::from(w2);
+                    true
+                }
+                None => false,
+            }
+        });
+        for &(terminal, c) in matched {
+            if c == 0 || !nfa.lazy[terminal.as_usize()] {
+                continue;
+            }
+            match self.looks.outcome(nfa, c, class) {
+                Outcome::Holds => {
+                    bucket.retain(|&t| nfa.owner[(t >> 32) as usize] != terminal);
+                }
+                Outcome::Fails => {}
+                Outcome::Undecided => {
+                    return Err(self.unsupported(
+                        terminal,
+                        "a lazy repetition whose end depends on a look-ahead more than one \
+                         byte past it"
+                            .to_string(),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The ε-closure of `seeds` (threads) at a position with history `history`: its threads
+    /// (minus those of lazy terminals that match unconditionally), sorted, and the matched
+    /// terminals with their conditions.
+    fn closure(&mut self, seeds: &[u64], history: u32) -> Result<Key, LexerBuildError> {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             // Stamps wrapped around: forget them all so none looks current.
@@ -162,45 +465,92 @@ impl Determinizer<'_> {
         }
         let nodes = &self.nfa.nodes;
         let mut threads = Vec::new();
+        self.seen.clear();
         self.matched.clear();
         self.stack.clear();
         self.stack.extend(seeds.iter().rev());
-        while let Some(n) = self.stack.pop() {
-            let stamp = &mut self.stamp[n as usize];
-            if *stamp == self.epoch {
+        while let Some(t) = self.stack.pop() {
+            let (n, w) = ((t >> 32) as u32, (t & 0xFFFF_FFFF) as u32);
+            if w == 0 {
+                let stamp = &mut self.stamp[n as usize];
+                if *stamp == self.epoch {
+                    continue;
+                }
+                *stamp = self.epoch;
+            } else if !self.seen.insert(t) {
                 continue;
             }
-            *stamp = self.epoch;
             match &nodes[n as usize] {
-                Node::Bytes(_) => threads.push(n),
-                Node::Eps(next) => self.stack.extend(next.iter().rev()),
-                Node::Match => self.matched.push(self.nfa.owner[n as usize]),
-                Node::Fail => {}
+                Node::Bytes(_) => threads.push(t),
+                Node::Eps(next) => self.stack.extend(
+                    next.iter()
+                        .rev()
+                        .map(|&m| u64::from(m) << 32 | u64::from(w)),
+                ),
+                Node::Match => self.matched.push((self.nfa.owner[n as usize], w)),
+                Node::Look { look, next } => {
+                    let pass = match self.nfa.looks[*look as usize].kind {
+                        LookAroundKind::NotAhead => self.looks.start(self.nfa, w, *look),
+                        kind => {
+                            let found = self.looks.history_matches[history as usize]
+                                .binary_search(look)
+                                .is_ok();
+                            (found == (kind == LookAroundKind::Behind)).then_some(w)
+                        }
+                    };
+                    if let Some(w) = pass {
+                        self.stack.push(u64::from(*next) << 32 | u64::from(w));
+                    }
+                }
+                Node::SubMatch(_) | Node::Fail => {}
             }
         }
+        // Per terminal: unconditional if some thread matched with no watcher running.
         self.matched.sort_unstable();
-        self.matched.dedup();
+        let mut matched: Vec<(TerminalId, u32)> = Vec::new();
+        let mut i = 0;
+        while i < self.matched.len() {
+            let t = self.matched[i].0;
+            let mut j = i;
+            while j < self.matched.len() && self.matched[j].0 == t {
+                j += 1;
+            }
+            let watchers: Vec<u32> = self.matched[i..j].iter().map(|m| m.1).collect();
+            let c = if watchers[0] == 0 {
+                0
+            } else {
+                self.looks.conditions.intern(&watchers)
+            };
+            matched.push((t, c));
+            i = j;
+        }
         let nfa = self.nfa;
-        let matched = &self.matched;
         // A lazy terminal matches the shortest lexeme: once it matched, no extension may.
-        if matched.iter().any(|t| nfa.lazy[t.as_usize()]) {
-            threads.retain(|&n| {
-                let owner = nfa.owner[n as usize];
-                !(nfa.lazy[owner.as_usize()] && matched.binary_search(&owner).is_ok())
+        if matched
+            .iter()
+            .any(|&(t, c)| c == 0 && nfa.lazy[t.as_usize()])
+        {
+            threads.retain(|&t| {
+                let owner = nfa.owner[(t >> 32) as usize];
+                !(nfa.lazy[owner.as_usize()] && matched.contains(&(owner, 0)))
             });
         }
         threads.sort_unstable();
-        (threads.into(), tie_break(self.specs, matched))
+        let terminals: Vec<TerminalId> = matched.iter().map(|m| m.0).collect();
+        let matched: Box<[(TerminalId, u32)]> = if matched.iter().all(|m| m.1 == 0) {
+            tie_break(self.specs, &terminals)
+                .iter()
+                .map(|&t| (t, 0))
+                .collect()
+        } else {
+            matched.into()
+        };
+        Ok((threads.into(), history, matched))
     }
 
-    /// The id of the state `(threads, accepted)`, adding it (with an all-DEAD row, queued for
-    /// expansion) if new.
-    fn intern(
-        &mut self,
-        threads: Box<[u32]>,
-        accepted: Box<[TerminalId]>,
-    ) -> Result<u32, LexerBuildError> {
-        let key = (threads, accepted);
+    /// The id of the state `key`, adding it (with an all-DEAD row, queued for expansion) if
+    /// new.
+    fn intern(&mut self, key: Key) -> Result<u32, LexerBuildError> {
         if let Some(&id) = self.ids.get(&key) {
             return Ok(id);
         }
@@ -212,18 +562,94 @@ impl Determinizer<'_> {
         }
         // The key twice (map and queue), its accepted set in the DFA, the table row, and the
         // map's own overhead, roughly.
-        self.memory += 2 * key.0.len() * 4 + 3 * key.1.len() * 4 + self.class_len * 4 + 64;
+        self.memory += 2 * key.0.len() * 4 + 3 * key.2.len() * 4 + self.class_len * 4 + 64;
         if self.memory > self.config.max_build_memory {
             return Err(LexerBuildError::new(LexerBuildErrorKind::TooMuchMemory {
                 limit: self.config.max_build_memory,
             }));
         }
         let id = id as u32;
-        self.dfa.accepted.push(key.1.clone());
+        let terminals: Vec<TerminalId> = key.2.iter().map(|m| m.0).collect();
+        let conditional = key.2.iter().any(|m| m.1 != 0);
+        self.dfa.accepted.push(if conditional {
+            tie_break(self.specs, &terminals)
+        } else {
+            terminals.into()
+        });
+        self.dfa.fail.push(FailSet::EMPTY);
+        self.conditional.push(if conditional {
+            key.2.clone()
+        } else {
+            Box::new([])
+        });
         let rows = self.dfa.table.len() + self.class_len;
         self.dfa.table.resize(rows, DEAD);
-        self.queue.push_back((id, key.0.clone()));
+        self.queue.push_back((id, key.clone()));
         self.ids.insert(key, id);
         Ok(id)
+    }
+
+    /// Per state whose accepted terminals match conditionally: the classes of next bytes on
+    /// which the lexeme ends (the row leads to DEAD) and the condition fails. Refuses what
+    /// one set per state cannot say exactly: a condition the next byte does not decide, tied
+    /// terminals whose conditions differ there, and a conditional terminal that beats another
+    /// one by tie-breaking (which would win where the condition fails).
+    fn fail_sets(&mut self) -> Result<(), LexerBuildError> {
+        let k = self.class_len;
+        for s in 0..self.conditional.len() {
+            if self.conditional[s].is_empty() {
+                continue;
+            }
+            let matched = std::mem::take(&mut self.conditional[s]);
+            let accepted = self.dfa.accepted[s].clone();
+            let top: Vec<(TerminalId, u32)> = matched
+                .iter()
+                .copied()
+                .filter(|m| accepted.contains(&m.0))
+                .collect();
+            let Some(&(conditional, _)) = top.iter().find(|m| m.1 != 0) else {
+                continue;
+            };
+            if let Some(&(beaten, _)) = matched.iter().find(|m| !accepted.contains(&m.0)) {
+                return Err(self.unsupported(
+                    conditional,
+                    format!(
+                        "a look-ahead on a lexeme where it beats {} by priority",
+                        self.specs[beaten.as_usize()].name
+                    ),
+                ));
+            }
+            let mut fail = FailSet::EMPTY;
+            for class in 0..k {
+                if self.dfa.table[s * k + class] != DEAD {
+                    continue; // The lexeme goes on: it does not end here.
+                }
+                let mut outcome = None;
+                for &(terminal, c) in &top {
+                    let o = self.looks.outcome(self.nfa, c, class as u8);
+                    if o == Outcome::Undecided {
+                        return Err(self.unsupported(
+                            terminal,
+                            "a look-ahead reaching more than one byte past the end of the lexeme"
+                                .to_string(),
+                        ));
+                    }
+                    if outcome.is_some_and(|prev| prev != o) {
+                        return Err(self.unsupported(
+                            conditional,
+                            "a look-ahead on a lexeme that a terminal without the same \
+                             look-ahead also matches"
+                                .to_string(),
+                        ));
+                    }
+                    outcome = Some(o);
+                }
+                if outcome == Some(Outcome::Fails) {
+                    fail.insert(class as u8);
+                }
+            }
+            self.dfa.fail[s] = fail;
+        }
+        Ok(())
     }
 }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use ahash::AHashMap;
 
-use super::determinize::{determinize, Dfa, DEAD};
+use super::determinize::{determinize, Dfa, FailSet, DEAD};
 use super::error::{LexerBuildError, LexerBuildErrorKind};
 use super::minimize::{distinct_predecessors, minimize};
 use super::nfa::Nfa;
@@ -62,6 +62,9 @@ pub struct Lexer {
     accepted_span: Box<[(u32, u32)]>,
     accepted_pool: Box<[TerminalId]>,
     can_grow: Box<[bool]>,
+    /// Per state: an index into `fail_sets`; 0 (the empty set) for states without look-ahead.
+    fail_index: Box<[u32]>,
+    fail_sets: Box<[FailSet]>,
     /// Per state: an index into `reachable_sets` (many states share a set).
     reachable_index: Box<[u32]>,
     reachable_sets: Box<[TerminalSet]>,
@@ -70,7 +73,8 @@ pub struct Lexer {
 impl Lexer {
     /// Compiles `specs` (index `i` is `TerminalId(i)`) into one DFA.
     ///
-    /// Errors: a pattern with look-around ([`Unsupported`](LexerBuildErrorKind::Unsupported)),
+    /// Errors: a pattern with a look-around the lexer cannot honour exactly (see the
+    /// [module docs](super#look-around); [`Unsupported`](LexerBuildErrorKind::Unsupported)),
     /// a pattern matching the empty string ([`EmptyMatch`](LexerBuildErrorKind::EmptyMatch)),
     /// and every budget of `config`, each with its own kind. Terminals with `hir: None` are kept
     /// (they have ids) but never match.
@@ -118,6 +122,18 @@ impl Lexer {
             })
             .collect();
         let (reachable_index, reachable_sets) = reachable(&dfa, specs.len());
+        let mut fail_sets = vec![FailSet::EMPTY];
+        let fail_index = dfa
+            .fail
+            .iter()
+            .map(|f| match fail_sets.iter().position(|g| g == f) {
+                Some(i) => i as u32,
+                None => {
+                    fail_sets.push(*f);
+                    fail_sets.len() as u32 - 1
+                }
+            })
+            .collect();
         Ok(Lexer {
             specs: specs.to_vec(),
             lazy,
@@ -128,6 +144,8 @@ impl Lexer {
             accepted_span: accepted_span.into_boxed_slice(),
             accepted_pool: accepted_pool.into_boxed_slice(),
             can_grow,
+            fail_index,
+            fail_sets: fail_sets.into_boxed_slice(),
             reachable_index,
             reachable_sets,
         })
@@ -199,11 +217,40 @@ impl Lexer {
         LexState::from(self.table[s.as_usize() * self.class_len + class as usize])
     }
 
-    /// Whether reading `byte` in `s` extends the lexeme: the test that kills a branch inhibited
-    /// by `s` (see the [module docs](super#inhibited-terminals)).
+    /// Whether reading `byte` in `s` extends the lexeme.
     #[inline]
     pub fn extends(&self, s: LexState, byte: u8) -> bool {
         !self.is_dead(self.next(s, byte))
+    }
+
+    /// Whether a next byte `byte` kills a branch inhibited by `s`: it extends the lexeme, or
+    /// the look-ahead of `s`'s accepted terminals fails on it (see the
+    /// [module docs](super#inhibited-terminals)).
+    #[inline]
+    pub fn kills(&self, s: LexState, byte: u8) -> bool {
+        self.kills_class(s, self.classes[byte as usize])
+    }
+
+    /// [`kills`](Lexer::kills) for a byte of class `class`.
+    #[inline]
+    pub fn kills_class(&self, s: LexState, class: u8) -> bool {
+        !self.is_dead(self.next_class(s, class))
+            || self.fail_sets[self.fail_index[s.as_usize()] as usize].contains(class)
+    }
+
+    /// Whether the lexeme that led to `s` is handed to the parser inhibited by `s` (the next
+    /// byte may kill that branch): `s` accepts something, and it can grow or its accepted
+    /// terminals have a look-ahead past the lexeme.
+    #[inline]
+    pub fn inhibits(&self, s: LexState) -> bool {
+        !self.accepted(s).is_empty() && (self.can_grow(s) || self.has_look_ahead(s))
+    }
+
+    /// Whether some next byte that does not extend the lexeme of `s` makes its accepted
+    /// terminals' look-ahead fail.
+    #[inline]
+    pub fn has_look_ahead(&self, s: LexState) -> bool {
+        self.fail_index[s.as_usize()] != 0
     }
 
     /// The terminals the lexeme that led to `s` completes, after tie-breaking; sorted, empty if

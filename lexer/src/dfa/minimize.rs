@@ -1,7 +1,7 @@
 //! Hopcroft minimisation of the lexer DFA.
 //!
 //! Two states are merged iff every byte string leads them to states that accept the same
-//! terminals. That is the only observable behaviour: `can_grow`, `reachable`, `extends` and
+//! terminals with the same look-ahead fail set. That is the only observable behaviour: `can_grow`, `reachable`, `extends` and
 //! laziness (already folded into the transitions by the subset construction) are all functions
 //! of it. In particular every state that can never accept again merges with [`DEAD`], so after
 //! minimisation "dead" is the single state id [`DEAD`].
@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 
 use ahash::AHashMap;
 
-use super::determinize::{Dfa, DEAD};
+use super::determinize::{Dfa, FailSet, DEAD};
 
 /// The minimal DFA equivalent to `dfa`, with `DEAD` = 0 and the other states numbered in
 /// breadth-first order from the start (which is 1 unless the start is dead).
@@ -128,12 +128,12 @@ fn hopcroft(dfa: &Dfa) -> Partition {
 
     // Initial partition: block 0 holds DEAD and every state that is not live; the others
     // group live states by accepted set.
-    let mut by_accepted: AHashMap<&[crate::TerminalId], u32> = AHashMap::new();
+    let mut by_accepted: AHashMap<(&[crate::TerminalId], FailSet), u32> = AHashMap::new();
     let mut initial = vec![0u32; n];
     for (s, accepted) in dfa.accepted.iter().enumerate() {
         if live[s] {
             let next = by_accepted.len() as u32 + 1;
-            initial[s] = *by_accepted.entry(accepted).or_insert(next);
+            initial[s] = *by_accepted.entry((accepted, dfa.fail[s])).or_insert(next);
         }
     }
     debug_assert!(!live[DEAD as usize]);
@@ -273,6 +273,7 @@ fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize) -> Dfa {
     }
     let mut table = Vec::with_capacity(order.len() * k);
     let mut accepted = Vec::with_capacity(order.len());
+    let mut fail = Vec::with_capacity(order.len());
     for &b in &order {
         let s = rep[b as usize] as usize;
         table.extend(
@@ -281,11 +282,13 @@ fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize) -> Dfa {
                 .map(|&t| new_id[block_of[t as usize] as usize]),
         );
         accepted.push(dfa.accepted[s].clone());
+        fail.push(dfa.fail[s]);
     }
     Dfa {
         class_len: k,
         table,
         accepted,
+        fail,
         start: new_id[block_of[dfa.start as usize] as usize],
     }
 }
@@ -304,6 +307,7 @@ mod tests {
                 .iter()
                 .map(|a| a.iter().map(|&t| TerminalId::from(t)).collect())
                 .collect(),
+            fail: vec![FailSet::EMPTY; next.len()],
             start,
         }
     }

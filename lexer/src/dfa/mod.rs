@@ -28,9 +28,10 @@
 //!   dead. [`Lexer::reachable`]: the terminals some continuation (possibly empty) completes.
 //!   The dead state accepts nothing, cannot grow and reaches nothing; every state with nothing
 //!   reachable is the dead state (the DFA is minimal).
-//! - **Unsupported patterns.** A pattern matching the empty string, and any look-around
-//!   (`^ $ \b \B \A \z`), are build errors naming the terminal. A terminal with no pattern
-//!   (`hir: None`, a `%declare`d one) never matches.
+//! - **Unsupported patterns.** A pattern matching the empty string, the anchors and word
+//!   boundaries (`^ $ \b \B \A \z`), and the look-arounds of the next section that cannot be
+//!   exact are build errors naming the terminal. A terminal with no pattern (`hir: None`, a
+//!   `%declare`d one) never matches.
 //! - **Longest match with one byte of lookahead, no backtracking.** A lexer reads bytes while the
 //!   next state is not dead. When the next byte leads to the dead state (or the input ends), the
 //!   lexeme read so far is emitted if its state accepts something, and lexing restarts at the
@@ -47,11 +48,39 @@
 //!    the lexer at [`Lexer::start`];
 //! 2. the other branch keeps lexing at `s`.
 //!
-//! On the next byte `b`, the inhibited branch dies iff [`Lexer::extends`]`(s, b)`, that is iff
-//! `next(s, b)` is not dead: the lexeme goes on, so by longest match it did not end at `s`.
-//! Otherwise branch 2 dies (its next state is dead) and branch 1 reads `b` from the start state.
-//! Together they give the same lexemes as [`Lexer::tokenize`]. When `accepted(s)` is non-empty
-//! and `s` cannot grow, there is nothing to fork: the lexeme ends at `s`.
+//! On the next byte `b`, the inhibited branch dies iff [`Lexer::kills`]`(s, b)`: `next(s, b)` is
+//! not dead (the lexeme goes on, so by longest match it did not end at `s`), or the look-ahead
+//! of `s`'s terminals fails on `b` (next section). Otherwise branch 2 dies (its next state is
+//! dead) and branch 1 reads `b` from the start state. Together they give the same lexemes as
+//! [`Lexer::tokenize`]. [`Lexer::inhibits`] says which states fork this way: those that accept
+//! and can grow or have a look-ahead; when `accepted(s)` is non-empty and `s` does neither,
+//! there is nothing to fork: the lexeme ends at `s`.
+//!
+//! # Look-around
+//!
+//! A pattern may hold Python's look-arounds, written as reserved capture groups (see
+//! [`look`]): `(?!X)`, `(?<!Y)`, `(?<=Y)`. They mean what Python's `re` means when Lark
+//! matches the terminal at the lexeme's first byte of the whole text: a terminal matches the
+//! lexeme `w` iff some match of its pattern spans exactly `w` with every assertion on its way
+//! true of the text around it.
+//!
+//! - **Look-behind** `(?<=Y)`, `(?<!Y)`: `Y` must be bounded and never reach before the
+//!   lexeme's first byte (its longest match is no longer than the fewest bytes read before the
+//!   assertion), so the lexeme decides it; the DFA tracks the look-behind patterns' matches
+//!   ending at each position (Lark's `(?<!\\)` after an opening quote).
+//! - **Negative look-ahead** `(?!X)`: the threads that passed it run `X` alongside and die when
+//!   it matches, inside the lexeme or after it. Where a terminal's match still waits on such a
+//!   look-ahead, the state's [`Lexer::has_look_ahead`] holds and the next byte decides: on the
+//!   bytes where the look-ahead fails (and the lexeme does not go on) the terminal does not
+//!   match, which [`Lexer::kills`] folds into the inhibition. At the end of the text it holds.
+//!   Lark's `(?!"")` after an opening quote and `/(?![1-9])/` after a zero are of this kind.
+//! - **Refused** (build errors naming the terminal): positive look-ahead `(?=X)`; a look-around
+//!   inside another; a look-ahead that the one byte after the lexeme does not decide; a lexeme
+//!   whose tied terminals' look-aheads differ on some next byte, or whose conditional terminal
+//!   beats another by priority (where the look-ahead fails the other would win, and a state
+//!   accepts one set); a lazy repetition whose end the next byte does not decide.
+//! - A lazy terminal that matches subject to a look-ahead keeps going on the bytes where the
+//!   look-ahead fails (Python's `.*?` would) and stops on the others.
 //!
 //! # Example
 //!
@@ -90,6 +119,7 @@
 mod determinize;
 mod error;
 mod lexer;
+pub mod look;
 mod minimize;
 mod nfa;
 mod set;
@@ -97,6 +127,7 @@ mod tokenize;
 
 pub use error::{LexError, LexerBuildError, LexerBuildErrorKind};
 pub use lexer::{Lexer, LexerConfig};
+pub use look::{look_around_name, LookAroundKind, LOOK_AROUND_PREFIX};
 pub use set::{Iter as TerminalSetIter, TerminalSet};
 pub use tokenize::Lexeme;
 

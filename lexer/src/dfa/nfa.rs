@@ -11,6 +11,7 @@ use regex_automata::util::primitives::StateID;
 use regex_syntax::hir::{Hir, HirKind, Look};
 
 use super::error::{LexerBuildError, LexerBuildErrorKind};
+use super::look::{self, LookAroundKind};
 use super::{LexerConfig, TerminalSpec};
 use crate::TerminalId;
 
@@ -33,6 +34,10 @@ pub(crate) enum Node {
     Eps(Box<[u32]>),
     /// The owning terminal matches here.
     Match,
+    /// Look-around assertion `look` (an index into [`Nfa::looks`]), then `next`.
+    Look { look: u32, next: u32 },
+    /// The asserted pattern of look-around `.0` matches here.
+    SubMatch(u32),
     /// A dead end (e.g. an empty class).
     Fail,
 }
@@ -47,14 +52,29 @@ pub(crate) struct Nfa {
     pub starts: Vec<u32>,
     /// Per terminal: whether its pattern has a non-greedy repetition.
     pub lazy: Vec<bool>,
+    /// Every look-around assertion, in terminal order; its asserted pattern's nodes are in
+    /// `nodes`, owned by the terminal.
+    pub looks: Vec<LookSub>,
+    /// Per terminal: whether its pattern has a look-behind assertion.
+    pub behind: Vec<bool>,
     /// Approximate heap bytes of `nodes` and `owner`.
     pub memory: usize,
+}
+
+/// One look-around assertion of the combined NFA.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LookSub {
+    pub kind: LookAroundKind,
+    /// The start node of the asserted pattern.
+    pub start: u32,
 }
 
 /// What a walk over one HIR found.
 struct HirFacts {
     lazy: bool,
     look: Option<Look>,
+    /// A reserved look-around group (see [`super::look`]).
+    look_around: bool,
     /// The nesting depth (a leaf is depth 1).
     depth: usize,
 }
@@ -65,6 +85,7 @@ fn hir_facts(hir: &Hir) -> HirFacts {
     let mut facts = HirFacts {
         lazy: false,
         look: None,
+        look_around: false,
         depth: 0,
     };
     let mut stack = vec![(hir, 1)];
@@ -80,7 +101,10 @@ fn hir_facts(hir: &Hir) -> HirFacts {
                 facts.lazy |= !rep.greedy;
                 stack.push((&rep.sub, depth + 1));
             }
-            HirKind::Capture(cap) => stack.push((&cap.sub, depth + 1)),
+            HirKind::Capture(cap) => {
+                facts.look_around |= cap.name.as_deref().and_then(look::kind_of).is_some();
+                stack.push((&cap.sub, depth + 1))
+            }
             HirKind::Concat(subs) | HirKind::Alternation(subs) => {
                 stack.extend(subs.iter().map(|s| (s, depth + 1)))
             }
@@ -121,6 +145,8 @@ impl Nfa {
             owner: Vec::new(),
             starts: Vec::new(),
             lazy: vec![false; specs.len()],
+            looks: Vec::new(),
+            behind: vec![false; specs.len()],
             memory: 0,
         };
         for (index, spec) in specs.iter().enumerate() {
@@ -143,8 +169,50 @@ impl Nfa {
                 }));
             }
             nfa.lazy[index] = facts.lazy;
-            let compiled = compile(terminal, spec, hir, config)?;
-            let start = nfa.append(terminal, spec, &compiled, config)?;
+            let unsupported = |what: String| {
+                LexerBuildError::new(LexerBuildErrorKind::Unsupported {
+                    terminal,
+                    name: spec.name.clone(),
+                    what,
+                })
+            };
+            let (main, looks) = if facts.look_around {
+                look::extract(hir).map_err(&unsupported)?
+            } else {
+                (hir.clone(), Vec::new())
+            };
+            let base = nfa.looks.len() as u32;
+            let compiled = compile(terminal, spec, &main, !looks.is_empty(), config)?;
+            let start = nfa.append(terminal, spec, &compiled, Owned::Terminal(base), config)?;
+            for (i, l) in looks.iter().enumerate() {
+                let index = base + i as u32;
+                if l.kind == LookAroundKind::Ahead {
+                    return Err(unsupported(l.kind.syntax().to_string()));
+                }
+                let sub = compile(terminal, spec, &l.sub, false, config)?;
+                let sub_start = nfa.append(terminal, spec, &sub, Owned::Look(index), config)?;
+                nfa.looks.push(LookSub {
+                    kind: l.kind,
+                    start: sub_start,
+                });
+                if matches!(l.kind, LookAroundKind::Behind | LookAroundKind::NotBehind) {
+                    nfa.behind[terminal.as_usize()] = true;
+                    // Bounded, and never reaching before the lexeme's first byte: then the
+                    // lexeme read so far decides it.
+                    let Some(max) = l.sub.properties().maximum_len() else {
+                        return Err(unsupported(format!(
+                            "{} of unbounded length",
+                            l.kind.syntax()
+                        )));
+                    };
+                    if nfa.min_offset(start, index) < max {
+                        return Err(unsupported(format!(
+                            "{} that can reach before the start of the lexeme",
+                            l.kind.syntax()
+                        )));
+                    }
+                }
+            }
             if nfa.matches_empty(start) {
                 return Err(LexerBuildError::new(LexerBuildErrorKind::EmptyMatch {
                     terminal,
@@ -163,6 +231,7 @@ impl Nfa {
         terminal: TerminalId,
         spec: &TerminalSpec,
         compiled: &thompson::NFA,
+        owned: Owned,
         config: &LexerConfig,
     ) -> Result<u32, LexerBuildError> {
         const UNSEEN: u32 = u32::MAX;
@@ -227,9 +296,29 @@ impl Nfa {
                     let (a, b) = (global(*alt1, &mut order), global(*alt2, &mut order));
                     Node::Eps(Box::new([a, b]))
                 }
-                State::Capture { next, .. } => Node::Eps(Box::new([global(*next, &mut order)])),
+                // Capture group `g >= 1` of a terminal's pattern is its `g`-th look-around
+                // (see `look::extract`); its opening slot is where the assertion sits.
+                State::Capture {
+                    next,
+                    group_index,
+                    slot,
+                    ..
+                } => match owned {
+                    Owned::Terminal(base)
+                        if group_index.as_u32() >= 1 && slot.as_u32() % 2 == 0 =>
+                    {
+                        Node::Look {
+                            look: base + group_index.as_u32() - 1,
+                            next: global(*next, &mut order),
+                        }
+                    }
+                    _ => Node::Eps(Box::new([global(*next, &mut order)])),
+                },
                 State::Fail => Node::Fail,
-                State::Match { .. } => Node::Match,
+                State::Match { .. } => match owned {
+                    Owned::Terminal(_) => Node::Match,
+                    Owned::Look(index) => Node::SubMatch(index),
+                },
                 // Unreachable: `hir_facts` rejected every look-around before compiling.
                 State::Look { look, .. } => {
                     return Err(LexerBuildError::new(LexerBuildErrorKind::Unsupported {
@@ -276,10 +365,32 @@ impl Nfa {
             match &self.nodes[n as usize] {
                 Node::Match => return true,
                 Node::Eps(next) => stack.extend(next.iter().copied()),
-                Node::Bytes(_) | Node::Fail => {}
+                Node::Look { next, .. } => stack.push(*next),
+                Node::Bytes(_) | Node::Fail | Node::SubMatch(_) => {}
             }
         }
         false
+    }
+
+    /// The fewest bytes read from `start` before look-around `look` is reached (0-1 breadth-first
+    /// search: a byte costs 1, an ε move 0); `usize::MAX` if it is never reached.
+    fn min_offset(&self, start: u32, look: u32) -> usize {
+        let mut dist: ahash::AHashMap<u32, usize> = ahash::AHashMap::new();
+        let mut deque = std::collections::VecDeque::from([(start, 0usize)]);
+        while let Some((n, d)) = deque.pop_front() {
+            if dist.get(&n).is_some_and(|&old| old <= d) {
+                continue;
+            }
+            dist.insert(n, d);
+            match &self.nodes[n as usize] {
+                Node::Look { look: l, .. } if *l == look => return d,
+                Node::Look { next, .. } => deque.push_front((*next, d)),
+                Node::Eps(next) => next.iter().for_each(|&m| deque.push_front((m, d))),
+                Node::Bytes(ranges) => ranges.iter().for_each(|r| deque.push_back((r.next, d + 1))),
+                Node::Match | Node::SubMatch(_) | Node::Fail => {}
+            }
+        }
+        usize::MAX
     }
 
     /// The coarsest byte classes such that every range of every node is a union of classes.
@@ -324,18 +435,32 @@ impl Nfa {
     }
 }
 
-/// Compiles one terminal's HIR with the Thompson compiler, within the NFA budget.
+/// What an appended NFA is: a terminal's pattern whose look-arounds are numbered from `.0`
+/// on, or the asserted pattern of look-around `.0`.
+#[derive(Clone, Copy)]
+enum Owned {
+    Terminal(u32),
+    Look(u32),
+}
+
+/// Compiles one terminal's HIR with the Thompson compiler, within the NFA budget; `captures`
+/// keeps the capture states (the look-around positions).
 fn compile(
     terminal: TerminalId,
     spec: &TerminalSpec,
     hir: &Hir,
+    captures: bool,
     config: &LexerConfig,
 ) -> Result<thompson::NFA, LexerBuildError> {
     let limit = config.nfa_size_limit;
     thompson::Compiler::new()
         .configure(
             thompson::Config::new()
-                .which_captures(WhichCaptures::None)
+                .which_captures(if captures {
+                    WhichCaptures::All
+                } else {
+                    WhichCaptures::None
+                })
                 .nfa_size_limit(Some(limit)),
         )
         .build_from_hir(hir)

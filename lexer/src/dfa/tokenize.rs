@@ -22,7 +22,8 @@ impl Lexer {
     /// Splits all of `input` into lexemes by longest match with one byte of lookahead.
     ///
     /// Reads bytes while the next state is not dead. When the next byte would kill the lexeme
-    /// (or the input ends), the lexeme read so far is emitted if its state accepts something,
+    /// (or the input ends), the lexeme read so far is emitted if its state accepts something
+    /// (and the look-ahead of its terminals holds on that byte; it always holds at the end),
     /// and lexing restarts at [`start`](Lexer::start) with that byte; otherwise lexing fails at
     /// that byte (or at `input.len()`). It never backs up to an earlier, shorter match.
     ///
@@ -41,8 +42,9 @@ impl Lexer {
                 continue;
             }
             // `state == start` means no byte was read yet, and the start accepts nothing.
+            // A look-ahead that fails on this byte: the lexeme matches nothing here.
             let accepted = self.accepted(state);
-            if accepted.is_empty() {
+            if accepted.is_empty() || self.kills(state, input[i]) {
                 return Err(LexError {
                     offset: i,
                     lexeme_start,
