@@ -15,23 +15,26 @@ pub const END: &str = "<!-- peers:end -->";
 const MAIN_TOKENIZERS: &[&str] = &["llama3", "qwen3", "gemma3", "llama2"];
 
 /// The README's section: the command, the settings, one table of every figure on the main
-/// tokenizer with its notes on adapted grammar copies, and a line pointing to `table.md` and
-/// the plots.
+/// tokenizer, and a line pointing to `table.md` (the engines' settings, the adapted grammar
+/// copies, mask latency by vocabulary size) and the plots.
 pub fn readme_section(results: &Results) -> String {
-    let mut out = main_table(results);
+    let mut out = main_table(results, false);
     let by_vocabulary = if results.tokenizers.len() > 1 {
-        "Mask latency by vocabulary size: `bench/results/table.md`. "
+        " and mask latency by vocabulary size"
     } else {
         ""
     };
-    let _ = writeln!(out, "\n{by_vocabulary}{PLOTS}");
+    let _ = writeln!(
+        out,
+        "\nEngine settings, the adapted copies{by_vocabulary}: `bench/results/table.md`. {PLOTS}"
+    );
     out
 }
 
 /// `table.md`: the README's section with mask latency by vocabulary size in place of the
 /// pointer to it.
 pub fn table_md(results: &Results) -> String {
-    let mut out = main_table(results);
+    let mut out = main_table(results, true);
     out.push_str(&by_vocabulary(results));
     let _ = writeln!(out, "\n{PLOTS}");
     out
@@ -41,8 +44,9 @@ pub fn table_md(results: &Results) -> String {
 const PLOTS: &str = "Plots: `bench/results/cdf-GRAMMAR.png` (mask latency CDF per engine and \
                      tokenizer), `bench/results/mask-vs-vocab.png`.";
 
-/// The command, the settings, the main tokenizer's table and the notes on adapted copies.
-fn main_table(results: &Results) -> String {
+/// The command, the settings, the main tokenizer's table and, when `detailed`, every engine's
+/// settings and the notes on adapted copies.
+fn main_table(results: &Results, detailed: bool) -> String {
     let mut out = String::from(
         "### Side by side with llguidance, glrmask and XGrammar\n\n```sh\ncargo run --release -p \
          munch-bench --features peers --bin peers -- --out bench/results --update-readme\n\
@@ -73,7 +77,7 @@ fn main_table(results: &Results) -> String {
     );
     out.push('\n');
     let engines = engine_settings(results);
-    if !engines.is_empty() {
+    if detailed && !engines.is_empty() {
         out.push_str("Engines: ");
         out.push_str(&engines.join("; "));
         out.push_str(".\n\n");
@@ -107,7 +111,7 @@ fn main_table(results: &Results) -> String {
             adapted.join(", ")
         );
     }
-    for g in &results.grammars {
+    for g in results.grammars.iter().filter(|_| detailed) {
         if g.adapted != "unchanged" {
             let _ = writeln!(out, "\nAdapted {}: {}.", g.name, g.adapted);
         }
@@ -400,7 +404,10 @@ mod tests {
         );
         assert!(!md.contains("| grammar | engine | llama2"), "{md}");
         assert!(
-            md.contains("Mask latency by vocabulary size: `bench/results/table.md`."),
+            md.contains(
+                "Engine settings, the adapted copies and mask latency by vocabulary size: \
+                 `bench/results/table.md`."
+            ),
             "{md}"
         );
     }
@@ -409,10 +416,14 @@ mod tests {
     fn table_md_adds_a_column_per_tokenizer() {
         let md = table_md(&results());
         let section = readme_section(&results());
-        let (head, _) = section
-            .split_once("Mask latency by vocabulary size:")
-            .unwrap();
-        assert!(md.starts_with(head.trim_end()), "{md}");
+        // Every row of the README's table is in table.md, which adds the engines' settings.
+        for row in section.lines().filter(|l| l.starts_with("| ")) {
+            assert!(md.contains(row), "{row}\n{md}");
+        }
+        assert!(
+            md.contains("Engines: ") && !section.contains("Engines: "),
+            "{md}"
+        );
         assert!(!md.contains("`bench/results/table.md`"), "{md}");
         assert!(
             md.contains("| grammar | engine | llama2 (32k) | llama3 (129k) |"),
