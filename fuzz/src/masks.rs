@@ -11,6 +11,7 @@
 //! - every matcher writes the oracle's mask into an engine's bitmask row that held ones before
 //!   (the first differing token is reported with its bytes, the text so far, and each side's
 //!   verdict); the bits past the vocabulary, and a padding word past the row, come back zero;
+//!   The wda runs twice: built ahead, and determinised on demand ([`Config::lazy`]);
 //! - so does the trie's walk over every token ([`TrieMasker::new`]: the front door builds it
 //!   only when the class tables exceed their budget), read on the oracle matcher's state;
 //! - a fresh matcher that accepts the text in one call has the same mask (a mask is a function
@@ -56,11 +57,15 @@ pub fn compiled(
 ) -> std::result::Result<(Compiled, Vec<Compiled>), String> {
     let oracle = Compiled::from_parser(parser.clone(), vocab.clone(), &config(MaskerKind::Oracle))
         .map_err(|e| format!("the oracle does not compile: {e}"))?;
-    let others = MaskerKind::ALL
+    let mut others: Vec<Compiled> = MaskerKind::ALL
         .iter()
         .filter(|&&k| k != MaskerKind::Oracle)
         .filter_map(|&k| oracle.with_masker(&config(k)).ok())
         .collect();
+    // The wda determinised on demand as well: its cache fills along the path.
+    if let Some(&wda) = MaskerKind::ALL.iter().find(|k| k.name() == "wda") {
+        others.extend(oracle.with_masker(&config(wda).lazy(true)).ok());
+    }
     Ok((oracle, others))
 }
 

@@ -56,6 +56,12 @@ pub(crate) fn grammar_fingerprint(parser: &Parser) -> u64 {
             h.update(t.as_u32().to_le_bytes());
         }
         h.update([lexer.can_grow(s) as u8]);
+        // Look-ahead fail sets (hashed only where there are some: other fingerprints stay).
+        if lexer.has_look_ahead(s) {
+            for c in 0..lexer.class_len() {
+                h.update([lexer.kills_class(s, c as u8) as u8]);
+            }
+        }
         let reach: Vec<TerminalId> = lexer.reachable(s).iter().collect();
         h.update((reach.len() as u32).to_le_bytes());
         for t in reach {

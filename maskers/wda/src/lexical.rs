@@ -26,7 +26,7 @@ use munch_lexer::dfa::TerminalSet;
 use munch_lexer::{LexState, TerminalId};
 use munch_tokens::{ClassId, LexPoint, PointId, SpanId, TokenSpans};
 
-use crate::bits::{Bits, Weight, Weights, EMPTY};
+use crate::bits::{Weight, Weights, EMPTY};
 use crate::template::{item, Cont, Conts, Item, FIN, INIT, NEVER};
 
 /// More continuations than the budget allows.
@@ -181,11 +181,16 @@ impl Lexical {
         const UNSET: u32 = u32::MAX;
         let mut root_of: Vec<u32> = vec![UNSET; spans.span_len()];
         let class_len = spans.classes().len();
+        let words = weights.words();
         let mut initial = Vec::with_capacity(spans.points().len());
-        let mut groups: AHashMap<Cont, Bits> = AHashMap::new();
+        // Per point, the classes grouped by the continuation their span starts: group `g` is
+        // `bits[g * words..]`, `slot[k]` the group of continuation `k` (reset after each
+        // point), so the loop over every (point, class) hashes nothing.
+        let mut slot: Vec<u32> = Vec::new();
+        let mut group_conts: Vec<Cont> = Vec::new();
+        let mut bits: Vec<u64> = Vec::new();
         for p in 0..spans.points().len() {
             let pid = PointId::from_usize(p);
-            groups.clear();
             for c in 0..class_len {
                 let Some(s) = spans.span_of(pid, ClassId::from_usize(c)) else {
                     continue;
@@ -198,17 +203,25 @@ impl Lexical {
                 if k == NEVER {
                     continue;
                 }
-                groups
-                    .entry(k)
-                    .or_insert_with(|| Bits::new(weights.words()))
-                    .insert(c);
+                if slot.len() <= k as usize {
+                    slot.resize(k as usize + 1, UNSET);
+                }
+                let mut g = slot[k as usize];
+                if g == UNSET {
+                    g = group_conts.len() as u32;
+                    slot[k as usize] = g;
+                    group_conts.push(k);
+                    bits.resize(bits.len() + words, 0);
+                }
+                bits[g as usize * words + c / 64] |= 1 << (c % 64);
             }
             let mut items: Vec<(Item, Weight)> = Vec::new();
             let mut yes = EMPTY;
-            let mut sorted: Vec<(Cont, Bits)> = groups.drain().collect();
-            sorted.sort_unstable_by_key(|(k, _)| *k);
-            for (k, bits) in sorted {
-                let w = weights.intern(bits);
+            let mut order: Vec<u32> = (0..group_conts.len() as u32).collect();
+            order.sort_unstable_by_key(|&g| group_conts[g as usize]);
+            for g in order {
+                let k = group_conts[g as usize];
+                let w = weights.intern_words(&bits[g as usize * words..(g as usize + 1) * words]);
                 if cb.conts.succeeds(k) {
                     yes = weights.union(yes, w);
                 }
@@ -216,6 +229,11 @@ impl Lexical {
                     items.push((item(t, INIT, k2), w));
                 }
             }
+            for &k in &group_conts {
+                slot[k as usize] = UNSET;
+            }
+            group_conts.clear();
+            bits.clear();
             initial.push((items, yes));
             if cb.conts.len() > max_continuations {
                 return Err(TooManyControls);

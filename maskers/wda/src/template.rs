@@ -69,6 +69,8 @@
 
 use std::sync::Arc;
 
+use std::collections::HashSet;
+
 use ahash::{AHashMap, AHashSet};
 use munch_glr::cfg::NonterminalId;
 use munch_glr::lr::{Action, LrState, LrTables};
@@ -208,6 +210,11 @@ enum PTask {
     Conf(u32, u32, Cont, u32),
 }
 
+/// An empty set whose hasher is seeded without drawing randomness.
+fn fixed_set() -> HashSet<(u32, Cont, u32), ahash::RandomState> {
+    HashSet::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4))
+}
+
 /// Lazily computed summaries (see the [module docs](self)). They own their grammar and
 /// continuations (shared), so that an on-demand automaton can keep them between masks.
 pub(crate) struct Templates {
@@ -245,7 +252,7 @@ pub(crate) struct Templates {
     shifted_memo: AHashMap<(u32, Cont, u32), Box<[Item]>>,
     scratch_entries: Vec<(u32, Cont, u32, bool)>,
     scratch_seen: Vec<(u32, Cont, u32)>,
-    scratch_big: AHashSet<(u32, Cont, u32)>,
+    scratch_big: HashSet<(u32, Cont, u32), ahash::RandomState>,
     /// Entries (unknowns + outcomes + links + memo entries) allowed before [`SummaryBudget`].
     max_entries: usize,
     entries: usize,
@@ -311,7 +318,7 @@ impl Templates {
             shifted_memo: AHashMap::new(),
             scratch_entries: Vec::new(),
             scratch_seen: Vec::new(),
-            scratch_big: AHashSet::new(),
+            scratch_big: fixed_set(),
             max_entries,
             entries: 0,
         }
@@ -759,7 +766,7 @@ impl Templates {
     /// set past that, so that a closure with many configurations stays linear.
     fn first_visit(
         seen: &mut Vec<(u32, Cont, u32)>,
-        big: &mut AHashSet<(u32, Cont, u32)>,
+        big: &mut HashSet<(u32, Cont, u32), ahash::RandomState>,
         c: (u32, Cont, u32),
     ) -> bool {
         if seen.len() < 32 {
@@ -787,8 +794,9 @@ impl Templates {
     ) -> Result<(), SummaryBudget> {
         let mut seen = std::mem::take(&mut self.scratch_seen);
         seen.clear();
-        // Reused: a fresh `AHashSet` draws a random seed, which costs more than most closures.
-        let mut seen_big = std::mem::take(&mut self.scratch_big);
+        // Reused, and seeded once: a fresh `AHashSet` draws a random seed, which costs more
+        // than most closures.
+        let mut seen_big = std::mem::replace(&mut self.scratch_big, fixed_set());
         seen_big.clear();
         let r = (|| {
             while let Some((t1, k1, y, with_pre)) = stack.pop() {

@@ -114,3 +114,44 @@ fn inhibited_terminals_and_ties() {
         10,
     );
 }
+
+/// One on-demand automaton shared by threads that walk different texts at once (each with its
+/// own cache, as each sequence of a batch has): every mask equals the eager automaton's, with
+/// a cache large enough to keep everything and with one cleared while other threads read it.
+#[test]
+fn lazy_shared_across_threads() {
+    let p = parser(munch_grammars::builtin("json").unwrap().source);
+    let vocab = synthetic_vocab(&[]);
+    let eager = Arc::new(wda(&p, &vocab));
+    let texts = [
+        r#"{"a": [1, 2.5e3, -0.5, true, false, null], "b": {"c": "d\"e"}}"#,
+        r#"[{"x":[[[]]]},"",-1E-2, {"k": {"l": [null, {"m": 3}]}}]"#,
+        "  {\n\t\"key\": \"value\", \"n\": [10, 20, 30] }  ",
+        r#"[true, false, null, "s", 0.25, {"": []}]"#,
+    ];
+    for capacity in [256 << 20, 4 << 10] {
+        let config = WdaConfig {
+            cache_capacity: capacity,
+            min_clears: usize::MAX,
+            ..WdaConfig::default()
+        };
+        let shared =
+            Arc::new(LazyWdaMasker::new(Arc::clone(&p), Arc::clone(&vocab), &config).unwrap());
+        std::thread::scope(|s| {
+            for i in 0..texts.len() {
+                let (shared, eager, p, vocab) = (&shared, &eager, &p, &vocab);
+                s.spawn(move || {
+                    for round in 0..3 {
+                        let text = texts[(i + round) % texts.len()];
+                        teacher_forced(shared.as_ref(), eager.as_ref(), p, vocab, text, 1);
+                    }
+                });
+            }
+        });
+        let stats = shared.stats();
+        assert!(!stats.gave_up, "{stats:?}");
+        if capacity < 1 << 20 {
+            assert!(stats.clears > 0, "{stats:?}");
+        }
+    }
+}
