@@ -37,7 +37,8 @@ pub(crate) const EOS_PROBABILITY: f64 = 0.2;
 /// Arguments of `munch generate`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A Lark grammar: a file, `builtin:NAME` or `syncode:NAME`.
+    /// A grammar: a Lark file, `builtin:NAME`, `syncode:NAME`, `schema:FILE.json` (a JSON Schema) or
+    /// `regex:PATTERN`.
     grammar: String,
     #[command(flatten)]
     grammar_opts: super::GrammarOpts,

@@ -12,7 +12,8 @@ use super::CliError;
 /// Arguments of `munch parse`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A Lark grammar: a file, `builtin:NAME` or `syncode:NAME`.
+    /// A grammar: a Lark file, `builtin:NAME`, `syncode:NAME`, `schema:FILE.json` (a JSON Schema) or
+    /// `regex:PATTERN`.
     grammar: String,
     #[command(flatten)]
     grammar_opts: super::GrammarOpts,
