@@ -8,14 +8,41 @@
 //!   [`SchemaError`] naming the keyword and JSON pointer that cannot be compiled exactly.
 //! - [`regex_grammar`]: an ECMA-262 regex → a grammar whose sentences are its whole matches.
 //!
+//! Most users reach it through `munch::Grammar::from_json_schema`; the Lark text can also be read
+//! directly:
+//!
+//! ```
+//! use munch_schema::{compile_str, SchemaOptions};
+//!
+//! let schema = r#"{"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}},
+//!                  "required": ["n"], "additionalProperties": false}"#;
+//! let compiled = compile_str(schema, &SchemaOptions::compact()).unwrap();
+//! assert!(compiled.lark().contains("start:"));
+//! assert!(compiled.relaxations().is_empty());
+//!
+//! // What cannot be compiled exactly is refused, naming the keyword and where it is.
+//! let err = compile_str(r#"{"items": {"uniqueItems": true}}"#, &SchemaOptions::default())
+//!     .unwrap_err();
+//! assert_eq!(err.keyword(), Some("uniqueItems"));
+//! assert_eq!(err.pointer(), "/items/uniqueItems");
+//! ```
+//!
 //! # Why Lark text
 //!
 //! The output goes through munch's own Lark front end, so a schema grammar is checked, lexed and
-//! parsed exactly like a hand-written one, and `munch check`/`parse`/`trace` can print it. The
-//! cost is small next to the lexer and tables it feeds: loading the generated text of a
-//! tool-call schema takes well under a millisecond. Schemas are compiled per request, so the
-//! emitter writes no more rules than the schema needs: one rule per distinct subschema, string
-//! and number constraints as single regex terminals.
+//! parsed exactly like a hand-written one, and `munch check`/`parse`/`trace`/`generate` print
+//! and exercise it (`schema:FILE`). Writing the text is not where time goes: schema → Lark takes
+//! 0.1–0.8 ms on the 16 schemas of `bench/schemas`, against 1–30 ms for the parser and 15–45 ms
+//! for the trie masker's build with Llama 3 (`target/release/schema_ttfm bench/schemas/*.json`,
+//! see `bench/PERFORMANCE.md`). The emitter writes no more than the schema needs: one rule per
+//! distinct subschema, strings and numbers as single regex terminals, arrays and objects as
+//! right-linear rules over a small automaton.
+//!
+//! One cost is the lexer's: munch lexes with one DFA over every terminal, and all JSON string
+//! terminals start with `"`, so a long length-bounded string beside other constrained strings
+//! (formats, patterns) multiplies their automata (tens of thousands of states for a 200-character
+//! `maxLength` beside email addresses). Such a grammar still compiles within the lexer's state
+//! budget, or fails with the budget's typed error; it is never approximated.
 //!
 //! # Exactness
 //!
@@ -37,7 +64,8 @@
 //! exclude each other: types, `const`/`enum` values, a required discriminator), `not` and
 //! `if`/`then`/`else` on type tests, `$ref` into the document (`$defs`, `definitions`,
 //! recursion), `min/maxLength`, `pattern`, `format` (the [`format::FORMATS`]), numeric bounds,
-//! `multipleOf` (powers of ten, 2 on integers), boolean schemas; annotations are ignored.
+//! `multipleOf` (powers of ten, 2 on integers), boolean schemas; annotations and formats munch
+//! does not know are ignored (as validators do).
 //! Refused: `uniqueItems` on arrays of more than one item, `maxContains`, `not`/`if` of other
 //! schemas, overlapping `oneOf`, other `multipleOf`s, a pattern together with a length or a
 //! second pattern, `dependent*`, `unevaluated*`, remote references.
