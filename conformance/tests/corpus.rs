@@ -38,6 +38,14 @@ fn maskers(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> Result<Vec<Compiled
             Ok(m) => out.push(m),
             Err(e) => failed.push(format!("{kind}: {e}")),
         }
+        // The wda determinised on demand too (`wda-lazy`): the same masks, computed as the
+        // walk reads them.
+        if kind.name() == "wda" {
+            match oracle.with_masker(&config(kind).lazy(true)) {
+                Ok(m) => out.push(m),
+                Err(e) => failed.push(format!("{kind} (lazy): {e}")),
+            }
+        }
     }
     if failed.is_empty() {
         Ok(out)

@@ -59,9 +59,11 @@ impl Teacher {
     pub fn new(compiled: &[Compiled]) -> Teacher {
         Teacher {
             matchers: compiled.iter().map(Compiled::matcher).collect(),
+            // The masker's own name: two builds of one kind (the wda, eager and on demand)
+            // stay apart.
             names: compiled
                 .iter()
-                .map(|c| c.masker_kind().name().to_string())
+                .map(|c| c.masker().name().to_string())
                 .collect(),
             masks: compiled
                 .iter()

@@ -11,10 +11,13 @@
 //! must be a sentence, and each mask must allow EOS exactly where the text is one.
 //!
 //! stdout's last line is one JSON object:
-//! `{"files","steps","rejected","mismatches","first_mismatch","maskers","commit"}`, where
+//! `{"files","steps","rejected","mismatches","first_mismatch","maskers","build_ms","first_mask_us","commit"}`, where
 //! `rejected` counts files whose forced token was masked out or refused, or whose end is not a
 //! sentence (one stderr line each says why), and `mismatches` counts steps where the masks
-//! disagree. Exit code 0 iff both are 0, 1 otherwise, 2 for usage, grammar, tokenizer or file
+//! disagree; `build_ms` is each masker's build (the first one's includes nothing of the parser)
+//! and `first_mask_us` its first mask, the cold start a new grammar's first request pays
+//! (`--lazy`: the lexical side in the build, the automaton's first states in the first masks).
+//! Exit code 0 iff both are 0, 1 otherwise, 2 for usage, grammar, tokenizer or file
 //! errors.
 //!
 //! With `--masks-out FILE`, FILE gets one JSON line per step of every file, for the first
@@ -142,6 +145,27 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 .map(|(name, s)| (name.to_string(), s.map(|s| s.to_us())))
                 .collect(),
         ),
+        build_ms: Named(
+            tracer
+                .record
+                .names
+                .iter()
+                .zip(&compiled)
+                .map(|(name, c)| {
+                    let ms = c.stats().masker_time.as_secs_f64() * 1e3;
+                    (name.clone(), (ms * 1e3).round() / 1e3)
+                })
+                .collect(),
+        ),
+        first_mask_us: Named(
+            tracer
+                .record
+                .names
+                .iter()
+                .zip(&tracer.record.mask_ns)
+                .map(|(name, ns)| (name.clone(), ns.first().map(|&ns| us(ns as f64))))
+                .collect(),
+        ),
         commit: Summary::from_ns(&record.commit_ns).map(|s| CommitLine {
             p50_us: us(s.p50_ns as f64),
             p99_us: us(s.p99_ns as f64),
@@ -184,6 +208,8 @@ struct TraceLine {
     mismatches: usize,
     first_mismatch: Option<Mismatch>,
     maskers: Named<Option<SummaryUs>>,
+    build_ms: Named<f64>,
+    first_mask_us: Named<Option<f64>>,
     commit: Option<CommitLine>,
 }
 
