@@ -352,6 +352,20 @@ impl<'a> Emitter<'a> {
         }
         if let Some((p, ptr, _)) = shapes.first().cloned() {
             if len_constrained {
+                if let Ok(hir) = crate::ecma::parse(&p) {
+                    if let Some(folded) = crate::length::fold(&hir, s.min_len, s.max_len) {
+                        let body = encode::emit(&folded, Encoding::Json).map_err(|reason| {
+                            SchemaError::new(
+                                SchemaErrorKind::Pattern {
+                                    pattern: p.clone(),
+                                    reason,
+                                },
+                                ptr.as_str(),
+                            )
+                        })?;
+                        return Ok(Some(format!(r"\x22(?:{body})\x22")));
+                    }
+                }
                 self.norm.relax(
                     &s.len_ptr,
                     if s.min_len > 0 {

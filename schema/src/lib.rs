@@ -68,7 +68,8 @@
 //! does not know are ignored (as validators do).
 //! Refused: `uniqueItems` on arrays of more than one item, `maxContains`, `not`/`if` of other
 //! schemas, overlapping `oneOf`, other `multipleOf`s, a pattern together with a length or a
-//! second pattern, `dependent*`, `unevaluated*`, remote references.
+//! second pattern (a length folds into an anchored pattern with one variable-length piece, and is
+//! dropped where every match fits it), `dependent*`, `unevaluated*`, remote references.
 
 // All APIs need docs: the facade and the Python bindings document from here.
 #![deny(missing_docs)]
@@ -78,6 +79,7 @@ mod ecma;
 pub mod encode;
 mod error;
 pub mod format;
+mod length;
 mod number;
 mod options;
 mod simple;

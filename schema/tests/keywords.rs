@@ -74,6 +74,18 @@ fn strings_with_patterns_formats_and_enums() {
         &[r#""ac""#],
     );
     check(
+        json!({"type": "string", "pattern": "^[a-z][a-z0-9_]*$", "minLength": 2, "maxLength": 4}),
+        &compact(),
+        &[r#""ab""#, r#""a_9z""#],
+        &[r#""a""#, r#""abcde""#, r#""9ab""#],
+    );
+    check(
+        json!({"type": "string", "format": "uuid", "maxLength": 36}),
+        &compact(),
+        &[r#""2eb8aa08-aa98-11ea-b4aa-73b441d16380""#],
+        &[r#""2eb8aa08""#],
+    );
+    check(
         json!({"type": "string", "format": "date"}),
         &compact(),
         &[r#""2024-02-29""#],
