@@ -57,8 +57,8 @@ pub struct Args {
     /// The tokenizer: a `tokenizer.json` path, or one of llama2, llama3, qwen3, gemma3, gptoss.
     #[arg(long)]
     tokenizer: String,
-    /// Maskers to trace, comma-separated (trie, spanner, wda, oracle); the first is the
-    /// reference the others are compared with.
+    /// Maskers to trace, comma-separated (trie, spanner, wda, wda-lazy, oracle); the first is
+    /// the reference the others are compared with. `wda-lazy` is the wda built on demand.
     #[arg(long, value_delimiter = ',', required = true)]
     masker: Vec<String>,
     /// Check every step against the oracle (one commit per vocabulary token per step: slow).
@@ -84,9 +84,14 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    // `(kind, lazy)`: `wda-lazy` is the wda built on demand, so that a trace can put it beside
+    // the eager one.
     let mut kinds = Vec::with_capacity(args.masker.len());
     for (i, name) in args.masker.iter().enumerate() {
-        kinds.push(name.parse::<MaskerKind>()?);
+        kinds.push(match name.strip_suffix("-lazy") {
+            Some(base @ "wda") => (base.parse::<MaskerKind>()?, true),
+            _ => (name.parse::<MaskerKind>()?, args.lazy),
+        });
         if args.masker[..i].contains(name) {
             return Err(format!("masker `{name}` is listed twice").into());
         }
@@ -107,7 +112,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let tokens = vocab.encode(text).map_err(|e| format!("{name}: {e}"))?;
         inputs.push((name, tokens.iter().map(|t| t.as_u32()).collect::<Vec<_>>()));
     }
-    let compiled = compile_all(&grammar, vocab, &kinds, args.lazy)?;
+    let compiled = compile_all(&grammar, vocab, &kinds)?;
     let check_oracle = args.oracle || args.oracle_sample.is_some_and(|n| n > 0);
     let mut tracer = Tracer::new(&compiled, check_oracle)?;
     tracer.set_file_total(inputs.len());
@@ -187,10 +192,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 fn compile_all(
     grammar: &Grammar,
     vocab: Arc<Vocabulary>,
-    kinds: &[MaskerKind],
-    lazy: bool,
+    kinds: &[(MaskerKind, bool)],
 ) -> Result<Vec<Compiled>, CliError> {
-    let config = |kind| Config::new().masker(kind).fallback(None).lazy(lazy);
+    let config = |(kind, lazy)| Config::new().masker(kind).fallback(None).lazy(lazy);
     let (&first, rest) = kinds.split_first().ok_or("no masker to build")?;
     let mut compiled = vec![super::compile(grammar, vocab, &config(first))?];
     for &kind in rest {
