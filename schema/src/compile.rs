@@ -597,6 +597,9 @@ impl<'a> Emitter<'a> {
         }
         if let Some(u) = &s.unique {
             if s.max_items.is_none_or(|m| m > 1) {
+                if let Some(alts) = self.unique_finite(s, contains.is_some())? {
+                    return Ok(alts);
+                }
                 self.norm.relax(
                     parent(u),
                     "uniqueItems",
@@ -649,6 +652,62 @@ impl<'a> Emitter<'a> {
             }
         }
         self.list(&a, idx(0, k), "\"[\"", "\"]\"", &ptr)
+    }
+
+    /// `uniqueItems` over a small finite domain (`enum` items, booleans, `null`): the values
+    /// used so far are the state, as for objects in any order. `None` when the items' domain is
+    /// not finite and small.
+    fn unique_finite(
+        &mut self,
+        s: &Simple,
+        has_contains: bool,
+    ) -> Result<Option<Vec<String>>, SchemaError> {
+        if !s.prefix.is_empty() || has_contains {
+            return Ok(None);
+        }
+        let limit = self.opts.max_any_order_properties;
+        let mut values: Vec<Value> = Vec::new();
+        for d in self.norm.normalize(&s.items, 0)? {
+            let candidates: Vec<Value> = match &d.enum_ {
+                Some(e) => e.clone(),
+                None if d.types & !(ty::NULL | ty::BOOL) == 0 => {
+                    vec![Value::Null, Value::Bool(true), Value::Bool(false)]
+                }
+                None => return Ok(None),
+            };
+            for v in candidates {
+                if !values.iter().any(|w| crate::simple::json_eq(w, &v))
+                    && self.norm.admits(&d, &v, 0)?
+                {
+                    values.push(v);
+                }
+                if values.len() > limit {
+                    return Ok(None);
+                }
+            }
+        }
+        let n = values.len();
+        let mut items = Vec::with_capacity(n);
+        for v in &values {
+            let text = self.value_text(v, 0)?;
+            let r = self.name("u");
+            self.add_rule(format!("{r}: {text}"), &s.obj_ptr)?;
+            items.push(r);
+        }
+        let mut a = Auto::new(1 << n);
+        for set in 0..(1usize << n) {
+            let used = set.count_ones() as u64;
+            a.accept[set] = used >= s.min_items && s.max_items.is_none_or(|m| used <= m);
+            if s.max_items.is_some_and(|m| used >= m) {
+                continue;
+            }
+            for (j, it) in items.iter().enumerate() {
+                if set & (1 << j) == 0 {
+                    a.items[set].push((it.clone(), set | (1 << j)));
+                }
+            }
+        }
+        self.list(&a, 0, "\"[\"", "\"]\"", &s.obj_ptr).map(Some)
     }
 
     fn object(&mut self, s: &Simple) -> Result<Vec<String>, SchemaError> {

@@ -66,7 +66,8 @@
 //! recursion), `min/maxLength`, `pattern`, `format` (the [`format::FORMATS`]), numeric bounds,
 //! `multipleOf` (powers of ten, 2 on integers), boolean schemas; annotations and formats munch
 //! does not know are ignored (as validators do).
-//! Refused: `uniqueItems` on arrays of more than one item, `maxContains`, `not`/`if` of other
+//! `uniqueItems` over a finite domain of at most 8 values (`enum` items, booleans). Refused:
+//! `uniqueItems` on other arrays of more than one item, `maxContains`, `not`/`if` of other
 //! schemas, overlapping `oneOf`, other `multipleOf`s, a pattern together with a length or a
 //! second pattern (a length folds into an anchored pattern with one variable-length piece, and is
 //! dropped where every match fits it), `dependent*`, `unevaluated*`, remote references.

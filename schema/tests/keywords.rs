@@ -197,6 +197,12 @@ fn arrays_tuples_and_contains() {
         &["[]", "[5]", "[1,2,5]"],
     );
     check(
+        json!({"type": "array", "items": {"enum": ["a", "b", 1]}, "uniqueItems": true, "minItems": 1}),
+        &compact(),
+        &[r#"["a"]"#, r#"[1,"a","b"]"#, r#"["b",1.0]"#],
+        &["[]", r#"["a","a"]"#, r#"[1,"b",1.0]"#, r#"["c"]"#],
+    );
+    check(
         json!({"type": "array", "minItems": 2, "maxItems": 3}),
         &compact(),
         &["[1,2]", "[1,2,3]"],
