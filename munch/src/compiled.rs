@@ -342,7 +342,18 @@ impl Compiled {
                 Ok(built) => (built, config.masker, None),
                 Err(why) => match config.fallback {
                     Some(fallback) if fallback != config.masker => {
-                        let built = crate::maskers::construct(fallback, &parser, &vocab, config)?;
+                        let built =
+                            match crate::maskers::construct(fallback, &parser, &vocab, config) {
+                                Ok(built) => built,
+                                Err(e) => {
+                                    return Err(CompileError::new(
+                                        CompileErrorKind::FallbackFailed {
+                                            wanted: Box::new(why),
+                                            fallback: Box::new(e),
+                                        },
+                                    ))
+                                }
+                            };
                         let fell = FellBack {
                             wanted: config.masker,
                             why,

@@ -48,6 +48,13 @@ pub enum CompileErrorKind {
         /// Why.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The masker's build failed and so did its fallback's: both errors, in the order tried.
+    FallbackFailed {
+        /// Why the masker asked for was not built.
+        wanted: Box<CompileError>,
+        /// Why the fallback was not built either.
+        fallback: Box<CompileError>,
+    },
     /// The masker has no artifact format (only the wda has one).
     NoArtifact(MaskerKind),
     /// An artifact could not be written or read back (corrupt, or made for another grammar or
@@ -87,6 +94,8 @@ impl fmt::Display for CompileError {
             CompileErrorKind::Io(message) => f.write_str(message),
             CompileErrorKind::Grammar(e) => e.fmt(f),
             CompileErrorKind::Schema(e) => e.fmt(f),
+            // A located error starts with its `file:line:column`.
+            CompileErrorKind::Parser(e) if e.span().is_some() => e.fmt(f),
             CompileErrorKind::Parser(e) => write!(f, "the grammar's parser: {e}"),
             CompileErrorKind::Vocabulary(e) => e.fmt(f),
             CompileErrorKind::UnknownMasker(name) => write!(
@@ -104,6 +113,9 @@ impl fmt::Display for CompileError {
             ),
             CompileErrorKind::Build { masker, source } => {
                 write!(f, "masker `{masker}` could not be built: {source}")
+            }
+            CompileErrorKind::FallbackFailed { wanted, fallback } => {
+                write!(f, "{wanted}; then the fallback: {fallback}")
             }
             CompileErrorKind::NoArtifact(masker) => {
                 write!(
@@ -124,6 +136,7 @@ impl std::error::Error for CompileError {
             CompileErrorKind::Parser(e) => Some(e),
             CompileErrorKind::Vocabulary(e) => Some(e),
             CompileErrorKind::Build { source, .. } => Some(source.as_ref()),
+            CompileErrorKind::FallbackFailed { wanted, .. } => Some(wanted.as_ref()),
             CompileErrorKind::Artifact(e) => Some(e.as_ref()),
             _ => None,
         }

@@ -107,9 +107,7 @@ impl Grammar {
     /// The Lark grammar in the file at `path`; errors name the file.
     pub fn lark_file(path: impl AsRef<Path>) -> Result<Grammar, CompileError> {
         let path = path.as_ref();
-        let text = std::fs::read(path).map_err(|e| {
-            CompileError::new(CompileErrorKind::Io(format!("{}: {e}", path.display())))
-        })?;
+        let text = read_source(path)?;
         let mut g = Grammar::lark_bytes(text).with_name(path.display().to_string());
         g.base_dir = Some(
             path.parent()
@@ -154,8 +152,9 @@ impl Grammar {
     /// `builtin:NAME`, or a bare built-in name when no such file exists.
     pub fn from_arg(arg: &str) -> Result<Grammar, CompileError> {
         if let Some(path) = arg.strip_prefix("schema:") {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| CompileError::new(CompileErrorKind::Io(format!("{path}: {e}"))))?;
+            let text = String::from_utf8(read_source(Path::new(path))?).map_err(|_| {
+                CompileError::new(CompileErrorKind::Io(format!("{path}: not UTF-8 text")))
+            })?;
             return Ok(
                 Grammar::from_json_schema(text.as_str(), &SchemaOptions::default())?.with_name(arg),
             );
@@ -163,7 +162,9 @@ impl Grammar {
         if let Some(pattern) = arg.strip_prefix("regex:") {
             return Grammar::from_regex(pattern);
         }
-        if Path::new(arg).is_file() {
+        // Any readable path that is not a folder: a regular file, or a pipe such as
+        // `<(cat g.lark)` (read once, within MAX_SOURCE_BYTES).
+        if Path::new(arg).exists() && !Path::new(arg).is_dir() {
             return Grammar::lark_file(arg);
         }
         #[cfg(feature = "syncode")]
@@ -236,7 +237,7 @@ impl Grammar {
         let loaded = self.load()?;
         Parser::new(&loaded, config)
             .map(Arc::new)
-            .map_err(|e| CompileError::new(CompileErrorKind::Parser(e)))
+            .map_err(|e| CompileError::new(CompileErrorKind::Parser(e.in_file(&self.name))))
     }
 
     /// Parses the Lark text into munch's grammar model.
@@ -252,6 +253,29 @@ impl Grammar {
         lark::load(&self.text, &config)
             .map_err(|e| CompileError::new(CompileErrorKind::Grammar(Box::new(e))))
     }
+}
+
+/// The most bytes read from a grammar or schema file: a longer or endless one (a pipe that
+/// never closes, `/dev/zero`) is an error naming the limit, read no further.
+pub(crate) const MAX_SOURCE_BYTES: u64 = 64 << 20;
+
+/// A grammar or schema file's bytes, at most [`MAX_SOURCE_BYTES`]; errors name the file.
+fn read_source(path: &Path) -> Result<Vec<u8>, CompileError> {
+    use std::io::Read;
+    let io = |e: &dyn fmt::Display| {
+        CompileError::new(CompileErrorKind::Io(format!("{}: {e}", path.display())))
+    };
+    let file = std::fs::File::open(path).map_err(|e| io(&e))?;
+    let mut text = Vec::new();
+    file.take(MAX_SOURCE_BYTES + 1)
+        .read_to_end(&mut text)
+        .map_err(|e| io(&e))?;
+    if text.len() as u64 > MAX_SOURCE_BYTES {
+        return Err(io(&format!(
+            "longer than {MAX_SOURCE_BYTES} bytes, the most munch reads from a grammar or schema file"
+        )));
+    }
+    Ok(text)
 }
 
 /// Where Lark's bundled grammars are when none is given: `$MUNCH_LARK_GRAMMARS`, else the

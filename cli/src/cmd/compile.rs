@@ -12,8 +12,8 @@
 //! (`VmHWM`), so it includes the tokenizer; `null` where the system does not report it.
 //!
 //! `-o FILE` writes the compiled masker (`Compiled::save`), for maskers with an artifact format
-//! (`wda`; for the others it is refused before any work, with exit code 2), then reads it back
-//! (`Compiled::load`) and adds `"artifact_bytes"` and `"load_s"` to the line: the file is checked
+//! (`wda`; for the others it is refused before any work, with exit code 2), then loads the bytes
+//! written (`Compiled::load`) and adds `"artifact_bytes"` and `"load_s"` to the line: the file is checked
 //! to load, and the cost of loading the masker is measured against `masker_s` (the parser, built
 //! again for the load, is not counted in `load_s`).
 
@@ -108,14 +108,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         load_s: None,
     };
     if let Some(path) = &args.output {
-        let write_err = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", path.display());
-        let file = std::fs::File::create(path).map_err(|e| write_err(&e))?;
-        let mut w = std::io::BufWriter::new(file);
-        compiled.save(&mut w).map_err(|e| write_err(&e))?;
-        std::io::Write::flush(&mut w).map_err(|e| write_err(&e))?;
-        drop(w);
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        // The artifact is made in memory, then written: a failed write (a full disk, a folder,
+        // a path without permission) is named as one, and what is loaded back is what was
+        // written, wherever it went (`-o /dev/null` included).
+        let mut bytes = Vec::new();
+        compiled.save(&mut bytes)?;
+        std::fs::write(path, &bytes)
+            .map_err(|e| format!("cannot write the artifact to {}: {e}", path.display()))?;
         let loaded = Compiled::load(
             &grammar,
             Arc::clone(&vocab),

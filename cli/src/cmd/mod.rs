@@ -59,3 +59,19 @@ pub fn compile(
     }
     Ok(compiled)
 }
+
+/// Reads at most `limit` bytes of `path`: a longer input is an error naming the limit.
+pub fn read_bounded(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut text = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > limit {
+        return Err(format!(
+            "the input is longer than {limit} bytes (--max-input-bytes)"
+        ));
+    }
+    Ok(text)
+}

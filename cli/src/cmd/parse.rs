@@ -30,22 +30,6 @@ pub struct Args {
     max_work_per_commit: usize,
 }
 
-/// Reads at most `limit` bytes of `path`: a longer input is an error naming the limit.
-fn read_bounded(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut text = Vec::new();
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut text)
-        .map_err(|e| e.to_string())?;
-    if text.len() as u64 > limit {
-        return Err(format!(
-            "the input is longer than {limit} bytes (--max-input-bytes)"
-        ));
-    }
-    Ok(text)
-}
-
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let parser = args
         .grammar_opts
@@ -56,7 +40,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         })?;
     let mut accepted = 0;
     for file in &args.files {
-        let verdict = match read_bounded(file, args.max_input_bytes) {
+        let verdict = match super::read_bounded(file, args.max_input_bytes) {
             Ok(text) => parse_text(&parser, &text).map_err(|r| {
                 let (line, column) = line_column(&text, r.offset);
                 serde_json::json!({"line": line, "column": column, "message": r.message})

@@ -81,6 +81,11 @@ pub struct Args {
     /// Text files to trace (UTF-8).
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// The most bytes read from each file (a trace keeps every step's timings and tokens, a
+    /// few hundred bytes per input byte); a longer or endless input (/dev/zero) is an error
+    /// naming this limit, read no further.
+    #[arg(long, default_value_t = 4 << 20)]
+    max_input_bytes: u64,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
@@ -102,7 +107,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut inputs = Vec::with_capacity(args.files.len());
     for file in &args.files {
         let name = file.display().to_string();
-        let bytes = std::fs::read(file).map_err(|e| format!("{name}: {e}"))?;
+        let bytes =
+            super::read_bounded(file, args.max_input_bytes).map_err(|e| format!("{name}: {e}"))?;
         let text = std::str::from_utf8(&bytes).map_err(|e| {
             format!(
                 "{name}: not UTF-8 (at byte {}): the tokenizer encodes text",

@@ -34,6 +34,7 @@ use crate::cfg::{normalize, Cfg, NormalizeConfig, NormalizeError};
 use crate::grammar::Grammar;
 use crate::gss::{GssNode, GssNodeId};
 use crate::lr::{Action, Conflict, LrBuildError, LrConfig, LrTables};
+use crate::span::Span;
 
 pub use state::{CommitError, CommitErrorKind, Head, ParserState, RollbackError};
 pub use terminal::TerminalParser;
@@ -78,6 +79,9 @@ impl Default for ParserConfig {
 #[derive(Debug)]
 pub struct ParserBuildError {
     kind: ParserBuildErrorKind,
+    /// Where the terminal a lexer error names is defined, and the grammar file's name once a
+    /// caller that knows it has given it ([`ParserBuildError::in_file`]).
+    at: Option<(Span, Option<String>)>,
 }
 
 /// The reason behind a [`ParserBuildError`].
@@ -98,10 +102,30 @@ impl ParserBuildError {
     pub fn kind(&self) -> &ParserBuildErrorKind {
         &self.kind
     }
+
+    /// Where the terminal that the error names is defined (a lexer error about one terminal's
+    /// pattern, such as an anchor the lexer does not support).
+    pub fn span(&self) -> Option<Span> {
+        self.at.as_ref().map(|(span, _)| *span)
+    }
+
+    /// The same error, its location rendered as `file:line:column` with `file` the name of the
+    /// grammar file (the grammar model does not keep it).
+    pub fn in_file(mut self, file: &str) -> Self {
+        if let Some((_, name)) = &mut self.at {
+            *name = Some(file.to_string());
+        }
+        self
+    }
 }
 
 impl fmt::Display for ParserBuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.at {
+            Some((span, Some(file))) => write!(f, "{file}:{}:{}: ", span.line, span.column)?,
+            Some((span, None)) => write!(f, "{}:{}: ", span.line, span.column)?,
+            None => {}
+        }
         match &self.kind {
             ParserBuildErrorKind::Normalize(e) => e.fmt(f),
             ParserBuildErrorKind::MissingPatterns(e) => e.fmt(f),
@@ -115,7 +139,7 @@ impl std::error::Error for ParserBuildError {}
 
 impl From<ParserBuildErrorKind> for ParserBuildError {
     fn from(kind: ParserBuildErrorKind) -> Self {
-        Self { kind }
+        Self { kind, at: None }
     }
 }
 
@@ -151,8 +175,16 @@ impl Parser {
     pub fn new(grammar: &Grammar, config: &ParserConfig) -> Result<Parser, ParserBuildError> {
         let cfg = normalize(grammar, &config.normalize).map_err(ParserBuildErrorKind::Normalize)?;
         patterns::check(grammar, &cfg).map_err(ParserBuildErrorKind::MissingPatterns)?;
-        let lexer = Lexer::new(&grammar.terminal_specs(), &config.lexer)
-            .map_err(ParserBuildErrorKind::Lexer)?;
+        let lexer = Lexer::new(&grammar.terminal_specs(), &config.lexer).map_err(|e| {
+            let at = e
+                .terminal()
+                .and_then(|t| grammar.terminals.get(t.as_usize()))
+                .map(|t| (t.span, None));
+            ParserBuildError {
+                kind: ParserBuildErrorKind::Lexer(e),
+                at,
+            }
+        })?;
         let tables = LrTables::build(
             &cfg,
             &LrConfig {

@@ -1,0 +1,176 @@
+//! Errors that say what went wrong (issue 29): both errors of a failed fallback chain, `-o`
+//! write failures named as such, regex anchors refused with `file:line:column`, grammars read
+//! through pipes, and input limits on `trace`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const TOKENIZER: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../vocab/tests/data/bytelevel/tokenizer.json"
+);
+
+fn munch(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_munch"))
+        .args(args)
+        .output()
+        .expect("run munch");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn temp_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("munch-cli-errors-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &std::path::Path) -> String {
+    p.display().to_string()
+}
+
+#[test]
+fn a_fallback_that_fails_too_prints_both_errors() {
+    let (code, _, err) = munch(&[
+        "generate",
+        "builtin:json",
+        "--tokenizer",
+        TOKENIZER,
+        "--masker",
+        "wda",
+        "--fallback",
+        "spanner",
+        "--max-memory",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    let wda = err.find("masker `wda` could not be built").expect(&err);
+    let spanner = err.find("masker `spanner` could not be built").expect(&err);
+    assert!(wda < spanner, "{err}");
+    assert!(err.contains("then the fallback"), "{err}");
+}
+
+#[test]
+fn artifact_write_failures_are_named_as_writes() {
+    let dir = temp_dir("write");
+    let args = |out: &str| {
+        munch(&[
+            "compile",
+            "builtin:json",
+            "--tokenizer",
+            TOKENIZER,
+            "--masker",
+            "wda",
+            "-o",
+            out,
+        ])
+    };
+    // A folder is no file to write.
+    let (code, _, err) = args(&s(&dir));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot write the artifact to"), "{err}");
+    assert!(!err.contains("could not be built"), "{err}");
+    if std::path::Path::new("/dev/full").exists() {
+        let (code, _, err) = args("/dev/full");
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("cannot write the artifact to /dev/full"),
+            "{err}"
+        );
+    }
+    // Writing to /dev/null succeeds, and what was written loads.
+    if std::path::Path::new("/dev/null").exists() {
+        let (code, out, err) = args("/dev/null");
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("\"artifact_bytes\""), "{out}");
+    }
+}
+
+#[test]
+fn regex_anchors_are_refused_at_their_file_line_and_column() {
+    let dir = temp_dir("anchors");
+    for (name, text, line) in [
+        ("dollar.lark", "start: A\nA: /^a$/\n", 2),
+        ("az.lark", "start: \"x\" B\n\nB: /\\Aa\\Z/\n", 3),
+    ] {
+        let g = dir.join(name);
+        std::fs::write(&g, text).unwrap();
+        let (code, out, _) = munch(&["check", &s(&g)]);
+        assert_eq!(code, 2, "{out}");
+        assert!(out.contains(&format!("{}:{line}:1: lexer", s(&g))), "{out}");
+        assert!(out.contains("\\\\z"), "{out}");
+        let (code, _, err) = munch(&["parse", &s(&g), &s(&g)]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.starts_with(&format!("{}:{line}:1: lexer", s(&g))),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_grammar_through_a_pipe_is_read() {
+    if !std::path::Path::new("/bin/bash").exists() {
+        eprintln!("skipped: no /bin/bash for a process substitution");
+        return;
+    }
+    let dir = temp_dir("pipe");
+    let g = dir.join("g.lark");
+    std::fs::write(&g, "start: \"a\"+\n").unwrap();
+    let text = dir.join("t.txt");
+    std::fs::write(&text, "aaa").unwrap();
+    let out = Command::new("/bin/bash")
+        .arg("-c")
+        .arg(format!(
+            "{} parse <(cat {}) {}",
+            env!("CARGO_BIN_EXE_munch"),
+            s(&g),
+            s(&text)
+        ))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("\"accepted\":true"), "{stdout}");
+}
+
+#[test]
+fn trace_reads_no_more_than_max_input_bytes() {
+    let dir = temp_dir("trace");
+    let text = dir.join("long.json");
+    std::fs::write(&text, format!("[{}1]", "1,".repeat(100))).unwrap();
+    let (code, _, err) = munch(&[
+        "trace",
+        "builtin:json",
+        "--tokenizer",
+        TOKENIZER,
+        "--masker",
+        "trie",
+        "--max-input-bytes",
+        "100",
+        &s(&text),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("longer than 100 bytes (--max-input-bytes)"),
+        "{err}"
+    );
+    if std::path::Path::new("/dev/zero").exists() {
+        let (code, _, err) = munch(&[
+            "trace",
+            "builtin:json",
+            "--tokenizer",
+            TOKENIZER,
+            "--masker",
+            "trie",
+            "/dev/zero",
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("--max-input-bytes"), "{err}");
+    }
+}
