@@ -88,8 +88,12 @@ pub struct LazyStats {
 
 /// The weighted-automaton masker, determinised on demand: builds in the time of its lexical
 /// side, then computes each state and transition the first time a mask reads it. Masks equal
-/// [`WdaMasker`](crate::WdaMasker)'s. `Send + Sync`; share it with `Arc`. The
-/// [module docs](self) say how the shared cache works.
+/// [`WdaMasker`](crate::WdaMasker)'s. `Send + Sync`; share it with `Arc`.
+///
+/// Threads share one cache behind a read-write lock: a mask reads the cached transitions under
+/// the read lock (one atomic operation per mask on a shared line), and only a mask that meets
+/// a transition not yet computed takes the write lock and computes it. Work done for one
+/// sequence serves every other, which a cache per thread would repeat once per thread.
 ///
 /// Budgets from [`WdaConfig`]: [`cache_capacity`](WdaConfig::cache_capacity) (clear when
 /// reached), [`min_clears`](WdaConfig::min_clears) and
