@@ -1,6 +1,6 @@
 //! HIR over characters → Lark regex text over the bytes that spell those characters, either as
-//! themselves ([`Encoding::Raw`], for `regex:` constraints) or inside a JSON string
-//! ([`Encoding::Json`]).
+//! themselves (`Encoding::Raw`, for `regex:` constraints) or inside a JSON string
+//! (`Encoding::Json`).
 //!
 //! # The JSON string profile
 //!

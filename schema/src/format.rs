@@ -1,4 +1,4 @@
-//! `format` values as patterns over the string's characters (read by [`crate::ecma`]).
+//! `format` values as patterns over the string's characters (read as ECMA-262 patterns).
 //!
 //! Each pattern accepts only valid strings of its format; where the exact set is not regular or
 //! too large for a lexer, it accepts fewer: leap seconds are not taken; hostnames (and email

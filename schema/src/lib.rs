@@ -53,7 +53,7 @@
 //! - Whitespace and separators as the options say; object members in schema order or any order.
 //! - Strings whose characters are constrained (`pattern`, `format`, `enum`, `const`, property
 //!   names) spell each character as `JSON.stringify` does (`\"`, `\\`, control escapes; `\/`
-//!   also taken); see [`encode`](crate::encode) for the exact profile.
+//!   also taken); see [`encode`] for the exact profile.
 //! - Numbers under `minimum`/`maximum`/`exclusive*`, and integers, are written without
 //!   exponent (whether `1e2` is at most 100 is not regular in general); `1.0` is an integer.
 //!
