@@ -75,6 +75,13 @@ struct CompileLine<'a> {
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let kind: MaskerKind = args.masker.parse()?;
     if let Some(path) = &args.output {
+        if args.lazy {
+            return Err(format!(
+                "a wda built on demand (--lazy) has no artifact: nothing can be written to {}",
+                path.display()
+            )
+            .into());
+        }
         if !kind.has_artifact() {
             return Err(format!(
                 "masker `{kind}` has no artifact format: nothing can be written to {}",

@@ -398,7 +398,9 @@ impl LazyWdaMasker {
     }
 
     /// Clears a full cache; gives up instead when it has been cleared often and few masks
-    /// were answered since the last clear (the cache thrashes). `false`: gave up.
+    /// were answered since the last clear (the cache thrashes). `false`: gave up. The masks
+    /// counted are those the threads have reported, which each does when it next misses: a
+    /// lower bound, so that no thread pays an atomic write per mask.
     fn clear_or_give_up(&self, eng: &mut Engine) -> bool {
         let since = self.masks.load(Ordering::Relaxed) - eng.masks_at_clear;
         if eng.clears >= self.min_clears && since < self.min_masks_per_clear {
