@@ -751,7 +751,17 @@ impl<'a> Emitter<'a> {
             };
             members.push((m, *req));
         }
-        // Other members.
+        // Other members. A pattern whose schema takes anything, beside additional properties
+        // that take anything too, changes nothing: such patterns are dropped.
+        let any = |c: &Conj| {
+            c.iter()
+                .all(|x| x.value == Value::Bool(true) || is_empty_obj(&x.value))
+        };
+        let mut s = s.clone();
+        if any(&s.additional) {
+            s.pattern_props.retain(|(_, c, _)| !any(c));
+        }
+        let s = &s;
         let mut others: Vec<String> = Vec::new();
         let additional_false = is_false(&s.additional);
         if !s.pattern_props.is_empty() {

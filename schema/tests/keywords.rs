@@ -183,6 +183,16 @@ fn additional_properties_exclude_declared_names() {
 }
 
 #[test]
+fn patterns_that_take_anything_change_nothing() {
+    check(
+        json!({"properties": {"a": {"type": "integer"}}, "patternProperties": {"^x-": {}}}),
+        &compact(),
+        &[r#"{"a":1,"x-y":[2]}"#, r#"{"b":"c"}"#],
+        &[r#"{"a":"1"}"#],
+    );
+}
+
+#[test]
 fn arrays_tuples_and_contains() {
     check(
         json!({"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": false}),
