@@ -60,6 +60,11 @@ pub(crate) struct Online {
     stack: Vec<(u32, FrontierId, bool)>,
     /// The current walk skipped a span for its hint.
     partial: bool,
+    /// Arena nodes and real nodes the stacks of the first mask after the last reset needed:
+    /// the bounds above are counted past these, so a stack deeper than a bound is named once
+    /// and kept (naming it again at every mask made each mask linear in the depth), and the
+    /// memos still start over once they hold twice what the live stacks need.
+    floor: Option<(usize, usize)>,
 }
 
 impl Online {
@@ -75,6 +80,7 @@ impl Online {
             words,
             stack: Vec::new(),
             partial: false,
+            floor: None,
         }
     }
 
@@ -86,11 +92,15 @@ impl Online {
     /// Drops the memos when they have grown too large; returns whether it did (then refs
     /// from [`Online::real`] are stale).
     pub(crate) fn start_mask(&mut self) -> bool {
-        if self.sim.mark() > MAX_ARENA
+        let (nodes, reals) = *self
+            .floor
+            .get_or_insert((self.sim.mark(), self.sim.real_len()));
+        if self.sim.mark() > MAX_ARENA + 2 * nodes
             || self.steps.len() > MAX_ARENA
             || self.frontiers.len() > MAX_ARENA / 4
-            || self.sim.real_len() > MAX_ARENA / 4
+            || self.sim.real_len() > MAX_ARENA / 4 + 2 * reals
         {
+            self.floor = None;
             self.sim.reset();
             self.frontiers.clear();
             self.frontier_index.clear();
