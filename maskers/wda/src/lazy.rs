@@ -268,9 +268,8 @@ impl LazyWdaMasker {
         &self.parser
     }
 
+    /// The cache for statistics (a poisoned one too: its counts are only reported).
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Engine> {
-        // A panic while the cache was written may have left it half-updated: such a cache is
-        // only read after the next writer clears it (see `write`).
         self.engine.read().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -364,8 +363,9 @@ impl LazyWdaMasker {
     /// Fills `cache.run.acc` for `state`: from the cache if it has every transition needed,
     /// else computing them. `false`: gave up (the fallback answers).
     fn classes(&self, cache: &mut LazyCache, state: &ParserState) -> bool {
-        {
-            let eng = self.read();
+        // A poisoned lock (a panic while the cache was written) is not read: the writer below
+        // clears it first.
+        if let Ok(eng) = self.engine.read() {
             if self.run(&mut Reader(&eng), &mut cache.run, state).is_ok() {
                 return true;
             }
