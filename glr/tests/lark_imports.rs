@@ -228,3 +228,50 @@ fn lark_python_grammar_loads_with_its_start_rules() {
         "{names:?}"
     );
 }
+
+#[test]
+fn lark_python_look_around_terminals_are_lexed() {
+    let Some(dir) = lark_grammars() else {
+        eprintln!("skipped: no lark package in munch's cache (conformance creates it)");
+        return;
+    };
+    let text = fs::read(dir.join("python.lark")).unwrap();
+    let config = LoadConfig {
+        start: vec!["file_input".to_string()],
+        ..LoadConfig::default()
+    };
+    let g = load(&text, &config).unwrap();
+    let lexer = munch_lexer::dfa::Lexer::new(
+        &g.terminal_specs(),
+        &munch_lexer::dfa::LexerConfig::default(),
+    )
+    .unwrap();
+    let lexemes = |text: &str| -> Result<Vec<String>, usize> {
+        Ok(lexer
+            .tokenize(text.as_bytes())
+            .map_err(|e| e.offset)?
+            .iter()
+            .map(|l| lexer.terminal(l.terminals[0]))
+            .filter(|t| !t.ignored)
+            .map(|t| t.name.clone())
+            .collect())
+    };
+    // `(?<!\\)` keeps an escaped quote inside the string; `/(?![1-9])/` refuses `0` before
+    // a digit, as Python's `re` does in Lark.
+    assert_eq!(
+        lexemes(r#"x("a\"b", 0, 00, 10)"#).unwrap(),
+        [
+            "NAME",
+            "LPAR",
+            "STRING",
+            "COMMA",
+            "DEC_NUMBER",
+            "COMMA",
+            "DEC_NUMBER",
+            "COMMA",
+            "DEC_NUMBER",
+            "RPAR"
+        ]
+    );
+    assert_eq!(lexemes("01 "), Err(2));
+}

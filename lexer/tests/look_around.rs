@@ -47,6 +47,10 @@ fn re(name: &str, pattern: &str) -> TerminalSpec {
     }
 }
 
+fn with_priority(spec: TerminalSpec, priority: i32) -> TerminalSpec {
+    TerminalSpec { priority, ..spec }
+}
+
 fn build(specs: &[TerminalSpec]) -> Lexer {
     Lexer::new(specs, &LexerConfig::default()).unwrap()
 }
@@ -184,6 +188,11 @@ fn look_around_that_cannot_be_exact_is_a_typed_error() {
     }
     // `(?!b)` decides on one byte even where the lexeme could go on: fine.
     build(&[re("A", "a(?!b)"), re("AB", "abc")]);
+    // A keyword that must not run into a name: where the look-ahead fails, the name goes on.
+    let lexer = build(&[with_priority(re("IF", "if(?![a-z])"), 2), re("NAME", "[a-z]+")]);
+    let if_ = walk(&lexer, b"if");
+    assert_eq!(lexer.terminal(lexer.accepted(if_)[0]).name, "IF");
+    assert!(!lexer.has_look_ahead(if_));
     // A look-ahead tie with a terminal that has none is refused: on `a` before `b` the
     // winner would change.
     let err = Lexer::new(&[re("A", "a(?!b)"), re("B", "a")], &LexerConfig::default()).unwrap_err();

@@ -23,14 +23,16 @@
 //!
 //! A *point* is where a token can start: `(s, None)` for every state `s` that is not dead (the
 //! open lexeme read so far leads to `s`), and `(start, Some(inh))` for every state `inh` that
-//! accepts and can grow (a lexeme was just handed to the parser inhibited by `inh`; see the
+//! [`inhibits`](Lexer::inhibits) (a lexeme was just handed to the parser inhibited by `inh`; see the
 //! [`dfa` docs](munch_lexer::dfa#inhibited-terminals)). Reading a token's bytes from a point
 //! `(s, i)`:
 //!
-//! - first byte `b`: if `i = Some(inh)` and [`Lexer::extends`]`(inh, b)`, the token is dead;
+//! - first byte `b`: if `i = Some(inh)` and [`Lexer::kills`]`(inh, b)` (the byte extends that
+//!   lexeme, or its terminals' look-ahead fails on it), the token is dead;
 //! - each byte `b` in state `s`: if `g = next(s, b)` is not dead, go on in `g`; otherwise the
-//!   lexeme ending in `s` is *emitted* (dead if [`Lexer::accepted`]`(s)` is empty) and `b`
-//!   starts a new lexeme in `next(start, b)` (dead if that is dead);
+//!   lexeme ending in `s` is *emitted* (dead if [`Lexer::accepted`]`(s)` is empty or its
+//!   look-ahead fails on `b`, [`Lexer::kills`]) and `b` starts a new lexeme in
+//!   `next(start, b)` (dead if that is dead);
 //! - after the last byte the lexer is in a state `end` that is not dead (the open lexeme; it
 //!   may accept already, the parser decides what that means).
 //!
@@ -155,7 +157,7 @@ pub struct LexPoint {
     /// The open lexeme's state (the start state when the lexeme is empty).
     pub state: LexState,
     /// The state whose lexeme was just emitted inhibited: the token dies if its first byte
-    /// extends that lexeme.
+    /// kills that branch ([`Lexer::kills`]).
     pub inhibitor: Option<LexState>,
 }
 
@@ -329,7 +331,7 @@ impl TokenSpans {
     }
 
     /// Every point: `(s, None)` for the states that are not dead, ascending, then
-    /// `(start, Some(inh))` for the accepting states that can grow, ascending.
+    /// `(start, Some(inh))` for the states that [`inhibit`](Lexer::inhibits), ascending.
     #[inline]
     pub fn points(&self) -> &[LexPoint] {
         &self.points
@@ -459,7 +461,7 @@ fn all_points(lexer: &Lexer) -> (Vec<LexPoint>, Vec<u32>, Vec<u32>) {
     }
     for (s, point) in inhibitor_point.iter_mut().enumerate() {
         let inh = LexState::from_usize(s);
-        if !lexer.accepted(inh).is_empty() && lexer.can_grow(inh) && !lexer.is_dead(lexer.start()) {
+        if lexer.inhibits(inh) && !lexer.is_dead(lexer.start()) {
             *point = points.len() as u32;
             points.push(LexPoint {
                 state: lexer.start(),
@@ -472,11 +474,11 @@ fn all_points(lexer: &Lexer) -> (Vec<LexPoint>, Vec<u32>, Vec<u32>) {
 
 /// The classes of `vocab` under `lexer` without their spans ([`TokenClasses::build`]).
 ///
-/// A token read from an inhibitor point `(start, Some(inh))` is dead if its first byte extends
-/// `inh` and otherwise does exactly what it does from `(start, None)`. So only the points
+/// A token read from an inhibitor point `(start, Some(inh))` is dead if its first byte kills
+/// `inh` ([`Lexer::kills`]) and otherwise does exactly what it does from `(start, None)`. So only the points
 /// `(s, None)` are walked, and the inhibitor points refine the classes by one key per token:
 /// nothing for tokens dead from the start state (dead from every inhibitor point too),
-/// otherwise the set of inhibitors its first byte's class extends. The partition is the one
+/// otherwise the set of inhibitors its first byte's class kills. The partition is the one
 /// [`TokenSpans::build`] computes from all points; on SynCode's grammars the inhibitor points
 /// are a fifth to two fifths of them.
 pub(crate) fn build_classes(
@@ -502,13 +504,13 @@ pub(crate) fn build_classes(
         .collect();
     let start_point = state_point[lexer.start().as_usize()];
     if !inhibitors.is_empty() && start_point != NONE {
-        // Per byte class: which inhibitors it extends, interned (0 is kept for "dead").
+        // Per byte class: which inhibitors it kills, interned (0 is kept for "dead").
         let mut pattern_id: AHashMap<Vec<bool>, u32> = AHashMap::new();
         let class_key: Vec<u32> = (0..lexer.class_len())
             .map(|k| {
                 let pattern: Vec<bool> = inhibitors
                     .iter()
-                    .map(|&inh| !lexer.is_dead(lexer.next_class(inh, k as u8)))
+                    .map(|&inh| lexer.kills_class(inh, k as u8))
                     .collect();
                 let next = pattern_id.len() as u32 + 1;
                 *pattern_id.entry(pattern).or_insert(next)

@@ -201,7 +201,8 @@ pub(super) struct LexTables<'a> {
     /// `outcome[k * state_len + s]`: what a byte of class `k` does in state `s`, folded into
     /// one word for the walk's inner loop: the next state if the lexeme goes on, else
     /// [`EMIT`] `|` the emitted lexeme's index in [`lexemes`](LexTables::lexemes) if the
-    /// lexeme accepts and the byte starts a new one, else 0 (dead). State 0 (dead) maps to 0.
+    /// lexeme accepts, its look-ahead holds on the byte and the byte starts a new one, else 0
+    /// (dead). State 0 (dead) maps to 0.
     pub(super) outcome: Vec<u32>,
     /// The lexemes, from index 1 (0 is unused): each is named by the lowest state with the
     /// same accepted terminals (its terminals are all the parser will ever see of it).
@@ -246,8 +247,13 @@ impl<'a> LexTables<'a> {
                 outcome[k * state_len + s] = if !lexer.is_dead(g) {
                     g.as_u32()
                 } else {
+                    // `g` is dead, so `kills` is the look-ahead of `s` failing on this class.
                     match emitted[s] {
-                        Some(lexeme) if !lexer.is_dead(restart) => EMIT | lexeme,
+                        Some(lexeme)
+                            if !lexer.is_dead(restart) && !lexer.kills_class(state, k as u8) =>
+                        {
+                            EMIT | lexeme
+                        }
                         _ => 0,
                     }
                 };
@@ -499,7 +505,8 @@ impl BlockWalk<'_, '_> {
             *ne = e2;
         }
         if from == ROOT {
-            // A first byte that extends the inhibiting lexeme: that fork of the lexer is wrong.
+            // A first byte that kills the inhibited branch (it extends the lexeme, or the
+            // look-ahead fails): that fork of the lexer is wrong.
             let class = class as u8;
             for ((&inh, nq), ne) in self
                 .inhibitor
@@ -507,9 +514,7 @@ impl BlockWalk<'_, '_> {
                 .zip(to_q.iter_mut())
                 .zip(to_e.iter_mut())
             {
-                if inh != NO_INHIBITOR
-                    && !lexer.is_dead(lexer.next_class(LexState::from(inh), class))
-                {
+                if inh != NO_INHIBITOR && lexer.kills_class(LexState::from(inh), class) {
                     *nq = 0;
                     *ne = 0;
                 }

@@ -67,7 +67,7 @@ fn simulate(lexer: &Lexer, point: LexPoint, bytes: &[u8]) -> Option<SimSpan> {
     for (i, &b) in bytes.iter().enumerate() {
         if i == 0 {
             if let Some(inh) = point.inhibitor {
-                if lexer.extends(inh, b) {
+                if lexer.kills(inh, b) {
                     return None;
                 }
             }
@@ -77,7 +77,8 @@ fn simulate(lexer: &Lexer, point: LexPoint, bytes: &[u8]) -> Option<SimSpan> {
             s = g;
             continue;
         }
-        if lexer.accepted(s).is_empty() {
+        // The lexeme ends before `b`: it must accept, and its look-ahead must hold on `b`.
+        if lexer.accepted(s).is_empty() || lexer.kills(s, b) {
             return None;
         }
         emitted.push(lexer.accepted(s).to_vec());
@@ -100,14 +101,10 @@ fn expected_points(lexer: &Lexer) -> Vec<LexPoint> {
         })
         .collect();
     if !lexer.is_dead(lexer.start()) {
-        points.extend(
-            states()
-                .filter(|&s| !lexer.accepted(s).is_empty() && lexer.can_grow(s))
-                .map(|inh| LexPoint {
-                    state: lexer.start(),
-                    inhibitor: Some(inh),
-                }),
-        );
+        points.extend(states().filter(|&s| lexer.inhibits(s)).map(|inh| LexPoint {
+            state: lexer.start(),
+            inhibitor: Some(inh),
+        }));
     }
     points
 }

@@ -23,15 +23,19 @@
 //! - **Groups.** Capturing and named groups (`(?P<name>…)`) become non-capturing (a lexer needs
 //!   no captures); `(?#…)` comments are dropped; inline flags `(?imsx)`, `(?i:…)`, `(?-i:…)`
 //!   are kept (`x` is applied here: whitespace and `#` comments are dropped while it is on).
+//! - **Look-around** `(?!…)`, `(?<=…)`, `(?<!…)` becomes the reserved capture group the
+//!   lexer reads as that assertion ([`munch_lexer::dfa::look`]); the lexer honours it as
+//!   Python does or refuses the terminal by name.
 //! - **What a DFA cannot express** makes the terminal patternless
-//!   ([`crate::grammar::NoPattern::Unsupported`]) instead of failing the grammar: look-ahead
-//!   `(?=…)`/`(?!…)`, look-behind `(?<=…)`/`(?<!…)`, back-references, conditional groups,
-//!   atomic groups and possessive quantifiers. The construct is replaced by a plain group so
+//!   ([`crate::grammar::NoPattern::Unsupported`]) instead of failing the grammar: positive
+//!   look-ahead `(?=…)`, back-references, conditional groups, atomic groups and possessive
+//!   quantifiers. The construct is replaced by a plain group so
 //!   that the rest of the pattern is still checked.
 //! - Not translated: `$` keeps `regex-syntax`'s meaning (end of text, or of a line under `m`);
 //!   Python's `$` also matches before a final newline. `\N{NAME}` and the `a`/`L` inline flags
 //!   are reported as errors.
 
+use munch_lexer::dfa::{look_around_name, LookAroundKind};
 use regex_syntax::hir::Hir;
 use regex_syntax::ParserBuilder;
 
@@ -102,6 +106,7 @@ pub(crate) fn translate(pattern: &str, verbose: bool) -> Result<(String, Option<
         groups: 0,
         names: Vec::new(),
         unsupported: None,
+        looks: 0,
         at_start: true,
     };
     t.run()?;
@@ -138,6 +143,8 @@ struct Translator {
     groups: u32,
     names: Vec<String>,
     unsupported: Option<String>,
+    /// Look-around groups emitted so far (their reserved names are numbered).
+    looks: usize,
     /// Nothing but global flags so far.
     at_start: bool,
 }
@@ -578,19 +585,10 @@ impl Translator {
                 self.unsupported("look-ahead `(?=...)`");
                 self.push_group(3)
             }
-            Some('!') => {
-                self.unsupported("look-ahead `(?!...)`");
-                self.push_group(3)
-            }
+            Some('!') => self.look_group(LookAroundKind::NotAhead, 3),
             Some('<') => match self.peek(3) {
-                Some('=') => {
-                    self.unsupported("look-behind `(?<=...)`");
-                    self.push_group(4)
-                }
-                Some('!') => {
-                    self.unsupported("look-behind `(?<!...)`");
-                    self.push_group(4)
-                }
+                Some('=') => self.look_group(LookAroundKind::Behind, 4),
+                Some('!') => self.look_group(LookAroundKind::NotBehind, 4),
                 _ => {
                     let name = self.group_name(3, '>')?;
                     let len = 3 + name.chars().count() + 1;
@@ -630,6 +628,17 @@ impl Translator {
             Some(c) => Err(format!("unknown extension ?{c}")),
             None => Err("unexpected end of pattern".to_string()),
         }
+    }
+
+    /// A look-around opening: the reserved capture group the lexer reads as that assertion.
+    fn look_group(&mut self, kind: LookAroundKind, len: usize) -> Result<(), String> {
+        self.looks += 1;
+        self.stack.push(self.verbose);
+        self.out
+            .push_str(&format!("(?P<{}>", look_around_name(kind, self.looks)));
+        self.i += len;
+        self.prev = Prev::Start;
+        Ok(())
     }
 
     fn push_group(&mut self, len: usize) -> Result<(), String> {
@@ -774,10 +783,16 @@ mod tests {
     #[test]
     fn unsupported_constructs_are_reported() {
         let un = |p: &str| translate(p, false).unwrap().1;
-        assert_eq!(un("a(?!b)").as_deref(), Some("look-ahead `(?!...)`"));
         assert_eq!(un("a(?=b)").as_deref(), Some("look-ahead `(?=...)`"));
-        assert_eq!(un("(?<!a)b").as_deref(), Some("look-behind `(?<!...)`"));
-        assert_eq!(un("(?<=a)b").as_deref(), Some("look-behind `(?<=...)`"));
+        // The lexer takes the others (and refuses what it cannot do exactly, by terminal).
+        assert_eq!(un("a(?!b)"), None);
+        assert_eq!(un("(?<!a)b"), None);
+        assert_eq!(un("(?<=a)b"), None);
+        let (out, _) = translate(r#""(?!"")a(?<!\\)"#, false).unwrap();
+        assert_eq!(
+            out,
+            r"\x{22}(?P<__munch_look_na_1>\x{22}\x{22})a(?P<__munch_look_nb_2>\x{5C})"
+        );
         assert_eq!(un(r"(a)\1").as_deref(), Some("back-reference `\\1`"));
         assert_eq!(un("a*+").as_deref(), Some("possessive quantifier"));
         assert_eq!(un("(?>a)").as_deref(), Some("atomic group `(?>...)`"));

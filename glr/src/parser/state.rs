@@ -3,13 +3,14 @@
 //! A *head* is (GSS node, lexer state, inhibitor, whether the current lexeme is empty). Per
 //! committed byte `b` every head:
 //!
-//! 1. dies if it is inhibited by `s` and [`Lexer::extends`]`(s, b)` (longest match: the lexeme
-//!    it handed to the parser went on);
+//! 1. dies if it is inhibited by `s` and [`Lexer::kills`]`(s, b)` (longest match: the lexeme
+//!    it handed to the parser went on; or the look-ahead of its terminals fails on `b`);
 //! 2. reads `b`: lexer state `s' = next(s, b)`; dead → the head dies;
 //! 3. if `s'` can grow, keeps lexing (`s'`, not inhibited);
 //! 4. if `accepted(s')` is non-empty, hands every terminal of it to the parser now (ignored
-//!    terminals just end the lexeme), restarts the lexer and is inhibited by `s'` (no inhibitor
-//!    when `s'` cannot grow: the lexeme had to end there).
+//!    terminals just end the lexeme), restarts the lexer and is inhibited by `s'` when
+//!    [`Lexer::inhibits`]`(s')` (no inhibitor when `s'` can neither grow nor wait on a
+//!    look-ahead: the lexeme had to end there).
 //!
 //! Heads completing a lexeme in the same lexer state at the same byte are parsed together
 //! (their GSS nodes merge per LR state), and heads equal in all four parts merge. After each
@@ -307,7 +308,7 @@ impl ParserState {
             let mut groups: SmallVec<[(LexState, SmallVec<[GssNode; 2]>); 2]> = SmallVec::new();
             for h in &heads {
                 if let Some(inh) = h.inhibitor {
-                    if lexer.extends(inh, b) {
+                    if lexer.kills(inh, b) {
                         continue;
                     }
                 }
@@ -334,7 +335,7 @@ impl ParserState {
                 }
             }
             for (s, nodes) in groups {
-                let inhibitor = lexer.can_grow(s).then_some(s);
+                let inhibitor = lexer.inhibits(s).then_some(s);
                 let accepted = lexer.accepted(s);
                 let mut ks: SmallVec<[u32; 4]> = SmallVec::new();
                 let mut ignored = false;

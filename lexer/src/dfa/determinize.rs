@@ -591,9 +591,10 @@ impl Determinizer<'_> {
 
     /// Per state whose accepted terminals match conditionally: the classes of next bytes on
     /// which the lexeme ends (the row leads to DEAD) and the condition fails. Refuses what
-    /// one set per state cannot say exactly: a condition the next byte does not decide, tied
-    /// terminals whose conditions differ there, and a conditional terminal that beats another
-    /// one by tie-breaking (which would win where the condition fails).
+    /// one set per state cannot say exactly, on a next byte that ends the lexeme: a condition
+    /// that byte does not decide, tied terminals whose conditions differ on it, and a
+    /// conditional terminal failing on it that beats another by tie-breaking (the other would
+    /// win there).
     fn fail_sets(&mut self) -> Result<(), LexerBuildError> {
         let k = self.class_len;
         for s in 0..self.conditional.len() {
@@ -610,15 +611,7 @@ impl Determinizer<'_> {
             let Some(&(conditional, _)) = top.iter().find(|m| m.1 != 0) else {
                 continue;
             };
-            if let Some(&(beaten, _)) = matched.iter().find(|m| !accepted.contains(&m.0)) {
-                return Err(self.unsupported(
-                    conditional,
-                    format!(
-                        "a look-ahead on a lexeme where it beats {} by priority",
-                        self.specs[beaten.as_usize()].name
-                    ),
-                ));
-            }
+            let beaten = matched.iter().find(|m| !accepted.contains(&m.0)).map(|m| m.0);
             let mut fail = FailSet::EMPTY;
             for class in 0..k {
                 if self.dfa.table[s * k + class] != DEAD {
@@ -645,6 +638,16 @@ impl Determinizer<'_> {
                     outcome = Some(o);
                 }
                 if outcome == Some(Outcome::Fails) {
+                    if let Some(beaten) = beaten {
+                        return Err(self.unsupported(
+                            conditional,
+                            format!(
+                                "a look-ahead that fails on a lexeme where it beats {} by \
+                                 priority",
+                                self.specs[beaten.as_usize()].name
+                            ),
+                        ));
+                    }
                     fail.insert(class as u8);
                 }
             }

@@ -201,7 +201,7 @@ impl TrieMasker {
         for s in (0..lexer.state_len()).map(LexState::from_usize) {
             if !lexer.is_dead(s) {
                 self.inside(space, s, None);
-                if !lexer.accepted(s).is_empty() && lexer.can_grow(s) {
+                if lexer.inhibits(s) {
                     self.inside(space, lexer.start(), Some(s));
                 }
             }
@@ -546,7 +546,7 @@ impl TrieMasker {
             let (stack, s, origin) = cache.frames[depth - 1][i];
             if depth == 1 {
                 if let Some(inhibitor) = cache.inhibitors[i] {
-                    if lexer.extends(inhibitor, byte) {
+                    if lexer.kills(inhibitor, byte) {
                         // The inhibited terminal would have been a shorter match: this head dies.
                         continue;
                     }
@@ -564,9 +564,10 @@ impl TrieMasker {
                 continue;
             }
             // A lexeme boundary: each tied terminal goes to the parser, then `byte` starts the
-            // next lexeme.
+            // next lexeme. Unless the terminals' look-ahead fails on `byte` (`grown` is dead,
+            // so `kills` says just that).
             let fresh = lexer.next(lexer.start(), byte);
-            if lexer.is_dead(fresh) {
+            if lexer.is_dead(fresh) || lexer.kills(s, byte) {
                 continue;
             }
             cache.stats.boundaries += 1;
@@ -653,7 +654,7 @@ impl Inside {
             path.truncate(depth);
             let s = states[depth - 1];
             let byte = trie.byte(node);
-            if depth == 1 && inhibitor.is_some_and(|i| lexer.extends(i, byte)) {
+            if depth == 1 && inhibitor.is_some_and(|i| lexer.kills(i, byte)) {
                 // The inhibited terminal would have been a shorter match.
                 n = trie.subtree_end(node).as_usize();
                 continue;
