@@ -58,8 +58,12 @@ pub(crate) fn prepare(
             "nonterminals × production lengths",
         ));
     }
+    let t0 = Instant::now();
     let spans =
         TokenSpans::build(parser.lexer(), vocab, &config.spans).map_err(WdaBuildError::spans)?;
+    if crate::determinize::debug() {
+        eprintln!("wda: token spans {:.3} s", t0.elapsed().as_secs_f64());
+    }
     let class_len = spans.classes().len();
     // At least one word per weight: with no classes at all (an empty vocabulary) a zero-word
     // interner could not tell its weights apart by position, and the tables expect one word.
