@@ -3,7 +3,8 @@
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use munch_glr::mask::Masker;
@@ -126,6 +127,7 @@ pub struct Config {
     fallback: Option<MaskerKind>,
     max_memory: Option<usize>,
     lazy: bool,
+    background: bool,
     parser: ParserConfig,
 }
 
@@ -138,6 +140,7 @@ impl Default for Config {
             fallback: (fallback != masker).then_some(fallback),
             max_memory: None,
             lazy: false,
+            background: false,
             parser: ParserConfig::default(),
         }
     }
@@ -180,6 +183,19 @@ impl Config {
         self
     }
 
+    /// Whether [`Compiled::new`] returns as soon as the parser is built (`true`), masking with
+    /// the trie walk over every token (it builds nothing ahead: the first mask in about 0.1 ms
+    /// with a 128k vocabulary) while a thread builds the masker asked for, or its fallback; each
+    /// matcher switches to it at its first mask after the build ends (the masks are the same).
+    /// [`Compiled::wait`] waits for the build and returns its error, if any; until then
+    /// [`Compiled::masker_kind`], [`Compiled::stats`] and [`Compiled::save`] describe the
+    /// build so far. For grammars that arrive with requests (JSON Schemas). Without the `trie`
+    /// feature the build stays in the foreground.
+    pub fn background(mut self, background: bool) -> Config {
+        self.background = background;
+        self
+    }
+
     /// The parser's build and commit budgets.
     pub fn parser(mut self, config: ParserConfig) -> Config {
         self.parser = config;
@@ -204,6 +220,11 @@ impl Config {
     /// Whether the wda is built on demand.
     pub fn get_lazy(&self) -> bool {
         self.lazy
+    }
+
+    /// Whether the masker is built in the background.
+    pub fn get_background(&self) -> bool {
+        self.background
     }
 }
 
@@ -279,6 +300,16 @@ struct Inner {
     parser: Arc<Parser>,
     vocab: Arc<Vocabulary>,
     masker: Arc<dyn Masker>,
+    /// What the build made: set by the constructor, or when a background build ends.
+    done: Arc<OnceLock<Result<Done, CompileError>>>,
+    /// During a background build (and after it failed): the walk that masks meanwhile.
+    early: Option<Done>,
+    /// The background build's thread, until [`Compiled::wait`] joins it.
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// A masker's build: what it is, why it is not the one asked for, its figures and artifact.
+struct Done {
     kind: MaskerKind,
     fell_back: Option<FellBack>,
     stats: BuildStats,
@@ -290,7 +321,7 @@ impl fmt::Debug for Compiled {
         f.debug_struct("Compiled")
             .field("grammar", &self.inner.grammar)
             .field("vocabulary", &self.inner.vocab.name())
-            .field("masker", &self.inner.kind)
+            .field("masker", &self.masker_kind())
             .finish_non_exhaustive()
     }
 }
@@ -323,7 +354,7 @@ impl Compiled {
         Compiled::build(
             &self.inner.grammar,
             Arc::clone(&self.inner.parser),
-            self.inner.stats.parser_time,
+            self.current().stats.parser_time,
             Arc::clone(&self.inner.vocab),
             config,
         )
@@ -336,24 +367,50 @@ impl Compiled {
         vocab: Arc<Vocabulary>,
         config: &Config,
     ) -> Result<Compiled, CompileError> {
+        #[cfg(feature = "trie")]
+        if config.background {
+            return Ok(Compiled::background(
+                grammar,
+                parser,
+                parser_time,
+                vocab,
+                config,
+            ));
+        }
+        let (masker, done) = Compiled::construct(&parser, parser_time, &vocab, config)?;
+        Ok(Compiled::assemble(
+            grammar,
+            parser,
+            vocab,
+            masker,
+            Ok(done),
+            None,
+        ))
+    }
+
+    /// Builds the masker of `config`, or its fallback when that fails.
+    fn construct(
+        parser: &Arc<Parser>,
+        parser_time: Duration,
+        vocab: &Arc<Vocabulary>,
+        config: &Config,
+    ) -> Result<(Arc<dyn Masker>, Done), CompileError> {
         let started = Instant::now();
         let (built, kind, fell_back) =
-            match crate::maskers::construct(config.masker, &parser, &vocab, config) {
+            match crate::maskers::construct(config.masker, parser, vocab, config) {
                 Ok(built) => (built, config.masker, None),
                 Err(why) => match config.fallback {
                     Some(fallback) if fallback != config.masker => {
-                        let built =
-                            match crate::maskers::construct(fallback, &parser, &vocab, config) {
-                                Ok(built) => built,
-                                Err(e) => {
-                                    return Err(CompileError::new(
-                                        CompileErrorKind::FallbackFailed {
-                                            wanted: Box::new(why),
-                                            fallback: Box::new(e),
-                                        },
-                                    ))
-                                }
-                            };
+                        let built = match crate::maskers::construct(fallback, parser, vocab, config)
+                        {
+                            Ok(built) => built,
+                            Err(e) => {
+                                return Err(CompileError::new(CompileErrorKind::FallbackFailed {
+                                    wanted: Box::new(why),
+                                    fallback: Box::new(e),
+                                }))
+                            }
+                        };
                         let fell = FellBack {
                             wanted: config.masker,
                             why,
@@ -365,29 +422,97 @@ impl Compiled {
                 },
             };
         let masker_time = started.elapsed();
-        Ok(Compiled::assemble(
-            grammar,
-            parser,
-            vocab,
-            kind,
-            built,
-            fell_back,
-            parser_time,
-            masker_time,
-        ))
+        let masker = Arc::clone(&built.masker);
+        let done = Compiled::done(parser, kind, built, fell_back, parser_time, masker_time);
+        Ok((masker, done))
     }
 
-    #[allow(clippy::too_many_arguments)] // the parts of a `Compiled`, named once here
-    fn assemble(
+    /// Returns at once with the walk over every token, and builds `config`'s masker on a
+    /// thread (see [`Config::background`]).
+    #[cfg(feature = "trie")]
+    fn background(
         grammar: &str,
         parser: Arc<Parser>,
+        parser_time: Duration,
         vocab: Arc<Vocabulary>,
+        config: &Config,
+    ) -> Compiled {
+        let started = Instant::now();
+        let walk: Arc<dyn Masker> = Arc::new(munch_masker_trie::TrieMasker::new(
+            Arc::clone(&parser),
+            Arc::clone(&vocab),
+        ));
+        let early = crate::maskers::Built {
+            masker: Arc::clone(&walk),
+            stats: serde_json::Map::new(),
+            save: None,
+        };
+        let early = Compiled::done(
+            &parser,
+            MaskerKind::Trie,
+            early,
+            None,
+            parser_time,
+            started.elapsed(),
+        );
+        let later = Arc::new(OnceLock::new());
+        let masker: Arc<dyn Masker> =
+            Arc::new(crate::handover::Handover::new(walk, Arc::clone(&later)));
+        let done = Arc::new(OnceLock::new());
+        let (cell, config) = (Arc::clone(&done), config.clone());
+        let (p, v) = (Arc::clone(&parser), Arc::clone(&vocab));
+        let thread = std::thread::Builder::new()
+            .name("munch-build".into())
+            .spawn(move || {
+                let built = Compiled::construct(&p, parser_time, &v, &config);
+                let built = built.map(|(masker, done)| {
+                    // Matchers switch at their next mask.
+                    let _ = later.set(masker);
+                    done
+                });
+                let _ = cell.set(built);
+            });
+        let compiled = Compiled {
+            inner: Arc::new(Inner {
+                grammar: grammar.to_string(),
+                parser,
+                vocab,
+                masker,
+                done,
+                early: Some(early),
+                thread: Mutex::new(None),
+            }),
+        };
+        match thread {
+            Ok(handle) => {
+                *compiled
+                    .inner
+                    .thread
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Some(handle)
+            }
+            // No thread to build on: the walk masks for good, and `wait` says why.
+            Err(e) => {
+                let _ = compiled
+                    .inner
+                    .done
+                    .set(Err(CompileError::new(CompileErrorKind::Io(format!(
+                        "cannot start the background build: {e}"
+                    )))));
+            }
+        }
+        compiled
+    }
+
+    /// A build's figures.
+    fn done(
+        parser: &Parser,
         kind: MaskerKind,
         built: crate::maskers::Built,
         fell_back: Option<FellBack>,
         parser_time: Duration,
         masker_time: Duration,
-    ) -> Compiled {
+    ) -> Done {
         let stats = BuildStats {
             parser_time,
             masker_time,
@@ -397,31 +522,82 @@ impl Compiled {
             conflicts: parser.conflicts().len(),
             masker: built.stats,
         };
+        Done {
+            kind,
+            fell_back,
+            stats,
+            artifact: built.save,
+        }
+    }
+
+    fn assemble(
+        grammar: &str,
+        parser: Arc<Parser>,
+        vocab: Arc<Vocabulary>,
+        masker: Arc<dyn Masker>,
+        done: Result<Done, CompileError>,
+        early: Option<Done>,
+    ) -> Compiled {
         Compiled {
             inner: Arc::new(Inner {
                 grammar: grammar.to_string(),
                 parser,
                 vocab,
-                masker: built.masker,
-                kind,
-                fell_back,
-                stats,
-                artifact: built.save,
+                masker,
+                done: Arc::new(OnceLock::from(done)),
+                early,
+                thread: Mutex::new(None),
             }),
         }
+    }
+
+    /// The build that masks now: the finished one, or the walk during (or after a failed)
+    /// background build.
+    fn current(&self) -> &Done {
+        match (self.inner.done.get(), &self.inner.early) {
+            (Some(Ok(done)), _) => done,
+            (_, Some(early)) => early,
+            (Some(Err(_)) | None, None) => unreachable!("a foreground build is done or failed"),
+        }
+    }
+
+    /// Waits for a background build (see [`Config::background`]) and returns its error: the
+    /// masks then stay the walk's, which are exact. Returns at once for other builds.
+    pub fn wait(&self) -> Result<(), &CompileError> {
+        let thread = self
+            .inner
+            .thread
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(thread) = thread {
+            if let Err(panic) = thread.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        match self.inner.done.get() {
+            Some(Err(e)) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the masker asked for (or its fallback) is built; `false` only during a
+    /// background build.
+    pub fn is_ready(&self) -> bool {
+        matches!(self.inner.done.get(), Some(Ok(_)))
     }
 
     /// Writes the compiled masker as an artifact, to be read back by [`Compiled::load`] with the
     /// same grammar and vocabulary (the wda's format: versioned, checksummed, fingerprinted with
     /// both).
     pub fn save(&self, w: &mut dyn std::io::Write) -> Result<(), CompileError> {
-        match &self.inner.artifact {
+        let _ = self.wait();
+        let done = self.current();
+        match &done.artifact {
             Some(save) => {
                 save(w).map_err(|e| CompileError::new(CompileErrorKind::Artifact(e.into())))
             }
-            None => Err(CompileError::new(CompileErrorKind::NoArtifact(
-                self.inner.kind,
-            ))),
+            None => Err(CompileError::new(CompileErrorKind::NoArtifact(done.kind))),
         }
     }
 
@@ -440,15 +616,15 @@ impl Compiled {
         let started = Instant::now();
         let built = crate::maskers::load(kind, &parser, &vocab, reader)?;
         let masker_time = started.elapsed();
+        let masker = Arc::clone(&built.masker);
+        let done = Compiled::done(&parser, kind, built, None, parser_time, masker_time);
         Ok(Compiled::assemble(
             grammar.name(),
             parser,
             vocab,
-            kind,
-            built,
+            masker,
+            Ok(done),
             None,
-            parser_time,
-            masker_time,
         ))
     }
 
@@ -459,17 +635,17 @@ impl Compiled {
 
     /// The masker built (the fallback's kind when [`Compiled::fell_back`] is set).
     pub fn masker_kind(&self) -> MaskerKind {
-        self.inner.kind
+        self.current().kind
     }
 
     /// Why the masker asked for was not built, when the fallback was.
     pub fn fell_back(&self) -> Option<&FellBack> {
-        self.inner.fell_back.as_ref()
+        self.current().fell_back.as_ref()
     }
 
     /// What the compilation built and cost.
     pub fn stats(&self) -> &BuildStats {
-        &self.inner.stats
+        &self.current().stats
     }
 
     /// The grammar's name (a path, `builtin:NAME`, ...).

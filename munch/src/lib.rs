@@ -39,6 +39,8 @@ pub mod batch;
 mod compiled;
 mod error;
 mod grammar;
+#[cfg(feature = "trie")]
+mod handover;
 mod maskers;
 mod matcher;
 pub mod parse;
