@@ -120,6 +120,11 @@ class CompiledGrammar:
     @property
     def fell_back(self) -> Optional[str]:
         """Why the masker asked for was not built, or ``None``."""
+    def wait(self) -> None:
+        """Waits for a background build; raises ``CompileError`` if it failed."""
+    @property
+    def is_ready(self) -> bool:
+        """Whether the masker asked for is built (``False`` only during a background build)."""
     @property
     def vocab_size(self) -> int:
         """The model's logits width."""
@@ -139,9 +144,12 @@ def compile(
     masker: str = "wda",
     fallback: Optional[str] = "trie",
     max_memory: Optional[int] = None,
+    lazy: bool = False,
+    background: bool = False,
 ) -> CompiledGrammar:
     """Compiles ``grammar`` for ``tokenizer`` with ``masker`` (``wda``, ``spanner``, ``trie``,
-    ``oracle``), building ``fallback`` instead when its build fails."""
+    ``oracle``), building ``fallback`` instead when its build fails; ``lazy``: the wda on
+    demand; ``background``: mask at once with the trie walk while ``masker`` builds."""
 
 class Matcher:
     """One sequence's constraint: the text accepted so far under a compiled grammar."""

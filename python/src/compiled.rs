@@ -37,13 +37,16 @@ fn masker_kind(name: &str) -> PyResult<MaskerKind> {
 /// ``None`` to raise instead. ``max_memory``: the most bytes a table masker's build may hold.
 /// ``lazy``: build the ``wda`` on demand (milliseconds up front, each automaton state the first
 /// time a mask reads it, in a cache of ``max_memory`` bytes; same masks, no ``save``).
+/// ``background``: return once the parser is built, masking with the trie walk over every token
+/// (no tables: the first mask in about 0.1 ms) while a thread builds ``masker``; matchers switch
+/// to it when it is ready (same masks). ``CompiledGrammar.wait()`` waits for it.
 ///
 /// Raises ``GrammarError`` for an invalid grammar (with ``file:line:column`` and a caret) and
 /// ``CompileError`` when no masker could be built. The GIL is released while compiling.
 #[pyfunction]
 #[pyo3(
-    signature = (grammar, tokenizer, masker="wda", fallback=Some("trie"), max_memory=None, lazy=false),
-    text_signature = "(grammar, tokenizer, masker='wda', fallback='trie', max_memory=None, lazy=False)"
+    signature = (grammar, tokenizer, masker="wda", fallback=Some("trie"), max_memory=None, lazy=false, background=false),
+    text_signature = "(grammar, tokenizer, masker='wda', fallback='trie', max_memory=None, lazy=False, background=False)"
 )]
 pub fn compile(
     py: Python<'_>,
@@ -53,12 +56,14 @@ pub fn compile(
     fallback: Option<&str>,
     max_memory: Option<usize>,
     lazy: bool,
+    background: bool,
 ) -> PyResult<PyCompiled> {
     let config = Config::new()
         .masker(masker_kind(masker)?)
         .fallback(fallback.map(masker_kind).transpose()?)
         .max_memory(max_memory)
-        .lazy(lazy);
+        .lazy(lazy)
+        .background(background);
     let tok = tokenizer.get();
     let vocab = tok.vocab.clone();
     let grammar = grammar.grammar.clone();
@@ -129,6 +134,21 @@ impl PyCompiled {
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let json = self.compiled.stats().to_json().to_string();
         py.import("json")?.call_method1("loads", (json,))
+    }
+
+    /// Waits for a background build (``compile(..., background=True)``), with the GIL
+    /// released; raises ``CompileError`` if it failed (the masks then stay the exact trie
+    /// walk's). Returns at once otherwise.
+    fn wait(&self, py: Python<'_>) -> PyResult<()> {
+        py.allow_threads(|| self.compiled.wait().map_err(|e| e.to_string()))
+            .map_err(CompileError::new_err)
+    }
+
+    /// Whether the masker asked for (or its fallback) is built: ``False`` only during a
+    /// background build.
+    #[getter]
+    fn is_ready(&self) -> bool {
+        self.compiled.is_ready()
     }
 
     /// The masker built: the one asked for, or the fallback when ``fell_back`` is set.

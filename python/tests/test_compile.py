@@ -44,6 +44,45 @@ def test_fallback_when_the_budget_is_too_small(json_grammar, tokenizer):
         munch.compile(json_grammar, tokenizer, masker="wda", fallback=None, max_memory=1)
 
 
+def _allowed_along(compiled, texts):
+    m = munch.Matcher(compiled)
+    out = []
+    for text in texts:
+        assert m.accept_string(text)
+        out.append(m.allowed_token_ids())
+    return out
+
+
+TEXTS = ['{"a": ', "[1, 2", ', "x"', "]}"]
+
+
+@pytest.mark.parametrize("masker", ["wda", "spanner", "trie"])
+def test_background_masks_at_once_and_hands_over(json_grammar, tokenizer, masker):
+    expected = _allowed_along(munch.compile(json_grammar, tokenizer, masker="oracle"), TEXTS)
+    c = munch.compile(json_grammar, tokenizer, masker=masker, background=True)
+    assert _allowed_along(c, TEXTS) == expected
+    c.wait()
+    assert c.is_ready and c.masker == masker
+    assert _allowed_along(c, TEXTS) == expected
+
+
+def test_a_failed_background_build_raises_on_wait(json_grammar, tokenizer):
+    c = munch.compile(
+        json_grammar, tokenizer, masker="wda", fallback=None, max_memory=1, background=True
+    )
+    with pytest.raises(munch.CompileError, match="wda"):
+        c.wait()
+    assert not c.is_ready and c.masker == "trie"
+    expected = _allowed_along(munch.compile(json_grammar, tokenizer, masker="oracle"), TEXTS)
+    assert _allowed_along(c, TEXTS) == expected
+
+
+def test_lazy_wda_masks_as_the_eager_one(json_grammar, tokenizer, compiled):
+    lazy = munch.compile(json_grammar, tokenizer, masker="wda", lazy=True)
+    assert lazy.masker == "wda"
+    assert _allowed_along(lazy, TEXTS) == _allowed_along(compiled, TEXTS)
+
+
 def test_save_and_load(tmp_path, json_grammar, tokenizer, compiled):
     path = tmp_path / "json.munch"
     compiled.save(path)
