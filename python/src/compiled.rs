@@ -44,6 +44,7 @@ fn masker_kind(name: &str) -> PyResult<MaskerKind> {
 /// Raises ``GrammarError`` for an invalid grammar (with ``file:line:column`` and a caret) and
 /// ``CompileError`` when no masker could be built. The GIL is released while compiling.
 #[pyfunction]
+#[allow(clippy::too_many_arguments)] // one per keyword argument of `munch.compile`
 #[pyo3(
     signature = (grammar, tokenizer, masker="wda", fallback=Some("trie"), max_memory=None, lazy=false, background=false),
     text_signature = "(grammar, tokenizer, masker='wda', fallback='trie', max_memory=None, lazy=False, background=False)"
