@@ -252,7 +252,7 @@ pub fn check(case: &MaskCase) -> std::result::Result<(), String> {
     let (oracle, others) = compiled(&built.parser, &vocab)?;
     let mut reference = oracle.matcher();
     let mut matchers: Vec<Matcher> = others.iter().map(Compiled::matcher).collect();
-    let every_token = TrieMasker::new(built.parser.clone(), vocab.clone());
+    let every_token = TrieMasker::without_classes(built.parser.clone(), vocab.clone());
     let mut every_token_cache = every_token.create_cache();
     let eos = vocab.eos()[0];
     let words = oracle.bitmask_words();

@@ -438,7 +438,7 @@ impl Compiled {
         config: &Config,
     ) -> Compiled {
         let started = Instant::now();
-        let walk: Arc<dyn Masker> = Arc::new(munch_masker_trie::TrieMasker::new(
+        let walk: Arc<dyn Masker> = Arc::new(munch_masker_trie::TrieMasker::without_classes(
             Arc::clone(&parser),
             Arc::clone(&vocab),
         ));

@@ -88,11 +88,12 @@ mod tests {
         let vocab = Arc::new(munch_testkit::vocab::bytes_and(&[
             "ab", ":1", "12", ",a", "a:",
         ]));
-        let first: Arc<dyn Masker> =
-            Arc::new(TrieMasker::new(Arc::clone(&parser), Arc::clone(&vocab)));
+        let first: Arc<dyn Masker> = Arc::new(TrieMasker::without_classes(
+            Arc::clone(&parser),
+            Arc::clone(&vocab),
+        ));
         let later_masker: Arc<dyn Masker> = Arc::new(
-            TrieMasker::with_classes(Arc::clone(&parser), Arc::clone(&vocab), &Default::default())
-                .unwrap(),
+            TrieMasker::new(Arc::clone(&parser), Arc::clone(&vocab), &Default::default()).unwrap(),
         );
         let cell = Arc::new(OnceLock::new());
         let handover = Handover::new(first, Arc::clone(&cell));

@@ -68,23 +68,19 @@ pub(crate) fn construct(
         MaskerKind::Trie => {
             // The walk over one representative per token class gives the same masks with a
             // much lower tail; if the class tables exceed their budget, walk every token.
-            let (masker, classes) = match munch_masker_trie::TrieMasker::with_classes(
-                Arc::clone(parser),
-                Arc::clone(vocab),
-                &munch_tokens::SpansConfig::default(),
-            ) {
-                Ok(m) => {
-                    let classes = m.classes().map(|c| c.len());
-                    (m, classes)
-                }
-                Err(_) => (
-                    munch_masker_trie::TrieMasker::new(Arc::clone(parser), Arc::clone(vocab)),
-                    None,
-                ),
-            };
+            let config = munch_masker_trie::TrieConfig::default();
+            let masker =
+                munch_masker_trie::TrieMasker::new(Arc::clone(parser), Arc::clone(vocab), &config)
+                    .unwrap_or_else(|_| {
+                        munch_masker_trie::TrieMasker::without_classes(
+                            Arc::clone(parser),
+                            Arc::clone(vocab),
+                        )
+                    });
+            let s = masker.stats();
             Ok(Built::plain(
                 Arc::new(masker),
-                serde_json::json!({ "token_classes": classes }),
+                serde_json::json!({ "token_classes": s.token_classes }),
             ))
         }
         #[cfg(feature = "spanner")]
@@ -93,7 +89,7 @@ pub(crate) fn construct(
             if let Some(bytes) = max_memory {
                 config.max_table_bytes = bytes;
             }
-            let masker = munch_masker_spanner::SpannerMasker::with_config(
+            let masker = munch_masker_spanner::SpannerMasker::new(
                 Arc::clone(parser),
                 Arc::clone(vocab),
                 &config,
@@ -121,10 +117,11 @@ pub(crate) fn construct(
                     .map_err(build_error(kind))?;
             // When its cache thrashes it hands over to a masker that needs no tables.
             #[cfg(feature = "trie")]
-            let masker = masker.with_fallback(Arc::new(munch_masker_trie::TrieMasker::new(
-                Arc::clone(parser),
-                Arc::clone(vocab),
-            )));
+            let masker =
+                masker.with_fallback(Arc::new(munch_masker_trie::TrieMasker::without_classes(
+                    Arc::clone(parser),
+                    Arc::clone(vocab),
+                )));
             let s = masker.stats();
             let stats = serde_json::json!({
                 "lazy": true,

@@ -68,8 +68,7 @@
 //! ```
 //! use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
 //! use munch_tokens::{LexPoint, SpansConfig, TokenSpans};
-//! use munch_vocab::Vocabulary;
-//! use munch_vocab::TokenId;
+//! use munch_vocab::{TokenId, Vocabulary};
 //!
 //! let spec = |name: &str, re: &str| TerminalSpec {
 //!     name: name.to_string(),

@@ -47,9 +47,8 @@
 //! use munch_glr::lark::{load, LoadConfig};
 //! use munch_glr::mask::{Masker, Oracle};
 //! use munch_glr::parser::{Parser, ParserConfig, ParserState};
-//! use munch_vocab::Vocabulary;
-//! use munch_vocab::TokenId;
-//! use munch_masker_spanner::SpannerMasker;
+//! use munch_masker_spanner::{SpannerConfig, SpannerMasker};
+//! use munch_vocab::{TokenId, Vocabulary};
 //!
 //! let grammar = load(br#"start: "(" start ")" | "x""#, &LoadConfig::default()).unwrap();
 //! let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap());
@@ -57,7 +56,8 @@
 //! let mut tokens = tokens.to_vec();
 //! tokens.push(None); // EOS
 //! let vocab = Arc::new(Vocabulary::from_token_bytes(tokens, vec![TokenId::from(6)]).unwrap());
-//! let spanner = SpannerMasker::new(Arc::clone(&parser), Arc::clone(&vocab)).unwrap();
+//! let config = SpannerConfig::default();
+//! let spanner = SpannerMasker::new(Arc::clone(&parser), Arc::clone(&vocab), &config).unwrap();
 //! let mut state = ParserState::new(parser);
 //! state.commit_bytes(b"((x").unwrap();
 //! let mask = spanner.mask(&mut spanner.create_cache(), &state);
@@ -90,7 +90,7 @@ use crate::online::Online;
 use crate::points::PointTries;
 use crate::tau::Taus;
 
-/// Budgets of [`SpannerMasker::with_config`]. The defaults fit the SynCode grammars with real
+/// Budgets of [`SpannerMasker::new`]. The defaults fit the SynCode grammars with real
 /// 128k–262k vocabularies with a wide margin and stop a pathological grammar in seconds.
 #[derive(Clone, Debug)]
 pub struct SpannerConfig {
@@ -261,16 +261,8 @@ impl fmt::Debug for SpannerMasker {
 }
 
 impl SpannerMasker {
-    /// Builds the tables for `parser`'s grammar over `vocab` with the default budgets.
+    /// Builds the tables for `parser`'s grammar over `vocab` within the budgets of `config`.
     pub fn new(
-        parser: Arc<Parser>,
-        vocab: Arc<Vocabulary>,
-    ) -> Result<SpannerMasker, SpannerBuildError> {
-        Self::with_config(parser, vocab, &SpannerConfig::default())
-    }
-
-    /// Builds the tables within the budgets of `config`.
-    pub fn with_config(
         parser: Arc<Parser>,
         vocab: Arc<Vocabulary>,
         config: &SpannerConfig,
@@ -278,7 +270,7 @@ impl SpannerMasker {
         Self::with_progress(parser, vocab, config, &mut |_| {})
     }
 
-    /// [`SpannerMasker::with_config`], reporting progress to `progress` now and then.
+    /// [`SpannerMasker::new`], reporting progress to `progress` now and then.
     pub fn with_progress(
         parser: Arc<Parser>,
         vocab: Arc<Vocabulary>,

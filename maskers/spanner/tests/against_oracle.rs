@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use munch_glr::mask::{Masker, Oracle, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
-use munch_masker_spanner::{SpannerMasker, SpannerStats};
+use munch_masker_spanner::{SpannerConfig, SpannerMasker, SpannerStats};
 use munch_masker_trie::TrieMasker;
 use munch_testkit::grammar::{builtin, parser};
 use munch_vocab::{TokenId, Vocabulary};
@@ -50,9 +50,13 @@ impl Maskers {
     fn new(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> Self {
         Maskers {
             vocab: Arc::clone(vocab),
-            spanner: SpannerMasker::new(Arc::clone(parser), Arc::clone(vocab))
-                .unwrap_or_else(|e| panic!("{e}")),
-            trie: TrieMasker::new(Arc::clone(parser), Arc::clone(vocab)),
+            spanner: SpannerMasker::new(
+                Arc::clone(parser),
+                Arc::clone(vocab),
+                &SpannerConfig::default(),
+            )
+            .unwrap_or_else(|e| panic!("{e}")),
+            trie: TrieMasker::without_classes(Arc::clone(parser), Arc::clone(vocab)),
             oracle: Oracle::new(Arc::clone(vocab)),
         }
     }

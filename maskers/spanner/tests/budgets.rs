@@ -18,7 +18,7 @@ fn json() -> (Arc<Parser>, Arc<Vocabulary>) {
 
 fn build_error(config: SpannerConfig) -> munch_masker_spanner::SpannerBuildError {
     let (parser, vocab) = json();
-    SpannerMasker::with_config(parser, vocab, &config).expect_err("the budget is too small")
+    SpannerMasker::new(parser, vocab, &config).expect_err("the budget is too small")
 }
 
 #[test]
@@ -61,7 +61,12 @@ fn each_budget_is_named_when_exceeded() {
 #[test]
 fn stats_describe_the_tables() {
     let (parser, vocab) = json();
-    let spanner = SpannerMasker::new(Arc::clone(&parser), Arc::clone(&vocab)).unwrap();
+    let spanner = SpannerMasker::new(
+        Arc::clone(&parser),
+        Arc::clone(&vocab),
+        &SpannerConfig::default(),
+    )
+    .unwrap();
     let stats = spanner.stats();
     let spans = TokenSpans::build(parser.lexer(), &vocab, &SpansConfig::default()).unwrap();
     assert_eq!(stats.realisable_spans, spans.span_len());

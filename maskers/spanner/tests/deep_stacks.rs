@@ -8,13 +8,18 @@ use std::sync::Arc;
 
 use munch_glr::mask::{Masker, Oracle};
 use munch_glr::parser::ParserState;
-use munch_masker_spanner::SpannerMasker;
+use munch_masker_spanner::{SpannerConfig, SpannerMasker};
 
 #[test]
 fn a_hundred_thousand_deep_array_masks_as_the_oracle() {
     let parser = munch_testkit::grammar::builtin("json");
     let vocab = munch_testkit::vocab::printable_and(&["[[", "1,", "]]", "],", " ["]);
-    let spanner = SpannerMasker::new(Arc::clone(&parser), Arc::clone(&vocab)).unwrap();
+    let spanner = SpannerMasker::new(
+        Arc::clone(&parser),
+        Arc::clone(&vocab),
+        &SpannerConfig::default(),
+    )
+    .unwrap();
     let oracle = Oracle::new(Arc::clone(&vocab));
     let mut state = ParserState::new(Arc::clone(&parser));
     state.commit_bytes(&[b'['; 100_000]).unwrap();

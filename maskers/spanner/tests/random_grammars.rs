@@ -11,7 +11,7 @@ use std::sync::Arc;
 use munch_glr::lark::{load, LoadConfig};
 use munch_glr::mask::{Masker, Oracle};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
-use munch_masker_spanner::SpannerMasker;
+use munch_masker_spanner::{SpannerConfig, SpannerMasker};
 use munch_vocab::{TokenId, Vocabulary};
 use proptest::prelude::*;
 
@@ -155,7 +155,7 @@ proptest! {
         prop_assume!(parser.is_some());
         let parser = Arc::new(parser.unwrap());
         let vocab = vocab(&case);
-        let spanner = SpannerMasker::new(Arc::clone(&parser), Arc::clone(&vocab))
+        let spanner = SpannerMasker::new(Arc::clone(&parser), Arc::clone(&vocab), &SpannerConfig::default())
             .unwrap_or_else(|e| panic!("{e}\n{text}"));
         let oracle = Oracle::new(Arc::clone(&vocab));
         let (mut sc, mut oc) = (spanner.create_cache(), oracle.create_cache());

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use munch_glr::mask::{Masker, Oracle, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
-use munch_masker_spanner::SpannerMasker;
+use munch_masker_spanner::{SpannerConfig, SpannerMasker};
 use munch_masker_trie::TrieMasker;
 use munch_testkit::grammar::syncode;
 use munch_vocab::Vocabulary;
@@ -28,9 +28,13 @@ fn compare(
     texts: &[(String, String)],
     oracle_every: usize,
 ) -> usize {
-    let spanner =
-        SpannerMasker::new(Arc::clone(parser), Arc::clone(vocab)).unwrap_or_else(|e| panic!("{e}"));
-    let trie = TrieMasker::new(Arc::clone(parser), Arc::clone(vocab));
+    let spanner = SpannerMasker::new(
+        Arc::clone(parser),
+        Arc::clone(vocab),
+        &SpannerConfig::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let trie = TrieMasker::without_classes(Arc::clone(parser), Arc::clone(vocab));
     let oracle = Oracle::new(Arc::clone(vocab));
     let (mut sc, mut tc, mut oc) = (
         spanner.create_cache(),

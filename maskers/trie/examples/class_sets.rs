@@ -37,7 +37,7 @@ use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::ParserState;
 use munch_lexer::TerminalId;
 use munch_masker_trie::TrieMasker;
-use munch_tokens::{ClassId, ClassSet, SpansConfig};
+use munch_tokens::{ClassId, ClassSet};
 use munch_vocab::TokenId;
 
 fn put_u32(out: &mut Vec<u8>, x: u32) {
@@ -56,12 +56,8 @@ fn main() {
         std::process::exit(2);
     }
     let (parser, vocab) = common::parser_and_vocab(&args[0], &args[1]);
-    let masker = TrieMasker::with_classes(
-        Arc::clone(&parser),
-        Arc::clone(&vocab),
-        &SpansConfig::default(),
-    )
-    .expect("classes");
+    let masker = TrieMasker::new(Arc::clone(&parser), Arc::clone(&vocab), &Default::default())
+        .expect("classes");
     let classes = masker.classes().expect("built with classes");
     let lexer = parser.lexer();
 

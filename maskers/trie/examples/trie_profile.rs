@@ -20,7 +20,6 @@ use std::time::Instant;
 use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::ParserState;
 use munch_masker_trie::{TrieMasker, WalkStats};
-use munch_tokens::SpansConfig;
 use munch_vocab::TokenId;
 
 /// Removes `--name VALUE` from `args`, returning the value.
@@ -87,14 +86,10 @@ fn main() {
     let (parser, vocab) = common::parser_and_vocab(&args[0], &args[1]);
     let started = Instant::now();
     let masker = if no_classes {
-        TrieMasker::new(Arc::clone(&parser), Arc::clone(&vocab))
+        TrieMasker::without_classes(Arc::clone(&parser), Arc::clone(&vocab))
     } else {
-        TrieMasker::with_classes(
-            Arc::clone(&parser),
-            Arc::clone(&vocab),
-            &SpansConfig::default(),
-        )
-        .expect("classes")
+        TrieMasker::new(Arc::clone(&parser), Arc::clone(&vocab), &Default::default())
+            .expect("classes")
     };
     println!(
         "build {:.1} ms, {} classes, {} lexer states, {} terminals",

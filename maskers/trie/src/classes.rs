@@ -68,7 +68,6 @@ mod tests {
     use munch_glr::parser::{Parser, ParserState};
     use munch_testkit::grammar::{builtin, syncode};
     use munch_testkit::vocab;
-    use munch_tokens::SpansConfig;
 
     use super::*;
     use crate::TrieMasker;
@@ -87,13 +86,9 @@ mod tests {
     /// Teacher-forces `text`: the class walk equals the token walk at every step and the oracle
     /// every `every` steps.
     fn check(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>, text: &str, every: usize) {
-        let tokens = TrieMasker::new(Arc::clone(parser), Arc::clone(vocab));
-        let classes = TrieMasker::with_classes(
-            Arc::clone(parser),
-            Arc::clone(vocab),
-            &SpansConfig::default(),
-        )
-        .unwrap();
+        let tokens = TrieMasker::without_classes(Arc::clone(parser), Arc::clone(vocab));
+        let classes =
+            TrieMasker::new(Arc::clone(parser), Arc::clone(vocab), &Default::default()).unwrap();
         assert!(classes.classes().is_some());
         let oracle = Oracle::new(Arc::clone(vocab));
         let (mut tc, mut cc, mut oc) = (

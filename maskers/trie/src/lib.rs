@@ -28,7 +28,7 @@
 //!   the boundary subtrees. Root tables live in the masker (built on first use, or by
 //!   [`TrieMasker::prepare`]); tables below boundary nodes in each thread's cache.
 //!
-//! - **Token classes** ([`TrieMasker::with_classes`]): tokens that realise the same lexer span
+//! - **Token classes** ([`TrieMasker::new`]): tokens that realise the same lexer span
 //!   from every lexer point ([`munch_tokens`]) are allowed or refused together, so the walk
 //!   can run over a trie of one representative per class (0.2–5 % of the vocabulary for
 //!   SynCode's grammars), and expand the classes it allows to token ids at the end
@@ -64,6 +64,35 @@ use munch_lexer::dfa::{Lexer, TerminalSet};
 use munch_lexer::{LexState, TerminalId};
 use munch_tokens::{ClassSet, ExpandCache, SpansBuildError, SpansConfig, TokenClasses, TokenSpans};
 use munch_vocab::{TokenId, TokenTrie, TrieNode, Vocabulary};
+
+/// The trie masker's build options.
+#[derive(Clone, Debug)]
+pub struct TrieConfig {
+    /// Walk one representative per token class (`true`, the default; the classes take
+    /// milliseconds to build and give the lower tail) or every token of the vocabulary's trie
+    /// (`false`: nothing built ahead).
+    pub classes: bool,
+    /// The token classes' build budgets.
+    pub spans: SpansConfig,
+}
+
+impl Default for TrieConfig {
+    fn default() -> Self {
+        TrieConfig {
+            classes: true,
+            spans: SpansConfig::default(),
+        }
+    }
+}
+
+/// What a trie masker walks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrieStats {
+    /// Token classes walked (`None`: every token of the vocabulary).
+    pub token_classes: Option<usize>,
+    /// Text tokens of the vocabulary.
+    pub text_tokens: usize,
+}
 
 /// The trie masker. Immutable, `Send + Sync`.
 pub struct TrieMasker {
@@ -107,10 +136,28 @@ impl Space {
 }
 
 impl TrieMasker {
+    /// A trie masker for `parser`'s grammar over `vocab`: with [`TrieConfig::classes`] (the
+    /// default), builds the token classes of `vocab` under `parser`'s lexer first (see
+    /// [`TrieMasker::with_spans`]) and walks one representative per class; without, walks
+    /// every token ([`TrieMasker::without_classes`]).
+    ///
+    /// Errors: a budget of `config.spans` exceeded while building the classes.
+    pub fn new(
+        parser: Arc<Parser>,
+        vocab: Arc<Vocabulary>,
+        config: &TrieConfig,
+    ) -> Result<Self, SpansBuildError> {
+        if !config.classes {
+            return Ok(Self::without_classes(parser, vocab));
+        }
+        let classes = TokenClasses::build(parser.lexer(), &vocab, &config.spans)?;
+        Ok(Self::with_token_classes(parser, vocab, Arc::new(classes)))
+    }
+
     /// A trie masker for `parser`'s grammar over `vocab`. Building costs nothing beyond the
     /// vocabulary's trie, which the vocabulary already holds: the per-lexer-state tables are
     /// built on first use (a few milliseconds each with a 128k vocabulary).
-    pub fn new(parser: Arc<Parser>, vocab: Arc<Vocabulary>) -> Self {
+    pub fn without_classes(parser: Arc<Parser>, vocab: Arc<Vocabulary>) -> Self {
         let terminals = parser.terminal_len();
         let mut ignored = TerminalSet::new(terminals);
         for t in (0..terminals).map(TerminalId::from_usize) {
@@ -126,19 +173,6 @@ impl TrieMasker {
             vocab,
             ignored,
         }
-    }
-
-    /// A trie masker that walks one representative per token class: builds the classes of
-    /// `vocab` under `parser`'s lexer first (see [`TrieMasker::with_spans`]).
-    ///
-    /// Errors: a budget of `config` exceeded while building the classes.
-    pub fn with_classes(
-        parser: Arc<Parser>,
-        vocab: Arc<Vocabulary>,
-        config: &SpansConfig,
-    ) -> Result<Self, SpansBuildError> {
-        let classes = TokenClasses::build(parser.lexer(), &vocab, config)?;
-        Ok(Self::with_token_classes(parser, vocab, Arc::new(classes)))
     }
 
     /// A trie masker that walks one representative per class of `spans` (see
@@ -167,10 +201,18 @@ impl TrieMasker {
             vocab.len(),
             "token classes built for another vocabulary"
         );
-        let mut masker = Self::new(parser, vocab);
+        let mut masker = Self::without_classes(parser, vocab);
         let states = masker.parser.lexer().state_len();
         masker.classes = Some(classes::ClassWalk::new(classes, &masker.vocab, states));
         masker
+    }
+
+    /// What the masker walks.
+    pub fn stats(&self) -> TrieStats {
+        TrieStats {
+            token_classes: self.classes().map(|c| c.len()),
+            text_tokens: self.vocab.trie().token_len(),
+        }
     }
 
     /// The token classes the walk uses, if built with classes.

@@ -18,7 +18,7 @@ fn synthetic_vocab() -> Arc<Vocabulary> {
 
 /// Teacher-forces `text` and compares the maskers at every step (`every`: 1 = each step).
 fn check(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>, text: &str, every: usize) {
-    let trie = TrieMasker::new(Arc::clone(parser), Arc::clone(vocab));
+    let trie = TrieMasker::without_classes(Arc::clone(parser), Arc::clone(vocab));
     let oracle = Oracle::new(Arc::clone(vocab));
     let (mut tc, mut oc) = (trie.create_cache(), oracle.create_cache());
     let mut trie_mask = TokenMask::new(vocab.len());

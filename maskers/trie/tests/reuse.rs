@@ -37,9 +37,8 @@ fn reused_masks_equal_fresh_ones_and_the_oracle() {
     let text =
         "package main\n\n// the copyright holder the holder\nfunc main() {\n\tx := 1\n\tx++\n}\n";
     for masker in [
-        TrieMasker::new(Arc::clone(&parser), Arc::clone(&vocab)),
-        TrieMasker::with_classes(Arc::clone(&parser), Arc::clone(&vocab), &Default::default())
-            .unwrap(),
+        TrieMasker::without_classes(Arc::clone(&parser), Arc::clone(&vocab)),
+        TrieMasker::new(Arc::clone(&parser), Arc::clone(&vocab), &Default::default()).unwrap(),
     ] {
         let oracle = Oracle::new(Arc::clone(&vocab));
         let mut cache = masker.create_cache();

@@ -155,7 +155,7 @@ fn main() {
         );
         drop(loaded);
     }
-    let trie = TrieMasker::new(Arc::clone(&parser), Arc::clone(&vocab));
+    let trie = TrieMasker::without_classes(Arc::clone(&parser), Arc::clone(&vocab));
     let mut tc = trie.create_cache();
     let mut wm = TokenMask::new(vocab.len());
     let mut tm = TokenMask::new(vocab.len());

@@ -25,7 +25,7 @@ fn against_trie(grammar: &str, tokenizer: &str, files: &[PathBuf]) -> usize {
     let p = syncode(grammar);
     let vocab = Arc::new(Vocabulary::load(tokenizer).unwrap());
     let w = wda(&p, &vocab);
-    let trie = TrieMasker::new(Arc::clone(&p), Arc::clone(&vocab));
+    let trie = TrieMasker::without_classes(Arc::clone(&p), Arc::clone(&vocab));
     let mut steps = 0;
     for f in files {
         let text = std::fs::read_to_string(f).unwrap();
