@@ -189,7 +189,10 @@ fn look_around_that_cannot_be_exact_is_a_typed_error() {
     // `(?!b)` decides on one byte even where the lexeme could go on: fine.
     build(&[re("A", "a(?!b)"), re("AB", "abc")]);
     // A keyword that must not run into a name: where the look-ahead fails, the name goes on.
-    let lexer = build(&[with_priority(re("IF", "if(?![a-z])"), 2), re("NAME", "[a-z]+")]);
+    let lexer = build(&[
+        with_priority(re("IF", "if(?![a-z])"), 2),
+        re("NAME", "[a-z]+"),
+    ]);
     let if_ = walk(&lexer, b"if");
     assert_eq!(lexer.terminal(lexer.accepted(if_)[0]).name, "IF");
     assert!(!lexer.has_look_ahead(if_));

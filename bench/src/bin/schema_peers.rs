@@ -63,7 +63,10 @@ fn main() {
         ParserFactory::new(&env, InferenceCapabilities::default(), &[]).expect("llguidance");
     factory.quiet();
     let config = Config::new().masker(kind).fallback(None);
-    println!("{:<22} {:>12} {:>14}", "schema", "munch_ms", "llguidance_ms");
+    println!(
+        "{:<22} {:>12} {:>14}",
+        "schema", "munch_ms", "llguidance_ms"
+    );
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     let (mut ours_ok, mut theirs_ok) = (0, 0);
     for f in &files {
@@ -88,7 +91,8 @@ fn main() {
         let mut b = Vec::new();
         for _ in 0..runs {
             let t0 = Instant::now();
-            let Ok(parser) = factory.create_parser(TopLevelGrammar::from_json_schema(value.clone()))
+            let Ok(parser) =
+                factory.create_parser(TopLevelGrammar::from_json_schema(value.clone()))
             else {
                 break;
             };

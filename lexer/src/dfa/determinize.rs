@@ -611,7 +611,10 @@ impl Determinizer<'_> {
             let Some(&(conditional, _)) = top.iter().find(|m| m.1 != 0) else {
                 continue;
             };
-            let beaten = matched.iter().find(|m| !accepted.contains(&m.0)).map(|m| m.0);
+            let beaten = matched
+                .iter()
+                .find(|m| !accepted.contains(&m.0))
+                .map(|m| m.0);
             let mut fail = FailSet::EMPTY;
             for class in 0..k {
                 if self.dfa.table[s * k + class] != DEAD {
