@@ -2,6 +2,9 @@
 //! `Grammar::from_regex`, `schema:`/`regex:` arguments, and every masker equal to the oracle's
 //! masks along valid instances.
 
+// Names the default maskers and SynCode's grammars.
+#![cfg(all(feature = "trie", feature = "spanner", feature = "wda"))]
+
 use std::sync::Arc;
 
 use munch::{

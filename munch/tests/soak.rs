@@ -9,6 +9,9 @@
 //! The rounds are counted, not timed; `MUNCH_SOAK_ROUNDS` raises them for a longer run
 //! (`MUNCH_SOAK_ROUNDS=200 cargo test --release -p munch --test soak -- --nocapture`).
 
+// Names the default maskers and SynCode's grammars.
+#![cfg(all(feature = "trie", feature = "syncode"))]
+
 use std::sync::Arc;
 
 use munch::{Compiled, Config, Grammar, MaskerKind, Matcher, TokenMask, Vocabulary};
