@@ -68,7 +68,10 @@ pub(crate) fn construct(
         MaskerKind::Trie => {
             // The walk over one representative per token class gives the same masks with a
             // much lower tail; if the class tables exceed their budget, walk every token.
-            let config = munch_masker_trie::TrieConfig::default();
+            let config = munch_masker_trie::TrieConfig {
+                spans: spans_config(max_memory),
+                ..Default::default()
+            };
             let masker =
                 munch_masker_trie::TrieMasker::new(Arc::clone(parser), Arc::clone(vocab), &config)
                     .unwrap_or_else(|_| {
@@ -85,7 +88,10 @@ pub(crate) fn construct(
         }
         #[cfg(feature = "spanner")]
         MaskerKind::Spanner => {
-            let mut config = munch_masker_spanner::SpannerConfig::default();
+            let mut config = munch_masker_spanner::SpannerConfig {
+                spans: spans_config(max_memory),
+                ..Default::default()
+            };
             if let Some(bytes) = max_memory {
                 config.max_table_bytes = bytes;
             }
@@ -108,7 +114,10 @@ pub(crate) fn construct(
         }
         #[cfg(feature = "wda")]
         MaskerKind::Wda if config.get_lazy() => {
-            let mut wda = munch_masker_wda::WdaConfig::default();
+            let mut wda = munch_masker_wda::WdaConfig {
+                spans: spans_config(max_memory),
+                ..Default::default()
+            };
             if let Some(bytes) = max_memory {
                 wda.cache_capacity = bytes;
             }
@@ -132,7 +141,10 @@ pub(crate) fn construct(
         }
         #[cfg(feature = "wda")]
         MaskerKind::Wda => {
-            let mut config = munch_masker_wda::WdaConfig::default();
+            let mut config = munch_masker_wda::WdaConfig {
+                spans: spans_config(max_memory),
+                ..Default::default()
+            };
             if let Some(bytes) = max_memory {
                 config.max_memory = bytes;
             }
@@ -142,6 +154,17 @@ pub(crate) fn construct(
             Ok(wda(masker))
         }
     }
+}
+
+/// The token spans' budgets, with `max_memory` (when set) as the most bytes of their tables:
+/// every masker but the oracle builds them first, so the budget holds for them too.
+#[cfg(any(feature = "trie", feature = "spanner", feature = "wda"))]
+fn spans_config(max_memory: Option<usize>) -> munch_tokens::SpansConfig {
+    let mut spans = munch_tokens::SpansConfig::default();
+    if let Some(bytes) = max_memory {
+        spans.max_bytes = bytes;
+    }
+    spans
 }
 
 /// Reads the artifact of a `kind` masker for `parser`'s grammar over `vocab`.

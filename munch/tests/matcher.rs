@@ -239,6 +239,8 @@ fn a_failed_build_falls_back_and_says_why() {
             matches!(err.kind(), CompileErrorKind::Build { masker, .. } if *masker == kind),
             "{err}"
         );
+        // The token spans every table masker builds first are charged to the budget too.
+        assert!(err.to_string().contains("max_bytes"), "{err}");
         let compiled = Compiled::new(
             &json(),
             vocab(),

@@ -12,6 +12,8 @@ pub enum SpansBudget {
     Spans,
     /// [`SpansConfig::max_work`](super::SpansConfig::max_work).
     Work,
+    /// [`SpansConfig::max_bytes`](super::SpansConfig::max_bytes).
+    Bytes,
     /// Not configurable: the distinct sequences of emitted lexemes one word can name (2^32
     /// divided by the number of lexemes, rounded up to a power of two).
     Sequences,
@@ -24,6 +26,7 @@ impl SpansBudget {
             SpansBudget::Classes => "max_classes",
             SpansBudget::Spans => "max_spans",
             SpansBudget::Work => "max_work",
+            SpansBudget::Bytes => "max_bytes",
             SpansBudget::Sequences => "sequence ids",
         }
     }
@@ -61,6 +64,7 @@ impl fmt::Display for SpansBuildError {
             SpansBudget::Classes => "token classes",
             SpansBudget::Spans => "distinct spans",
             SpansBudget::Work => "trie-walk steps",
+            SpansBudget::Bytes => "bytes of tables in memory",
             SpansBudget::Sequences => "sequences of emitted lexemes",
         };
         write!(

@@ -181,6 +181,10 @@ pub struct SpansConfig {
     /// The most walk steps: trie nodes visited per block plus lexer steps where a new
     /// configuration vector is computed. Default 2,000,000,000.
     pub max_work: u64,
+    /// The most bytes of the per-point tables the build holds at once (each block of
+    /// [`BLOCK`] points keeps a behaviour per vocabulary token while the classes are refined:
+    /// lexer states × vocabulary size / 16 bytes), checked before the walk. Default 4 GiB.
+    pub max_bytes: usize,
     /// The most threads the build uses (blocks of points are walked in parallel). Default 2.
     pub threads: usize,
 }
@@ -191,6 +195,7 @@ impl Default for SpansConfig {
             max_classes: 1_000_000,
             max_spans: 10_000_000,
             max_work: 2_000_000_000,
+            max_bytes: 4 << 30,
             threads: 2,
         }
     }
@@ -249,8 +254,16 @@ impl TokenSpans {
     ) -> Result<TokenSpans, SpansBuildError> {
         let (points, state_point, inhibitor_point) = all_points(lexer);
 
-        let tables = LexTables::new(lexer);
         let blocks: Vec<&[LexPoint]> = points.chunks(BLOCK).collect();
+        // Every block's behaviour per token (`u32`) lives until the classes are refined.
+        let table_bytes = (blocks.len() as u64).saturating_mul(vocab.len() as u64 * 4);
+        if table_bytes > config.max_bytes as u64 {
+            return Err(SpansBuildError::new(
+                SpansBudget::Bytes,
+                config.max_bytes as u64,
+            ));
+        }
+        let tables = LexTables::new(lexer);
         let (walked, seqs) = walk_configurations(&tables, vocab, &blocks, config)?;
         let mut refiner = classes::Refiner::new(vocab, config.max_classes)?;
         for b in &walked {

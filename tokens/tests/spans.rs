@@ -539,6 +539,22 @@ fn budgets_are_typed_errors() {
     });
     assert_eq!(e.budget(), SpansBudget::Work);
     assert!(e.to_string().contains("max_work"), "{e}");
+    // One block of points, five tokens: 20 bytes of per-token behaviours.
+    let e = err(SpansConfig {
+        max_bytes: 19,
+        ..SpansConfig::default()
+    });
+    assert_eq!(e.budget(), SpansBudget::Bytes);
+    assert!(e.to_string().contains("max_bytes"), "{e}");
+    assert!(TokenSpans::build(
+        &lexer,
+        &vocab,
+        &SpansConfig {
+            max_bytes: 20,
+            ..SpansConfig::default()
+        }
+    )
+    .is_ok());
 }
 
 #[test]
