@@ -13,3 +13,4 @@
 
 #[cfg(feature = "peers")]
 pub mod peers;
+pub mod schemas;

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! cargo build --release -p munch-bench --features peers --bin schema_peers
-//! target/release/schema_peers bench/schemas/*.json --tokenizer llama3 --runs 11
+//! target/release/schema_peers bench/schemas/*.json --tokenizer llama3 --runs 11 [--background]
 //! ```
 
 use std::sync::Arc;
@@ -14,14 +14,8 @@ use std::time::Instant;
 use llguidance::api::TopLevelGrammar;
 use llguidance::toktrie::{ApproximateTokEnv, InferenceCapabilities, TokEnv, TokRxInfo, TokTrie};
 use llguidance::{Matcher, ParserFactory};
-use munch::{Compiled, Config, Grammar, MaskerKind, SchemaOptions, TokenId, Vocabulary};
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
+use munch::{Compiled, Config, Grammar, SchemaOptions, TokenId, Vocabulary};
+use munch_bench::schemas::{percentile, SchemaArgs};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -29,22 +23,21 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let mut files = Vec::new();
-    let (mut tokenizer, mut masker, mut runs) = ("llama3".to_string(), "trie".to_string(), 11);
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--tokenizer" => tokenizer = args.next().expect("--tokenizer NAME"),
-            "--masker" => masker = args.next().expect("--masker NAME"),
-            "--runs" => runs = args.next().and_then(|r| r.parse().ok()).expect("--runs N"),
-            f => files.push(f.to_string()),
+    let args = match SchemaArgs::parse(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("error: {e}\nusage: SCHEMA.json... [--tokenizer NAME] [--masker NAME] [--runs N] [--background]");
+            std::process::exit(2);
         }
-    }
-    let kind = MaskerKind::ALL
-        .iter()
-        .copied()
-        .find(|k| k.name() == masker)
-        .expect("a masker name");
+    };
+    let SchemaArgs {
+        files,
+        tokenizer,
+        masker: kind,
+        runs,
+        background,
+    } = args;
+    let masker = kind.name();
     let vocab = Arc::new(Vocabulary::load(&tokenizer).expect("tokenizer"));
     // llguidance marks special tokens with a leading 0xFF byte.
     let words: Vec<Vec<u8>> = (0..vocab.len() as u32)
@@ -62,7 +55,10 @@ fn main() {
     let mut factory =
         ParserFactory::new(&env, InferenceCapabilities::default(), &[]).expect("llguidance");
     factory.quiet();
-    let config = Config::new().masker(kind).fallback(None);
+    let config = Config::new()
+        .masker(kind)
+        .fallback(None)
+        .background(background);
     println!(
         "{:<22} {:>12} {:>14}",
         "schema", "munch_ms", "llguidance_ms"
@@ -87,6 +83,8 @@ fn main() {
             };
             std::hint::black_box(c.matcher().next_token_mask());
             a.push(t0.elapsed().as_secs_f64() * 1e3);
+            // A background build ends (untimed) before the next run.
+            let _ = c.wait();
         }
         let mut b = Vec::new();
         for _ in 0..runs {

@@ -14,35 +14,25 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use munch::{Compiled, Config, Grammar, MaskerKind, SchemaOptions, Vocabulary};
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i]
-}
+use munch::{Compiled, Config, Grammar, SchemaOptions, Vocabulary};
+use munch_bench::schemas::{percentile, SchemaArgs};
 
 fn main() {
-    let mut files = Vec::new();
-    let (mut tokenizer, mut masker, mut runs) = ("llama3".to_string(), "trie".to_string(), 11);
-    let mut background = false;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--tokenizer" => tokenizer = args.next().expect("--tokenizer NAME"),
-            "--masker" => masker = args.next().expect("--masker NAME"),
-            "--runs" => runs = args.next().and_then(|r| r.parse().ok()).expect("--runs N"),
-            "--background" => background = true,
-            f => files.push(f.to_string()),
+    let args = match SchemaArgs::parse(std::env::args().skip(1)) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("error: {e}\nusage: SCHEMA.json... [--tokenizer NAME] [--masker NAME] [--runs N] [--background]");
+            std::process::exit(2);
         }
-    }
-    let kind = MaskerKind::ALL
-        .iter()
-        .copied()
-        .find(|k| k.name() == masker)
-        .expect("a masker name");
+    };
+    let SchemaArgs {
+        files,
+        tokenizer,
+        masker: kind,
+        runs,
+        background,
+    } = args;
+    let masker = kind.name();
     let vocab: Arc<Vocabulary> = Arc::new(Vocabulary::load(&tokenizer).expect("tokenizer"));
     let config = Config::new()
         .masker(kind)
