@@ -2,36 +2,15 @@
 //! write failures named as such, regex anchors refused with `file:line:column`, grammars read
 //! through pipes, and input limits on `trace`.
 
-use std::path::PathBuf;
 use std::process::Command;
+
+mod common;
+use common::{munch, s, temp_dir};
 
 const TOKENIZER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../vocab/tests/data/bytelevel/tokenizer.json"
 );
-
-fn munch(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_munch"))
-        .args(args)
-        .output()
-        .expect("run munch");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn temp_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("munch-cli-errors-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn s(p: &std::path::Path) -> String {
-    p.display().to_string()
-}
 
 #[test]
 fn a_fallback_that_fails_too_prints_both_errors() {

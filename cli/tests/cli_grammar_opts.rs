@@ -1,31 +1,8 @@
 //! The grammar options every command takes (`--start`, `--import-path`), and `munch check`'s
 //! exit code.
 
-use std::path::PathBuf;
-use std::process::Command;
-
-fn munch(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_munch"))
-        .args(args)
-        .output()
-        .expect("run munch");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn temp_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("munch-cli-opts-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn s(p: &std::path::Path) -> String {
-    p.display().to_string()
-}
+mod common;
+use common::{munch, s, temp_dir};
 
 #[test]
 fn start_rules_are_chosen_on_the_command_line() {

@@ -8,31 +8,12 @@
 // Every test here builds the trie masker.
 #![cfg(feature = "trie")]
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
-/// Runs `munch ARGS`: exit code, stdout, stderr.
-fn munch(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_munch"))
-        .args(args)
-        .output()
-        .expect("the munch binary runs");
-    (
-        out.status.code().expect("munch exits with a code"),
-        String::from_utf8(out.stdout).expect("stdout is UTF-8"),
-        String::from_utf8(out.stderr).expect("stderr is UTF-8"),
-    )
-}
-
-/// A fresh directory for one test's files.
-fn temp_dir(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("munch-cli-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod common;
+use common::{munch, temp_dir};
 
 /// Writes each `(name, text)` into `dir`; their paths, as strings.
 fn write_files(dir: &std::path::Path, files: &[(&str, &str)]) -> Vec<String> {
