@@ -20,32 +20,7 @@ impl Analysis {
     /// Computes both by fixpoint iteration.
     pub fn new(cfg: &Cfg) -> Self {
         let n = cfg.nonterminal_len();
-        // Worklists rather than passes over every production until nothing changes: a chain of
-        // unit rules would take one pass per link (quadratic in the grammar's size).
-        let mut uses: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for (i, p) in cfg.productions().iter().enumerate() {
-            for s in &p.rhs {
-                if let Symbol::Nonterminal(m) = s {
-                    if uses[m.as_usize()].last() != Some(&i) {
-                        uses[m.as_usize()].push(i);
-                    }
-                }
-            }
-        }
-        let mut nullable = vec![false; n];
-        let mut pending: Vec<usize> = (0..cfg.productions().len()).collect();
-        while let Some(i) = pending.pop() {
-            let p = &cfg.productions()[i];
-            if !nullable[p.lhs.as_usize()]
-                && p.rhs.iter().all(|s| match s {
-                    Symbol::Terminal(_) => false,
-                    Symbol::Nonterminal(m) => nullable[m.as_usize()],
-                })
-            {
-                nullable[p.lhs.as_usize()] = true;
-                pending.extend(uses[p.lhs.as_usize()].iter().copied());
-            }
-        }
+        let nullable = derives_all(cfg, |_| false);
         // FIRST(lhs) ⊇ {t} for a terminal, and ⊇ FIRST(m) for a nonterminal m, after a nullable
         // prefix of a right-hand side.
         let words = cfg.terminal_len().div_ceil(64).max(1);
@@ -126,4 +101,39 @@ impl Analysis {
                 .map(move |b| TerminalId::from_usize(w * 64 + b))
         })
     }
+}
+
+/// The nonterminals that derive a string of terminals each accepted by `terminal` (with a
+/// rejecting `terminal`: the nullable ones; with "not ignored": the productive ones).
+///
+/// A worklist over the productions that use each newly found nonterminal, rather than passes
+/// over every production until nothing changes: a chain of unit rules would take one pass per
+/// link (quadratic in the grammar's size).
+pub(crate) fn derives_all(cfg: &Cfg, terminal: impl Fn(&TerminalId) -> bool) -> Vec<bool> {
+    let n = cfg.nonterminal_len();
+    let mut uses: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, p) in cfg.productions().iter().enumerate() {
+        for s in &p.rhs {
+            if let Symbol::Nonterminal(m) = s {
+                if uses[m.as_usize()].last() != Some(&i) {
+                    uses[m.as_usize()].push(i);
+                }
+            }
+        }
+    }
+    let mut found = vec![false; n];
+    let mut pending: Vec<usize> = (0..cfg.productions().len()).collect();
+    while let Some(i) = pending.pop() {
+        let p = &cfg.productions()[i];
+        if !found[p.lhs.as_usize()]
+            && p.rhs.iter().all(|s| match s {
+                Symbol::Terminal(t) => terminal(t),
+                Symbol::Nonterminal(m) => found[m.as_usize()],
+            })
+        {
+            found[p.lhs.as_usize()] = true;
+            pending.extend(uses[p.lhs.as_usize()].iter().copied());
+        }
+    }
+    found
 }

@@ -22,33 +22,7 @@ pub fn reduce(cfg: &Cfg) -> Cfg {
 pub fn reduce_ignoring(cfg: &Cfg, ignored: &[bool]) -> Cfg {
     let usable = |t: &super::TerminalId| !ignored.get(t.as_usize()).copied().unwrap_or(false);
     let n = cfg.nonterminal_len();
-    // Productive: a production is productive once every nonterminal of its rhs is; a worklist
-    // over the productions that use each newly productive nonterminal (passes over every
-    // production until nothing changes would take one pass per link of a unit-rule chain).
-    let mut uses: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, p) in cfg.productions().iter().enumerate() {
-        for s in &p.rhs {
-            if let Symbol::Nonterminal(m) = s {
-                if uses[m.as_usize()].last() != Some(&i) {
-                    uses[m.as_usize()].push(i);
-                }
-            }
-        }
-    }
-    let mut productive = vec![false; n];
-    let mut pending: Vec<usize> = (0..cfg.productions().len()).collect();
-    while let Some(i) = pending.pop() {
-        let p = &cfg.productions()[i];
-        if !productive[p.lhs.as_usize()]
-            && p.rhs.iter().all(|s| match s {
-                Symbol::Terminal(t) => usable(t),
-                Symbol::Nonterminal(m) => productive[m.as_usize()],
-            })
-        {
-            productive[p.lhs.as_usize()] = true;
-            pending.extend(uses[p.lhs.as_usize()].iter().copied());
-        }
-    }
+    let productive = super::analysis::derives_all(cfg, usable);
     let keeps = |p: &Production| {
         productive[p.lhs.as_usize()]
             && p.rhs.iter().all(|s| match s {
