@@ -55,6 +55,17 @@ impl SchemaArgs {
         }
         Ok(out)
     }
+
+    /// The program's arguments; on an error, says it with the usage and exits with status 2.
+    pub fn from_env() -> SchemaArgs {
+        SchemaArgs::parse(std::env::args().skip(1)).unwrap_or_else(|e| {
+            eprintln!(
+                "error: {e}\nusage: SCHEMA.json... [--tokenizer NAME] [--masker NAME] \
+                 [--runs N] [--background]"
+            );
+            std::process::exit(2)
+        })
+    }
 }
 
 /// The value at fraction `p` of `sorted` (the sample at rank `round((n - 1) p)`); NaN when

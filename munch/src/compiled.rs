@@ -184,7 +184,7 @@ impl Config {
     }
 
     /// Whether [`Compiled::new`] returns as soon as the parser is built (`true`), masking with
-    /// the trie walk over every token (it builds nothing ahead: the first mask in about 0.1 ms
+    /// the trie walk over every token (it builds nothing ahead: the first mask in about 0.2 ms
     /// with a 128k vocabulary) while a thread builds the masker asked for, or its fallback; each
     /// matcher switches to it at its first mask after the build ends (the masks are the same).
     /// [`Compiled::wait`] waits for the build and returns its error, if any; until then

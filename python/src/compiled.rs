@@ -38,7 +38,7 @@ fn masker_kind(name: &str) -> PyResult<MaskerKind> {
 /// ``lazy``: build the ``wda`` on demand (milliseconds up front, each automaton state the first
 /// time a mask reads it, in a cache of ``max_memory`` bytes; same masks, no ``save``).
 /// ``background``: return once the parser is built, masking with the trie walk over every token
-/// (no tables: the first mask in about 0.1 ms) while a thread builds ``masker``; matchers switch
+/// (no tables: the first mask in about 0.2 ms) while a thread builds ``masker``; matchers switch
 /// to it when it is ready (same masks). ``CompiledGrammar.wait()`` waits for it.
 ///
 /// Raises ``GrammarError`` for an invalid grammar (with ``file:line:column`` and a caret) and

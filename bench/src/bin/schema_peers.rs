@@ -23,20 +23,13 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let args = match SchemaArgs::parse(std::env::args().skip(1)) {
-        Ok(args) => args,
-        Err(e) => {
-            eprintln!("error: {e}\nusage: SCHEMA.json... [--tokenizer NAME] [--masker NAME] [--runs N] [--background]");
-            std::process::exit(2);
-        }
-    };
     let SchemaArgs {
         files,
         tokenizer,
         masker: kind,
         runs,
         background,
-    } = args;
+    } = SchemaArgs::from_env();
     let masker = kind.name();
     let vocab = Arc::new(Vocabulary::load(&tokenizer).expect("tokenizer"));
     // llguidance marks special tokens with a leading 0xFF byte.

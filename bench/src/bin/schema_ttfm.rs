@@ -18,20 +18,13 @@ use munch::{Compiled, Config, Grammar, SchemaOptions, Vocabulary};
 use munch_bench::schemas::{percentile, SchemaArgs};
 
 fn main() {
-    let args = match SchemaArgs::parse(std::env::args().skip(1)) {
-        Ok(args) => args,
-        Err(e) => {
-            eprintln!("error: {e}\nusage: SCHEMA.json... [--tokenizer NAME] [--masker NAME] [--runs N] [--background]");
-            std::process::exit(2);
-        }
-    };
     let SchemaArgs {
         files,
         tokenizer,
         masker: kind,
         runs,
         background,
-    } = args;
+    } = SchemaArgs::from_env();
     let masker = kind.name();
     let vocab: Arc<Vocabulary> = Arc::new(Vocabulary::load(&tokenizer).expect("tokenizer"));
     let config = Config::new()
