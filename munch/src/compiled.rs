@@ -564,17 +564,15 @@ impl Compiled {
     /// Waits for a background build (see [`Config::background`]) and returns its error: the
     /// masks then stay the walk's, which are exact. Returns at once for other builds.
     pub fn wait(&self) -> Result<(), &CompileError> {
-        let thread = self
-            .inner
-            .thread
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some(thread) = thread {
-            if let Err(panic) = thread.join() {
+        // The lock is held through the join, so that a second caller waits for the first's
+        // join rather than finding no thread and returning before the build ends.
+        let mut thread = self.inner.thread.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(handle) = thread.take() {
+            if let Err(panic) = handle.join() {
                 std::panic::resume_unwind(panic);
             }
         }
+        drop(thread);
         match self.inner.done.get() {
             Some(Err(e)) => Err(e),
             _ => Ok(()),

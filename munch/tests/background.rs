@@ -82,3 +82,23 @@ fn a_failed_background_build_keeps_the_exact_walk_and_says_why() {
     // The walk has no artifact.
     assert!(compiled.save(&mut Vec::new()).is_err());
 }
+
+#[cfg(feature = "wda")]
+#[test]
+fn every_waiter_returns_after_the_build() {
+    let grammar = Grammar::builtin("json").unwrap();
+    let config = Config::new()
+        .masker(MaskerKind::Wda)
+        .fallback(None)
+        .background(true);
+    let compiled = Compiled::new(&grammar, vocab(), &config).unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                compiled.wait().unwrap();
+                assert!(compiled.is_ready());
+                assert_eq!(compiled.masker_kind(), MaskerKind::Wda);
+            });
+        }
+    });
+}
