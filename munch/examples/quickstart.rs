@@ -9,10 +9,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tokens.extend(["{\"", "\": ", "true", "null"].map(|t| Some(t.as_bytes().to_vec())));
     tokens.push(None);
     let eos = tokens.len() as u32 - 1;
-    let vocab = Arc::new(Vocabulary::from_token_bytes(
-        tokens,
-        vec![TokenId::from(eos)],
-    )?);
+    let eos_ids = vec![TokenId::from(eos)];
+    let vocab = Arc::new(Vocabulary::from_token_bytes(tokens, eos_ids)?);
 
     // Once per grammar and tokenizer; shared by every sequence (Send + Sync, cheap to clone).
     let compiled = Compiled::new(&Grammar::builtin("json")?, vocab, &Config::default())?;
@@ -36,10 +34,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Speculative decoding: undo tokens, check a draft without accepting it.
     matcher.rollback(2)?; // `}` and EOS
-    assert_eq!(
-        matcher.validate_tokens(&[u32::from(b','), u32::from(b'x')]),
-        1
-    );
+    let draft = [u32::from(b','), u32::from(b'x')]; // `,` fits, then `x` does not
+    assert_eq!(matcher.validate_tokens(&draft), 1);
     // Jump-forward: what every continuation starts with (here nothing: `,` `}` or a space).
     assert_eq!(matcher.forced_bytes(), b"");
     Ok(())
