@@ -1,5 +1,12 @@
 //! The offline build: lexical spans → terminal spans → classification per LR state → tables
 //! per (point, LR state).
+//!
+//! Every table the build holds, from the lexical spans to the last interned set, is charged to
+//! [`SpannerConfig::max_table_bytes`] as it grows ([`Charge`]); tables whose size is known
+//! beforehand are charged before they are allocated, and the simulator's arena is capped to the
+//! bytes the budget allows. So a build whose tables would exceed the budget stops with an error
+//! naming it while it holds about the budget, and [`SpannerStats::heap_bytes`] (a part of what
+//! was charged) never exceeds it.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -41,6 +48,12 @@ pub(crate) fn build(
         TokenSpans::build(p.lexer(), &vocab, &config.spans).map_err(|e| SpannerBuildError {
             kind: SpannerBuildErrorKind::Spans(e),
         })?;
+    let mut charge = Charge {
+        max: config.max_table_bytes,
+        peak: 0,
+    };
+    let spans_bytes = spans.heap_bytes();
+    charge.check(spans_bytes)?;
 
     // Terminal spans of every lexical span.
     progress(Progress {
@@ -48,24 +61,50 @@ pub(crate) fn build(
         done: 0,
         total: spans.span_len(),
     });
+    let tau_of_span_bytes = spans.span_len().saturating_mul(4);
+    charge.check(spans_bytes.saturating_add(tau_of_span_bytes))?;
     let mut taus = Taus::new(p);
-    let tau_of_span: Vec<u32> = (0..spans.span_len())
-        .map(|i| {
-            let span = spans.span(SpanId::from_usize(i));
-            taus.of_span(p, span.emitted, span.end).unwrap_or(NONE)
-        })
-        .collect();
+    let mut tau_of_span: Vec<u32> = Vec::with_capacity(spans.span_len());
+    for i in 0..spans.span_len() {
+        if i % 4096 == 0 {
+            charge.check(spans_bytes + tau_of_span_bytes + taus.heap_bytes())?;
+        }
+        let span = spans.span(SpanId::from_usize(i));
+        tau_of_span.push(taus.of_span(p, span.emitted, span.end).unwrap_or(NONE));
+    }
+    // Held from here to the end: the spans, their terminal spans and the trie's preorder.
+    let order = Preorder::new(&taus);
+    let held = spans_bytes + tau_of_span_bytes + taus.heap_bytes() + order.heap_bytes();
+    charge.check(held)?;
 
-    // Classification: per LR state, inverted to per terminal span.
-    let mut sim = Sim::new(lr_states, config.max_sim_nodes);
+    // Classification: per LR state, inverted to per terminal span. The arena holds at most
+    // the nodes the byte budget has room for.
+    let byte_nodes = config.max_table_bytes.saturating_sub(held) / Sim::NODE_BYTES;
+    let (sim_nodes, sim_budget) = if byte_nodes < config.max_sim_nodes {
+        (
+            byte_nodes,
+            ("max_table_bytes", config.max_table_bytes as u64),
+        )
+    } else {
+        (
+            config.max_sim_nodes,
+            ("max_sim_nodes", config.max_sim_nodes as u64),
+        )
+    };
     let lookaheads = tables.eof_index() as usize + 1;
+    let always_heads = taus
+        .taus
+        .len()
+        .saturating_mul(std::mem::size_of::<Vec<u32>>());
+    charge.check(held + lr_states * 8 + lookaheads * 5 + always_heads)?;
+    let mut sim = Sim::new(lr_states, sim_nodes);
     let mut memo = ShiftMemo::new(lookaheads);
     // (LR state, trie node) → whether every span below is always accepted, for the nodes the
     // bare stack gets through.
-    let order = Preorder::new(&taus);
     let mut alive = Alive::new(&taus, &order.pre);
     let mut out = StateClasses::default();
     let mut always_states: Vec<Vec<u32>> = vec![Vec::new(); taus.taus.len()];
+    let mut always_bytes = always_heads;
     let mut always_pairs = 0;
     for s in 0..lr_states {
         if s % 64 == 0 {
@@ -76,9 +115,8 @@ pub(crate) fn build(
             });
         }
         let state = LrState::new(s).expect("tables index their states");
-        classify_state(&mut sim, tables, &taus, state, &mut memo, &mut out).map_err(
-            |SimBudget| SpannerBuildError::budget("max_sim_nodes", config.max_sim_nodes as u64),
-        )?;
+        classify_state(&mut sim, tables, &taus, state, &mut memo, &mut out)
+            .map_err(|SimBudget| SpannerBuildError::budget(sim_budget.0, sim_budget.1))?;
         if sim.closures > config.max_closures {
             return Err(SpannerBuildError::budget(
                 "max_closures",
@@ -86,18 +124,34 @@ pub(crate) fn build(
             ));
         }
         for &tau in &out.always {
-            always_states[tau as usize].push(s as u32);
+            let row = &mut always_states[tau as usize];
+            let before = row.capacity();
+            row.push(s as u32);
+            always_bytes += (row.capacity() - before) * 4;
         }
         always_pairs += out.always.len();
         alive.push(&out, &order.pre);
+        charge.check(
+            held + always_bytes
+                + alive.heap_bytes()
+                + sim.heap_bytes()
+                + memo.heap_bytes()
+                + out.heap_bytes(),
+        )?;
     }
     let closures = sim.closures;
     drop(sim);
+    drop(memo);
+    // Held from here to the end, besides the tables below.
+    let held = held + always_bytes + alive.heap_bytes();
 
     // Per LR state, the lookaheads with an action: a span whose first terminal has none there
     // is rejected by every stack.
     let act_words = lookaheads.div_ceil(64);
     debug_assert_eq!(act_words, taus.lookahead_words());
+    let acts_bytes = lr_states.saturating_mul(act_words).saturating_mul(8);
+    charge.check(held.saturating_add(acts_bytes))?;
+    let held = held + acts_bytes;
     let mut acts = vec![0u64; lr_states * act_words];
     for s in 0..lr_states {
         let state = LrState::new(s).expect("tables index their states");
@@ -113,17 +167,16 @@ pub(crate) fn build(
     let words = class_len.div_ceil(64);
     let mut t = Tables {
         sets: Vec::new(),
-        tries_bytes: 0,
         pool: Vec::new(),
         dense: Vec::new(),
         class_len,
-        bytes: 0,
-        max_bytes: config.max_table_bytes,
+        words,
     };
     let points = spans.points().len();
+    let entry_bytes = points.saturating_mul(lr_states).saturating_mul(4);
+    charge.check(held.saturating_add(entry_bytes))?;
+    let held = held + entry_bytes;
     let mut entry_of = vec![0u32; points * lr_states];
-    t.bytes += entry_of.len() * 4;
-    t.check()?;
     let mut tries = PointTries::default();
     let mut point_scratch = PointScratch::default();
     let mut pairs: Vec<(u32, ClassId)> = Vec::new();
@@ -167,10 +220,13 @@ pub(crate) fn build(
             at = end;
         }
         tries.push_point(&taus, &order, &local, &mut point_scratch);
-        t.bytes = t
-            .bytes
-            .saturating_add(tries.heap_bytes().saturating_sub(t.tries_bytes));
-        t.tries_bytes = tries.heap_bytes();
+        let scratch_bytes = pairs.capacity() * 8
+            + pair_classes.capacity() * 4
+            + local.capacity() * std::mem::size_of::<(u32, &[ClassId])>()
+            + rows.iter().map(|r| r.capacity() * 4).sum::<usize>()
+            + rows.capacity() * std::mem::size_of::<Vec<u32>>();
+        let point_held = held + tries.heap_bytes() + scratch_bytes;
+        charge.check(point_held + t.heap_bytes())?;
         // Per LR state: the point's always-accepted spans (local indices, ascending).
         for (i, (tau, _)) in local.iter().enumerate() {
             for &s in &always_states[*tau as usize] {
@@ -182,6 +238,7 @@ pub(crate) fn build(
             }
         }
         let mut index: AHashMap<Vec<u32>, u32> = AHashMap::new();
+        let mut index_keys = 0;
         for &s in &touched {
             let row = std::mem::take(&mut rows[s as usize]);
             let set = match index.get(&row) {
@@ -193,8 +250,12 @@ pub(crate) fn build(
                             scratch.insert(c);
                         }
                     }
-                    let set = t.add_set(&scratch, words)?;
+                    let set = t.add_set(&scratch);
                     index.insert(row.clone(), set);
+                    index_keys += row.len() * 4;
+                    let index_bytes =
+                        index.capacity() * std::mem::size_of::<(Vec<u32>, u32)>() + index_keys;
+                    charge.check(point_held + t.heap_bytes() + index_bytes)?;
                     set
                 }
             };
@@ -213,9 +274,9 @@ pub(crate) fn build(
         + state_bytes
         + acts.capacity() * 8
         + entry_of.capacity() * 4
-        + t.sets.capacity() * std::mem::size_of::<ClassList>()
-        + t.pool.capacity() * 4
-        + t.dense.len() * words * 8;
+        + t.heap_bytes();
+    // A part of what was charged; checked again so that the stats can never exceed the budget.
+    charge.check(heap_bytes)?;
     let stats = SpannerStats {
         points,
         lr_states,
@@ -229,6 +290,7 @@ pub(crate) fn build(
         always_sets: t.sets.len(),
         closures,
         heap_bytes,
+        peak_bytes: charge.peak,
         build_s: started.elapsed().as_secs_f64(),
     };
     Ok(SpannerMasker {
@@ -249,35 +311,52 @@ pub(crate) fn build(
     })
 }
 
-/// The tables being filled, with their byte budget.
-struct Tables {
-    sets: Vec<ClassList>,
-    tries_bytes: usize,
-    pool: Vec<ClassId>,
-    dense: Vec<ClassSet>,
-    class_len: usize,
-    bytes: usize,
-    max_bytes: usize,
+/// The bytes a build holds, charged to [`SpannerConfig::max_table_bytes`] at each step.
+struct Charge {
+    max: usize,
+    /// The most bytes charged at once so far.
+    peak: usize,
 }
 
-impl Tables {
-    fn check(&self) -> Result<(), SpannerBuildError> {
-        if self.bytes > self.max_bytes {
+impl Charge {
+    /// Records that the build holds (or is about to allocate up to) `bytes` in all; an error
+    /// naming the budget if that is more than it allows.
+    fn check(&mut self, bytes: usize) -> Result<(), SpannerBuildError> {
+        self.peak = self.peak.max(bytes);
+        if bytes > self.max {
             return Err(SpannerBuildError::budget(
                 "max_table_bytes",
-                self.max_bytes as u64,
+                self.max as u64,
             ));
         }
         Ok(())
     }
+}
+
+/// The always-accepted sets being interned.
+struct Tables {
+    sets: Vec<ClassList>,
+    pool: Vec<ClassId>,
+    dense: Vec<ClassSet>,
+    class_len: usize,
+    /// Words of a class bitset.
+    words: usize,
+}
+
+impl Tables {
+    fn heap_bytes(&self) -> usize {
+        self.sets.capacity() * std::mem::size_of::<ClassList>()
+            + self.pool.capacity() * 4
+            + self.dense.capacity() * std::mem::size_of::<ClassSet>()
+            + self.dense.len() * self.words * 8
+    }
 
     /// Stores `set` as a list or a bitset, whichever is smaller; returns its index in `sets`.
-    fn add_set(&mut self, set: &ClassSet, words: usize) -> Result<u32, SpannerBuildError> {
+    fn add_set(&mut self, set: &ClassSet) -> u32 {
         let count = set.count();
-        let list = if count * 4 <= words * 8 {
+        let list = if count * 4 <= self.words * 8 {
             let lo = self.pool.len() as u32;
             self.pool.extend(set.iter());
-            self.bytes += count * 4;
             ClassList::Sparse {
                 lo,
                 hi: self.pool.len() as u32,
@@ -285,12 +364,9 @@ impl Tables {
         } else {
             debug_assert_eq!(set.len(), self.class_len);
             self.dense.push(set.clone());
-            self.bytes += words * 8;
             ClassList::Dense((self.dense.len() - 1) as u32)
         };
         self.sets.push(list);
-        self.bytes += std::mem::size_of::<ClassList>();
-        self.check()?;
-        Ok((self.sets.len() - 1) as u32)
+        (self.sets.len() - 1) as u32
     }
 }

@@ -24,6 +24,12 @@ pub(crate) struct StateClasses {
     pub alive: Vec<(u32, bool)>,
 }
 
+impl StateClasses {
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.always.capacity() * 4 + self.alive.capacity() * 8
+    }
+}
+
 struct Frame {
     node: u32,
     frontier: Frontier,
@@ -122,6 +128,10 @@ pub(crate) struct ShiftMemo {
 }
 
 impl ShiftMemo {
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.answers.capacity() + self.touched.capacity() * 4
+    }
+
     pub(crate) fn new(lookaheads: usize) -> Self {
         ShiftMemo {
             answers: vec![0; lookaheads],

@@ -102,7 +102,10 @@ pub struct SpannerConfig {
     /// The most reduction closures the whole classification may run (its work). Default
     /// 100,000,000.
     pub max_closures: u64,
-    /// The most heap the precomputed tables may take, in bytes. Default 4 GiB.
+    /// The most bytes the build may hold at once: every table it keeps (the lexical spans
+    /// included) and its scratch (the simulator's arena, the classification's rows), charged as
+    /// they grow; [`SpannerStats::heap_bytes`] never exceeds it. The transient tables of the
+    /// lexical spans' own build have their budget, [`SpansConfig::max_bytes`]. Default 4 GiB.
     pub max_table_bytes: usize,
 }
 
@@ -206,6 +209,10 @@ pub struct SpannerStats {
     pub closures: u64,
     /// Heap held by the masker's tables (the lexical spans included).
     pub heap_bytes: usize,
+    /// The most bytes the build held at once, as charged to
+    /// [`SpannerConfig::max_table_bytes`]: the tables above and the build's scratch
+    /// (at least `heap_bytes`). A budget of this many bytes or more builds these tables.
+    pub peak_bytes: usize,
     /// Wall-clock build time, in seconds.
     pub build_s: f64,
 }

@@ -45,6 +45,14 @@ pub(crate) struct Preorder {
 }
 
 impl Preorder {
+    pub(crate) fn heap_bytes(&self) -> usize {
+        (self.pre.capacity()
+            + self.end.capacity()
+            + self.parent.capacity()
+            + self.tau_node.capacity())
+            * 4
+    }
+
     pub(crate) fn new(taus: &Taus) -> Self {
         let n = taus.nodes.len();
         let (mut pre, mut end) = (vec![0u32; n], vec![0u32; n]);

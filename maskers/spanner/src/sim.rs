@@ -83,6 +83,25 @@ pub(crate) struct Sim {
 }
 
 impl Sim {
+    /// Bytes of one arena node (its edges inline), what a node of the `max_nodes` budget costs.
+    pub(crate) const NODE_BYTES: usize = std::mem::size_of::<SimNode>();
+
+    /// Approximate heap bytes of the arena and its tables (spilled edge lists not included).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        // A hash table's bucket: its control byte, rounded up generously.
+        const ENTRY: usize = 8;
+        (self.nodes.capacity() + self.made.capacity()) * Self::NODE_BYTES
+            + self.reals.capacity() * std::mem::size_of::<RealNode>()
+            + self.real_index.capacity() * (std::mem::size_of::<(GssNodeId, NodeRef)>() + ENTRY)
+            + self.slot.capacity() * 8
+            + (self.ends.capacity() + self.next.capacity() + self.canon.capacity())
+                * std::mem::size_of::<NodeRef>()
+            + self.edge_set.capacity() * (std::mem::size_of::<(u32, NodeRef)>() + ENTRY)
+            + self.pending.capacity() * std::mem::size_of::<(Start, NonterminalId, u32)>()
+            + self.cons.capacity()
+                * (std::mem::size_of::<((LrState, SmallVec<[NodeRef; 2]>), u32)>() + ENTRY)
+    }
+
     /// A simulator for tables with `states` LR states.
     pub(crate) fn new(states: usize, max_nodes: usize) -> Self {
         Sim {
