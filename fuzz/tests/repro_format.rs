@@ -11,6 +11,101 @@ fn bytes() -> Vec<u8> {
     (0..200u32).map(|i| (i * 37 + 11) as u8).collect()
 }
 
+/// The pasted `case` equals the one the bytes give, and its `Debug` is a test that builds it again.
+fn assert_reproduces<T>(case: T)
+where
+    T: for<'a> arbitrary::Arbitrary<'a> + Repro + PartialEq + std::fmt::Debug,
+{
+    let from_bytes: T = case_from_bytes(&bytes()).unwrap();
+    assert_eq!(case, from_bytes);
+    let shown = format!("{case:?}");
+    assert!(
+        shown.contains(&format!("let case = {};", case.to_repro())),
+        "{shown}"
+    );
+    assert!(shown.contains("#[test]"));
+}
+
+/// The grammar both the commit and the mask case draw first from [`bytes`].
+fn grammar() -> GrammarSpec {
+    GrammarSpec {
+        terms: vec![
+            Term {
+                pattern: Pattern::Literal("c ".to_string()),
+                priority: 0,
+                ignored: false,
+            },
+            Term {
+                pattern: Pattern::Regex(Re::Set(vec!['é', 'c'])),
+                priority: -1,
+                ignored: false,
+            },
+            Term {
+                pattern: Pattern::Literal("c ".to_string()),
+                priority: 0,
+                ignored: false,
+            },
+            Term {
+                pattern: Pattern::Regex(Re::Alt(vec![
+                    Re::Set(vec!['é']),
+                    Re::NotSet(vec!['\n', 'b', '€']),
+                ])),
+                priority: -1,
+                ignored: true,
+            },
+        ],
+        rules: vec![
+            vec![vec![]],
+            vec![
+                vec![
+                    Item {
+                        sym: Sym::T(0),
+                        op: Op::Rep(0, 1),
+                    },
+                    Item {
+                        sym: Sym::T(1),
+                        op: Op::One,
+                    },
+                ],
+                vec![
+                    Item {
+                        sym: Sym::T(1),
+                        op: Op::Opt,
+                    },
+                    Item {
+                        sym: Sym::T(0),
+                        op: Op::One,
+                    },
+                    Item {
+                        sym: Sym::T(3),
+                        op: Op::One,
+                    },
+                ],
+                vec![Item {
+                    sym: Sym::N(0),
+                    op: Op::Plus,
+                }],
+            ],
+            vec![
+                vec![
+                    Item {
+                        sym: Sym::N(1),
+                        op: Op::One,
+                    },
+                    Item {
+                        sym: Sym::N(1),
+                        op: Op::One,
+                    },
+                ],
+                vec![Item {
+                    sym: Sym::N(1),
+                    op: Op::One,
+                }],
+            ],
+        ],
+    }
+}
+
 #[test]
 fn lexer_debug_is_a_reproduction() {
     let case = LexerCase {
@@ -28,95 +123,13 @@ fn lexer_debug_is_a_reproduction() {
         ],
         input: Bytes(b"a\x80\xc3".to_vec()),
     };
-    let from_bytes: LexerCase = case_from_bytes(&bytes()).unwrap();
-    assert_eq!(case, from_bytes);
-    let shown = format!("{case:?}");
-    assert!(
-        shown.contains(&format!("let case = {};", case.to_repro())),
-        "{shown}"
-    );
-    assert!(shown.contains("#[test]"));
+    assert_reproduces(case);
 }
 
 #[test]
 fn commit_debug_is_a_reproduction() {
     let case = CommitCase {
-        grammar: GrammarSpec {
-            terms: vec![
-                Term {
-                    pattern: Pattern::Literal("c ".to_string()),
-                    priority: 0,
-                    ignored: false,
-                },
-                Term {
-                    pattern: Pattern::Regex(Re::Set(vec!['é', 'c'])),
-                    priority: -1,
-                    ignored: false,
-                },
-                Term {
-                    pattern: Pattern::Literal("c ".to_string()),
-                    priority: 0,
-                    ignored: false,
-                },
-                Term {
-                    pattern: Pattern::Regex(Re::Alt(vec![
-                        Re::Set(vec!['é']),
-                        Re::NotSet(vec!['\n', 'b', '€']),
-                    ])),
-                    priority: -1,
-                    ignored: true,
-                },
-            ],
-            rules: vec![
-                vec![vec![]],
-                vec![
-                    vec![
-                        Item {
-                            sym: Sym::T(0),
-                            op: Op::Rep(0, 1),
-                        },
-                        Item {
-                            sym: Sym::T(1),
-                            op: Op::One,
-                        },
-                    ],
-                    vec![
-                        Item {
-                            sym: Sym::T(1),
-                            op: Op::Opt,
-                        },
-                        Item {
-                            sym: Sym::T(0),
-                            op: Op::One,
-                        },
-                        Item {
-                            sym: Sym::T(3),
-                            op: Op::One,
-                        },
-                    ],
-                    vec![Item {
-                        sym: Sym::N(0),
-                        op: Op::Plus,
-                    }],
-                ],
-                vec![
-                    vec![
-                        Item {
-                            sym: Sym::N(1),
-                            op: Op::One,
-                        },
-                        Item {
-                            sym: Sym::N(1),
-                            op: Op::One,
-                        },
-                    ],
-                    vec![Item {
-                        sym: Sym::N(1),
-                        op: Op::One,
-                    }],
-                ],
-            ],
-        },
+        grammar: grammar(),
         input: Bytes(b"".to_vec()),
         ops: vec![
             CommitOp::Commit(121),
@@ -129,95 +142,13 @@ fn commit_debug_is_a_reproduction() {
             CommitOp::Commit(127),
         ],
     };
-    let from_bytes: CommitCase = case_from_bytes(&bytes()).unwrap();
-    assert_eq!(case, from_bytes);
-    let shown = format!("{case:?}");
-    assert!(
-        shown.contains(&format!("let case = {};", case.to_repro())),
-        "{shown}"
-    );
-    assert!(shown.contains("#[test]"));
+    assert_reproduces(case);
 }
 
 #[test]
 fn masks_debug_is_a_reproduction() {
     let case = MaskCase {
-        grammar: GrammarSpec {
-            terms: vec![
-                Term {
-                    pattern: Pattern::Literal("c ".to_string()),
-                    priority: 0,
-                    ignored: false,
-                },
-                Term {
-                    pattern: Pattern::Regex(Re::Set(vec!['é', 'c'])),
-                    priority: -1,
-                    ignored: false,
-                },
-                Term {
-                    pattern: Pattern::Literal("c ".to_string()),
-                    priority: 0,
-                    ignored: false,
-                },
-                Term {
-                    pattern: Pattern::Regex(Re::Alt(vec![
-                        Re::Set(vec!['é']),
-                        Re::NotSet(vec!['\n', 'b', '€']),
-                    ])),
-                    priority: -1,
-                    ignored: true,
-                },
-            ],
-            rules: vec![
-                vec![vec![]],
-                vec![
-                    vec![
-                        Item {
-                            sym: Sym::T(0),
-                            op: Op::Rep(0, 1),
-                        },
-                        Item {
-                            sym: Sym::T(1),
-                            op: Op::One,
-                        },
-                    ],
-                    vec![
-                        Item {
-                            sym: Sym::T(1),
-                            op: Op::Opt,
-                        },
-                        Item {
-                            sym: Sym::T(0),
-                            op: Op::One,
-                        },
-                        Item {
-                            sym: Sym::T(3),
-                            op: Op::One,
-                        },
-                    ],
-                    vec![Item {
-                        sym: Sym::N(0),
-                        op: Op::Plus,
-                    }],
-                ],
-                vec![
-                    vec![
-                        Item {
-                            sym: Sym::N(1),
-                            op: Op::One,
-                        },
-                        Item {
-                            sym: Sym::N(1),
-                            op: Op::One,
-                        },
-                    ],
-                    vec![Item {
-                        sym: Sym::N(1),
-                        op: Op::One,
-                    }],
-                ],
-            ],
-        },
+        grammar: grammar(),
         tokens: vec![Bytes(b"b\xe2\x82\xe2\x82".to_vec())],
         steps: vec![
             MaskStep::Rollback(121),
@@ -225,25 +156,11 @@ fn masks_debug_is_a_reproduction() {
             MaskStep::Choose(13),
         ],
     };
-    let from_bytes: MaskCase = case_from_bytes(&bytes()).unwrap();
-    assert_eq!(case, from_bytes);
-    let shown = format!("{case:?}");
-    assert!(
-        shown.contains(&format!("let case = {};", case.to_repro())),
-        "{shown}"
-    );
-    assert!(shown.contains("#[test]"));
+    assert_reproduces(case);
 }
 
 #[test]
 fn grammar_load_debug_is_a_reproduction() {
     let case = LarkCase { text: b"start: (a sep{a, \"if\"i}z\"*)+ (expr sep{expr, \"\\t\"} \"0\"..\"9\"start) (a+ sep{a, \"if\"} ~ 2 (/(?#note)[^\"\\\\]*z/ \"\"+ expr* | \"a\"..\"\xc3\xa9\") ~ 2..3)\nsep{x, s}: x (s x)*\na: \"a\"\nexpr:) \"expr\"\n".to_vec() };
-    let from_bytes: LarkCase = case_from_bytes(&bytes()).unwrap();
-    assert_eq!(case, from_bytes);
-    let shown = format!("{case:?}");
-    assert!(
-        shown.contains(&format!("let case = {};", case.to_repro())),
-        "{shown}"
-    );
-    assert!(shown.contains("#[test]"));
+    assert_reproduces(case);
 }
