@@ -15,6 +15,25 @@ use serde_json::Value;
 mod common;
 use common::{munch, temp_dir};
 
+/// `COMMAND GRAMMAR --tokenizer llama3 --masker MASKER`, then `rest`.
+fn llama3<'a>(
+    command: &'a str,
+    grammar: &'a str,
+    masker: &'a str,
+    rest: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        command,
+        grammar,
+        "--tokenizer",
+        "llama3",
+        "--masker",
+        masker,
+    ];
+    args.extend_from_slice(rest);
+    args
+}
+
 /// Writes each `(name, text)` into `dir`; their paths, as strings.
 fn write_files(dir: &std::path::Path, files: &[(&str, &str)]) -> Vec<String> {
     files
@@ -69,15 +88,7 @@ fn trace_json_files_agree_with_the_oracle_at_every_step() {
             ("b.json", "{\"k\": \"v\\u00e9λ\", \"n\": null}\n"),
         ],
     );
-    let mut args = vec![
-        "trace",
-        "builtin:json",
-        "--tokenizer",
-        "llama3",
-        "--masker",
-        "trie",
-        "--oracle",
-    ];
+    let mut args = llama3("trace", "builtin:json", "trie", &["--oracle"]);
     args.extend(files.iter().map(String::as_str));
     let (code, stdout, stderr) = munch(&args);
     let summary = last_json(&stdout);
@@ -104,18 +115,12 @@ fn trace_tricky_with_sampled_oracle_steps() {
             ("label.tricky", "λ: ; ;\n"),
         ],
     );
-    let mut args = vec![
+    let mut args = llama3(
         "trace",
         "builtin:tricky",
-        "--tokenizer",
-        "llama3",
-        "--masker",
         "trie",
-        "--oracle-sample",
-        "3",
-        "--seed",
-        "7",
-    ];
+        &["--oracle-sample", "3", "--seed", "7"],
+    );
     args.extend(files.iter().map(String::as_str));
     let (code, stdout, stderr) = munch(&args);
     let summary = last_json(&stdout);
@@ -136,16 +141,7 @@ fn trace_counts_a_file_the_grammar_rejects() {
             ("bad.json", "{\"a\": [1, 2}"),
         ],
     );
-    let mut args = vec![
-        "trace",
-        "builtin:json",
-        "--tokenizer",
-        "llama3",
-        "--masker",
-        "trie",
-        "--oracle-sample",
-        "2",
-    ];
+    let mut args = llama3("trace", "builtin:json", "trie", &["--oracle-sample", "2"]);
     args.extend(files.iter().map(String::as_str));
     let (code, stdout, stderr) = munch(&args);
     let summary = last_json(&stdout);
@@ -163,15 +159,7 @@ fn trace_counts_a_file_the_grammar_rejects() {
 fn trace_rejects_a_text_that_stops_early() {
     let dir = temp_dir("trace-early");
     let files = write_files(&dir, &[("open.json", "[1, 2")]);
-    let (code, stdout, stderr) = munch(&[
-        "trace",
-        "builtin:json",
-        "--tokenizer",
-        "llama3",
-        "--masker",
-        "trie",
-        &files[0],
-    ]);
+    let (code, stdout, stderr) = munch(&llama3("trace", "builtin:json", "trie", &[&files[0]]));
     let summary = last_json(&stdout);
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     assert_eq!(summary["rejected"], 1);
@@ -182,15 +170,12 @@ fn trace_rejects_a_text_that_stops_early() {
 fn trace_compares_listed_maskers_and_times_each() {
     let dir = temp_dir("trace-two");
     let files = write_files(&dir, &[("t.json", "[true]")]);
-    let (code, stdout, stderr) = munch(&[
+    let (code, stdout, stderr) = munch(&llama3(
         "trace",
         "builtin:json",
-        "--tokenizer",
-        "llama3",
-        "--masker",
         "trie,oracle",
-        &files[0],
-    ]);
+        &[&files[0]],
+    ));
     let summary = last_json(&stdout);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_trace_shape(&summary, &["trie", "oracle"]);
@@ -213,16 +198,7 @@ fn trace_writes_one_mask_line_per_step_the_same_for_every_masker() {
         &[("a.json", "[true, null]"), ("b.json", "{\"k\": 1}")],
     );
     let trace = |masker: &str, out: &str| {
-        let mut args = vec![
-            "trace",
-            "builtin:json",
-            "--tokenizer",
-            "llama3",
-            "--masker",
-            masker,
-            "--masks-out",
-            out,
-        ];
+        let mut args = llama3("trace", "builtin:json", masker, &["--masks-out", out]);
         args.extend(files.iter().map(String::as_str));
         let (code, stdout, stderr) = munch(&args);
         assert_eq!(code, 0, "{stdout}\n{stderr}");
@@ -280,20 +256,12 @@ fn texts(stdout: &str) -> Vec<String> {
 #[test]
 fn generate_is_reproducible_and_every_text_parses() {
     let args = |seed: &'static str| {
-        [
+        llama3(
             "generate",
             "builtin:json",
-            "--tokenizer",
-            "llama3",
-            "--masker",
             "trie",
-            "--seed",
-            seed,
-            "-n",
-            "6",
-            "--max-tokens",
-            "64",
-        ]
+            &["--seed", seed, "-n", "6", "--max-tokens", "64"],
+        )
     };
     let (code, first, stderr) = munch(&args("3"));
     assert_eq!(code, 0, "{first}\n{stderr}");
@@ -332,14 +300,7 @@ fn generate_is_reproducible_and_every_text_parses() {
 
 #[test]
 fn compile_prints_its_json_line() {
-    let (code, stdout, stderr) = munch(&[
-        "compile",
-        "builtin:json",
-        "--tokenizer",
-        "llama3",
-        "--masker",
-        "trie",
-    ]);
+    let (code, stdout, stderr) = munch(&llama3("compile", "builtin:json", "trie", &[]));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let line = last_json(&stdout);
     assert_eq!(line["masker"], "trie");
@@ -364,16 +325,7 @@ fn compile_prints_its_json_line() {
 fn compile_writes_a_wda_artifact_that_loads() {
     let out = temp_dir("compile-wda").join("json.wda");
     let out_s = out.display().to_string();
-    let (code, stdout, stderr) = munch(&[
-        "compile",
-        "builtin:json",
-        "--tokenizer",
-        "llama3",
-        "--masker",
-        "wda",
-        "-o",
-        &out_s,
-    ]);
+    let (code, stdout, stderr) = munch(&llama3("compile", "builtin:json", "wda", &["-o", &out_s]));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let line = last_json(&stdout);
     assert_eq!(line["masker"], "wda");
@@ -389,16 +341,7 @@ fn compile_writes_a_wda_artifact_that_loads() {
 fn compile_refuses_an_artifact_no_masker_can_write() {
     let out = temp_dir("compile").join("json.trie");
     let out = out.display().to_string();
-    let (code, stdout, stderr) = munch(&[
-        "compile",
-        "builtin:json",
-        "--tokenizer",
-        "llama3",
-        "--masker",
-        "trie",
-        "-o",
-        &out,
-    ]);
+    let (code, stdout, stderr) = munch(&llama3("compile", "builtin:json", "trie", &["-o", &out]));
     assert_eq!(code, 2, "{stdout}\n{stderr}");
     assert!(stderr.contains("no artifact format"), "{stderr}");
     assert!(!std::path::Path::new(&out).exists());
@@ -408,69 +351,34 @@ fn compile_refuses_an_artifact_no_masker_can_write() {
 fn usage_errors_exit_2_with_a_clear_message() {
     let dir = temp_dir("errors");
     let files = write_files(&dir, &[("x.json", "[]")]);
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(Vec<&str>, &str); 7] = [
         (
-            &[
-                "trace",
-                "builtin:json",
-                "--tokenizer",
-                "llama3",
-                "--masker",
-                "trie,trie",
-                &files[0],
-            ],
+            llama3("trace", "builtin:json", "trie,trie", &[&files[0]]),
             "masker `trie` is listed twice",
         ),
         (
-            &[
-                "trace",
-                "builtin:json",
-                "--tokenizer",
-                "llama3",
-                "--masker",
-                "nope",
-                &files[0],
-            ],
+            llama3("trace", "builtin:json", "nope", &[&files[0]]),
             "unknown masker `nope`",
         ),
         (
-            &[
-                "trace",
-                "builtin:json",
-                "--tokenizer",
-                "llama3",
-                "--masker",
-                "trie,nope",
-                &files[0],
-            ],
+            llama3("trace", "builtin:json", "trie,nope", &[&files[0]]),
             "unknown masker `nope`",
         ),
         (
-            &[
+            llama3(
                 "compile",
                 "builtin:json",
-                "--tokenizer",
-                "llama3",
-                "--masker",
                 "spanner",
-                "-o",
-                "/nonexistent/spanner.bin",
-            ],
+                &["-o", "/nonexistent/spanner.bin"],
+            ),
             "masker `spanner` has no artifact format",
         ),
         (
-            &[
-                "generate",
-                "builtin:nope",
-                "--tokenizer",
-                "llama3",
-                "--masker",
-                "trie",
-            ],
+            llama3("generate", "builtin:nope", "trie", &[]),
             "no grammar \"builtin:nope\"",
         ),
         (
-            &[
+            vec![
                 "trace",
                 "builtin:json",
                 "--tokenizer",
@@ -482,22 +390,17 @@ fn usage_errors_exit_2_with_a_clear_message() {
             "no-such-tokenizer",
         ),
         (
-            &[
+            llama3(
                 "trace",
                 "builtin:json",
-                "--tokenizer",
-                "llama3",
-                "--masker",
                 "trie",
-                "--masks-out",
-                "/nonexistent/masks.jsonl",
-                &files[0],
-            ],
+                &["--masks-out", "/nonexistent/masks.jsonl", &files[0]],
+            ),
             "--masks-out /nonexistent/masks.jsonl",
         ),
     ];
     for (args, message) in cases {
-        let (code, stdout, stderr) = munch(args);
+        let (code, stdout, stderr) = munch(&args);
         assert_eq!(code, 2, "{args:?}: {stdout}\n{stderr}");
         assert!(stderr.contains(message), "{args:?}: {stderr}");
     }
@@ -506,20 +409,12 @@ fn usage_errors_exit_2_with_a_clear_message() {
 #[test]
 fn generate_falls_back_when_a_budget_stops_the_build_and_says_so() {
     // 64 KiB cannot hold the weighted automaton of JSON over Llama 3's 128k tokens.
-    let common = [
+    let common = llama3(
         "generate",
         "builtin:json",
-        "--tokenizer",
-        "llama3",
-        "--masker",
         "wda",
-        "--max-memory",
-        "65536",
-        "-n",
-        "3",
-        "--max-tokens",
-        "48",
-    ];
+        &["--max-memory", "65536", "-n", "3", "--max-tokens", "48"],
+    );
     let (code, stdout, stderr) = munch(&common);
     assert_ne!(
         code, 0,
