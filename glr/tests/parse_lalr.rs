@@ -112,27 +112,66 @@ fn state_budget_is_a_typed_error() {
 }
 
 #[test]
+fn keyword_sets_share_one_lookahead_set() {
+    // `s -> s k | ε` over 8,000 keywords: the 8,000 states after a keyword all reduce `k` on
+    // the same 8,001 lookaheads. Stored per lookahead that was 64 M reduce actions; shared, the
+    // tables hold one set and one reduction per state.
+    let n = 8_000;
+    let keywords: Vec<String> = (0..n).map(|i| format!("'k{i}'")).collect();
+    let src = format!("s -> s k | ε\nk -> {}", keywords.join(" | "));
+    let g = dsl::parse(&src).unwrap();
+    let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
+    let t = LrTables::build(&cfg, &LrConfig::default()).unwrap();
+    assert!(t.conflicts().is_empty(), "{}", t.render_conflicts());
+    assert!(t.lookahead_set_len() <= 3, "{}", t.lookahead_set_len());
+    // Shifts (8,000 in two states), a reduction per state, the sets' words.
+    assert!(t.stored_len() < 40_000, "{}", t.stored_len());
+    // Answers per lookahead are those of the expanded table: after `k17`, every lookahead
+    // (each keyword and `$`) reduces `k -> 'k17'`, and nothing else.
+    let after = t
+        .state_shifts(LrState::START)
+        .chain(
+            t.state_gotos(LrState::START)
+                .flat_map(|(_, s)| t.state_shifts(s)),
+        )
+        .find_map(|(k, a)| match a {
+            Action::Shift(s) if k == 17 => Some(s),
+            _ => None,
+        })
+        .expect("a state shifts k17");
+    assert_eq!(t.state_lookaheads(after).count(), n + 1);
+    for k in t.state_lookaheads(after) {
+        let actions: Vec<Action> = t.actions_at(after, k).copied().collect();
+        assert!(
+            matches!(actions[..], [Action::Reduce { len: 1, .. }]),
+            "{k}: {actions:?}"
+        );
+    }
+    assert_eq!(t.state_actions(after).count(), n + 1);
+    assert!(t.actions_at(after, n as u32 + 1).is_empty());
+}
+
+#[test]
 fn action_budget_is_a_typed_error_before_the_tables_are_built() {
-    // `s -> s k_i | ε` over 300 keywords: 300 states reduce on all 301 lookaheads (90,300
-    // reduce actions); 8,000 keywords would make 64 M.
     let keywords: Vec<String> = (0..300).map(|i| format!("'k{i}'")).collect();
     let src = format!("s -> s k | ε\nk -> {}", keywords.join(" | "));
     let g = dsl::parse(&src).unwrap();
     let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
     let t = LrTables::build(&cfg, &LrConfig::default()).unwrap();
-    let actions: usize = (0..t.state_len())
-        .map(|s| t.state_actions(LrState::new(s).unwrap()).count())
-        .sum();
-    assert!(actions > 90_000, "{actions}");
-    let err = LrTables::build(
-        &cfg,
-        &LrConfig {
-            max_actions: 50_000,
-            ..LrConfig::default()
-        },
-    )
-    .unwrap_err();
-    assert_eq!(err.action_limit(), Some(50_000));
+    let stored = t.stored_len();
+    // What is stored is what the budget counts: it passes at `stored` and not below.
+    let budget = |max_actions| {
+        LrTables::build(
+            &cfg,
+            &LrConfig {
+                max_actions,
+                ..LrConfig::default()
+            },
+        )
+    };
+    assert!(budget(stored).is_ok());
+    let err = budget(stored - 1).unwrap_err();
+    assert_eq!(err.action_limit(), Some(stored - 1));
     assert_eq!(err.state_limit(), None);
     assert!(err.to_string().contains("max_lr_actions"), "{err}");
 }

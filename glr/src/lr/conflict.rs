@@ -59,24 +59,29 @@ pub(super) fn find(t: &LrTables, g: &Grammar0) -> Vec<Conflict> {
     let mut out = Vec::new();
     for s in 0..t.state_len() {
         let state = LrState(s as u32);
-        let mut i = 0;
-        let all: Vec<(u32, Action)> = t
-            .state_actions(state)
-            .filter(|&(_, a)| match a {
-                Action::Reduce {
-                    production, len, ..
-                } => g.rhs[production as usize].len() == len as usize,
-                _ => true,
-            })
-            .collect();
-        while i < all.len() {
-            let k = all[i].0;
-            let mut j = i;
-            while j < all.len() && all[j].0 == k {
-                j += 1;
+        let full = |a: &Action| match *a {
+            Action::Reduce {
+                production, len, ..
+            } => g.rhs[production as usize].len() == len as usize,
+            _ => true,
+        };
+        let full_reductions = t.state_reductions(state).filter(|(a, _)| full(a)).count();
+        // Without two full reductions, a conflict needs a shift or accept: only their
+        // lookaheads are candidates (a reduction's set may hold thousands).
+        let candidates: Vec<u32> = if full_reductions >= 2 {
+            t.state_lookaheads(state).collect()
+        } else if full_reductions == 1 {
+            let mut ks: Vec<u32> = t.state_shifts(state).map(|(k, _)| k).collect();
+            if t.is_accepting(state) {
+                ks.push(t.terminal_len);
             }
-            if j - i > 1 {
-                let actions: Vec<Action> = all[i..j].iter().map(|&(_, a)| a).collect();
+            ks
+        } else {
+            Vec::new()
+        };
+        for k in candidates {
+            let actions: Vec<Action> = t.actions_at(state, k).copied().filter(full).collect();
+            if actions.len() >= 2 {
                 let kernel: Vec<Item> = t.kernels[s]
                     .iter()
                     .map(|i| Item {
@@ -120,7 +125,6 @@ pub(super) fn find(t: &LrTables, g: &Grammar0) -> Vec<Conflict> {
                     prefix,
                 });
             }
-            i = j;
         }
     }
     out
@@ -134,7 +138,7 @@ fn shortest_paths(t: &LrTables) -> Vec<Option<(LrState, Symbol)>> {
     let mut queue = VecDeque::from([LrState::START]);
     while let Some(s) = queue.pop_front() {
         let mut next: Vec<(Symbol, LrState)> = Vec::new();
-        for (k, a) in t.state_actions(s) {
+        for (k, a) in t.state_shifts(s) {
             if let Action::Shift(to) = a {
                 next.push((Symbol::Terminal(TerminalId::from_usize(k as usize)), to));
             }

@@ -18,6 +18,8 @@
 //! `i < n` they are the right-nulled reductions that RNGLR needs to handle ε-rules and hidden
 //! recursion without reducing through ε-edges built at the current position.
 
+use ahash::AHashMap;
+
 use super::lr0::{Grammar0, Lr0};
 
 /// A terminal bitset row of `words` u64s inside a flat vector.
@@ -65,16 +67,26 @@ struct Lookback {
     transition: u32,
 }
 
-/// A reduce entry of the table.
+/// A reduce entry of the table: in `state`, reduce `prod` by `len` symbols on every lookahead of
+/// lookahead set `set`.
 pub(crate) struct Reduce {
     pub state: u32,
-    pub lookahead: u32,
     pub prod: u32,
     pub len: u32,
+    pub set: u32,
 }
 
-/// Computes every (right-nulled) reduction of the LALR(1) table.
-pub(crate) fn reductions(g: &Grammar0, lr0: &Lr0, max: usize) -> Option<Vec<Reduce>> {
+/// The reductions of the table with their lookahead sets, each distinct set stored once.
+pub(crate) struct Reductions {
+    pub reduces: Vec<Reduce>,
+    /// Set `i` is `sets[i * words..(i + 1) * words]`, a bitset over lookahead indices.
+    pub sets: Vec<u64>,
+    pub words: usize,
+}
+
+/// Computes every (right-nulled) reduction of the LALR(1) table, or `None` when the reductions
+/// (one unit each) and their distinct lookahead sets (one unit per 64-bit word) exceed `max`.
+pub(crate) fn reductions(g: &Grammar0, lr0: &Lr0, max: usize) -> Option<Reductions> {
     // Number the nonterminal transitions.
     let mut trans: Vec<(u32, u32)> = Vec::new(); // (p, nonterminal symbol)
     let mut trans_start = Vec::with_capacity(lr0.states.len() + 1);
@@ -158,11 +170,20 @@ pub(crate) fn reductions(g: &Grammar0, lr0: &Lr0, max: usize) -> Option<Vec<Redu
 
     // One reduction is often looked back from many transitions (a production reached along
     // different paths into the same state): their Follow sets are united first, so that each
-    // (state, production, length, lookahead) is emitted once (in Go's grammar, most were
-    // duplicates, and sorting them out was a quarter of the table build).
+    // (state, production, length) is emitted once. The united sets are interned: the states of
+    // a keyword set `("k0" | … | "k7999")*` all reduce on the same 8,001 lookaheads, which
+    // expanded per state would be 64 M entries and shared are one set.
     lookback.sort_unstable_by_key(|lb| (lb.state, lb.prod, lb.len));
-    let mut out = Vec::new();
-    let mut follow = vec![0u64; sets.words];
+    let words = sets.words;
+    let mut out = Reductions {
+        reduces: Vec::new(),
+        sets: Vec::new(),
+        words,
+    };
+    let mut interned: AHashMap<Box<[u64]>, u32> =
+        AHashMap::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4));
+    let mut spent = 0usize;
+    let mut follow = vec![0u64; words];
     for same in lookback.chunk_by(|a, b| (a.state, a.prod, a.len) == (b.state, b.prod, b.len)) {
         follow.fill(0);
         for lb in same {
@@ -170,24 +191,33 @@ pub(crate) fn reductions(g: &Grammar0, lr0: &Lr0, max: usize) -> Option<Vec<Redu
                 *f |= word;
             }
         }
-        let lb = &same[0];
-        let count: usize = follow.iter().map(|w| w.count_ones() as usize).sum();
-        if out.len() + count > max {
+        if follow.iter().all(|&w| w == 0) {
+            continue;
+        }
+        let set = match interned.get(follow.as_slice()) {
+            Some(&id) => id,
+            None => {
+                spent += words;
+                if spent > max {
+                    return None;
+                }
+                let id = interned.len() as u32;
+                interned.insert(follow.clone().into_boxed_slice(), id);
+                out.sets.extend_from_slice(&follow);
+                id
+            }
+        };
+        spent += 1;
+        if spent > max {
             return None;
         }
-        for (w, &word) in follow.iter().enumerate() {
-            let mut bits = word;
-            while bits != 0 {
-                let b = bits.trailing_zeros();
-                bits &= bits - 1;
-                out.push(Reduce {
-                    state: lb.state,
-                    lookahead: w as u32 * 64 + b,
-                    prod: lb.prod,
-                    len: lb.len,
-                });
-            }
-        }
+        let lb = &same[0];
+        out.reduces.push(Reduce {
+            state: lb.state,
+            prod: lb.prod,
+            len: lb.len,
+            set,
+        });
     }
     Some(out)
 }

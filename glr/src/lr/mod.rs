@@ -4,8 +4,9 @@
 //!
 //! - [`LrTables`]: built from a normalised [`Cfg`] by [`LrTables::build`]: LR(0) item sets
 //!   ([`lr0`]), LALR(1) lookaheads by DeRemer–Pennello with right-nulled reductions ([`lalr`]).
-//!   Per state, a sorted list of `(lookahead, action)` and a sorted goto list. Immutable,
-//!   `Send + Sync`.
+//!   Per state, its shifts by terminal, its reductions each with a shared lookahead set, and a
+//!   sorted goto list; [`LrTables::actions_at`] answers per (state, lookahead) as
+//!   [`Actions`]. Immutable, `Send + Sync`.
 //! - [`Action`]: shift, (right-nulled) reduce, accept. A state may have several actions on one
 //!   lookahead: that is a conflict, and the GLR parser follows all of them.
 //! - [`Conflict`]: a conflict of the plain LALR(1) table (right-nulled reductions are left out:
@@ -89,10 +90,9 @@ pub enum Action {
 pub struct LrConfig {
     /// The most LR(0) states.
     pub max_states: usize,
-    /// The most actions (shifts, reductions per lookahead, accepts) in the tables, checked
-    /// before they are built. A reduction is stored once per lookahead, so a state reducing on
-    /// every terminal costs as many actions as there are terminals: keyword sets of thousands
-    /// multiply (8,000 keywords under `*`: 64 M actions).
+    /// The most entries the tables may store ([`LrTables::stored_len`]: shifts, gotos, accepts,
+    /// reductions, and one per 64 lookaheads of each distinct reduction lookahead set), checked
+    /// before they are built.
     pub max_actions: usize,
 }
 
@@ -165,17 +165,36 @@ impl fmt::Display for LrBuildError {
 impl std::error::Error for LrBuildError {}
 
 /// LALR(1) tables with every conflict kept, and right-nulled reductions for RNGLR.
+///
+/// A state's actions on a lookahead are at most one shift (the LR(0) automaton is
+/// deterministic), its reductions whose lookahead set holds the lookahead, and accept on `$`.
+/// Shifts are stored per (state, terminal); a reduction is stored once per state, with the id
+/// of its lookahead set, and each distinct set once (a bitset over lookaheads). Sharing the
+/// sets keeps the tables proportional to the automaton, not to states × terminals: in a
+/// keyword set `("k0" | … | "k7999")*` every state after a keyword reduces on the same 8,001
+/// lookaheads.
 #[derive(Clone, Debug)]
 pub struct LrTables {
     cfg: Cfg,
     terminal_len: u32,
-    /// Per state, `actions[action_start[s]..action_start[s + 1]]`, sorted by lookahead.
-    action_start: Vec<u32>,
-    action_keys: Vec<u32>,
-    actions: Vec<Action>,
-    /// `dense[s * (terminal_len + 1) + k]`: the `actions` range of state `s` on lookahead `k`,
-    /// when the table is small enough to index directly (else empty, and lookups search).
-    dense: Vec<(u32, u32)>,
+    /// Per state, `shifts[shift_start[s]..shift_start[s + 1]]`, sorted by terminal.
+    shift_start: Vec<u32>,
+    shift_keys: Vec<u32>,
+    shifts: Vec<Action>,
+    /// `dense[s * terminal_len + t]`: the index in `shifts` of state `s`'s shift on `t`, or
+    /// `NO_SHIFT`, when the table is small enough to index directly (else empty, and lookups
+    /// search the sorted row).
+    dense: Vec<u32>,
+    /// Per state, `reduces[reduce_start[s]..reduce_start[s + 1]]`, sorted, with the lookahead
+    /// set of each in `reduce_sets`.
+    reduce_start: Vec<u32>,
+    reduces: Vec<Action>,
+    reduce_sets: Vec<u32>,
+    /// Lookahead set `i` is `lookahead_sets[i * set_words..(i + 1) * set_words]`.
+    lookahead_sets: Vec<u64>,
+    set_words: usize,
+    /// Whether each state accepts on `$`.
+    accepting: Vec<bool>,
     /// Per state, `gotos[goto_start[s]..goto_start[s + 1]]`, sorted by nonterminal.
     goto_start: Vec<u32>,
     gotos: Vec<(u32, LrState)>,
@@ -183,6 +202,12 @@ pub struct LrTables {
     kernels: Vec<Vec<LrItem>>,
     conflicts: Vec<Conflict>,
 }
+
+/// No shift, in [`LrTables::dense`].
+const NO_SHIFT: u32 = u32::MAX;
+
+/// The accept action, lent out by [`Actions`].
+static ACCEPT: Action = Action::Accept;
 
 impl LrTables {
     /// Builds the tables of `cfg`.
@@ -199,51 +224,57 @@ impl LrTables {
             .max_actions
             .checked_sub(others)
             .ok_or_else(|| LrBuildError::too_many_actions(config.max_actions))?;
-        let reduces = lalr::reductions(&g, &automaton, reduce_budget)
+        let found = lalr::reductions(&g, &automaton, reduce_budget)
             .ok_or_else(|| LrBuildError::too_many_actions(config.max_actions))?;
 
         let state_len = automaton.states.len();
-        let mut per_state: Vec<Vec<(u32, Action)>> = vec![Vec::new(); state_len];
+        let mut shift_start = Vec::with_capacity(state_len + 1);
+        let mut shift_keys = Vec::new();
+        let mut shifts = Vec::new();
         let mut goto_start = Vec::with_capacity(state_len + 1);
         let mut gotos = Vec::new();
-        for (s, st) in automaton.states.iter().enumerate() {
+        let mut accepting = Vec::with_capacity(state_len);
+        for st in &automaton.states {
             goto_start.push(gotos.len() as u32);
+            shift_start.push(shifts.len() as u32);
+            // Transitions are sorted by symbol, terminals first.
             for &(sym, to) in &st.transitions {
                 if g.is_nonterminal(sym) {
                     gotos.push((sym - g.nt_base, LrState(to)));
                 } else {
-                    per_state[s].push((sym, Action::Shift(LrState(to))));
+                    shift_keys.push(sym);
+                    shifts.push(Action::Shift(LrState(to)));
                 }
             }
-            if st.accepting {
-                per_state[s].push((g.eof(), Action::Accept));
-            }
+            accepting.push(st.accepting);
         }
         goto_start.push(gotos.len() as u32);
-        for r in &reduces {
+        shift_start.push(shifts.len() as u32);
+
+        let mut per_state: Vec<Vec<(Action, u32)>> = vec![Vec::new(); state_len];
+        for r in &found.reduces {
             per_state[r.state as usize].push((
-                r.lookahead,
                 Action::Reduce {
                     lhs: cfg.productions()[r.prod as usize].lhs,
                     production: r.prod,
                     len: r.len,
                 },
+                r.set,
             ));
         }
-        let mut action_start = Vec::with_capacity(state_len + 1);
-        let mut action_keys = Vec::new();
-        let mut actions = Vec::new();
+        let mut reduce_start = Vec::with_capacity(state_len + 1);
+        let mut reduces = Vec::with_capacity(found.reduces.len());
+        let mut reduce_sets = Vec::with_capacity(found.reduces.len());
         for list in &mut per_state {
             list.sort_unstable();
-            list.dedup();
-            action_start.push(actions.len() as u32);
-            for &(k, a) in list.iter() {
-                action_keys.push(k);
-                actions.push(a);
+            reduce_start.push(reduces.len() as u32);
+            for &(a, set) in list.iter() {
+                reduces.push(a);
+                reduce_sets.push(set);
             }
         }
-        action_start.push(actions.len() as u32);
-        let dense = dense_index(&action_start, &action_keys, g.terminal_len + 1);
+        reduce_start.push(reduces.len() as u32);
+        let dense = dense_index(&shift_start, &shift_keys, g.terminal_len);
 
         let kernels = automaton
             .states
@@ -261,10 +292,16 @@ impl LrTables {
         let mut tables = LrTables {
             cfg: cfg.clone(),
             terminal_len: g.terminal_len,
-            action_start,
-            action_keys,
-            actions,
+            shift_start,
+            shift_keys,
+            shifts,
             dense,
+            reduce_start,
+            reduces,
+            reduce_sets,
+            lookahead_sets: found.sets,
+            set_words: found.words,
+            accepting,
             goto_start,
             gotos,
             kernels,
@@ -281,7 +318,7 @@ impl LrTables {
 
     /// The number of LR states.
     pub fn state_len(&self) -> usize {
-        self.action_start.len() - 1
+        self.accepting.len()
     }
 
     /// The lookahead index of `$` in [`LrTables::actions_at`]: one past the last terminal.
@@ -290,7 +327,7 @@ impl LrTables {
     }
 
     /// The actions of `state` on `lookahead` (empty: error).
-    pub fn actions(&self, state: LrState, lookahead: Lookahead) -> &[Action] {
+    pub fn actions(&self, state: LrState, lookahead: Lookahead) -> Actions<'_> {
         let k = match lookahead {
             Lookahead::Terminal(t) => t.as_u32(),
             Lookahead::Eof => self.terminal_len,
@@ -299,35 +336,124 @@ impl LrTables {
     }
 
     /// The actions of `state` on lookahead index `k` (a terminal id, or
-    /// [`LrTables::eof_index`]).
+    /// [`LrTables::eof_index`]): the shift, then the reductions, then accept, each in
+    /// [`Action`]'s order.
     #[inline]
-    pub fn actions_at(&self, state: LrState, k: u32) -> &[Action] {
-        let width = self.terminal_len as usize + 1;
-        if !self.dense.is_empty() && (k as usize) < width {
-            let (lo, hi) = self.dense[state.as_usize() * width + k as usize];
-            return &self.actions[lo as usize..hi as usize];
+    pub fn actions_at(&self, state: LrState, k: u32) -> Actions<'_> {
+        let s = state.as_usize();
+        let lo = self.reduce_start[s] as usize;
+        let hi = self.reduce_start[s + 1] as usize;
+        Actions {
+            shift: self.shift_at(s, k),
+            reduces: &self.reduces[lo..hi],
+            reduce_sets: &self.reduce_sets[lo..hi],
+            tables: self,
+            k,
+            accept: k == self.terminal_len && self.accepting[s],
         }
-        let lo = self.action_start[state.as_usize()] as usize;
-        let hi = self.action_start[state.as_usize() + 1] as usize;
-        let keys = &self.action_keys[lo..hi];
-        let first = keys.partition_point(|&x| x < k);
-        let last = first + keys[first..].partition_point(|&x| x == k);
-        &self.actions[lo + first..lo + last]
     }
 
-    /// The number of entries of the direct index, 0 when lookups search instead.
+    #[inline]
+    fn shift_at(&self, s: usize, k: u32) -> Option<&Action> {
+        if k >= self.terminal_len {
+            return None;
+        }
+        if !self.dense.is_empty() {
+            let i = self.dense[s * self.terminal_len as usize + k as usize];
+            return (i != NO_SHIFT).then(|| &self.shifts[i as usize]);
+        }
+        let lo = self.shift_start[s] as usize;
+        let hi = self.shift_start[s + 1] as usize;
+        let i = self.shift_keys[lo..hi].binary_search(&k).ok()?;
+        Some(&self.shifts[lo + i])
+    }
+
+    /// Whether lookahead set `set` holds lookahead index `k`.
+    #[inline]
+    fn set_has(&self, set: u32, k: u32) -> bool {
+        let w = set as usize * self.set_words + k as usize / 64;
+        self.lookahead_sets[w] >> (k % 64) & 1 != 0
+    }
+
+    /// The number of entries of the direct shift index, 0 when lookups search instead.
     pub fn dense_len(&self) -> usize {
         self.dense.len()
     }
 
-    /// All `(lookahead index, action)` pairs of `state`, sorted by lookahead.
+    /// What the tables store, in the units of [`LrConfig::max_actions`]: shifts, gotos,
+    /// accepts, reductions (one per state and production, whatever its lookaheads) and the
+    /// 64-bit words of the distinct lookahead sets.
+    pub fn stored_len(&self) -> usize {
+        self.shifts.len()
+            + self.gotos.len()
+            + self.accepting.iter().filter(|&&a| a).count()
+            + self.reduces.len()
+            + self.lookahead_sets.len()
+    }
+
+    /// The number of distinct reduction lookahead sets.
+    pub fn lookahead_set_len(&self) -> usize {
+        self.lookahead_sets.len() / self.set_words
+    }
+
+    /// The lookahead indices on which `state` has some action, ascending, each once.
+    pub fn state_lookaheads(&self, state: LrState) -> Lookaheads<'_> {
+        let s = state.as_usize();
+        let lo = self.shift_start[s] as usize;
+        let hi = self.shift_start[s + 1] as usize;
+        let rlo = self.reduce_start[s] as usize;
+        let rhi = self.reduce_start[s + 1] as usize;
+        Lookaheads {
+            tables: self,
+            shift_keys: &self.shift_keys[lo..hi],
+            reduce_sets: &self.reduce_sets[rlo..rhi],
+            accept: self.accepting[s],
+            next: 0,
+        }
+    }
+
+    /// All `(lookahead index, action)` pairs of `state`, sorted by lookahead, then as in
+    /// [`LrTables::actions_at`]. A reduction appears once per lookahead of its set: callers
+    /// that can work on whole sets use [`LrTables::state_reductions`].
     pub fn state_actions(&self, state: LrState) -> impl Iterator<Item = (u32, Action)> + '_ {
-        let lo = self.action_start[state.as_usize()] as usize;
-        let hi = self.action_start[state.as_usize() + 1] as usize;
-        self.action_keys[lo..hi]
+        self.state_lookaheads(state)
+            .flat_map(move |k| self.actions_at(state, k).map(move |&a| (k, a)))
+    }
+
+    /// The shifts of `state`: `(terminal index, action)`, sorted by terminal.
+    pub fn state_shifts(&self, state: LrState) -> impl Iterator<Item = (u32, Action)> + '_ {
+        let lo = self.shift_start[state.as_usize()] as usize;
+        let hi = self.shift_start[state.as_usize() + 1] as usize;
+        self.shift_keys[lo..hi]
             .iter()
             .copied()
-            .zip(self.actions[lo..hi].iter().copied())
+            .zip(self.shifts[lo..hi].iter().copied())
+    }
+
+    /// The reductions of `state`, each with its lookahead set.
+    pub fn state_reductions(
+        &self,
+        state: LrState,
+    ) -> impl Iterator<Item = (Action, LookaheadSet<'_>)> + '_ {
+        let lo = self.reduce_start[state.as_usize()] as usize;
+        let hi = self.reduce_start[state.as_usize() + 1] as usize;
+        self.reduces[lo..hi]
+            .iter()
+            .zip(&self.reduce_sets[lo..hi])
+            .map(move |(&a, &set)| {
+                let w = set as usize * self.set_words;
+                (
+                    a,
+                    LookaheadSet {
+                        words: &self.lookahead_sets[w..w + self.set_words],
+                    },
+                )
+            })
+    }
+
+    /// Whether `state` accepts on `$`.
+    pub fn is_accepting(&self, state: LrState) -> bool {
+        self.accepting[state.as_usize()]
     }
 
     /// The state after `state` on nonterminal `n`, if any.
@@ -364,33 +490,177 @@ impl LrTables {
     }
 }
 
-/// The most entries (states × lookaheads) of the direct action index: 4M entries, 32 MiB.
-/// Past it the tables search each state's sorted row instead, which is slower but small.
+/// The most entries (states × terminals) of the direct shift index: 4M entries, 16 MiB. Past
+/// it the tables search each state's sorted row instead, which is slower but small.
 const MAX_DENSE_ENTRIES: usize = 1 << 22;
 
-/// The direct index of the action rows (see [`LrTables::dense`]), or an empty vector when it
+/// The direct index of the shift rows (see [`LrTables::dense`]), or an empty vector when it
 /// would exceed [`MAX_DENSE_ENTRIES`]. Lookups are the commit's hottest operation.
-fn dense_index(action_start: &[u32], action_keys: &[u32], width: u32) -> Vec<(u32, u32)> {
-    let states = action_start.len() - 1;
+fn dense_index(shift_start: &[u32], shift_keys: &[u32], width: u32) -> Vec<u32> {
+    let states = shift_start.len() - 1;
     let width = width as usize;
     if states.saturating_mul(width) > MAX_DENSE_ENTRIES {
         return Vec::new();
     }
-    let mut dense = vec![(0u32, 0u32); states * width];
+    let mut dense = vec![NO_SHIFT; states * width];
     for s in 0..states {
-        let (lo, hi) = (action_start[s] as usize, action_start[s + 1] as usize);
-        let mut i = lo;
-        while i < hi {
-            let k = action_keys[i];
-            let mut j = i;
-            while j < hi && action_keys[j] == k {
-                j += 1;
-            }
-            if (k as usize) < width {
-                dense[s * width + k as usize] = (i as u32, j as u32);
-            }
-            i = j;
+        for i in shift_start[s] as usize..shift_start[s + 1] as usize {
+            dense[s * width + shift_keys[i] as usize] = i as u32;
         }
     }
     dense
+}
+
+/// The actions of one state on one lookahead ([`LrTables::actions_at`]), in order.
+#[derive(Clone, Debug)]
+pub struct Actions<'a> {
+    shift: Option<&'a Action>,
+    reduces: &'a [Action],
+    reduce_sets: &'a [u32],
+    tables: &'a LrTables,
+    k: u32,
+    accept: bool,
+}
+
+impl<'a> Actions<'a> {
+    /// Whether there is no action (a parse error on this lookahead).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.shift.is_none()
+            && !self.accept
+            && !self
+                .reduce_sets
+                .iter()
+                .any(|&set| self.tables.set_has(set, self.k))
+    }
+
+    /// The number of actions.
+    pub fn len(&self) -> usize {
+        self.clone().count()
+    }
+
+    /// The actions, as an iterator (they are one already).
+    #[inline]
+    pub fn iter(&self) -> Actions<'a> {
+        self.clone()
+    }
+}
+
+impl<'a> Iterator for Actions<'a> {
+    type Item = &'a Action;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a Action> {
+        if let Some(a) = self.shift.take() {
+            return Some(a);
+        }
+        while let Some((a, rest)) = self.reduces.split_first() {
+            let set = self.reduce_sets[0];
+            self.reduces = rest;
+            self.reduce_sets = &self.reduce_sets[1..];
+            if self.tables.set_has(set, self.k) {
+                return Some(a);
+            }
+        }
+        if self.accept {
+            self.accept = false;
+            return Some(&ACCEPT);
+        }
+        None
+    }
+}
+
+/// The lookaheads with some action in one state ([`LrTables::state_lookaheads`]), ascending.
+#[derive(Clone, Debug)]
+pub struct Lookaheads<'a> {
+    tables: &'a LrTables,
+    shift_keys: &'a [u32],
+    reduce_sets: &'a [u32],
+    accept: bool,
+    /// The least lookahead not yet considered.
+    next: u32,
+}
+
+impl Iterator for Lookaheads<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        let eof = self.tables.terminal_len;
+        if self.next > eof {
+            return None;
+        }
+        let mut best = self.shift_keys.first().copied().unwrap_or(u32::MAX);
+        if self.accept {
+            best = best.min(eof);
+        }
+        let words = self.tables.set_words;
+        for &set in self.reduce_sets {
+            let row = &self.tables.lookahead_sets[set as usize * words..(set as usize + 1) * words];
+            if let Some(k) = (LookaheadSet { words: row }).next_from(self.next) {
+                best = best.min(k);
+            }
+        }
+        if best > eof {
+            self.next = eof + 1;
+            return None;
+        }
+        self.next = best + 1;
+        if self.shift_keys.first() == Some(&best) {
+            self.shift_keys = &self.shift_keys[1..];
+        }
+        Some(best)
+    }
+}
+
+/// The lookahead set of a reduction ([`LrTables::state_reductions`]): lookahead indices, `$`
+/// being [`LrTables::eof_index`].
+#[derive(Clone, Copy, Debug)]
+pub struct LookaheadSet<'a> {
+    words: &'a [u64],
+}
+
+impl LookaheadSet<'_> {
+    /// Whether the set holds lookahead index `k`.
+    pub fn contains(&self, k: u32) -> bool {
+        self.words
+            .get(k as usize / 64)
+            .is_some_and(|w| w >> (k % 64) & 1 != 0)
+    }
+
+    /// The number of lookaheads in the set.
+    pub fn len(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Whether the set is empty (a stored reduction's never is).
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// The lookaheads, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut bits = w;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros();
+                    bits &= bits - 1;
+                    i as u32 * 64 + b
+                })
+            })
+        })
+    }
+
+    /// The least lookahead in the set at or past `k`.
+    fn next_from(&self, k: u32) -> Option<u32> {
+        let mut w = k as usize / 64;
+        let mut word = *self.words.get(w)? & (u64::MAX << (k % 64));
+        loop {
+            if word != 0 {
+                return Some(w as u32 * 64 + word.trailing_zeros());
+            }
+            w += 1;
+            word = *self.words.get(w)?;
+        }
+    }
 }

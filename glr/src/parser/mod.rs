@@ -44,7 +44,9 @@ pub use terminal::TerminalParser;
 pub struct ParserConfig {
     /// The most LR states the automaton may have (build error past it).
     pub max_lr_states: usize,
-    /// The most actions the LR tables may hold (build error past it, before they are built).
+    /// The most entries the LR tables may store (build error past it, before they are built):
+    /// shifts, gotos, accepts, reductions and their shared lookahead sets, as counted by
+    /// [`LrTables::stored_len`].
     pub max_lr_actions: usize,
     /// The most live heads (GSS node × lexer configuration) after any byte of a commit.
     pub max_heads: usize,
@@ -321,13 +323,10 @@ impl Parser {
     /// end there.
     pub fn can_continue(&self, node: &GssNode, cache: &mut ShiftCache) -> bool {
         let eof = self.tables.eof_index();
-        let mut last = u32::MAX;
-        for (k, _) in self.tables.state_actions(node.state()) {
-            if k == last || (k != eof && self.is_ignored(TerminalId::from(k))) {
-                last = k;
+        for k in self.tables.state_lookaheads(node.state()) {
+            if k != eof && self.is_ignored(TerminalId::from(k)) {
                 continue;
             }
-            last = k;
             let can = if k == eof {
                 self.can_accept(node, cache)
             } else {
