@@ -1,6 +1,6 @@
 //! Errors that say what went wrong (issue 29): both errors of a failed fallback chain, `-o`
-//! write failures named as such, regex anchors refused with `file:line:column`, grammars read
-//! through pipes, and input limits on `trace`.
+//! write failures named as such, regex anchors refused with `file:line:column`, grammars and
+//! tokenizers read through pipes, and input limits on `trace` and on tokenizer files.
 
 use std::process::Command;
 
@@ -152,4 +152,52 @@ fn trace_reads_no_more_than_max_input_bytes() {
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("--max-input-bytes"), "{err}");
     }
+}
+
+#[test]
+fn a_tokenizer_through_a_pipe_is_read() {
+    if !std::path::Path::new("/bin/bash").exists() {
+        eprintln!("skipped: no /bin/bash for a process substitution");
+        return;
+    }
+    let (code, direct, err) = munch(&["vocab", TOKENIZER]);
+    assert_eq!(code, 0, "{err}");
+    let sizes = |json: &str| {
+        let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+        (
+            v["tokens"].clone(),
+            v["eos"].clone(),
+            v["trie_nodes"].clone(),
+        )
+    };
+    let out = Command::new("/bin/bash")
+        .arg("-c")
+        .arg(format!(
+            "{} vocab <(cat {TOKENIZER})",
+            env!("CARGO_BIN_EXE_munch"),
+        ))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert_eq!(sizes(&stdout), sizes(&direct), "{stdout} vs {direct}");
+    assert!(sizes(&direct).0.as_u64() > Some(0), "{direct}");
+}
+
+#[test]
+fn an_endless_tokenizer_is_refused_at_the_limit() {
+    if !std::path::Path::new("/dev/zero").exists() {
+        eprintln!("skipped: no /dev/zero");
+        return;
+    }
+    let (code, _, err) = munch(&["vocab", "/dev/zero"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "/dev/zero is longer than {} bytes",
+            munch::Vocabulary::MAX_FILE_BYTES
+        )),
+        "{err}"
+    );
 }

@@ -261,21 +261,15 @@ pub(crate) const MAX_SOURCE_BYTES: u64 = 64 << 20;
 
 /// A grammar or schema file's bytes, at most [`MAX_SOURCE_BYTES`]; errors name the file.
 fn read_source(path: &Path) -> Result<Vec<u8>, CompileError> {
-    use std::io::Read;
-    let io = |e: &dyn fmt::Display| {
-        CompileError::new(CompileErrorKind::Io(format!("{}: {e}", path.display())))
-    };
-    let file = std::fs::File::open(path).map_err(|e| io(&e))?;
-    let mut text = Vec::new();
-    file.take(MAX_SOURCE_BYTES + 1)
-        .read_to_end(&mut text)
-        .map_err(|e| io(&e))?;
-    if text.len() as u64 > MAX_SOURCE_BYTES {
-        return Err(io(&format!(
-            "longer than {MAX_SOURCE_BYTES} bytes, the most munch reads from a grammar or schema file"
-        )));
-    }
-    Ok(text)
+    munch_vocab::read_bounded(path, MAX_SOURCE_BYTES).map_err(|e| {
+        let why = match e {
+            munch_vocab::ReadError::TooLong { .. } => format!(
+                "longer than {MAX_SOURCE_BYTES} bytes, the most munch reads from a grammar or schema file"
+            ),
+            e => e.to_string(),
+        };
+        CompileError::new(CompileErrorKind::Io(format!("{}: {why}", path.display())))
+    })
 }
 
 /// Where Lark's bundled grammars are when none is given: `$MUNCH_LARK_GRAMMARS`, else the

@@ -1,7 +1,7 @@
 //! The one error type of the vocabulary module.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::TokenId;
 
@@ -27,6 +27,15 @@ pub enum VocabErrorKind {
         path: PathBuf,
         /// The operating system's message.
         message: String,
+    },
+    /// A tokenizer file (or its `tokenizer_config.json`) holds more than
+    /// [`Vocabulary::MAX_FILE_BYTES`](super::Vocabulary::MAX_FILE_BYTES); no more of it was
+    /// read.
+    FileTooLong {
+        /// The file.
+        path: PathBuf,
+        /// The most bytes read from it.
+        limit: u64,
     },
     /// The tokenizer file (or its `tokenizer_config.json`) is not valid JSON, or not the shape a
     /// Hugging Face tokenizer file has.
@@ -193,6 +202,17 @@ impl VocabError {
         })
     }
 
+    /// The error of reading `path` with [`read_bounded`](crate::read_bounded).
+    pub(crate) fn read(path: &Path, err: crate::ReadError) -> Self {
+        match err {
+            crate::ReadError::Io(e) => Self::io(path, &e),
+            crate::ReadError::TooLong { limit } => Self::new(VocabErrorKind::FileTooLong {
+                path: path.to_path_buf(),
+                limit,
+            }),
+        }
+    }
+
     pub(crate) fn json(source: &str, err: &serde_json::Error) -> Self {
         Self::new(VocabErrorKind::InvalidJson {
             source: source.to_owned(),
@@ -252,6 +272,11 @@ impl fmt::Display for VocabError {
         use VocabErrorKind::*;
         match &*self.kind {
             Io { path, message } => write!(f, "cannot access {}: {message}", path.display()),
+            FileTooLong { path, limit } => write!(
+                f,
+                "{} is longer than {limit} bytes, the most munch reads from a tokenizer file",
+                path.display()
+            ),
             InvalidJson {
                 source,
                 line,

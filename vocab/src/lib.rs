@@ -86,6 +86,7 @@ pub mod cache;
 mod error;
 #[cfg(feature = "fetch")]
 pub mod fetch;
+mod file;
 mod hf;
 mod id;
 mod trie;
@@ -96,6 +97,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 pub use error::{VocabError, VocabErrorKind};
+pub use file::{read_bounded, ReadError};
 pub use hf::EOS_NAMES;
 pub use trie::{Children, TokenTrie, TrieNode};
 
@@ -179,6 +181,10 @@ impl Vocabulary {
     pub const MAX_TOKEN_BYTES: usize = 1 << 16;
     /// The most bytes all text tokens may hold together.
     pub const MAX_TOTAL_BYTES: usize = 1 << 31;
+    /// The most bytes read from a tokenizer file or its `tokenizer_config.json` (the largest
+    /// real ones, Gemma 3's, hold about 33 MB); a longer or endless one (`/dev/zero`) is
+    /// [`VocabErrorKind::FileTooLong`].
+    pub const MAX_FILE_BYTES: u64 = 256 << 20;
 
     /// Loads a tokenizer from a path ([`Vocabulary::from_tokenizer_json`]): a `tokenizer.json`,
     /// or a directory holding one.
@@ -199,16 +205,20 @@ impl Vocabulary {
     }
 
     /// Reads a Hugging Face `tokenizer.json`, and the `tokenizer_config.json` beside it if there
-    /// is one (its `eos_token` is added to the EOS ids).
+    /// is one (its `eos_token` is added to the EOS ids). `path` may be a pipe such as
+    /// `<(cat tokenizer.json)`: each file is read once, at most [`Vocabulary::MAX_FILE_BYTES`].
     ///
     /// The vocabulary's [`name`](Vocabulary::name) is the file's stem, or the name of its
     /// directory when the file is called `tokenizer.json` (so a cached `…/llama3/tokenizer.json`
     /// is `llama3`).
     pub fn from_tokenizer_json(path: &Path) -> Result<Self, VocabError> {
-        let json = std::fs::read(path).map_err(|e| VocabError::io(path, &e))?;
+        let read = |path: &Path| {
+            read_bounded(path, Self::MAX_FILE_BYTES).map_err(|e| VocabError::read(path, e))
+        };
+        let json = read(path)?;
         let config_path = path.with_file_name("tokenizer_config.json");
         let config = if config_path.is_file() {
-            Some(std::fs::read(&config_path).map_err(|e| VocabError::io(&config_path, &e))?)
+            Some(read(&config_path)?)
         } else {
             None
         };
@@ -577,10 +587,12 @@ impl Vocabulary {
     }
 }
 
-/// The `tokenizer.json` that `path` names: the file itself, or the one inside a directory.
+/// The `tokenizer.json` that `path` names: the file itself (a regular file, or a pipe or
+/// character device, read within [`Vocabulary::MAX_FILE_BYTES`]), or the one inside a
+/// directory.
 fn tokenizer_file(path: &str) -> Option<PathBuf> {
     let path = Path::new(path);
-    if path.is_file() {
+    if path.exists() && !path.is_dir() {
         Some(path.to_path_buf())
     } else if path.is_dir() && path.join("tokenizer.json").is_file() {
         Some(path.join("tokenizer.json"))

@@ -62,16 +62,10 @@ pub fn compile(
 
 /// Reads at most `limit` bytes of `path`: a longer input is an error naming the limit.
 pub fn read_bounded(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mut text = Vec::new();
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut text)
-        .map_err(|e| e.to_string())?;
-    if text.len() as u64 > limit {
-        return Err(format!(
-            "the input is longer than {limit} bytes (--max-input-bytes)"
-        ));
-    }
-    Ok(text)
+    munch::vocab::read_bounded(path, limit).map_err(|e| match e {
+        munch::vocab::ReadError::TooLong { limit } => {
+            format!("the input is longer than {limit} bytes (--max-input-bytes)")
+        }
+        e => e.to_string(),
+    })
 }
