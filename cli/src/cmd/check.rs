@@ -10,11 +10,8 @@ use super::CliError;
 /// Arguments of `munch check`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A grammar: a Lark file, `builtin:NAME`, `syncode:NAME`, `schema:FILE.json` (a JSON Schema) or
-    /// `regex:PATTERN`.
-    grammar: String,
     #[command(flatten)]
-    grammar_opts: super::GrammarOpts,
+    grammar: super::GrammarArg,
     /// Also print every LR conflict (state, lookahead, competing items), before the JSON line.
     #[arg(long)]
     conflicts: bool,
@@ -24,9 +21,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     // The loaded grammar's own sizes are printed even when its parser cannot be built, so the
     // grammar is loaded once here and the parser built from it (what `Grammar::build_parser`
     // does in one call).
-    let grammar = args.grammar_opts.grammar(&args.grammar)?.load()?;
+    let grammar = args.grammar.named()?.load()?;
     let mut line = serde_json::json!({
-        "grammar": args.grammar,
+        "grammar": args.grammar.grammar,
         "terminals": grammar.terminal_len(),
         "ignored": grammar.terminals.iter().filter(|t| t.ignored).count(),
         "rules": grammar.rule_len(),
@@ -49,7 +46,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         // The grammar loads but cannot be parsed with (a `%declare`d terminal nothing
         // produces, a budget): the line says why, and the check fails as `parse` would.
         Err(e) => {
-            line["parser_error"] = e.in_file(&args.grammar).to_string().into();
+            line["parser_error"] = e.in_file(&args.grammar.grammar).to_string().into();
             code = ExitCode::from(2);
         }
     }

@@ -21,21 +21,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use munch::{Compiled, Config, MaskerKind, Vocabulary};
+use munch::{Compiled, Config, MaskerKind};
 
 use super::CliError;
 
 /// Arguments of `munch compile`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A grammar: a Lark file, `builtin:NAME`, `syncode:NAME`, `schema:FILE.json` (a JSON Schema) or
-    /// `regex:PATTERN`.
-    grammar: String,
     #[command(flatten)]
-    grammar_opts: super::GrammarOpts,
-    /// The tokenizer: a `tokenizer.json` path, or one of llama2, llama3, qwen3, gemma3, gptoss.
-    #[arg(long)]
-    tokenizer: String,
+    input: super::MaskArgs,
     /// The masker to build (trie, spanner, wda, oracle).
     #[arg(long)]
     masker: String,
@@ -90,8 +84,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             .into());
         }
     }
-    let grammar = args.grammar_opts.grammar(&args.grammar)?;
-    let vocab = Arc::new(Vocabulary::load(&args.tokenizer)?);
+    let (grammar, vocab) = args.input.load()?;
     // The masker asked for, or an error: a measurement of another masker would mislead.
     let config = Config::new()
         .masker(kind)
@@ -102,7 +95,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let stats = compiled.stats();
     let mut line = CompileLine {
         masker: compiled.masker_kind().name(),
-        grammar: &args.grammar,
+        grammar: &args.input.grammar.grammar,
         tokenizer: vocab.name(),
         build_s: (stats.parser_time + stats.masker_time).as_secs_f64(),
         parser_s: stats.parser_time.as_secs_f64(),

@@ -37,14 +37,8 @@ pub(crate) const EOS_PROBABILITY: f64 = 0.2;
 /// Arguments of `munch generate`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A grammar: a Lark file, `builtin:NAME`, `syncode:NAME`, `schema:FILE.json` (a JSON Schema) or
-    /// `regex:PATTERN`.
-    grammar: String,
     #[command(flatten)]
-    grammar_opts: super::GrammarOpts,
-    /// The tokenizer: a `tokenizer.json` path, or one of llama2, llama3, qwen3, gemma3, gptoss.
-    #[arg(long)]
-    tokenizer: String,
+    input: super::MaskArgs,
     /// The masker (trie, spanner, wda, oracle).
     #[arg(long, default_value = "trie")]
     masker: String,
@@ -76,8 +70,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Some(name) => Some(name.parse::<MaskerKind>()?),
         None => None,
     };
-    let grammar = args.grammar_opts.grammar(&args.grammar)?;
-    let vocab = Arc::new(Vocabulary::load(&args.tokenizer)?);
+    let (grammar, vocab) = args.input.load()?;
     let config = Config::new()
         .masker(kind)
         .fallback(fallback)

@@ -43,6 +43,43 @@ impl GrammarOpts {
     }
 }
 
+/// The grammar a command reads, and how it reads it (flattened into the commands whose first
+/// argument is a grammar).
+#[derive(clap::Args, Clone, Debug)]
+pub struct GrammarArg {
+    /// A grammar: a Lark file, `builtin:NAME`, `syncode:NAME`, `schema:FILE.json` (a JSON Schema) or
+    /// `regex:PATTERN`.
+    pub grammar: String,
+    #[command(flatten)]
+    pub opts: GrammarOpts,
+}
+
+impl GrammarArg {
+    /// The grammar named, read with the options (not yet loaded).
+    pub fn named(&self) -> Result<Grammar, CliError> {
+        self.opts.grammar(&self.grammar)
+    }
+}
+
+/// A grammar and the tokenizer its masks are over: what the mask commands (`compile`,
+/// `generate`, `trace`) read first.
+#[derive(clap::Args, Clone, Debug)]
+pub struct MaskArgs {
+    #[command(flatten)]
+    pub grammar: GrammarArg,
+    /// The tokenizer: a `tokenizer.json` path, or one of llama2, llama3, qwen3, gemma3, gptoss.
+    #[arg(long)]
+    pub tokenizer: String,
+}
+
+impl MaskArgs {
+    /// The grammar (not yet loaded; named errors first) and the tokenizer's vocabulary.
+    pub fn load(&self) -> Result<(Grammar, Arc<Vocabulary>), CliError> {
+        let grammar = self.grammar.named()?;
+        Ok((grammar, Arc::new(Vocabulary::load(&self.tokenizer)?)))
+    }
+}
+
 /// An error that ends a command with exit code 2 (bad usage, bad grammar, unreadable input).
 pub type CliError = Box<dyn std::error::Error>;
 

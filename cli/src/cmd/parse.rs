@@ -12,11 +12,8 @@ use super::CliError;
 /// Arguments of `munch parse`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A grammar: a Lark file, `builtin:NAME`, `syncode:NAME`, `schema:FILE.json` (a JSON Schema) or
-    /// `regex:PATTERN`.
-    grammar: String,
     #[command(flatten)]
-    grammar_opts: super::GrammarOpts,
+    grammar: super::GrammarArg,
     /// Files to parse.
     #[arg(required = true)]
     files: Vec<std::path::PathBuf>,
@@ -31,13 +28,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let parser = args
-        .grammar_opts
-        .grammar(&args.grammar)?
-        .build_parser(&ParserConfig {
-            max_work_per_commit: args.max_work_per_commit,
-            ..ParserConfig::default()
-        })?;
+    let parser = args.grammar.named()?.build_parser(&ParserConfig {
+        max_work_per_commit: args.max_work_per_commit,
+        ..ParserConfig::default()
+    })?;
     let mut accepted = 0;
     for file in &args.files {
         let verdict = match super::read_bounded(file, args.max_input_bytes) {

@@ -49,14 +49,8 @@ use super::CliError;
 /// Arguments of `munch trace`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// A grammar: a Lark file, `builtin:NAME`, `syncode:NAME`, `schema:FILE.json` (a JSON Schema) or
-    /// `regex:PATTERN`.
-    grammar: String,
     #[command(flatten)]
-    grammar_opts: super::GrammarOpts,
-    /// The tokenizer: a `tokenizer.json` path, or one of llama2, llama3, qwen3, gemma3, gptoss.
-    #[arg(long)]
-    tokenizer: String,
+    input: super::MaskArgs,
     /// Maskers to trace, comma-separated (trie, spanner, wda, wda-lazy, oracle); the first is
     /// the reference the others are compared with. `wda-lazy` is the wda built on demand.
     #[arg(long, value_delimiter = ',', required = true)]
@@ -101,8 +95,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             return Err(format!("masker `{name}` is listed twice").into());
         }
     }
-    let grammar = args.grammar_opts.grammar(&args.grammar)?;
-    let vocab = Arc::new(Vocabulary::load(&args.tokenizer)?);
+    let (grammar, vocab) = args.input.load()?;
     // Tokenize every file first, so that an unreadable one fails before any work.
     let mut inputs = Vec::with_capacity(args.files.len());
     for file in &args.files {
