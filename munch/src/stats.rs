@@ -153,26 +153,39 @@ mod tests {
     }
 
     #[test]
-    fn summary_of_unsorted_samples() {
-        let s = Summary::from_ns(&[40, 10, 30, 20, 1000]).unwrap();
-        assert_eq!(s.count, 5);
-        assert_eq!(s.mean_ns, 220.0);
-        // Ranks ⌈2.5⌉ = 3, ⌈4.5⌉ = 5, ⌈4.95⌉ = 5, ⌈4.995⌉ = 5.
-        assert_eq!(s.p50_ns, 30);
-        assert_eq!(s.p90_ns, 1000);
-        assert_eq!(s.p99_ns, 1000);
-        assert_eq!(s.p999_ns, 1000);
-        assert_eq!(s.max_ns, 1000);
-        assert_eq!(Summary::from_ns(&[]), None);
-    }
-
-    #[test]
-    fn one_sample_is_every_percentile() {
-        let s = Summary::from_ns(&[7]).unwrap();
-        assert_eq!(
-            (s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns, s.max_ns),
-            (7, 7, 7, 7, 7)
+    fn summaries_of_samples() {
+        let thousand: Vec<u64> = (1..=1000).map(|i| i * 1000).collect();
+        // (samples, (count, mean, p50, p90, p99, p99.9, max)). Unsorted: ranks ⌈2.5⌉ = 3,
+        // ⌈4.5⌉ = 5, ⌈4.95⌉ = 5, ⌈4.995⌉ = 5. One sample is every percentile.
+        let cases: [(&[u64], (usize, f64, u64, u64, u64, u64, u64)); 3] = [
+            (
+                &[40, 10, 30, 20, 1000],
+                (5, 220.0, 30, 1000, 1000, 1000, 1000),
+            ),
+            (&[7], (1, 7.0, 7, 7, 7, 7, 7)),
+            (
+                &thousand,
+                (
+                    1000, 500_500.0, 500_000, 900_000, 990_000, 999_000, 1_000_000,
+                ),
+            ),
+        ];
+        for (samples, want) in cases {
+            let s = Summary::from_ns(samples).unwrap();
+            let got = (
+                s.count, s.mean_ns, s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns, s.max_ns,
+            );
+            assert_eq!(got, want, "{samples:?}");
+            assert_eq!(SummaryUs::from_ns(samples), Some(s.to_us()));
+        }
+        // The same in microseconds (what the CLI prints and the peers benchmark stores).
+        let l = SummaryUs::from_ns(&thousand).unwrap();
+        let got = (
+            l.count, l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.max_us, l.mean_us,
         );
+        assert_eq!(got, (1000, 500.0, 900.0, 990.0, 999.0, 1000.0, 500.5));
+        assert_eq!(Summary::from_ns(&[]), None);
+        assert_eq!(SummaryUs::from_ns(&[]), None);
     }
 
     #[test]

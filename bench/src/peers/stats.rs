@@ -40,20 +40,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn latency_is_the_nearest_rank_summary_in_microseconds() {
-        let samples: Vec<u64> = (1..=1000).map(|i| i * 1000).collect();
-        let l = Latency::from_ns(&samples).unwrap();
-        assert_eq!(l.count, 1000);
-        assert_eq!(l.p50_us, 500.0);
-        assert_eq!(l.p90_us, 900.0);
-        assert_eq!(l.p99_us, 990.0);
-        assert_eq!(l.p999_us, 999.0);
-        assert_eq!(l.max_us, 1000.0);
-        assert_eq!(l.mean_us, 500.5);
-        assert_eq!(Latency::from_ns(&[]), None);
-    }
-
-    #[test]
     fn cdf_is_monotone_and_ends_at_the_maximum() {
         let samples: Vec<u64> = (0..5000).map(|i| (i * 7919) % 100_003).collect();
         let points = cdf(&samples);
