@@ -16,15 +16,21 @@ from __future__ import annotations
 import abc
 import dataclasses
 import enum
+import importlib
+import sys
 import types
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 
+import pytest
 
-def _modules(monkeypatch, names: List[str]) -> Dict[str, types.ModuleType]:
-    """Empty modules for a dotted path and its parents, each an attribute of its parent."""
+
+def _modules(monkeypatch, path: str) -> types.ModuleType:
+    """Empty modules for the dotted ``path`` and its parents, each an attribute of its parent;
+    the last."""
+    parts = path.split(".")
     made: Dict[str, types.ModuleType] = {}
-    for name in names:
+    for name in (".".join(parts[: i + 1]) for i in range(len(parts))):
         module = types.ModuleType(name)
         module.__path__ = []  # a package, so that submodules resolve
         monkeypatch.setitem(__import__("sys").modules, name, module)
@@ -32,7 +38,26 @@ def _modules(monkeypatch, names: List[str]) -> Dict[str, types.ModuleType]:
         if parent:
             setattr(made[parent], child, module)
         made[name] = module
-    return made
+    return made[path]
+
+
+def framework(request, monkeypatch, label: str, real: str, install, adapter: str):
+    """The body of a test fixture run against a framework's own module and its stand-in:
+    yields ``base``, the module ``real`` (``request.param`` other than ``"stand-in"``; skipped,
+    with the reason, where it does not import) or the stand-in ``install`` puts in its place,
+    ``mod``, munch's ``adapter`` module imported against it, and ``real``, whether ``base`` is
+    the framework's."""
+    if request.param == "stand-in":
+        base = install(monkeypatch)
+    else:
+        try:
+            base = importlib.import_module(real)
+        except Exception as e:  # ImportError, or a dependency failing at import
+            pytest.skip(f"{label} does not import here: {type(e).__name__}: {e}")
+    monkeypatch.delitem(sys.modules, adapter, raising=False)
+    mod = importlib.import_module(adapter)
+    yield types.SimpleNamespace(base=base, mod=mod, real=request.param != "stand-in")
+    sys.modules.pop(adapter, None)
 
 
 # --- SGLang --------------------------------------------------------------------------------
@@ -40,13 +65,7 @@ def _modules(monkeypatch, names: List[str]) -> Dict[str, types.ModuleType]:
 
 def install_sglang(monkeypatch) -> types.ModuleType:
     """``sglang.srt.constrained.base_grammar_backend`` (a stand-in) in ``sys.modules``."""
-    names = [
-        "sglang",
-        "sglang.srt",
-        "sglang.srt.constrained",
-        "sglang.srt.constrained.base_grammar_backend",
-    ]
-    base = _modules(monkeypatch, names)[names[-1]]
+    base = _modules(monkeypatch, "sglang.srt.constrained.base_grammar_backend")
 
     @dataclasses.dataclass
     class GrammarStats:
@@ -200,13 +219,7 @@ def install_sglang(monkeypatch) -> types.ModuleType:
 
 def install_vllm(monkeypatch) -> types.ModuleType:
     """``vllm.v1.structured_output.backend_types`` (a stand-in) in ``sys.modules``."""
-    names = [
-        "vllm",
-        "vllm.v1",
-        "vllm.v1.structured_output",
-        "vllm.v1.structured_output.backend_types",
-    ]
-    base = _modules(monkeypatch, names)[names[-1]]
+    base = _modules(monkeypatch, "vllm.v1.structured_output.backend_types")
 
     class StructuredOutputOptions(enum.Enum):
         JSON = enum.auto()

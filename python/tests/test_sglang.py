@@ -10,8 +10,6 @@ plain munch.Matcher walking the same text.
 
 from __future__ import annotations
 
-import importlib
-import sys
 from types import SimpleNamespace
 
 import pytest
@@ -31,17 +29,14 @@ JSON_LARK = munch.Grammar.builtin("json").text
 def sgl(request, monkeypatch):
     """``base``: SGLang's base_grammar_backend module (or the stand-in); ``mod``: munch.sglang
     imported against it."""
-    if request.param == "sglang":
-        try:
-            base = importlib.import_module("sglang.srt.constrained.base_grammar_backend")
-        except Exception as e:  # ImportError, or a dependency failing at import
-            pytest.skip(f"SGLang does not import here: {type(e).__name__}: {e}")
-    else:
-        base = standins.install_sglang(monkeypatch)
-    monkeypatch.delitem(sys.modules, "munch.sglang", raising=False)
-    mod = importlib.import_module("munch.sglang")
-    yield SimpleNamespace(base=base, mod=mod)
-    sys.modules.pop("munch.sglang", None)
+    yield from standins.framework(
+        request,
+        monkeypatch,
+        "SGLang",
+        "sglang.srt.constrained.base_grammar_backend",
+        standins.install_sglang,
+        "munch.sglang",
+    )
 
 
 def make_backend(sgl, tokenizer, eos=None):

@@ -11,9 +11,7 @@ tested on vLLM's own classes only.
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
 from types import SimpleNamespace
 
 import pytest
@@ -33,17 +31,14 @@ JSON_LARK = munch.Grammar.builtin("json").text
 def v(request, monkeypatch):
     """``base``: vLLM's backend_types module (or the stand-in); ``mod``: munch.vllm imported
     against it; ``real``: whether it is vLLM's."""
-    if request.param == "vllm":
-        try:
-            base = importlib.import_module("vllm.v1.structured_output.backend_types")
-        except Exception as e:  # ImportError, or a dependency failing at import
-            pytest.skip(f"vLLM does not import here: {type(e).__name__}: {e}")
-    else:
-        base = standins.install_vllm(monkeypatch)
-    monkeypatch.delitem(sys.modules, "munch.vllm", raising=False)
-    mod = importlib.import_module("munch.vllm")
-    yield SimpleNamespace(base=base, mod=mod, real=request.param == "vllm")
-    sys.modules.pop("munch.vllm", None)
+    yield from standins.framework(
+        request,
+        monkeypatch,
+        "vLLM",
+        "vllm.v1.structured_output.backend_types",
+        standins.install_vllm,
+        "munch.vllm",
+    )
 
 
 def make_backend(v, tokenizer):
