@@ -70,6 +70,46 @@ fn dangling_else_is_quadratic_at_worst() {
 }
 
 #[test]
+fn liveness_checks_are_charged_to_the_work_budget() {
+    // After `a`×60 then `b`, the only head is inside the lexeme `bb`: whether `B` can follow
+    // is decided after the last byte, by reducing the whole ambiguous stack under `B` (the
+    // bytes only reduced under `a`). That check is charged to the commit's budget: at one unit
+    // less than the least budget that commits the text, the commit fails there, after the last
+    // byte, with the typed error, and the state is unchanged.
+    let src = "start: s B\ns: s s | \"a\"\nB: \"bb\"\n";
+    let text = format!("{}b", "a".repeat(60));
+    let commit = |budget: usize| {
+        let mut state = ParserState::new(parser(src, budget));
+        let result = state.commit_bytes(text.as_bytes());
+        (state, result)
+    };
+    let (mut lo, mut hi) = (1usize, 100_000_000usize);
+    assert!(commit(hi).1.is_ok());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if commit(mid).1.is_ok() {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let (state, result) = commit(lo - 1);
+    match result.unwrap_err().kind() {
+        CommitErrorKind::Budget {
+            name: "max_work_per_commit",
+            limit,
+            offset,
+        } => {
+            assert_eq!(*limit, lo - 1);
+            assert_eq!(*offset, text.len(), "the liveness check is what runs out");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(state.commit_len(), 0);
+    assert!(state.is_live() && !state.is_accepting());
+}
+
+#[test]
 fn a_hostile_text_is_a_typed_error_and_leaves_the_state_unchanged() {
     let mut state = ParserState::new(parser(SS, 5_000_000));
     state.commit_bytes(b"aaa").unwrap();

@@ -81,13 +81,16 @@ fn check(p: &Parser, state: &ParserState, memo: &mut AcceptMemo) -> Result<(), T
             let mut below = Vec::new();
             for n in &layer {
                 let want = reference(p, n);
-                let shared = rnglr::accepts(p.tables(), &p.closure_accepts, n, memo);
+                let unlimited = &mut rnglr::Allowance::unlimited();
+                let shared = rnglr::accepts(p.tables(), &p.closure_accepts, n, memo, unlimited);
                 let fresh = rnglr::accepts(
                     p.tables(),
                     &p.closure_accepts,
                     n,
                     &mut AcceptMemo::default(),
+                    unlimited,
                 );
+                let (shared, fresh) = (shared.expect("no budget"), fresh.expect("no budget"));
                 prop_assert_eq!(shared, want, "shared memo, depth {}", depth);
                 prop_assert_eq!(fresh, want, "fresh memo, depth {}", depth);
                 below.extend(n.predecessors());

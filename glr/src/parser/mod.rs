@@ -52,8 +52,9 @@ pub struct ParserConfig {
     pub max_heads: usize,
     /// The most GSS nodes one byte of a commit may build.
     pub max_nodes_per_step: usize,
-    /// The most work the bytes of one commit may do, in units of one reduction item or one GSS
-    /// edge walked. Recognition is polynomial
+    /// The most work one commit may do, in units of one reduction item or one GSS edge walked:
+    /// its bytes and the liveness checks of its heads after the last byte (one unit per
+    /// terminal tried, and the reductions that answer for it). Recognition is polynomial
     /// on every grammar — at worst cubic in the text on ambiguous ones, one unit costing about
     /// 10 ns — and this bounds a commit's time: exceeding it is a typed error.
     pub max_work_per_commit: usize,
@@ -250,13 +251,25 @@ impl Parser {
     /// Whether the parser, with the stacks of `node` below it, can shift `t` (after any
     /// reductions). Ignored terminals are never shifted. Memoised in `cache`.
     pub fn can_shift(&self, node: &GssNode, t: TerminalId, cache: &mut ShiftCache) -> bool {
+        self.can_shift_within(node, t, cache, &mut rnglr::Allowance::unlimited())
+            .unwrap_or(false)
+    }
+
+    /// [`Parser::can_shift`], spending from `left` (a commit's liveness checks).
+    pub(crate) fn can_shift_within(
+        &self,
+        node: &GssNode,
+        t: TerminalId,
+        cache: &mut ShiftCache,
+        left: &mut rnglr::Allowance,
+    ) -> Result<bool, rnglr::Exceeded> {
         let k = t.as_u32();
         // The tables may shift an ignored terminal (a rule can use it), but the byte-level
         // parser never hands one to them.
         if t.as_usize() >= self.cfg().terminal_len() || self.is_ignored(t) {
-            return false;
+            return Ok(false);
         }
-        self.decide(node, k, cache)
+        self.decide(node, k, cache, left)
     }
 
     /// The frontier after shifting `t` (after every reduction it allows) onto the stacks of
@@ -316,55 +329,95 @@ impl Parser {
 
     /// Whether the input may end with the stacks of `node` (after any reductions on `$`).
     pub fn can_accept(&self, node: &GssNode, cache: &mut ShiftCache) -> bool {
-        rnglr::accepts(&self.tables, &self.closure_accepts, node, &mut cache.accept)
+        self.can_accept_within(node, cache, &mut rnglr::Allowance::unlimited())
+            .unwrap_or(false)
+    }
+
+    /// [`Parser::can_accept`], spending from `left`.
+    fn can_accept_within(
+        &self,
+        node: &GssNode,
+        cache: &mut ShiftCache,
+        left: &mut rnglr::Allowance,
+    ) -> Result<bool, rnglr::Exceeded> {
+        rnglr::accepts(
+            &self.tables,
+            &self.closure_accepts,
+            node,
+            &mut cache.accept,
+            left,
+        )
     }
 
     /// Whether some terminal (not an ignored one) can be shifted from `node`, or the input may
     /// end there.
     pub fn can_continue(&self, node: &GssNode, cache: &mut ShiftCache) -> bool {
+        self.can_continue_within(node, cache, &mut rnglr::Allowance::unlimited())
+            .unwrap_or(false)
+    }
+
+    /// [`Parser::can_continue`], spending from `left`: a unit per lookahead tried, and the
+    /// reductions and searches that answer for it.
+    pub(crate) fn can_continue_within(
+        &self,
+        node: &GssNode,
+        cache: &mut ShiftCache,
+        left: &mut rnglr::Allowance,
+    ) -> Result<bool, rnglr::Exceeded> {
         let eof = self.tables.eof_index();
         for k in self.tables.state_lookaheads(node.state()) {
+            left.spend(1)?;
             if k != eof && self.is_ignored(TerminalId::from(k)) {
                 continue;
             }
             let can = if k == eof {
-                self.can_accept(node, cache)
+                self.can_accept_within(node, cache, left)?
             } else {
-                self.decide(node, k, cache)
+                self.decide(node, k, cache, left)?
             };
             if can {
-                return true;
+                return Ok(true);
             }
         }
-        false
+        Ok(false)
     }
 
-    /// Whether `node` can shift lookahead `k` (after any reductions).
-    fn decide(&self, node: &GssNode, k: u32, cache: &mut ShiftCache) -> bool {
+    /// Whether `node` can shift lookahead `k` (after any reductions), spending from `left` the
+    /// reduction's work (a memoised answer costs nothing). Only answers found are memoised.
+    fn decide(
+        &self,
+        node: &GssNode,
+        k: u32,
+        cache: &mut ShiftCache,
+        left: &mut rnglr::Allowance,
+    ) -> Result<bool, rnglr::Exceeded> {
         let actions = self.tables.actions_at(node.state(), k);
         if actions.is_empty() {
-            return false;
+            return Ok(false);
         }
         if actions.iter().any(|a| matches!(a, Action::Shift(_))) {
-            return true;
+            return Ok(true);
         }
         let key = (node.id(), k);
         if let Some(&v) = cache.map.get(&key) {
-            return v;
+            return Ok(v);
         }
-        // A single-node reduction has at most one scratch node per LR state: no budget needed.
-        let v = match rnglr::reduce(
+        // A single-node reduction has at most one scratch node per LR state: no node budget.
+        let mut allowance = rnglr::Allowance {
+            nodes: usize::MAX,
+            work: left.work,
+        };
+        let result = rnglr::reduce(
             &self.tables,
             std::slice::from_ref(node),
             k,
-            &mut rnglr::Allowance::unlimited(),
+            &mut allowance,
             rnglr::Stop::AtShift,
-        ) {
-            Ok(r) => !r.shifts.is_empty(),
-            Err(_) => false,
-        };
+        );
+        left.work = allowance.work;
+        let v = !result?.shifts.is_empty();
         cache.map.insert(key, v);
-        v
+        Ok(v)
     }
 }
 

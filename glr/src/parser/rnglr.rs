@@ -87,7 +87,7 @@ impl Allowance {
     }
 
     #[inline]
-    fn spend(&mut self, units: usize) -> Result<(), Exceeded> {
+    pub fn spend(&mut self, units: usize) -> Result<(), Exceeded> {
         match self.work.checked_sub(units) {
             Some(left) => {
                 self.work = left;
@@ -689,14 +689,19 @@ pub(crate) type AcceptMemo = AHashMap<(GssNodeId, LrState), bool>;
 /// search with a visited list, memoised per configuration in `memo`: when the search fails,
 /// every configuration it visited fails (what they reach was all visited or memoised false);
 /// when it succeeds, the configurations on the path to the accepting one succeed.
+///
+/// Each configuration visited costs one unit of `left`, each edge walked one more; when `left`
+/// runs out the search stops with [`Exceeded::Work`] and memoises nothing.
 pub(crate) fn accepts(
     tables: &LrTables,
     closure_accepts: &[bool],
     node: &GssNode,
     memo: &mut AcceptMemo,
-) -> bool {
+    left: &mut Allowance,
+) -> Result<bool, Exceeded> {
+    left.spend(1)?;
     if closure_accepts[node.state().as_usize()] {
-        return true;
+        return Ok(true);
     }
     // (state, node below, index of the configuration that led here or usize::MAX).
     let mut visited: SmallVec<[(LrState, GssNode, usize); 16]> = SmallVec::new();
@@ -711,10 +716,12 @@ pub(crate) fn accepts(
             usize::MAX,
             &mut pending,
             &mut walk,
-        );
+            left,
+        )?;
     }
     let mut found: Option<usize> = None;
     while let Some((l, u, parent)) = pending.pop() {
+        left.spend(1)?;
         let key = (u.id(), l);
         match memo.get(&key) {
             Some(true) => {
@@ -733,7 +740,7 @@ pub(crate) fn accepts(
             found = Some(at);
             break;
         }
-        push_configurations(tables, l, &u, at, &mut pending, &mut walk);
+        push_configurations(tables, l, &u, at, &mut pending, &mut walk, left)?;
     }
     match found {
         Some(mut i) => {
@@ -742,13 +749,13 @@ pub(crate) fn accepts(
                 memo.insert((u.id(), *l), true);
                 i = *parent;
             }
-            true
+            Ok(true)
         }
         None => {
             for (l, u, _) in &visited {
                 memo.insert((u.id(), *l), false);
             }
-            false
+            Ok(false)
         }
     }
 }
@@ -762,7 +769,8 @@ fn push_configurations(
     parent: usize,
     pending: &mut SmallVec<[(LrState, GssNode, usize); 8]>,
     walk: &mut Walk,
-) {
+    left: &mut Allowance,
+) -> Result<(), Exceeded> {
     for &a in tables.actions_at(l, tables.eof_index()) {
         let Action::Reduce { lhs, len, .. } = a else {
             continue;
@@ -770,12 +778,13 @@ fn push_configurations(
         if len == 0 {
             continue;
         }
-        for w in walk.at_distance(u, len - 1) {
+        for w in walk.at_distance(u, len - 1, left)? {
             if let Some(g) = tables.goto(w.state(), lhs) {
                 pending.push((g, w, parent));
             }
         }
     }
+    Ok(())
 }
 
 /// Nodes at one distance below a node (usually one or two).
@@ -790,14 +799,20 @@ struct Walk {
 }
 
 impl Walk {
-    /// The nodes at distance `d` below `u` (each once).
-    fn at_distance(&mut self, u: &GssNode, d: u32) -> smallvec::Drain<'_, [GssNode; 4]> {
+    /// The nodes at distance `d` below `u` (each once), one unit of `left` per edge walked.
+    fn at_distance(
+        &mut self,
+        u: &GssNode,
+        d: u32,
+        left: &mut Allowance,
+    ) -> Result<smallvec::Drain<'_, [GssNode; 4]>, Exceeded> {
         self.layer.clear();
         self.layer.push(u.clone());
         for _ in 0..d {
             self.next.clear();
             self.seen.clear();
             for v in self.layer.iter() {
+                left.spend(v.predecessor_len())?;
                 for e in &v.data().edges {
                     let w = v.resolve(e);
                     if self.seen.insert(w.id()) {
@@ -807,7 +822,7 @@ impl Walk {
             }
             std::mem::swap(&mut self.layer, &mut self.next);
         }
-        self.layer.drain(..)
+        Ok(self.layer.drain(..))
     }
 }
 

@@ -14,8 +14,9 @@
 //!
 //! Heads completing a lexeme in the same lexer state at the same byte are parsed together
 //! (their GSS nodes merge per LR state), and heads equal in all four parts merge. After each
-//! commit, heads that are not live are dropped; a commit that leaves none is refused and the
-//! state is unchanged. The history of states is kept (persistently) so that
+//! commit, heads that are not live are dropped (these checks spend from the commit's work
+//! budget, so a commit's whole work is bounded); a commit that leaves none, or runs out of
+//! budget, is refused and the state is unchanged. The history of states is kept (persistently) so that
 //! [`ParserState::rollback`] restores exactly the state before the last `n` commits.
 
 use std::cell::RefCell;
@@ -267,7 +268,8 @@ impl ParserState {
         };
         let mut heads: Heads = SmallVec::from_elem(head, 1);
         let mut cache = ShiftCache::new();
-        heads.retain(|h| is_head_live(&parser, h, &mut cache));
+        let unlimited = &mut rnglr::Allowance::unlimited();
+        heads.retain(|h| is_head_live(&parser, h, &mut cache, unlimited).unwrap_or(false));
         Self {
             parser,
             snap: Arc::new(Snapshot {
@@ -412,7 +414,27 @@ impl ParserState {
             next.clear();
         }
         let before = heads.clone();
-        with_cache(|cache| heads.retain(|h| is_head_live(p, h, cache)));
+        // The liveness checks spend what the bytes left of the commit's work budget.
+        let mut left = rnglr::Allowance {
+            nodes: usize::MAX,
+            work: work_left,
+        };
+        let mut exceeded = None;
+        with_cache(|cache| {
+            heads.retain(|h| {
+                exceeded.is_none()
+                    && match is_head_live(p, h, cache, &mut left) {
+                        Ok(live) => live,
+                        Err(e) => {
+                            exceeded = Some(e);
+                            false
+                        }
+                    }
+            })
+        });
+        if let Some(e) = exceeded {
+            return Err(p.budget_error(e, bytes.len()));
+        }
         if heads.is_empty() {
             return Err(CommitError::new(CommitErrorKind::Rejected {
                 offset: bytes.len(),
@@ -524,15 +546,24 @@ fn push_head(heads: &mut Heads, h: HeadData) {
     }
 }
 
-/// The mask contract's liveness for one head.
-fn is_head_live(p: &Parser, h: &HeadData, cache: &mut ShiftCache) -> bool {
+/// The mask contract's liveness for one head, spending from `left` a unit per terminal tried
+/// and the parser's work to answer for it.
+fn is_head_live(
+    p: &Parser,
+    h: &HeadData,
+    cache: &mut ShiftCache,
+    left: &mut rnglr::Allowance,
+) -> Result<bool, rnglr::Exceeded> {
     if h.empty {
-        return p.can_continue(&h.node, cache);
+        return p.can_continue_within(&h.node, cache, left);
     }
-    p.lexer()
-        .reachable(h.lex)
-        .iter()
-        .any(|t| p.is_ignored(t) || p.can_shift(&h.node, t, cache))
+    for t in p.lexer().reachable(h.lex).iter() {
+        left.spend(1)?;
+        if p.is_ignored(t) || p.can_shift_within(&h.node, t, cache, left)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The names of the terminals some head could have completed next.
