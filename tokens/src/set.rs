@@ -152,11 +152,7 @@ impl ClassSet {
 
     /// The members in ascending order.
     pub fn iter(&self) -> Iter<'_> {
-        Iter {
-            words: &self.words,
-            index: 0,
-            current: self.words.first().copied().unwrap_or(0),
-        }
+        Iter::new(&self.words)
     }
 
     /// Makes the set exactly the classes whose bits are set in `words`, `u32` words in the
@@ -218,29 +214,7 @@ impl Extend<ClassId> for ClassSet {
 }
 
 /// The members of a [`ClassSet`] in ascending order: see [`ClassSet::iter`].
-#[derive(Clone, Debug)]
-pub struct Iter<'a> {
-    words: &'a [u64],
-    index: usize,
-    current: u64,
-}
-
-impl Iterator for Iter<'_> {
-    type Item = ClassId;
-
-    #[inline]
-    fn next(&mut self) -> Option<ClassId> {
-        loop {
-            if self.current != 0 {
-                let bit = self.current.trailing_zeros() as usize;
-                self.current &= self.current - 1;
-                return Some(ClassId::from_usize(self.index * 64 + bit));
-            }
-            self.index += 1;
-            self.current = *self.words.get(self.index)?;
-        }
-    }
-}
+pub type Iter<'a> = munch_vocab::bits::Ones<'a, ClassId>;
 
 #[cfg(test)]
 mod tests {

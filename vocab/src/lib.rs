@@ -81,6 +81,7 @@
 // All APIs need docs: every other crate builds on this one.
 #![deny(missing_docs)]
 
+pub mod bits;
 mod bytemap;
 pub mod cache;
 mod error;

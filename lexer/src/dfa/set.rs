@@ -57,11 +57,7 @@ impl TerminalSet {
 
     /// The members in increasing order.
     pub fn iter(&self) -> Iter<'_> {
-        Iter {
-            words: &self.words,
-            index: 0,
-            current: self.words.first().copied().unwrap_or(0),
-        }
+        Iter::new(&self.words)
     }
 
     /// The number of members.
@@ -188,29 +184,7 @@ impl<'a> IntoIterator for &'a TerminalSet {
 }
 
 /// The members of a [`TerminalSet`] in increasing order.
-#[derive(Clone, Debug)]
-pub struct Iter<'a> {
-    words: &'a [u64],
-    index: usize,
-    /// The bits of `words[index]` not yet yielded.
-    current: u64,
-}
-
-impl Iterator for Iter<'_> {
-    type Item = TerminalId;
-
-    fn next(&mut self) -> Option<TerminalId> {
-        loop {
-            if self.current != 0 {
-                let bit = self.current.trailing_zeros() as usize;
-                self.current &= self.current - 1;
-                return Some(TerminalId::from((self.index * 64 + bit) as u32));
-            }
-            self.index += 1;
-            self.current = *self.words.get(self.index)?;
-        }
-    }
-}
+pub type Iter<'a> = munch_vocab::bits::Ones<'a, TerminalId>;
 
 #[cfg(test)]
 mod tests {
