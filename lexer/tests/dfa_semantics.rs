@@ -6,16 +6,8 @@ use munch_lexer::{LexState, TerminalId};
 use regex_syntax::hir::Hir;
 use regex_syntax::ParserBuilder;
 
-/// A literal terminal (`"x"` in Lark).
-fn lit(name: &str, text: &str) -> TerminalSpec {
-    TerminalSpec {
-        name: name.to_string(),
-        hir: Some(Hir::literal(text.as_bytes())),
-        is_literal: true,
-        priority: 0,
-        ignored: false,
-    }
-}
+mod common;
+use common::{build, lit, re, walk, with_priority};
 
 /// A case-insensitive literal (`"x"i` in Lark).
 fn lit_i(name: &str, text: &str) -> TerminalSpec {
@@ -30,32 +22,8 @@ fn lit_i(name: &str, text: &str) -> TerminalSpec {
     }
 }
 
-/// A regex terminal (`/x/` in Lark).
-fn re(name: &str, pattern: &str) -> TerminalSpec {
-    TerminalSpec {
-        name: name.to_string(),
-        hir: Some(regex_syntax::Parser::new().parse(pattern).unwrap()),
-        is_literal: false,
-        priority: 0,
-        ignored: false,
-    }
-}
-
-fn with_priority(spec: TerminalSpec, priority: i32) -> TerminalSpec {
-    TerminalSpec { priority, ..spec }
-}
-
-fn build(specs: &[TerminalSpec]) -> Lexer {
-    Lexer::new(specs, &LexerConfig::default()).unwrap()
-}
-
 fn t(i: u32) -> TerminalId {
     TerminalId::from(i)
-}
-
-/// The state after reading `text` from the start.
-fn walk(lexer: &Lexer, text: &[u8]) -> LexState {
-    text.iter().fold(lexer.start(), |s, &b| lexer.next(s, b))
 }
 
 /// `tokenize` as (lexeme text, terminal names) pairs.
@@ -545,65 +513,15 @@ fn inhibited_branch_protocol_matches_tokenize() {
 
 #[test]
 fn java_sized_terminal_set_builds_and_lexes() {
+    #[rustfmt::skip]
     const KEYWORDS: &[&str] = &[
-        "abstract",
-        "assert",
-        "boolean",
-        "break",
-        "byte",
-        "case",
-        "catch",
-        "char",
-        "class",
-        "const",
-        "continue",
-        "default",
-        "do",
-        "double",
-        "else",
-        "enum",
-        "extends",
-        "final",
-        "finally",
-        "float",
-        "for",
-        "goto",
-        "if",
-        "implements",
-        "import",
-        "instanceof",
-        "int",
-        "interface",
-        "long",
-        "native",
-        "new",
-        "package",
-        "private",
-        "protected",
-        "public",
-        "return",
-        "short",
-        "static",
-        "strictfp",
-        "super",
-        "switch",
-        "synchronized",
-        "this",
-        "throw",
-        "throws",
-        "transient",
-        "try",
-        "void",
-        "volatile",
-        "while",
-        "true",
-        "false",
-        "null",
-        "var",
-        "yield",
-        "record",
-        "sealed",
-        "permits",
+        "abstract", "assert", "boolean", "break", "byte", "case", "catch", "char", "class",
+        "const", "continue", "default", "do", "double", "else", "enum", "extends", "final",
+        "finally", "float", "for", "goto", "if", "implements", "import", "instanceof", "int",
+        "interface", "long", "native", "new", "package", "private", "protected", "public",
+        "return", "short", "static", "strictfp", "super", "switch", "synchronized", "this",
+        "throw", "throws", "transient", "try", "void", "volatile", "while", "true", "false",
+        "null", "var", "yield", "record", "sealed", "permits",
     ];
     const OPERATORS: &[&str] = &[
         "(", ")", "{", "}", "[", "]", ";", ",", ".", "...", "@", "::", "=", ">", "<", "!", "~",

@@ -6,7 +6,9 @@ use munch_lexer::dfa::{
     look_around_name, LexError, Lexer, LexerBuildErrorKind, LexerConfig, LookAroundKind,
     TerminalSpec,
 };
-use munch_lexer::LexState;
+
+mod common;
+use common::{build, walk, with_priority};
 
 /// A regex terminal; `(?!` `(?<!` `(?<=` `(?=` in `pattern` are rewritten to the reserved
 /// groups a front end emits.
@@ -38,21 +40,7 @@ fn re(name: &str, pattern: &str) -> TerminalSpec {
         }
     }
     out.push_str(rest);
-    TerminalSpec {
-        name: name.to_string(),
-        hir: Some(regex_syntax::Parser::new().parse(&out).unwrap()),
-        is_literal: false,
-        priority: 0,
-        ignored: false,
-    }
-}
-
-fn with_priority(spec: TerminalSpec, priority: i32) -> TerminalSpec {
-    TerminalSpec { priority, ..spec }
-}
-
-fn build(specs: &[TerminalSpec]) -> Lexer {
-    Lexer::new(specs, &LexerConfig::default()).unwrap()
+    common::re(name, &out)
 }
 
 /// The lexemes of `text` as (text, first terminal's name).
@@ -67,10 +55,6 @@ fn lex(lexer: &Lexer, text: &str) -> Result<Vec<(String, String)>, LexError> {
             )
         })
         .collect())
-}
-
-fn walk(lexer: &Lexer, text: &[u8]) -> LexState {
-    text.iter().fold(lexer.start(), |s, &b| lexer.next(s, b))
 }
 
 fn pairs(v: &[(&str, &str)]) -> Vec<(String, String)> {
