@@ -118,23 +118,23 @@ impl Dec {
         }
     }
 
+    /// The integer of magnitude `int` (its digits), negative when `neg` and not zero.
+    fn integer(neg: bool, int: Vec<u8>) -> Dec {
+        Dec {
+            neg: neg && int != [0],
+            int,
+            frac: Vec::new(),
+        }
+    }
+
     /// Rounds toward positive infinity to an integer.
     pub fn ceil(&self) -> Dec {
         if self.frac.is_empty() {
-            return self.clone();
-        }
-        if self.neg {
-            Dec {
-                neg: self.int != [0],
-                int: self.int.clone(),
-                frac: Vec::new(),
-            }
+            self.clone()
+        } else if self.neg {
+            Dec::integer(true, self.int.clone())
         } else {
-            Dec {
-                neg: false,
-                int: add_one(&self.int),
-                frac: Vec::new(),
-            }
+            Dec::integer(false, add_one(&self.int))
         }
     }
 
@@ -146,18 +146,9 @@ impl Dec {
     /// `self + 1` for an integer.
     pub fn succ(&self) -> Dec {
         if self.neg {
-            let m = sub_one(&self.int);
-            Dec {
-                neg: m != [0],
-                int: m,
-                frac: Vec::new(),
-            }
+            Dec::integer(true, sub_one(&self.int))
         } else {
-            Dec {
-                neg: false,
-                int: add_one(&self.int),
-                frac: Vec::new(),
-            }
+            Dec::integer(false, add_one(&self.int))
         }
     }
 
@@ -565,6 +556,21 @@ struct Lang {
     more: Vec<String>,
 }
 
+impl Lang {
+    /// Only zeros from here, where `ok` (equality, or a bound already met, allows them): the
+    /// end, or more zeros; nothing otherwise.
+    fn zeros(ok: bool) -> Lang {
+        Lang {
+            end: ok,
+            more: if ok {
+                vec!["0+".to_string()]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
 fn frac_at(
     pos: usize,
     lo: Option<(&[u8], bool)>,
@@ -579,29 +585,11 @@ fn frac_at(
     let hi_done = ht && pos >= hi_d.len();
     if places.is_some_and(|k| pos >= k) {
         // Past the last significant place: only zeros, compared as zeros.
-        let ok = (!lt || (lo_done && !lo_x)) && !(ht && hi_done && hi_x);
-        return Lang {
-            end: ok,
-            more: if ok {
-                vec!["0+".to_string()]
-            } else {
-                Vec::new()
-            },
-        };
+        return Lang::zeros((!lt || (lo_done && !lo_x)) && !(ht && hi_done && hi_x));
     }
     if lo_done && hi_done {
         // Both bounds end here: only zeros may follow, and only if equality is allowed.
-        return if lo_x || hi_x {
-            Lang {
-                end: false,
-                more: Vec::new(),
-            }
-        } else {
-            Lang {
-                end: true,
-                more: vec!["0+".to_string()],
-            }
-        };
+        return Lang::zeros(!(lo_x || hi_x));
     }
     if lo_done && !lo_x && ht {
         // The lower bound is met by whatever follows.
@@ -625,17 +613,7 @@ fn frac_at(
     }
     if hi_done && !lt {
         // At most zeros: only zeros may follow, and only if equality is allowed.
-        return if hi_x {
-            Lang {
-                end: false,
-                more: Vec::new(),
-            }
-        } else {
-            Lang {
-                end: true,
-                more: vec!["0+".to_string()],
-            }
-        };
+        return Lang::zeros(!hi_x);
     }
     let end_ok = (!lt || (lo_done && !lo_x)) && !(ht && hi_done && hi_x);
     let ld = if lt {
