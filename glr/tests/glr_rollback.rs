@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use munch_glr::parser::{Parser, ParserState};
+use munch_glr::parser::{Parser, ParserConfig, ParserState};
 use munch_testkit::generate::SeededRng;
 use munch_testkit::grammar::dsl_parser;
 
@@ -162,10 +162,19 @@ fn states_are_shared_across_threads() {
     assert!(!base.is_accepting());
 }
 
+/// The test grammar's parser keeping `max_rollback` commits for rollback.
+fn parser_keeping(max_rollback: usize) -> Arc<Parser> {
+    let grammar = munch_testkit::dsl::parse(GRAMMAR).unwrap();
+    let config = ParserConfig {
+        max_rollback,
+        ..ParserConfig::default()
+    };
+    Arc::new(Parser::new(&grammar, &config).unwrap())
+}
+
 #[test]
 fn long_histories_drop_without_overflow() {
-    let p = dsl_parser(GRAMMAR);
-    let mut s = ParserState::new(p);
+    let mut s = ParserState::new(parser_keeping(usize::MAX));
     for _ in 0..50_000 {
         s.commit_bytes(b"a;").unwrap();
     }
@@ -173,4 +182,51 @@ fn long_histories_drop_without_overflow() {
     s.rollback(49_999).unwrap();
     assert_eq!(s.commit_len(), 1);
     drop(s);
+}
+
+#[test]
+fn rollback_history_is_bounded_by_max_rollback() {
+    let limit = 8;
+    let p = parser_keeping(limit);
+    let mut s = ParserState::new(p.clone());
+    // Every state along the way, to compare rollbacks with.
+    let mut seen = vec![signature(&s)];
+    let chunks = [
+        "a", ";", " ", "b", "+", "(", "c", ")", ";", "if", " ", "x", ":",
+    ];
+    for i in 0..1_000 {
+        s.commit_bytes(chunks[i % chunks.len()].as_bytes()).unwrap();
+        seen.push(signature(&s));
+        // The snapshots kept: at least the limit (once there are that many commits), at most
+        // twice it, whatever the text's length.
+        assert!(s.rollback_len() <= 2 * limit, "{}", s.rollback_len());
+        assert!(s.rollback_len() >= limit.min(s.commit_len()));
+        assert_eq!(s.commit_len(), i + 1);
+    }
+    // Within the limit, rollback is exact.
+    let mut back = s.clone();
+    back.rollback(limit).unwrap();
+    assert_eq!(back.commit_len(), 1_000 - limit);
+    assert_eq!(signature(&back), seen[1_000 - limit]);
+    assert_eq!(signature(&replay(&p, &[])), seen[0]);
+    // Past what is kept, a typed error naming the budget; the state is unchanged.
+    let err = s.rollback(s.rollback_len() + 1).unwrap_err();
+    assert_eq!(err.limit, Some(limit));
+    assert_eq!(err.available, s.rollback_len());
+    assert!(err.to_string().contains("max_rollback"), "{err}");
+    assert_eq!(s.commit_len(), 1_000);
+    // Past the commits made, the error says so without naming the budget.
+    let err = s.rollback(1_001).unwrap_err();
+    assert_eq!(err.limit, None);
+    // After a rollback, commits go on and the history stays bounded.
+    s.rollback(limit).unwrap();
+    for i in 0..100 {
+        s.commit_bytes(chunks[i % chunks.len()].as_bytes()).unwrap();
+        assert!(s.rollback_len() <= 2 * limit);
+    }
+    // A budget of 0 keeps no history.
+    let mut none = ParserState::new(parser_keeping(0));
+    none.commit_bytes(b"a;").unwrap();
+    assert_eq!(none.rollback_len(), 0);
+    assert_eq!(none.rollback(1).unwrap_err().limit, Some(0));
 }

@@ -202,6 +202,14 @@ impl Config {
         self
     }
 
+    /// The most steps a matcher keeps for [`crate::Matcher::rollback`] (the parser's
+    /// `max_rollback`, 4,096 by default): older ones are forgotten, so that a long generation
+    /// holds bounded memory, and rolling back to them is an error naming the budget.
+    pub fn max_rollback(mut self, steps: usize) -> Config {
+        self.parser.max_rollback = steps;
+        self
+    }
+
     /// The masker to build.
     pub fn get_masker(&self) -> MaskerKind {
         self.masker
@@ -225,6 +233,11 @@ impl Config {
     /// Whether the masker is built in the background.
     pub fn get_background(&self) -> bool {
         self.background
+    }
+
+    /// The most steps a matcher keeps for rollback.
+    pub fn get_max_rollback(&self) -> usize {
+        self.parser.max_rollback
     }
 }
 

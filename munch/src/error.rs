@@ -187,6 +187,15 @@ pub enum MatcherErrorKind {
         /// Steps that can be undone.
         available: usize,
     },
+    /// `rollback(n)` reached past the steps the parser keeps (its budget `max_rollback`).
+    RollbackPastLimit {
+        /// Steps asked to undo.
+        requested: usize,
+        /// Steps that can be undone.
+        available: usize,
+        /// The budget `max_rollback`.
+        limit: usize,
+    },
     /// A bitmask row is shorter than the vocabulary needs.
     BitmaskTooShort {
         /// Words given.
@@ -246,6 +255,15 @@ impl fmt::Display for MatcherError {
             } => write!(
                 f,
                 "cannot roll back {requested} steps: {available} were accepted"
+            ),
+            MatcherErrorKind::RollbackPastLimit {
+                requested,
+                available,
+                limit,
+            } => write!(
+                f,
+                "cannot roll back {requested} steps: the last {available} are kept (budget \
+                 `max_rollback` ({limit}))"
             ),
             MatcherErrorKind::BitmaskTooShort { words, needed } => write!(
                 f,

@@ -268,13 +268,25 @@ impl Matcher {
     }
 
     /// Undoes the last `n` accepted steps (tokens, stop token included, and
-    /// [`Matcher::accept_bytes`] calls), exactly: the matcher is as it was before them.
+    /// [`Matcher::accept_bytes`] calls), exactly: the matcher is as it was before them. Steps
+    /// older than the parser's `max_rollback` ([`munch_glr::parser::ParserConfig`], 4,096 by
+    /// default) may be forgotten: rolling back to them is
+    /// [`MatcherErrorKind::RollbackPastLimit`].
     pub fn rollback(&mut self, n: usize) -> Result<(), MatcherError> {
         let available = self.accepted_len();
         if n > available {
             return Err(MatcherError::new(MatcherErrorKind::RollbackTooFar {
                 requested: n,
                 available,
+            }));
+        }
+        let terminated = usize::from(self.terminated);
+        if n > self.state.rollback_len() + terminated {
+            // The parser keeps the last `max_rollback` commits, not every one.
+            return Err(MatcherError::new(MatcherErrorKind::RollbackPastLimit {
+                requested: n,
+                available: self.state.rollback_len() + terminated,
+                limit: self.state.parser().max_rollback(),
             }));
         }
         let mut n = n;
@@ -284,7 +296,7 @@ impl Matcher {
         }
         self.state
             .rollback(n)
-            .expect("the state holds every step accepted");
+            .expect("the state keeps the steps checked above");
         Ok(())
     }
 
@@ -307,8 +319,9 @@ impl Matcher {
         }
     }
 
-    /// The steps [`Matcher::rollback`] can undo: tokens and byte strings accepted since the
-    /// start (or the last reset), the stop token included.
+    /// The steps accepted since the start (or the last reset): tokens and byte strings, the
+    /// stop token included. [`Matcher::rollback`] can undo all of them up to
+    /// [`crate::Config::max_rollback`].
     pub fn accepted_len(&self) -> usize {
         self.state.commit_len() + usize::from(self.terminated)
     }

@@ -136,6 +136,46 @@ fn refused_calls_say_why_and_change_nothing() {
 }
 
 #[test]
+fn rollback_reaches_back_max_rollback_steps() {
+    let config = Config::new()
+        .masker(MaskerKind::cheapest())
+        .fallback(None)
+        .max_rollback(4);
+    assert_eq!(config.get_max_rollback(), 4);
+    let compiled = Compiled::new(&json(), vocab(), &config).unwrap();
+    let mut m = compiled.matcher();
+    m.accept_token(u32::from(b'[')).unwrap();
+    for _ in 0..100 {
+        m.accept_tokens(&[u32::from(b'1'), tok(", ")]).unwrap();
+    }
+    assert_eq!(m.accepted_len(), 201);
+    // The last 4 steps at least can be undone, exactly.
+    let mut back = m.fork();
+    back.rollback(4).unwrap();
+    assert_eq!(back.accepted_len(), 197);
+    back.accept_tokens(&[u32::from(b'1'), u32::from(b']')])
+        .unwrap();
+    assert!(back.is_accepting());
+    // Further back than the parser keeps: an error naming the budget, the matcher unchanged.
+    let err = m.rollback(100).unwrap_err();
+    match err.kind() {
+        MatcherErrorKind::RollbackPastLimit {
+            requested: 100,
+            available,
+            limit: 4,
+        } => assert!((4..=8).contains(available), "{available}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("max_rollback"), "{err}");
+    assert_eq!(m.accepted_len(), 201);
+    // Further back than the text: the same error as without a limit.
+    assert!(matches!(
+        m.rollback(202).unwrap_err().kind(),
+        MatcherErrorKind::RollbackTooFar { .. }
+    ));
+}
+
+#[test]
 fn a_stop_token_terminates_and_rolls_back() {
     let compiled = compile(&json(), MaskerKind::cheapest());
     let mut m = compiled.matcher();

@@ -25,11 +25,16 @@ pub struct Args {
     /// one commit): a text past it is an error naming the budget.
     #[arg(long, default_value_t = ParserConfig::default().max_work_per_commit)]
     max_work_per_commit: usize,
+    /// The most commits the parser keeps for rollback (older history is dropped, so memory
+    /// stays bounded on long texts).
+    #[arg(long, default_value_t = ParserConfig::default().max_rollback)]
+    max_rollback: usize,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let parser = args.grammar.named()?.build_parser(&ParserConfig {
         max_work_per_commit: args.max_work_per_commit,
+        max_rollback: args.max_rollback,
         ..ParserConfig::default()
     })?;
     let mut accepted = 0;

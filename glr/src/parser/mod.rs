@@ -58,6 +58,11 @@ pub struct ParserConfig {
     /// on every grammar — at worst cubic in the text on ambiguous ones, one unit costing about
     /// 10 ns — and this bounds a commit's time: exceeding it is a typed error.
     pub max_work_per_commit: usize,
+    /// The most commits a [`ParserState`] keeps for [`ParserState::rollback`] (4,096 by
+    /// default, as inference engines cap rollback): older history is dropped, so a long parse
+    /// holds at most twice this many snapshots, and rolling back further is a
+    /// [`RollbackError`] naming this budget.
+    pub max_rollback: usize,
     /// Budgets of the lexer DFA build.
     pub lexer: LexerConfig,
     /// Budgets of normalisation.
@@ -72,6 +77,7 @@ impl Default for ParserConfig {
             max_heads: 1_000,
             max_nodes_per_step: 100_000,
             max_work_per_commit: 300_000_000,
+            max_rollback: 4_096,
             lexer: LexerConfig::default(),
             normalize: NormalizeConfig::default(),
         }
@@ -159,6 +165,7 @@ pub struct Parser {
     max_heads: usize,
     max_nodes_per_step: usize,
     max_work_per_commit: usize,
+    max_rollback: usize,
 }
 
 impl fmt::Debug for Parser {
@@ -205,6 +212,7 @@ impl Parser {
             max_heads: config.max_heads,
             max_nodes_per_step: config.max_nodes_per_step,
             max_work_per_commit: config.max_work_per_commit,
+            max_rollback: config.max_rollback,
         })
     }
 
@@ -246,6 +254,11 @@ impl Parser {
     /// Whether `t` is `%ignore`d (it separates lexemes and never reaches the parser).
     pub fn is_ignored(&self, t: TerminalId) -> bool {
         self.ignored.get(t.as_usize()).copied().unwrap_or(false)
+    }
+
+    /// The most commits a [`ParserState`] keeps for rollback ([`ParserConfig::max_rollback`]).
+    pub fn max_rollback(&self) -> usize {
+        self.max_rollback
     }
 
     /// Whether the parser, with the stacks of `node` below it, can shift `t` (after any

@@ -17,7 +17,11 @@
 //! commit, heads that are not live are dropped (these checks spend from the commit's work
 //! budget, so a commit's whole work is bounded); a commit that leaves none, or runs out of
 //! budget, is refused and the state is unchanged. The history of states is kept (persistently) so that
-//! [`ParserState::rollback`] restores exactly the state before the last `n` commits.
+//! [`ParserState::rollback`] restores exactly the state before the last `n` commits, for the
+//! last [`super::ParserConfig::max_rollback`] commits at least: when a state's chain of
+//! snapshots reaches twice that, the commit copies its last `max_rollback` snapshots onto a new
+//! chain (sharing their heads) and lets the older ones go, so memory per state stays bounded on
+//! long texts at O(1) amortised cost per commit.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -118,22 +122,33 @@ impl fmt::Display for CommitError {
 
 impl std::error::Error for CommitError {}
 
-/// Rolling back more commits than the state has.
+/// Rolling back more commits than the state keeps.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RollbackError {
     /// Commits asked to undo.
     pub requested: usize,
-    /// Commits the state has.
+    /// Commits the state can undo ([`ParserState::rollback_len`]).
     pub available: usize,
+    /// The budget [`super::ParserConfig::max_rollback`], when it is why `available` is below
+    /// the commits made ([`ParserState::commit_len`]) and `requested` is not.
+    pub limit: Option<usize>,
 }
 
 impl fmt::Display for RollbackError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cannot roll back {} commits: the state has {}",
-            self.requested, self.available
-        )
+        match self.limit {
+            Some(limit) => write!(
+                f,
+                "cannot roll back {} commits: the state keeps the last {} (budget \
+                 `max_rollback` ({limit}))",
+                self.requested, self.available
+            ),
+            None => write!(
+                f,
+                "cannot roll back {} commits: the state has {}",
+                self.requested, self.available
+            ),
+        }
     }
 }
 
@@ -218,8 +233,12 @@ const SHIFT_MEMO_LEN: usize = 4;
 
 struct Snapshot {
     heads: Heads,
+    /// The state one commit before, `None` at the oldest snapshot kept.
     prev: Option<Arc<Snapshot>>,
+    /// Commits since [`ParserState::new`].
     depth: usize,
+    /// The depth of the oldest snapshot in this one's `prev` chain.
+    floor: usize,
     accepting: OnceLock<bool>,
     /// Shared by the snapshots of commits that add nothing to it (most commits).
     memo: Arc<[ShiftMemo]>,
@@ -276,6 +295,7 @@ impl ParserState {
                 heads,
                 prev: None,
                 depth: 0,
+                floor: 0,
                 accepting: OnceLock::new(),
                 memo: Arc::new([]),
             }),
@@ -446,12 +466,16 @@ impl ParserState {
             heads,
             prev: Some(self.snap.clone()),
             depth: self.snap.depth + 1,
+            floor: self.snap.floor,
             accepting: OnceLock::new(),
             memo: match memo {
                 Some(memo) => memo.into(),
                 None => self.snap.memo.clone(),
             },
         });
+        if self.snap.depth - self.snap.floor > p.max_rollback.saturating_mul(2) {
+            self.snap = rebase(&self.snap, p.max_rollback);
+        }
         Ok(())
     }
 
@@ -491,12 +515,21 @@ impl ParserState {
         expected(&self.parser, &self.snap.heads)
     }
 
-    /// Restores exactly the state before the last `n` commits.
+    /// The number of commits [`ParserState::rollback`] can undo: all of them up to
+    /// [`super::ParserConfig::max_rollback`], and at times (history is dropped in batches) up to
+    /// twice that.
+    pub fn rollback_len(&self) -> usize {
+        self.snap.depth - self.snap.floor
+    }
+
+    /// Restores exactly the state before the last `n` commits (at most
+    /// [`ParserState::rollback_len`]).
     pub fn rollback(&mut self, n: usize) -> Result<(), RollbackError> {
-        if n > self.snap.depth {
+        if n > self.rollback_len() {
             return Err(RollbackError {
                 requested: n,
-                available: self.snap.depth,
+                available: self.rollback_len(),
+                limit: (n <= self.snap.depth).then_some(self.parser.max_rollback),
             });
         }
         let mut s = self.snap.clone();
@@ -516,6 +549,37 @@ impl ParserState {
     pub fn head_len(&self) -> usize {
         self.snap.heads.len()
     }
+}
+
+/// The snapshot `snap` with only its last `keep` commits of history: copies of those
+/// snapshots (their heads and memos are shared, not copied) over a chain that ends there. The
+/// old chain is freed once no other state holds it. A commit calls this when its chain has grown
+/// to `2 * keep + 1` commits, so the copies cost O(1) per commit, amortised.
+fn rebase(snap: &Arc<Snapshot>, keep: usize) -> Arc<Snapshot> {
+    let mut kept: Vec<&Snapshot> = Vec::with_capacity(keep + 1);
+    let mut at: &Snapshot = snap;
+    kept.push(at);
+    while kept.len() <= keep {
+        at = at.prev.as_deref().expect("the chain is longer than `keep`");
+        kept.push(at);
+    }
+    let floor = at.depth;
+    let mut prev: Option<Arc<Snapshot>> = None;
+    for s in kept.into_iter().rev() {
+        let accepting = OnceLock::new();
+        if let Some(&a) = s.accepting.get() {
+            let _ = accepting.set(a);
+        }
+        prev = Some(Arc::new(Snapshot {
+            heads: s.heads.clone(),
+            prev,
+            depth: s.depth,
+            floor,
+            accepting,
+            memo: s.memo.clone(),
+        }));
+    }
+    prev.expect("at least one snapshot")
 }
 
 /// The most entries the per-thread cache keeps before it starts over.
