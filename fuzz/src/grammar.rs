@@ -27,7 +27,7 @@ use munch_testkit::generate::{GenerateConfig, Generator, SeededRng};
 use crate::lexer::arbitrary_term;
 use crate::re::Re;
 use crate::reference::{Pattern, RefLexer, Term};
-use crate::repro::Repro;
+use crate::repro::{call, Repro};
 
 /// What an item repeats.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -62,6 +62,13 @@ pub struct Item {
     pub sym: Sym,
     /// How.
     pub op: Op,
+}
+
+impl Item {
+    /// `sym` repeated as `op` says (the form `Debug` prints, one line a item).
+    pub fn new(sym: Sym, op: Op) -> Item {
+        Item { sym, op }
+    }
 }
 
 /// A small grammar: terminals, and rules as alternatives of items. Rule 0 is the start.
@@ -506,9 +513,7 @@ impl Repro for Sym {
             Sym::T(t) => out.push_str(&format!("Sym::T({t})")),
             Sym::N(n) => out.push_str(&format!("Sym::N({n})")),
             Sym::Group(alts) => {
-                out.push_str("Sym::Group(");
-                alts.repro(out);
-                out.push(')');
+                call(out, "Sym::Group", &[alts]);
             }
         }
     }
@@ -522,11 +527,7 @@ impl Repro for Op {
 
 impl Repro for Item {
     fn repro(&self, out: &mut String) {
-        out.push_str("Item { sym: ");
-        self.sym.repro(out);
-        out.push_str(", op: ");
-        self.op.repro(out);
-        out.push_str(" }");
+        call(out, "Item::new", &[&self.sym, &self.op]);
     }
 }
 

@@ -8,7 +8,7 @@
 
 use arbitrary::{Arbitrary, Result, Unstructured};
 
-use crate::repro::Repro;
+use crate::repro::{call, Repro};
 
 /// The characters patterns are made of.
 pub const CHARS: &[char] = &['a', 'b', 'c', ' ', '\n', 'é', '€', '𐍈'];
@@ -258,32 +258,12 @@ impl<'a> Arbitrary<'a> for Re {
 impl Repro for Re {
     fn repro(&self, out: &mut String) {
         match self {
-            Re::Char(c) => {
-                out.push_str("Re::Char(");
-                c.repro(out);
-                out.push(')');
-            }
-            Re::Set(cs) => {
-                out.push_str("Re::Set(");
-                cs.repro(out);
-                out.push(')');
-            }
-            Re::NotSet(cs) => {
-                out.push_str("Re::NotSet(");
-                cs.repro(out);
-                out.push(')');
-            }
+            Re::Char(c) => call(out, "Re::Char", &[c]),
+            Re::Set(cs) => call(out, "Re::Set", &[cs]),
+            Re::NotSet(cs) => call(out, "Re::NotSet", &[cs]),
             Re::Dot => out.push_str("Re::Dot"),
-            Re::Cat(rs) => {
-                out.push_str("Re::Cat(");
-                rs.repro(out);
-                out.push(')');
-            }
-            Re::Alt(rs) => {
-                out.push_str("Re::Alt(");
-                rs.repro(out);
-                out.push(')');
-            }
+            Re::Cat(rs) => call(out, "Re::Cat", &[rs]),
+            Re::Alt(rs) => call(out, "Re::Alt", &[rs]),
             Re::Rep {
                 sub,
                 min,

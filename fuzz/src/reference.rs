@@ -14,7 +14,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::hir::{Hir, HirKind};
 
 use crate::re::Re;
-use crate::repro::Repro;
+use crate::repro::{call, Repro};
 
 /// A terminal's pattern.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -71,6 +71,16 @@ pub struct Term {
 }
 
 impl Term {
+    /// A terminal of `pattern`, `priority`, `%ignore`d or not (the form `Debug` prints, one line
+    /// a terminal).
+    pub fn new(pattern: Pattern, priority: i32, ignored: bool) -> Term {
+        Term {
+            pattern,
+            priority,
+            ignored,
+        }
+    }
+
     /// The lexer's view of the terminal, named `T{index}`.
     pub fn spec(&self, index: usize) -> TerminalSpec {
         TerminalSpec {
@@ -86,28 +96,19 @@ impl Term {
 impl Repro for Pattern {
     fn repro(&self, out: &mut String) {
         match self {
-            Pattern::Literal(s) => {
-                out.push_str("Pattern::Literal(");
-                s.repro(out);
-                out.push(')');
-            }
-            Pattern::Regex(re) => {
-                out.push_str("Pattern::Regex(");
-                re.repro(out);
-                out.push(')');
-            }
+            Pattern::Literal(s) => call(out, "Pattern::Literal", &[s]),
+            Pattern::Regex(re) => call(out, "Pattern::Regex", &[re]),
         }
     }
 }
 
 impl Repro for Term {
     fn repro(&self, out: &mut String) {
-        out.push_str("Term { pattern: ");
-        self.pattern.repro(out);
-        out.push_str(&format!(
-            ", priority: {}, ignored: {} }}",
-            self.priority, self.ignored
-        ));
+        call(
+            out,
+            "Term::new",
+            &[&self.pattern, &self.priority, &self.ignored],
+        );
     }
 }
 

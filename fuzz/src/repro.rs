@@ -19,6 +19,19 @@ pub trait Repro {
     }
 }
 
+/// Appends `name(args, …)`: a call, or a tuple variant, of the arguments' expressions.
+pub fn call(out: &mut String, name: &str, args: &[&dyn Repro]) {
+    out.push_str(name);
+    out.push('(');
+    for (i, arg) in args.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        arg.repro(out);
+    }
+    out.push(')');
+}
+
 impl Repro for bool {
     fn repro(&self, out: &mut String) {
         let _ = write!(out, "{self}");
@@ -52,20 +65,14 @@ impl<T: Repro> Repro for Option<T> {
     fn repro(&self, out: &mut String) {
         match self {
             None => out.push_str("None"),
-            Some(v) => {
-                out.push_str("Some(");
-                v.repro(out);
-                out.push(')');
-            }
+            Some(v) => call(out, "Some", &[v]),
         }
     }
 }
 
 impl<T: Repro> Repro for Box<T> {
     fn repro(&self, out: &mut String) {
-        out.push_str("Box::new(");
-        (**self).repro(out);
-        out.push(')');
+        call(out, "Box::new", &[&**self]);
     }
 }
 

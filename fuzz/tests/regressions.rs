@@ -29,15 +29,8 @@ use munch_lexer::TerminalId;
 #[test]
 fn ignored_terminals_are_never_shifted() {
     let spec = GrammarSpec {
-        terms: vec![Term {
-            pattern: Pattern::Literal("a".to_string()),
-            priority: 0,
-            ignored: true,
-        }],
-        rules: vec![vec![vec![Item {
-            sym: Sym::T(0),
-            op: Op::One,
-        }]]],
+        terms: vec![Term::new(Pattern::Literal("a".to_string()), 0, true)],
+        rules: vec![vec![vec![Item::new(Sym::T(0), Op::One)]]],
     };
     let Ok(built) = spec.build() else {
         panic!("the grammar builds")
@@ -83,109 +76,51 @@ fn ignored_terminals_are_never_shifted() {
 fn trie_masker_frontier_explodes_on_ambiguous_grammars() {
     let case = MaskCase {
         grammar: GrammarSpec {
-            terms: vec![Term {
-                pattern: Pattern::Regex(Re::Dot),
-                priority: -1,
-                ignored: false,
-            }],
+            terms: vec![Term::new(Pattern::Regex(Re::Dot), -1, false)],
             rules: vec![
                 vec![
                     vec![
-                        Item {
-                            sym: Sym::T(0),
-                            op: Op::One,
-                        },
-                        Item {
-                            sym: Sym::T(0),
-                            op: Op::One,
-                        },
-                        Item {
-                            sym: Sym::N(1),
-                            op: Op::One,
-                        },
+                        Item::new(Sym::T(0), Op::One),
+                        Item::new(Sym::T(0), Op::One),
+                        Item::new(Sym::N(1), Op::One),
                     ],
                     vec![
-                        Item {
-                            sym: Sym::N(0),
-                            op: Op::Rep(2, 3),
-                        },
-                        Item {
-                            sym: Sym::N(1),
-                            op: Op::Opt,
-                        },
-                        Item {
-                            sym: Sym::T(0),
-                            op: Op::One,
-                        },
+                        Item::new(Sym::N(0), Op::Rep(2, 3)),
+                        Item::new(Sym::N(1), Op::Opt),
+                        Item::new(Sym::T(0), Op::One),
                     ],
                 ],
                 vec![
                     vec![
-                        Item {
-                            sym: Sym::N(1),
-                            op: Op::One,
-                        },
-                        Item {
-                            sym: Sym::Group(vec![
+                        Item::new(Sym::N(1), Op::One),
+                        Item::new(
+                            Sym::Group(vec![
                                 vec![
-                                    Item {
-                                        sym: Sym::N(0),
-                                        op: Op::One,
-                                    },
-                                    Item {
-                                        sym: Sym::T(0),
-                                        op: Op::One,
-                                    },
-                                    Item {
-                                        sym: Sym::N(1),
-                                        op: Op::One,
-                                    },
+                                    Item::new(Sym::N(0), Op::One),
+                                    Item::new(Sym::T(0), Op::One),
+                                    Item::new(Sym::N(1), Op::One),
                                 ],
                                 vec![
-                                    Item {
-                                        sym: Sym::T(0),
-                                        op: Op::One,
-                                    },
-                                    Item {
-                                        sym: Sym::N(0),
-                                        op: Op::Rep(0, 0),
-                                    },
-                                    Item {
-                                        sym: Sym::N(1),
-                                        op: Op::One,
-                                    },
+                                    Item::new(Sym::T(0), Op::One),
+                                    Item::new(Sym::N(0), Op::Rep(0, 0)),
+                                    Item::new(Sym::N(1), Op::One),
                                 ],
                             ]),
-                            op: Op::One,
-                        },
-                        Item {
-                            sym: Sym::N(1),
-                            op: Op::One,
-                        },
+                            Op::One,
+                        ),
+                        Item::new(Sym::N(1), Op::One),
                     ],
-                    vec![Item {
-                        sym: Sym::Group(vec![
+                    vec![Item::new(
+                        Sym::Group(vec![
                             vec![
-                                Item {
-                                    sym: Sym::T(0),
-                                    op: Op::One,
-                                },
-                                Item {
-                                    sym: Sym::T(0),
-                                    op: Op::One,
-                                },
-                                Item {
-                                    sym: Sym::T(0),
-                                    op: Op::One,
-                                },
+                                Item::new(Sym::T(0), Op::One),
+                                Item::new(Sym::T(0), Op::One),
+                                Item::new(Sym::T(0), Op::One),
                             ],
-                            vec![Item {
-                                sym: Sym::T(0),
-                                op: Op::Rep(0, 1),
-                            }],
+                            vec![Item::new(Sym::T(0), Op::Rep(0, 1))],
                         ]),
-                        op: Op::One,
-                    }],
+                        Op::One,
+                    )],
                 ],
             ],
         },
@@ -247,47 +182,20 @@ fn rules_needing_an_ignored_terminal_cannot_be_completed() {
     let case = MaskCase {
         grammar: GrammarSpec {
             terms: vec![
-                Term {
-                    pattern: Pattern::Regex(Re::Char('a')),
-                    priority: 0,
-                    ignored: true,
-                },
-                Term {
-                    pattern: Pattern::Regex(Re::Dot),
-                    priority: 0,
-                    ignored: false,
-                },
-                Term {
-                    pattern: Pattern::Literal("a".to_string()),
-                    priority: 0,
-                    ignored: true,
-                },
+                Term::new(Pattern::Regex(Re::Char('a')), 0, true),
+                Term::new(Pattern::Regex(Re::Dot), 0, false),
+                Term::new(Pattern::Literal("a".to_string()), 0, true),
             ],
             rules: vec![
                 vec![
-                    vec![Item {
-                        sym: Sym::T(0),
-                        op: Op::Rep(0, 0),
-                    }],
+                    vec![Item::new(Sym::T(0), Op::Rep(0, 0))],
                     vec![
-                        Item {
-                            sym: Sym::N(1),
-                            op: Op::One,
-                        },
-                        Item {
-                            sym: Sym::T(0),
-                            op: Op::One,
-                        },
-                        Item {
-                            sym: Sym::T(0),
-                            op: Op::One,
-                        },
+                        Item::new(Sym::N(1), Op::One),
+                        Item::new(Sym::T(0), Op::One),
+                        Item::new(Sym::T(0), Op::One),
                     ],
                 ],
-                vec![vec![Item {
-                    sym: Sym::T(1),
-                    op: Op::One,
-                }]],
+                vec![vec![Item::new(Sym::T(1), Op::One)]],
             ],
         },
         tokens: [
@@ -326,8 +234,8 @@ fn exponential_lexer_dfa_is_a_budget_skip() {
     let case = CommitCase {
         grammar: GrammarSpec {
             terms: vec![
-                Term {
-                    pattern: Pattern::Regex(Re::Cat(vec![
+                Term::new(
+                    Pattern::Regex(Re::Cat(vec![
                         Re::Alt(vec![
                             Re::Char(' '),
                             Re::Rep {
@@ -349,11 +257,11 @@ fn exponential_lexer_dfa_is_a_budget_skip() {
                             Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
                         ]),
                     ])),
-                    priority: 2,
-                    ignored: true,
-                },
-                Term {
-                    pattern: Pattern::Regex(Re::Cat(vec![
+                    2,
+                    true,
+                ),
+                Term::new(
+                    Pattern::Regex(Re::Cat(vec![
                         Re::Cat(vec![
                             Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
                             Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
@@ -370,11 +278,11 @@ fn exponential_lexer_dfa_is_a_budget_skip() {
                             Re::Cat(vec![Re::Dot, Re::Dot, Re::Dot]),
                         ]),
                     ])),
-                    priority: 2,
-                    ignored: true,
-                },
-                Term {
-                    pattern: Pattern::Regex(Re::Cat(vec![
+                    2,
+                    true,
+                ),
+                Term::new(
+                    Pattern::Regex(Re::Cat(vec![
                         Re::Char('\n'),
                         Re::Rep {
                             sub: Box::new(Re::Char('\n')),
@@ -383,30 +291,18 @@ fn exponential_lexer_dfa_is_a_budget_skip() {
                             lazy: false,
                         },
                     ])),
-                    priority: 0,
-                    ignored: true,
-                },
+                    0,
+                    true,
+                ),
             ],
             rules: vec![
                 vec![
                     vec![
-                        Item {
-                            sym: Sym::N(3),
-                            op: Op::Star,
-                        },
-                        Item {
-                            sym: Sym::N(3),
-                            op: Op::Rep(2, 3),
-                        },
-                        Item {
-                            sym: Sym::N(1),
-                            op: Op::One,
-                        },
+                        Item::new(Sym::N(3), Op::Star),
+                        Item::new(Sym::N(3), Op::Rep(2, 3)),
+                        Item::new(Sym::N(1), Op::One),
                     ],
-                    vec![Item {
-                        sym: Sym::N(0),
-                        op: Op::One,
-                    }],
+                    vec![Item::new(Sym::N(0), Op::One)],
                 ],
                 vec![vec![]],
                 vec![vec![]],

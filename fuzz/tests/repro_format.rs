@@ -30,77 +30,35 @@ where
 fn grammar() -> GrammarSpec {
     GrammarSpec {
         terms: vec![
-            Term {
-                pattern: Pattern::Literal("c ".to_string()),
-                priority: 0,
-                ignored: false,
-            },
-            Term {
-                pattern: Pattern::Regex(Re::Set(vec!['é', 'c'])),
-                priority: -1,
-                ignored: false,
-            },
-            Term {
-                pattern: Pattern::Literal("c ".to_string()),
-                priority: 0,
-                ignored: false,
-            },
-            Term {
-                pattern: Pattern::Regex(Re::Alt(vec![
+            Term::new(Pattern::Literal("c ".to_string()), 0, false),
+            Term::new(Pattern::Regex(Re::Set(vec!['é', 'c'])), -1, false),
+            Term::new(Pattern::Literal("c ".to_string()), 0, false),
+            Term::new(
+                Pattern::Regex(Re::Alt(vec![
                     Re::Set(vec!['é']),
                     Re::NotSet(vec!['\n', 'b', '€']),
                 ])),
-                priority: -1,
-                ignored: true,
-            },
+                -1,
+                true,
+            ),
         ],
         rules: vec![
             vec![vec![]],
             vec![
                 vec![
-                    Item {
-                        sym: Sym::T(0),
-                        op: Op::Rep(0, 1),
-                    },
-                    Item {
-                        sym: Sym::T(1),
-                        op: Op::One,
-                    },
+                    Item::new(Sym::T(0), Op::Rep(0, 1)),
+                    Item::new(Sym::T(1), Op::One),
                 ],
                 vec![
-                    Item {
-                        sym: Sym::T(1),
-                        op: Op::Opt,
-                    },
-                    Item {
-                        sym: Sym::T(0),
-                        op: Op::One,
-                    },
-                    Item {
-                        sym: Sym::T(3),
-                        op: Op::One,
-                    },
+                    Item::new(Sym::T(1), Op::Opt),
+                    Item::new(Sym::T(0), Op::One),
+                    Item::new(Sym::T(3), Op::One),
                 ],
-                vec![Item {
-                    sym: Sym::N(0),
-                    op: Op::Plus,
-                }],
+                vec![Item::new(Sym::N(0), Op::Plus)],
             ],
             vec![
-                vec![
-                    Item {
-                        sym: Sym::N(1),
-                        op: Op::One,
-                    },
-                    Item {
-                        sym: Sym::N(1),
-                        op: Op::One,
-                    },
-                ],
-                vec![Item {
-                    sym: Sym::N(1),
-                    op: Op::One,
-                }],
+                vec![Item::new(Sym::N(1), Op::One), Item::new(Sym::N(1), Op::One)],
+                vec![Item::new(Sym::N(1), Op::One)],
             ],
         ],
     }
@@ -110,16 +68,8 @@ fn grammar() -> GrammarSpec {
 fn lexer_debug_is_a_reproduction() {
     let case = LexerCase {
         terms: vec![
-            Term {
-                pattern: Pattern::Literal("c ".to_string()),
-                priority: 0,
-                ignored: false,
-            },
-            Term {
-                pattern: Pattern::Regex(Re::Set(vec!['é', 'c'])),
-                priority: -1,
-                ignored: false,
-            },
+            Term::new(Pattern::Literal("c ".to_string()), 0, false),
+            Term::new(Pattern::Regex(Re::Set(vec!['é', 'c'])), -1, false),
         ],
         input: Bytes(b"a\x80\xc3".to_vec()),
     };
