@@ -568,6 +568,7 @@ pub fn small_parser_config() -> ParserConfig {
         max_heads: 200,
         max_nodes_per_step: 10_000,
         max_work_per_commit: 1_000_000,
+        max_rollback: 1_000,
         lexer: LexerConfig {
             max_states: 5_000,
             max_build_memory: 64 << 20,
