@@ -8,7 +8,8 @@ once by munch. RESULT.json is a `WorkerResult`: build and set-up times, memory, 
 outcome and the raw mask and commit latencies in nanoseconds (the harness computes the
 statistics, the same way for every engine).
 
-Settings: XGrammar's own Lark front end (`Grammar.from_lark`), a RAW vocabulary of munch's token
+Settings: XGrammar's own Lark front end (`Grammar.from_lark`; for a JSON Schema job
+`Grammar.from_json_schema` with `any_whitespace=True, strict_mode=False`), a RAW vocabulary of munch's token
 bytes, `GrammarCompiler(max_threads=1, cache_enabled=False)`, one `GrammarMatcher` per text.
 At every step `fill_next_token_bitmask` is timed; before each token the token's bit must be set,
 then `accept_token` is timed. At the end of an uncut text the mask must allow a stop token.
@@ -117,7 +118,14 @@ def run(job, vocab, result):
     result["prepare_s"] = time.perf_counter() - t0
     result["rss_before_build_mib"] = rss_mib()
     t0 = time.perf_counter()
-    grammar = xgr.Grammar.from_lark(job["grammar_text"], tokenizer_info=info)
+    if job.get("grammar_kind", "lark") == "json_schema":
+        # strict_mode=False: additional properties and items as the schema says (the JSON Schema
+        # default), not forbidden; any_whitespace as the other engines' flexible profile.
+        grammar = xgr.Grammar.from_json_schema(
+            job["grammar_text"], any_whitespace=True, strict_mode=False
+        )
+    else:
+        grammar = xgr.Grammar.from_lark(job["grammar_text"], tokenizer_info=info)
     compiled = compiler.compile_grammar(grammar)
     result["build_s"] = time.perf_counter() - t0
     words = (n + 31) // 32

@@ -36,7 +36,7 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = inputs::TOKENIZERS.iter().map(|s| s.to_string()))]
     tokenizers: Vec<String>,
     /// Engines (default: all munch maskers compiled in, then llguidance, llguidance-noslicer,
-    /// glrmask, xgrammar).
+    /// glrmask, xgrammar; `munch-NAME-bg` builds NAME in the background).
     #[arg(long, value_delimiter = ',')]
     engines: Vec<String>,
     /// Texts per grammar.
@@ -92,7 +92,12 @@ fn run_main(args: Args) -> Result<(), String> {
     }
     let available = engines::available();
     let engines = if args.engines.is_empty() {
-        available.clone()
+        // The background builds are for grammars per request (the schema workload).
+        available
+            .iter()
+            .filter(|e| !e.ends_with("-bg"))
+            .cloned()
+            .collect()
     } else {
         args.engines.clone()
     };

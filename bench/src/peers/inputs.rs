@@ -148,6 +148,7 @@ pub fn tokenize(
             ),
             tokens,
             truncated,
+            expect_valid: None,
         });
     }
     Ok(out)

@@ -15,8 +15,11 @@ pub struct Job {
     pub engine: String,
     /// The grammar's name (`json`).
     pub grammar: String,
-    /// The Lark text this engine runs.
+    /// The Lark text this engine runs, or a JSON Schema (see `grammar_kind`).
     pub grammar_text: String,
+    /// What `grammar_text` is.
+    #[serde(default)]
+    pub grammar_kind: GrammarKind,
     /// The tokenizer's name (`llama3`).
     pub tokenizer: String,
     /// Its `tokenizer.json`.
@@ -25,6 +28,17 @@ pub struct Job {
     pub vocab_file: PathBuf,
     /// The texts, tokenized once by munch's `Vocabulary::encode`.
     pub texts: Vec<Text>,
+}
+
+/// What a job's grammar text is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GrammarKind {
+    /// A Lark grammar.
+    #[default]
+    Lark,
+    /// A JSON Schema, which each engine compiles with its own front end.
+    JsonSchema,
 }
 
 /// One text as a token sequence.
@@ -36,6 +50,10 @@ pub struct Text {
     pub tokens: Vec<u32>,
     /// Whether the tokens are a prefix of the text (cut by the budget): its end is not checked.
     pub truncated: bool,
+    /// For a schema's instance: whether a validator labelled it valid (`None` for the texts
+    /// of a grammar, all of which are sentences).
+    #[serde(default)]
+    pub expect_valid: Option<bool>,
 }
 
 /// A vocabulary as every engine reads it: token id → bytes (hex; `null` for special tokens),

@@ -8,7 +8,8 @@
 //!   equal terminal by terminal) for engines that refuse the original.
 //! - [`engines`]: each engine behind one [`trace::Session`]; [`trace`]: the teacher-forced loop.
 //! - [`job`]: the files a worker reads and writes; [`run`]: the orchestrator, one worker process
-//!   per (engine, grammar, tokenizer) under a time limit.
+//!   per (engine, grammar, tokenizer) under a time limit; [`schema_run`]: the JSON Schema
+//!   workload on the same workers (each engine's own schema front end, labelled instances).
 //! - [`stats`], [`results`]: the figures and the results file; [`table`]: the README section
 //!   and `table.md`; [`plot`]: the plots.
 
@@ -19,6 +20,7 @@ pub mod job;
 pub mod plot;
 pub mod results;
 pub mod run;
+pub mod schema_run;
 pub mod stats;
 pub mod table;
 pub mod trace;

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::job::{Text, TextOutcome};
 use super::stats::Latency;
 
 /// Everything one benchmark run measured.
@@ -133,4 +134,53 @@ pub struct Run {
     pub mask_cdf: Vec<[f64; 2]>,
     /// Wall time of the worker, seconds.
     pub wall_s: f64,
+    /// The first mask's latency, µs (with `build_s`, the time to first mask).
+    #[serde(default)]
+    pub first_mask_us: Option<f64>,
+    /// For a schema's instances: how the engine's answers compare with the validator's labels.
+    #[serde(default)]
+    pub instances: Option<InstanceCounts>,
+}
+
+/// An engine's answers on a schema's labelled instances: an instance is accepted when every
+/// token was allowed and committed and the end accepts.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstanceCounts {
+    /// Valid instances.
+    pub valid: usize,
+    /// Valid instances accepted.
+    pub valid_accepted: usize,
+    /// Invalid instances.
+    pub invalid: usize,
+    /// Invalid instances rejected.
+    pub invalid_rejected: usize,
+    /// The instances answered wrongly, by name (at most a few).
+    pub wrong: Vec<String>,
+}
+
+impl InstanceCounts {
+    /// The most wrong answers named.
+    const WRONG_KEPT: usize = 8;
+
+    /// Compares `outcomes` (in the order of `texts`) with the texts' labels.
+    pub fn count(texts: &[Text], outcomes: &[TextOutcome]) -> InstanceCounts {
+        let mut c = InstanceCounts::default();
+        for (text, outcome) in texts.iter().zip(outcomes) {
+            let Some(valid) = text.expect_valid else {
+                continue;
+            };
+            let right = outcome.accepted == valid;
+            if valid {
+                c.valid += 1;
+                c.valid_accepted += usize::from(right);
+            } else {
+                c.invalid += 1;
+                c.invalid_rejected += usize::from(right);
+            }
+            if !right && c.wrong.len() < Self::WRONG_KEPT {
+                c.wrong.push(text.name.clone());
+            }
+        }
+        c
+    }
 }

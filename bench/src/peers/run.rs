@@ -13,8 +13,10 @@ use munch_vocab::Vocabulary;
 
 use super::engines::{self, is_munch};
 use super::inputs::{self, Budget, GrammarInput};
-use super::job::{read_json, write_json, Job, Text, WorkerResult};
-use super::results::{GrammarInfo, Machine, Results, Run, Settings, Status, TokenizerInfo};
+use super::job::{read_json, write_json, GrammarKind, Job, Text, WorkerResult};
+use super::results::{
+    GrammarInfo, InstanceCounts, Machine, Results, Run, Settings, Status, TokenizerInfo,
+};
 use super::stats::{cdf, Latency};
 use super::xgrammar;
 
@@ -142,6 +144,7 @@ pub fn run(config: &Config) -> Result<Results, String> {
                     engine: engine.clone(),
                     grammar: grammar.name.clone(),
                     grammar_text: grammar.original.clone(),
+                    grammar_kind: GrammarKind::Lark,
                     tokenizer: tokenizer.clone(),
                     tokenizer_json: tokenizer_json.clone(),
                     vocab_file: vocab_path.clone(),
@@ -193,14 +196,16 @@ fn run_engine(
     run
 }
 
-fn run_copy(
-    config: &Config,
+/// One worker process for `job` under `timeout`: the run, and the worker's raw measurements
+/// when it wrote them.
+pub(crate) fn run_worker(
+    timeout: Duration,
     work: &Path,
     python: Option<&Path>,
     job: &Job,
     copy: &str,
     vocab_size: usize,
-) -> Run {
+) -> (Run, Option<WorkerResult>) {
     let mut run = Run {
         engine: job.engine.clone(),
         grammar: job.grammar.clone(),
@@ -217,13 +222,13 @@ fn run_copy(
     if let Err(e) = write_json(&job_path, job) {
         run.status = Status::Crashed;
         run.error = Some(e);
-        return run;
+        return (run, None);
     }
     let mut command = if job.engine == "xgrammar" {
         let Some(python) = python else {
             run.status = Status::Crashed;
             run.error = Some("XGrammar's Python environment is unavailable".to_string());
-            return run;
+            return (run, None);
         };
         let mut c = Command::new(python);
         c.arg(xgrammar::script());
@@ -238,7 +243,7 @@ fn run_copy(
             Err(e) => {
                 run.status = Status::Crashed;
                 run.error = Some(format!("cannot find the harness binary: {e}"));
-                return run;
+                return (run, None);
             }
         }
     };
@@ -253,49 +258,65 @@ fn run_copy(
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let started = Instant::now();
-    let outcome = wait_with_timeout(command, config.timeout);
+    let outcome = wait_with_timeout(command, timeout);
     run.wall_s = started.elapsed().as_secs_f64();
     match outcome {
         Err(e) => {
             run.status = Status::Crashed;
             run.error = Some(e);
-            return run;
+            return (run, None);
         }
         Ok(Exit::TimedOut) => {
             run.status = Status::Timeout;
-            run.error = Some(format!("stopped after {} s", config.timeout.as_secs()));
-            return run;
+            run.error = Some(format!("stopped after {} s", timeout.as_secs()));
+            return (run, None);
         }
         Ok(Exit::Done { success, stderr }) => {
             if !success || !result_path.is_file() {
                 run.status = Status::Crashed;
                 run.error = Some(format!("the worker died: {}", tail(&stderr, 600)));
-                return run;
+                return (run, None);
             }
         }
     }
-    match read_json::<WorkerResult>(&result_path) {
-        Ok(result) => fill(&mut run, result, &job.texts),
+    let result = match read_json::<WorkerResult>(&result_path) {
+        Ok(result) => {
+            fill(&mut run, &result, &job.texts);
+            Some(result)
+        }
         Err(e) => {
             run.status = Status::Crashed;
             run.error = Some(e);
+            None
         }
-    }
+    };
     let _ = std::fs::remove_file(&result_path);
-    run
+    (run, result)
+}
+
+fn run_copy(
+    config: &Config,
+    work: &Path,
+    python: Option<&Path>,
+    job: &Job,
+    copy: &str,
+    vocab_size: usize,
+) -> Run {
+    run_worker(config.timeout, work, python, job, copy, vocab_size).0
 }
 
 /// Copies a worker's measurements into the run, with the statistics.
-fn fill(run: &mut Run, result: WorkerResult, texts: &[Text]) {
-    run.engine_version = result.engine_version;
-    run.settings = result.settings;
+fn fill(run: &mut Run, result: &WorkerResult, texts: &[Text]) {
+    run.engine_version = result.engine_version.clone();
+    run.settings = result.settings.clone();
     run.prepare_s = round3(result.prepare_s);
-    run.build_s = round3(result.build_s);
+    // Microseconds: a schema compiles in about one.
+    run.build_s = (result.build_s * 1e6).round() / 1e6;
     run.rss_before_build_mib = result.rss_before_build_mib;
     run.peak_rss_mib = result.peak_rss_mib;
-    if let Some(e) = result.error {
+    if let Some(e) = &result.error {
         run.status = Status::BuildError;
-        run.error = Some(e);
+        run.error = Some(e.clone());
         return;
     }
     run.status = Status::Ok;
@@ -311,6 +332,10 @@ fn fill(run: &mut Run, result: WorkerResult, texts: &[Text]) {
     run.mask = Latency::from_ns(&result.mask_ns);
     run.commit = Latency::from_ns(&result.commit_ns);
     run.mask_cdf = cdf(&result.mask_ns);
+    run.first_mask_us = result.mask_ns.first().map(|&ns| ns as f64 / 1e3);
+    if texts.iter().any(|t| t.expect_valid.is_some()) {
+        run.instances = Some(InstanceCounts::count(texts, &result.texts));
+    }
 }
 
 fn round3(x: f64) -> f64 {
@@ -391,7 +416,7 @@ fn wait_with_timeout(mut command: Command, timeout: Duration) -> Result<Exit, St
     }
 }
 
-fn machine() -> Machine {
+pub(crate) fn machine() -> Machine {
     let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {

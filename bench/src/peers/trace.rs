@@ -109,6 +109,7 @@ mod tests {
             name: "t".into(),
             tokens: tokens.to_vec(),
             truncated,
+            expect_valid: None,
         }
     }
 

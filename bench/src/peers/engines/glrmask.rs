@@ -6,7 +6,7 @@ use std::time::Instant;
 use glrmask::{ConstraintState, Grammar, Vocab};
 
 use super::{rss_now_mib, trace_texts};
-use crate::peers::job::{Job, VocabFile, WorkerResult};
+use crate::peers::job::{GrammarKind, Job, VocabFile, WorkerResult};
 use crate::peers::trace::Session;
 
 /// The crate version this harness links.
@@ -56,7 +56,11 @@ pub(super) fn run(job: &Job, vocab: &VocabFile, result: &mut WorkerResult) -> Re
     result.prepare_s = started.elapsed().as_secs_f64();
     result.rss_before_build_mib = rss_now_mib();
     let started = Instant::now();
-    let grammar = Grammar::from_lark(&job.grammar_text).map_err(|e| e.to_string())?;
+    let grammar = match job.grammar_kind {
+        GrammarKind::Lark => Grammar::from_lark(&job.grammar_text),
+        GrammarKind::JsonSchema => Grammar::from_json_schema(&job.grammar_text),
+    }
+    .map_err(|e| e.to_string())?;
     let constraint = grammar.compile(&vocab).map_err(|e| e.to_string())?;
     result.build_s = started.elapsed().as_secs_f64();
     let words = constraint.mask_len();

@@ -12,7 +12,7 @@ use llguidance::toktrie::{
 use llguidance::{Matcher, ParserFactory};
 
 use super::{rss_now_mib, trace_texts};
-use crate::peers::job::{Job, VocabFile, WorkerResult};
+use crate::peers::job::{GrammarKind, Job, VocabFile, WorkerResult};
 use crate::peers::trace::Session;
 
 /// The crate version this harness links (see bench/Cargo.toml for why it is pinned).
@@ -25,7 +25,13 @@ struct LlgSession {
 
 impl Session for LlgSession {
     fn fill_mask(&mut self) -> Result<(), String> {
-        self.mask = Some(self.matcher.compute_mask().map_err(|e| e.to_string())?);
+        // A stopped parser (a complete sentence with no possible extension) allows only EOS,
+        // as llguidance's own bitmask filling does; `compute_mask` would fail there.
+        self.mask = Some(
+            self.matcher
+                .compute_mask_or_eos()
+                .map_err(|e| e.to_string())?,
+        );
         Ok(())
     }
 
@@ -81,10 +87,14 @@ pub(super) fn run(
     result.prepare_s = started.elapsed().as_secs_f64();
     result.rss_before_build_mib = rss_now_mib();
     let started = Instant::now();
-    let text = format!(
-        "%llguidance {{\"no_forcing\": true, \"allow_initial_skip\": true}}\n{}",
-        job.grammar_text
-    );
+    // A schema goes through llguidance's Lark front end too (`%json`), so that both kinds take
+    // the same options; its JSON options are the defaults (flexible whitespace, schema order).
+    let grammar = match job.grammar_kind {
+        GrammarKind::Lark => job.grammar_text.clone(),
+        GrammarKind::JsonSchema => format!("start: %json {}", job.grammar_text),
+    };
+    let text =
+        format!("%llguidance {{\"no_forcing\": true, \"allow_initial_skip\": true}}\n{grammar}");
     let parser = factory
         .create_parser(TopLevelGrammar::from_lark(text))
         .map_err(|e| e.to_string())?;

@@ -3,6 +3,7 @@
 //! | name | what | settings |
 //! |---|---|---|
 //! | `munch-NAME` | each masker of this build but the oracle (`munch::MaskerKind::ALL`: `munch-trie`, …) | 1 thread |
+//! | `munch-NAME-bg` | the same built in the background (`Config::background`): the trie walk masks until it is ready | the build on its own thread |
 //! | `llguidance` | the `llguidance` crate's `Matcher` | `no_forcing`, slicer on (its general slices), 1 thread |
 //! | `llguidance-noslicer` | the same | `no_forcing`, slicer off, 1 thread |
 //! | `glrmask` | the `glrmask` crate's `Constraint` | default mask strategy (`Auto`), 1 rayon thread |
@@ -21,13 +22,16 @@ use super::trace::{trace, Session, Timings};
 /// The peers' names, after munch's maskers.
 pub const PEERS: &[&str] = &["llguidance", "llguidance-noslicer", "glrmask", "xgrammar"];
 
-/// Every engine this build can run: munch's compiled maskers, then the peers.
+/// Every engine this build can run: munch's compiled maskers, the same built in the
+/// background (`-bg`), then the peers.
 pub fn available() -> Vec<String> {
-    let mut out: Vec<String> = ::munch::MaskerKind::ALL
+    let kinds: Vec<::munch::MaskerKind> = ::munch::MaskerKind::ALL
         .iter()
-        .filter(|&&k| k != ::munch::MaskerKind::Oracle)
-        .map(|k| format!("munch-{k}"))
+        .copied()
+        .filter(|&k| k != ::munch::MaskerKind::Oracle)
         .collect();
+    let mut out: Vec<String> = kinds.iter().map(|k| format!("munch-{k}")).collect();
+    out.extend(kinds.iter().map(|k| format!("munch-{k}-bg")));
     out.extend(PEERS.iter().map(|p| p.to_string()));
     out
 }

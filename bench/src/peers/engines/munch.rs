@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use munch::{Compiled, Config, Grammar, MaskerKind, Matcher, Vocabulary};
+use munch::{Compiled, Config, Grammar, MaskerKind, Matcher, SchemaOptions, Vocabulary};
 
 use super::{rss_now_mib, trace_texts};
-use crate::peers::job::{Job, WorkerResult};
+use crate::peers::job::{GrammarKind, Job, WorkerResult};
 use crate::peers::trace::Session;
 
 struct MunchSession {
@@ -40,7 +40,15 @@ impl Session for MunchSession {
 
 pub(super) fn run(kind: &str, job: &Job, result: &mut WorkerResult) -> Result<(), String> {
     result.engine_version = format!("munch {}", env!("CARGO_PKG_VERSION"));
-    result.settings = format!("masker {kind} (no fallback); 1 thread");
+    let (kind, background) = match kind.strip_suffix("-bg") {
+        Some(kind) => (kind, true),
+        None => (kind, false),
+    };
+    result.settings = if background {
+        format!("masker {kind} built in the background, the trie walk masking until then")
+    } else {
+        format!("masker {kind} (no fallback); 1 thread")
+    };
     let kind: MaskerKind = kind
         .parse()
         .map_err(|e: munch::CompileError| e.to_string())?;
@@ -49,9 +57,20 @@ pub(super) fn run(kind: &str, job: &Job, result: &mut WorkerResult) -> Result<()
     result.prepare_s = started.elapsed().as_secs_f64();
     result.rss_before_build_mib = rss_now_mib();
     let started = Instant::now();
-    let grammar =
-        Grammar::lark(job.grammar_text.clone()).with_name(format!("{}.lark", job.grammar));
-    let config = Config::new().masker(kind).fallback(None);
+    let grammar = match job.grammar_kind {
+        GrammarKind::Lark => {
+            Grammar::lark(job.grammar_text.clone()).with_name(format!("{}.lark", job.grammar))
+        }
+        // The default options: exact, whitespace runs of at most 16, schema order.
+        GrammarKind::JsonSchema => {
+            Grammar::from_json_schema(job.grammar_text.as_str(), &SchemaOptions::default())
+                .map_err(|e| e.to_string())?
+        }
+    };
+    let config = Config::new()
+        .masker(kind)
+        .fallback(None)
+        .background(background);
     let compiled = Compiled::new(&grammar, vocab, &config).map_err(|e| e.to_string())?;
     result.build_s = started.elapsed().as_secs_f64();
     trace_texts(
