@@ -83,40 +83,11 @@ fn texts() -> Vec<String> {
 
 /// A tiny deterministic generator for random texts (xorshift64*).
 fn random_texts(seed: u64, count: usize) -> Vec<String> {
+    #[rustfmt::skip]
     let pool = [
-        " ",
-        "  ",
-        "\t",
-        "\n",
-        "\r\n",
-        "\u{2581}",
-        "the",
-        "ing",
-        "func",
-        "{",
-        "}",
-        "\"",
-        "e",
-        "\u{301}",
-        "日",
-        "本",
-        "😀",
-        "\u{200d}",
-        "\u{0}",
-        "\u{a0}",
-        "<",
-        "|",
-        ">",
-        "<|im_end|>",
-        "<0x0A>",
-        "Ġ",
-        "é",
-        "\u{feff}",
-        "ß",
-        "Ω",
-        "1234567",
-        ".",
-        "::",
+        " ", "  ", "\t", "\n", "\r\n", "\u{2581}", "the", "ing", "func", "{", "}", "\"", "e",
+        "\u{301}", "日", "本", "😀", "\u{200d}", "\u{0}", "\u{a0}", "<", "|", ">", "<|im_end|>",
+        "<0x0A>", "Ġ", "é", "\u{feff}", "ß", "Ω", "1234567", ".", "::",
     ];
     let mut state = seed | 1;
     let mut next = move || {

@@ -548,39 +548,11 @@ impl Rng {
 /// Random texts over characters that stress both schemes: spaces, ▁, combining marks, CJK,
 /// emoji, controls, special-token fragments.
 pub fn random_texts(seed: u64, count: usize) -> Vec<String> {
+    #[rustfmt::skip]
     let pool: Vec<&str> = vec![
-        " ",
-        "  ",
-        "\t",
-        "\n",
-        "\r\n",
-        "\u{2581}",
-        "the",
-        "he",
-        "t",
-        "in",
-        "e",
-        "\u{301}",
-        "日",
-        "本",
-        "語",
-        "😀",
-        "👩\u{200d}💻",
-        "\u{0}",
-        "\u{7f}",
-        "\u{a0}",
-        "<",
-        "|",
-        ">",
-        "<|im_end|>",
-        "<think>",
-        "<0x41>",
-        "{",
-        "\"",
-        "x",
-        "Ġ",
-        "é",
-        "\u{feff}",
+        " ", "  ", "\t", "\n", "\r\n", "\u{2581}", "the", "he", "t", "in", "e", "\u{301}", "日",
+        "本", "語", "😀", "👩\u{200d}💻", "\u{0}", "\u{7f}", "\u{a0}", "<", "|", ">", "<|im_end|>",
+        "<think>", "<0x41>", "{", "\"", "x", "Ġ", "é", "\u{feff}",
     ];
     let mut rng = Rng(seed | 1);
     (0..count)
