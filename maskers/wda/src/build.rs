@@ -1,5 +1,13 @@
 //! The offline pipeline: token spans → continuations and initial item sets → summaries and
 //! weighted subset construction → minimisation → compact run-time tables.
+//!
+//! The eager build charges what it holds to [`WdaConfig::max_memory`] at each stage: the token
+//! spans, continuations and initial items throughout; the summaries, item sets, maps, weights
+//! and automaton while determinising; the automaton twice over (and the partition's
+//! signatures) before minimising; the run-time tables at the end. A build that would exceed the
+//! budget stops with [`WdaBudget::Memory`] as soon as a charge exceeds it, and the tables a
+//! built masker reports ([`WdaStats::heap_bytes`](crate::WdaStats::heap_bytes)) never exceed
+//! it.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -10,7 +18,7 @@ use munch_vocab::Vocabulary;
 
 use crate::bits::{Bits, Weight, Weights, EMPTY};
 use crate::blocks::{partition, Blocks};
-use crate::determinize::{determinize, Exceeded, Limits};
+use crate::determinize::{determinize, Dfa, Exceeded, Limits};
 use crate::dwa::Dwa;
 use crate::error::{WdaBudget, WdaBuildError};
 use crate::lexical::Lexical;
@@ -188,6 +196,25 @@ pub(crate) fn build(
             items.iter().max().unwrap_or(&0)
         );
     }
+    let memory = || WdaBuildError::budget(WdaBudget::Memory, config.max_memory as u64);
+    let charge = |bytes: usize| {
+        if bytes > config.max_memory {
+            Err(memory())
+        } else {
+            Ok(())
+        }
+    };
+    // Held from here to the end: the spans, the continuations, every point's initial items.
+    let items = |v: &[(Vec<(Item, Weight)>, Weight)]| {
+        v.len() * 32 + v.iter().map(|(i, _)| i.capacity() * 16).sum::<usize>()
+    };
+    let held = spans.heap_bytes()
+        + lexical.conts.heap_bytes()
+        + lexical.points.capacity() * std::mem::size_of::<munch_tokens::LexPoint>()
+        + items(&lexical.initial)
+        + items(&initial)
+        + lex_blocks.block_of.capacity() * 4;
+    charge(held + weights.heap)?;
     let budget = |e: Exceeded| match e {
         Exceeded::States => WdaBuildError::budget(WdaBudget::States, config.max_states as u64),
         Exceeded::Edges => WdaBuildError::budget(WdaBudget::Edges, config.max_edges as u64),
@@ -198,6 +225,7 @@ pub(crate) fn build(
         Arc::clone(&lexical.conts),
         config.max_memory / 48,
     );
+    charge(held + weights.heap + tpl.heap_bytes())?;
     let yes: Vec<u32> = initial.iter().map(|(_, yes)| *yes).collect();
     let (dfa, starts) = determinize(
         &mut tpl,
@@ -207,6 +235,7 @@ pub(crate) fn build(
             max_states: config.max_states,
             max_edges: config.max_edges,
             max_heap: config.max_memory,
+            held,
         },
     )
     .map_err(budget)?;
@@ -220,6 +249,10 @@ pub(crate) fn build(
         );
     }
     drop(tpl);
+    // Minimising holds the automaton, its partition's signatures (about its size again) and
+    // the minimal automaton (at most its size).
+    let dfa_bytes = Dfa::bytes_for(dfa.state_len(), dfa.edge_len());
+    charge(held + weights.heap + dfa_bytes.saturating_mul(3))?;
     let (min, map) = minimize(&dfa);
     drop(dfa);
     let und = undecided(&min, &mut weights);
@@ -293,6 +326,16 @@ pub(crate) fn build(
     };
     let eos_block = block_of(eos_class).unwrap_or(u32::MAX);
 
+    // The run-time tables so far, then the expansion's runs: per block, the mask words of its
+    // members (at most one run per text token).
+    let tables_bytes = (default.capacity() + edge_out.capacity() + plain.capacity()) * 8
+        + inhibited.capacity() * 8
+        + (edge_start.capacity() + edge_x.capacity() + undecided_w.capacity()) * 4
+        + flat.capacity() * 8
+        + blocks.block_of.capacity() * 4;
+    let runs_bytes = vocab.len() * 8 + vocab.len().div_ceil(32) * 4 + (blocks.len + 1) * 4;
+    charge(held + Dfa::bytes_for(min.state_len(), min.edge_len()) + tables_bytes + runs_bytes)?;
+    drop(min);
     // Expansion: per block, the mask words of its members.
     let (run_start, runs, all) = block_runs(&spans, vocab.len(), blocks.len, block_of);
     if crate::determinize::debug() {
@@ -330,5 +373,7 @@ pub(crate) fn build(
         eos_off: 0,
     }
     .finish();
+    // The tables kept; what was charged before them was held with them.
+    charge(held + dwa.heap_bytes())?;
     Ok((dwa, t0.elapsed().as_secs_f64()))
 }

@@ -69,6 +69,12 @@ impl Dfa {
     pub(crate) fn edge_len(&self) -> usize {
         self.edges.iter().map(Vec::len).sum::<usize>() + self.default.len()
     }
+
+    /// Heap bytes of an automaton of `states` states and `edges` listed transitions: a default
+    /// and an edge list per state, `(x, weight, target)` per edge.
+    pub(crate) fn bytes_for(states: usize, edges: usize) -> usize {
+        states.saturating_mul(8 + 24) + edges.saturating_mul(12)
+    }
 }
 
 /// Which budget a construction exceeded.
@@ -89,7 +95,10 @@ impl From<SummaryBudget> for Exceeded {
 pub(crate) struct Limits {
     pub(crate) max_states: usize,
     pub(crate) max_edges: usize,
+    /// The most heap bytes the construction may hold, `held` included.
     pub(crate) max_heap: usize,
+    /// Bytes the caller holds throughout (the token spans, continuations, initial items).
+    pub(crate) held: usize,
 }
 
 /// LR states with an action per terminal, with a goto per nonterminal, and the predecessors
@@ -105,6 +114,13 @@ struct Relevance {
 }
 
 impl Relevance {
+    fn heap_bytes(&self) -> usize {
+        let lists = |v: &Vec<Vec<u32>>| {
+            v.capacity() * 24 + v.iter().map(|l| l.capacity() * 4).sum::<usize>()
+        };
+        lists(&self.by_terminal) + lists(&self.by_nonterminal) + lists(&self.pred) + self.top.len()
+    }
+
     fn new(tpl: &Templates) -> Self {
         let tables = tpl.tables();
         let cfg = tables.cfg();
@@ -172,6 +188,14 @@ pub(crate) fn determinize(
     limits: &Limits,
 ) -> Result<(Dfa, Vec<StateId>), Exceeded> {
     let rel = Relevance::new(tpl);
+    // Held throughout, besides what grows: the caller's tables and the relevance lists.
+    let held = limits.held + rel.heap_bytes();
+    let over = |c: &Construction, tpl: &Templates, weights: &Weights, edges: usize| {
+        held + c.heap_bytes(tpl, weights) + Dfa::bytes_for(c.b.len(), edges) > limits.max_heap
+    };
+    if over(&Construction::new(0), tpl, weights, 0) {
+        return Err(Exceeded::Memory);
+    }
     let mut c = Construction::new(weights.words());
     let mut starts = Vec::with_capacity(initial.len());
     for (items, decided) in initial {
@@ -253,6 +277,9 @@ pub(crate) fn determinize(
         wanted.dedup();
         let (_, default_target) = c.transition(tpl, weights, &groups, &base, &[], 0)?;
         dfa.default[di] = (EMPTY, default_target);
+        if over(&c, tpl, weights, edge_count) {
+            return Err(Exceeded::Memory);
+        }
         // The default target is entered by every wanted input without an edge of its own;
         // giving it all of them is a superset, which is safe.
         let all_wanted = wanted.clone();
@@ -282,12 +309,13 @@ pub(crate) fn determinize(
                 edge_count += 1;
             }
             c.b.enter(target, &[x]);
-            if c.heap_bytes(tpl, weights) + edge_count * 12 > limits.max_heap {
+            if over(&c, tpl, weights, edge_count) {
                 return Err(Exceeded::Memory);
             }
         }
         new_done.sort_unstable();
         new_done.dedup();
+        c.b.heap += (new_done.len() - done.len()) * 4;
         c.b.info[di].done = new_done;
         dfa.edges[di] = edges;
         c.b.enter(default_target, &all_wanted);
@@ -374,12 +402,13 @@ impl Construction {
 
     /// Approximate heap bytes of the construction and the summaries.
     pub(crate) fn heap_bytes(&self, tpl: &Templates, weights: &Weights) -> usize {
-        self.b.heap
+        self.b.heap_bytes()
             + self.km.heap
             + weights.heap
             + tpl.heap_bytes()
-            + self.post_arena.len() * 16
-            + self.post_memo.len() * 32
+            + self.post_arena.capacity() * 16
+            + self.post_memo.capacity() * 24
+            + self.outs.capacity() * 8
     }
 
     /// The transition of the state of `groups` reading LR state `x`: `base` (its
@@ -572,6 +601,16 @@ impl Builder {
         self.start.len() - 1
     }
 
+    /// Approximate heap bytes: the group arena, the per-state tables and lists, the index.
+    fn heap_bytes(&self) -> usize {
+        self.heap
+            + self.groups.capacity() * 8
+            + self.start.capacity() * 8
+            + self.info.capacity() * std::mem::size_of::<Info>()
+            + self.index.capacity() * (8 + std::mem::size_of::<SmallVec<[StateId; 1]>>() + 1)
+            + self.queue.capacity() * 4
+    }
+
     pub(crate) fn state(&self, s: StateId) -> &[(u32, KMap)] {
         &self.groups[self.start[s as usize]..self.start[s as usize + 1]]
     }
@@ -590,7 +629,6 @@ impl Builder {
             }
         }
         let s = self.len() as StateId;
-        self.heap += state.len() * 8 + 120;
         self.groups.extend_from_slice(&state);
         self.start.push(self.groups.len());
         self.index.entry(h).or_default().push(s);

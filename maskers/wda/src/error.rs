@@ -15,7 +15,7 @@ pub enum WdaBudget {
     /// construction.
     Edges,
     /// [`WdaConfig::max_memory`](crate::WdaConfig::max_memory): heap bytes held by the
-    /// construction (summaries, item sets, weights, transitions; approximate).
+    /// build (token spans, summaries, item sets, weights, transitions, tables; approximate).
     Memory,
     /// [`WdaConfig::max_continuations`](crate::WdaConfig::max_continuations): distinct
     /// continuations (what may follow a terminal inside a token) the spans need.

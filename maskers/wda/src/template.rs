@@ -364,9 +364,42 @@ impl Templates {
         ]
     }
 
-    /// Approximate heap bytes held.
+    /// Approximate heap bytes held: the dense tables, every table's slots at its capacity (a
+    /// hash table's with a control byte), and 16 bytes per entry of the lists they hold.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.entries * 40
+        fn map<K, V>(m: &std::collections::HashMap<K, V, ahash::RandomState>) -> usize {
+            m.capacity() * (std::mem::size_of::<(K, V)>() + 1)
+        }
+        fn set<K>(m: &HashSet<K, ahash::RandomState>) -> usize {
+            m.capacity() * (std::mem::size_of::<K>() + 1)
+        }
+        fn vec<T>(v: &Vec<T>) -> usize {
+            v.capacity() * std::mem::size_of::<T>()
+        }
+        (self.gotos.capacity() + self.e_dense.capacity()) * 4
+            + self.entries * 16
+            + map(&self.e_index)
+            + vec(&self.e_key)
+            + vec(&self.e_out)
+            + vec(&self.e_sh)
+            + vec(&self.e_srcs)
+            + vec(&self.e_deps)
+            + set(&self.e_seen)
+            + set(&self.e_edges)
+            + vec(&self.e_tasks)
+            + map(&self.p_index)
+            + vec(&self.p_key)
+            + vec(&self.p_out)
+            + vec(&self.p_deps)
+            + set(&self.p_seen)
+            + set(&self.p_edges)
+            + set(&self.p_confs)
+            + vec(&self.p_tasks)
+            + map(&self.pre_memo)
+            + map(&self.shifted_memo)
+            + vec(&self.scratch_entries)
+            + vec(&self.scratch_seen)
+            + set(&self.scratch_big)
     }
 
     fn count(&mut self, n: usize) -> Result<(), SummaryBudget> {
