@@ -40,6 +40,17 @@ pub fn builtin(name: &str) -> Arc<Parser> {
     parser(grammar.source)
 }
 
+/// Texts of the built-in `tricky` grammar that reach its corners: the dangling `else`, a keyword
+/// prefix of a name (`iff`), comments, non-ASCII names, a label, a string holding `*/`, and the
+/// empty text.
+pub const TRICKY_TEXTS: &[&str] = &[
+    "if (x) if (y) z = 1; else print z;",
+    "x++; x += 1 + 2 * 3; iff = \"a\"; PRINT -x;",
+    "/* comment */ α = β; /**/ { ; lbl: ; }",
+    "if(a)x=1;else{y=\"*/\";}",
+    "",
+];
+
 /// SynCode's grammar `name` (`json`, `go`, `java`, `sql`, …), fetched once into the cache and
 /// loaded as `NAME.lark` (the name its errors give).
 ///

@@ -8,7 +8,7 @@ use munch_glr::mask::{Masker, Oracle, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
 use munch_masker_spanner::{SpannerConfig, SpannerMasker, SpannerStats};
 use munch_masker_trie::TrieMasker;
-use munch_testkit::grammar::{builtin, parser};
+use munch_testkit::grammar::{builtin, parser, TRICKY_TEXTS};
 use munch_vocab::{TokenId, Vocabulary};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -156,13 +156,7 @@ fn json_builtin() {
 fn tricky_builtin() {
     let p = builtin("tricky");
     let m = Maskers::new(&p, &vocab_with(MULTI));
-    for text in [
-        "if (x) if (y) z = 1; else print z;",
-        "x++; x += 1 + 2 * 3; iff = \"a\"; PRINT -x;",
-        "/* comment */ α = β; /**/ { ; lbl: ; }",
-        "if(a)x=1;else{y=\"*/\";}",
-        "",
-    ] {
+    for text in TRICKY_TEXTS {
         m.teacher_forced(&p, text);
     }
     m.random_walks(&p, 2, 20, 30);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use munch_glr::mask::{Masker, Oracle, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
 use munch_masker_trie::TrieMasker;
-use munch_testkit::grammar::{builtin, syncode};
+use munch_testkit::grammar::{builtin, syncode, TRICKY_TEXTS};
 use munch_testkit::vocab;
 use munch_vocab::Vocabulary;
 
@@ -80,13 +80,7 @@ fn json_on_a_synthetic_vocabulary() {
 fn tricky_grammar_on_a_synthetic_vocabulary() {
     let parser = builtin("tricky");
     let vocab = synthetic_vocab();
-    for text in [
-        "if (x) if (y) z = 1; else print z;",
-        "x++; x += 1 + 2 * 3; iff = \"a\"; PRINT -x;",
-        "/* comment */ α = β; /**/ { ; lbl: ; }",
-        "if(a)x=1;else{y=\"*/\";}",
-        "",
-    ] {
+    for text in TRICKY_TEXTS {
         check(&parser, &vocab, text, 1);
     }
 }

@@ -64,13 +64,7 @@ fn json() {
 fn tricky() {
     check_texts(
         munch_grammars::builtin("tricky").unwrap().source,
-        &[
-            "if (x) if (y) z = 1; else print z;",
-            "x++; x += 1 + 2 * 3; iff = \"a\"; PRINT -x;",
-            "/* comment */ α = β; /**/ { ; lbl: ; }",
-            "if(a)x=1;else{y=\"*/\";}",
-            "",
-        ],
+        munch_testkit::grammar::TRICKY_TEXTS,
         10,
     );
 }
