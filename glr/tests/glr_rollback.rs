@@ -18,29 +18,10 @@ NUM: /[0-9]+/
 %ignore /\\/\\*(.|\\n)*?\\*\\//
 ";
 
+#[rustfmt::skip]
 const FRAGMENTS: &[&str] = &[
-    "a",
-    "b",
-    " ",
-    "+",
-    "++",
-    "(",
-    ")",
-    "if",
-    "i",
-    "f",
-    "x1",
-    "1",
-    "2",
-    ";",
-    ":",
-    "*",
-    "/*",
-    "*/",
-    "/",
-    "a+b;",
-    " if x: y;",
-    "a * b;",
+    "a", "b", " ", "+", "++", "(", ")", "if", "i", "f", "x1", "1", "2", ";", ":", "*", "/*", "*/",
+    "/", "a+b;", " if x: y;", "a * b;",
 ];
 
 /// What two states must agree on: verdicts and the heads' (LR state, lexer state, inhibitor,

@@ -333,6 +333,19 @@ impl Translator {
         char::from_u32(v).ok_or_else(|| format!("bad escape \\{letter}{v:X}"))
     }
 
+    /// The escape `\x`, `\u` or `\U` (`letter`) at `self.i` and its 2, 4 or 8 hex digits,
+    /// read past.
+    fn hex_escape(&mut self, letter: char) -> Result<char, String> {
+        let n = match letter {
+            'x' => 2,
+            'u' => 4,
+            _ => 8,
+        };
+        let c = self.hex(letter, n)?;
+        self.i += 2 + n;
+        Ok(c)
+    }
+
     /// Octal digits starting at `self.i + 1` (at most `max` of them): (char, digits used).
     fn octal(&self, max: usize) -> Result<(char, usize), String> {
         let mut v: u32 = 0;
@@ -383,13 +396,7 @@ impl Translator {
                 self.literal(simple_escape(e));
             }
             'x' | 'u' | 'U' => {
-                let n = match e {
-                    'x' => 2,
-                    'u' => 4,
-                    _ => 8,
-                };
-                let c = self.hex(e, n)?;
-                self.i += 2 + n;
+                let c = self.hex_escape(e)?;
                 self.literal(c);
             }
             'N' => return Err("named escapes \\N{...} are not supported".to_string()),
@@ -461,16 +468,7 @@ impl Translator {
                 self.i += 2;
                 ClassItem::Char(if e == 'b' { '\x08' } else { simple_escape(e) })
             }
-            'x' | 'u' | 'U' => {
-                let n = match e {
-                    'x' => 2,
-                    'u' => 4,
-                    _ => 8,
-                };
-                let c = self.hex(e, n)?;
-                self.i += 2 + n;
-                ClassItem::Char(c)
-            }
+            'x' | 'u' | 'U' => ClassItem::Char(self.hex_escape(e)?),
             'N' => return Err("named escapes \\N{...} are not supported".to_string()),
             '0'..='7' => {
                 let (c, n) = self.octal(3)?;
