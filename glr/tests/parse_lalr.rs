@@ -157,9 +157,6 @@ fn action_budget_is_a_typed_error_before_the_tables_are_built() {
     let src = format!("s -> s k | ε\nk -> {}", keywords.join(" | "));
     let g = dsl::parse(&src).unwrap();
     let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
-    let t = LrTables::build(&cfg, &LrConfig::default()).unwrap();
-    let stored = t.stored_len();
-    // What is stored is what the budget counts: it passes at `stored` and not below.
     let budget = |max_actions| {
         LrTables::build(
             &cfg,
@@ -169,9 +166,25 @@ fn action_budget_is_a_typed_error_before_the_tables_are_built() {
             },
         )
     };
-    assert!(budget(stored).is_ok());
-    let err = budget(stored - 1).unwrap_err();
-    assert_eq!(err.action_limit(), Some(stored - 1));
+    // Small tables also keep every (state, lookahead)'s actions expanded, for fast lookups;
+    // one action less and they keep only the shared form, with the same answers.
+    let t = budget(LrConfig::default().max_actions).unwrap();
+    let full = t.stored_len();
+    let compact = budget(full - 1).unwrap();
+    assert!(compact.stored_len() < full);
+    for s in 0..t.state_len() {
+        let s = LrState::new(s).unwrap();
+        assert!(t.state_actions(s).eq(compact.state_actions(s)));
+        for k in 0..=t.eof_index() + 1 {
+            assert!(t.actions_at(s, k).eq(compact.actions_at(s, k)), "{s} {k}");
+        }
+    }
+    // What is stored is what the budget counts: it passes at the shared form's size and not
+    // below.
+    let least = compact.stored_len();
+    assert_eq!(budget(least).unwrap().stored_len(), least);
+    let err = budget(least - 1).unwrap_err();
+    assert_eq!(err.action_limit(), Some(least - 1));
     assert_eq!(err.state_limit(), None);
     assert!(err.to_string().contains("max_lr_actions"), "{err}");
 }

@@ -172,7 +172,9 @@ impl std::error::Error for LrBuildError {}
 /// of its lookahead set, and each distinct set once (a bitset over lookaheads). Sharing the
 /// sets keeps the tables proportional to the automaton, not to states × terminals: in a
 /// keyword set `("k0" | … | "k7999")*` every state after a keyword reduces on the same 8,001
-/// lookaheads.
+/// lookaheads. Tables small enough (most grammars: up to 4 M (state, lookahead) pairs and 1 M
+/// actions) also keep each pair's actions expanded in one slice, so that the lookup on the
+/// commit's and the maskers' hot paths is an index and a slice.
 #[derive(Clone, Debug)]
 pub struct LrTables {
     cfg: Cfg,
@@ -195,6 +197,12 @@ pub struct LrTables {
     set_words: usize,
     /// Whether each state accepts on `$`.
     accepting: Vec<bool>,
+    /// For tables small enough ([`MAX_DENSE_ENTRIES`], [`MAX_EXPANDED_ACTIONS`]): every
+    /// state's actions on every lookahead, `expanded[lo..hi]` with `(lo, hi) =
+    /// expanded_index[s * (terminal_len + 1) + k]`, so that a lookup is one slice (the
+    /// commit's and the maskers' hottest operation). Empty otherwise.
+    expanded: Vec<Action>,
+    expanded_index: Vec<(u32, u32)>,
     /// Per state, `gotos[goto_start[s]..goto_start[s + 1]]`, sorted by nonterminal.
     goto_start: Vec<u32>,
     gotos: Vec<(u32, LrState)>,
@@ -275,6 +283,7 @@ impl LrTables {
         }
         reduce_start.push(reduces.len() as u32);
         let dense = dense_index(&shift_start, &shift_keys, g.terminal_len);
+        let stored_compact = others + reduces.len() + found.sets.len();
 
         let kernels = automaton
             .states
@@ -302,13 +311,46 @@ impl LrTables {
             lookahead_sets: found.sets,
             set_words: found.words,
             accepting,
+            expanded: Vec::new(),
+            expanded_index: Vec::new(),
             goto_start,
             gotos,
             kernels,
             conflicts: Vec::new(),
         };
+        tables.expand(config.max_actions.saturating_sub(stored_compact));
         tables.conflicts = conflict::find(&tables, &g);
         Ok(tables)
+    }
+
+    /// Builds the expanded action index when it has at most [`MAX_DENSE_ENTRIES`] entries and
+    /// at most [`MAX_EXPANDED_ACTIONS`] and `budget` actions.
+    fn expand(&mut self, budget: usize) {
+        let width = self.terminal_len as usize + 1;
+        if self.state_len().saturating_mul(width) > MAX_DENSE_ENTRIES {
+            return;
+        }
+        let mut count = self.shifts.len() + self.accepting.iter().filter(|&&a| a).count();
+        for s in 0..self.state_len() {
+            for (_, set) in self.state_reductions(LrState(s as u32)) {
+                count += set.len();
+            }
+        }
+        if count > MAX_EXPANDED_ACTIONS.min(budget) {
+            return;
+        }
+        let mut expanded = Vec::with_capacity(count);
+        let mut index = vec![(0u32, 0u32); self.state_len() * width];
+        for s in 0..self.state_len() {
+            let state = LrState(s as u32);
+            for k in self.state_lookaheads(state) {
+                let lo = expanded.len() as u32;
+                expanded.extend(self.actions_at(state, k).copied());
+                index[s * width + k as usize] = (lo, expanded.len() as u32);
+            }
+        }
+        self.expanded = expanded;
+        self.expanded_index = index;
     }
 
     /// The CFG the tables were built from.
@@ -341,9 +383,23 @@ impl LrTables {
     #[inline]
     pub fn actions_at(&self, state: LrState, k: u32) -> Actions<'_> {
         let s = state.as_usize();
+        let width = self.terminal_len as usize + 1;
+        if !self.expanded_index.is_empty() && (k as usize) < width {
+            let (lo, hi) = self.expanded_index[s * width + k as usize];
+            return Actions {
+                explicit: &self.expanded[lo as usize..hi as usize],
+                shift: None,
+                reduces: &[],
+                reduce_sets: &[],
+                tables: self,
+                k,
+                accept: false,
+            };
+        }
         let lo = self.reduce_start[s] as usize;
         let hi = self.reduce_start[s + 1] as usize;
         Actions {
+            explicit: &[],
             shift: self.shift_at(s, k),
             reduces: &self.reduces[lo..hi],
             reduce_sets: &self.reduce_sets[lo..hi],
@@ -389,6 +445,7 @@ impl LrTables {
             + self.accepting.iter().filter(|&&a| a).count()
             + self.reduces.len()
             + self.lookahead_sets.len()
+            + self.expanded.len()
     }
 
     /// The number of distinct reduction lookahead sets.
@@ -494,6 +551,9 @@ impl LrTables {
 /// it the tables search each state's sorted row instead, which is slower but small.
 const MAX_DENSE_ENTRIES: usize = 1 << 22;
 
+/// The most actions of the expanded action index (16 MiB).
+const MAX_EXPANDED_ACTIONS: usize = 1 << 20;
+
 /// The direct index of the shift rows (see [`LrTables::dense`]), or an empty vector when it
 /// would exceed [`MAX_DENSE_ENTRIES`]. Lookups are the commit's hottest operation.
 fn dense_index(shift_start: &[u32], shift_keys: &[u32], width: u32) -> Vec<u32> {
@@ -514,6 +574,8 @@ fn dense_index(shift_start: &[u32], shift_keys: &[u32], width: u32) -> Vec<u32> 
 /// The actions of one state on one lookahead ([`LrTables::actions_at`]), in order.
 #[derive(Clone, Debug)]
 pub struct Actions<'a> {
+    /// All the actions, from the expanded index (then the rest is empty).
+    explicit: &'a [Action],
     shift: Option<&'a Action>,
     reduces: &'a [Action],
     reduce_sets: &'a [u32],
@@ -526,7 +588,8 @@ impl<'a> Actions<'a> {
     /// Whether there is no action (a parse error on this lookahead).
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.shift.is_none()
+        self.explicit.is_empty()
+            && self.shift.is_none()
             && !self.accept
             && !self
                 .reduce_sets
@@ -551,6 +614,10 @@ impl<'a> Iterator for Actions<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a Action> {
+        if let Some((a, rest)) = self.explicit.split_first() {
+            self.explicit = rest;
+            return Some(a);
+        }
         if let Some(a) = self.shift.take() {
             return Some(a);
         }
