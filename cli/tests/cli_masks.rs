@@ -52,6 +52,21 @@ fn last_json(stdout: &str) -> Value {
     serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"))
 }
 
+/// `munch trace GRAMMAR --tokenizer llama3 --masker MASKER OPTIONS… FILES…`: the exit code, the
+/// summary (the last line of stdout), stdout and stderr.
+fn trace(
+    grammar: &str,
+    masker: &str,
+    options: &[&str],
+    files: &[String],
+) -> (i32, Value, String, String) {
+    let mut args = llama3("trace", grammar, masker, options);
+    args.extend(files.iter().map(String::as_str));
+    let (code, stdout, stderr) = munch(&args);
+    let summary = last_json(&stdout);
+    (code, summary, stdout, stderr)
+}
+
 /// Asserts that `trace`'s summary has every field, with latency summaries for `maskers`.
 fn assert_trace_shape(summary: &Value, maskers: &[&str]) {
     for field in ["files", "steps", "rejected", "mismatches", "first_mismatch"] {
@@ -88,10 +103,7 @@ fn trace_json_files_agree_with_the_oracle_at_every_step() {
             ("b.json", "{\"k\": \"v\\u00e9λ\", \"n\": null}\n"),
         ],
     );
-    let mut args = llama3("trace", "builtin:json", "trie", &["--oracle"]);
-    args.extend(files.iter().map(String::as_str));
-    let (code, stdout, stderr) = munch(&args);
-    let summary = last_json(&stdout);
+    let (code, summary, stdout, stderr) = trace("builtin:json", "trie", &["--oracle"], &files);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_trace_shape(&summary, &["trie"]);
     assert_eq!(summary["files"], 2);
@@ -115,15 +127,8 @@ fn trace_tricky_with_sampled_oracle_steps() {
             ("label.tricky", "λ: ; ;\n"),
         ],
     );
-    let mut args = llama3(
-        "trace",
-        "builtin:tricky",
-        "trie",
-        &["--oracle-sample", "3", "--seed", "7"],
-    );
-    args.extend(files.iter().map(String::as_str));
-    let (code, stdout, stderr) = munch(&args);
-    let summary = last_json(&stdout);
+    let options = ["--oracle-sample", "3", "--seed", "7"];
+    let (code, summary, stdout, stderr) = trace("builtin:tricky", "trie", &options, &files);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_trace_shape(&summary, &["trie"]);
     assert_eq!(summary["rejected"], 0);
@@ -141,10 +146,8 @@ fn trace_counts_a_file_the_grammar_rejects() {
             ("bad.json", "{\"a\": [1, 2}"),
         ],
     );
-    let mut args = llama3("trace", "builtin:json", "trie", &["--oracle-sample", "2"]);
-    args.extend(files.iter().map(String::as_str));
-    let (code, stdout, stderr) = munch(&args);
-    let summary = last_json(&stdout);
+    let (code, summary, stdout, stderr) =
+        trace("builtin:json", "trie", &["--oracle-sample", "2"], &files);
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     assert_trace_shape(&summary, &["trie"]);
     assert_eq!(summary["files"], 2);
@@ -159,8 +162,7 @@ fn trace_counts_a_file_the_grammar_rejects() {
 fn trace_rejects_a_text_that_stops_early() {
     let dir = temp_dir("trace-early");
     let files = write_files(&dir, &[("open.json", "[1, 2")]);
-    let (code, stdout, stderr) = munch(&llama3("trace", "builtin:json", "trie", &[&files[0]]));
-    let summary = last_json(&stdout);
+    let (code, summary, stdout, stderr) = trace("builtin:json", "trie", &[], &files);
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     assert_eq!(summary["rejected"], 1);
     assert!(stderr.contains("does not accept"), "{stderr}");
@@ -170,13 +172,7 @@ fn trace_rejects_a_text_that_stops_early() {
 fn trace_compares_listed_maskers_and_times_each() {
     let dir = temp_dir("trace-two");
     let files = write_files(&dir, &[("t.json", "[true]")]);
-    let (code, stdout, stderr) = munch(&llama3(
-        "trace",
-        "builtin:json",
-        "trie,oracle",
-        &[&files[0]],
-    ));
-    let summary = last_json(&stdout);
+    let (code, summary, stdout, stderr) = trace("builtin:json", "trie,oracle", &[], &files);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_trace_shape(&summary, &["trie", "oracle"]);
     assert_eq!(summary["mismatches"], 0);
@@ -197,16 +193,15 @@ fn trace_writes_one_mask_line_per_step_the_same_for_every_masker() {
         &dir,
         &[("a.json", "[true, null]"), ("b.json", "{\"k\": 1}")],
     );
-    let trace = |masker: &str, out: &str| {
-        let mut args = llama3("trace", "builtin:json", masker, &["--masks-out", out]);
-        args.extend(files.iter().map(String::as_str));
-        let (code, stdout, stderr) = munch(&args);
+    let run = |masker: &str, out: &str| {
+        let (code, summary, stdout, stderr) =
+            trace("builtin:json", masker, &["--masks-out", out], &files);
         assert_eq!(code, 0, "{stdout}\n{stderr}");
-        last_json(&stdout)
+        summary
     };
     let out = |name: &str| dir.join(name).display().to_string();
     let (trie, oracle) = (out("trie.jsonl"), out("oracle.jsonl"));
-    let summary = trace("trie", &trie);
+    let summary = run("trie", &trie);
     assert_trace_shape(&summary, &["trie"]);
     let lines = mask_lines(std::path::Path::new(&trie));
     assert_eq!(lines.len() as u64, summary["steps"].as_u64().unwrap());
@@ -240,7 +235,7 @@ fn trace_writes_one_mask_line_per_step_the_same_for_every_masker() {
     assert!(lines[0]["allowed"].as_u64().unwrap() > 100, "{}", lines[0]);
 
     // The first masker listed is the one logged: the oracle's masks hash the same.
-    trace("oracle,trie", &oracle);
+    run("oracle,trie", &oracle);
     assert_eq!(mask_lines(std::path::Path::new(&oracle)), lines);
 }
 
