@@ -45,42 +45,63 @@ fn err(message: impl Into<String>) -> FetchError {
 /// The directory holding SynCode's `*.lark` files, fetching and unpacking the sdist on first
 /// use.
 pub fn grammar_dir() -> Result<PathBuf, FetchError> {
-    let root = munch_vocab::cache::cache_dir().join(format!("syncode-{VERSION}"));
-    let dir = root
-        .join(format!("syncode-{VERSION}"))
-        .join("syncode/parsers/grammars");
+    let dir = sdist("syncode", VERSION)?.join("syncode/parsers/grammars");
     if dir.join("json.lark").is_file() {
+        Ok(dir)
+    } else {
+        Err(err(format!(
+            "the syncode {VERSION} sdist did not hold syncode/parsers/grammars"
+        )))
+    }
+}
+
+/// The unpacked source distribution of PyPI package `name` at `version`
+/// (`cache_dir()/NAME-VERSION/NAME-VERSION`), fetched with `pip download --no-deps
+/// --no-binary :all:` and unpacked on first use; later calls run nothing. Test data that ships
+/// inside a Python package (SynCode's grammars, the JSON Schema Test Suite inside
+/// `jsonschema`'s sdist) comes through here.
+pub fn sdist(name: &str, version: &str) -> Result<PathBuf, FetchError> {
+    let root = munch_vocab::cache::cache_dir().join(format!("{name}-{version}"));
+    let dir = root.join(format!("{name}-{version}"));
+    if dir.is_dir() {
         return Ok(dir);
     }
     std::fs::create_dir_all(&root)
         .map_err(|e| err(format!("cannot create cache {}: {e}", root.display())))?;
-    let tarball = root.join(format!("syncode-{VERSION}.tar.gz"));
+    let tarball = root.join(format!("{name}-{version}.tar.gz"));
     if !tarball.is_file() {
         let pip = find_pip().ok_or_else(|| {
-            err("fetching SynCode's grammars needs `pip` (or `python3 -m pip`) on PATH")
+            err(format!(
+                "fetching {name} {version} needs `pip` (or `python3 -m pip`) on PATH"
+            ))
         })?;
         let status = Command::new(&pip[0])
             .args(&pip[1..])
             .args(["download", "--no-deps", "--no-binary", ":all:", "-d"])
             .arg(&root)
-            .arg(format!("syncode=={VERSION}"))
+            .arg(format!("{name}=={version}"))
             .status()
             .map_err(|e| err(format!("running pip: {e}")))?;
         if !status.success() || !tarball.is_file() {
             return Err(err(format!(
-                "`pip download --no-deps syncode=={VERSION}` failed ({status})"
+                "`pip download --no-deps {name}=={version}` failed ({status})"
             )));
         }
     }
-    unpack(&tarball, &root)?;
-    if dir.join("json.lark").is_file() {
-        Ok(dir)
-    } else {
-        Err(err(format!(
-            "{} did not hold syncode/parsers/grammars",
-            tarball.display()
-        )))
-    }
+    // Unpacked beside and renamed, so that the directory appears whole or not at all.
+    let scratch = root.join(format!(".unpack-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| err(format!("cannot create {}: {e}", scratch.display())))?;
+    let unpacked = unpack(&tarball, &scratch).and_then(|()| {
+        match std::fs::rename(scratch.join(format!("{name}-{version}")), &dir) {
+            Ok(()) => Ok(()),
+            // Another process got there first.
+            Err(_) if dir.is_dir() => Ok(()),
+            Err(e) => Err(err(format!("{}: {e}", dir.display()))),
+        }
+    });
+    let _ = std::fs::remove_dir_all(&scratch);
+    unpacked.map(|()| dir)
 }
 
 /// The source of SynCode's grammar `name` (one of [`NAMES`]).

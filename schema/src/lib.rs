@@ -130,14 +130,8 @@ pub fn compile_str(text: &str, options: &SchemaOptions) -> Result<CompiledSchema
 /// Compiles a schema.
 pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema, SchemaError> {
     check_options(options)?;
-    let ref_overrides = schema
-        .get("$schema")
-        .and_then(Value::as_str)
-        .is_some_and(|s| {
-            ["draft-04", "draft-06", "draft-07"]
-                .iter()
-                .any(|d| s.contains(d))
-        });
+    let dialect = dialect(schema)?;
+    let ref_overrides = matches!(dialect, "draft-04" | "draft-06" | "draft-07");
     let norm = simple::Normalizer {
         root: schema,
         max_depth: options.max_depth,
@@ -155,6 +149,54 @@ pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema
         lark,
         relaxations: norm.relaxations,
     })
+}
+
+/// The published meta-schemas munch reads a root `$schema` as (with or without `http`/`https`,
+/// `www.` and a trailing `#`), by the draft each names.
+const DIALECTS: &[(&str, &str)] = &[
+    ("json-schema.org/draft-03/schema", "draft-03"),
+    ("json-schema.org/draft-04/schema", "draft-04"),
+    ("json-schema.org/draft-06/schema", "draft-06"),
+    ("json-schema.org/draft-07/schema", "draft-07"),
+    ("json-schema.org/draft/2019-09/schema", "2019-09"),
+    ("json-schema.org/draft/2020-12/schema", "2020-12"),
+    ("json-schema.org/schema", "2020-12"),
+];
+
+/// The draft of the root's `$schema` (2020-12 when there is none). Another meta-schema may
+/// change what every keyword means (a custom vocabulary can turn validation off), so it is
+/// refused rather than read as a draft it may not be.
+fn dialect(schema: &Value) -> Result<&'static str, SchemaError> {
+    let Some(uri) = schema.get("$schema") else {
+        return Ok("2020-12");
+    };
+    let invalid = |reason: &str| {
+        SchemaError::new(
+            SchemaErrorKind::Unsupported {
+                keyword: "$schema".to_string(),
+                reason: reason.to_string(),
+            },
+            "/$schema",
+        )
+    };
+    let uri = uri
+        .as_str()
+        .ok_or_else(|| invalid("must be a string naming a meta-schema"))?;
+    let bare = uri
+        .trim_end_matches('#')
+        .trim_start_matches("https://")
+        .trim_start_matches("http://")
+        .trim_start_matches("www.");
+    DIALECTS
+        .iter()
+        .find(|(known, _)| *known == bare)
+        .map(|(_, draft)| *draft)
+        .ok_or_else(|| {
+            invalid(&format!(
+                "{uri:?} is not a published JSON Schema meta-schema (draft-03 to 2020-12); a \
+                 custom one may change what the keywords mean"
+            ))
+        })
 }
 
 fn check_options(o: &SchemaOptions) -> Result<(), SchemaError> {
