@@ -227,6 +227,14 @@ def _kind(request_type: Any) -> str:
     return getattr(request_type, "name", str(request_type)).upper()
 
 
+def _loads(spec: str, what: str) -> Tuple[Any, Optional[str]]:
+    """``spec`` as JSON and no error, or no value and ``what`` with the parser's message."""
+    try:
+        return json.loads(spec), None
+    except ValueError as e:
+        return None, f"{what}: {e}"
+
+
 def refusal(kind: str, spec: str) -> Optional[str]:
     """Why munch does not serve a request of ``kind`` (a ``StructuredOutputOptions`` name) and
     ``spec``, or ``None`` when it does (Lark errors are found when the grammar compiles)."""
@@ -242,20 +250,18 @@ def refusal(kind: str, spec: str) -> Optional[str]:
     if kind == "JSON_OBJECT":
         return None
     if kind == "CHOICE":
-        try:
-            choices = json.loads(spec)
-        except ValueError as e:
-            return f"the choices are not a JSON list: {e}"
+        choices, error = _loads(spec, "the choices are not a JSON list")
+        if error:
+            return error
         if not isinstance(choices, list) or not choices:
             return "choice must be a non-empty list of strings"
         if not all(isinstance(c, str) for c in choices):
             return "choice must be a list of strings"
         return None
     if kind == "JSON":
-        try:
-            schema = json.loads(spec)
-        except ValueError as e:
-            return f"the JSON Schema is not JSON: {e}"
+        schema, error = _loads(spec, "the JSON Schema is not JSON")
+        if error:
+            return error
         if schema in ({}, {"type": "object"}):
             return None
         return (
