@@ -80,18 +80,6 @@ pub struct GrammarSpec {
     pub rules: Vec<Vec<Vec<Item>>>,
 }
 
-impl Re {
-    /// Whether the regex matches the empty string.
-    pub fn nullable(&self) -> bool {
-        match self {
-            Re::Char(_) | Re::Set(_) | Re::NotSet(_) | Re::Dot => false,
-            Re::Cat(rs) => rs.iter().all(Re::nullable),
-            Re::Alt(rs) => rs.iter().any(Re::nullable),
-            Re::Rep { sub, min, .. } => *min == 0 || sub.nullable(),
-        }
-    }
-}
-
 impl GrammarSpec {
     /// A random grammar with up to `max_terms` terminals and `max_rules` rules. Terminals never
     /// match the empty string (a nullable regex gets a leading character).
@@ -267,12 +255,10 @@ impl GrammarSpec {
         for (i, t) in sentence.iter().enumerate() {
             if i > 0 && !ignored.is_empty() && pick(3) == 0 {
                 let sep = ignored[pick(ignored.len())];
-                self.terms[sep].pattern.as_re().sample(&mut pick, &mut out);
+                crate::re::sample(&self.terms[sep].pattern.as_re(), &mut pick, &mut out);
             }
-            self.terms[t.as_usize()]
-                .pattern
-                .as_re()
-                .sample(&mut pick, &mut out);
+            let re = self.terms[t.as_usize()].pattern.as_re();
+            crate::re::sample(&re, &mut pick, &mut out);
         }
         Some(out)
     }

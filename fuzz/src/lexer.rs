@@ -16,7 +16,7 @@ use arbitrary::{Arbitrary, Result, Unstructured};
 use munch_lexer::dfa::{Lexer, LexerBuildErrorKind, LexerConfig};
 use munch_lexer::TerminalId;
 
-use crate::re::{Re, CHARS, PIECES};
+use crate::re::{CHARS, PIECES};
 use crate::reference::{Pattern, RefLexer, Term};
 use crate::repro::{test_text, Bytes, Repro};
 
@@ -42,7 +42,7 @@ pub fn arbitrary_term(u: &mut Unstructured<'_>) -> Result<Term> {
             .collect::<Result<String>>()?;
         Pattern::Literal(s)
     } else {
-        Pattern::Regex(Re::arbitrary(u)?)
+        Pattern::Regex(crate::re::arbitrary(u, 3)?)
     };
     let priority = if u.ratio(3, 4)? {
         0

@@ -120,7 +120,7 @@ fn arbitrary_tokens(
         let t = u.choose(&grammar.terms)?;
         let mut out = Vec::new();
         let mut pick = |n: usize| u.int_in_range(0..=n - 1).unwrap_or(0);
-        t.pattern.as_re().sample(&mut pick, &mut out);
+        crate::re::sample(&t.pattern.as_re(), &mut pick, &mut out);
         Ok(out)
     };
     for _ in 0..u.int_in_range(0..=24)? {

@@ -7,7 +7,6 @@
 use munch_fuzz::case_from_bytes;
 use munch_fuzz::prelude::*;
 use proptest::prelude::*;
-use proptest::test_runner::RngSeed;
 
 /// The default seed; `MUNCH_FUZZ_SEED=N` explores other inputs.
 const SEED: u64 = 0x6d75_6e63_685f_667a;
@@ -17,12 +16,7 @@ fn config(cases: u32) -> ProptestConfig {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(SEED);
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(seed),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
+    munch_testkit::props::seeded(cases, seed)
 }
 
 fn bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {

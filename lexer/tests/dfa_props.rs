@@ -10,8 +10,8 @@
 
 use munch_lexer::dfa::{Lexer, LexerBuildErrorKind, LexerConfig, TerminalSpec};
 use munch_lexer::{LexState, TerminalId};
+use munch_testkit::re::{Re, BOUNDS};
 use proptest::prelude::*;
-use proptest::test_runner::RngSeed;
 use regex::bytes::Regex;
 use regex_syntax::hir::Hir;
 
@@ -19,12 +19,7 @@ use regex_syntax::hir::Hir;
 const SEED: u64 = 0x6d75_6e63_685f_6466;
 
 fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(SEED),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
+    munch_testkit::props::seeded(cases, SEED)
 }
 
 /// The characters patterns are built from: ASCII, a newline (which `.` does not match), and
@@ -45,124 +40,6 @@ const PIECES: &[&[u8]] = &[
     b"\xFF",
 ];
 
-/// Proper non-empty prefixes of any multi-byte UTF-8 encoding of a scalar value (no surrogates,
-/// no overlongs): what a lexeme may end in mid-character under `.` or a negated class.
-const UTF8_PARTIAL: &str = r"(?-u:[\xC2-\xDF]|\xE0[\xA0-\xBF]?|[\xE1-\xEC\xEE\xEF][\x80-\xBF]?|\xED[\x80-\x9F]?|\xF0(?:[\x90-\xBF][\x80-\xBF]?)?|[\xF1-\xF3](?:[\x80-\xBF][\x80-\xBF]?)?|\xF4(?:[\x80-\x8F][\x80-\xBF]?)?)";
-
-/// A generated regex.
-#[derive(Clone, Debug)]
-enum Re {
-    Char(char),
-    Set(Vec<char>),
-    NotSet(Vec<char>),
-    Dot,
-    Cat(Vec<Re>),
-    Alt(Vec<Re>),
-    Rep {
-        sub: Box<Re>,
-        min: u32,
-        max: Option<u32>,
-        lazy: bool,
-    },
-}
-
-fn esc(c: char) -> String {
-    format!(r"\x{{{:x}}}", c as u32)
-}
-
-/// The proper non-empty byte prefixes of `c`, as an alternation of raw bytes (or `None`).
-fn partial(c: char) -> Option<String> {
-    let mut buf = [0; 4];
-    let bytes = c.encode_utf8(&mut buf).as_bytes();
-    if bytes.len() == 1 {
-        return None;
-    }
-    let prefixes: Vec<String> = (1..bytes.len())
-        .map(|n| bytes[..n].iter().map(|b| format!(r"\x{b:02X}")).collect())
-        .collect();
-    Some(format!("(?-u:{})", prefixes.join("|")))
-}
-
-impl Re {
-    /// The pattern, as the lexer and the `regex` crate both parse it.
-    fn pattern(&self) -> String {
-        match self {
-            Re::Char(c) => esc(*c),
-            Re::Set(cs) => format!("[{}]", cs.iter().map(|&c| esc(c)).collect::<String>()),
-            Re::NotSet(cs) => format!("[^{}]", cs.iter().map(|&c| esc(c)).collect::<String>()),
-            Re::Dot => ".".to_string(),
-            Re::Cat(rs) => rs.iter().map(|r| format!("(?:{})", r.pattern())).collect(),
-            Re::Alt(rs) => {
-                let alts: Vec<String> = rs.iter().map(Re::pattern).collect();
-                format!("(?:{})", alts.join("|"))
-            }
-            Re::Rep {
-                sub,
-                min,
-                max,
-                lazy,
-            } => {
-                let op = match (min, max) {
-                    (0, None) => "*".to_string(),
-                    (1, None) => "+".to_string(),
-                    (0, Some(1)) => "?".to_string(),
-                    (m, None) => format!("{{{m},}}"),
-                    (m, Some(n)) => format!("{{{m},{n}}}"),
-                };
-                format!("(?:{}){op}{}", sub.pattern(), if *lazy { "?" } else { "" })
-            }
-        }
-    }
-
-    /// A pattern for the byte strings that are prefixes of some match (assuming, as the
-    /// generator guarantees, that every sub-pattern matches something).
-    fn prefix(&self) -> String {
-        match self {
-            Re::Char(c) => {
-                let mut alts = vec![String::new(), esc(*c)];
-                alts.extend(partial(*c));
-                format!("(?:{})", alts.join("|"))
-            }
-            Re::Set(cs) => {
-                let mut alts = vec![String::new(), self.pattern()];
-                alts.extend(cs.iter().filter_map(|&c| partial(c)));
-                format!("(?:{})", alts.join("|"))
-            }
-            // Excluding a few characters leaves every multi-byte prefix completable.
-            Re::NotSet(_) | Re::Dot => format!("(?:|{}|{UTF8_PARTIAL})", self.pattern()),
-            Re::Cat(rs) => match rs.split_first() {
-                None => String::new(),
-                Some((first, rest)) => format!(
-                    "(?:{}|(?:{}){})",
-                    first.prefix(),
-                    first.pattern(),
-                    Re::Cat(rest.to_vec()).prefix()
-                ),
-            },
-            Re::Alt(rs) => {
-                let alts: Vec<String> = rs.iter().map(Re::prefix).collect();
-                format!("(?:{})", alts.join("|"))
-            }
-            // Prefixes of sub{min,max}: up to max-1 whole copies, then a prefix of one more.
-            Re::Rep { sub, max, .. } => {
-                let copies = match max {
-                    None => "*".to_string(),
-                    Some(n) => format!("{{0,{}}}", n - 1),
-                };
-                format!("(?:(?:{}){copies}{})", sub.pattern(), sub.prefix())
-            }
-        }
-    }
-
-    fn is_lazy(&self) -> bool {
-        match self {
-            Re::Char(_) | Re::Set(_) | Re::NotSet(_) | Re::Dot => false,
-            Re::Cat(rs) | Re::Alt(rs) => rs.iter().any(Re::is_lazy),
-            Re::Rep { sub, lazy, .. } => *lazy || sub.is_lazy(),
-        }
-    }
-}
-
 fn any_char() -> impl Strategy<Value = char> {
     prop::sample::select(CHARS)
 }
@@ -174,16 +51,7 @@ fn any_re() -> impl Strategy<Value = Re> {
         1 => prop::collection::vec(any_char(), 1..3).prop_map(Re::NotSet),
         1 => Just(Re::Dot),
     ];
-    // `{1,1}` and `{0,0}` are left out: regex-syntax rewrites them away, with their laziness.
-    let bounds = prop::sample::select(vec![
-        (0, None),
-        (1, None),
-        (0, Some(1)),
-        (0, Some(2)),
-        (1, Some(2)),
-        (2, Some(3)),
-        (2, None),
-    ]);
+    let bounds = prop::sample::select(BOUNDS);
     atom.prop_recursive(3, 12, 3, move |inner| {
         prop_oneof![
             3 => prop::collection::vec(inner.clone(), 2..4).prop_map(Re::Cat),

@@ -12,6 +12,9 @@
 //! - [`grammar`]: compiled parsers of a Lark or DSL text, a built-in or a SynCode grammar, for
 //!   tests whose grammar is part of the test.
 //! - [`npm`]: npm packages of test data (the JSON Schema Test Suite), fetched once into the cache.
+//! - [`props`]: seeded property-test settings, so that a failing case replays.
+//! - [`re`]: small regex syntax trees written out for munch and the `regex` crate, with the pattern
+//!   of their viable prefixes: the reference the lexer is checked against.
 //! - [`vocab`]: synthetic vocabularies (every byte, a few words, EOS), small enough for the
 //!   oracle at every step, and the conformance corpus's `synthetic:NAME` vocabularies.
 
@@ -23,4 +26,6 @@ pub mod earley;
 pub mod generate;
 pub mod grammar;
 pub mod npm;
+pub mod props;
+pub mod re;
 pub mod vocab;

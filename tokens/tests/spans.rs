@@ -19,7 +19,6 @@ use munch_tokens::{
 };
 use munch_vocab::{TokenId, Vocabulary};
 use proptest::prelude::*;
-use proptest::test_runner::RngSeed;
 
 /// Change to explore other cases; a failure prints its minimal input either way.
 const SEED: u64 = 0x6d75_6e63_685f_7370;
@@ -539,9 +538,10 @@ fn budgets_are_typed_errors() {
     });
     assert_eq!(e.budget(), SpansBudget::Work);
     assert!(e.to_string().contains("max_work"), "{e}");
-    // One block of points, five tokens: 20 bytes of per-token behaviours.
+    // One block of points, five tokens: 20 bytes of per-token behaviours, twice (the walk's
+    // and its liveness's).
     let e = err(SpansConfig {
-        max_bytes: 19,
+        max_bytes: 39,
         ..SpansConfig::default()
     });
     assert_eq!(e.budget(), SpansBudget::Bytes);
@@ -550,7 +550,7 @@ fn budgets_are_typed_errors() {
         &lexer,
         &vocab,
         &SpansConfig {
-            max_bytes: 20,
+            max_bytes: 40,
             ..SpansConfig::default()
         }
     )
@@ -615,12 +615,7 @@ fn more_points_than_one_block() {
 // Random lexers and vocabularies.
 
 fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig {
-        cases,
-        rng_seed: RngSeed::Fixed(SEED),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
+    munch_testkit::props::seeded(cases, SEED)
 }
 
 /// Pattern atoms over a few ASCII characters and `é`, including negated classes and `.` (which

@@ -1,0 +1,171 @@
+//! [`Re`]: small regex syntax trees, written out for munch's lexer (through regex-syntax) and for
+//! the `regex` crate, with the pattern of their viable prefixes: the reference that the lexer's
+//! property tests and the fuzz harness check the lexer against.
+//!
+//! Every sub-pattern must match at least one string (the generators ensure it), which
+//! [`Re::prefix`] relies on, and a negated set excludes at most three characters.
+
+/// Proper non-empty prefixes of the UTF-8 encoding of any scalar value (no surrogates, no
+/// overlongs), as a byte pattern: where a lexeme under `.` or a negated set may stop
+/// mid-character and still be completed.
+pub const UTF8_PARTIAL: &str = r"(?-u:[\xC2-\xDF]|\xE0[\xA0-\xBF]?|[\xE1-\xEC\xEE\xEF][\x80-\xBF]?|\xED[\x80-\x9F]?|\xF0(?:[\x90-\xBF][\x80-\xBF]?)?|[\xF1-\xF3](?:[\x80-\xBF][\x80-\xBF]?)?|\xF4(?:[\x80-\x8F][\x80-\xBF]?)?)";
+
+/// A regex syntax tree (as the generators draw them).
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum Re {
+    /// One character.
+    Char(char),
+    /// `[...]`: one of the characters (non-empty).
+    Set(Vec<char>),
+    /// `[^...]`: any character but these (non-empty).
+    NotSet(Vec<char>),
+    /// `.`: any character but `\n`.
+    Dot,
+    /// The items in order (at least one).
+    Cat(Vec<Re>),
+    /// One of the items (at least one).
+    Alt(Vec<Re>),
+    /// `sub{min,max}`, lazy (`{min,max}?`) or greedy; `max >= 1`.
+    Rep {
+        /// The repeated regex.
+        sub: Box<Re>,
+        /// Fewest copies.
+        min: u32,
+        /// Most copies (`None`: unbounded).
+        max: Option<u32>,
+        /// Non-greedy.
+        lazy: bool,
+    },
+}
+
+/// The repetition bounds `(min, max)` generators draw from (`{1,1}` and `{0,0}` are left out:
+/// the regex parser rewrites them away, laziness included).
+pub const BOUNDS: &[(u32, Option<u32>)] = &[
+    (0, None),
+    (1, None),
+    (0, Some(1)),
+    (0, Some(2)),
+    (1, Some(2)),
+    (2, Some(3)),
+    (2, None),
+    (2, Some(2)),
+];
+
+fn esc(c: char) -> String {
+    format!(r"\x{{{:x}}}", c as u32)
+}
+
+/// The proper non-empty byte prefixes of `c`, as a byte alternation (`None` for ASCII).
+fn partial(c: char) -> Option<String> {
+    let mut buf = [0; 4];
+    let bytes = c.encode_utf8(&mut buf).as_bytes();
+    if bytes.len() == 1 {
+        return None;
+    }
+    let prefixes: Vec<String> = (1..bytes.len())
+        .map(|n| bytes[..n].iter().map(|b| format!(r"\x{b:02X}")).collect())
+        .collect();
+    Some(format!("(?-u:{})", prefixes.join("|")))
+}
+
+impl Re {
+    /// The regex in the syntax both `regex-syntax` and the `regex` crate read.
+    pub fn pattern(&self) -> String {
+        match self {
+            Re::Char(c) => esc(*c),
+            Re::Set(cs) => format!("[{}]", cs.iter().map(|&c| esc(c)).collect::<String>()),
+            Re::NotSet(cs) => format!("[^{}]", cs.iter().map(|&c| esc(c)).collect::<String>()),
+            Re::Dot => ".".to_string(),
+            Re::Cat(rs) => rs.iter().map(|r| format!("(?:{})", r.pattern())).collect(),
+            Re::Alt(rs) => {
+                let alts: Vec<String> = rs.iter().map(Re::pattern).collect();
+                format!("(?:{})", alts.join("|"))
+            }
+            Re::Rep {
+                sub,
+                min,
+                max,
+                lazy,
+            } => {
+                let op = match (min, max) {
+                    (0, None) => "*".to_string(),
+                    (1, None) => "+".to_string(),
+                    (0, Some(1)) => "?".to_string(),
+                    (m, None) => format!("{{{m},}}"),
+                    (m, Some(n)) if m == n => format!("{{{m}}}"),
+                    (m, Some(n)) => format!("{{{m},{n}}}"),
+                };
+                format!("(?:{}){op}{}", sub.pattern(), if *lazy { "?" } else { "" })
+            }
+        }
+    }
+
+    /// A pattern matching exactly the byte strings that some byte string extends to a full
+    /// match (every sub-pattern matches something, so each piece below is completable).
+    pub fn prefix(&self) -> String {
+        match self {
+            Re::Char(c) => {
+                let mut alts = vec![String::new(), esc(*c)];
+                alts.extend(partial(*c));
+                format!("(?:{})", alts.join("|"))
+            }
+            Re::Set(cs) => {
+                let mut alts = vec![String::new(), self.pattern()];
+                alts.extend(cs.iter().filter_map(|&c| partial(c)));
+                format!("(?:{})", alts.join("|"))
+            }
+            // Excluding at most three characters leaves every multi-byte prefix completable.
+            Re::NotSet(_) | Re::Dot => format!("(?:|{}|{UTF8_PARTIAL})", self.pattern()),
+            // A prefix of the first item, or all of it and a prefix of the rest.
+            Re::Cat(rs) => match rs.split_first() {
+                None => String::new(),
+                Some((first, [])) => first.prefix(),
+                Some((first, rest)) => format!(
+                    "(?:{}|(?:{}){})",
+                    first.prefix(),
+                    first.pattern(),
+                    Re::Cat(rest.to_vec()).prefix()
+                ),
+            },
+            Re::Alt(rs) => {
+                let alts: Vec<String> = rs.iter().map(Re::prefix).collect();
+                format!("(?:{})", alts.join("|"))
+            }
+            // Up to max-1 whole copies, then a prefix of one more (fewer than `min` copies can
+            // always be topped up).
+            Re::Rep { sub, max, .. } => {
+                let copies = match max {
+                    None => "*".to_string(),
+                    Some(n) => format!("{{0,{}}}", n - 1),
+                };
+                format!("(?:(?:{}){copies}{})", sub.pattern(), sub.prefix())
+            }
+        }
+    }
+
+    /// Whether the regex matches the empty string.
+    pub fn nullable(&self) -> bool {
+        match self {
+            Re::Char(_) | Re::Set(_) | Re::NotSet(_) | Re::Dot => false,
+            Re::Cat(rs) => rs.iter().all(Re::nullable),
+            Re::Alt(rs) => rs.iter().any(Re::nullable),
+            Re::Rep { sub, min, .. } => *min == 0 || sub.nullable(),
+        }
+    }
+
+    /// Whether a repetition in the regex is lazy (what makes a terminal lazy).
+    pub fn is_lazy(&self) -> bool {
+        match self {
+            Re::Char(_) | Re::Set(_) | Re::NotSet(_) | Re::Dot => false,
+            Re::Cat(rs) | Re::Alt(rs) => rs.iter().any(Re::is_lazy),
+            Re::Rep { sub, lazy, .. } => *lazy || sub.is_lazy(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Re {
+    /// The pattern, as written for the regex parsers.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "/{}/", self.pattern())
+    }
+}
