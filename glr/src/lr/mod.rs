@@ -203,6 +203,10 @@ pub struct LrTables {
     /// commit's and the maskers' hottest operation). Empty otherwise.
     expanded: Vec<Action>,
     expanded_index: Vec<(u32, u32)>,
+    /// With `expanded`, each state's row `expanded[expanded_start[s]..expanded_start[s + 1]]`
+    /// is sorted by lookahead, with the lookaheads in `expanded_keys`.
+    expanded_start: Vec<u32>,
+    expanded_keys: Vec<u32>,
     /// Per state, `gotos[goto_start[s]..goto_start[s + 1]]`, sorted by nonterminal.
     goto_start: Vec<u32>,
     gotos: Vec<(u32, LrState)>,
@@ -313,6 +317,8 @@ impl LrTables {
             accepting,
             expanded: Vec::new(),
             expanded_index: Vec::new(),
+            expanded_start: Vec::new(),
+            expanded_keys: Vec::new(),
             goto_start,
             gotos,
             kernels,
@@ -340,17 +346,24 @@ impl LrTables {
             return;
         }
         let mut expanded = Vec::with_capacity(count);
+        let mut keys = Vec::with_capacity(count);
+        let mut start = Vec::with_capacity(self.state_len() + 1);
         let mut index = vec![(0u32, 0u32); self.state_len() * width];
         for s in 0..self.state_len() {
             let state = LrState(s as u32);
+            start.push(expanded.len() as u32);
             for k in self.state_lookaheads(state) {
                 let lo = expanded.len() as u32;
                 expanded.extend(self.actions_at(state, k).copied());
+                keys.resize(expanded.len(), k);
                 index[s * width + k as usize] = (lo, expanded.len() as u32);
             }
         }
+        start.push(expanded.len() as u32);
         self.expanded = expanded;
         self.expanded_index = index;
+        self.expanded_start = start;
+        self.expanded_keys = keys;
     }
 
     /// The CFG the tables were built from.
@@ -456,12 +469,29 @@ impl LrTables {
     /// The lookahead indices on which `state` has some action, ascending, each once.
     pub fn state_lookaheads(&self, state: LrState) -> Lookaheads<'_> {
         let s = state.as_usize();
+        if !self.expanded_start.is_empty() {
+            let (lo, hi) = (self.expanded_start[s], self.expanded_start[s + 1]);
+            return Lookaheads {
+                tables: self,
+                keys: &self.expanded_keys[lo as usize..hi as usize],
+                shift_keys: &[],
+                reduce_sets: &[],
+                accept: false,
+                next: 0,
+            };
+        }
+        self.compact_lookaheads(s)
+    }
+
+    /// [`LrTables::state_lookaheads`] from the shared form.
+    fn compact_lookaheads(&self, s: usize) -> Lookaheads<'_> {
         let lo = self.shift_start[s] as usize;
         let hi = self.shift_start[s + 1] as usize;
         let rlo = self.reduce_start[s] as usize;
         let rhi = self.reduce_start[s + 1] as usize;
         Lookaheads {
             tables: self,
+            keys: &[],
             shift_keys: &self.shift_keys[lo..hi],
             reduce_sets: &self.reduce_sets[rlo..rhi],
             accept: self.accepting[s],
@@ -473,8 +503,24 @@ impl LrTables {
     /// [`LrTables::actions_at`]. A reduction appears once per lookahead of its set: callers
     /// that can work on whole sets use [`LrTables::state_reductions`].
     pub fn state_actions(&self, state: LrState) -> impl Iterator<Item = (u32, Action)> + '_ {
-        self.state_lookaheads(state)
-            .flat_map(move |k| self.actions_at(state, k).map(move |&a| (k, a)))
+        let s = state.as_usize();
+        let (expanded, compact) = if self.expanded_start.is_empty() {
+            ((0, 0), Some(self.compact_lookaheads(s)))
+        } else {
+            let (lo, hi) = (self.expanded_start[s], self.expanded_start[s + 1]);
+            ((lo as usize, hi as usize), None)
+        };
+        let (lo, hi) = expanded;
+        self.expanded_keys[lo..hi]
+            .iter()
+            .copied()
+            .zip(self.expanded[lo..hi].iter().copied())
+            .chain(
+                compact
+                    .into_iter()
+                    .flatten()
+                    .flat_map(move |k| self.actions_at(state, k).map(move |&a| (k, a))),
+            )
     }
 
     /// The shifts of `state`: `(terminal index, action)`, sorted by terminal.
@@ -641,6 +687,8 @@ impl<'a> Iterator for Actions<'a> {
 #[derive(Clone, Debug)]
 pub struct Lookaheads<'a> {
     tables: &'a LrTables,
+    /// The expanded row's lookaheads (repeated per action), read first.
+    keys: &'a [u32],
     shift_keys: &'a [u32],
     reduce_sets: &'a [u32],
     accept: bool,
@@ -652,6 +700,11 @@ impl Iterator for Lookaheads<'_> {
     type Item = u32;
 
     fn next(&mut self) -> Option<u32> {
+        if let Some(&k) = self.keys.first() {
+            let same = self.keys.iter().take_while(|&&x| x == k).count();
+            self.keys = &self.keys[same..];
+            return Some(k);
+        }
         let eof = self.tables.terminal_len;
         if self.next > eof {
             return None;
