@@ -19,26 +19,14 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{accepts, parser, to_text};
+// The formats munch compiles: their `optional/format/NAME.json` files are run.
+use munch_schema::format::FORMATS;
 use munch_schema::{compile, PropertyOrder, SchemaOptions};
 use serde_json::Value;
 
 const PACKAGE: &str = "json-schema-test-suite@0.0.10";
 /// The `jsonschema` release whose sdist carries the suite's draft 2020-12 tests.
 const JSONSCHEMA_SDIST: (&str, &str) = ("jsonschema", "4.26.0");
-/// The formats munch compiles (their `optional/format/NAME.json` files are run).
-const FORMATS: &[&str] = &[
-    "date-time",
-    "date",
-    "time",
-    "duration",
-    "email",
-    "hostname",
-    "ipv4",
-    "ipv6",
-    "uuid",
-    "uri",
-    "uri-reference",
-];
 
 /// Tests whose expectation this old copy of the suite gets wrong, and why.
 const DISAGREE: &[(&str, &str)] = &[(
