@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use munch_glr::mask::{Masker, TokenMask};
+use munch_glr::mask::{MaskCache, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
 use munch_masker_wda::{LazyWdaMasker, WdaConfig, WdaMasker};
 use munch_testkit::vocab;
@@ -69,6 +69,67 @@ pub fn compare(
     }
 }
 
+/// `wda` and `reference` over one parser state: each step fills their masks and compares them,
+/// then commits a token.
+struct Walk<'a> {
+    wda: &'a dyn Masker,
+    reference: &'a dyn Masker,
+    vocab: &'a Arc<Vocabulary>,
+    caches: (MaskCache, MaskCache),
+    /// The wda's mask, then the reference's.
+    masks: (TokenMask, TokenMask),
+    state: ParserState,
+    prefix: Vec<u8>,
+    /// The steps compared so far.
+    compared: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn new(
+        wda: &'a dyn Masker,
+        reference: &'a dyn Masker,
+        parser: &Arc<Parser>,
+        vocab: &'a Arc<Vocabulary>,
+    ) -> Self {
+        Walk {
+            wda,
+            reference,
+            vocab,
+            caches: (wda.create_cache(), reference.create_cache()),
+            masks: (TokenMask::new(vocab.len()), TokenMask::new(vocab.len())),
+            state: ParserState::new(Arc::clone(parser)),
+            prefix: Vec::new(),
+            compared: 0,
+        }
+    }
+
+    /// Fills the wda's mask and, when `check`, the reference's, and compares them (showing the
+    /// last `shown` bytes of the text so far).
+    fn fill(&mut self, check: bool, step: usize, shown: usize) -> Result<(), String> {
+        let (wm, rm) = &mut self.masks;
+        self.wda.fill_mask(&mut self.caches.0, &self.state, wm);
+        if !check {
+            return Ok(());
+        }
+        self.reference
+            .fill_mask(&mut self.caches.1, &self.state, rm);
+        self.compared += 1;
+        let tail = &self.prefix[self.prefix.len().saturating_sub(shown)..];
+        let names = (self.wda.name(), self.reference.name());
+        compare(self.vocab, wm, rm, names, tail, step)
+    }
+
+    /// Commits `t` and appends its bytes to the text.
+    fn commit(&mut self, t: TokenId) -> Result<(), String> {
+        self.state
+            .commit_token(self.vocab, t)
+            .map_err(|e| e.to_string())?;
+        self.prefix
+            .extend_from_slice(self.vocab.token_bytes(t).unwrap());
+        Ok(())
+    }
+}
+
 /// Teacher-forces `text` and compares `wda` with `reference` at every `every`-th step; panics
 /// at the first difference. Returns the number of steps compared.
 pub fn teacher_forced(
@@ -79,39 +140,22 @@ pub fn teacher_forced(
     text: &str,
     every: usize,
 ) -> usize {
-    let (mut wc, mut rc) = (wda.create_cache(), reference.create_cache());
-    let mut wm = TokenMask::new(vocab.len());
-    let mut rm = TokenMask::new(vocab.len());
     let tokens = vocab.encode(text).unwrap();
-    let mut state = ParserState::new(Arc::clone(parser));
-    let mut prefix = Vec::new();
-    let mut compared = 0;
+    let mut walk = Walk::new(wda, reference, parser, vocab);
     for step in 0..=tokens.len() {
-        wda.fill_mask(&mut wc, &state, &mut wm);
-        if step % every == 0 || step == tokens.len() {
-            reference.fill_mask(&mut rc, &state, &mut rm);
-            compare(
-                vocab,
-                &wm,
-                &rm,
-                (wda.name(), reference.name()),
-                &prefix,
-                step,
-            )
+        let check = step % every == 0 || step == tokens.len();
+        walk.fill(check, step, usize::MAX)
             .unwrap_or_else(|e| panic!("{e}"));
-            compared += 1;
-        }
         let Some(&t) = tokens.get(step) else { break };
         assert!(
-            wm.contains(t),
+            walk.masks.0.contains(t),
             "step {step}: forced token {t} {:?} masked out after {:?}",
             String::from_utf8_lossy(vocab.token_bytes(t).unwrap()),
-            String::from_utf8_lossy(&prefix)
+            String::from_utf8_lossy(&walk.prefix)
         );
-        state.commit_token(vocab, t).unwrap();
-        prefix.extend_from_slice(vocab.token_bytes(t).unwrap());
+        walk.commit(t).unwrap();
     }
-    compared
+    walk.compared
 }
 
 /// A random walk: at each step compare the masks, then commit a random allowed text token
@@ -124,27 +168,17 @@ pub fn random_walk(
     seed: u64,
     steps: usize,
 ) -> usize {
-    let (mut wc, mut rc) = (wda.create_cache(), reference.create_cache());
-    let mut wm = TokenMask::new(vocab.len());
-    let mut rm = TokenMask::new(vocab.len());
-    let mut state = ParserState::new(Arc::clone(parser));
-    let mut prefix = Vec::new();
+    let mut walk = Walk::new(wda, reference, parser, vocab);
     let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    let mut compared = 0;
     for step in 0..steps {
-        wda.fill_mask(&mut wc, &state, &mut wm);
-        reference.fill_mask(&mut rc, &state, &mut rm);
-        compare(
-            vocab,
-            &wm,
-            &rm,
-            (wda.name(), reference.name()),
-            &prefix,
-            step,
-        )
-        .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-        compared += 1;
-        let allowed: Vec<TokenId> = wm.iter().filter(|&t| !vocab.is_special(t)).collect();
+        walk.fill(true, step, usize::MAX)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let allowed: Vec<TokenId> = walk
+            .masks
+            .0
+            .iter()
+            .filter(|&t| !vocab.is_special(t))
+            .collect();
         if allowed.is_empty() {
             break;
         }
@@ -152,12 +186,10 @@ pub fn random_walk(
         rng ^= rng >> 7;
         rng ^= rng << 17;
         let t = allowed[(rng % allowed.len() as u64) as usize];
-        state
-            .commit_token(vocab, t)
+        walk.commit(t)
             .unwrap_or_else(|e| panic!("seed {seed} step {step}: allowed token refused: {e}"));
-        prefix.extend_from_slice(vocab.token_bytes(t).unwrap());
     }
-    compared
+    walk.compared
 }
 
 /// Teacher-forces the bytes of `text` as encoded by `vocab`, comparing `wda` with `reference`
@@ -171,27 +203,17 @@ pub fn teacher_forced_until_rejected(
     text: &str,
     label: &str,
 ) -> usize {
-    let (mut wc, mut rc) = (wda.create_cache(), reference.create_cache());
-    let mut wm = TokenMask::new(vocab.len());
-    let mut rm = TokenMask::new(vocab.len());
     let tokens = vocab.encode(text).unwrap();
-    let mut state = ParserState::new(Arc::clone(parser));
-    let mut prefix = Vec::new();
-    let mut compared = 0;
+    let mut walk = Walk::new(wda, reference, parser, vocab);
     for step in 0..=tokens.len() {
-        wda.fill_mask(&mut wc, &state, &mut wm);
-        reference.fill_mask(&mut rc, &state, &mut rm);
-        let tail = &prefix[prefix.len().saturating_sub(60)..];
-        compare(vocab, &wm, &rm, (wda.name(), reference.name()), tail, step)
+        walk.fill(true, step, 60)
             .unwrap_or_else(|e| panic!("{label}: {e}"));
-        compared += 1;
         let Some(&t) = tokens.get(step) else { break };
-        if state.commit_token(vocab, t).is_err() {
+        if walk.commit(t).is_err() {
             break;
         }
-        prefix.extend_from_slice(vocab.token_bytes(t).unwrap());
     }
-    compared
+    walk.compared
 }
 
 /// Files with `extension` under `dir` (recursively), at most `max_bytes` each, sorted, then
