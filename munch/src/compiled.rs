@@ -166,8 +166,10 @@ impl Config {
         self
     }
 
-    /// The most bytes a table masker's build may hold (the wda's automaton, the spanner's
-    /// tables); `None` keeps their defaults. The trie and the oracle build no tables.
+    /// The most bytes a table masker's build may hold at once: the token spans' tables while
+    /// they are built, then everything the spanner's or the wda's build holds (the spans, the
+    /// wda's construction, the tables kept); the vocabulary and the parser are not counted.
+    /// `None` keeps their defaults. The trie and the oracle build no tables.
     pub fn max_memory(mut self, bytes: Option<usize>) -> Config {
         self.max_memory = bytes;
         self

@@ -182,8 +182,8 @@ pub struct SpansConfig {
     /// configuration vector is computed. Default 2,000,000,000.
     pub max_work: u64,
     /// The most bytes of the per-point tables the build holds at once (each block of
-    /// [`BLOCK`] points keeps a behaviour per vocabulary token while the classes are refined:
-    /// lexer states × vocabulary size / 16 bytes), checked before the walk. Default 4 GiB.
+    /// [`BLOCK`] points keeps a behaviour per vocabulary token, twice, until the spans are
+    /// made: lexer states × vocabulary size / 8 bytes), checked before the walk. Default 4 GiB.
     pub max_bytes: usize,
     /// The most threads the build uses (blocks of points are walked in parallel). Default 2.
     pub threads: usize,
@@ -255,8 +255,9 @@ impl TokenSpans {
         let (points, state_point, inhibitor_point) = all_points(lexer);
 
         let blocks: Vec<&[LexPoint]> = points.chunks(BLOCK).collect();
-        // Every block's behaviour per token (`u32`) lives until the classes are refined.
-        let table_bytes = (blocks.len() as u64).saturating_mul(vocab.len() as u64 * 4);
+        // Every block's behaviour per token (`u32`) lives until the spans are made, twice: the
+        // walk's and its liveness's copy.
+        let table_bytes = (blocks.len() as u64).saturating_mul(vocab.len() as u64 * 8);
         if table_bytes > config.max_bytes as u64 {
             return Err(SpansBuildError::new(
                 SpansBudget::Bytes,

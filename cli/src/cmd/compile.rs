@@ -36,8 +36,9 @@ pub struct Args {
     /// Write the compiled masker here (maskers with an artifact format only).
     #[arg(short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
-    /// The most bytes a table masker's build may hold (spanner tables, wda automaton); a build
-    /// that needs more fails with an error naming the budget.
+    /// The most bytes a table masker's build may hold at once (the token spans' tables, then
+    /// the spanner's tables or the wda's construction and tables; the vocabulary and parser
+    /// not included); a build that needs more fails with an error naming the budget.
     #[arg(long, value_name = "BYTES")]
     max_memory: Option<usize>,
     /// Build the wda on demand: the lexical side now, each automaton state the first time a

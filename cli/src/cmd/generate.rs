@@ -55,7 +55,9 @@ pub struct Args {
     /// not support); stderr says so.
     #[arg(long, value_name = "MASKER")]
     fallback: Option<String>,
-    /// The most bytes a table masker's build may hold (spanner tables, wda automaton).
+    /// The most bytes a table masker's build may hold at once (the token spans' tables, then
+    /// the spanner's tables or the wda's construction and tables; the vocabulary and parser
+    /// not included).
     #[arg(long, value_name = "BYTES")]
     max_memory: Option<usize>,
     /// Build the wda on demand: the lexical side now, each automaton state the first time a

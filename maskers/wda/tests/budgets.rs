@@ -103,9 +103,7 @@ fn memory_budget_holds(parser: Arc<Parser>, vocab: Arc<Vocabulary>) {
         WdaMasker::new(Arc::clone(&parser), Arc::clone(&vocab), &config).map(|m| m.stats())
     };
     let refused = |max_memory: usize| {
-        let e = build(max_memory)
-            .err()
-            .expect("a budget below the build's bytes");
+        let e = build(max_memory).expect_err("a budget below the build's bytes");
         assert_eq!(
             e.exceeded(),
             Some((WdaBudget::Memory, max_memory as u64)),
