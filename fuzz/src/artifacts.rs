@@ -27,7 +27,7 @@ use munch_vocab::TokenId;
 use sha2::{Digest, Sha256};
 
 use crate::masks::{self, MaskCase, MaskStep};
-use crate::repro::{test_text, Repro};
+use crate::repro::{repro_struct, test_text, Repro};
 
 /// Where the checksum sits in the documented artifact format: after the 8-byte magic and the
 /// 4-byte version, 32 bytes of SHA-256 over everything after it.
@@ -241,15 +241,11 @@ impl Repro for Edit {
     }
 }
 
-impl Repro for ArtifactCase {
-    fn repro(&self, out: &mut String) {
-        out.push_str("ArtifactCase { case: ");
-        self.case.repro(out);
-        out.push_str(", edits: ");
-        self.edits.repro(out);
-        out.push_str(&format!(", forge_checksum: {} }}", self.forge_checksum));
-    }
-}
+repro_struct!(ArtifactCase {
+    case,
+    edits,
+    forge_checksum
+});
 
 impl fmt::Debug for ArtifactCase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

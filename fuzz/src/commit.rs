@@ -38,7 +38,7 @@ use munch_vocab::Vocabulary;
 use crate::grammar::{Built, GrammarSpec};
 use crate::lexer::arbitrary_input;
 use crate::re::PIECES;
-use crate::repro::{test_text, Bytes, Repro};
+use crate::repro::{repro_struct, test_text, Bytes, Repro};
 
 /// Longest input, in bytes.
 pub const MAX_INPUT: usize = 24;
@@ -144,17 +144,11 @@ impl Repro for CommitOp {
     }
 }
 
-impl Repro for CommitCase {
-    fn repro(&self, out: &mut String) {
-        out.push_str("CommitCase { grammar: ");
-        self.grammar.repro(out);
-        out.push_str(", input: ");
-        self.input.repro(out);
-        out.push_str(", ops: ");
-        self.ops.repro(out);
-        out.push_str(" }");
-    }
-}
+repro_struct!(CommitCase {
+    grammar,
+    input,
+    ops
+});
 
 impl fmt::Debug for CommitCase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -27,7 +27,7 @@ use munch_testkit::generate::{GenerateConfig, Generator, SeededRng};
 use crate::lexer::arbitrary_term;
 use crate::re::Re;
 use crate::reference::{Pattern, RefLexer, Term};
-use crate::repro::{call, Repro};
+use crate::repro::{call, repro_struct, Repro};
 
 /// What an item repeats.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -517,15 +517,7 @@ impl Repro for Item {
     }
 }
 
-impl Repro for GrammarSpec {
-    fn repro(&self, out: &mut String) {
-        out.push_str("GrammarSpec { terms: ");
-        self.terms.repro(out);
-        out.push_str(", rules: ");
-        self.rules.repro(out);
-        out.push_str(" }");
-    }
-}
+repro_struct!(GrammarSpec { terms, rules });
 
 #[cfg(test)]
 mod tests {

@@ -18,7 +18,7 @@ use munch_lexer::TerminalId;
 
 use crate::re::{CHARS, PIECES};
 use crate::reference::{Pattern, RefLexer, Term};
-use crate::repro::{test_text, Bytes, Repro};
+use crate::repro::{repro_struct, test_text, Bytes, Repro};
 
 /// Longest input, in pieces.
 pub const MAX_PIECES: usize = 16;
@@ -80,15 +80,7 @@ impl<'a> Arbitrary<'a> for LexerCase {
     }
 }
 
-impl Repro for LexerCase {
-    fn repro(&self, out: &mut String) {
-        out.push_str("LexerCase { terms: ");
-        self.terms.repro(out);
-        out.push_str(", input: ");
-        self.input.repro(out);
-        out.push_str(" }");
-    }
-}
+repro_struct!(LexerCase { terms, input });
 
 impl fmt::Debug for LexerCase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

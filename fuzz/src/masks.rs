@@ -36,7 +36,7 @@ use munch_vocab::{TokenId, Vocabulary};
 
 use crate::grammar::{Built, GrammarSpec};
 use crate::re::PIECES;
-use crate::repro::{test_text, Bytes, Repro};
+use crate::repro::{repro_struct, test_text, Bytes, Repro};
 
 /// How the fuzz cases compile a masker of `kind`: no fallback, and table maskers within 256 MiB
 /// (the grammars are tiny; a build that needs more is left out of the case).
@@ -194,17 +194,11 @@ impl Repro for MaskStep {
     }
 }
 
-impl Repro for MaskCase {
-    fn repro(&self, out: &mut String) {
-        out.push_str("MaskCase { grammar: ");
-        self.grammar.repro(out);
-        out.push_str(", tokens: ");
-        self.tokens.repro(out);
-        out.push_str(", steps: ");
-        self.steps.repro(out);
-        out.push_str(" }");
-    }
-}
+repro_struct!(MaskCase {
+    grammar,
+    tokens,
+    steps
+});
 
 impl fmt::Debug for MaskCase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

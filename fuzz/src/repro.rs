@@ -32,6 +32,38 @@ pub fn call(out: &mut String, name: &str, args: &[&dyn Repro]) {
     out.push(')');
 }
 
+/// Appends `name { field: value, … }`: a struct expression of the fields' expressions.
+pub fn fields(out: &mut String, name: &str, fields: &[(&str, &dyn Repro)]) {
+    out.push_str(name);
+    out.push_str(" { ");
+    for (i, (field, value)) in fields.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(field);
+        out.push_str(": ");
+        value.repro(out);
+    }
+    out.push_str(" }");
+}
+
+/// `impl Repro` for a struct with named fields: the struct expression of its fields'
+/// expressions, through [`fields`].
+macro_rules! repro_struct {
+    ($name:ident { $($field:ident),* }) => {
+        impl $crate::repro::Repro for $name {
+            fn repro(&self, out: &mut String) {
+                $crate::repro::fields(
+                    out,
+                    stringify!($name),
+                    &[$((stringify!($field), &self.$field)),*],
+                );
+            }
+        }
+    };
+}
+pub(crate) use repro_struct;
+
 impl Repro for bool {
     fn repro(&self, out: &mut String) {
         let _ = write!(out, "{self}");
