@@ -27,7 +27,7 @@ use munch_vocab::TokenId;
 use sha2::{Digest, Sha256};
 
 use crate::masks::{self, MaskCase, MaskStep};
-use crate::repro::{repro_struct, test_text, Repro};
+use crate::repro::{repro_struct, repro_variant, test_text};
 
 /// Where the checksum sits in the documented artifact format: after the 8-byte magic and the
 /// 4-byte version, 32 bytes of SHA-256 over everything after it.
@@ -235,11 +235,7 @@ pub fn check(c: &ArtifactCase) -> std::result::Result<(), String> {
     }
 }
 
-impl Repro for Edit {
-    fn repro(&self, out: &mut String) {
-        out.push_str(&format!("Edit::{self:?}"));
-    }
-}
+repro_variant!(Edit);
 
 repro_struct!(ArtifactCase {
     case,
@@ -259,7 +255,7 @@ impl fmt::Debug for ArtifactCase {
         f.write_str(&test_text(
             "artifacts_regression",
             "artifacts::check",
-            &self.to_repro(),
+            self,
             &comment,
         ))
     }

@@ -38,7 +38,7 @@ use munch_vocab::Vocabulary;
 use crate::grammar::{Built, GrammarSpec};
 use crate::lexer::arbitrary_input;
 use crate::re::PIECES;
-use crate::repro::{repro_struct, test_text, Bytes, Repro};
+use crate::repro::{repro_struct, repro_variant, test_text, Bytes};
 
 /// Longest input, in bytes.
 pub const MAX_INPUT: usize = 24;
@@ -138,11 +138,7 @@ impl<'a> Arbitrary<'a> for CommitCase {
     }
 }
 
-impl Repro for CommitOp {
-    fn repro(&self, out: &mut String) {
-        out.push_str(&format!("CommitOp::{self:?}"));
-    }
-}
+repro_variant!(CommitOp);
 
 repro_struct!(CommitCase {
     grammar,
@@ -158,7 +154,7 @@ impl fmt::Debug for CommitCase {
         f.write_str(&test_text(
             "commit_regression",
             "commit::check",
-            &self.to_repro(),
+            self,
             &comment,
         ))
     }

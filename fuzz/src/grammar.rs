@@ -27,7 +27,7 @@ use munch_testkit::generate::{GenerateConfig, Generator, SeededRng};
 use crate::lexer::arbitrary_term;
 use crate::re::Re;
 use crate::reference::{Pattern, RefLexer, Term};
-use crate::repro::{call, repro_struct, Repro};
+use crate::repro::{call, repro_struct, repro_variant, Repro};
 
 /// What an item repeats.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -505,11 +505,7 @@ impl Repro for Sym {
     }
 }
 
-impl Repro for Op {
-    fn repro(&self, out: &mut String) {
-        out.push_str(&format!("Op::{self:?}"));
-    }
-}
+repro_variant!(Op);
 
 impl Repro for Item {
     fn repro(&self, out: &mut String) {

@@ -554,7 +554,7 @@ impl fmt::Debug for LarkCase {
         f.write_str(&crate::repro::test_text(
             "grammar_load_regression",
             "lark::check",
-            &self.to_repro(),
+            self,
             &comment,
         ))
     }

@@ -18,7 +18,7 @@ use munch_lexer::TerminalId;
 
 use crate::re::{CHARS, PIECES};
 use crate::reference::{Pattern, RefLexer, Term};
-use crate::repro::{repro_struct, test_text, Bytes, Repro};
+use crate::repro::{repro_struct, test_text, Bytes};
 
 /// Longest input, in pieces.
 pub const MAX_PIECES: usize = 16;
@@ -101,7 +101,7 @@ impl fmt::Debug for LexerCase {
         f.write_str(&test_text(
             "lexer_regression",
             "lexer::check",
-            &self.to_repro(),
+            self,
             &comment,
         ))
     }

@@ -36,7 +36,7 @@ use munch_vocab::{TokenId, Vocabulary};
 
 use crate::grammar::{Built, GrammarSpec};
 use crate::re::PIECES;
-use crate::repro::{repro_struct, test_text, Bytes, Repro};
+use crate::repro::{repro_struct, repro_variant, test_text, Bytes};
 
 /// How the fuzz cases compile a masker of `kind`: no fallback, and table maskers within 256 MiB
 /// (the grammars are tiny; a build that needs more is left out of the case).
@@ -188,11 +188,7 @@ impl<'a> Arbitrary<'a> for MaskCase {
     }
 }
 
-impl Repro for MaskStep {
-    fn repro(&self, out: &mut String) {
-        out.push_str(&format!("MaskStep::{self:?}"));
-    }
-}
+repro_variant!(MaskStep);
 
 repro_struct!(MaskCase {
     grammar,
@@ -208,7 +204,7 @@ impl fmt::Debug for MaskCase {
         f.write_str(&test_text(
             "masks_regression",
             "masks::check",
-            &self.to_repro(),
+            self,
             &comment,
         ))
     }

@@ -64,6 +64,18 @@ macro_rules! repro_struct {
 }
 pub(crate) use repro_struct;
 
+/// `impl Repro` for an enum whose `Debug` is its variant's expression: `Type::` and the `Debug`.
+macro_rules! repro_variant {
+    ($name:ident) => {
+        impl $crate::repro::Repro for $name {
+            fn repro(&self, out: &mut String) {
+                out.push_str(&format!(concat!(stringify!($name), "::{:?}"), self));
+            }
+        }
+    };
+}
+pub(crate) use repro_variant;
+
 impl Repro for bool {
     fn repro(&self, out: &mut String) {
         let _ = write!(out, "{self}");
@@ -159,9 +171,9 @@ impl std::fmt::Debug for Bytes {
     }
 }
 
-/// The text of a regression test running `check` on `case` (`case_repro` is the case's
-/// expression), with `comment` lines above it.
-pub fn test_text(name: &str, check: &str, case_repro: &str, comment: &[String]) -> String {
+/// The text of a regression test running `check` on `case` (written as its expression), with
+/// `comment` lines above it.
+pub fn test_text(name: &str, check: &str, case: &dyn Repro, comment: &[String]) -> String {
     let mut s = String::new();
     for line in comment {
         let _ = writeln!(s, "// {line}");
@@ -169,7 +181,7 @@ pub fn test_text(name: &str, check: &str, case_repro: &str, comment: &[String]) 
     let _ = writeln!(s, "#[test]");
     let _ = writeln!(s, "fn {name}() {{");
     let _ = writeln!(s, "    use munch_fuzz::prelude::*;");
-    let _ = writeln!(s, "    let case = {case_repro};");
+    let _ = writeln!(s, "    let case = {};", case.to_repro());
     let _ = writeln!(s, "    {check}(&case).unwrap();");
     let _ = write!(s, "}}");
     s
