@@ -4,7 +4,7 @@
 use ahash::AHashMap;
 
 use super::error::{SpansBudget, SpansBuildError};
-use super::expand::{ExpandCache, Patterns};
+use super::expand::{ExpandCache, Expander};
 use super::{ClassId, ClassSet, SpansConfig};
 use munch_lexer::Lexer;
 use munch_vocab::TokenId;
@@ -26,7 +26,7 @@ pub struct TokenClasses {
     /// `members[member_start[c]..member_start[c + 1]]`, ascending.
     member_start: Vec<u32>,
     members: Vec<TokenId>,
-    patterns: Patterns,
+    patterns: Expander,
 }
 
 impl TokenClasses {
@@ -55,7 +55,7 @@ impl TokenClasses {
                 fill[c as usize] += 1;
             }
         }
-        let patterns = Patterns::new(vocab_len, &member_start, &members, alive);
+        let patterns = Expander::new(vocab_len, &member_start, &members, alive);
         TokenClasses {
             vocab_len,
             class_of,
@@ -156,7 +156,7 @@ impl TokenClasses {
             "mask words for another vocabulary"
         );
         assert_eq!(classes.len(), self.len(), "class set for other classes");
-        self.patterns.expand(classes, words);
+        self.patterns.expand(classes.words(), words);
     }
 
     /// [`expand`](TokenClasses::expand), starting from the nearest of the recent expansions
@@ -169,7 +169,7 @@ impl TokenClasses {
             "mask words for another vocabulary"
         );
         assert_eq!(classes.len(), self.len(), "class set for other classes");
-        self.patterns.expand_cached(cache, classes, words);
+        self.patterns.expand_cached(cache, classes.words(), words);
     }
 
     /// Heap bytes held.

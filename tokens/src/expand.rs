@@ -1,5 +1,13 @@
 //! Expanding a [`ClassSet`] into token-mask words in about one pass over the words.
 //!
+//! [`Expander`] is the one expansion engine of the workspace: [`TokenClasses`] keeps one over
+//! its token classes (the trie and spanner maskers expand through it), and the weighted
+//! automaton builds one over its blocks (unions of classes) when it is built or loaded.
+//! [`ExpandCache`] is the caller's scratch of recent expansions; [`Tables`] says whether the
+//! caller's sets find the tables warm or cold, which sets the prices.
+//!
+//! [`TokenClasses`]: super::TokenClasses
+//!
 //! A mask has `vocab_len / 32` words (4,008 for Llama 3): writing them is most of the budget,
 //! so the work per set is kept to one vectorised pass plus a few scattered stores.
 //!
@@ -24,7 +32,7 @@
 //!   instead once [`Unions`] has learned it (the second time the combination is met; shared
 //!   by every caller, at most 1 MiB): real masks meet few combinations.
 //! - **Bases.** A masker's mask at a lexer point holds only classes alive there, so the sets
-//!   alive at lexer points (hints given to [`Patterns::new`]) that cost more than three passes
+//!   alive at lexer points (hints given to [`Expander::new`]) that cost more than three passes
 //!   from scratch get their masks precomputed (at most [`MAX_BASES`], the costliest: 0.5 MiB
 //!   at Llama 3, 1 MiB at Gemma 3). A set that costs as much looks up the bases equal to it
 //!   on [`PROBE`] set words (those where the bases differ most), prices starting from each (a
@@ -104,13 +112,20 @@ struct Base {
     /// Bit `i`: big class `big_classes[i]` is in the set.
     big: u32,
     mask: Vec<u32>,
-    /// `set[probe[j]]` for each of [`Patterns::probe`].
+    /// `set[probe[j]]` for each of [`Expander::probe`].
     probe: [u64; PROBE],
 }
 
-/// The precomputed patterns of one [`TokenClasses`](super::TokenClasses).
+/// The expansion engine of one set of classes over one vocabulary: the precomputed patterns
+/// that turn a set of classes (a bitset, in the layout of [`ClassSet::words`]) into token-mask
+/// words. Immutable but for the learned unions (shared by threads); scratch is the caller's
+/// [`ExpandCache`].
+///
+/// [`TokenClasses`](super::TokenClasses) keeps one over its token classes; a masker whose
+/// tables name other sets of tokens (the weighted automaton's blocks of classes) builds its own
+/// with [`Expander::new`].
 #[derive(Clone, Debug)]
-pub(super) struct Patterns {
+pub struct Expander {
     word_len: usize,
     groups: Vec<Group>,
     /// Per class: `group * GROUP + bit` for a big class, [`NOT_BIG`] otherwise.
@@ -152,6 +167,47 @@ pub(super) struct Patterns {
     probe: [usize; PROBE],
     /// The unions of group masks that passes read together, learned from the sets expanded.
     unions: Unions,
+    /// Whether the tables are warm where sets are expanded (what the prices assume).
+    tables: Tables,
+}
+
+/// Where an [`Expander`]'s caller expands sets, which sets its prices (every way writes the
+/// same words; only the speed differs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tables {
+    /// The sets reaching the expander keep its tables in the CPU's caches: scattered runs are
+    /// cheap, and a miss of [`Expander::expand_cached`] may start from a near cached
+    /// expansion or a base (the trie and spanner maskers, which expand most masks they make).
+    #[default]
+    Warm,
+    /// The caller answers most masks without the expander (from its own result cache, as the
+    /// weighted automaton does), so a set that reaches it finds the tables cold: each
+    /// scattered run is then a random read, while the deposit route and the passes read in
+    /// order, so the route is priced at a sixth of its warm price; and a miss of
+    /// [`Expander::expand_cached`] starts from nothing, since pricing a near start reads cold
+    /// cache entries and bases and costs more than such a start saves.
+    Cold,
+}
+
+/// How [`Expander::expand`] or [`Expander::expand_cached`] wrote a mask, with the estimated
+/// cost of the way taken in scattered runs (for profiling: every way writes the same words).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expanded {
+    /// A copy of a cached expansion of the same set.
+    Repeat,
+    /// From nothing.
+    Scratch(u64),
+    /// From a cached expansion of a near set.
+    Entry(u64),
+    /// From a base (a precomputed expansion of a hinted set).
+    Base(u64),
+}
+
+impl Default for Expander {
+    /// The expander of no classes over an empty vocabulary.
+    fn default() -> Self {
+        Expander::new(0, &[0], &[], &[])
+    }
 }
 
 /// How one set is expanded.
@@ -201,21 +257,42 @@ struct Delta {
     cost: u64,
 }
 
-impl Patterns {
+impl Expander {
     /// The patterns of the classes `members[member_start[c]..member_start[c + 1]]` (ascending
-    /// ids) over a vocabulary of `vocab_len` ids.
-    pub(super) fn new(
+    /// ids below `vocab_len`) over a vocabulary of `vocab_len` ids. `alive` hints at sets that
+    /// masks are subsets of (the classes alive from a lexer point): the costliest become bases.
+    ///
+    /// A class may have no members (one that no mask can hold, say): it costs nothing and is
+    /// written by no way of expanding, so a set may hold it or not.
+    ///
+    /// # Panics
+    /// If `member_start` is empty or not ascending, or a member is not below `vocab_len`.
+    pub fn new(
         vocab_len: usize,
         member_start: &[u32],
         members: &[TokenId],
         alive: &[ClassSet],
-    ) -> Patterns {
-        let min_runs = MIN_BIG_RUNS.max((vocab_len.div_ceil(32) / BIG_RUNS_DIVISOR) as u32);
-        let big = (min_runs, MAX_BIG, MAX_DEPOSIT_GROUP_TOKENS);
-        Patterns::with_big(vocab_len, member_start, members, big, alive)
+    ) -> Expander {
+        Expander::with_tables(vocab_len, member_start, members, alive, Tables::Warm)
     }
 
-    /// [`Patterns::new`] with at most `max_big` (≤ [`MAX_BIG`]) big classes, each in at least
+    /// [`Expander::new`], priced for where the caller expands (see [`Tables`]).
+    pub fn with_tables(
+        vocab_len: usize,
+        member_start: &[u32],
+        members: &[TokenId],
+        alive: &[ClassSet],
+        tables: Tables,
+    ) -> Expander {
+        let min_runs = MIN_BIG_RUNS.max((vocab_len.div_ceil(32) / BIG_RUNS_DIVISOR) as u32);
+        let big = (min_runs, MAX_BIG, MAX_DEPOSIT_GROUP_TOKENS);
+        let mut p = Expander::with_big(vocab_len, member_start, members, big, &[]);
+        p.tables = tables;
+        p.add_bases(alive);
+        p
+    }
+
+    /// [`Expander::new`] with at most `max_big` (≤ [`MAX_BIG`]) big classes, each in at least
     /// `min_runs` words, and the groups after the last one of more than `deposit_tokens`
     /// tokens written by the deposit (tests use it to cover every kind on small vocabularies).
     pub(super) fn with_big(
@@ -224,7 +301,7 @@ impl Patterns {
         members: &[TokenId],
         (min_runs, max_big, deposit_tokens): (u32, usize, usize),
         alive: &[ClassSet],
-    ) -> Patterns {
+    ) -> Expander {
         let word_len = vocab_len.div_ceil(32);
         let class_len = member_start.len() - 1;
         let class_members =
@@ -251,7 +328,7 @@ impl Patterns {
         let max_groups = MAX_GROUP_BYTES / per_group.max(1);
         big_classes.truncate(max_big.min(MAX_BIG).min(max_groups * GROUP));
 
-        let mut p = Patterns {
+        let mut p = Expander {
             word_len,
             groups: Vec::new(),
             big: vec![NOT_BIG; class_len],
@@ -274,6 +351,7 @@ impl Patterns {
             deposit: None,
             deposit_from: 0,
             unions: Unions::new(word_len),
+            tables: Tables::Warm,
         };
         for (i, &c) in big_classes.iter().enumerate() {
             p.big[c] = i as u8;
@@ -330,8 +408,8 @@ impl Patterns {
                         _ => p.runs.push((w, bit)),
                     }
                 }
-                if p.big[c] != NOT_BIG {
-                    // Runs kept for sets with few of its group's classes.
+                if p.big[c] != NOT_BIG || p.runs.len() == start {
+                    // Runs kept for sets with few of its group's classes; or no members.
                 } else if p.runs.len() - start == 1 {
                     p.single_run[c] = p.runs.pop().unwrap_or((0, 0));
                     p.single[c / 64] |= 1 << (c % 64);
@@ -380,7 +458,7 @@ impl Patterns {
             .iter()
             .enumerate()
             .filter(|(_, a)| a.words().len() == self.single.len())
-            .map(|(i, a)| (self.plan(a).cost, i))
+            .map(|(i, a)| (self.plan(a.words()).cost, i))
             .filter(|&(cost, _)| self.worth_a_base(cost))
             .collect();
         // The costliest first; ties by hint order, so the choice is deterministic.
@@ -408,14 +486,23 @@ impl Patterns {
         for &(_, i) in &costly {
             let set = &alive[i];
             let mut mask = vec![0u32; self.word_len];
-            self.expand(set, &mut mask);
             let words = set.words();
+            self.expand(words, &mut mask);
             self.bases.push(Base {
                 set: words.to_vec(),
                 big: self.big_bits(words),
                 mask,
                 probe: self.probe_of(words),
             });
+        }
+    }
+
+    /// What a scattered run costs, in the units of a warm one.
+    #[inline]
+    fn run_weight(&self) -> u64 {
+        match self.tables {
+            Tables::Warm => 1,
+            Tables::Cold => 6,
         }
     }
 
@@ -429,20 +516,52 @@ impl Patterns {
         bits
     }
 
-    /// Writes the words of `classes` (a set over these classes) into `words` (of the right
-    /// length: the caller checks both).
-    pub(super) fn expand(&self, classes: &ClassSet, words: &mut [u32]) {
-        let plan = self.plan(classes);
+    /// Mask words: `vocab_len / 32`, rounded up.
+    pub fn word_len(&self) -> usize {
+        self.word_len
+    }
+
+    /// `u64` words of a set of these classes.
+    pub fn set_len(&self) -> usize {
+        self.single.len()
+    }
+
+    /// Writes the members of the classes in `set` (a bitset of [`set_len`](Expander::set_len)
+    /// words; bits past the classes clear) into `words` ([`word_len`](Expander::word_len) of
+    /// them), clearing every other bit; says how.
+    ///
+    /// # Panics
+    /// If either length is not the expander's.
+    pub fn expand(&self, set: &[u64], words: &mut [u32]) -> Expanded {
+        self.check(set, words);
+        let plan = self.plan(set);
         if self.worth_a_base(plan.cost) {
-            let set = classes.words();
             if let Some((b, delta)) = self.nearest_base(set, &self.probe_of(set), plan.big) {
                 if delta.cost < self.to_beat(&plan) {
                     let base = &self.bases[b];
-                    return self.run_from(&base.mask, &base.set, &delta, classes.words(), words);
+                    self.run_from(&base.mask, &base.set, &delta, set, words);
+                    return Expanded::Base(delta.cost);
                 }
             }
         }
-        self.run(&plan, classes, words);
+        self.run(&plan, set, words);
+        Expanded::Scratch(plan.cost)
+    }
+
+    /// The estimated cost of expanding `set` from nothing, in scattered runs (for profiling).
+    pub fn cost(&self, set: &[u64]) -> u64 {
+        assert_eq!(set.len(), self.set_len(), "a set of other classes");
+        self.plan(set).cost
+    }
+
+    #[inline]
+    fn check(&self, set: &[u64], words: &[u32]) {
+        assert_eq!(
+            words.len(),
+            self.word_len,
+            "mask words for another vocabulary"
+        );
+        assert_eq!(set.len(), self.set_len(), "a set of other classes");
     }
 
     /// The cost a start from a base or a cached expansion must be below to be taken instead
@@ -662,25 +781,27 @@ impl Patterns {
     }
 
     /// The cheapest way to expand `classes`.
-    fn plan(&self, classes: &ClassSet) -> Plan {
-        self.plan_with(classes, |_, _| true)
+    fn plan(&self, set: &[u64]) -> Plan {
+        self.plan_with(set, |_, _| true)
     }
 
     /// The cheapest way to expand `classes` among the ways `allowed(big_missing, small)`
     /// (tests force each way).
-    fn plan_with(&self, classes: &ClassSet, allowed: impl Fn(bool, Small) -> bool) -> Plan {
-        let set = classes.words();
+    fn plan_with(&self, set: &[u64], allowed: impl Fn(bool, Small) -> bool) -> Plan {
         let mut subsets = [0u8; MAX_BIG / GROUP];
         // Per group, reading its mask costs a pass; scattering its present classes (or, when
         // clearing from every big class, its missing ones) costs their runs.
         let (mut present_cost, mut missing_cost) = (0u64, self.pass_cost);
         let (mut present_streamed, mut missing_streamed) = (0u8, 0u8);
         let bits = self.big_bits(set);
+        // Where the tables are cold, a scattered run is a random read while passes and the
+        // deposit route read in order: runs count six times over (see `Tables::Cold`).
+        let w = self.run_weight();
         for (g, group) in self.groups.iter().enumerate() {
             let s = (bits >> (g * GROUP)) as u8 & group.full;
             subsets[g] = s;
-            let present_runs = u64::from(group.subset_runs[s as usize]);
-            let missing_runs = u64::from(group.subset_runs[(group.full & !s) as usize]);
+            let present_runs = w * u64::from(group.subset_runs[s as usize]);
+            let missing_runs = w * u64::from(group.subset_runs[(group.full & !s) as usize]);
             if present_runs > self.pass_cost {
                 present_streamed |= 1 << g;
             }
@@ -693,7 +814,7 @@ impl Patterns {
         let [present_single, present_multi] =
             count_in(set, Words::Set, [&self.single, &self.multi]);
         // Runs of the multi-word classes, estimated from their mean.
-        let runs = |single: u64, multi: u64| single + ((multi * self.multi_mean) >> 8);
+        let runs = |single: u64, multi: u64| w * (single + ((multi * self.multi_mean) >> 8));
         let present_small = runs(present_single, present_multi);
         let missing_small = runs(
             self.single_len - present_single,
@@ -712,7 +833,8 @@ impl Patterns {
         let deposit_streamed = present_streamed & low_bits(self.deposit_from);
         let mut deposit_cost = 0;
         for (g, group) in self.groups.iter().enumerate().take(self.deposit_from) {
-            deposit_cost += u64::from(group.subset_runs[subsets[g] as usize]).min(self.pass_cost);
+            deposit_cost +=
+                (w * u64::from(group.subset_runs[subsets[g] as usize])).min(self.pass_cost);
         }
         let deposit = self
             .deposit
@@ -749,7 +871,7 @@ impl Patterns {
         }
     }
 
-    fn run(&self, plan: &Plan, classes: &ClassSet, words: &mut [u32]) {
+    fn run(&self, plan: &Plan, set: &[u64], words: &mut [u32]) {
         let wl = self.word_len;
         let mut sources: [&[u32]; MAX_BIG / GROUP + 1] = [&[]; MAX_BIG / GROUP + 1];
         let (mut n, mut key) = (0, 0);
@@ -785,7 +907,7 @@ impl Patterns {
                     n += 1;
                     combine(words, &sources[..n], &[]);
                 }
-                (Small::Deposit, Some(d)) => d.expand(classes.words(), &sources[..n], words),
+                (Small::Deposit, Some(d)) => d.expand(set, &sources[..n], words),
                 _ => combine(words, &sources[..n], &[]),
             }
         }
@@ -805,7 +927,6 @@ impl Patterns {
                 }
             }
         }
-        let set = classes.words();
         match (plan.small, &self.deposit) {
             (Small::Missing, _) => self.scatter(set, |s| !s, words, |w, bits| *w &= !bits),
             (Small::Deposit, Some(_)) => {}
@@ -847,39 +968,33 @@ impl Patterns {
         }
     }
 
-    /// [`Patterns::expand`], starting from the nearest of the recent expansions in `cache`
-    /// when that costs less, and remembering this one.
-    pub(super) fn expand_cached(
+    /// [`Expander::expand`], starting from the nearest of the recent expansions in `cache`
+    /// when that costs less (a repeated set costs one copy of the words), and remembering this
+    /// one. Same result, same panics.
+    pub fn expand_cached(
         &self,
         cache: &mut ExpandCache,
-        classes: &ClassSet,
+        set: &[u64],
         words: &mut [u32],
-    ) {
+    ) -> Expanded {
+        self.check(set, words);
         cache.clock += 1;
-        let clock = cache.clock;
-        if cache
-            .entries
-            .first()
-            .is_some_and(|e| e.words.len() != words.len() || e.set.len() != classes.len())
-        {
-            // A cache used with other classes before: start over.
-            cache.entries.clear();
+        if cache.lens != (set.len(), words.len()) {
+            // A new cache, or one used with other classes before: start over.
+            cache.clear();
+            cache.lens = (set.len(), words.len());
         }
-        let set = classes.words();
         let probe = self.probe_of(set);
-        // The probe words first: most entries differ there.
-        if let Some(e) = cache
-            .entries
-            .iter_mut()
-            .find(|e| same_probe(&e.probe, &probe) && e.set == *classes)
-        {
-            words.copy_from_slice(&e.words);
-            e.used = clock;
-            return;
+        if let Some(i) = cache.find(set, &probe) {
+            words.copy_from_slice(&cache.masks[i]);
+            cache.used[i] = cache.clock;
+            return Expanded::Repeat;
         }
-        let plan = self.plan(classes);
+        let victim = cache.victim();
+        let plan = self.plan(set);
         // From scratch, from the nearest cached expansion or from the nearest base, whichever
-        // is cheapest; neither is worth pricing when scratch costs at most two passes.
+        // is cheapest; neither is worth pricing when scratch costs at most two passes, nor
+        // where the tables are cold (their masks are cold too).
         enum From {
             Scratch,
             Entry(usize, Delta),
@@ -887,15 +1002,15 @@ impl Patterns {
         }
         let mut from = From::Scratch;
         let mut cost = self.to_beat(&plan);
-        if plan.cost > 2 * self.pass_cost {
+        if self.tables == Tables::Warm && plan.cost > 2 * self.pass_cost {
             // The entry differing in the fewest classes on the probe words, priced in full.
-            let nearest = nearest_entry(&cache.entries, &probe);
+            let nearest = nearest_entry(&cache.probes, &probe);
             if let Some((n, i)) = nearest {
                 if u64::from(n) + self.pass_cost < cost {
-                    let e = &cache.entries[i].set;
+                    let e = &cache.sets[i];
                     // A recent expansion is warm in the caches: its copy costs a pass.
-                    let e_big = self.big_bits(e.words());
-                    let d = self.delta(set, plan.big, e.words(), e_big, self.pass_cost, None);
+                    let e_big = self.big_bits(e);
+                    let d = self.delta(set, plan.big, e, e_big, self.pass_cost, None);
                     if d.cost < cost {
                         cost = d.cost;
                         from = From::Entry(i, d);
@@ -911,36 +1026,27 @@ impl Patterns {
                 }
             }
         }
-        match from {
-            From::Scratch => self.run(&plan, classes, words),
+        let how = match from {
+            From::Scratch => {
+                self.run(&plan, set, words);
+                Expanded::Scratch(plan.cost)
+            }
             From::Entry(i, d) => {
-                let e = &cache.entries[i];
-                self.run_from(&e.words, e.set.words(), &d, set, words);
+                self.run_from(&cache.masks[i], &cache.sets[i], &d, set, words);
+                Expanded::Entry(d.cost)
             }
             From::Base(b, d) => {
                 let base = &self.bases[b];
                 self.run_from(&base.mask, &base.set, &d, set, words);
+                Expanded::Base(d.cost)
             }
-        }
-        if cache.capacity == 0 {
-            return;
-        }
-        if cache.entries.len() < cache.capacity {
-            cache.entries.push(CacheEntry {
-                set: classes.clone(),
-                probe,
-                words: words.to_vec(),
-                used: clock,
-            });
-        } else if let Some(e) = cache.entries.iter_mut().min_by_key(|e| e.used) {
-            e.set.clone_from(classes);
-            e.probe = probe;
-            e.words.copy_from_slice(words);
-            e.used = clock;
-        }
+        };
+        cache.remember(victim, set, probe, words);
+        how
     }
 
-    pub(super) fn heap_bytes(&self) -> usize {
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
         self.groups
             .iter()
             .map(|g| g.classes.capacity() * 4 + g.masks.capacity() * 4)
@@ -985,23 +1091,23 @@ fn same_probe(a: &[u64; PROBE], b: &[u64; PROBE]) -> bool {
 /// Counted with AVX-512 popcounts, or POPCNT, where the CPU has them: the baseline target
 /// counts bits with a dozen instructions per word, and 32 entries took 121–123 ns that way,
 /// 60–66 with POPCNT, 31 with AVX-512 (a microbenchmark).
-fn nearest_entry(entries: &[CacheEntry], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
+fn nearest_entry(probes: &[[u64; PROBE]], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
     #[cfg(target_arch = "x86_64")]
-    if let Some(nearest) = crate::x86_64::nearest_entry(entries, probe) {
+    if let Some(nearest) = crate::x86_64::nearest_entry(probes, probe) {
         return nearest;
     }
-    nearest_entry_portable(entries, probe)
+    nearest_entry_portable(probes, probe)
 }
 
 #[inline(always)]
 pub(crate) fn nearest_entry_portable(
-    entries: &[CacheEntry],
+    probes: &[[u64; PROBE]],
     probe: &[u64; PROBE],
 ) -> Option<(u32, usize)> {
-    entries
+    probes
         .iter()
         .enumerate()
-        .map(|(i, e)| (probe_distance(&e.probe, probe), i))
+        .map(|(i, e)| (probe_distance(e, probe), i))
         .min()
 }
 
@@ -1011,26 +1117,27 @@ fn probe_distance(a: &[u64; PROBE], b: &[u64; PROBE]) -> u32 {
     a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
 }
 
-/// Recent expansions, so that [`TokenClasses::expand_cached`](super::TokenClasses::expand_cached)
-/// can start from the nearest one instead of from nothing: masks along a text repeat, or differ
-/// in a few classes. Scratch owned by the caller (one per thread), for one [`TokenClasses`].
-///
-/// [`TokenClasses`]: super::TokenClasses
+/// Recent expansions, so that [`Expander::expand_cached`] (and
+/// [`TokenClasses::expand_cached`](super::TokenClasses::expand_cached)) can start from the
+/// nearest one instead of from nothing: masks along a text repeat, or differ in a few classes.
+/// Scratch owned by the caller (one per thread), for one [`Expander`].
 #[derive(Clone, Debug)]
 pub struct ExpandCache {
-    entries: Vec<CacheEntry>,
+    /// Per entry, in parallel vectors: its probe words (see [`Expander::probe`]) and their
+    /// first word alone (every lookup scans them: kept together, they are a few cache lines),
+    /// the clock when it was last used (the least recently used entry is replaced), its set's
+    /// words and its mask words.
+    probes: Vec<[u64; PROBE]>,
+    first: Vec<u64>,
+    used: Vec<u64>,
+    sets: Vec<Vec<u64>>,
+    masks: Vec<Vec<u32>>,
+    /// Buffers for entries not yet filled (see [`ExpandCache::allocated`]).
+    spare: Vec<(Vec<u64>, Vec<u32>)>,
     capacity: usize,
     clock: u64,
-}
-
-#[derive(Clone, Debug)]
-pub(crate) struct CacheEntry {
-    set: ClassSet,
-    /// The set's probe words (see [`Patterns::probe`]).
-    pub(crate) probe: [u64; PROBE],
-    words: Vec<u32>,
-    /// The clock when last used: the least recently used entry is replaced.
-    used: u64,
+    /// The lengths of the entries' sets and masks (those of the expander they came from).
+    lens: (usize, usize),
 }
 
 impl ExpandCache {
@@ -1045,24 +1152,103 @@ impl ExpandCache {
     /// A cache of the `entries` most recent expansions (0: no caching).
     pub fn with_capacity(entries: usize) -> Self {
         ExpandCache {
-            entries: Vec::with_capacity(entries),
+            probes: Vec::with_capacity(entries),
+            first: Vec::with_capacity(entries),
+            used: Vec::with_capacity(entries),
+            sets: Vec::with_capacity(entries),
+            masks: Vec::with_capacity(entries),
+            spare: Vec::new(),
             capacity: entries,
             clock: 0,
+            lens: (0, 0),
         }
     }
 
-    /// Forgets every expansion.
+    /// A cache of the `entries` most recent expansions of `expander`'s sets, every buffer
+    /// allocated and written now: a first-touch page fault costs microseconds, which a mask
+    /// that fills an entry would otherwise pay (a masker whose latency tail matters makes its
+    /// caches this way).
+    pub fn allocated(entries: usize, expander: &Expander) -> Self {
+        let mut cache = Self::with_capacity(entries);
+        cache.spare = (0..entries)
+            .map(|_| {
+                let mut set = vec![0u64; expander.set_len()];
+                let mut mask = vec![0u32; expander.word_len()];
+                // Written through an opaque reference: zeroed allocations are mapped lazily,
+                // and a plain fill of zeros could be folded away.
+                std::hint::black_box(&mut set[..]).fill(0);
+                std::hint::black_box(&mut mask[..]).fill(0);
+                (set, mask)
+            })
+            .collect();
+        cache
+    }
+
+    /// Forgets every expansion (keeping the buffers).
     pub fn clear(&mut self) {
-        self.entries.clear();
+        self.spare
+            .extend(self.sets.drain(..).zip(self.masks.drain(..)));
+        self.probes.clear();
+        self.first.clear();
+        self.used.clear();
     }
 
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.entries
+        let buffers = self.sets.iter().chain(self.spare.iter().map(|s| &s.0));
+        let masks = self.masks.iter().chain(self.spare.iter().map(|s| &s.1));
+        buffers.map(|s| s.capacity() * 8).sum::<usize>()
+            + masks.map(|m| m.capacity() * 4).sum::<usize>()
+            + self.probes.capacity() * PROBE * 8
+            + (self.first.capacity() + self.used.capacity()) * 8
+            + (self.sets.capacity() + self.masks.capacity() + self.spare.capacity()) * 48
+    }
+
+    /// The entry holding `set` (whose probe words are `probe`).
+    #[inline]
+    fn find(&self, set: &[u64], probe: &[u64; PROBE]) -> Option<usize> {
+        // The first probe word first: most entries differ there.
+        self.first
             .iter()
-            .map(|e| e.set.words().len() * 8 + e.words.capacity() * 4)
-            .sum::<usize>()
-            + self.entries.capacity() * std::mem::size_of::<CacheEntry>()
+            .enumerate()
+            .filter(|&(_, &f)| f == probe[0])
+            .map(|(i, _)| i)
+            .find(|&i| same_probe(&self.probes[i], probe) && self.sets[i] == set)
+    }
+
+    /// The entry that the next [`ExpandCache::remember`] replaces: the least recently used,
+    /// once every entry is filled.
+    fn victim(&self) -> Option<usize> {
+        if self.sets.len() < self.capacity {
+            return None;
+        }
+        (0..self.used.len()).min_by_key(|&i| self.used[i])
+    }
+
+    /// Remembers the expansion `words` of `set`, in place of `victim` (see
+    /// [`ExpandCache::victim`]) or in a new entry.
+    fn remember(&mut self, victim: Option<usize>, set: &[u64], probe: [u64; PROBE], words: &[u32]) {
+        if self.capacity == 0 {
+            return;
+        }
+        if let Some(i) = victim {
+            self.sets[i].copy_from_slice(set);
+            self.masks[i].copy_from_slice(words);
+            self.probes[i] = probe;
+            self.first[i] = probe[0];
+            self.used[i] = self.clock;
+        } else if self.sets.len() < self.capacity {
+            let (mut s, mut m) = self.spare.pop().unwrap_or_default();
+            s.clear();
+            s.extend_from_slice(set);
+            m.clear();
+            m.extend_from_slice(words);
+            self.sets.push(s);
+            self.masks.push(m);
+            self.probes.push(probe);
+            self.first.push(probe[0]);
+            self.used.push(self.clock);
+        }
     }
 }
 
@@ -1123,7 +1309,7 @@ mod tests {
     fn big_and_small_classes_expand_exactly() {
         let classes = vec![(0..320).step_by(3).collect(), vec![1, 301], vec![2]];
         let (member_start, members) = layout(&classes);
-        let p = Patterns::with_big(330, &member_start, &members, (2, 1, 0), &[]);
+        let p = Expander::with_big(330, &member_start, &members, (2, 1, 0), &[]);
         assert_eq!(p.big, [0, NOT_BIG, NOT_BIG]);
         assert_eq!((p.single_len, p.multi_len, p.multi_runs), (1, 1, 2));
         let mut cache = ExpandCache::with_capacity(2);
@@ -1136,10 +1322,10 @@ mod tests {
             );
             let want = naive(&classes, 330, &set);
             let mut words = vec![0x5555_5555; 11];
-            p.expand(&set, &mut words);
+            p.expand(set.words(), &mut words);
             assert_eq!(words, want, "subset {subset:03b}");
             words.fill(u32::MAX);
-            p.expand_cached(&mut cache, &set, &mut words);
+            p.expand_cached(&mut cache, set.words(), &mut words);
             assert_eq!(words, want, "cached subset {subset:03b}");
         }
     }
@@ -1161,17 +1347,17 @@ mod tests {
             a
         };
         // No deposit: every group is read as a mask.
-        let p = Patterns::with_big(vocab_len, &member_start, &members, (8, 12, 0), &[alive]);
+        let p = Expander::with_big(vocab_len, &member_start, &members, (8, 12, 0), &[alive]);
         assert_eq!((p.groups.len(), p.deposit_from), (3, 3));
         let mut set = ClassSet::new(14);
         set.extend([0, 1, 5, 9, 12].map(ClassId::from_usize));
-        let plan = p.plan(&set);
+        let plan = p.plan(set.words());
         assert_eq!(plan.streamed.count_ones(), 3, "{plan:?}");
         let want = naive(&classes, vocab_len, &set);
         let mut words = vec![0u32; 64];
         for learned in [0, 1, 1] {
             words.fill(0x5a5a_5a5a);
-            p.expand(&set, &mut words);
+            p.expand(set.words(), &mut words);
             assert_eq!(words, want);
             assert_eq!(p.unions.len(), learned);
         }
@@ -1191,14 +1377,14 @@ mod tests {
     #[test]
     fn cached_expansion_from_the_nearest_set() {
         let (classes, member_start, members) = forty_one_token_classes();
-        let p = Patterns::new(40 * 33, &member_start, &members, &[]);
+        let p = Expander::new(40 * 33, &member_start, &members, &[]);
         let mut cache = ExpandCache::with_capacity(2);
         let mut a = ClassSet::new(40);
         a.extend((0..40).step_by(2).map(ClassId::from_usize));
         let mut words = vec![0u32; (40 * 33usize).div_ceil(32)];
-        p.expand_cached(&mut cache, &a, &mut words);
+        p.expand_cached(&mut cache, a.words(), &mut words);
         assert_eq!(words, naive(&classes, 40 * 33, &a));
-        let plan = p.plan(&a);
+        let plan = p.plan(a.words());
         assert_eq!(
             (plan.cost, plan.big_missing, plan.small),
             (20, false, Small::Present)
@@ -1210,10 +1396,10 @@ mod tests {
         c.remove(ClassId::from_usize(0));
         for set in [&b, &c, &a, &b] {
             words.fill(0xffff_ffff);
-            p.expand_cached(&mut cache, set, &mut words);
+            p.expand_cached(&mut cache, set.words(), &mut words);
             assert_eq!(words, naive(&classes, 40 * 33, set));
         }
-        assert_eq!(cache.entries.len(), 2);
+        assert_eq!(cache.sets.len(), 2);
         assert_eq!(differing(&a, &b), 1);
         assert_eq!(differing(&b, &c), 2);
     }
@@ -1224,14 +1410,14 @@ mod tests {
     #[test]
     fn plan_takes_the_cheaper_side() {
         let (_, member_start, members) = forty_one_token_classes();
-        let p = Patterns::new(40 * 33, &member_start, &members, &[]);
+        let p = Expander::new(40 * 33, &member_start, &members, &[]);
         let mut set = ClassSet::full(40);
         set.remove(ClassId::from_usize(3));
-        let plan = p.plan(&set);
+        let plan = p.plan(set.words());
         assert!(plan.small == Small::Missing && !plan.big_missing);
         let mut set = ClassSet::new(40);
         set.insert(ClassId::from_usize(3));
-        let plan = p.plan(&set);
+        let plan = p.plan(set.words());
         assert!(plan.small == Small::Present && !plan.big_missing);
         assert_eq!(plan.cost, 1);
 
@@ -1239,15 +1425,15 @@ mod tests {
         let classes = vec![(0..64 * 32).step_by(32).collect(), vec![1, 33]];
         let (member_start, members) = layout(&classes);
         let big = (2, MAX_BIG, MAX_DEPOSIT_GROUP_TOKENS);
-        let p = Patterns::with_big(64 * 32, &member_start, &members, big, &[]);
+        let p = Expander::with_big(64 * 32, &member_start, &members, big, &[]);
         assert_eq!((p.groups.len(), p.pass_cost), (1, 2));
         let mut set = ClassSet::new(2);
         set.insert(ClassId::from_usize(1));
-        let plan = p.plan(&set);
+        let plan = p.plan(set.words());
         assert_eq!((plan.subsets[0], plan.streamed, plan.cost), (0b10, 0, 2));
         set.insert(ClassId::from_usize(0));
         set.remove(ClassId::from_usize(1));
-        let plan = p.plan(&set);
+        let plan = p.plan(set.words());
         assert_eq!((plan.subsets[0], plan.streamed & 1), (0b01, 1));
     }
 
@@ -1264,7 +1450,7 @@ mod tests {
         let mut alive = ClassSet::new(640);
         alive.extend((0..640).step_by(2).map(ClassId::from_usize));
         let hints = [ClassSet::new(640), alive.clone(), ClassSet::full(641)];
-        let p = Patterns::new(vocab, &member_start, &members, &hints);
+        let p = Expander::new(vocab, &member_start, &members, &hints);
         assert_eq!(p.bases.len(), 1);
         assert_eq!(p.bases[0].set, alive.words());
         assert_eq!(p.bases[0].mask, naive(&classes, vocab, &alive));
@@ -1281,26 +1467,30 @@ mod tests {
         // The copy (two passes) plus one store per differing class.
         let copy = p.base_copy_cost();
         for (set, cost) in [(&alive, 0), (&inside, 1), (&around, 1), (&both, 2)] {
-            let plan = p.plan(set);
+            let plan = p.plan(set.words());
             let (b, d) = p
                 .nearest_base(set.words(), &p.probe_of(set.words()), plan.big)
                 .expect("a base");
             assert_eq!((b, d.cost), (0, copy + cost));
             assert!(d.cost < p.to_beat(&plan));
             words.fill(0x5a5a_5a5a);
-            p.expand(set, &mut words);
+            p.expand(set.words(), &mut words);
             assert_eq!(words, naive(&classes, vocab, set));
             words.fill(0xa5a5_a5a5);
-            p.expand_cached(&mut cache, set, &mut words);
+            p.expand_cached(&mut cache, set.words(), &mut words);
             assert_eq!(words, naive(&classes, vocab, set));
         }
         // On the probe: class 2 (word 0) dropped.
         let mut far = alive.clone();
         far.remove(ClassId::from_usize(2));
         assert!(p
-            .nearest_base(far.words(), &p.probe_of(far.words()), p.plan(&far).big)
+            .nearest_base(
+                far.words(),
+                &p.probe_of(far.words()),
+                p.plan(far.words()).big
+            )
             .is_none());
-        p.expand(&far, &mut words);
+        p.expand(far.words(), &mut words);
         assert_eq!(words, naive(&classes, vocab, &far));
     }
 
@@ -1309,10 +1499,10 @@ mod tests {
     #[test]
     fn starts_must_beat_a_third_of_the_deposit() {
         let (_, member_start, members) = forty_one_token_classes();
-        let p = Patterns::new(40 * 33, &member_start, &members, &[]);
+        let p = Expander::new(40 * 33, &member_start, &members, &[]);
         let mut set = ClassSet::new(40);
         set.extend((0..40).step_by(3).map(ClassId::from_usize));
-        let walk = p.plan_with(&set, |_, s| s == Small::Present);
+        let walk = p.plan_with(set.words(), |_, s| s == Small::Present);
         assert_eq!(p.to_beat(&walk), walk.cost);
         let mut deposit = walk;
         deposit.small = Small::Deposit;
@@ -1357,7 +1547,7 @@ mod tests {
     /// The nearest cache entry by each kernel: the portable one, the dispatched one, and each
     /// x86-64 kernel the CPU runs (the others are said to be skipped), named.
     fn nearest_entry_every_kernel(
-        entries: &[CacheEntry],
+        entries: &[[u64; PROBE]],
         probe: &[u64; PROBE],
     ) -> Vec<(&'static str, Option<(u32, usize)>)> {
         let mut nearest = vec![
@@ -1375,28 +1565,24 @@ mod tests {
     /// one) is the portable one's: the first of the nearest, ties included.
     #[test]
     fn nearest_entry_matches_portable() {
-        let entry = |seed: u64| CacheEntry {
-            set: ClassSet::new(64),
-            probe: std::array::from_fn(|i| splitmix(seed * 8 + i as u64)),
-            words: Vec::new(),
-            used: 0,
-        };
-        let mut entries: Vec<CacheEntry> = (0..20).map(entry).collect();
+        let entry =
+            |seed: u64| -> [u64; PROBE] { std::array::from_fn(|i| splitmix(seed * 8 + i as u64)) };
+        let mut entries: Vec<[u64; PROBE]> = (0..20).map(entry).collect();
         // Two entries at the same distance from every probe: the first must win.
         entries.push(entry(3));
         entries.insert(1, entry(3));
         for seed in 0..40 {
-            let mut probe = entry(seed % 25).probe;
+            let mut probe = entry(seed % 25);
             probe[(seed % 8) as usize] ^= 1 << (seed % 64);
             let want = nearest_entry_portable(&entries, &probe);
             for (kernel, nearest) in nearest_entry_every_kernel(&entries, &probe) {
                 assert_eq!(nearest, want, "{kernel}");
             }
         }
-        for (kernel, nearest) in nearest_entry_every_kernel(&entries, &entry(3).probe) {
+        for (kernel, nearest) in nearest_entry_every_kernel(&entries, &entry(3)) {
             assert_eq!(nearest, Some((0, 1)), "{kernel}");
         }
-        for (kernel, nearest) in nearest_entry_every_kernel(&[], &entry(3).probe) {
+        for (kernel, nearest) in nearest_entry_every_kernel(&[], &entry(3)) {
             assert_eq!(nearest, None, "{kernel}");
         }
     }
@@ -1545,7 +1731,7 @@ mod tests {
     /// second time with the unions of group masks the first learned); all must equal the
     /// per-member expansion, which is returned.
     fn expand_every_way(
-        p: &Patterns,
+        p: &Expander,
         classes: &[Vec<u32>],
         vocab_len: usize,
         set: &ClassSet,
@@ -1564,13 +1750,13 @@ mod tests {
         let big = p.big_bits(set.words());
         for _ in 0..2 {
             words.fill(0xa5a5_a5a5);
-            p.expand(set, words);
+            p.expand(set.words(), words);
             prop_assert_eq!(&*words, &want[..], "expand {:?}", set);
             for &(big_missing, small) in &ways {
-                let plan = p.plan_with(set, |b, s| (b, s) == (big_missing, small));
+                let plan = p.plan_with(set.words(), |b, s| (b, s) == (big_missing, small));
                 prop_assert_eq!((plan.big_missing, plan.small), (big_missing, small));
                 words.fill(0x5a5a_5a5a);
-                p.run(&plan, set, words);
+                p.run(&plan, set.words(), words);
                 prop_assert_eq!(&*words, &want[..], "{:?} {:?}", plan, set);
             }
             // From every base, each differing group streamed as priced, always, and never.
@@ -1640,7 +1826,7 @@ mod tests {
             let alive: Vec<ClassSet> =
                 hints.into_iter().map(|(percent, mut x)| random_set(n, percent, &mut x)).collect();
             let big = (min_runs, max_big, deposit_tokens);
-            let p = Patterns::with_big(vocab_len, &member_start, &members, big, &alive);
+            let p = Expander::with_big(vocab_len, &member_start, &members, big, &alive);
             // The deposit writes the groups after the last one of many tokens.
             let tokens = |g: &Group| -> usize { g.classes.iter().map(|&c| classes[c as usize].len()).sum() };
             if let Some(last) = p.deposit_from.checked_sub(1) {
@@ -1661,7 +1847,47 @@ mod tests {
                     prop_assert_eq!(words[words.len() - 1] >> (vocab_len % 32), 0);
                 }
                 words.fill(u32::MAX);
-                p.expand_cached(&mut cache, &set, &mut words);
+                p.expand_cached(&mut cache, set.words(), &mut words);
+                prop_assert_eq!(&words, &want, "expand_cached {:?}", set);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// An expander priced for cold tables, over classes some of which have no members (as
+        /// the weighted automaton's blocks that no weight holds), expands sets of every
+        /// density exactly, fresh and through a cache allocated up front (the memberless
+        /// classes in a set or not).
+        #[test]
+        fn cold_expanders_with_memberless_classes_are_exact(
+            (vocab_len, classes, _, _) in vocabulary(),
+            empty in prop::collection::vec(any::<bool>(), 60),
+            sets in prop::collection::vec((0u64..=100, any::<u64>()), 1..12),
+        ) {
+            // Every other class (by `empty`) loses its members.
+            let mut classes = classes;
+            for (c, &e) in classes.iter_mut().zip(&empty) {
+                if e {
+                    c.clear();
+                }
+            }
+            let (member_start, members) = layout(&classes);
+            let n = classes.len();
+            let cold = Tables::Cold;
+            let p = Expander::with_tables(vocab_len, &member_start, &members, &[], cold);
+            prop_assert_eq!(p.set_len(), n.div_ceil(64));
+            let mut cache = ExpandCache::allocated(3, &p);
+            let mut words = vec![0u32; p.word_len()];
+            for (percent, mut seed) in sets {
+                let set = random_set(n, percent, &mut seed);
+                let want = naive(&classes, vocab_len, &set);
+                words.fill(0x5a5a_5a5a);
+                p.expand(set.words(), &mut words);
+                prop_assert_eq!(&words, &want, "expand {:?}", set);
+                words.fill(u32::MAX);
+                p.expand_cached(&mut cache, set.words(), &mut words);
                 prop_assert_eq!(&words, &want, "expand_cached {:?}", set);
             }
         }
@@ -1683,7 +1909,7 @@ mod tests {
             let mut x = seed;
             // Bases where they cost more than two passes (with thousands of small classes).
             let alive: Vec<ClassSet> = [90, 50].iter().map(|&p| random_set(n, p, &mut x)).collect();
-            let p = Patterns::new(vocab_len, &member_start, &members, &alive);
+            let p = Expander::new(vocab_len, &member_start, &members, &alive);
             // Where the CPU runs the set-independent route, it is built here, and tried below.
             prop_assert_eq!(p.deposit.is_some(), crate::deposit::supported());
             if p.deposit.is_none() {
@@ -1697,7 +1923,7 @@ mod tests {
             for set in sets {
                 let want = expand_every_way(&p, &classes, vocab_len, &set, &mut words)?;
                 words.fill(u32::MAX);
-                p.expand_cached(&mut cache, &set, &mut words);
+                p.expand_cached(&mut cache, set.words(), &mut words);
                 prop_assert_eq!(&words, &want, "expand_cached {:?}", set);
             }
         }

@@ -15,6 +15,9 @@
 //!   the same span from every point; [`expand`](TokenClasses::expand) turns a [`ClassSet`]
 //!   into token-mask words; [`ExpandCache`] keeps recent expansions so that
 //!   [`expand_cached`](TokenClasses::expand_cached) can start from the nearest one.
+//! - [`Expander`]: the expansion engine itself, over any classes given by their members (the
+//!   weighted automaton's blocks, say), with [`Tables`] to price it for warm or cold tables
+//!   and [`Expanded`] to say how a mask was written.
 //! - [`ClassSet`]: a bitset of [`ClassId`]s. [`PointId`], [`SpanId`], [`ClassId`]: indices.
 //! - [`SpansConfig`], [`SpansBuildError`]: the build's budgets and the error naming the one
 //!   exceeded.
@@ -124,7 +127,7 @@ use ahash::AHashMap;
 
 pub use classes::TokenClasses;
 pub use error::{SpansBudget, SpansBuildError};
-pub use expand::ExpandCache;
+pub use expand::{ExpandCache, Expanded, Expander, Tables};
 pub use kernels::{count_in, Words};
 pub use mask::{MaskMut, TokenMask};
 pub use set::{ClassSet, Iter as ClassSetIter};

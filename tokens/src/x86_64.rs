@@ -13,7 +13,7 @@ use std::arch::x86_64::*;
 use std::mem::MaybeUninit;
 
 use crate::deposit::{Deposit, MAX_CHUNKS, MAX_TABLES};
-use crate::expand::{nearest_entry_portable, CacheEntry, PROBE};
+use crate::expand::{nearest_entry_portable, PROBE};
 use crate::kernels::{combine_portable, common_len, count_in_portable, Words};
 
 /// Whether the CPU has AVX-512 F and VPOPCNTDQ.
@@ -78,16 +78,16 @@ pub(crate) fn combine(words: &mut [u32], pos: &[&[u32]], neg: &[&[u32]]) -> bool
 /// `crate::expand::nearest_entry` with AVX-512 popcounts or POPCNT, where the CPU has them.
 #[inline]
 pub(crate) fn nearest_entry(
-    entries: &[CacheEntry],
+    probes: &[[u64; PROBE]],
     probe: &[u64; PROBE],
 ) -> Option<Option<(u32, usize)>> {
     if has_avx512_popcount() {
         // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
-        return Some(unsafe { nearest_entry_avx512(entries, probe) });
+        return Some(unsafe { nearest_entry_avx512(probes, probe) });
     }
     if is_x86_feature_detected!("popcnt") {
         // SAFETY: the CPU has POPCNT, checked just above.
-        return Some(unsafe { nearest_entry_popcnt(entries, probe) });
+        return Some(unsafe { nearest_entry_popcnt(probes, probe) });
     }
     None
 }
@@ -131,14 +131,14 @@ fn combine_avx2(words: &mut [u32], pos: &[&[u32]], neg: &[&[u32]]) {
 
 /// [`nearest_entry`] with the eight probe words of an entry in one vector.
 #[target_feature(enable = "avx512f,avx512vpopcntdq")]
-fn nearest_entry_avx512(entries: &[CacheEntry], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
+fn nearest_entry_avx512(probes: &[[u64; PROBE]], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
     const _: () = assert!(PROBE == 8, "one vector of probe words");
     // SAFETY: `PROBE` words, 64 bytes.
     let p = unsafe { _mm512_loadu_si512(probe.as_ptr().cast()) };
     let mut nearest: Option<(u32, usize)> = None;
-    for (i, e) in entries.iter().enumerate() {
+    for (i, e) in probes.iter().enumerate() {
         // SAFETY: as above.
-        let words = unsafe { _mm512_loadu_si512(e.probe.as_ptr().cast()) };
+        let words = unsafe { _mm512_loadu_si512(e.as_ptr().cast()) };
         let d = _mm512_reduce_add_epi64(_mm512_popcnt_epi64(_mm512_xor_si512(words, p))) as u32;
         if nearest.is_none_or(|n| (d, i) < n) {
             nearest = Some((d, i));
@@ -148,8 +148,8 @@ fn nearest_entry_avx512(entries: &[CacheEntry], probe: &[u64; PROBE]) -> Option<
 }
 
 #[target_feature(enable = "popcnt")]
-fn nearest_entry_popcnt(entries: &[CacheEntry], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
-    nearest_entry_portable(entries, probe)
+fn nearest_entry_popcnt(probes: &[[u64; PROBE]], probe: &[u64; PROBE]) -> Option<(u32, usize)> {
+    nearest_entry_portable(probes, probe)
 }
 
 impl Deposit {
@@ -619,13 +619,13 @@ pub(crate) fn combine_kernels(
 /// [`nearest_entry`]'s kernels that the CPU runs, named (the others are said to be skipped).
 #[cfg(test)]
 pub(crate) fn nearest_entry_kernels(
-    entries: &[CacheEntry],
+    probes: &[[u64; PROBE]],
     probe: &[u64; PROBE],
 ) -> Vec<(&'static str, Option<(u32, usize)>)> {
     let mut nearest = Vec::new();
     if has_avx512_popcount() {
         // SAFETY: the CPU has AVX-512 F and VPOPCNTDQ, checked just above.
-        nearest.push(("AVX-512", unsafe { nearest_entry_avx512(entries, probe) }));
+        nearest.push(("AVX-512", unsafe { nearest_entry_avx512(probes, probe) }));
     } else {
         say_skipped(
             "nearest_entry's AVX-512 kernel",
@@ -634,7 +634,7 @@ pub(crate) fn nearest_entry_kernels(
     }
     if is_x86_feature_detected!("popcnt") {
         // SAFETY: the CPU has POPCNT, checked just above.
-        nearest.push(("POPCNT", unsafe { nearest_entry_popcnt(entries, probe) }));
+        nearest.push(("POPCNT", unsafe { nearest_entry_popcnt(probes, probe) }));
     } else {
         say_skipped("nearest_entry's POPCNT kernel", "this CPU lacks POPCNT");
     }

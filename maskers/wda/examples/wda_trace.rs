@@ -12,10 +12,10 @@
 //! keeps each mask's fastest time, which filters out the noise of a shared machine.
 //! `--no-check` skips the comparison with the trie masker (timing only); `--slowest N` prints
 //! the N slowest steps with a [`WdaMasker::profile`] of each and a summary by kind of
-//! expansion (result-cache hit, fresh, from a recent result): percentiles of the run, of the
-//! expansion as the trace met it, and of the same set's expansion again with the tables hot
-//! (`hot expand`); `--eos-first` decides end of sequence before each timed mask and times it
-//! apart.
+//! expansion (`munch_tokens::Expanded`: a repeated set, from nothing, from a recent result,
+//! from a base): percentiles of the run, of the expansion as the trace met it, and of the same
+//! set's expansion again with the tables hot (`hot expand`); `--eos-first` decides end of
+//! sequence before each timed mask and times it apart.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -258,7 +258,7 @@ fn main() {
                 at(0.99)
             )
         };
-        for kind in ["None", "Some((Fresh", "Some((Result"] {
+        for kind in ["Repeat", "Scratch", "Entry", "Base"] {
             let of: Vec<_> = summary.iter().filter(|s| s.how.starts_with(kind)).collect();
             println!(
                 "profile {kind}: run {} | expand {} | hot expand {} | pairs {}",

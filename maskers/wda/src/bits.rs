@@ -22,6 +22,11 @@ impl Bits {
     }
 }
 
+/// The set bits of a bitset, ascending.
+pub(crate) fn iter_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    munch_vocab::bits::Ones::<u32>::new(words).map(|b| b as usize)
+}
+
 /// `a ⊆ b`, word by word.
 #[inline]
 pub(crate) fn is_subset(a: &[u64], b: &[u64]) -> bool {

@@ -9,7 +9,7 @@
 //!
 //! The partition is computed by refinement, one weight at a time, like the classes themselves.
 
-use crate::expand::iter_bits;
+use crate::bits::iter_bits;
 
 /// The partition of the classes into blocks.
 pub(crate) struct Blocks {

@@ -24,14 +24,16 @@
 //! empty also seeds the pair `(eos state, node)`, whose automaton reads the reductions under
 //! `$` down to an accept. [`Dwa::take_eos`] takes it out of the result before expansion.
 
-use ahash::{AHashMap, AHashSet};
+use ahash::AHashSet;
 use munch_glr::gss::{GssNode, GssNodeId};
 use munch_glr::parser::ParserState;
 use munch_lexer::LexState;
 
+use munch_tokens::{ExpandCache, Expanded, Expander, Tables};
+use munch_vocab::TokenId;
+
 use crate::bits::{is_subset, Weight};
 use crate::determinize::{StateId, DEAD};
-use crate::expand::Expansion;
 
 /// The compiled automaton (immutable, shared).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,7 +73,7 @@ pub(crate) struct Dwa {
     pub(crate) runs: Vec<(u32, u32)>,
     /// Every token of some block.
     pub(crate) all: Vec<u32>,
-    /// Derived from the runs (not saved).
+    /// Derived from the runs (not saved): `munch_tokens`' expansion engine over the blocks.
     pub(crate) expansion: Expansion,
     /// Derived (not saved): the states packed for the run, each at an offset that transitions
     /// name directly — `[default output, default target, undecided weight, n, x1..xn,
@@ -86,6 +88,19 @@ pub(crate) struct Dwa {
     pub(crate) eos_off: u32,
 }
 
+/// The expansion engine of a [`Dwa`]'s blocks. It is derived from the runs, which the automata
+/// compare, so any two are equal.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Expansion(Expander);
+
+impl PartialEq for Expansion {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for Expansion {}
+
 /// Scratch of one thread.
 pub(crate) struct RunCache {
     pub(crate) acc: Vec<u64>,
@@ -95,13 +110,8 @@ pub(crate) struct RunCache {
     pub(crate) stack: Vec<(StateId, GssNode)>,
     /// The weights the current mask is the union of.
     pub(crate) used: Vec<Weight>,
-    /// Recent expansions: (hash of the class set, class set, mask words); the first `filled`
-    /// slots hold results, the others are allocated for them.
-    results: Vec<(u64, Vec<u64>, Vec<u32>)>,
-    /// The slot of each result's hash (the latest, if two sets share a hash).
-    slot_of: AHashMap<u64, u32>,
-    filled: usize,
-    next_slot: usize,
+    /// Recent expansions, by block set.
+    expanded: ExpandCache,
     /// Pairs read by the last run.
     pub(crate) pairs: usize,
 }
@@ -202,7 +212,7 @@ impl Dwa {
             + self.run_start.len() * 4
             + self.runs.len() * 8
             + self.all.len() * 4
-            + self.expansion.heap_bytes()
+            + self.expansion.0.heap_bytes()
             + self.packed.len() * 4
             + (self.plain_off.len() + self.inhibited_off.len()) * 8
     }
@@ -217,7 +227,7 @@ impl Dwa {
                 *a |= b;
             }
         }
-        self.expansion = Expansion::new(self.all.len(), &self.run_start, &self.runs, &live);
+        self.expansion = Expansion(self.expander(&live));
         let n = self.default.len();
         let mut offset_of = Vec::with_capacity(n);
         let mut at = 0u32;
@@ -248,6 +258,35 @@ impl Dwa {
         self
     }
 
+    /// `munch_tokens`' expansion engine over the blocks of `live` (a block set: the blocks
+    /// some weight holds; the others, never in a mask, get no members). Its tables are priced
+    /// cold ([`Tables::Cold`]): the result cache answers most masks, so a mask that reaches the
+    /// engine finds them out of the CPU's caches.
+    fn expander(&self, live: &[u64]) -> Expander {
+        let words = self.words as usize;
+        let blocks = self.run_start.len().saturating_sub(1);
+        let is_live = |b: usize| live.get(b / 64).is_some_and(|w| w >> (b % 64) & 1 == 1);
+        // One class per bit of a block set (the bits past the blocks have no members).
+        let mut member_start = Vec::with_capacity(words * 64 + 1);
+        let mut members =
+            Vec::with_capacity(self.all.iter().map(|w| w.count_ones() as usize).sum());
+        member_start.push(0);
+        for b in 0..words * 64 {
+            if b < blocks && is_live(b) {
+                let runs = &self.runs[self.run_start[b] as usize..self.run_start[b + 1] as usize];
+                for &(w, mut bits) in runs {
+                    while bits != 0 {
+                        members.push(TokenId::from(w * 32 + bits.trailing_zeros()));
+                        bits &= bits - 1;
+                    }
+                }
+            }
+            member_start.push(members.len() as u32);
+        }
+        let vocab_len = self.vocab_len as usize;
+        Expander::with_tables(vocab_len, &member_start, &members, &[], Tables::Cold)
+    }
+
     /// Result slots per thread (see [`RESULT_BYTES`]).
     fn result_slots(&self) -> usize {
         let mask_bytes = (self.vocab_len as usize).div_ceil(32) * 4;
@@ -258,34 +297,13 @@ impl Dwa {
         // Every buffer a mask may need is allocated and written here, once: a first-touch
         // page fault costs microseconds, and a mask that grows a buffer would pay it (for the
         // result slots, several times per slot).
-        let set_words = self.words as usize;
-        let mask_words = self.vocab_len.div_ceil(32) as usize;
-        let slots = self.result_slots();
-        let results = (0..slots)
-            .map(|_| {
-                let mut set = vec![0u64; set_words];
-                let mut words = vec![0u32; mask_words];
-                // Written through an opaque reference: zeroed allocations are mapped lazily,
-                // and a plain fill of zeros could be folded away.
-                std::hint::black_box(&mut set[..]).fill(0);
-                std::hint::black_box(&mut words[..]).fill(0);
-                // A hash no set of classes has before the slot is written (`remember` sets it).
-                (EMPTY_SLOT, set, words)
-            })
-            .collect();
         RunCache {
-            acc: vec![0; set_words],
+            acc: vec![0; self.words as usize],
             seen_small: Vec::with_capacity(32),
             seen: AHashSet::with_capacity(256),
             stack: Vec::with_capacity(256),
             used: Vec::with_capacity(64),
-            results,
-            slot_of: AHashMap::with_capacity_and_hasher(
-                2 * slots,
-                ahash::RandomState::with_seeds(5, 6, 7, 8),
-            ),
-            filled: 0,
-            next_slot: 0,
+            expanded: ExpandCache::allocated(self.result_slots(), &self.expansion.0),
             pairs: 0,
         }
     }
@@ -386,84 +404,26 @@ impl Dwa {
     }
 
     /// Writes the tokens of the classes found by [`Dwa::run`] into mask words (every other
-    /// bit cleared).
+    /// bit cleared), by `munch_tokens`' expansion engine; says how (for profiling).
     ///
-    /// The last few results are kept in the thread's scratch, by class set: consecutive masks
-    /// often allow the same classes (inside a string, a comment, a name). Otherwise the union
-    /// is expanded once (see `expand`), or, when cheaper, a recent result is copied and
-    /// corrected class by class.
-    pub(crate) fn expand(&self, cache: &mut RunCache, words: &mut [u32]) -> Option<(Base, usize)> {
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for &w in &cache.acc {
-            hash = (hash ^ w).wrapping_mul(0x0000_0100_0000_01b3);
-            hash ^= hash >> 29;
-        }
-        if let Some(&slot) = cache.slot_of.get(&hash) {
-            let e = &cache.results[slot as usize];
-            if e.1 == cache.acc {
-                words.copy_from_slice(&e.2);
-                return None;
-            }
-        }
-        let how = self.expand_uncached(cache, words);
-        self.remember(cache, hash, words);
-        Some(how)
+    /// The last results are kept in the thread's scratch, by block set: consecutive masks
+    /// often allow the same blocks (inside a string, a comment, a name), and a near one is a
+    /// cheaper start than nothing when few blocks differ.
+    pub(crate) fn expand(&self, cache: &mut RunCache, words: &mut [u32]) -> Expanded {
+        self.expansion
+            .0
+            .expand_cached(&mut cache.expanded, &cache.acc, words)
     }
 
-    /// [`Dwa::expand`] without the result cache; says which base it took (for profiling).
-    pub(crate) fn expand_uncached(&self, cache: &RunCache, words: &mut [u32]) -> (Base, usize) {
-        // One pass from the cheapest base: nothing (a fresh expansion of the whole set) or a
-        // recent result (classes added and cleared). The estimates only choose; both give the
-        // same words.
-        let acc = &cache.acc;
-        let (mut best, sparse) = self.expansion.fresh_cost(acc);
-        let mut base = Base::Fresh;
-        // A recent result is worth trying when the sparse walk is long.
-        if best > self.expansion.fresh_floor() + DELTA_WORTH {
-            let slots = cache.results.len();
-            for k in 0..RECENT.min(cache.filled) {
-                let e = (cache.next_slot + slots - 1 - k) % slots;
-                let c = self.expansion.delta_cost(&cache.results[e].1, acc);
-                if c < best {
-                    best = c;
-                    base = Base::Result(e);
-                }
-            }
-        }
-        match base {
-            Base::Fresh => self
-                .expansion
-                .expand(acc, sparse, &self.run_start, &self.runs, words),
-            Base::Result(e) => {
-                let e = &cache.results[e];
-                words.copy_from_slice(&e.2);
-                self.expansion
-                    .apply_delta(&e.1, acc, &self.run_start, &self.runs, words);
-            }
-        }
-        (base, best)
-    }
-
-    fn remember(&self, cache: &mut RunCache, hash: u64, words: &[u32]) {
-        // The slots' buffers were allocated with the cache: no allocation here (the map's
-        // capacity is twice the slots, so it never grows either).
-        let slot = cache.next_slot;
-        let e = &mut cache.results[slot];
-        if slot < cache.filled && cache.slot_of.get(&e.0) == Some(&(slot as u32)) {
-            cache.slot_of.remove(&e.0);
-        }
-        e.0 = hash;
-        e.1.copy_from_slice(&cache.acc);
-        e.2.copy_from_slice(words);
-        cache.slot_of.insert(hash, slot as u32);
-        cache.next_slot = (slot + 1) % cache.results.len();
-        cache.filled = (cache.filled + 1).min(cache.results.len());
+    /// [`Dwa::expand`] without the result cache (for profiling).
+    pub(crate) fn expand_uncached(&self, cache: &RunCache, words: &mut [u32]) -> Expanded {
+        self.expansion.0.expand(&cache.acc, words)
     }
 
     /// For profiling: the number of weights the last run used, and the estimated cost of a
     /// fresh expansion of its result.
     pub(crate) fn used_profile(&self, cache: &RunCache) -> (usize, usize) {
-        (cache.used.len(), self.expansion.fresh_cost(&cache.acc).0)
+        (cache.used.len(), self.expansion.0.cost(&cache.acc) as usize)
     }
 
     /// For profiling: blocks in the last run's result.
@@ -480,17 +440,3 @@ impl Dwa {
 /// mask p50 4.5 µs against 2.3 µs with 1 MiB; Go's commit p99 21–24 µs against 11–13 µs).
 const RESULT_BYTES: usize = 1 << 20;
 const MIN_RESULTS: usize = 64;
-/// The hash of a result slot not yet written.
-const EMPTY_SLOT: u64 = 0;
-/// The most recent of them tried as the base of a new expansion…
-const RECENT: usize = 4;
-/// …when a fresh expansion walks more than this many runs.
-const DELTA_WORTH: usize = 512;
-
-/// Where an expansion starts.
-#[derive(Debug)]
-pub(crate) enum Base {
-    Fresh,
-    /// A recent result's slot.
-    Result(usize),
-}

@@ -68,11 +68,12 @@
 //!    with interned weights and sparse transitions (a default per state), computed only for
 //!    inputs a GSS can give; Moore minimisation; per state the classes still undecided, so that
 //!    the run stops reading as soon as they are all in the mask.
-//! 4. **Run** (`dwa`, `expand`): a search over (automaton state, GSS node) pairs from every
-//!    head, union of outputs over *blocks* (classes the automaton never tells apart), expansion
-//!    to mask words. End of sequence is a pseudo-class read the same way: the control `($,
-//!    FIN)` started from every head whose lexeme is empty, taken by the LR tables' accept
-//!    action, so no parser reduction is simulated at mask time.
+//! 4. **Run** (`dwa`): a search over (automaton state, GSS node) pairs from every head, union of
+//!    outputs over *blocks* (classes the automaton never tells apart), expansion to mask words by
+//!    `munch_tokens`' engine ([`munch_tokens::Expander`], the one every masker uses, built over the
+//!    blocks when the automaton is built or loaded). End of sequence is a pseudo-class read the
+//!    same way: the control `($, FIN)` started from every head whose lexeme is empty, taken by the
+//!    LR tables' accept action, so no parser reduction is simulated at mask time.
 //!
 //! ## Why the masks are exact
 //!
@@ -107,7 +108,6 @@ mod build;
 mod determinize;
 mod dwa;
 mod error;
-mod expand;
 mod kmaps;
 mod lazy;
 mod lexical;
@@ -201,7 +201,7 @@ pub struct MaskProfile {
     /// The same again, the fastest of 20 (tables in the CPU's caches), without the result
     /// cache.
     pub hot_expand_us: f64,
-    /// The base that expansion started from, and its estimated cost.
+    /// How the hot expansion went (from nothing or from a base), and its estimated cost.
     pub base: String,
     /// (automaton state, GSS node) pairs read.
     pub pairs: usize,
@@ -211,9 +211,10 @@ pub struct MaskProfile {
     pub fresh_cost: usize,
     /// Blocks in the mask.
     pub blocks: usize,
-    /// Whether the expansion was a recent result.
+    /// Whether the expansion was a recent result's copy.
     pub cache_hit: bool,
-    /// How a miss was expanded: `Fresh` or from a recent `Result`, and the estimated cost.
+    /// How the mask was expanded ([`munch_tokens::Expanded`]: `Repeat`, or `Scratch`, `Entry`
+    /// or `Base` with the estimated cost).
     pub how: String,
 }
 
@@ -330,7 +331,7 @@ impl WdaMasker {
             weights: used,
             fresh_cost: cost,
             blocks: self.dwa.acc_len(cache),
-            cache_hit: how.is_none(),
+            cache_hit: how == munch_tokens::Expanded::Repeat,
             how: format!("{how:?}"),
         }
     }
