@@ -23,58 +23,25 @@ fn bytes(max: usize) -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(any::<u8>(), 0..max)
 }
 
-proptest! {
-    #![proptest_config(config(4000))]
+/// A proptest of `$check` on `$case`s drawn from up to `$bytes` random bytes, `$cases` times.
+macro_rules! differential {
+    ($name:ident: $case:ty, $check:path, $cases:expr, $bytes:expr) => {
+        proptest! {
+            #![proptest_config(config($cases))]
 
-    #[test]
-    fn grammar_load(data in bytes(1024)) {
-        let case: LarkCase = case_from_bytes(&data).unwrap();
-        if let Err(e) = lark::check(&case) {
-            prop_assert!(false, "{}\n\n{:?}", e, case);
+            #[test]
+            fn $name(data in bytes($bytes)) {
+                let case: $case = case_from_bytes(&data).unwrap();
+                if let Err(e) = $check(&case) {
+                    prop_assert!(false, "{}\n\n{:?}", e, case);
+                }
+            }
         }
-    }
+    };
 }
 
-proptest! {
-    #![proptest_config(config(1500))]
-
-    #[test]
-    fn lexer(data in bytes(256)) {
-        let case: LexerCase = case_from_bytes(&data).unwrap();
-        if let Err(e) = lexer::check(&case) {
-            prop_assert!(false, "{}\n\n{:?}", e, case);
-        }
-    }
-}
-
-proptest! {
-    #![proptest_config(config(1000))]
-
-    #[test]
-    fn commit(data in bytes(512)) {
-        let case: CommitCase = case_from_bytes(&data).unwrap();
-        if let Err(e) = commit::check(&case) {
-            prop_assert!(false, "{}\n\n{:?}", e, case);
-        }
-    }
-
-    #[test]
-    fn masks(data in bytes(512)) {
-        let case: MaskCase = case_from_bytes(&data).unwrap();
-        if let Err(e) = masks::check(&case) {
-            prop_assert!(false, "{}\n\n{:?}", e, case);
-        }
-    }
-}
-
-proptest! {
-    #![proptest_config(config(300))]
-
-    #[test]
-    fn artifacts(data in bytes(512)) {
-        let case: ArtifactCase = case_from_bytes(&data).unwrap();
-        if let Err(e) = artifacts::check(&case) {
-            prop_assert!(false, "{}\n\n{:?}", e, case);
-        }
-    }
-}
+differential!(grammar_load: LarkCase, lark::check, 4000, 1024);
+differential!(lexer: LexerCase, lexer::check, 1500, 256);
+differential!(commit: CommitCase, commit::check, 1000, 512);
+differential!(masks: MaskCase, masks::check, 1000, 512);
+differential!(artifacts: ArtifactCase, artifacts::check, 300, 512);
