@@ -182,19 +182,17 @@ mod patterns {
             }
         }
         let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
-        let err = check(&g, &cfg).unwrap_err();
+        let err = check(&g, &cfg, |_| false).unwrap_err();
         // OTHER is only used by the unreachable `u`.
         assert_eq!(err.terminals.len(), 1);
         assert_eq!(err.terminals[0].1, "INDENT");
-        assert!(err
-            .to_string()
-            .contains("indentation-aware lexing is not supported yet"));
+        assert!(err.to_string().contains("postlex = python"));
     }
 
     #[test]
     fn all_patterns_present_passes() {
         let g = dsl::parse("s -> 'a' s | 'b'").unwrap();
         let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
-        assert_eq!(check(&g, &cfg), Ok(()));
+        assert_eq!(check(&g, &cfg, |_| false), Ok(()));
     }
 }

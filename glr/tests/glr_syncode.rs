@@ -86,7 +86,5 @@ fn python_is_refused_with_the_terminals_named() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(err
-        .to_string()
-        .contains("indentation-aware lexing is not supported yet"));
+    assert!(err.to_string().contains("postlex = python"));
 }

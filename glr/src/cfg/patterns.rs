@@ -29,8 +29,8 @@ impl fmt::Display for MissingPatterns {
             match why {
                 NoPattern::Declared => write!(
                     f,
-                    " `{name}` is %declare'd (made outside the lexer; indentation-aware \
-                     lexing is not supported yet);"
+                    " `{name}` is %declare'd (made outside the lexer: Python's \
+                     `_INDENT`/`_DEDENT` come from the indentation-aware post-lexer, postlex = python);"
                 )?,
                 NoPattern::Unsupported(what) => write!(
                     f,
@@ -45,7 +45,12 @@ impl fmt::Display for MissingPatterns {
 impl std::error::Error for MissingPatterns {}
 
 /// Checks that every terminal used by `cfg` (normalised from `grammar`) has a pattern.
-pub fn check(grammar: &Grammar, cfg: &Cfg) -> Result<(), MissingPatterns> {
+/// Terminals for which `made_elsewhere` holds (a post-lexer's `_INDENT`) pass.
+pub fn check(
+    grammar: &Grammar,
+    cfg: &Cfg,
+    made_elsewhere: impl Fn(TerminalId) -> bool,
+) -> Result<(), MissingPatterns> {
     let mut used = vec![false; grammar.terminals.len()];
     for p in cfg.productions() {
         for s in &p.rhs {
@@ -56,7 +61,7 @@ pub fn check(grammar: &Grammar, cfg: &Cfg) -> Result<(), MissingPatterns> {
     }
     let terminals: Vec<_> = grammar
         .terminals_without_pattern()
-        .filter(|(t, _)| used[t.as_usize()])
+        .filter(|(t, _)| used[t.as_usize()] && !made_elsewhere(*t))
         .map(|(t, why)| (t, grammar.terminal(t).name.clone(), why.clone()))
         .collect();
     if terminals.is_empty() {

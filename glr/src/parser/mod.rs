@@ -18,6 +18,9 @@
 
 #[cfg(test)]
 mod accept_tests;
+mod indent;
+#[cfg(test)]
+mod indent_tests;
 mod rnglr;
 mod state;
 mod terminal;
@@ -36,6 +39,7 @@ use crate::gss::{GssNode, GssNodeId};
 use crate::lr::{Action, Conflict, LrBuildError, LrConfig, LrTables};
 use crate::span::Span;
 
+pub use indent::{IndentCtx, Indenter, NlAction, Postlex, PostlexError, TAB_LEN};
 pub use state::{CommitError, CommitErrorKind, Head, ParserState, RollbackError};
 pub use terminal::TerminalParser;
 
@@ -67,6 +71,9 @@ pub struct ParserConfig {
     pub lexer: LexerConfig,
     /// Budgets of normalisation.
     pub normalize: NormalizeConfig,
+    /// The post-lexer between the lexer and the tables (Lark's `postlex=`): none, or Python's
+    /// indenter (see [`Indenter`]).
+    pub postlex: Postlex,
 }
 
 impl Default for ParserConfig {
@@ -80,6 +87,7 @@ impl Default for ParserConfig {
             max_rollback: 4_096,
             lexer: LexerConfig::default(),
             normalize: NormalizeConfig::default(),
+            postlex: Postlex::None,
         }
     }
 }
@@ -104,6 +112,8 @@ pub enum ParserBuildErrorKind {
     Lexer(LexerBuildError),
     /// The LR automaton could not be built (state budget).
     Lr(LrBuildError),
+    /// The post-lexer asked for needs terminals the grammar lacks.
+    Postlex(PostlexError),
 }
 
 impl ParserBuildError {
@@ -140,6 +150,7 @@ impl fmt::Display for ParserBuildError {
             ParserBuildErrorKind::MissingPatterns(e) => e.fmt(f),
             ParserBuildErrorKind::Lexer(e) => write!(f, "lexer: {e}"),
             ParserBuildErrorKind::Lr(e) => e.fmt(f),
+            ParserBuildErrorKind::Postlex(e) => e.fmt(f),
         }
     }
 }
@@ -160,6 +171,8 @@ pub struct Parser {
     lexer: Lexer,
     tables: LrTables,
     ignored: Vec<bool>,
+    /// The post-lexer (Python's indenter), if any.
+    indenter: Option<Indenter>,
     /// Per LR state, whether its ε-closure under `$` accepts (see `rnglr::accepts`).
     closure_accepts: Vec<bool>,
     max_heads: usize,
@@ -183,8 +196,13 @@ impl Parser {
     /// Normalises `grammar`, checks that every terminal it uses has a pattern, and builds the
     /// lexer and the tables within the budgets of `config`.
     pub fn new(grammar: &Grammar, config: &ParserConfig) -> Result<Parser, ParserBuildError> {
+        let indenter =
+            Indenter::new(grammar, config.postlex).map_err(ParserBuildErrorKind::Postlex)?;
         let cfg = normalize(grammar, &config.normalize).map_err(ParserBuildErrorKind::Normalize)?;
-        patterns::check(grammar, &cfg).map_err(ParserBuildErrorKind::MissingPatterns)?;
+        patterns::check(grammar, &cfg, |t| {
+            indenter.as_ref().is_some_and(|i| i.emits(t))
+        })
+        .map_err(ParserBuildErrorKind::MissingPatterns)?;
         let lexer = Lexer::new(&grammar.terminal_specs(), &config.lexer).map_err(|e| {
             let at = e
                 .terminal()
@@ -209,11 +227,17 @@ impl Parser {
             closure_accepts,
             tables,
             ignored: grammar.terminals.iter().map(|t| t.ignored).collect(),
+            indenter,
             max_heads: config.max_heads,
             max_nodes_per_step: config.max_nodes_per_step,
             max_work_per_commit: config.max_work_per_commit,
             max_rollback: config.max_rollback,
         })
+    }
+
+    /// The post-lexer's indenter (`postlex = python`), if any.
+    pub fn indenter(&self) -> Option<&Indenter> {
+        self.indenter.as_ref()
     }
 
     /// The lexer DFA (terminal ids are the grammar's).
@@ -380,7 +404,15 @@ impl Parser {
         let eof = self.tables.eof_index();
         for k in self.tables.state_lookaheads(node.state()) {
             left.spend(1)?;
-            if k != eof && self.is_ignored(TerminalId::from(k)) {
+            // Ignored terminals never reach the tables; a post-lexer's `_INDENT`/`_DEDENT`
+            // never come from the lexer (they follow a newline, which is tried itself).
+            if k != eof
+                && (self.is_ignored(TerminalId::from(k))
+                    || self
+                        .indenter
+                        .as_ref()
+                        .is_some_and(|i| i.emits(TerminalId::from(k))))
+            {
                 continue;
             }
             let can = if k == eof {

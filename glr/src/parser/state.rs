@@ -31,6 +31,7 @@ use munch_lexer::LexState;
 use munch_vocab::{TokenId, Vocabulary};
 use smallvec::SmallVec;
 
+use super::indent::{Bracket, IndentCtx, NlAction};
 use super::rnglr;
 use super::{Parser, ShiftCache};
 use crate::gss::{GssNode, GssNodeId};
@@ -160,6 +161,8 @@ pub(crate) struct HeadData {
     lex: LexState,
     inhibitor: Option<LexState>,
     empty: bool,
+    /// The indenter's context (always the default without a post-lexer).
+    indent: IndentCtx,
 }
 
 impl HeadData {
@@ -168,6 +171,7 @@ impl HeadData {
             && self.inhibitor == o.inhibitor
             && self.empty == o.empty
             && self.node.id() == o.node.id()
+            && self.indent == o.indent
     }
 }
 
@@ -195,6 +199,11 @@ impl<'a> Head<'a> {
     pub fn lexeme_is_empty(&self) -> bool {
         self.data.empty
     }
+    /// The indenter's context: indentation stack, bracket depth, width of the lexeme being
+    /// read (the default without a post-lexer).
+    pub fn indent(&self) -> &'a IndentCtx {
+        &self.data.indent
+    }
 }
 
 impl fmt::Debug for Head<'_> {
@@ -204,6 +213,7 @@ impl fmt::Debug for Head<'_> {
             .field("lex", &self.data.lex)
             .field("inhibitor", &self.data.inhibitor)
             .field("empty", &self.data.empty)
+            .field("indent", &self.data.indent)
             .finish()
     }
 }
@@ -221,6 +231,9 @@ type Heads = SmallVec<[HeadData; 2]>;
 #[derive(Clone)]
 struct ShiftMemo {
     lex: LexState,
+    /// Which part of the lexeme's terminals was shifted, and the indenter's action on a newline
+    /// (0 without a post-lexer; see `shift_group`).
+    tag: u32,
     from: SmallVec<[GssNodeId; 2]>,
     /// What the shift spent: a step with at least this much left builds the same frontier (the
     /// budget checks are monotone) and is charged the same; one with less recomputes.
@@ -284,6 +297,7 @@ impl ParserState {
             lex: parser.lexer().start(),
             inhibitor: None,
             empty: true,
+            indent: IndentCtx::default(),
         };
         let mut heads: Heads = SmallVec::from_elem(head, 1);
         let mut cache = ShiftCache::new();
@@ -321,13 +335,15 @@ impl ParserState {
         // Copied only when a shift is added to it.
         let mut memo: Option<Vec<ShiftMemo>> = None;
         let mut work_left = p.max_work_per_commit;
+        let indenting = p.indenter().is_some();
         for (offset, &b) in bytes.iter().enumerate() {
             let mut left = rnglr::Allowance {
                 nodes: p.max_nodes_per_step,
                 work: work_left,
             };
-            // Heads completing a lexeme, grouped by the lexer state they completed it in.
-            let mut groups: SmallVec<[(LexState, SmallVec<[GssNode; 2]>); 2]> = SmallVec::new();
+            // Heads completing a lexeme, grouped by the lexer state they completed it in (and
+            // their indenter context).
+            let mut groups: SmallVec<[Group; 2]> = SmallVec::new();
             for h in &heads {
                 if let Some(inh) = h.inhibitor {
                     if lexer.kills(inh, b) {
@@ -338,6 +354,21 @@ impl ParserState {
                 if lexer.is_dead(s) {
                     continue;
                 }
+                let indent = if indenting {
+                    h.indent.read(b, h.empty)
+                } else {
+                    h.indent.clone()
+                };
+                if !lexer.accepted(s).is_empty() {
+                    match groups.iter_mut().find(|g| g.lex == s && g.indent == indent) {
+                        Some(g) => g.nodes.push(h.node.clone()),
+                        None => groups.push(Group {
+                            lex: s,
+                            indent: indent.clone(),
+                            nodes: SmallVec::from_elem(h.node.clone(), 1),
+                        }),
+                    }
+                }
                 if lexer.can_grow(s) {
                     push_head(
                         &mut next,
@@ -346,64 +377,20 @@ impl ParserState {
                             lex: s,
                             inhibitor: None,
                             empty: false,
+                            indent,
                         },
                     );
                 }
-                if !lexer.accepted(s).is_empty() {
-                    match groups.iter_mut().find(|(g, _)| *g == s) {
-                        Some((_, nodes)) => nodes.push(h.node.clone()),
-                        None => groups.push((s, SmallVec::from_elem(h.node.clone(), 1))),
-                    }
-                }
             }
-            for (s, nodes) in groups {
-                let inhibitor = lexer.inhibits(s).then_some(s);
-                let accepted = lexer.accepted(s);
-                let mut ks: SmallVec<[u32; 4]> = SmallVec::new();
-                let mut ignored = false;
-                for &t in accepted {
-                    if p.is_ignored(t) {
-                        ignored = true;
-                    } else {
-                        ks.push(t.as_u32());
-                    }
-                }
-                let mut results: SmallVec<[GssNode; 2]> = SmallVec::new();
-                if ignored {
-                    results.extend(nodes.iter().cloned());
-                }
-                if !ks.is_empty() {
-                    let from: SmallVec<[GssNodeId; 2]> = nodes.iter().map(GssNode::id).collect();
-                    let known = memo.as_deref().unwrap_or(&self.snap.memo);
-                    let hit = known
-                        .iter()
-                        .find(|m| m.lex == s && m.from == from && left.covers(&m.spent));
-                    let shifted = match hit {
-                        Some(m) => {
-                            left.charge(&m.spent);
-                            m.to.clone()
-                        }
-                        None => {
-                            let before = left;
-                            let shifted = rnglr::shift(p.tables(), &nodes, &ks, &mut left)
-                                .map_err(|e| p.budget_error(e, offset))?;
-                            let memo = memo.get_or_insert_with(|| self.snap.memo.to_vec());
-                            memo.truncate(SHIFT_MEMO_LEN - 1);
-                            memo.insert(
-                                0,
-                                ShiftMemo {
-                                    lex: s,
-                                    from,
-                                    spent: before.minus(&left),
-                                    to: shifted.clone(),
-                                },
-                            );
-                            shifted
-                        }
-                    };
-                    results.extend(shifted);
-                }
-                for node in results {
+            for g in groups {
+                let inhibitor = lexer.inhibits(g.lex).then_some(g.lex);
+                let mut memos = Memos {
+                    known: &self.snap.memo,
+                    new: &mut memo,
+                };
+                for (node, indent) in shift_group(p, &g, &mut memos, &mut left)
+                    .map_err(|e| p.budget_error(e, offset))?
+                {
                     push_head(
                         &mut next,
                         HeadData {
@@ -411,6 +398,7 @@ impl ParserState {
                             lex: lexer.start(),
                             inhibitor,
                             empty: true,
+                            indent,
                         },
                     );
                 }
@@ -503,7 +491,7 @@ impl ParserState {
                 self.snap
                     .heads
                     .iter()
-                    .any(|h| h.empty && self.parser.can_accept(&h.node, cache))
+                    .any(|h| h.empty && head_accepts(&self.parser, h, cache))
             })
         })
     }
@@ -604,6 +592,150 @@ fn with_cache<R>(f: impl FnOnce(&mut ShiftCache) -> R) -> R {
     })
 }
 
+/// Whether the input may end at empty head `h`: with an indenter, after one `_DEDENT` per
+/// open level (Lark's indenter emits them at the end of the input).
+fn head_accepts(p: &Parser, h: &HeadData, cache: &mut ShiftCache) -> bool {
+    let Some(ind) = p.indenter() else {
+        return p.can_accept(&h.node, cache);
+    };
+    let mut frontier: SmallVec<[GssNode; 2]> = SmallVec::from_elem(h.node.clone(), 1);
+    for _ in h.indent.levels() {
+        frontier = match p.shift_frontier(&frontier, ind.dedent()) {
+            Ok(f) if !f.is_empty() => f,
+            _ => return false,
+        };
+    }
+    frontier.iter().any(|n| p.can_accept(n, cache))
+}
+
+/// Heads that completed a lexeme in lexer state `lex` at the same byte with the same
+/// indenter context: they are parsed together.
+struct Group {
+    lex: LexState,
+    indent: IndentCtx,
+    nodes: SmallVec<[GssNode; 2]>,
+}
+
+/// The shift memo of the snapshot, and this commit's copy once it has added to it.
+struct Memos<'a> {
+    known: &'a Arc<[ShiftMemo]>,
+    new: &'a mut Option<Vec<ShiftMemo>>,
+}
+
+impl Memos<'_> {
+    /// `seq` (terminal sets shifted one after the other) onto `nodes`, or the remembered
+    /// frontier of the same shift.
+    fn shift(
+        &mut self,
+        p: &Parser,
+        lex: LexState,
+        tag: u32,
+        nodes: &[GssNode],
+        seq: &[&[u32]],
+        left: &mut rnglr::Allowance,
+    ) -> Result<SmallVec<[GssNode; 2]>, rnglr::Exceeded> {
+        let from: SmallVec<[GssNodeId; 2]> = nodes.iter().map(GssNode::id).collect();
+        let known: &[ShiftMemo] = self.new.as_deref().unwrap_or(self.known);
+        if let Some(m) = known
+            .iter()
+            .find(|m| m.lex == lex && m.tag == tag && m.from == from && left.covers(&m.spent))
+        {
+            left.charge(&m.spent);
+            return Ok(m.to.clone());
+        }
+        let before = *left;
+        let mut frontier: SmallVec<[GssNode; 2]> = SmallVec::from(nodes);
+        for ks in seq {
+            if frontier.is_empty() {
+                break;
+            }
+            frontier = rnglr::shift(p.tables(), &frontier, ks, left)?;
+        }
+        let memo = self.new.get_or_insert_with(|| self.known.to_vec());
+        memo.truncate(SHIFT_MEMO_LEN - 1);
+        memo.insert(
+            0,
+            ShiftMemo {
+                lex,
+                tag,
+                from,
+                spent: before.minus(left),
+                to: frontier.clone(),
+            },
+        );
+        Ok(frontier)
+    }
+}
+
+/// The heads (nodes with their indenter contexts, lexemes empty) that a group's completed
+/// lexeme leads to: ignored terminals keep the nodes; the others are shifted, each bracket
+/// kind apart (it changes the bracket depth) and the newline terminal through the indenter's
+/// action (see the `indent` module).
+fn shift_group(
+    p: &Parser,
+    g: &Group,
+    memos: &mut Memos<'_>,
+    left: &mut rnglr::Allowance,
+) -> Result<SmallVec<[(GssNode, IndentCtx); 2]>, rnglr::Exceeded> {
+    let ind = p.indenter();
+    let at_start = g.indent.at_lexeme_start();
+    let mut out: SmallVec<[(GssNode, IndentCtx); 2]> = SmallVec::new();
+    // Non-bracket, open and close terminals (without an indenter: every terminal is plain).
+    let mut parts: [SmallVec<[u32; 4]>; 3] = Default::default();
+    let mut ignored = false;
+    let mut newline = false;
+    for &t in p.lexer().accepted(g.lex) {
+        if p.is_ignored(t) {
+            ignored = true;
+            continue;
+        }
+        match ind {
+            None => parts[0].push(t.as_u32()),
+            Some(i) if t == i.newline() => newline = true,
+            Some(i) => match i.bracket(t) {
+                Bracket::None => parts[0].push(t.as_u32()),
+                Bracket::Open => parts[1].push(t.as_u32()),
+                Bracket::Close => parts[2].push(t.as_u32()),
+            },
+        }
+    }
+    if ignored {
+        out.extend(g.nodes.iter().map(|n| (n.clone(), at_start.clone())));
+    }
+    for (tag, (ks, bracket)) in parts
+        .iter()
+        .zip([Bracket::None, Bracket::Open, Bracket::Close])
+        .enumerate()
+    {
+        if ks.is_empty() {
+            continue;
+        }
+        let shifted = memos.shift(p, g.lex, tag as u32, &g.nodes, &[&ks[..]], left)?;
+        let ctx = g.indent.after_bracket(bracket);
+        out.extend(shifted.into_iter().map(|n| (n, ctx.clone())));
+    }
+    if let (true, Some(i)) = (newline, ind) {
+        let action = g.indent.nl_action();
+        let nl = [i.newline().as_u32()];
+        let indent = [i.indent().as_u32()];
+        let dedent = [i.dedent().as_u32()];
+        let tag = 8 + action.tag();
+        let shifted = match action {
+            NlAction::Error => SmallVec::new(),
+            NlAction::Drop => g.nodes.clone(),
+            NlAction::Indent => memos.shift(p, g.lex, tag, &g.nodes, &[&nl, &indent], left)?,
+            NlAction::Dedent(k) => {
+                let mut seq: SmallVec<[&[u32]; 4]> = SmallVec::from_elem(&nl[..], 1);
+                seq.extend((0..k).map(|_| &dedent[..]));
+                memos.shift(p, g.lex, tag, &g.nodes, &seq, left)?
+            }
+        };
+        let ctx = g.indent.after_nl(action);
+        out.extend(shifted.into_iter().map(|n| (n, ctx.clone())));
+    }
+    Ok(out)
+}
+
 fn push_head(heads: &mut Heads, h: HeadData) {
     if !heads.iter().any(|x| x.same(&h)) {
         heads.push(h);
@@ -612,6 +744,9 @@ fn push_head(heads: &mut Heads, h: HeadData) {
 
 /// The mask contract's liveness for one head, spending from `left` a unit per terminal tried
 /// and the parser's work to answer for it.
+///
+/// With an indenter, a lexeme that may still become the newline terminal keeps a head inside
+/// brackets live (the newline will be dropped); elsewhere the context plays no part.
 fn is_head_live(
     p: &Parser,
     h: &HeadData,
@@ -621,9 +756,16 @@ fn is_head_live(
     if h.empty {
         return p.can_continue_within(&h.node, cache, left);
     }
+    let dropped_nl = match p.indenter() {
+        Some(i) if h.indent.paren_level() > 0 => Some(i.newline()),
+        _ => None,
+    };
     for t in p.lexer().reachable(h.lex).iter() {
         left.spend(1)?;
-        if p.is_ignored(t) || p.can_shift_within(&h.node, t, cache, left)? {
+        if p.is_ignored(t)
+            || Some(t) == dropped_nl
+            || p.can_shift_within(&h.node, t, cache, left)?
+        {
             return Ok(true);
         }
     }

@@ -1,0 +1,132 @@
+//! The indenter inside commit: Lark's `_INDENT`/`_DEDENT` stream, brackets, tabs, an
+//! inconsistent dedent rejected at its byte, the final dedents, rollback.
+
+use std::sync::Arc;
+
+use crate::lark::{load, LoadConfig};
+use crate::parser::{CommitErrorKind, Parser, ParserConfig, ParserState, Postlex};
+
+const GRAMMAR: &str = r#"
+start: (_NEWLINE | stmt)*
+stmt: simple | compound
+simple: expr _NEWLINE
+compound: "if" expr ":" suite
+suite: simple | _NEWLINE _INDENT stmt+ _DEDENT
+expr: NAME | "(" expr ("," expr)* ")" | "[" "]"
+NAME: /[a-z]+/
+_NEWLINE: ( /\r?\n[\t ]*/ | COMMENT )+
+COMMENT: /#[^\n]*/
+%ignore /[\t ]+/
+%ignore COMMENT
+%declare _INDENT _DEDENT
+"#;
+
+fn parser() -> Arc<Parser> {
+    let g = load(GRAMMAR.as_bytes(), &LoadConfig::default()).unwrap();
+    let config = ParserConfig {
+        postlex: Postlex::Python,
+        ..ParserConfig::default()
+    };
+    Arc::new(Parser::new(&g, &config).unwrap())
+}
+
+/// Whether the whole text is accepted, committed byte by byte.
+fn accepts(text: &str) -> bool {
+    let mut s = ParserState::new(parser());
+    for b in text.bytes() {
+        if s.commit_bytes(&[b]).is_err() {
+            return false;
+        }
+    }
+    s.is_accepting()
+}
+
+#[test]
+fn blocks_open_and_close() {
+    assert!(accepts("a\n"));
+    assert!(accepts("if a:\n    b\nc\n"));
+    assert!(accepts("if a:\n  if b:\n    c\n  d\ne\n"));
+    assert!(
+        accepts("if a:\n  if b:\n    c\n"),
+        "final dedents at the end"
+    );
+    assert!(accepts("if a:\n    b\n"));
+    assert!(!accepts("if a:\nb\n"), "a block needs an indent");
+    assert!(!accepts("a\n    b\n"), "an unexpected indent");
+    assert!(accepts("\n\n  \na\n"), "blank lines are one newline lexeme");
+}
+
+#[test]
+fn tabs_count_eight() {
+    assert!(accepts("if a:\n\tb\n        c\n"));
+    assert!(!accepts("if a:\n\tb\n    c\n"));
+}
+
+#[test]
+fn brackets_suspend_indentation() {
+    assert!(accepts("(a,\n  b,\n\n c)\n"));
+    assert!(accepts("if a:\n    (b,\nc)\n    d\n"));
+    assert!(!accepts("(a,\n b\n"));
+}
+
+#[test]
+fn comments_and_their_spaces() {
+    assert!(accepts("if a:\n    b\n    # c\n    d\n"));
+    assert!(accepts("a\n# c\n"));
+}
+
+#[test]
+fn an_inconsistent_dedent_is_rejected_at_its_byte() {
+    let mut s = ParserState::new(parser());
+    s.commit_bytes(b"if a:\n    if b:\n        c\n").unwrap();
+    // Width 2 matches no level, but more spaces could still come.
+    s.commit_bytes(b"  ").unwrap();
+    let err = s.commit_bytes(b"d").unwrap_err();
+    match err.kind() {
+        CommitErrorKind::Rejected { offset, byte, .. } => {
+            assert_eq!((*offset, *byte), (0, Some(b'd')));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        s.commit_bytes(b"  d\n").is_ok(),
+        "width 4 dedents one level"
+    );
+    assert!(s.is_accepting());
+}
+
+#[test]
+fn acceptance_needs_the_final_dedents_and_rollback_restores_contexts() {
+    let mut s = ParserState::new(parser());
+    s.commit_bytes(b"if a:\n").unwrap();
+    s.commit_bytes(b"    b\n").unwrap();
+    assert!(s.is_accepting());
+    s.commit_bytes(b"    ").unwrap();
+    s.commit_bytes(b"c\n").unwrap();
+    assert!(s.is_accepting());
+    s.rollback(2).unwrap();
+    // Back at the start of a line inside the block: a deeper line is refused, a level is not.
+    let mut deeper = s.clone();
+    assert!(deeper.commit_bytes(b"      c\n").is_err());
+    let mut same = s.clone();
+    same.commit_bytes(b"    c\n").unwrap();
+    assert!(same.is_accepting());
+    let mut out = s.clone();
+    out.commit_bytes(b"c\n").unwrap();
+    assert!(out.is_accepting());
+}
+
+#[test]
+fn a_grammar_without_the_terminals_is_a_typed_error() {
+    let g = load(br#"start: "a""#, &LoadConfig::default()).unwrap();
+    let config = ParserConfig {
+        postlex: Postlex::Python,
+        ..ParserConfig::default()
+    };
+    let err = Parser::new(&g, &config).unwrap_err();
+    assert!(
+        matches!(err.kind(), crate::parser::ParserBuildErrorKind::Postlex(e) if e.missing.len() == 3),
+        "{err}"
+    );
+    assert!(err.to_string().contains("_INDENT"), "{err}");
+}
