@@ -1,6 +1,8 @@
 """Label files with what Lark (the reference implementation) accepts.
 
-Usage: lark_label.py GRAMMAR MODE FILE...   (MODE: lalr or earley; lexer 'basic' for both)
+Usage: lark_label.py GRAMMAR MODE [--postlex python] [--start RULE] FILE...
+(MODE: lalr or earley; lexer 'basic' for both; `--postlex python` is Lark's PythonIndenter,
+whose newline terminal is `_NEWLINE`, or `_NL` when the grammar has no `_NEWLINE`)
 Prints one JSON object per file: {"file", "accepted", "error", "token", "char",
 "char_category"}; `token` is [type, value] for an unexpected token, `char` the character no
 terminal matched and `char_category` its Unicode category in this Python (`Cn`: unassigned in
@@ -16,10 +18,24 @@ import lark
 
 def main():
     grammar_path, mode, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+    options = {}
+    while files and files[0] in ("--postlex", "--start"):
+        options[files[0][2:]] = files[1]
+        files = files[2:]
     with open(grammar_path, encoding="utf-8", newline="") as f:
         source = f.read()
+    kwargs = {}
+    if "start" in options:
+        kwargs["start"] = options["start"]
+    if options.get("postlex") == "python":
+        from lark.indenter import PythonIndenter
+
+        class Indenter(PythonIndenter):
+            NL_type = "_NEWLINE" if "_NEWLINE" in source else "_NL"
+
+        kwargs["postlex"] = Indenter()
     try:
-        parser = lark.Lark(source, parser=mode, lexer="basic")
+        parser = lark.Lark(source, parser=mode, lexer="basic", **kwargs)
     except Exception as e:  # any failure to build is reported, not raised
         print(json.dumps({"grammar_error": f"{type(e).__name__}: {e}"}))
         return

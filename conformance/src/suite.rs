@@ -215,6 +215,19 @@ pub enum GrammarRef {
     Regex(String),
     /// Lark text written in the case file.
     Inline(String),
+    /// One of Lark's bundled grammars (`lark:python`: the `python.lark` of the `lark` package,
+    /// found by [`munch::lark_grammars_dir`]).
+    Lark(String),
+}
+
+/// How a case's grammar is read: its start rule and post-lexer (`start = "file_input"`,
+/// `postlex = "python"` in a case file).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct GrammarOptions {
+    /// The start rule, when not `start`.
+    pub start: Option<String>,
+    /// The post-lexer.
+    pub postlex: munch::Postlex,
 }
 
 impl GrammarRef {
@@ -227,6 +240,8 @@ impl GrammarRef {
             GrammarRef::Schema(schema.to_string())
         } else if let Some(pattern) = text.strip_prefix("regex:") {
             GrammarRef::Regex(pattern.to_string())
+        } else if let Some(name) = text.strip_prefix("lark:") {
+            GrammarRef::Lark(name.trim().to_string())
         } else {
             GrammarRef::Inline(text.to_string())
         }
@@ -241,6 +256,7 @@ impl fmt::Display for GrammarRef {
             GrammarRef::Schema(_) => f.write_str("schema"),
             GrammarRef::Regex(p) => write!(f, "regex:{p}"),
             GrammarRef::Inline(_) => f.write_str("inline"),
+            GrammarRef::Lark(name) => write!(f, "lark:{name}"),
         }
     }
 }
@@ -326,6 +342,8 @@ pub struct CaseSpec {
     pub name: String,
     /// The grammar.
     pub grammar: GrammarRef,
+    /// Its start rule and post-lexer.
+    pub grammar_options: GrammarOptions,
     /// The tokenizers, in the file's order.
     pub tokenizers: Vec<TokenizerRef>,
     /// The texts.
@@ -380,6 +398,8 @@ struct RawCase {
     max_bytes: Option<Spanned<u64>>,
     separator: Option<Spanned<String>>,
     oracle_every: Option<Spanned<usize>>,
+    start: Option<Spanned<String>>,
+    postlex: Option<Spanned<String>>,
 }
 
 /// Reads every `*.toml` under `dir`, in file-name order.
@@ -465,6 +485,19 @@ fn check_case(path: &Path, src: &str, group: &str, raw: RawCase) -> Result<CaseS
         }
         _ => {}
     }
+    let postlex = match &raw.postlex {
+        None => munch::Postlex::None,
+        Some(p) => munch::Postlex::from_name(p.get_ref()).ok_or_else(|| {
+            fail(
+                p.span(),
+                format!("`postlex` is none or python, not `{}`", p.get_ref()),
+            )
+        })?,
+    };
+    let grammar_options = GrammarOptions {
+        start: raw.start.as_ref().map(|s| s.get_ref().clone()),
+        postlex,
+    };
     let mut tokenizers = Vec::new();
     for t in raw.tokenizers.get_ref() {
         let tokenizer = match t.get_ref().strip_prefix("synthetic:") {
@@ -580,6 +613,7 @@ fn check_case(path: &Path, src: &str, group: &str, raw: RawCase) -> Result<CaseS
         group: group.to_string(),
         name,
         grammar,
+        grammar_options,
         tokenizers,
         texts,
         expect,
@@ -683,7 +717,7 @@ impl fmt::Display for Case {
 /// Grammars, parsers and vocabularies, each loaded once for all the cases that name it.
 #[derive(Default)]
 pub struct Resources {
-    grammars: HashMap<GrammarRef, (Arc<Grammar>, Arc<Parser>)>,
+    grammars: HashMap<(GrammarRef, GrammarOptions), (Arc<Grammar>, Arc<Parser>)>,
     vocabs: HashMap<TokenizerRef, Arc<Vocabulary>>,
 }
 
@@ -694,8 +728,13 @@ impl Resources {
     }
 
     /// The grammar and parser of `grammar`, loading them on first use.
-    pub fn grammar(&mut self, grammar: &GrammarRef) -> Result<(Arc<Grammar>, Arc<Parser>), String> {
-        if let Some((g, p)) = self.grammars.get(grammar) {
+    pub fn grammar(
+        &mut self,
+        grammar: &GrammarRef,
+        options: &GrammarOptions,
+    ) -> Result<(Arc<Grammar>, Arc<Parser>), String> {
+        let key = (grammar.clone(), options.clone());
+        if let Some((g, p)) = self.grammars.get(&key) {
             return Ok((Arc::clone(g), Arc::clone(p)));
         }
         let source = match grammar {
@@ -708,12 +747,23 @@ impl Resources {
             GrammarRef::Inline(text) => {
                 Ok(munch::Grammar::lark(text.clone()).with_name("inline grammar"))
             }
+            GrammarRef::Lark(name) => match munch::lark_grammars_dir() {
+                Some(dir) => munch::Grammar::lark_file(dir.join(format!("{name}.lark"))),
+                None => return Err("no lark package found for Lark's grammars".to_string()),
+            },
         }
         .map_err(|e| e.to_string())?;
+        let source = source
+            .with_starts(options.start.iter().cloned())
+            .with_postlex(options.postlex);
         let loaded = source.load().map_err(|e| e.to_string())?;
-        let parser = Parser::new(&loaded, &ParserConfig::default()).map_err(|e| e.to_string())?;
+        let config = ParserConfig {
+            postlex: options.postlex,
+            ..ParserConfig::default()
+        };
+        let parser = Parser::new(&loaded, &config).map_err(|e| e.to_string())?;
         let entry = (Arc::new(loaded), Arc::new(parser));
-        self.grammars.insert(grammar.clone(), entry.clone());
+        self.grammars.insert(key, entry.clone());
         Ok(entry)
     }
 
@@ -741,7 +791,7 @@ impl CaseSpec {
     pub fn expand(&self, resources: &mut Resources) -> Result<Vec<Case>, SuiteError> {
         let fail = |message: String| SuiteError::new(&self.file, message).in_case(&self.name);
         let (grammar, parser) = resources
-            .grammar(&self.grammar)
+            .grammar(&self.grammar, &self.grammar_options)
             .map_err(|e| fail(format!("grammar {}: {e}", self.grammar)))?;
         let texts = self.texts(&grammar, &parser).map_err(fail)?;
         let mut cases = Vec::new();

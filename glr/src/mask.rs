@@ -11,7 +11,7 @@ use std::sync::Arc;
 pub use munch_tokens::{MaskMut, TokenMask};
 use munch_vocab::Vocabulary;
 
-use crate::parser::ParserState;
+use crate::parser::{Head, ParserState};
 
 /// Computes the tokens allowed after a parser state.
 ///
@@ -128,3 +128,354 @@ pub fn set_eos(vocab: &Vocabulary, state: &ParserState, mask: &mut MaskMut<'_>) 
         }
     }
 }
+
+/// Exact masks under Python's indenter (`postlex = python`), for every masker.
+///
+/// # Which answers the indentation context decides
+///
+/// A head's indentation context (its stack of widths, bracket depth, and the width of the
+/// newline lexeme it is reading; see [`crate::parser::IndentCtx`]) enters a commit in two
+/// places only: when a newline lexeme completes (the indenter's `NL`, `_INDENT`, `_DEDENT`s,
+/// nothing inside brackets, or a dead branch on an inconsistent dedent), and when the text ends
+/// inside a lexeme that may still become a newline (live inside brackets). Bracket terminals
+/// change the depth, which only a later newline reads. A masker reads the GSS and the lexer
+/// configurations, not the contexts: it treats the newline terminal as any other. So the
+/// masker's answer is exact for every token whose lexing completes no newline lexeme and does
+/// not end inside one, and [`IndentFix::fill`] splits the work:
+///
+/// - **Heads between lexemes or inside another lexeme** go to the masker, as a state of their
+///   own. The tokens whose lexing from one of their lexer configurations completes a newline
+///   or ends inside one (found by running the lexer, not the parser, over each token's bytes,
+///   once per configuration and memoised: a vocabulary pass costs a few milliseconds) are
+///   answered again by committing them, as the [`Oracle`] does: those holding a newline, a
+///   few percent of a vocabulary.
+/// - **Heads inside a lexeme that may become the newline** (after `"\n"`, inside a comment
+///   that Lark's `_NEWLINE` absorbs) are answered token by token from the token's walk through
+///   that one lexeme: the lexeme ends at the token's first byte (nothing: the completion was
+///   handed over with the byte before, by a sibling head the masker sees), inside the token
+///   after a prefix `p`, or not at all. When it does not end, the growing head is live exactly
+///   when the masker would say so (the context only adds bracket depth). When it ends after
+///   `p` at width `w`, the indenter's action for `w` decides: an inconsistent dedent allows
+///   nothing; otherwise the state after `p` has the sibling head that shifted the newline and
+///   its `_INDENT`/`_DEDENT`s, and the token is allowed iff the rest of it is allowed there —
+///   one masker call per distinct action (few: same level, indent, dedent to each level), the
+///   rest looked up as a token of the vocabulary. A rest that is no token, or that itself
+///   completes a newline, is committed.
+pub struct IndentFix {
+    memo: std::sync::RwLock<ahash::AHashMap<LexConfig, Arc<[munch_vocab::TokenId]>>>,
+}
+
+/// A head's lexer configuration: state, inhibitor, lexeme empty.
+type LexConfig = (munch_lexer::LexState, Option<munch_lexer::LexState>, bool);
+
+/// The most lexer configurations [`IndentFix`] remembers before it starts over.
+const INDENT_FIX_MEMO_LEN: usize = 4096;
+
+/// How a head inside a would-be newline lexeme reads one token.
+enum Walk {
+    /// The lexeme ends at the first byte: the head contributes nothing.
+    Boundary,
+    /// The whole token stays inside the lexeme, which ends in this lexer state.
+    Inside(munch_lexer::LexState),
+    /// The lexeme ends after `len` bytes, in this lexer state, at this width.
+    Ends {
+        len: usize,
+        state: munch_lexer::LexState,
+        width: crate::parser::IndentCtx,
+    },
+}
+
+impl IndentFix {
+    /// The fix for `parser`, when it has an indenter (`None` otherwise: masks need no fix).
+    pub fn new(parser: &crate::parser::Parser) -> Option<IndentFix> {
+        parser.indenter()?;
+        Some(IndentFix {
+            memo: Default::default(),
+        })
+    }
+
+    /// Fills `mask` with exactly the allowed tokens of `state`, calling `plain` (the masker's
+    /// own computation, which reads the newline terminal as any other) on states made of some
+    /// of `state`'s heads (see the [type docs](IndentFix)).
+    pub fn fill(
+        &self,
+        vocab: &Vocabulary,
+        state: &ParserState,
+        mut mask: MaskMut<'_>,
+        plain: &mut dyn FnMut(&ParserState, MaskMut<'_>),
+    ) {
+        let parser = Arc::clone(state.parser());
+        let Some(nl) = parser.indenter().map(|i| i.newline()) else {
+            plain(state, mask);
+            return;
+        };
+        let lexer = parser.lexer();
+        let in_newline =
+            |h: Head<'_>| !h.lexeme_is_empty() && lexer.reachable(h.lex_state()).contains(nl);
+        let others = state.restricted(|h| !in_newline(h));
+        if others.head_len() > 0 {
+            plain(&others, mask.reborrow());
+            self.recheck(vocab, &others, &mut mask);
+        } else {
+            mask.clear();
+        }
+        let inside: Vec<ParserState> = state
+            .heads()
+            .enumerate()
+            .filter(|(_, h)| in_newline(*h))
+            .map(|(i, _)| {
+                let mut k = 0;
+                state.restricted(|_| {
+                    k += 1;
+                    k - 1 == i
+                })
+            })
+            .collect();
+        for one in &inside {
+            self.fill_inside(vocab, one, &mut mask, plain);
+        }
+        // Acceptance shifts the final `_DEDENT`s, which a masker's own test does not.
+        for &eos in vocab.eos() {
+            mask.remove(eos);
+        }
+        set_eos(vocab, state, &mut mask);
+    }
+
+    /// Answers again, by committing them, the tokens whose lexing from a head of `state` (no
+    /// head inside a would-be newline) completes or ends inside a newline lexeme.
+    fn recheck(&self, vocab: &Vocabulary, state: &ParserState, mask: &mut MaskMut<'_>) {
+        let parser = state.parser();
+        let mut configs: Vec<LexConfig> = state
+            .heads()
+            .map(|h| (h.lex_state(), h.inhibitor(), h.lexeme_is_empty()))
+            .collect();
+        configs.sort_unstable();
+        configs.dedup();
+        let lists: Vec<Arc<[munch_vocab::TokenId]>> = configs
+            .iter()
+            .map(|&c| self.sensitive(parser, vocab, c))
+            .collect();
+        let several = lists.len() > 1;
+        let mut seen: Vec<u64> = if several {
+            vec![0; vocab.len().div_ceil(64)]
+        } else {
+            Vec::new()
+        };
+        for list in &lists {
+            for &t in list.iter() {
+                if several {
+                    let (w, bit) = (t.as_usize() / 64, 1u64 << (t.as_usize() % 64));
+                    if seen[w] & bit != 0 {
+                        continue;
+                    }
+                    seen[w] |= bit;
+                }
+                if allows(state, vocab, t) {
+                    mask.insert(t);
+                } else {
+                    mask.remove(t);
+                }
+            }
+        }
+    }
+
+    /// Adds to `mask` the tokens allowed by `one`, a state whose one head is inside a lexeme
+    /// that may become the newline terminal.
+    fn fill_inside(
+        &self,
+        vocab: &Vocabulary,
+        one: &ParserState,
+        mask: &mut MaskMut<'_>,
+        plain: &mut dyn FnMut(&ParserState, MaskMut<'_>),
+    ) {
+        let parser = Arc::clone(one.parser());
+        let Some(head) = one.heads().next() else {
+            return;
+        };
+        let (Some(nl), lexer) = (parser.indenter().map(|i| i.newline()), parser.lexer()) else {
+            return;
+        };
+        let node = head.node().clone();
+        let ctx = head.indent().clone();
+        let mut cache = crate::parser::ShiftCache::new();
+        let mut grows: ahash::AHashMap<munch_lexer::LexState, bool> = Default::default();
+        // Per (lexer state, action) where the lexeme ends: the state of the sibling head(s) that
+        // completed it, and their mask.
+        let mut after: ahash::AHashMap<
+            (munch_lexer::LexState, crate::parser::NlAction),
+            Option<(ParserState, TokenMask)>,
+        > = Default::default();
+        for (t, bytes) in vocab.text_tokens() {
+            let allowed = match walk(&parser, head.lex_state(), &ctx, bytes) {
+                Walk::Boundary => false,
+                Walk::Inside(end) => {
+                    let live = *grows.entry(end).or_insert_with(|| {
+                        lexer.reachable(end).iter().any(|u| {
+                            parser.is_ignored(u)
+                                || (u == nl && ctx.paren_level() > 0)
+                                || parser.can_shift(&node, u, &mut cache)
+                        })
+                    });
+                    live || allows(one, vocab, t)
+                }
+                Walk::Ends { len, state, width } => {
+                    if lexer.accepted(state) != [nl] {
+                        // Ties or an ignored terminal: the general case.
+                        allows(one, vocab, t)
+                    } else {
+                        let action = width.nl_action();
+                        if action == crate::parser::NlAction::Error {
+                            false
+                        } else {
+                            let entry = after.entry((state, action)).or_insert_with(|| {
+                                let mut s = one.clone();
+                                s.commit_bytes(&bytes[..len]).ok()?;
+                                let s = s.restricted(|h| h.lexeme_is_empty());
+                                let mut m = TokenMask::new(vocab.len());
+                                if s.head_len() > 0 {
+                                    plain(&s, m.as_mut());
+                                }
+                                Some((s, m))
+                            });
+                            match entry {
+                                None => false,
+                                Some((s, m)) => {
+                                    let rest = &bytes[len..];
+                                    let simple = s.heads().all(|h| {
+                                        !completes_newline(
+                                            &parser,
+                                            (h.lex_state(), h.inhibitor(), h.lexeme_is_empty()),
+                                            rest,
+                                        )
+                                    });
+                                    let trie = vocab.trie();
+                                    let id = trie
+                                        .find(rest)
+                                        .and_then(|n| trie.tokens_at(n).first().copied());
+                                    match id {
+                                        Some(r) if simple => m.contains(r),
+                                        _ => allows(one, vocab, t),
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            };
+            if allowed {
+                mask.insert(t);
+            }
+        }
+    }
+
+    /// The tokens whose lexing from `config` completes the newline terminal or ends inside a
+    /// lexeme that may still become one (memoised).
+    fn sensitive(
+        &self,
+        parser: &crate::parser::Parser,
+        vocab: &Vocabulary,
+        config: LexConfig,
+    ) -> Arc<[munch_vocab::TokenId]> {
+        if let Some(list) = self.memo.read().ok().and_then(|m| m.get(&config).cloned()) {
+            return list;
+        }
+        let list: Arc<[munch_vocab::TokenId]> = vocab
+            .text_tokens()
+            .filter(|(_, bytes)| completes_newline(parser, config, bytes))
+            .map(|(t, _)| t)
+            .collect();
+        if let Ok(mut m) = self.memo.write() {
+            if m.len() >= INDENT_FIX_MEMO_LEN {
+                m.clear();
+            }
+            m.insert(config, Arc::clone(&list));
+        }
+        list
+    }
+}
+
+/// The contract for one token, by brute force.
+fn allows(state: &ParserState, vocab: &Vocabulary, t: munch_vocab::TokenId) -> bool {
+    vocab.token_bytes(t).is_some_and(|bytes| {
+        let mut next = state.clone();
+        next.commit_bytes(bytes).is_ok() && next.is_live()
+    })
+}
+
+/// How a head in lexer state `s` (inside a lexeme) with context `ctx` reads `bytes` while they
+/// extend its lexeme.
+fn walk(
+    parser: &crate::parser::Parser,
+    mut s: munch_lexer::LexState,
+    ctx: &crate::parser::IndentCtx,
+    bytes: &[u8],
+) -> Walk {
+    let lexer = parser.lexer();
+    let mut width = ctx.clone();
+    for (i, &b) in bytes.iter().enumerate() {
+        let next = lexer.next(s, b);
+        if lexer.is_dead(next) {
+            return if i == 0 {
+                Walk::Boundary
+            } else {
+                Walk::Ends {
+                    len: i,
+                    state: s,
+                    width,
+                }
+            };
+        }
+        width = width.read(b, false);
+        s = next;
+    }
+    Walk::Inside(s)
+}
+
+/// Whether lexing `bytes` from `config` (every branch of the streaming lexer, without the
+/// parser) completes the newline terminal, or ends inside a lexeme that can still become one.
+fn completes_newline(parser: &crate::parser::Parser, config: LexConfig, bytes: &[u8]) -> bool {
+    let Some(nl) = parser.indenter().map(|i| i.newline()) else {
+        return false;
+    };
+    let lexer = parser.lexer();
+    let mut configs: smallvec::SmallVec<[LexConfig; 4]> = smallvec::smallvec![config];
+    let mut next: smallvec::SmallVec<[LexConfig; 4]> = smallvec::SmallVec::new();
+    for &b in bytes {
+        for &(s, inh, _) in &configs {
+            if inh.is_some_and(|i| lexer.kills(i, b)) {
+                continue;
+            }
+            let s = lexer.next(s, b);
+            if lexer.is_dead(s) {
+                continue;
+            }
+            if lexer.can_grow(s) && !next.contains(&(s, None, false)) {
+                next.push((s, None, false));
+            }
+            let accepted = lexer.accepted(s);
+            if accepted.contains(&nl) {
+                return true;
+            }
+            if !accepted.is_empty() {
+                let c = (lexer.start(), lexer.inhibits(s).then_some(s), true);
+                if !next.contains(&c) {
+                    next.push(c);
+                }
+            }
+        }
+        std::mem::swap(&mut configs, &mut next);
+        next.clear();
+        if configs.is_empty() {
+            return false;
+        }
+    }
+    configs
+        .iter()
+        .any(|&(s, _, empty)| !empty && lexer.reachable(s).contains(nl))
+}
+
+// The fix is shared by compiled maskers across threads.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<IndentFix>();
+};

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use munch_glr::lark::{self, LoadConfig};
-use munch_glr::parser::{Parser, ParserConfig};
+use munch_glr::parser::{Parser, ParserConfig, Postlex};
 
 use crate::error::{CompileError, CompileErrorKind};
 use munch_schema::{Relaxation, SchemaOptions};
@@ -35,6 +35,8 @@ pub struct Grammar {
     lark_grammars: Option<PathBuf>,
     /// What a lenient JSON Schema compile dropped.
     relaxations: Vec<Relaxation>,
+    /// The post-lexer (Lark's `postlex=`); overrides the parser configuration's.
+    postlex: Postlex,
 }
 
 impl fmt::Debug for Grammar {
@@ -42,6 +44,7 @@ impl fmt::Debug for Grammar {
         f.debug_struct("Grammar")
             .field("name", &self.name)
             .field("start", &self.start)
+            .field("postlex", &self.postlex)
             .field("bytes", &self.text.len())
             .finish()
     }
@@ -63,6 +66,7 @@ impl Grammar {
             base_dir: None,
             lark_grammars: None,
             relaxations: Vec::new(),
+            postlex: Postlex::None,
         }
     }
 
@@ -205,6 +209,25 @@ impl Grammar {
         self
     }
 
+    /// The same grammar read through post-lexer `postlex`, as Lark's `postlex=`:
+    /// [`Postlex::Python`] is Lark's `PythonIndenter` (`_NEWLINE` or `_NL`, `_INDENT`,
+    /// `_DEDENT`, brackets, tab length 8), for Lark's and SynCode's python.lark.
+    ///
+    /// ```
+    /// use munch::Postlex;
+    /// let g = munch::Grammar::syncode("python").unwrap().with_postlex(Postlex::Python);
+    /// assert_eq!(g.postlex(), Postlex::Python);
+    /// ```
+    pub fn with_postlex(mut self, postlex: Postlex) -> Grammar {
+        self.postlex = postlex;
+        self
+    }
+
+    /// The post-lexer ([`Grammar::with_postlex`]).
+    pub fn postlex(&self) -> Postlex {
+        self.postlex
+    }
+
     /// The same grammar under `name` in error messages.
     pub fn with_name(mut self, name: impl Into<String>) -> Grammar {
         self.name = name.into();
@@ -233,9 +256,14 @@ impl Grammar {
 
     /// Loads the grammar and builds its parser within `config`'s budgets, for tools that need
     /// only the parser (checking a grammar, parsing whole texts).
+    /// The grammar's post-lexer, when it has one, replaces `config.postlex`.
     pub fn build_parser(&self, config: &ParserConfig) -> Result<Arc<Parser>, CompileError> {
         let loaded = self.load()?;
-        Parser::new(&loaded, config)
+        let mut config = config.clone();
+        if self.postlex != Postlex::None {
+            config.postlex = self.postlex;
+        }
+        Parser::new(&loaded, &config)
             .map(Arc::new)
             .map_err(|e| CompileError::new(CompileErrorKind::Parser(e.in_file(&self.name))))
     }

@@ -49,9 +49,10 @@ pub mod teacher;
 
 pub use compiled::{BuildStats, Compiled, Config, FellBack, MaskerKind};
 pub use error::{CompileError, CompileErrorKind, MatcherError, MatcherErrorKind};
-pub use grammar::{Grammar, SchemaSource};
+pub use grammar::{lark_grammars_dir, Grammar, SchemaSource};
 pub use matcher::{Matcher, MAX_FORCED_BYTES};
 pub use munch_glr::mask::TokenMask;
+pub use munch_glr::parser::Postlex;
 pub use munch_schema::{PropertyOrder, Relaxation, SchemaError, SchemaOptions, Whitespace};
 pub use munch_vocab::{TokenId, Vocabulary};
 

@@ -21,7 +21,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     // The loaded grammar's own sizes are printed even when its parser cannot be built, so the
     // grammar is loaded once here and the parser built from it (what `Grammar::build_parser`
     // does in one call).
-    let grammar = args.grammar.named()?.load()?;
+    let source = args.grammar.named()?;
+    let grammar = source.load()?;
     let mut line = serde_json::json!({
         "grammar": args.grammar.grammar,
         "terminals": grammar.terminal_len(),
@@ -33,7 +34,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             .collect::<Vec<_>>(),
     });
     let mut code = ExitCode::SUCCESS;
-    match Parser::new(&grammar, &ParserConfig::default()) {
+    let config = ParserConfig {
+        postlex: source.postlex(),
+        ..ParserConfig::default()
+    };
+    match Parser::new(&grammar, &config) {
         Ok(parser) => {
             if args.conflicts {
                 print!("{}", parser.tables().render_conflicts());

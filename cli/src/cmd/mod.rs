@@ -27,6 +27,16 @@ pub struct GrammarOpts {
     /// `%import lark` (default: $MUNCH_LARK_GRAMMARS, else munch's cached lark-venv).
     #[arg(long = "lark-grammars", value_name = "DIR")]
     pub lark_grammars: Option<std::path::PathBuf>,
+    /// A post-lexer, as Lark's `postlex=`: `python` is Lark's PythonIndenter (`_NEWLINE` or
+    /// `_NL`, `%declare _INDENT _DEDENT`), for Python grammars.
+    #[arg(long = "postlex", value_name = "NAME", value_parser = parse_postlex)]
+    pub postlex: Option<munch::Postlex>,
+}
+
+/// `--postlex NAME`.
+fn parse_postlex(name: &str) -> Result<munch::Postlex, String> {
+    munch::Postlex::from_name(name)
+        .ok_or_else(|| format!("unknown post-lexer `{name}` (known: none, python)"))
 }
 
 impl GrammarOpts {
@@ -38,6 +48,9 @@ impl GrammarOpts {
         }
         if let Some(dir) = &self.lark_grammars {
             g = g.with_lark_grammars(dir.clone());
+        }
+        if let Some(postlex) = self.postlex {
+            g = g.with_postlex(postlex);
         }
         Ok(g)
     }

@@ -210,7 +210,7 @@ pub struct IndentCtx {
 }
 
 /// What a completed newline lexeme does, in Lark's terms.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NlAction {
     /// Inside brackets: dropped.
     Drop,

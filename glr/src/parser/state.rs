@@ -533,6 +533,30 @@ impl ParserState {
         self.snap.heads.iter().map(|data| Head { data })
     }
 
+    /// The same text with only the heads `keep` selects (no history: it cannot be rolled
+    /// back). Masks of the whole state are unions over its heads; the indentation fix asks a
+    /// masker about some of them.
+    pub(crate) fn restricted(&self, mut keep: impl FnMut(Head<'_>) -> bool) -> ParserState {
+        let heads: Heads = self
+            .snap
+            .heads
+            .iter()
+            .filter(|data| keep(Head { data }))
+            .cloned()
+            .collect();
+        ParserState {
+            parser: Arc::clone(&self.parser),
+            snap: Arc::new(Snapshot {
+                heads,
+                prev: None,
+                depth: 0,
+                floor: 0,
+                accepting: OnceLock::new(),
+                memo: self.snap.memo.clone(),
+            }),
+        }
+    }
+
     /// The number of live heads.
     pub fn head_len(&self) -> usize {
         self.snap.heads.len()

@@ -294,6 +294,7 @@ pub(crate) fn build(
         build_s: started.elapsed().as_secs_f64(),
     };
     Ok(SpannerMasker {
+        indent: munch_glr::mask::IndentFix::new(&parser).map(Arc::new),
         parser,
         vocab,
         spans,

@@ -79,7 +79,7 @@ mod tau;
 use std::fmt;
 use std::sync::Arc;
 
-use munch_glr::mask::{set_eos, MaskCache, MaskMut, Masker};
+use munch_glr::mask::{set_eos, IndentFix, MaskCache, MaskMut, Masker};
 use munch_glr::parser::{Parser, ParserState};
 use munch_tokens::{
     ClassId, ClassSet, ExpandCache, LexPoint, SpansBuildError, SpansConfig, TokenSpans,
@@ -239,6 +239,8 @@ enum ClassList {
 
 /// The GreatGramma masker. Immutable, `Send + Sync`; see the [crate docs](crate).
 pub struct SpannerMasker {
+    /// Exact answers for the tokens the indentation context decides (`postlex = python`).
+    indent: Option<Arc<IndentFix>>,
     parser: Arc<Parser>,
     vocab: Arc<Vocabulary>,
     spans: TokenSpans,
@@ -340,7 +342,20 @@ impl Masker for SpannerMasker {
         })
     }
 
-    fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
+    fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mask: MaskMut<'_>) {
+        match &self.indent {
+            Some(fix) => fix.fill(&self.vocab, state, mask, &mut |s, m| {
+                self.fill_plain(cache, s, m)
+            }),
+            None => self.fill_plain(cache, state, mask),
+        }
+    }
+}
+
+impl SpannerMasker {
+    /// The mask of `state` with the newline terminal read as any other (exact without a
+    /// post-lexer; see [`IndentFix`]).
+    fn fill_plain(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
         let cache: &mut Cache = cache.get_mut();
         cache.acc.clear();
         if cache.online.start_mask() {

@@ -58,7 +58,7 @@ use smallvec::SmallVec;
 
 use ahash::AHashMap;
 use munch_glr::gss::{GssNode, GssNodeId};
-use munch_glr::mask::{set_eos, MaskCache, MaskMut, Masker, TokenMask};
+use munch_glr::mask::{set_eos, IndentFix, MaskCache, MaskMut, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState, ShiftCache};
 use munch_lexer::dfa::{Lexer, TerminalSet};
 use munch_lexer::{LexState, TerminalId};
@@ -104,6 +104,8 @@ pub struct TrieMasker {
     classes: Option<classes::ClassWalk>,
     /// The `%ignore`d terminals: reaching one keeps a head live.
     ignored: TerminalSet,
+    /// Exact answers for the tokens the indentation context decides (`postlex = python`).
+    indent: Option<Arc<IndentFix>>,
 }
 
 /// What one kind of walk runs over: a trie whose entries are ids in `0..len`, and the tables
@@ -169,6 +171,7 @@ impl TrieMasker {
         TrieMasker {
             tokens: Space::new(None, vocab.len(), 0, states),
             classes: None,
+            indent: IndentFix::new(&parser).map(Arc::new),
             parser,
             vocab,
             ignored,
@@ -391,7 +394,20 @@ impl Masker for TrieMasker {
         })
     }
 
-    fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
+    fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mask: MaskMut<'_>) {
+        match &self.indent {
+            Some(fix) => fix.fill(&self.vocab, state, mask, &mut |s, m| {
+                self.fill_plain(cache, s, m)
+            }),
+            None => self.fill_plain(cache, state, mask),
+        }
+    }
+}
+
+impl TrieMasker {
+    /// The mask of `state` with the newline terminal read as any other (exact without a
+    /// post-lexer; see [`IndentFix`]).
+    fn fill_plain(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
         let cache: &mut Cache = cache.get_mut();
         let key: HeadsKey = state
             .heads()

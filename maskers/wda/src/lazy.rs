@@ -42,7 +42,7 @@ use std::time::Instant;
 use ahash::AHashMap;
 use munch_glr::cfg::NonterminalId;
 use munch_glr::lr::LrState;
-use munch_glr::mask::{MaskCache, MaskMut, Masker, Oracle};
+use munch_glr::mask::{IndentFix, MaskCache, MaskMut, Masker, Oracle};
 use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::LexState;
 use munch_vocab::Vocabulary;
@@ -101,6 +101,8 @@ pub struct LazyStats {
 /// fallback), and the lexical side's own ([`spans`](WdaConfig::spans),
 /// [`max_continuations`](WdaConfig::max_continuations)).
 pub struct LazyWdaMasker {
+    /// Exact answers for the tokens the indentation context decides (`postlex = python`).
+    indent: Option<Arc<IndentFix>>,
     parser: Arc<Parser>,
     vocab: Arc<Vocabulary>,
     conts: Arc<Conts>,
@@ -212,6 +214,7 @@ impl LazyWdaMasker {
         let starts = initial.len();
         let lex_start = lexer.start().as_u32();
         let mut m = LazyWdaMasker {
+            indent: IndentFix::new(&parser).map(Arc::new),
             fallback: Arc::new(Oracle::new(Arc::clone(&vocab))),
             engine: RwLock::new(Engine::new(
                 &parser,
@@ -592,7 +595,20 @@ impl Masker for LazyWdaMasker {
         })
     }
 
-    fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
+    fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mask: MaskMut<'_>) {
+        match &self.indent {
+            Some(fix) => fix.fill(&self.vocab, state, mask, &mut |s, m| {
+                self.fill_plain(cache, s, m)
+            }),
+            None => self.fill_plain(cache, state, mask),
+        }
+    }
+}
+
+impl LazyWdaMasker {
+    /// The mask of `state` with the newline terminal read as any other (exact without a
+    /// post-lexer; see [`IndentFix`]).
+    fn fill_plain(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
         let cache: &mut LazyCache = cache.get_mut();
         cache.masks += 1;
         if self.gave_up.load(Ordering::Relaxed) || !self.classes(cache, state) {

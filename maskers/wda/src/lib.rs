@@ -119,7 +119,7 @@ mod template_tests;
 
 use std::sync::Arc;
 
-use munch_glr::mask::{MaskCache, MaskMut, Masker};
+use munch_glr::mask::{IndentFix, MaskCache, MaskMut, Masker};
 use munch_glr::parser::{Parser, ParserState};
 use munch_tokens::SpansConfig;
 use munch_vocab::Vocabulary;
@@ -224,6 +224,8 @@ pub struct MaskProfile {
 /// 1 MiB (at least 64 masks), allocated and written when it is made, so that no mask pays a
 /// first-touch page fault.
 pub struct WdaMasker {
+    /// Exact answers for the tokens the indentation context decides (`postlex = python`).
+    indent: Option<Arc<IndentFix>>,
     parser: Arc<Parser>,
     vocab: Arc<Vocabulary>,
     dwa: dwa::Dwa,
@@ -241,6 +243,7 @@ impl WdaMasker {
     ) -> Result<WdaMasker, WdaBuildError> {
         let (dwa, build_s) = build::build(&parser, &vocab, config)?;
         Ok(WdaMasker {
+            indent: IndentFix::new(&parser).map(Arc::new),
             parser,
             vocab,
             dwa,
@@ -292,6 +295,7 @@ impl WdaMasker {
             parser.lr_state_len(),
         )?;
         Ok(WdaMasker {
+            indent: IndentFix::new(&parser).map(Arc::new),
             parser,
             vocab,
             dwa,
@@ -355,7 +359,20 @@ impl Masker for WdaMasker {
         MaskCache::new(self.dwa.create_cache())
     }
 
-    fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
+    fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mask: MaskMut<'_>) {
+        match &self.indent {
+            Some(fix) => fix.fill(&self.vocab, state, mask, &mut |s, m| {
+                self.fill_plain(cache, s, m)
+            }),
+            None => self.fill_plain(cache, state, mask),
+        }
+    }
+}
+
+impl WdaMasker {
+    /// The mask of `state` with the newline terminal read as any other (exact without a
+    /// post-lexer; see [`IndentFix`]).
+    fn fill_plain(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
         let cache: &mut dwa::RunCache = cache.get_mut();
         self.dwa.run(cache, state);
         let eos = self.dwa.take_eos(cache);
