@@ -110,8 +110,7 @@ impl Masker for Oracle {
     fn fill_into(&self, _cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
         mask.clear();
         for (id, bytes) in self.vocab.text_tokens() {
-            let mut next = state.clone();
-            if next.commit_bytes(bytes).is_ok() && next.is_live() {
+            if state.allows(bytes) {
                 mask.insert(id);
             }
         }
@@ -162,7 +161,7 @@ pub fn set_eos(vocab: &Vocabulary, state: &ParserState, mask: &mut MaskMut<'_>) 
 ///   rest looked up as a token of the vocabulary. A rest that is no token, or that itself
 ///   completes a newline, is committed.
 pub struct IndentFix {
-    memo: std::sync::RwLock<ahash::AHashMap<LexConfig, Arc<[munch_vocab::TokenId]>>>,
+    memo: std::sync::RwLock<ahash::AHashMap<(LexConfig, bool), Arc<[munch_vocab::TokenId]>>>,
 }
 
 /// A head's lexer configuration: state, inhibitor, lexeme empty.
@@ -245,9 +244,14 @@ impl IndentFix {
     /// head inside a would-be newline) completes or ends inside a newline lexeme.
     fn recheck(&self, vocab: &Vocabulary, state: &ParserState, mask: &mut MaskMut<'_>) {
         let parser = state.parser();
-        let mut configs: Vec<LexConfig> = state
+        let mut configs: Vec<(LexConfig, bool)> = state
             .heads()
-            .map(|h| (h.lex_state(), h.inhibitor(), h.lexeme_is_empty()))
+            .map(|h| {
+                (
+                    (h.lex_state(), h.inhibitor(), h.lexeme_is_empty()),
+                    h.indent().paren_level() == 0,
+                )
+            })
             .collect();
         configs.sort_unstable();
         configs.dedup();
@@ -301,10 +305,11 @@ impl IndentFix {
         let mut grows: ahash::AHashMap<munch_lexer::LexState, bool> = Default::default();
         // Per (lexer state, action) where the lexeme ends: the state of the sibling head(s) that
         // completed it, and their mask.
-        let mut after: ahash::AHashMap<
-            (munch_lexer::LexState, crate::parser::NlAction),
-            Option<(ParserState, TokenMask)>,
-        > = Default::default();
+        // (the heads that completed it, their mask, their mask reading whole tokens from a
+        // fresh lexeme, whether they are outside brackets).
+        type After = Option<(ParserState, TokenMask, TokenMask, bool)>;
+        let mut after: ahash::AHashMap<(munch_lexer::LexState, crate::parser::NlAction), After> =
+            Default::default();
         for (t, bytes) in vocab.text_tokens() {
             let allowed = match walk(&parser, head.lex_state(), &ctx, bytes) {
                 Walk::Boundary => false,
@@ -330,31 +335,61 @@ impl IndentFix {
                             let entry = after.entry((state, action)).or_insert_with(|| {
                                 let mut s = one.clone();
                                 s.commit_bytes(&bytes[..len]).ok()?;
+                                // The heads that completed the lexeme (the one still reading
+                                // it dies on the rest's first byte). None: nothing goes on.
                                 let s = s.restricted(|h| h.lexeme_is_empty());
-                                let mut m = TokenMask::new(vocab.len());
-                                if s.head_len() > 0 {
-                                    plain(&s, m.as_mut());
+                                if s.head_len() == 0 {
+                                    return None;
                                 }
-                                Some((s, m))
+                                let mut m = TokenMask::new(vocab.len());
+                                plain(&s, m.as_mut());
+                                // The same heads reading the whole token from a fresh lexeme:
+                                // its leading spaces and tabs become an ignored lexeme there.
+                                let fresh = s.without_inhibitors();
+                                let mut whole = TokenMask::new(vocab.len());
+                                plain(&fresh, whole.as_mut());
+                                let paren_zero =
+                                    fresh.heads().all(|h| h.indent().paren_level() == 0);
+                                Some((s, m, whole, paren_zero))
                             });
                             match entry {
                                 None => false,
-                                Some((s, m)) => {
+                                Some((s, m, whole, paren_zero)) => {
                                     let rest = &bytes[len..];
-                                    let simple = s.heads().all(|h| {
-                                        !completes_newline(
+                                    if lexer.kills(state, rest[0]) {
+                                        // The completed lexeme's look-ahead fails there.
+                                        continue;
+                                    }
+                                    if same_as_ignored(&parser, &bytes[..len], rest[0])
+                                        && !needs_context(
                                             &parser,
-                                            (h.lex_state(), h.inhibitor(), h.lexeme_is_empty()),
-                                            rest,
+                                            (lexer.start(), None, true),
+                                            *paren_zero,
+                                            bytes,
                                         )
-                                    });
+                                    {
+                                        if whole.contains(t) {
+                                            mask.insert(t);
+                                        }
+                                        continue;
+                                    }
                                     let trie = vocab.trie();
                                     let id = trie
                                         .find(rest)
                                         .and_then(|n| trie.tokens_at(n).first().copied());
+                                    let simple = || {
+                                        s.heads().all(|h| {
+                                            !needs_context(
+                                                &parser,
+                                                (h.lex_state(), h.inhibitor(), h.lexeme_is_empty()),
+                                                h.indent().paren_level() == 0,
+                                                rest,
+                                            )
+                                        })
+                                    };
                                     match id {
-                                        Some(r) if simple => m.contains(r),
-                                        _ => allows(one, vocab, t),
+                                        Some(r) if simple() => m.contains(r),
+                                        _ => s.allows(rest),
                                     }
                                 }
                             }
@@ -368,38 +403,62 @@ impl IndentFix {
         }
     }
 
-    /// The tokens whose lexing from `config` completes the newline terminal or ends inside a
-    /// lexeme that may still become one (memoised).
+    /// The tokens whose answer from a head in lexer configuration `config` (outside brackets
+    /// when `paren_zero`) the context may change ([`needs_context`]; memoised).
     fn sensitive(
         &self,
         parser: &crate::parser::Parser,
         vocab: &Vocabulary,
-        config: LexConfig,
+        (config, paren_zero): (LexConfig, bool),
     ) -> Arc<[munch_vocab::TokenId]> {
-        if let Some(list) = self.memo.read().ok().and_then(|m| m.get(&config).cloned()) {
+        let config_key = (config, paren_zero);
+        if let Some(list) = self
+            .memo
+            .read()
+            .ok()
+            .and_then(|m| m.get(&config_key).cloned())
+        {
             return list;
         }
         let list: Arc<[munch_vocab::TokenId]> = vocab
             .text_tokens()
-            .filter(|(_, bytes)| completes_newline(parser, config, bytes))
+            .filter(|(_, bytes)| needs_context(parser, config, paren_zero, bytes))
             .map(|(t, _)| t)
             .collect();
         if let Ok(mut m) = self.memo.write() {
             if m.len() >= INDENT_FIX_MEMO_LEN {
                 m.clear();
             }
-            m.insert(config, Arc::clone(&list));
+            m.insert(config_key, Arc::clone(&list));
         }
         list
     }
 }
 
+/// Whether `prefix` (spaces and tabs), read from a fresh lexeme, is one `%ignore`d lexeme
+/// that byte `next` ends without killing it: then a head reading `prefix` then `next...` from
+/// a fresh lexeme goes on exactly as one that read `prefix` inside a newline lexeme and
+/// completed it there.
+fn same_as_ignored(parser: &crate::parser::Parser, prefix: &[u8], next: u8) -> bool {
+    let lexer = parser.lexer();
+    let mut s = lexer.start();
+    for &b in prefix {
+        if b != b' ' && b != b'\t' {
+            return false;
+        }
+        s = lexer.next(s, b);
+        if lexer.is_dead(s) || !lexer.accepted(s).iter().all(|&t| parser.is_ignored(t)) {
+            return false;
+        }
+    }
+    !lexer.accepted(s).is_empty() && !lexer.kills(s, next)
+}
+
 /// The contract for one token, by brute force.
 fn allows(state: &ParserState, vocab: &Vocabulary, t: munch_vocab::TokenId) -> bool {
-    vocab.token_bytes(t).is_some_and(|bytes| {
-        let mut next = state.clone();
-        next.commit_bytes(bytes).is_ok() && next.is_live()
-    })
+    vocab
+        .token_bytes(t)
+        .is_some_and(|bytes| state.allows(bytes))
 }
 
 /// How a head in lexer state `s` (inside a lexeme) with context `ctx` reads `bytes` while they
@@ -431,17 +490,42 @@ fn walk(
     Walk::Inside(s)
 }
 
-/// Whether lexing `bytes` from `config` (every branch of the streaming lexer, without the
-/// parser) completes the newline terminal, or ends inside a lexeme that can still become one.
-fn completes_newline(parser: &crate::parser::Parser, config: LexConfig, bytes: &[u8]) -> bool {
-    let Some(nl) = parser.indenter().map(|i| i.newline()) else {
+/// Whether the context may change the answer for `bytes` from a head in lexer configuration
+/// `config`, outside brackets when `paren_zero` (at depth ≥ 1 otherwise): running every branch
+/// of the streaming lexer over the bytes (without the parser), some branch completes the
+/// newline terminal where the indenter may act otherwise than a plain shift, or ends inside a
+/// lexeme that may still become one inside brackets.
+///
+/// Outside brackets, a newline lexeme completed at the token's last byte that can still grow
+/// changes nothing: the head that goes on reading it is live exactly when the masker says (it
+/// can shift the newline, or go on to another terminal), and when it is not, no width makes the
+/// newline shiftable either. A completion that the next byte of the token does not kill, or
+/// inside brackets, needs the context.
+fn needs_context(
+    parser: &crate::parser::Parser,
+    config: LexConfig,
+    paren_zero: bool,
+    bytes: &[u8],
+) -> bool {
+    use crate::parser::indent_bracket_delta;
+    let Some(ind) = parser.indenter() else {
         return false;
     };
+    let nl = ind.newline();
     let lexer = parser.lexer();
-    let mut configs: smallvec::SmallVec<[LexConfig; 4]> = smallvec::smallvec![config];
-    let mut next: smallvec::SmallVec<[LexConfig; 4]> = smallvec::SmallVec::new();
-    for &b in bytes {
-        for &(s, inh, _) in &configs {
+    // (lexer state, inhibitor, lexeme empty, bracket depth when known: `None` is ≥ 1).
+    type Branch = (
+        munch_lexer::LexState,
+        Option<munch_lexer::LexState>,
+        bool,
+        Option<u32>,
+    );
+    let start_depth = paren_zero.then_some(0);
+    let mut configs: smallvec::SmallVec<[Branch; 4]> =
+        smallvec::smallvec![(config.0, config.1, config.2, start_depth)];
+    let mut next: smallvec::SmallVec<[Branch; 4]> = smallvec::SmallVec::new();
+    for (i, &b) in bytes.iter().enumerate() {
+        for &(s, inh, _, depth) in &configs {
             if inh.is_some_and(|i| lexer.kills(i, b)) {
                 continue;
             }
@@ -449,15 +533,23 @@ fn completes_newline(parser: &crate::parser::Parser, config: LexConfig, bytes: &
             if lexer.is_dead(s) {
                 continue;
             }
-            if lexer.can_grow(s) && !next.contains(&(s, None, false)) {
-                next.push((s, None, false));
+            if lexer.can_grow(s) && !next.contains(&(s, None, false, depth)) {
+                next.push((s, None, false, depth));
             }
             let accepted = lexer.accepted(s);
             if accepted.contains(&nl) {
-                return true;
+                let last = i + 1 == bytes.len();
+                let killed = !last && lexer.kills(s, bytes[i + 1]);
+                if depth != Some(0) || !(killed || (last && lexer.can_grow(s))) {
+                    return true;
+                }
             }
             if !accepted.is_empty() {
-                let c = (lexer.start(), lexer.inhibits(s).then_some(s), true);
+                let mut depth = depth;
+                for &t in accepted {
+                    depth = indent_bracket_delta(ind, t, depth);
+                }
+                let c = (lexer.start(), lexer.inhibits(s).then_some(s), true, depth);
                 if !next.contains(&c) {
                     next.push(c);
                 }
@@ -471,7 +563,7 @@ fn completes_newline(parser: &crate::parser::Parser, config: LexConfig, bytes: &
     }
     configs
         .iter()
-        .any(|&(s, _, empty)| !empty && lexer.reachable(s).contains(nl))
+        .any(|&(s, _, empty, depth)| !empty && depth != Some(0) && lexer.reachable(s).contains(nl))
 }
 
 // The fix is shared by compiled maskers across threads.

@@ -196,6 +196,25 @@ impl Indenter {
     }
 }
 
+/// The bracket depth after terminal `t` from `depth` (`None`: unknown, at least 1), for
+/// the masks' lexer-only walks: an open bracket from an unknown depth stays unknown, a close
+/// one from an unknown depth is unknown too (it may reach 0, which `None` then over-states).
+pub(crate) fn indent_bracket_delta(
+    ind: &Indenter,
+    t: TerminalId,
+    depth: Option<u32>,
+) -> Option<u32> {
+    match (ind.bracket(t), depth) {
+        (Bracket::None, d) => d,
+        (Bracket::Open, Some(d)) => Some(d + 1),
+        (Bracket::Open, None) => None,
+        (Bracket::Close, Some(0)) => Some(0),
+        (Bracket::Close, Some(1)) => Some(0),
+        (Bracket::Close, Some(d)) => Some(d - 1),
+        (Bracket::Close, None) => None,
+    }
+}
+
 /// The indenter's part of a head: the stack of widths above the base 0, the bracket depth and
 /// the width of the lexeme being read. Equal for heads that behave alike (part of a head's
 /// identity).

@@ -39,6 +39,7 @@ use crate::gss::{GssNode, GssNodeId};
 use crate::lr::{Action, Conflict, LrBuildError, LrConfig, LrTables};
 use crate::span::Span;
 
+pub(crate) use indent::indent_bracket_delta;
 pub use indent::{IndentCtx, Indenter, NlAction, Postlex, PostlexError, TAB_LEN};
 pub use state::{CommitError, CommitErrorKind, Head, ParserState, RollbackError};
 pub use terminal::TerminalParser;

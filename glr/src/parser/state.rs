@@ -328,6 +328,18 @@ impl ParserState {
 
     /// Appends `bytes` to the text. On error the state is unchanged.
     pub fn commit_bytes(&mut self, bytes: &[u8]) -> Result<(), CommitError> {
+        self.commit_inner(bytes, true)
+    }
+
+    /// Whether appending `bytes` succeeds and leaves the state live (the mask contract for one
+    /// token), without naming the expected terminals on a rejection (brute-force maskers ask
+    /// this for many tokens, most of them refused).
+    pub(crate) fn allows(&self, bytes: &[u8]) -> bool {
+        let mut next = self.clone();
+        next.commit_inner(bytes, false).is_ok() && next.is_live()
+    }
+
+    fn commit_inner(&mut self, bytes: &[u8], explain: bool) -> Result<(), CommitError> {
         let p = &*self.parser;
         let lexer = p.lexer();
         let mut heads: Heads = self.snap.heads.clone();
@@ -407,7 +419,11 @@ impl ParserState {
                 return Err(CommitError::new(CommitErrorKind::Rejected {
                     offset,
                     byte: Some(b),
-                    expected: expected(p, &heads),
+                    expected: if explain {
+                        expected(p, &heads)
+                    } else {
+                        Vec::new()
+                    },
                 }));
             }
             if next.len() > p.max_heads {
@@ -421,7 +437,7 @@ impl ParserState {
             std::mem::swap(&mut heads, &mut next);
             next.clear();
         }
-        let before = heads.clone();
+        let before = if explain { heads.clone() } else { Heads::new() };
         // The liveness checks spend what the bytes left of the commit's work budget.
         let mut left = rnglr::Allowance {
             nodes: usize::MAX,
@@ -447,7 +463,11 @@ impl ParserState {
             return Err(CommitError::new(CommitErrorKind::Rejected {
                 offset: bytes.len(),
                 byte: None,
-                expected: expected(p, &before),
+                expected: if explain {
+                    expected(p, &before)
+                } else {
+                    Vec::new()
+                },
             }));
         }
         self.snap = Arc::new(Snapshot {
@@ -551,6 +571,30 @@ impl ParserState {
                 prev: None,
                 depth: 0,
                 floor: 0,
+                accepting: OnceLock::new(),
+                memo: self.snap.memo.clone(),
+            }),
+        }
+    }
+
+    /// The same heads with no inhibitor (as if the lexeme just completed could not be
+    /// extended): the indentation fix reads a token's leading spaces from there.
+    pub(crate) fn without_inhibitors(&self) -> ParserState {
+        let heads: Heads = self
+            .snap
+            .heads
+            .iter()
+            .map(|h| HeadData {
+                inhibitor: None,
+                ..h.clone()
+            })
+            .collect();
+        ParserState {
+            parser: Arc::clone(&self.parser),
+            snap: Arc::new(Snapshot {
+                heads,
+                prev: None,
+                depth: 0,
                 accepting: OnceLock::new(),
                 memo: self.snap.memo.clone(),
             }),
