@@ -67,6 +67,18 @@ pub fn python() -> Result<PathBuf, CorpusError> {
 
 /// Lark's verdict on each file, in order.
 pub fn label(grammar: &Path, mode: Mode, files: &[PathBuf]) -> Result<Vec<Label>, CorpusError> {
+    label_with(grammar, mode, &[], files)
+}
+
+/// [`label`] with options of `scripts/lark_label.py` before the files: `["--start",
+/// "file_input", "--postlex", "python"]` parses from `file_input` through Lark's
+/// `PythonIndenter`.
+pub fn label_with(
+    grammar: &Path,
+    mode: Mode,
+    options: &[&str],
+    files: &[PathBuf],
+) -> Result<Vec<Label>, CorpusError> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/lark_label.py");
     let mut labels = Vec::with_capacity(files.len());
     // Chunks keep the command line short.
@@ -78,6 +90,7 @@ pub fn label(grammar: &Path, mode: Mode, files: &[PathBuf]) -> Result<Vec<Label>
                 Mode::Lalr => "lalr",
                 Mode::Earley => "earley",
             })
+            .args(options)
             .args(chunk)
             .output()
             .map_err(|e| CorpusError::new(format!("running Lark: {e}")))?;

@@ -328,3 +328,135 @@ fn syncode_grammars_agree_with_lark() {
         MIN_AGREEMENT * 100.0
     );
 }
+
+/// The Python sources of this machine's `python3` standard library (the `.py` files directly in
+/// its folder of 400 bytes to 12 kB), at most `n`, in name order; none where there is no
+/// `python3`.
+fn python_sources(n: usize) -> Vec<PathBuf> {
+    let Ok(out) = std::process::Command::new("python3")
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"])
+        .output()
+    else {
+        return Vec::new();
+    };
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .filter(|p| {
+            std::fs::metadata(p).is_ok_and(|m| (400..12_000).contains(&m.len()))
+                && std::fs::read_to_string(p).is_ok()
+        })
+        .collect();
+    files.sort();
+    files.truncate(n);
+    files
+}
+
+/// Seeded indentation mutants of `files`: a space or four added or removed at the start of a
+/// line, four spaces or eight turned into a tab.
+fn indentation_mutants(files: &[PathBuf], seed: u64) -> Vec<PathBuf> {
+    let mut rng = SeededRng::new(seed);
+    let dir = munch_vocab::cache::cache_dir()
+        .join("mutated")
+        .join("python-indent");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut out = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        let lines: Vec<&str> = text.split('\n').collect();
+        let nonblank: Vec<usize> = (0..lines.len())
+            .filter(|&j| !lines[j].trim().is_empty())
+            .collect();
+        for k in 0..3 {
+            if nonblank.is_empty() {
+                break;
+            }
+            let j = nonblank[rng.below(nonblank.len())];
+            let line = lines[j];
+            let changed = match rng.below(6) {
+                0 if line.starts_with(' ') => line[1..].to_string(),
+                1 if line.starts_with("    ") => line[4..].to_string(),
+                2 if line.starts_with("    ") => format!("\t{}", &line[4..]),
+                3 if line.starts_with("        ") => format!("\t{}", &line[8..]),
+                4 => format!("    {line}"),
+                _ => format!(" {line}"),
+            };
+            let mut mutated: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            mutated[j] = changed;
+            let file = dir.join(format!("{i:04}-{k}.py"));
+            if std::fs::write(&file, mutated.join("\n")).is_ok() {
+                out.push(file);
+            }
+        }
+    }
+    out
+}
+
+/// Python through Lark's `PythonIndenter` (`--postlex python`): Lark's own python.lark from
+/// `file_input` on standard-library sources and their indentation mutants (spaces added or
+/// removed at line starts, tabs). munch's verdict must be Lark's (LALR) on every text: the
+/// indenter is the same function of the token stream, and these texts exercise it.
+#[test]
+fn python_indentation_agrees_with_lark() {
+    let real = python_sources(80);
+    if real.is_empty() {
+        eprintln!("skipped: no python3 standard library found");
+        return;
+    }
+    let Some(dir) = munch::lark_grammars_dir() else {
+        eprintln!("skipped: no lark package found for Lark's python.lark");
+        return;
+    };
+    let grammar = dir.join("python.lark");
+    let parser = munch::Grammar::lark_file(&grammar)
+        .map(|g| g.with_start("file_input").with_postlex(munch::Postlex::Python))
+        .and_then(|g| g.build_parser(&ParserConfig::default()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut files = real.clone();
+    files.extend(indentation_mutants(&real, 28));
+    let labels = lark::label_with(
+        &grammar,
+        Mode::Lalr,
+        &["--start", "file_input", "--postlex", "python"],
+        &files,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut disagreements = Vec::new();
+    let mut lark_accepted = 0;
+    for label in &labels {
+        let text = std::fs::read(&label.file).unwrap();
+        let munch = munch::parse::parse_text(&parser, &text);
+        lark_accepted += usize::from(label.accepted);
+        if munch.is_ok() != label.accepted {
+            disagreements.push(format!(
+                "{}: Lark {} / munch {}",
+                label.file.display(),
+                verdict(label.accepted, label.error.as_deref()),
+                match &munch {
+                    Ok(()) => "accepts".to_string(),
+                    Err(r) => format!("rejects at byte {}: {}", r.offset, r.message),
+                }
+            ));
+        }
+    }
+    eprintln!(
+        "python (Lark's python.lark, postlex python): {} texts ({} real), Lark accepts {}; \
+         {} disagreements",
+        labels.len(),
+        real.len(),
+        lark_accepted,
+        disagreements.len()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "munch and Lark disagree:\n{}",
+        disagreements.join("\n")
+    );
+}

@@ -143,23 +143,26 @@ pub fn set_eos(vocab: &Vocabulary, state: &ParserState, mask: &mut MaskMut<'_>) 
 /// not end inside one, and [`IndentFix::fill`] splits the work:
 ///
 /// - **Heads between lexemes or inside another lexeme** go to the masker, as a state of their
-///   own. The tokens whose lexing from one of their lexer configurations completes a newline
-///   or ends inside one (found by running the lexer, not the parser, over each token's bytes,
-///   once per configuration and memoised: a vocabulary pass costs a few milliseconds) are
-///   answered again by committing them, as the [`Oracle`] does: those holding a newline, a
-///   few percent of a vocabulary.
+///   own. The tokens whose answer the context may change are found by running the lexer (not
+///   the parser) over each token's bytes, once per lexer configuration and memoised (a
+///   vocabulary pass costs a few milliseconds), and answered again by committing them, as the
+///   [`Oracle`] does. Outside brackets, a newline completed at a token's last byte changes
+///   nothing while the lexeme can still grow (the head reading on is live exactly when the
+///   masker says), so these are the tokens that complete a newline before their last byte
+///   (`":\n    x"`), or hold one inside brackets: a few hundred to a few thousand.
 /// - **Heads inside a lexeme that may become the newline** (after `"\n"`, inside a comment
-///   that Lark's `_NEWLINE` absorbs) are answered token by token from the token's walk through
-///   that one lexeme: the lexeme ends at the token's first byte (nothing: the completion was
-///   handed over with the byte before, by a sibling head the masker sees), inside the token
-///   after a prefix `p`, or not at all. When it does not end, the growing head is live exactly
-///   when the masker would say so (the context only adds bracket depth). When it ends after
-///   `p` at width `w`, the indenter's action for `w` decides: an inconsistent dedent allows
-///   nothing; otherwise the state after `p` has the sibling head that shifted the newline and
-///   its `_INDENT`/`_DEDENT`s, and the token is allowed iff the rest of it is allowed there —
-///   one masker call per distinct action (few: same level, indent, dedent to each level), the
-///   rest looked up as a token of the vocabulary. A rest that is no token, or that itself
-///   completes a newline, is committed.
+///   that Lark's `_NEWLINE` absorbs) are answered from each token's walk through that one
+///   lexeme. When the lexeme ends at the token's first byte the head contributes nothing (the
+///   completion was handed over with the byte before, by a sibling head the masker sees).
+///   When it does not end, the growing head is live exactly when the masker would say (the
+///   context only adds bracket depth). When it ends after a prefix at width `w`, the
+///   indenter's action for `w` decides: an inconsistent dedent allows nothing; otherwise the
+///   heads that completed the newline with that action (one commit and masker calls per
+///   distinct action: same level, indent, dedent to each level) decide the rest of the token.
+///   When the prefix is spaces and tabs that a fresh lexeme reads as one `%ignore`d lexeme
+///   (both python.lark files ignore `[\t \f]+`), the token itself is looked up in the mask of
+///   those heads with no inhibitor: the common case, a line's indentation and its first word
+///   in one token (`"    return"`), costs a bit test. Otherwise the rest is committed.
 pub struct IndentFix {
     memo: std::sync::RwLock<ahash::AHashMap<(LexConfig, bool), Arc<[munch_vocab::TokenId]>>>,
 }
