@@ -334,7 +334,10 @@ fn syncode_grammars_agree_with_lark() {
 /// `python3`.
 fn python_sources(n: usize) -> Vec<PathBuf> {
     let Ok(out) = std::process::Command::new("python3")
-        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"])
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
+        ])
         .output()
     else {
         return Vec::new();
@@ -416,7 +419,10 @@ fn python_indentation_agrees_with_lark() {
     };
     let grammar = dir.join("python.lark");
     let parser = munch::Grammar::lark_file(&grammar)
-        .map(|g| g.with_start("file_input").with_postlex(munch::Postlex::Python))
+        .map(|g| {
+            g.with_start("file_input")
+                .with_postlex(munch::Postlex::Python)
+        })
         .and_then(|g| g.build_parser(&ParserConfig::default()))
         .unwrap_or_else(|e| panic!("{e}"));
     let mut files = real.clone();

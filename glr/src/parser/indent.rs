@@ -8,7 +8,8 @@
 //! it is passed on, and the width of the text after the token's last `'\n'` (each space 1, each
 //! tab 8; other characters 0) is compared with the top of the stack: deeper pushes it and emits
 //! `_INDENT`; shallower pops, emitting `_DEDENT` per level, down to a level that must equal the
-//! width (else `DedentError`). Open brackets (`LPAR`, `LSQB`, `LBRACE`) raise the depth after
+//! width (else `DedentError`); a newline token without `'\n'` (Lark's `_NEWLINE` made of a
+//! comment alone, at the end of a file) fails too (the `rsplit` finds no newline). Open brackets (`LPAR`, `LSQB`, `LBRACE`) raise the depth after
 //! they are passed on, close ones lower it. At the end of the input one `_DEDENT` per level above
 //! 0 comes before the end.
 //!
@@ -226,6 +227,9 @@ pub struct IndentCtx {
     paren: u32,
     /// Spaces and tabs (×8) since the last `'\n'` of the current lexeme (0 when it is empty).
     width: u32,
+    /// Whether the current lexeme holds a `'\n'` (Lark's indenter fails on a newline token
+    /// without one, such as Lark's `_NEWLINE` made of a comment alone at the end of a file).
+    newline: bool,
 }
 
 /// What a completed newline lexeme does, in Lark's terms.
@@ -278,6 +282,7 @@ impl IndentCtx {
     #[inline]
     pub(crate) fn read(&self, b: u8, fresh: bool) -> IndentCtx {
         let w = if fresh { 0 } else { self.width };
+        let newline = (!fresh && self.newline) || b == b'\n';
         let width = match b {
             b'\n' => 0,
             b' ' => w.saturating_add(1),
@@ -288,6 +293,7 @@ impl IndentCtx {
             levels: self.levels.clone(),
             paren: self.paren,
             width,
+            newline,
         }
     }
 
@@ -297,6 +303,7 @@ impl IndentCtx {
             levels: self.levels.clone(),
             paren: self.paren,
             width: 0,
+            newline: false,
         }
     }
 
@@ -304,6 +311,10 @@ impl IndentCtx {
     pub fn nl_action(&self) -> NlAction {
         if self.paren > 0 {
             return NlAction::Drop;
+        }
+        if !self.newline {
+            // `token.rsplit('\n', 1)[1]` raises in Lark: the text is refused.
+            return NlAction::Error;
         }
         let w = self.width;
         if w > self.top() {
@@ -343,6 +354,7 @@ impl IndentCtx {
             levels,
             paren: self.paren,
             width: 0,
+            newline: false,
         }
     }
 
@@ -358,6 +370,7 @@ impl IndentCtx {
             levels: self.levels.clone(),
             paren,
             width: 0,
+            newline: false,
         }
     }
 }
@@ -371,6 +384,7 @@ mod tests {
             levels: (!levels.is_empty()).then(|| levels.into()),
             paren,
             width,
+            newline: true,
         }
     }
 
@@ -384,6 +398,11 @@ mod tests {
         assert_eq!(ctx(&[4, 8], 0, 2).nl_action(), NlAction::Error);
         assert_eq!(ctx(&[4, 8], 0, 6).nl_action(), NlAction::Error);
         assert_eq!(ctx(&[4, 8], 1, 2).nl_action(), NlAction::Drop);
+        let comment_alone = IndentCtx {
+            newline: false,
+            ..ctx(&[], 0, 0)
+        };
+        assert_eq!(comment_alone.nl_action(), NlAction::Error);
         let c = ctx(&[4, 8], 0, 4);
         assert_eq!(c.after_nl(NlAction::Dedent(1)).levels(), &[4]);
         assert_eq!(ctx(&[4], 0, 9).after_nl(NlAction::Indent).levels(), &[4, 9]);

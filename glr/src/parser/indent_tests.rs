@@ -73,6 +73,12 @@ fn brackets_suspend_indentation() {
 fn comments_and_their_spaces() {
     assert!(accepts("if a:\n    b\n    # c\n    d\n"));
     assert!(accepts("a\n# c\n"));
+    // Without a last newline the text after the last '\n' is "# c": its space counts, an
+    // unexpected indent (Lark says the same).
+    assert!(!accepts("a\n# c"));
+    assert!(accepts("a\n#c"));
+    // A newline token that is a comment alone has no '\n': Lark's indenter fails on it.
+    assert!(!accepts("a # c"));
 }
 
 #[test]
