@@ -595,6 +595,7 @@ impl ParserState {
                 heads,
                 prev: None,
                 depth: 0,
+                floor: 0,
                 accepting: OnceLock::new(),
                 memo: self.snap.memo.clone(),
             }),
