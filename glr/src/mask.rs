@@ -164,8 +164,12 @@ pub fn set_eos(vocab: &Vocabulary, state: &ParserState, mask: &mut MaskMut<'_>) 
 ///   those heads with no inhibitor: the common case, a line's indentation and its first word
 ///   in one token (`"    return"`), costs a bit test. Otherwise the rest is committed.
 pub struct IndentFix {
-    memo: std::sync::RwLock<ahash::AHashMap<(LexConfig, bool), Arc<[munch_vocab::TokenId]>>>,
+    /// Per (lexer configuration, outside brackets): the tokens [`needs_context`] names.
+    memo: std::sync::RwLock<ahash::AHashMap<(LexConfig, bool), TokenList>>,
 }
+
+/// A list of token ids, shared.
+type TokenList = Arc<[munch_vocab::TokenId]>;
 
 /// A head's lexer configuration: state, inhibitor, lexeme empty.
 type LexConfig = (munch_lexer::LexState, Option<munch_lexer::LexState>, bool);

@@ -157,7 +157,8 @@ mod tests {
         let thousand: Vec<u64> = (1..=1000).map(|i| i * 1000).collect();
         // (samples, (count, mean, p50, p90, p99, p99.9, max)). Unsorted: ranks ⌈2.5⌉ = 3,
         // ⌈4.5⌉ = 5, ⌈4.95⌉ = 5, ⌈4.995⌉ = 5. One sample is every percentile.
-        let cases: [(&[u64], (usize, f64, u64, u64, u64, u64, u64)); 3] = [
+        type Expected = (usize, f64, u64, u64, u64, u64, u64);
+        let cases: [(&[u64], Expected); 3] = [
             (
                 &[40, 10, 30, 20, 1000],
                 (5, 220.0, 30, 1000, 1000, 1000, 1000),

@@ -89,10 +89,9 @@ impl fmt::Display for PostlexError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "postlex {} needs the terminals {} (the newline terminal named `_NEWLINE` or `_NL`, \
-             and `%declare _INDENT _DEDENT`); the grammar has no {}",
+            "postlex {} needs the newline terminal (named `_NEWLINE` or `_NL`) and \
+             `%declare _INDENT _DEDENT`; the grammar has no {}",
             self.postlex,
-            "`_NEWLINE`/`_NL`, `_INDENT`, `_DEDENT`",
             self.missing.join(", ")
         )
     }
