@@ -44,24 +44,69 @@ pub struct Config {
 /// Rejection reasons kept per run.
 const REJECTIONS_KEPT: usize = 3;
 
-/// Runs the benchmark; progress goes to stderr.
-pub fn run(config: &Config) -> Result<Results, String> {
-    let work = config.out.join("work");
+/// The work folder under `out`, made if needed.
+pub(crate) fn work_dir(out: &Path) -> Result<PathBuf, String> {
+    let work = out.join("work");
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
-    let mut results = Results {
+    Ok(work)
+}
+
+/// Empty results stamped with munch's version, the time and the machine.
+pub(crate) fn new_results(settings: Settings) -> Results {
+    Results {
         munch_version: env!("CARGO_PKG_VERSION").to_string(),
         started_unix: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
         machine: machine(),
-        settings: Settings {
-            max_files: config.max_files,
-            max_tokens_per_text: config.budget.max_tokens_per_text,
-            max_tokens: config.budget.max_tokens,
-            timeout_s: config.timeout.as_secs(),
-        },
+        settings,
         ..Results::default()
-    };
+    }
+}
+
+/// XGrammar's Python when `engines` has it; where it cannot be had, a note says why.
+pub(crate) fn xgrammar_python(engines: &[String], results: &mut Results) -> Option<PathBuf> {
+    if !engines.iter().any(|e| e == "xgrammar") {
+        return None;
+    }
+    match xgrammar::python() {
+        Ok(p) => Some(p),
+        Err(e) => {
+            eprintln!("peers: XGrammar is unavailable: {e}");
+            results.notes.push(format!("XGrammar unavailable: {e}"));
+            None
+        }
+    }
+}
+
+/// A tokenizer of the run: its vocabulary, its `tokenizer.json` and the vocabulary file the
+/// workers read (written into `work`), recorded in `results`.
+pub(crate) fn prepare_tokenizer(
+    name: &str,
+    work: &Path,
+    results: &mut Results,
+) -> Result<(Vocabulary, PathBuf, PathBuf), String> {
+    let vocab = Vocabulary::load(name).map_err(|e| format!("{name}: {e}"))?;
+    let tokenizer_json =
+        munch_vocab::fetch::tokenizer_path(name).map_err(|e| format!("{name}: {e}"))?;
+    results.tokenizers.push(TokenizerInfo {
+        name: name.to_string(),
+        vocab_size: vocab.len(),
+    });
+    let vocab_path = work.join(format!("vocab-{name}.json"));
+    write_json(&vocab_path, &inputs::vocab_file(&vocab))?;
+    Ok((vocab, tokenizer_json, vocab_path))
+}
+
+/// Runs the benchmark; progress goes to stderr.
+pub fn run(config: &Config) -> Result<Results, String> {
+    let work = work_dir(&config.out)?;
+    let mut results = new_results(Settings {
+        max_files: config.max_files,
+        max_tokens_per_text: config.budget.max_tokens_per_text,
+        max_tokens: config.budget.max_tokens,
+        timeout_s: config.timeout.as_secs(),
+    });
     results.notes.push(format!(
         "texts: the first files of each corpus that munch's parser accepts under the original \
          grammar; limits: at most {} texts per grammar, {} tokens per text, {} tokens per grammar and \
@@ -76,18 +121,7 @@ pub fn run(config: &Config) -> Result<Results, String> {
          (both pin derivre exactly)"
             .to_string(),
     );
-    let python = if config.engines.iter().any(|e| e == "xgrammar") {
-        match xgrammar::python() {
-            Ok(p) => Some(p),
-            Err(e) => {
-                eprintln!("peers: XGrammar is unavailable: {e}");
-                results.notes.push(format!("XGrammar unavailable: {e}"));
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let python = xgrammar_python(&config.engines, &mut results);
     let mut grammars = Vec::new();
     for name in &config.grammars {
         eprintln!("peers: grammar {name}");
@@ -120,15 +154,8 @@ pub fn run(config: &Config) -> Result<Results, String> {
     let mut done = 0;
     for tokenizer in &config.tokenizers {
         eprintln!("peers: tokenizer {tokenizer}");
-        let vocab = Vocabulary::load(tokenizer).map_err(|e| format!("{tokenizer}: {e}"))?;
-        let tokenizer_json = munch_vocab::fetch::tokenizer_path(tokenizer)
-            .map_err(|e| format!("{tokenizer}: {e}"))?;
-        results.tokenizers.push(TokenizerInfo {
-            name: tokenizer.clone(),
-            vocab_size: vocab.len(),
-        });
-        let vocab_path = work.join(format!("vocab-{tokenizer}.json"));
-        write_json(&vocab_path, &inputs::vocab_file(&vocab))?;
+        let (vocab, tokenizer_json, vocab_path) =
+            prepare_tokenizer(tokenizer, &work, &mut results)?;
         for (grammar, files) in &grammars {
             let texts = inputs::tokenize(&vocab, files, config.budget)?;
             let steps: usize = texts.iter().map(|t| t.tokens.len() + 1).sum();
@@ -416,7 +443,7 @@ fn wait_with_timeout(mut command: Command, timeout: Duration) -> Result<Exit, St
     }
 }
 
-pub(crate) fn machine() -> Machine {
+fn machine() -> Machine {
     let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {

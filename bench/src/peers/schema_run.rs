@@ -17,13 +17,11 @@ use std::time::{Duration, Instant};
 use munch_vocab::Vocabulary;
 use serde::Deserialize;
 
-use super::inputs;
-use super::job::{write_json, GrammarKind, Job, Text};
-use super::results::{InstanceCounts, Results, Run, Status, TokenizerInfo};
-use super::run::{machine, run_worker};
+use super::job::{GrammarKind, Job, Text};
+use super::results::{InstanceCounts, Results, Run, Settings, Status};
+use super::run::{new_results, prepare_tokenizer, run_worker, work_dir, xgrammar_python};
 use super::stats::Latency;
 use super::table::fmt_us;
-use super::xgrammar;
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -138,50 +136,27 @@ pub struct SchemaRuns {
 
 /// Runs every engine on every schema and tokenizer; progress goes to stderr.
 pub fn run(config: &SchemaConfig) -> Result<SchemaRuns, String> {
-    let work = config.out.join("work");
-    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let work = work_dir(&config.out)?;
     let schemas = schema_inputs(&config.schemas)?;
-    let mut results = Results {
-        munch_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_unix: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        machine: machine(),
-        ..Results::default()
-    };
-    results.settings.timeout_s = config.timeout.as_secs();
+    let mut results = new_results(Settings {
+        timeout_s: config.timeout.as_secs(),
+        ..Settings::default()
+    });
     results.notes.push(format!(
         "{} schemas of {}; instances written by bench/schema_instances.py and labelled by the \
-         jsonschema validator (draft 2020-12); texts as json.dumps writes them, in schema order; one compile per \
-         (engine, schema) in a fresh worker",
+         jsonschema validator (draft 2020-12); texts as json.dumps writes them, in schema \
+         order; one compile per (engine, schema) in a fresh worker",
         schemas.len(),
         config.schemas.display()
     ));
-    let python = if config.engines.iter().any(|e| e == "xgrammar") {
-        match xgrammar::python() {
-            Ok(p) => Some(p),
-            Err(e) => {
-                results.notes.push(format!("XGrammar unavailable: {e}"));
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let python = xgrammar_python(&config.engines, &mut results);
     let mut mask_ns = Vec::new();
     let total = config.tokenizers.len() * schemas.len() * config.engines.len();
     let started = Instant::now();
     let mut done = 0;
     for tokenizer in &config.tokenizers {
-        let vocab = Vocabulary::load(tokenizer).map_err(|e| format!("{tokenizer}: {e}"))?;
-        let tokenizer_json = munch_vocab::fetch::tokenizer_path(tokenizer)
-            .map_err(|e| format!("{tokenizer}: {e}"))?;
-        results.tokenizers.push(TokenizerInfo {
-            name: tokenizer.clone(),
-            vocab_size: vocab.len(),
-        });
-        let vocab_path = work.join(format!("vocab-{tokenizer}.json"));
-        write_json(&vocab_path, &inputs::vocab_file(&vocab))?;
+        let (vocab, tokenizer_json, vocab_path) =
+            prepare_tokenizer(tokenizer, &work, &mut results)?;
         for schema in &schemas {
             let texts = instance_texts(&vocab, schema)?;
             for engine in &config.engines {
