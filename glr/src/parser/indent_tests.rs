@@ -56,6 +56,33 @@ fn blocks_open_and_close() {
     assert!(accepts("\n\n  \na\n"), "blank lines are one newline lexeme");
 }
 
+/// A block whose last statement ends without a newline: the text may end right after it, the
+/// final DEDENT closing the block (Lark's indenter emits it at the end of input).
+#[test]
+fn a_dedent_may_come_right_before_the_end() {
+    const G: &str = r#"
+start: compound
+compound: "if" NAME ":" suite
+suite: _NEWLINE _INDENT NAME _DEDENT
+NAME: /[a-z]+/
+_NEWLINE: /(\r?\n[\t ]*)+/
+%ignore " "
+%declare _INDENT _DEDENT
+"#;
+    let g = load(G.as_bytes(), &LoadConfig::default()).unwrap();
+    let config = ParserConfig {
+        postlex: Postlex::Python,
+        ..ParserConfig::default()
+    };
+    let mut s = ParserState::new(Arc::new(Parser::new(&g, &config).unwrap()));
+    for b in "if a:\n  b".bytes() {
+        s.commit_bytes(&[b]).unwrap();
+    }
+    assert!(s.is_accepting());
+    assert!(s.clone().commit_bytes(b"c").is_ok(), "b may still grow");
+    assert!(s.commit_bytes(b":").is_err());
+}
+
 #[test]
 fn tabs_count_eight() {
     assert!(accepts("if a:\n\tb\n        c\n"));

@@ -339,6 +339,9 @@ impl ParserState {
         next.commit_inner(bytes, false).is_ok() && next.is_live()
     }
 
+    /// `explain`: name the expected terminals on a rejection, and keep the rollback history
+    /// within `max_rollback` (a speculative commit, whose state is dropped, does neither: at the
+    /// history's limit every token of a brute-force mask would otherwise copy it).
     fn commit_inner(&mut self, bytes: &[u8], explain: bool) -> Result<(), CommitError> {
         let p = &*self.parser;
         let lexer = p.lexer();
@@ -481,7 +484,7 @@ impl ParserState {
                 None => self.snap.memo.clone(),
             },
         });
-        if self.snap.depth - self.snap.floor > p.max_rollback.saturating_mul(2) {
+        if explain && self.snap.depth - self.snap.floor > p.max_rollback.saturating_mul(2) {
             self.snap = rebase(&self.snap, p.max_rollback);
         }
         Ok(())
@@ -823,7 +826,18 @@ fn is_head_live(
     left: &mut rnglr::Allowance,
 ) -> Result<bool, rnglr::Exceeded> {
     if h.empty {
-        return p.can_continue_within(&h.node, cache, left);
+        if p.can_continue_within(&h.node, cache, left)? {
+            return Ok(true);
+        }
+        // With an indenter the text may also end here: the final DEDENTs (one per level, which
+        // `can_continue` does not try: they follow no newline) and then the end of input.
+        return Ok(match p.indenter() {
+            Some(_) => {
+                left.spend(1 + h.indent.levels().len())?;
+                head_accepts(p, h, cache)
+            }
+            None => false,
+        });
     }
     let dropped_nl = match p.indenter() {
         Some(i) if h.indent.paren_level() > 0 => Some(i.newline()),
