@@ -577,6 +577,7 @@ pub fn small_parser_config() -> ParserConfig {
         normalize: NormalizeConfig {
             max_cfg_symbols: 20_000,
         },
+        ..ParserConfig::default()
     }
 }
 

@@ -178,6 +178,8 @@ fn action_budget_is_a_typed_error_before_the_tables_are_built() {
         for k in 0..=t.eof_index() + 1 {
             assert!(t.actions_at(s, k).eq(compact.actions_at(s, k)), "{s} {k}");
         }
+        // Far past the end of input (beyond the lookahead sets' words): nothing.
+        assert!(compact.actions_at(s, t.eof_index() + 200).is_empty());
     }
     // What is stored is what the budget counts: it passes at the shared form's size and not
     // below.

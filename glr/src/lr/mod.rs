@@ -409,8 +409,15 @@ impl LrTables {
                 accept: false,
             };
         }
-        let lo = self.reduce_start[s] as usize;
-        let hi = self.reduce_start[s + 1] as usize;
+        // An index past the end of input has no actions (no set holds it).
+        let (lo, hi) = if (k as usize) < width {
+            (
+                self.reduce_start[s] as usize,
+                self.reduce_start[s + 1] as usize,
+            )
+        } else {
+            (0, 0)
+        };
         Actions {
             explicit: &[],
             shift: self.shift_at(s, k),
