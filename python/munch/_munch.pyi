@@ -62,10 +62,10 @@ class Grammar:
     """A grammar to compile: Lark text with its start rule, or a grammar by name."""
 
     @staticmethod
-    def from_lark(text: str, start: str = "start") -> Grammar:
-        """Lark grammar text starting at rule ``start``."""
+    def from_lark(text: str, start: str = "start", postlex: Optional[str] = None) -> Grammar:
+        """Lark grammar text starting at rule ``start``; ``postlex="python"``: Lark's PythonIndenter."""
     @staticmethod
-    def from_file(path: _Path, start: str = "start") -> Grammar:
+    def from_file(path: _Path, start: str = "start", postlex: Optional[str] = None) -> Grammar:
         """The Lark grammar in a file."""
     @staticmethod
     def builtin(name: str) -> Grammar:
@@ -94,6 +94,9 @@ class Grammar:
     @property
     def name(self) -> str:
         """The name errors give the grammar."""
+    @property
+    def postlex(self) -> Optional[str]:
+        """The post-lexer: ``"python"`` or ``None``."""
     @property
     def start(self) -> str:
         """The start rule."""

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use pyo3::exceptions::{PyFileNotFoundError, PyValueError};
 use pyo3::prelude::*;
 
-use munch::Grammar;
+use munch::{Grammar, Postlex};
 
 use crate::errors::compile_error;
 
@@ -23,19 +23,24 @@ pub struct PyGrammar {
 #[pymethods]
 impl PyGrammar {
     /// Lark grammar text starting at rule ``start``; errors name it ``<grammar>``.
+    /// ``postlex="python"`` runs Lark's ``PythonIndenter`` on the terminals (``_INDENT`` and
+    /// ``_DEDENT`` from the newline terminal ``_NEWLINE`` or ``_NL``), as Lark's ``postlex=``.
     #[staticmethod]
-    #[pyo3(signature = (text, start="start"))]
-    fn from_lark(text: &str, start: &str) -> PyGrammar {
-        PyGrammar {
-            grammar: Grammar::lark(text).with_start(start),
-        }
+    #[pyo3(signature = (text, start="start", postlex=None))]
+    fn from_lark(text: &str, start: &str, postlex: Option<&str>) -> PyResult<PyGrammar> {
+        Ok(PyGrammar {
+            grammar: Grammar::lark(text)
+                .with_start(start)
+                .with_postlex(parse_postlex(postlex)?),
+        })
     }
 
-    /// The Lark grammar in the file at ``path``, starting at rule ``start``; errors name the
-    /// file.
+    /// The Lark grammar in the file at ``path``, starting at rule ``start``, with the
+    /// post-lexer ``postlex`` (see ``from_lark``); errors name the file.
     #[staticmethod]
-    #[pyo3(signature = (path, start="start"))]
-    fn from_file(path: PathBuf, start: &str) -> PyResult<PyGrammar> {
+    #[pyo3(signature = (path, start="start", postlex=None))]
+    fn from_file(path: PathBuf, start: &str, postlex: Option<&str>) -> PyResult<PyGrammar> {
+        let postlex = parse_postlex(postlex)?;
         if !path.is_file() {
             return Err(PyFileNotFoundError::new_err(format!(
                 "no grammar file {}",
@@ -44,7 +49,7 @@ impl PyGrammar {
         }
         let grammar = Grammar::lark_file(&path).map_err(compile_error)?;
         Ok(PyGrammar {
-            grammar: grammar.with_start(start),
+            grammar: grammar.with_start(start).with_postlex(postlex),
         })
     }
 
@@ -152,6 +157,15 @@ impl PyGrammar {
         self.grammar.name()
     }
 
+    /// The post-lexer: ``"python"`` or ``None``.
+    #[getter]
+    fn postlex(&self) -> Option<&'static str> {
+        match self.grammar.postlex() {
+            Postlex::Python => Some("python"),
+            _ => None,
+        }
+    }
+
     /// The start rule.
     #[getter]
     fn start(&self) -> &str {
@@ -170,5 +184,16 @@ impl PyGrammar {
             self.grammar.name(),
             self.grammar.start()
         )
+    }
+}
+
+/// ``postlex=`` as Lark spells it: ``None`` or ``"python"``.
+fn parse_postlex(postlex: Option<&str>) -> PyResult<Postlex> {
+    match postlex {
+        None => Ok(Postlex::None),
+        Some("python") => Ok(Postlex::Python),
+        Some(other) => Err(PyValueError::new_err(format!(
+            "unknown postlex {other:?}: use \"python\" or None"
+        ))),
     }
 }

@@ -131,3 +131,34 @@ def test_grammar_errors_carry_place_and_caret(tokenizer, tmp_path):
         munch.Grammar.syncode("cobol")
     with pytest.raises(FileNotFoundError, match="no grammar file"):
         munch.Grammar.from_file(tmp_path / "missing.lark")
+
+
+# Blocks by indentation: Lark's PythonIndenter makes _INDENT and _DEDENT from _NEWLINE.
+INDENTED = r"""
+start: (_NEWLINE | stmt)*
+stmt: NAME _NEWLINE | "if" NAME ":" _NEWLINE _INDENT stmt+ _DEDENT
+NAME: /[a-z]+/
+_NEWLINE: /(\r?\n[\t ]*)+/
+%ignore " "
+%declare _INDENT _DEDENT
+"""
+
+
+def test_postlex_python_indents_blocks(tokenizer):
+    g = munch.Grammar.from_lark(INDENTED, postlex="python")
+    assert g.postlex == "python"
+    assert munch.Grammar.from_lark(INDENTED).postlex is None
+    with pytest.raises(ValueError, match="unknown postlex"):
+        munch.Grammar.from_lark(INDENTED, postlex="cobol")
+    c = munch.compile(g, tokenizer, masker="trie")
+    m = munch.Matcher(c)
+    assert m.accept_string("if a:\n  b\n  c\nd\n")
+    assert m.is_accepting()
+    m = munch.Matcher(c)
+    assert m.accept_string("if a:\n  b\n")
+    # One space is neither the block's two nor the top level's none: an inconsistent dedent.
+    assert not m.accept_string(" c\n")
+    assert m.accept_string("  c\n") and m.is_accepting()
+    # Without the indenter nothing makes _INDENT: refused, naming the post-lexer.
+    with pytest.raises(munch.GrammarError, match="postlex = python"):
+        munch.compile(munch.Grammar.from_lark(INDENTED), tokenizer, masker="trie")
