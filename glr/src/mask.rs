@@ -200,6 +200,21 @@ impl IndentFix {
         })
     }
 
+    /// A masker's `fill_into`: `plain` (the masker's own computation) on `state` when there is
+    /// no fix, else [`IndentFix::fill`] through it.
+    pub fn fill_or_plain(
+        fix: Option<&IndentFix>,
+        vocab: &Vocabulary,
+        state: &ParserState,
+        mask: MaskMut<'_>,
+        mut plain: impl FnMut(&ParserState, MaskMut<'_>),
+    ) {
+        match fix {
+            Some(fix) => fix.fill(vocab, state, mask, &mut plain),
+            None => plain(state, mask),
+        }
+    }
+
     /// Fills `mask` with exactly the allowed tokens of `state`, calling `plain` (the masker's
     /// own computation, which reads the newline terminal as any other) on states made of some
     /// of `state`'s heads (see the [type docs](IndentFix)).

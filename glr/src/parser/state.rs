@@ -567,17 +567,7 @@ impl ParserState {
             .filter(|data| keep(Head { data }))
             .cloned()
             .collect();
-        ParserState {
-            parser: Arc::clone(&self.parser),
-            snap: Arc::new(Snapshot {
-                heads,
-                prev: None,
-                depth: 0,
-                floor: 0,
-                accepting: OnceLock::new(),
-                memo: self.snap.memo.clone(),
-            }),
-        }
+        self.detached(heads)
     }
 
     /// The same heads with no inhibitor (as if the lexeme just completed could not be
@@ -592,6 +582,11 @@ impl ParserState {
                 ..h.clone()
             })
             .collect();
+        self.detached(heads)
+    }
+
+    /// A state of the same parser and shift memo with `heads` and no history.
+    fn detached(&self, heads: Heads) -> ParserState {
         ParserState {
             parser: Arc::clone(&self.parser),
             snap: Arc::new(Snapshot {

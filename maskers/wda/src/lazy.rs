@@ -596,12 +596,9 @@ impl Masker for LazyWdaMasker {
     }
 
     fn fill_into(&self, cache: &mut MaskCache, state: &ParserState, mask: MaskMut<'_>) {
-        match &self.indent {
-            Some(fix) => fix.fill(&self.vocab, state, mask, &mut |s, m| {
-                self.fill_plain(cache, s, m)
-            }),
-            None => self.fill_plain(cache, state, mask),
-        }
+        IndentFix::fill_or_plain(self.indent.as_deref(), &self.vocab, state, mask, |s, m| {
+            self.fill_plain(cache, s, m)
+        })
     }
 }
 
