@@ -125,24 +125,18 @@ def build_model(
     vocab: int, tiny: bool, device: str, dtype: torch.dtype
 ) -> Tuple[Any, Dict[str, Any]]:
     """A randomly initialised Llama-shaped model (seeded), and its shape for the report."""
-    if tiny:
-        shape = dict(
-            hidden_size=128,
-            intermediate_size=256,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-        )
-    else:
-        # 0.98B parameters with tied embeddings (Llama 3.2 1B's 8 KV heads and tying,
-        # TinyLlama's MLP width): 16 x 45.1M in the layers + 262.7M in the embedding.
-        shape = dict(
-            hidden_size=2048,
-            intermediate_size=5632,
-            num_hidden_layers=16,
-            num_attention_heads=32,
-            num_key_value_heads=8,
-        )
+    # (hidden, MLP, layers, attention heads, KV heads). The full model has 0.98B parameters
+    # with tied embeddings (Llama 3.2 1B's 8 KV heads and tying, TinyLlama's MLP width):
+    # 16 x 45.1M in the layers + 262.7M in the embedding.
+    sizes = (128, 256, 2, 4, 2) if tiny else (2048, 5632, 16, 32, 8)
+    keys = (
+        "hidden_size",
+        "intermediate_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "num_key_value_heads",
+    )
+    shape = dict(zip(keys, sizes))
     config = transformers.LlamaConfig(
         vocab_size=vocab,
         max_position_embeddings=4096,

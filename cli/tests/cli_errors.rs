@@ -123,32 +123,21 @@ fn trace_reads_no_more_than_max_input_bytes() {
     let dir = temp_dir("trace");
     let text = dir.join("long.json");
     std::fs::write(&text, format!("[{}1]", "1,".repeat(100))).unwrap();
-    let (code, _, err) = munch(&[
-        "trace",
-        "builtin:json",
-        "--tokenizer",
-        TOKENIZER,
-        "--masker",
-        "trie",
-        "--max-input-bytes",
-        "100",
-        &s(&text),
-    ]);
+    let trace = |extra: &[&str], path: &str| {
+        let mut args = vec!["trace", "builtin:json", "--tokenizer", TOKENIZER];
+        args.extend_from_slice(&["--masker", "trie"]);
+        args.extend_from_slice(extra);
+        args.push(path);
+        munch(&args)
+    };
+    let (code, _, err) = trace(&["--max-input-bytes", "100"], &s(&text));
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("longer than 100 bytes (--max-input-bytes)"),
         "{err}"
     );
     if std::path::Path::new("/dev/zero").exists() {
-        let (code, _, err) = munch(&[
-            "trace",
-            "builtin:json",
-            "--tokenizer",
-            TOKENIZER,
-            "--masker",
-            "trie",
-            "/dev/zero",
-        ]);
+        let (code, _, err) = trace(&[], "/dev/zero");
         assert_eq!(code, 2, "{err}");
         assert!(err.contains("--max-input-bytes"), "{err}");
     }

@@ -23,25 +23,10 @@ fn vocab() -> Arc<Vocabulary> {
     with_eos(tokens)
 }
 
+/// A tool call's arguments, the schema the Python tests use too.
 fn tool_call() -> serde_json::Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "name": {"const": "get_weather"},
-            "arguments": {
-                "type": "object",
-                "properties": {
-                    "city": {"type": "string", "minLength": 1},
-                    "unit": {"enum": ["celsius", "fahrenheit"]},
-                    "days": {"type": "integer", "minimum": 1, "maximum": 14}
-                },
-                "required": ["city"],
-                "additionalProperties": false
-            }
-        },
-        "required": ["name", "arguments"],
-        "additionalProperties": false
-    })
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/tool_call.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn accepts(compiled: &Compiled, text: &str) -> bool {

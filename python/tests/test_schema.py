@@ -15,24 +15,8 @@ import munch
 
 REPO = Path(__file__).resolve().parents[2]
 
-TOOL = {
-    "type": "object",
-    "properties": {
-        "name": {"const": "get_weather"},
-        "arguments": {
-            "type": "object",
-            "properties": {
-                "city": {"type": "string", "minLength": 1, "maxLength": 12},
-                "unit": {"enum": ["celsius", "fahrenheit"]},
-                "days": {"type": "integer", "minimum": 1, "maximum": 14},
-            },
-            "required": ["city"],
-            "additionalProperties": False,
-        },
-    },
-    "required": ["name", "arguments"],
-    "additionalProperties": False,
-}
+# A tool call's arguments, the schema the Rust tests use too.
+TOOL = json.loads((REPO / "munch/tests/data/tool_call.json").read_text())
 
 
 def accepts(compiled: munch.CompiledGrammar, text: str) -> bool:

@@ -257,6 +257,20 @@ struct Snapshot {
     memo: Arc<[ShiftMemo]>,
 }
 
+impl Snapshot {
+    /// A snapshot with no history: commit 0 of its own chain.
+    fn root(heads: Heads, memo: Arc<[ShiftMemo]>) -> Arc<Snapshot> {
+        Arc::new(Snapshot {
+            heads,
+            prev: None,
+            depth: 0,
+            floor: 0,
+            accepting: OnceLock::new(),
+            memo,
+        })
+    }
+}
+
 impl Drop for Snapshot {
     fn drop(&mut self) {
         // Unlink the history iteratively: a long history must not recurse when freed.
@@ -305,14 +319,7 @@ impl ParserState {
         heads.retain(|h| is_head_live(&parser, h, &mut cache, unlimited).unwrap_or(false));
         Self {
             parser,
-            snap: Arc::new(Snapshot {
-                heads,
-                prev: None,
-                depth: 0,
-                floor: 0,
-                accepting: OnceLock::new(),
-                memo: Arc::new([]),
-            }),
+            snap: Snapshot::root(heads, Arc::new([])),
         }
     }
 
@@ -589,14 +596,7 @@ impl ParserState {
     fn detached(&self, heads: Heads) -> ParserState {
         ParserState {
             parser: Arc::clone(&self.parser),
-            snap: Arc::new(Snapshot {
-                heads,
-                prev: None,
-                depth: 0,
-                floor: 0,
-                accepting: OnceLock::new(),
-                memo: self.snap.memo.clone(),
-            }),
+            snap: Snapshot::root(heads, self.snap.memo.clone()),
         }
     }
 

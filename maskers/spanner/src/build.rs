@@ -39,11 +39,7 @@ pub(crate) fn build(
     let tables = p.tables();
     let lr_states = tables.state_len();
 
-    progress(Progress {
-        stage: "spans",
-        done: 0,
-        total: 1,
-    });
+    progress(Progress::at("spans", 0, 1));
     let spans =
         TokenSpans::build(p.lexer(), &vocab, &config.spans).map_err(|e| SpannerBuildError {
             kind: SpannerBuildErrorKind::Spans(e),
@@ -56,11 +52,7 @@ pub(crate) fn build(
     charge.check(spans_bytes)?;
 
     // Terminal spans of every lexical span.
-    progress(Progress {
-        stage: "terminal spans",
-        done: 0,
-        total: spans.span_len(),
-    });
+    progress(Progress::at("terminal spans", 0, spans.span_len()));
     let tau_of_span_bytes = spans.span_len().saturating_mul(4);
     charge.check(spans_bytes.saturating_add(tau_of_span_bytes))?;
     let mut taus = Taus::new(p);
@@ -108,11 +100,7 @@ pub(crate) fn build(
     let mut always_pairs = 0;
     for s in 0..lr_states {
         if s % 64 == 0 {
-            progress(Progress {
-                stage: "classify",
-                done: s,
-                total: lr_states,
-            });
+            progress(Progress::at("classify", s, lr_states));
         }
         let state = LrState::new(s).expect("tables index their states");
         classify_state(&mut sim, tables, &taus, state, &mut memo, &mut out)
@@ -187,11 +175,7 @@ pub(crate) fn build(
     let mut scratch = ClassSet::new(class_len);
     for q in 0..points {
         if q % 16 == 0 {
-            progress(Progress {
-                stage: "tables",
-                done: q,
-                total: points,
-            });
+            progress(Progress::at("tables", q, points));
         }
         let pid = PointId::from_usize(q);
         // The point's terminal spans with their classes, grouped by sorting.

@@ -228,6 +228,12 @@ pub struct Progress {
     pub total: usize,
 }
 
+impl Progress {
+    pub(crate) const fn at(stage: &'static str, done: usize, total: usize) -> Progress {
+        Progress { stage, done, total }
+    }
+}
+
 /// A set of classes in the tables: a list when that is smaller than a bitset.
 #[derive(Clone, Copy, Debug)]
 enum ClassList {

@@ -313,11 +313,8 @@ pub(crate) fn load(
         run_start: i.u32s()?,
         runs: i.pairs()?,
         all: i.u32s()?,
-        expansion: Default::default(),
-        packed: Vec::new(),
-        plain_off: Vec::new(),
-        inhibited_off: Vec::new(),
-        eos_off: 0,
+        // The derived tables, made by `finish`.
+        ..Dwa::default()
     };
     if i.at != payload.len() {
         return Err(malformed(i.at, "bytes after the last table"));

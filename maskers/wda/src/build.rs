@@ -366,11 +366,8 @@ pub(crate) fn build(
         run_start,
         runs,
         all,
-        expansion: Default::default(),
-        packed: Vec::new(),
-        plain_off: Vec::new(),
-        inhibited_off: Vec::new(),
-        eos_off: 0,
+        // The derived tables, made by `finish`.
+        ..Dwa::default()
     }
     .finish();
     // The tables kept; what was charged before them was held with them.

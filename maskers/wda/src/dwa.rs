@@ -88,6 +88,38 @@ pub(crate) struct Dwa {
     pub(crate) eos_off: u32,
 }
 
+/// The automaton of the dead state alone, over no blocks and no tokens, its derived tables
+/// not yet made: what a build or a load fills in before [`Dwa::finish`].
+impl Default for Dwa {
+    fn default() -> Self {
+        Dwa {
+            class_len: 0,
+            words: 0,
+            token_classes: 0,
+            weights: Vec::new(),
+            default: vec![(0, DEAD)],
+            edge_start: vec![0, 0],
+            edge_x: Vec::new(),
+            edge_out: Vec::new(),
+            undecided: vec![0],
+            lex_start: 0,
+            eos: DEAD,
+            eos_block: u32::MAX,
+            plain: Vec::new(),
+            inhibited: Vec::new(),
+            vocab_len: 0,
+            run_start: vec![0],
+            runs: Vec::new(),
+            all: Vec::new(),
+            expansion: Default::default(),
+            packed: Vec::new(),
+            plain_off: Vec::new(),
+            inhibited_off: Vec::new(),
+            eos_off: 0,
+        }
+    }
+}
+
 /// The expansion engine of a [`Dwa`]'s blocks. It is derived from the runs, which the automata
 /// compare, so any two are equal.
 #[derive(Clone, Debug, Default)]
@@ -167,25 +199,12 @@ impl Dwa {
             words: words as u32,
             token_classes: token_classes as u32,
             weights,
-            default: vec![(0, DEAD)],
-            edge_start: vec![0, 0],
-            edge_x: Vec::new(),
-            edge_out: Vec::new(),
-            undecided: vec![0],
-            lex_start: 0,
-            eos: DEAD,
             eos_block,
-            plain: Vec::new(),
-            inhibited: Vec::new(),
             vocab_len: vocab_len as u32,
             run_start,
             runs,
             all,
-            expansion: Default::default(),
-            packed: Vec::new(),
-            plain_off: Vec::new(),
-            inhibited_off: Vec::new(),
-            eos_off: 0,
+            ..Dwa::default()
         }
         .finish()
     }

@@ -210,6 +210,55 @@ enum PTask {
     Conf(u32, u32, Cont, u32),
 }
 
+/// The unknowns of one system of set equations, solved by propagation (`E` and `P` are two):
+/// each unknown has outcomes, and a link `src → dst` says that every outcome of `src` flows
+/// into `dst`, through the rewrite the system's `Apply` task makes. Adding an outcome or a link
+/// queues that task for each pair it newly joins.
+#[derive(Default)]
+struct Flow<O> {
+    out: Vec<Vec<O>>,
+    deps: Vec<Vec<u32>>,
+    seen: AHashSet<(u32, O)>,
+    edges: AHashSet<(u32, u32)>,
+}
+
+impl<O: Copy + Eq + std::hash::Hash> Flow<O> {
+    /// A new unknown with no outcomes and no links.
+    fn push(&mut self) {
+        self.out.push(Vec::new());
+        self.deps.push(Vec::new());
+    }
+
+    /// Adds outcome `o` to `u`, queueing `apply(v, o)` for every `v` that `u` flows into;
+    /// whether it is new.
+    fn add<T>(&mut self, u: u32, o: O, tasks: &mut Vec<T>, apply: fn(u32, O) -> T) -> bool {
+        if !self.seen.insert((u, o)) {
+            return false;
+        }
+        self.out[u as usize].push(o);
+        tasks.extend(self.deps[u as usize].iter().map(|&v| apply(v, o)));
+        true
+    }
+
+    /// Makes `src` flow into `dst`, queueing `apply(dst, o)` for every outcome `o` of `src`;
+    /// whether the link is new.
+    fn link<T>(&mut self, src: u32, dst: u32, tasks: &mut Vec<T>, apply: fn(u32, O) -> T) -> bool {
+        if !self.edges.insert((src, dst)) {
+            return false;
+        }
+        self.deps[src as usize].push(dst);
+        tasks.extend(self.out[src as usize].iter().map(|&o| apply(dst, o)));
+        true
+    }
+
+    /// Heap bytes at capacity (see [`Templates::heap_bytes`]).
+    fn heap_bytes(&self) -> usize {
+        let vecs = (self.out.capacity() + self.deps.capacity()) * std::mem::size_of::<Vec<u32>>();
+        let pair = std::mem::size_of::<(u32, O)>() + 1;
+        vecs + self.seen.capacity() * pair + self.edges.capacity() * 9
+    }
+}
+
 /// An empty set whose hasher is seeded without drawing randomness.
 fn fixed_set() -> HashSet<(u32, Cont, u32), ahash::RandomState> {
     HashSet::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4))
@@ -230,21 +279,15 @@ pub(crate) struct Templates {
     e_dense: Vec<u32>,
     e_index: AHashMap<(u32, u32), u32>,
     e_key: Vec<(u32, u32)>,
-    e_out: Vec<Vec<u32>>,
+    e: Flow<u32>,
     e_sh: Vec<bool>,
     /// The states pushed on `x` whose `E` flows into `E(T, x)`.
     e_srcs: Vec<Vec<u32>>,
-    e_deps: Vec<Vec<u32>>,
-    e_seen: AHashSet<(u32, u32)>,
-    e_edges: AHashSet<(u32, u32)>,
     e_tasks: Vec<ETask>,
     // P(T, κ, x)
     p_index: AHashMap<(u32, Cont, u32), u32>,
     p_key: Vec<(u32, Cont, u32)>,
-    p_out: Vec<Vec<Item>>,
-    p_deps: Vec<Vec<u32>>,
-    p_seen: AHashSet<(u32, Item)>,
-    p_edges: AHashSet<(u32, u32)>,
+    p: Flow<Item>,
     p_confs: AHashSet<(u32, u32, Cont, u32)>,
     p_tasks: Vec<PTask>,
     // Closures the determiniser asks for.
@@ -299,19 +342,13 @@ impl Templates {
             e_dense,
             e_index: AHashMap::new(),
             e_key: Vec::new(),
-            e_out: Vec::new(),
+            e: Flow::default(),
             e_sh: Vec::new(),
             e_srcs: Vec::new(),
-            e_deps: Vec::new(),
-            e_seen: AHashSet::new(),
-            e_edges: AHashSet::new(),
             e_tasks: Vec::new(),
             p_index: AHashMap::new(),
             p_key: Vec::new(),
-            p_out: Vec::new(),
-            p_deps: Vec::new(),
-            p_seen: AHashSet::new(),
-            p_edges: AHashSet::new(),
+            p: Flow::default(),
             p_confs: AHashSet::new(),
             p_tasks: Vec::new(),
             pre_memo: AHashMap::new(),
@@ -358,7 +395,7 @@ impl Templates {
         [
             self.e_key.len(),
             self.p_key.len(),
-            self.p_seen.len(),
+            self.p.seen.len(),
             self.pre_memo.len(),
             self.shifted_memo.len(),
         ]
@@ -380,19 +417,13 @@ impl Templates {
             + self.entries * 16
             + map(&self.e_index)
             + vec(&self.e_key)
-            + vec(&self.e_out)
+            + self.e.heap_bytes()
             + vec(&self.e_sh)
             + vec(&self.e_srcs)
-            + vec(&self.e_deps)
-            + set(&self.e_seen)
-            + set(&self.e_edges)
             + vec(&self.e_tasks)
             + map(&self.p_index)
             + vec(&self.p_key)
-            + vec(&self.p_out)
-            + vec(&self.p_deps)
-            + set(&self.p_seen)
-            + set(&self.p_edges)
+            + self.p.heap_bytes()
             + set(&self.p_confs)
             + vec(&self.p_tasks)
             + map(&self.pre_memo)
@@ -446,23 +477,18 @@ impl Templates {
             }
         }
         self.e_key.push((t, x));
-        self.e_out.push(Vec::new());
+        self.e.push();
         self.e_sh.push(false);
         self.e_srcs.push(Vec::new());
-        self.e_deps.push(Vec::new());
         self.e_tasks.push(ETask::Eval(u));
         self.count(1)?;
         Ok(u)
     }
 
     fn e_add(&mut self, u: u32, code: u32) -> Result<(), SummaryBudget> {
-        if self.e_seen.insert((u, code)) {
+        if self.e.add(u, code, &mut self.e_tasks, ETask::Apply) {
             if code == SH {
                 self.e_sh[u as usize] = true;
-            }
-            self.e_out[u as usize].push(code);
-            for &v in &self.e_deps[u as usize] {
-                self.e_tasks.push(ETask::Apply(v, code));
             }
             self.count(1)?;
         }
@@ -472,12 +498,8 @@ impl Templates {
     fn e_link(&mut self, g: u32, dst: u32) -> Result<(), SummaryBudget> {
         let t = self.e_key[dst as usize].0;
         let src = self.e_unknown(t, g)?;
-        if self.e_edges.insert((src, dst)) {
-            self.e_deps[src as usize].push(dst);
+        if self.e.link(src, dst, &mut self.e_tasks, ETask::Apply) {
             self.e_srcs[dst as usize].push(g);
-            for &code in &self.e_out[src as usize] {
-                self.e_tasks.push(ETask::Apply(dst, code));
-            }
             self.count(1)?;
         }
         Ok(())
@@ -545,19 +567,14 @@ impl Templates {
         let u = self.p_key.len() as u32;
         self.p_index.insert((t, k, x), u);
         self.p_key.push((t, k, x));
-        self.p_out.push(Vec::new());
-        self.p_deps.push(Vec::new());
+        self.p.push();
         self.p_tasks.push(PTask::Eval(u));
         self.count(1)?;
         Ok(u)
     }
 
     fn p_add(&mut self, u: u32, o: Item) -> Result<(), SummaryBudget> {
-        if self.p_seen.insert((u, o)) {
-            self.p_out[u as usize].push(o);
-            for &v in &self.p_deps[u as usize] {
-                self.p_tasks.push(PTask::Apply(v, o));
-            }
+        if self.p.add(u, o, &mut self.p_tasks, PTask::Apply) {
             self.count(1)?;
         }
         Ok(())
@@ -565,11 +582,7 @@ impl Templates {
 
     fn p_link(&mut self, t: u32, k: Cont, y: u32, dst: u32) -> Result<(), SummaryBudget> {
         let src = self.p_unknown(t, k, y)?;
-        if self.p_edges.insert((src, dst)) {
-            self.p_deps[src as usize].push(dst);
-            for &o in &self.p_out[src as usize] {
-                self.p_tasks.push(PTask::Apply(dst, o));
-            }
+        if self.p.link(src, dst, &mut self.p_tasks, PTask::Apply) {
             self.count(1)?;
         }
         Ok(())
@@ -632,8 +645,8 @@ impl Templates {
                     self.count(1)?;
                     let x = self.p_key[dst as usize].2;
                     let ey = self.e(t, y)?;
-                    for i in 0..self.e_out[ey as usize].len() {
-                        let code = self.e_out[ey as usize][i];
+                    for i in 0..self.e.out[ey as usize].len() {
+                        let code = self.e.out[ey as usize][i];
                         if code == SH {
                             continue;
                         }
@@ -660,7 +673,7 @@ impl Templates {
     /// the states pushed on `x` (by ε-reductions) where it can be shifted.
     pub(crate) fn top(&mut self, t: u32, x: u32) -> Result<Top, SummaryBudget> {
         let ex = self.e(t, x)?;
-        let codes = self.e_out[ex as usize]
+        let codes = self.e.out[ex as usize]
             .iter()
             .copied()
             .filter(|&c| c != SH)
@@ -745,8 +758,8 @@ impl Templates {
                 if self.e_sh[eg as usize] {
                     shift_at.push(g);
                 }
-                for i in 0..self.e_out[eg as usize].len() {
-                    let code = self.e_out[eg as usize][i];
+                for i in 0..self.e.out[eg as usize].len() {
+                    let code = self.e.out[eg as usize][i];
                     if code == SH {
                         continue;
                     }
@@ -835,8 +848,8 @@ impl Templates {
             while let Some((t1, k1, y, with_pre)) = stack.pop() {
                 let ey = self.e(t1, y)?;
                 if with_pre {
-                    for i in 0..self.e_out[ey as usize].len() {
-                        let code = self.e_out[ey as usize][i];
+                    for i in 0..self.e.out[ey as usize].len() {
+                        let code = self.e.out[ey as usize][i];
                         if code == SH {
                             continue;
                         }
@@ -855,8 +868,8 @@ impl Templates {
                 }
                 let u = self.p_unknown(t1, k1, y)?;
                 self.p_run()?;
-                for i in 0..self.p_out[u as usize].len() {
-                    let o = self.p_out[u as usize][i];
+                for i in 0..self.p.out[u as usize].len() {
+                    let o = self.p.out[u as usize][i];
                     if o == SUCC {
                         out.push(SUCC);
                         continue;
