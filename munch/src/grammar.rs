@@ -35,8 +35,9 @@ pub struct Grammar {
     lark_grammars: Option<PathBuf>,
     /// What a lenient JSON Schema compile dropped.
     relaxations: Vec<Relaxation>,
-    /// The post-lexer (Lark's `postlex=`); overrides the parser configuration's.
-    postlex: Postlex,
+    /// The post-lexer (Lark's `postlex=`) when one was set: it overrides the parser
+    /// configuration's, [`Postlex::None`] included.
+    postlex: Option<Postlex>,
 }
 
 impl fmt::Debug for Grammar {
@@ -66,7 +67,7 @@ impl Grammar {
             base_dir: None,
             lark_grammars: None,
             relaxations: Vec::new(),
-            postlex: Postlex::None,
+            postlex: None,
         }
     }
 
@@ -218,14 +219,18 @@ impl Grammar {
     /// let g = munch::Grammar::syncode("python").unwrap().with_postlex(Postlex::Python);
     /// assert_eq!(g.postlex(), Postlex::Python);
     /// ```
+    ///
+    /// Set, it replaces the parser configuration's post-lexer when the parser is built, and
+    /// [`Postlex::None`] then turns off one that the configuration asks for.
     pub fn with_postlex(mut self, postlex: Postlex) -> Grammar {
-        self.postlex = postlex;
+        self.postlex = Some(postlex);
         self
     }
 
-    /// The post-lexer ([`Grammar::with_postlex`]).
+    /// The post-lexer set by [`Grammar::with_postlex`] ([`Postlex::None`] when none was set:
+    /// then the parser configuration's applies).
     pub fn postlex(&self) -> Postlex {
-        self.postlex
+        self.postlex.unwrap_or(Postlex::None)
     }
 
     /// The same grammar under `name` in error messages.
@@ -256,12 +261,13 @@ impl Grammar {
 
     /// Loads the grammar and builds its parser within `config`'s budgets, for tools that need
     /// only the parser (checking a grammar, parsing whole texts).
-    /// The grammar's post-lexer, when it has one, replaces `config.postlex`.
+    /// The grammar's post-lexer, when one was set ([`Grammar::with_postlex`]), replaces
+    /// `config.postlex`.
     pub fn build_parser(&self, config: &ParserConfig) -> Result<Arc<Parser>, CompileError> {
         let loaded = self.load()?;
         let mut config = config.clone();
-        if self.postlex != Postlex::None {
-            config.postlex = self.postlex;
+        if let Some(postlex) = self.postlex {
+            config.postlex = postlex;
         }
         Parser::new(&loaded, &config)
             .map(Arc::new)
@@ -375,6 +381,34 @@ impl SchemaSource for serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_grammar_post_lexer_overrides_the_configuration_both_ways() {
+        let text = "start: (NAME _NEWLINE | NAME \":\" _NEWLINE _INDENT start _DEDENT)+\n\
+                    NAME: /[a-z]+/\n_NEWLINE: /(\\r?\\n[\\t ]*)+/\n\
+                    %declare _INDENT _DEDENT\n";
+        let python = ParserConfig {
+            postlex: Postlex::Python,
+            ..ParserConfig::default()
+        };
+        // Without the indenter, the declared `_INDENT` and `_DEDENT` have no pattern: the
+        // parser is refused.
+        let indented = |g: &Grammar, config: &ParserConfig| match g.build_parser(config) {
+            Ok(parser) => parser.indenter().is_some(),
+            Err(e) => {
+                assert!(e.to_string().contains("_INDENT"), "{e}");
+                false
+            }
+        };
+        let unset = Grammar::lark(text);
+        assert_eq!(unset.postlex(), Postlex::None);
+        assert!(indented(&unset, &python), "the configuration's applies");
+        assert!(!indented(&unset, &ParserConfig::default()));
+        let off = Grammar::lark(text).with_postlex(Postlex::None);
+        assert!(!indented(&off, &python), "set to none, it turns it off");
+        let on = Grammar::lark(text).with_postlex(Postlex::Python);
+        assert!(indented(&on, &ParserConfig::default()));
+    }
 
     #[test]
     fn names_resolve_or_say_what_exists() {
