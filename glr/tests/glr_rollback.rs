@@ -211,3 +211,27 @@ fn rollback_history_is_bounded_by_max_rollback() {
     assert_eq!(none.rollback_len(), 0);
     assert_eq!(none.rollback(1).unwrap_err().limit, Some(0));
 }
+
+#[test]
+fn a_state_without_history_commits_as_the_state_does() {
+    let p = parser_keeping(64);
+    let mut s = ParserState::new(p.clone());
+    for _ in 0..100 {
+        s.commit_bytes(b"a; ").unwrap();
+    }
+    let mut bare = s.without_history();
+    assert_eq!(bare.rollback_len(), 0);
+    assert_eq!(signature(&bare), signature(&s));
+    for chunk in ["b", "+", "c", ";", "x", ")"] {
+        let (a, b) = (
+            s.commit_bytes(chunk.as_bytes()),
+            bare.commit_bytes(chunk.as_bytes()),
+        );
+        assert_eq!(a.is_ok(), b.is_ok(), "{chunk}");
+        assert_eq!(signature(&bare), signature(&s), "{chunk}");
+    }
+    // Its own commits are kept; the original's history is untouched.
+    assert_eq!(bare.rollback_len(), 5);
+    assert!(s.rollback_len() >= 64);
+    s.rollback(64).unwrap();
+}

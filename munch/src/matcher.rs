@@ -252,7 +252,7 @@ impl Matcher {
             return 0;
         }
         let vocab = self.compiled.vocabulary();
-        let mut state = self.state.clone();
+        let mut state = self.state.without_history();
         for (i, &t) in tokens.iter().enumerate() {
             let Ok(id) = check_token(&self.compiled, t) else {
                 return i;
@@ -357,7 +357,7 @@ impl Matcher {
         }
         let can_stop = !self.stop.ids.is_empty();
         let lexer = self.compiled.parser().lexer();
-        let mut state = self.state.clone();
+        let mut state = self.state.without_history();
         while forced.len() < MAX_FORCED_BYTES {
             if can_stop && state.is_accepting() {
                 break;

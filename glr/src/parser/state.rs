@@ -592,6 +592,12 @@ impl ParserState {
         self.detached(heads)
     }
 
+    /// The same state with no rollback history, for speculative commits whose state is
+    /// dropped (a draft's validation, forced bytes): they neither copy nor trim the history.
+    pub fn without_history(&self) -> ParserState {
+        self.detached(self.snap.heads.clone())
+    }
+
     /// A state of the same parser and shift memo with `heads` and no history.
     fn detached(&self, heads: Heads) -> ParserState {
         ParserState {
