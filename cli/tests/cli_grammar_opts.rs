@@ -1,5 +1,5 @@
-//! The grammar options every command takes (`--start`, `--import-path`), and `munch check`'s
-//! exit code.
+//! The grammar options every command takes (`--start`, `--import-path`, `--max-grammar-bytes`),
+//! and `munch check`'s exit code.
 
 mod common;
 use common::{munch, s, temp_dir};
@@ -66,4 +66,17 @@ fn check_exits_2_when_the_parser_cannot_be_built() {
     let (code, out, _) = munch(&["check", &s(&g)]);
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("parser_error"), "{out}");
+}
+
+#[test]
+fn grammars_past_max_grammar_bytes_are_refused() {
+    let dir = temp_dir("max-bytes");
+    let g = dir.join("g.lark");
+    std::fs::write(&g, format!("start: {}\n", "\"a\" ".repeat(50))).unwrap();
+    let (code, out, err) = munch(&["check", &s(&g)]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, _, err) = munch(&["check", "--max-grammar-bytes", "100", &s(&g)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("max_grammar_bytes"), "{err}");
+    assert!(err.contains("g.lark:1:"), "located: {err}");
 }

@@ -275,3 +275,26 @@ fn lark_python_look_around_terminals_are_lexed() {
     );
     assert_eq!(lexemes("01 "), Err(2));
 }
+
+#[test]
+fn imported_text_counts_toward_max_grammar_bytes() {
+    let module = format!("big: {}\n", "\"b\" ".repeat(200));
+    let dir = folder(
+        "max-bytes",
+        &[
+            ("big.lark", module.as_str()),
+            ("main.lark", "start: big\n%import .big.big\n"),
+        ],
+    );
+    let config = |max_grammar_bytes| LoadConfig {
+        max_grammar_bytes,
+        ..LoadConfig::default()
+    };
+    assert!(load_file(&dir, "main.lark", config(4096)).is_ok());
+    let err = load_file(&dir, "main.lark", config(400)).unwrap_err();
+    assert!(
+        matches!(err.kind(), ErrorKind::LimitExceeded { limit: 400, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("max_grammar_bytes"), "{err}");
+}

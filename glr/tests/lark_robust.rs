@@ -254,3 +254,27 @@ fn seeds_load() {
         check_invariants(&g);
     }
 }
+
+#[test]
+fn grammar_text_past_max_grammar_bytes_is_refused_before_parsing() {
+    let src = format!("start: {}\n", "\"a\" ".repeat(100));
+    let config = |max_grammar_bytes| LoadConfig {
+        max_grammar_bytes,
+        ..LoadConfig::default()
+    };
+    assert!(load(src.as_bytes(), &config(src.len())).is_ok());
+    let err = load(src.as_bytes(), &config(100)).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::LimitExceeded {
+            what: "bytes of grammar text (`max_grammar_bytes`)",
+            limit: 100
+        }
+    );
+    // Located where the limit falls: line 1, byte 100.
+    assert_eq!((err.span().line, err.span().start), (1, 100));
+    // A limit inside a character falls back to its start.
+    let wide = format!("start: \"{}\"\n", "é".repeat(60));
+    let err = load(wide.as_bytes(), &config(9)).unwrap_err();
+    assert_eq!(err.span().start, 8);
+}

@@ -203,3 +203,20 @@ fn a_long_unit_chain_builds_in_linear_space() {
     let t = LrTables::build(&cfg, &LrConfig::default()).unwrap();
     assert!(t.state_len() <= n + 4, "{}", t.state_len());
 }
+
+#[test]
+fn conflict_len_counts_what_conflicts_lists() {
+    for src in [
+        "start: e\ne: e \"+\" e | e \"*\" e | \"a\"\n",
+        "start: a | b\na: \"x\"\nb: \"x\"\n",
+        "start: [x \"a\"] [x \"a\"] [x \"a\"] [x \"a\"]\nx: \"x\"\n",
+        "start: \"a\"\n",
+    ] {
+        let g = munch_glr::lark::load(src.as_bytes(), &Default::default()).unwrap();
+        let p = munch_glr::parser::Parser::new(&g, &Default::default()).unwrap();
+        // Counted before and after the list is made.
+        let counted = p.conflict_len();
+        assert_eq!(counted, p.conflicts().len(), "{src}");
+        assert_eq!(p.conflict_len(), counted, "{src}");
+    }
+}

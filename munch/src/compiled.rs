@@ -534,7 +534,7 @@ impl Compiled {
             terminals: parser.terminal_len(),
             lexer_states: parser.lexer().state_len(),
             lr_states: parser.lr_state_len(),
-            conflicts: parser.conflicts().len(),
+            conflicts: parser.conflict_len(),
             masker: built.stats,
         };
         Done {

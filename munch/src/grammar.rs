@@ -38,6 +38,8 @@ pub struct Grammar {
     /// The post-lexer (Lark's `postlex=`) when one was set: it overrides the parser
     /// configuration's, [`Postlex::None`] included.
     postlex: Option<Postlex>,
+    /// The most bytes of Lark text, imports included ([`LoadConfig::max_grammar_bytes`]).
+    max_bytes: usize,
 }
 
 impl fmt::Debug for Grammar {
@@ -68,6 +70,7 @@ impl Grammar {
             lark_grammars: None,
             relaxations: Vec::new(),
             postlex: None,
+            max_bytes: LoadConfig::default().max_grammar_bytes,
         }
     }
 
@@ -233,6 +236,14 @@ impl Grammar {
         self.postlex.unwrap_or(Postlex::None)
     }
 
+    /// The same grammar loaded with at most `bytes` of Lark text, the imported modules'
+    /// included (4 MiB by default); a larger one is a grammar error naming
+    /// `max_grammar_bytes`, before anything is parsed.
+    pub fn with_max_grammar_bytes(mut self, bytes: usize) -> Grammar {
+        self.max_bytes = bytes;
+        self
+    }
+
     /// The same grammar under `name` in error messages.
     pub fn with_name(mut self, name: impl Into<String>) -> Grammar {
         self.name = name.into();
@@ -282,6 +293,7 @@ impl Grammar {
             import_paths: self.import_paths.clone(),
             base_dir: self.base_dir.clone(),
             lark_grammars: self.lark_grammars.clone().or_else(lark_grammars_dir),
+            max_grammar_bytes: self.max_bytes,
             ..LoadConfig::default()
         };
         lark::load(&self.text, &config)

@@ -46,7 +46,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             line["lexer_states"] = parser.lexer().state_len().into();
             line["productions"] = parser.cfg().productions().len().into();
             line["lr_states"] = parser.lr_state_len().into();
-            line["conflicts"] = parser.conflicts().len().into();
+            line["conflicts"] = parser.conflict_len().into();
         }
         // The grammar loads but cannot be parsed with (a `%declare`d terminal nothing
         // produces, a budget): the line says why, and the check fails as `parse` would.

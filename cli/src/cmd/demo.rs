@@ -71,7 +71,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         parser.terminal_len(),
         parser.lexer().state_len(),
         parser.lr_state_len(),
-        parser.conflicts().len(),
+        parser.conflict_len(),
         built.as_secs_f64() * 1e3
     );
     let started = Instant::now();

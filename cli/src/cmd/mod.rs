@@ -31,6 +31,10 @@ pub struct GrammarOpts {
     /// `_NL`, `%declare _INDENT _DEDENT`), for Python grammars.
     #[arg(long = "postlex", value_name = "NAME", value_parser = parse_postlex)]
     pub postlex: Option<munch::Postlex>,
+    /// The most bytes of grammar text, imported files included (default 4 MiB); a larger
+    /// grammar is refused before it is parsed.
+    #[arg(long = "max-grammar-bytes", value_name = "BYTES")]
+    pub max_grammar_bytes: Option<usize>,
 }
 
 /// `--postlex NAME`.
@@ -51,6 +55,9 @@ impl GrammarOpts {
         }
         if let Some(postlex) = self.postlex {
             g = g.with_postlex(postlex);
+        }
+        if let Some(bytes) = self.max_grammar_bytes {
+            g = g.with_max_grammar_bytes(bytes);
         }
         Ok(g)
     }

@@ -40,8 +40,6 @@ use super::{common, parse, RawError};
 pub(crate) const MAX_MODULES: usize = 1_000;
 /// Budget: nesting of imports (a module importing itself would never end).
 pub(crate) const MAX_IMPORT_DEPTH: usize = 32;
-/// Budget: bytes of all modules' text together.
-pub(crate) const MAX_SOURCE_BYTES: usize = 64 << 20;
 
 /// One file's place in [`Sources::text`].
 #[derive(Debug)]
@@ -58,11 +56,14 @@ pub(crate) struct Sources {
     pub(crate) text: String,
     /// The main grammar first; ordered by `start`.
     pub(crate) files: Vec<SourceFile>,
+    /// The most bytes of text, every file together ([`super::LoadConfig::max_grammar_bytes`]).
+    max_bytes: usize,
 }
 
 impl Sources {
-    pub(crate) fn new(main: &str, name: &str) -> Self {
+    pub(crate) fn new(main: &str, name: &str, max_bytes: usize) -> Self {
         Self {
+            max_bytes,
             text: main.to_string(),
             files: vec![SourceFile {
                 name: name.to_string(),
@@ -82,10 +83,10 @@ impl Sources {
     }
 
     fn push(&mut self, name: String, text: &str) -> Result<usize, ErrorKind> {
-        if self.text.len() + text.len() + 1 > MAX_SOURCE_BYTES {
+        if self.text.len() + text.len() + 1 > self.max_bytes {
             return Err(ErrorKind::LimitExceeded {
-                what: "bytes of imported grammar text",
-                limit: MAX_SOURCE_BYTES,
+                what: "bytes of grammar text, imported modules included (`max_grammar_bytes`)",
+                limit: self.max_bytes,
             });
         }
         // A newline keeps a file without one at its end from running into the next.

@@ -11,6 +11,10 @@ use super::ast::{LitKind, Literal};
 
 /// Lark's `eval_escaping`: the body of a literal as Lark's next stage sees it.
 pub(crate) fn eval_escaping(body: &str) -> Result<String, String> {
+    // Most literals hold neither a backslash nor a quote: every step leaves them as they are.
+    if !body.contains(['\\', '\'']) {
+        return Ok(body.to_string());
+    }
     // Step 1: double backslashes that Python must keep.
     let mut w = String::with_capacity(body.len() + 8);
     let mut chars = body.chars();

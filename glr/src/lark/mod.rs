@@ -100,6 +100,11 @@ pub struct LoadConfig {
     /// The `grammars` folder of an installed `lark` package, for `%import python` and
     /// `%import lark` (munch builds in `common` and `unicode` only).
     pub lark_grammars: Option<PathBuf>,
+    /// The most bytes of grammar text, the imported modules' included (4 MiB by default: a
+    /// generated grammar of 8,000 keywords is 79 KB, SynCode's largest 12 KB). A larger
+    /// grammar is an [`ErrorKind::LimitExceeded`] error before anything is parsed, where
+    /// lowering and table construction would take seconds.
+    pub max_grammar_bytes: usize,
 }
 
 impl Default for LoadConfig {
@@ -111,6 +116,7 @@ impl Default for LoadConfig {
             import_paths: Vec::new(),
             base_dir: None,
             lark_grammars: None,
+            max_grammar_bytes: 4 << 20,
         }
     }
 }
@@ -131,7 +137,7 @@ pub fn load(source: &[u8], config: &LoadConfig) -> Result<Grammar, GrammarError>
         Ok(s) => s,
         Err(e) => return Err(invalid_utf8(source, &e, &config.file_name)),
     };
-    let mut sources = imports::Sources::new(src, &config.file_name);
+    let mut sources = imports::Sources::new(src, &config.file_name, config.max_grammar_bytes);
     let located = |sources: &imports::Sources, raw: RawError| {
         let mut kind = raw.kind;
         let text = sources.text.as_str();
@@ -163,6 +169,25 @@ pub fn load(source: &[u8], config: &LoadConfig) -> Result<Grammar, GrammarError>
             None => e,
         }
     };
+    if src.len() > config.max_grammar_bytes {
+        let mut at = config.max_grammar_bytes;
+        while !src.is_char_boundary(at) {
+            at -= 1;
+        }
+        let pos = ast::Pos { start: at, end: at };
+        let kind = ErrorKind::LimitExceeded {
+            what: "bytes of grammar text (`max_grammar_bytes`)",
+            limit: config.max_grammar_bytes,
+        };
+        return Err(located(
+            &sources,
+            RawError {
+                kind,
+                pos,
+                aux: None,
+            },
+        ));
+    }
     let file = match parse::parse(src, config.max_nesting) {
         Ok(f) => f,
         Err(raw) => return Err(located(&sources, raw)),

@@ -57,6 +57,61 @@ impl Conflict {
 pub(super) fn find(t: &LrTables, g: &Grammar0) -> Vec<Conflict> {
     let mut prefixes: Option<Vec<Option<(LrState, Symbol)>>> = None;
     let mut out = Vec::new();
+    scan(t, g, |state, k, actions| {
+        let s = state.as_usize();
+        let kernel: Vec<Item> = t.kernels[s]
+            .iter()
+            .map(|i| Item {
+                prod: i.production as u32,
+                dot: i.dot as u32,
+            })
+            .collect();
+        let mut items: Vec<LrItem> = closure(g, &kernel)
+            .into_iter()
+            .filter(|&it| match g.after_dot(it) {
+                Some(sym) => sym == k,
+                None => actions.iter().any(
+                    |a| matches!(a, Action::Reduce { production, .. } if *production == it.prod),
+                ),
+            })
+            .map(|it| LrItem {
+                production: it.prod as usize,
+                dot: it.dot as usize,
+            })
+            .collect();
+        items.sort();
+        let parents = prefixes.get_or_insert_with(|| shortest_paths(t));
+        let mut prefix = Vec::new();
+        let mut at = state;
+        while let Some((from, sym)) = parents[at.as_usize()] {
+            prefix.push(sym);
+            at = from;
+        }
+        prefix.reverse();
+        out.push(Conflict {
+            state,
+            lookahead: if k == t.terminal_len {
+                Lookahead::Eof
+            } else {
+                Lookahead::Terminal(TerminalId::from_usize(k as usize))
+            },
+            actions,
+            items,
+            prefix,
+        });
+    });
+    out
+}
+
+/// The number of conflicts [`find`] lists, without their items and prefixes.
+pub(super) fn count(t: &LrTables, g: &Grammar0) -> usize {
+    let mut n = 0;
+    scan(t, g, |_, _, _| n += 1);
+    n
+}
+
+/// Calls `found(state, lookahead, actions)` for each conflict, in order.
+fn scan(t: &LrTables, g: &Grammar0, mut found: impl FnMut(LrState, u32, Vec<Action>)) {
     for s in 0..t.state_len() {
         let state = LrState(s as u32);
         let full = |a: &Action| match *a {
@@ -82,52 +137,10 @@ pub(super) fn find(t: &LrTables, g: &Grammar0) -> Vec<Conflict> {
         for k in candidates {
             let actions: Vec<Action> = t.actions_at(state, k).copied().filter(full).collect();
             if actions.len() >= 2 {
-                let kernel: Vec<Item> = t.kernels[s]
-                    .iter()
-                    .map(|i| Item {
-                        prod: i.production as u32,
-                        dot: i.dot as u32,
-                    })
-                    .collect();
-                let mut items: Vec<LrItem> = closure(g, &kernel)
-                    .into_iter()
-                    .filter(|&it| {
-                        match g.after_dot(it) {
-                        Some(sym) => sym == k,
-                        None => actions.iter().any(|a| {
-                            matches!(a, Action::Reduce { production, .. } if *production == it.prod)
-                        }),
-                    }
-                    })
-                    .map(|it| LrItem {
-                        production: it.prod as usize,
-                        dot: it.dot as usize,
-                    })
-                    .collect();
-                items.sort();
-                let parents = prefixes.get_or_insert_with(|| shortest_paths(t));
-                let mut prefix = Vec::new();
-                let mut at = state;
-                while let Some((from, sym)) = parents[at.as_usize()] {
-                    prefix.push(sym);
-                    at = from;
-                }
-                prefix.reverse();
-                out.push(Conflict {
-                    state,
-                    lookahead: if k == t.terminal_len {
-                        Lookahead::Eof
-                    } else {
-                        Lookahead::Terminal(TerminalId::from_usize(k as usize))
-                    },
-                    actions,
-                    items,
-                    prefix,
-                });
+                found(state, k, actions);
             }
         }
     }
-    out
 }
 
 /// Breadth-first parents: for each state, the state and symbol it is first reached from.

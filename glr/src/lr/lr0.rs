@@ -6,6 +6,8 @@
 //! not built: that state is marked accepting instead, so the automaton has the textbook number
 //! of states.
 
+use std::collections::hash_map::Entry;
+
 use ahash::AHashMap;
 
 use super::LrBuildError;
@@ -186,19 +188,20 @@ impl Lr0 {
                 let mut kernel = std::mem::take(&mut by_symbol[s as usize]);
                 kernel.sort_unstable();
                 kernel.dedup();
-                let next = match index.get(&kernel) {
-                    Some(&n) => n,
-                    None => {
+                // One hash per transition: kernels can hold thousands of items.
+                let next = match index.entry(kernel) {
+                    Entry::Occupied(e) => *e.get(),
+                    Entry::Vacant(e) => {
                         let n = states.len();
                         if n >= max_states {
                             return Err(LrBuildError::too_many_states(max_states));
                         }
-                        index.insert(kernel.clone(), n as u32);
                         states.push(State0 {
-                            kernel,
+                            kernel: e.key().clone(),
                             transitions: Vec::new(),
                             accepting: false,
                         });
+                        e.insert(n as u32);
                         n as u32
                     }
                 };

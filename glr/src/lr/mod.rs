@@ -212,7 +212,9 @@ pub struct LrTables {
     gotos: Vec<(u32, LrState)>,
     /// Kernel items per state and the symbol path to each state, for diagnostics.
     kernels: Vec<Vec<LrItem>>,
-    conflicts: Vec<Conflict>,
+    /// Found the first time they are asked for (diagnostics only: on a grammar with thousands
+    /// of conflicts, each with its shortest prefix, they cost more than the tables).
+    conflicts: std::sync::OnceLock<Vec<Conflict>>,
 }
 
 /// No shift, in [`LrTables::dense`].
@@ -322,10 +324,9 @@ impl LrTables {
             goto_start,
             gotos,
             kernels,
-            conflicts: Vec::new(),
+            conflicts: std::sync::OnceLock::new(),
         };
         tables.expand(config.max_actions.saturating_sub(stored_compact));
-        tables.conflicts = conflict::find(&tables, &g);
         Ok(tables)
     }
 
@@ -596,7 +597,25 @@ impl LrTables {
 
     /// The conflicts of the plain LALR(1) table, sorted by state and lookahead.
     pub fn conflicts(&self) -> &[Conflict] {
-        &self.conflicts
+        self.conflicts
+            .get_or_init(|| conflict::find(self, &self.grammar0()))
+    }
+
+    /// The number of [`LrTables::conflicts`], counted without finding each one's items and
+    /// shortest prefix.
+    pub fn conflict_len(&self) -> usize {
+        match self.conflicts.get() {
+            Some(found) => found.len(),
+            None => conflict::count(self, &self.grammar0()),
+        }
+    }
+
+    /// The numbered grammar the tables were built from (for diagnostics).
+    fn grammar0(&self) -> lr0::Grammar0 {
+        let analysis = Analysis::new(&self.cfg);
+        lr0::Grammar0::new(&self.cfg, |n| {
+            analysis.is_nullable(NonterminalId::from_usize(n))
+        })
     }
 }
 

@@ -188,7 +188,7 @@ impl fmt::Debug for Parser {
             .field("terminals", &self.lexer.terminal_len())
             .field("lexer_states", &self.lexer.state_len())
             .field("lr_states", &self.tables.state_len())
-            .field("conflicts", &self.tables.conflicts().len())
+            .field("conflicts", &self.tables.conflict_len())
             .finish()
     }
 }
@@ -264,6 +264,11 @@ impl Parser {
     /// The conflicts of the LALR(1) table (kept: the GLR parser follows every action).
     pub fn conflicts(&self) -> &[Conflict] {
         self.tables.conflicts()
+    }
+
+    /// The number of [`Parser::conflicts`], counted without listing them.
+    pub fn conflict_len(&self) -> usize {
+        self.tables.conflict_len()
     }
 
     /// The number of terminals.

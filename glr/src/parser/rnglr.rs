@@ -635,37 +635,38 @@ fn keep_shifting(red: &mut Reduced) {
 /// reductions on `$` reaches one that does). This is the part of the end-of-input closure that
 /// does not look below the top, so [`accepts`] reads it instead of building nodes.
 pub(crate) fn eof_closure_accepts(tables: &LrTables) -> Vec<bool> {
+    // Backward reachability from the accepting states over the ε-reduction edges `x → goto(x,
+    // A)` on `$`: linear in the edges, where a closure per state would be quadratic on long
+    // chains of ε-reductions (a rule of thousands of optional items).
     let eof = tables.eof_index();
-    let mut out = Vec::with_capacity(tables.state_len());
+    let n = tables.state_len();
+    let mut preds: Vec<Vec<LrState>> = vec![Vec::new(); n];
+    let mut out = vec![false; n];
     let mut pending: Vec<LrState> = Vec::new();
-    let mut seen: AHashSet<LrState> =
-        AHashSet::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4));
-    for s in 0..tables.state_len() {
-        let s = LrState::new(s).expect("state ids fit u32");
-        pending.clear();
-        seen.clear();
-        pending.push(s);
-        seen.insert(s);
-        let mut accepts = false;
-        'closure: while let Some(x) = pending.pop() {
-            for &a in tables.actions_at(x, eof) {
-                match a {
-                    Action::Accept => {
-                        accepts = true;
-                        break 'closure;
-                    }
-                    Action::Reduce { lhs, len: 0, .. } => {
-                        if let Some(g) = tables.goto(x, lhs) {
-                            if seen.insert(g) {
-                                pending.push(g);
-                            }
-                        }
-                    }
-                    _ => {}
+    for s in 0..n {
+        let x = LrState::new(s).expect("state ids fit u32");
+        for &a in tables.actions_at(x, eof) {
+            match a {
+                Action::Accept if !out[s] => {
+                    out[s] = true;
+                    pending.push(x);
                 }
+                Action::Reduce { lhs, len: 0, .. } => {
+                    if let Some(g) = tables.goto(x, lhs) {
+                        preds[g.as_usize()].push(x);
+                    }
+                }
+                _ => {}
             }
         }
-        out.push(accepts);
+    }
+    while let Some(g) = pending.pop() {
+        for &x in &preds[g.as_usize()] {
+            if !out[x.as_usize()] {
+                out[x.as_usize()] = true;
+                pending.push(x);
+            }
+        }
     }
     out
 }
