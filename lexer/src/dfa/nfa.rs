@@ -113,13 +113,14 @@ fn hir_facts(hir: &Hir) -> HirFacts {
     facts
 }
 
-/// How a look-around assertion is written, for error messages.
+/// How a look-around assertion is written, for error messages: as a Lark grammar (Python's
+/// `re`) spells it, since that is what its author wrote.
 fn look_text(look: Look) -> &'static str {
     match look {
-        Look::Start => r"`\A`",
-        Look::End => r"`\z`",
-        Look::StartLF => "`(?m:^)`",
-        Look::EndLF => "`(?m:$)`",
+        Look::Start => r"`^` or `\A` (the start of the text: a terminal matches anywhere in it)",
+        Look::End => r"`$` or `\Z` (the end of the text: a terminal matches anywhere in it)",
+        Look::StartLF => "`^` under the `m` flag (the start of a line)",
+        Look::EndLF => "`$` under the `m` flag (the end of a line)",
         Look::StartCRLF => "`(?mR:^)`",
         Look::EndCRLF => "`(?mR:$)`",
         Look::WordAscii => r"`(?-u:\b)`",
@@ -157,7 +158,7 @@ impl Nfa {
                 return Err(LexerBuildError::new(LexerBuildErrorKind::Unsupported {
                     terminal,
                     name: spec.name.clone(),
-                    what: format!("look-around assertion {}", look_text(look)),
+                    what: format!("the anchor or boundary {}", look_text(look)),
                 }));
             }
             // The Thompson compiler recurses over the HIR: bound the depth before calling it.
