@@ -36,7 +36,8 @@ struct Args {
     #[arg(long, value_delimiter = ',', default_values_t = inputs::TOKENIZERS.iter().map(|s| s.to_string()))]
     tokenizers: Vec<String>,
     /// Engines (default: all munch maskers compiled in, then llguidance, llguidance-noslicer,
-    /// glrmask, xgrammar; `munch-NAME-bg` builds NAME in the background).
+    /// glrmask, xgrammar; `munch-NAME-bg` builds NAME in the background, `munch-wda-lazy` builds
+    /// the wda on demand).
     #[arg(long, value_delimiter = ',')]
     engines: Vec<String>,
     /// Texts per grammar.

@@ -32,6 +32,10 @@ pub fn available() -> Vec<String> {
         .collect();
     let mut out: Vec<String> = kinds.iter().map(|k| format!("munch-{k}")).collect();
     out.extend(kinds.iter().map(|k| format!("munch-{k}-bg")));
+    // The wda built on demand (`Config::lazy`): the cold start of a grammar per request.
+    if kinds.contains(&::munch::MaskerKind::Wda) {
+        out.push("munch-wda-lazy".to_string());
+    }
     out.extend(PEERS.iter().map(|p| p.to_string()));
     out
 }

@@ -44,8 +44,16 @@ pub(super) fn run(kind: &str, job: &Job, result: &mut WorkerResult) -> Result<()
         Some(kind) => (kind, true),
         None => (kind, false),
     };
+    let (kind, lazy) = match kind.strip_suffix("-lazy") {
+        Some(kind) => (kind, true),
+        None => (kind, false),
+    };
     result.settings = if background {
         format!("masker {kind} built in the background, the trie walk masking until then")
+    } else if lazy {
+        format!(
+            "masker {kind} built on demand, its states as masks reach them (no fallback); 1 thread"
+        )
     } else {
         format!("masker {kind} (no fallback); 1 thread")
     };
@@ -70,7 +78,8 @@ pub(super) fn run(kind: &str, job: &Job, result: &mut WorkerResult) -> Result<()
     let config = Config::new()
         .masker(kind)
         .fallback(None)
-        .background(background);
+        .background(background)
+        .lazy(lazy);
     let compiled = Compiled::new(&grammar, vocab, &config).map_err(|e| e.to_string())?;
     result.build_s = started.elapsed().as_secs_f64();
     trace_texts(
