@@ -643,12 +643,12 @@ pub(crate) fn eof_closure_accepts(tables: &LrTables) -> Vec<bool> {
     let mut preds: Vec<Vec<LrState>> = vec![Vec::new(); n];
     let mut out = vec![false; n];
     let mut pending: Vec<LrState> = Vec::new();
-    for s in 0..n {
+    for (s, accepts) in out.iter_mut().enumerate() {
         let x = LrState::new(s).expect("state ids fit u32");
         for &a in tables.actions_at(x, eof) {
             match a {
-                Action::Accept if !out[s] => {
-                    out[s] = true;
+                Action::Accept if !*accepts => {
+                    *accepts = true;
                     pending.push(x);
                 }
                 Action::Reduce { lhs, len: 0, .. } => {
