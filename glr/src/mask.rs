@@ -378,8 +378,9 @@ impl IndentFix {
                                 None => false,
                                 Some((s, m, whole, paren_zero)) => {
                                     let rest = &bytes[len..];
-                                    if lexer.kills(state, rest[0]) {
-                                        // The completed lexeme's look-ahead fails there.
+                                    if lexer.is_dead(lexer.next_inhibited(state, rest[0])) {
+                                        // The completed lexeme's look-ahead fails there, or
+                                        // no lexeme begins with that byte.
                                         continue;
                                     }
                                     if same_as_ignored(&parser, &bytes[..len], rest[0])
@@ -473,7 +474,8 @@ fn same_as_ignored(parser: &crate::parser::Parser, prefix: &[u8], next: u8) -> b
             return false;
         }
     }
-    !lexer.accepted(s).is_empty() && !lexer.kills(s, next)
+    // Ends it: `next` is no part of it, so the lexeme after it begins with `next` alike.
+    lexer.is_dead(lexer.next(s, next)) && !lexer.is_dead(lexer.next_inhibited(s, next))
 }
 
 /// The contract for one token, by brute force.
@@ -548,10 +550,10 @@ fn needs_context(
     let mut next: smallvec::SmallVec<[Branch; 4]> = smallvec::SmallVec::new();
     for (i, &b) in bytes.iter().enumerate() {
         for &(s, inh, _, depth) in &configs {
-            if inh.is_some_and(|i| lexer.kills(i, b)) {
-                continue;
-            }
-            let s = lexer.next(s, b);
+            let s = match inh {
+                Some(i) => lexer.next_inhibited(i, b),
+                None => lexer.next(s, b),
+            };
             if lexer.is_dead(s) {
                 continue;
             }
@@ -561,7 +563,8 @@ fn needs_context(
             let accepted = lexer.accepted(s);
             if accepted.contains(&nl) {
                 let last = i + 1 == bytes.len();
-                let killed = !last && lexer.kills(s, bytes[i + 1]);
+                // (A character that may or may not extend it leaves the question open.)
+                let killed = !last && lexer.is_dead(lexer.next_inhibited(s, bytes[i + 1]));
                 if depth != Some(0) || !(killed || (last && lexer.can_grow(s))) {
                     return true;
                 }

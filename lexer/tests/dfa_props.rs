@@ -23,8 +23,8 @@ fn config(cases: u32) -> ProptestConfig {
 }
 
 /// The characters patterns are built from: ASCII, a newline (which `.` does not match), and
-/// 2- and 3-byte UTF-8.
-const CHARS: &[char] = &['a', 'b', 'c', '\n', 'é', '€'];
+/// 2- and 3-byte UTF-8 (`é` and `ü` share their first byte).
+const CHARS: &[char] = &['a', 'b', 'c', '\n', 'é', 'ü', '€'];
 
 /// Input pieces: the pattern characters, one `.` alone matches, a lone UTF-8 lead byte and a
 /// byte that is never UTF-8.
@@ -34,17 +34,33 @@ const PIECES: &[&[u8]] = &[
     b"c",
     b"\n",
     "é".as_bytes(),
+    "ü".as_bytes(),
     "€".as_bytes(),
     b"x",
     b"\xC3",
     b"\xFF",
 ];
 
-fn any_char() -> impl Strategy<Value = char> {
-    prop::sample::select(CHARS)
-}
+/// Characters that share their first byte, and one ASCII letter: where a character that
+/// begins like one that extends a lexeme may not extend it.
+const SHARED: &[char] = &['a', 'é', 'ü', 'ý'];
+
+/// Input pieces over [`SHARED`], with their bytes alone too.
+const SHARED_PIECES: &[&[u8]] = &[
+    b"a",
+    "é".as_bytes(),
+    "ü".as_bytes(),
+    "ý".as_bytes(),
+    b"\xC3",
+    b"\xA9",
+];
 
 fn any_re() -> impl Strategy<Value = Re> {
+    any_re_over(CHARS)
+}
+
+fn any_re_over(chars: &'static [char]) -> impl Strategy<Value = Re> {
+    let any_char = move || prop::sample::select(chars);
     let atom = prop_oneof![
         4 => any_char().prop_map(Re::Char),
         1 => prop::collection::vec(any_char(), 1..3).prop_map(Re::Set),
@@ -82,14 +98,22 @@ struct Term {
 }
 
 fn any_term() -> impl Strategy<Value = Term> {
+    any_term_over(&['a', 'b', 'é', 'ü'], CHARS)
+}
+
+/// A terminal: a literal over `literal_chars` or a regex over `chars`.
+fn any_term_over(
+    literal_chars: &'static [char],
+    chars: &'static [char],
+) -> impl Strategy<Value = Term> {
     // Literals over fewer characters, and mostly priority 0, so that ties with regexes are
     // common.
-    let literal = prop::collection::vec(prop::sample::select(&['a', 'b', 'é'][..]), 1..4)
+    let literal = prop::collection::vec(prop::sample::select(literal_chars), 1..4)
         .prop_map(|cs| Re::Cat(cs.into_iter().map(Re::Char).collect()));
     (
         prop_oneof![
             literal.prop_map(|re| (re, true)),
-            any_re().prop_map(|re| (re, false))
+            any_re_over(chars).prop_map(|re| (re, false))
         ],
         prop_oneof![3 => Just(0), 1 => -1..=1i32],
         prop::bool::weighted(0.2),
@@ -181,7 +205,30 @@ fn tie_break(terms: &[Term], matched: &[usize]) -> Vec<TerminalId> {
         .collect()
 }
 
-/// Longest match with one byte of lookahead, computed from the oracles prefix by prefix.
+/// The end of the last whole character of `bytes`, a viable lexeme (whole characters, then
+/// perhaps the first bytes of one).
+fn char_boundary(bytes: &[u8]) -> usize {
+    // The last byte that is no continuation byte begins the last character.
+    let Some(q) = bytes.iter().rposition(|&b| !(0x80..=0xBF).contains(&b)) else {
+        return bytes.len();
+    };
+    let len = match bytes[q] {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    };
+    if q + len <= bytes.len() {
+        bytes.len()
+    } else {
+        q
+    }
+}
+
+/// Longest match with one character of lookahead, computed from the oracles prefix by prefix:
+/// read while some terminal is viable; if that stops inside a character, back up to the last
+/// character boundary (at most three bytes); emit there. An error is where the longest match
+/// stopped, or, after backing up, where the longer reading stopped if no later.
 /// Lexemes as (start, end, terminals); an error as (offset, lexeme start).
 #[allow(clippy::type_complexity)]
 fn reference_tokenize(
@@ -191,6 +238,8 @@ fn reference_tokenize(
 ) -> Result<Vec<(usize, usize, Vec<TerminalId>)>, (usize, usize)> {
     let mut out = Vec::new();
     let mut i = 0;
+    // Where the reading that backed up to the current lexeme's start stopped.
+    let mut backed_up: Option<(usize, usize)> = None;
     while i < input.len() {
         let rest = &input[i..];
         let alive = |l: usize| oracles.iter().any(|o| o.viable(rest, l));
@@ -198,15 +247,21 @@ fn reference_tokenize(
         while l < rest.len() && alive(l + 1) {
             l += 1;
         }
+        let m = char_boundary(&rest[..l]);
         let matched: Vec<usize> = (0..terms.len())
-            .filter(|&t| oracles[t].matches(rest, l))
+            .filter(|&t| oracles[t].matches(rest, m))
             .collect();
         let accepted = tie_break(terms, &matched);
         if accepted.is_empty() {
-            return Err((i + l, i));
+            let err = (i + l, i);
+            return Err(match backed_up {
+                Some(b) if b.0 >= err.0 => b,
+                _ => err,
+            });
         }
-        out.push((i, i + l, accepted));
-        i += l;
+        backed_up = (m < l).then_some((i + l, i));
+        out.push((i, i + m, accepted));
+        i += m;
     }
     Ok(out)
 }
@@ -369,5 +424,29 @@ fn moore_block_count(lexer: &Lexer) -> usize {
         if after == before {
             return after;
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(config(2000))]
+
+    /// Terminals over characters that share their first byte: `tokenize` backs up to the
+    /// last character boundary as the reference does.
+    #[test]
+    fn tokenize_agrees_with_reference_on_shared_lead_bytes(
+        terms in prop::collection::vec(any_term_over(SHARED, SHARED), 1..5).prop_map(non_empty),
+        input in prop::collection::vec(prop::sample::select(SHARED_PIECES), 0..10)
+            .prop_map(|pieces| pieces.concat()),
+    ) {
+        prop_assume!(!terms.is_empty());
+        let lexer = lexer_of(&terms);
+        let oracles: Vec<Oracle> = terms.iter().map(|t| Oracle::new(&t.re)).collect();
+        let expected = reference_tokenize(&terms, &oracles, &input);
+        let got = lexer
+            .tokenize(&input)
+            .map(|ls| ls.into_iter().map(|l| (l.start, l.end, l.terminals.to_vec())).collect())
+            .map_err(|e| (e.offset, e.lexeme_start));
+        let patterns: Vec<String> = terms.iter().map(|t| t.re.pattern()).collect();
+        prop_assert_eq!(got, expected, "{:?} on {:?}", patterns, input);
     }
 }

@@ -214,16 +214,40 @@ fn multi_byte_utf8_terminals() {
 }
 
 #[test]
-fn raw_byte_patterns_work() {
-    let hir = ParserBuilder::new()
-        .utf8(false)
-        .build()
-        .parse(r"(?-u:\xFF+)")
-        .unwrap();
-    let mut spec = re("FF", "x");
-    spec.hir = Some(hir);
-    let lexer = build(&[spec]);
-    assert_eq!(lexer.tokenize(b"\xFF\xFF").unwrap().len(), 1);
+fn raw_byte_patterns_are_refused() {
+    // Lookahead is a whole character, so lexemes must be whole characters: a pattern that can
+    // match invalid UTF-8 is refused, naming the terminal. ASCII byte classes are fine.
+    let bytes = |pattern: &str, name: &str| {
+        let hir = ParserBuilder::new()
+            .utf8(false)
+            .build()
+            .parse(pattern)
+            .unwrap();
+        let mut spec = re(name, "x");
+        spec.hir = Some(hir);
+        spec
+    };
+    let err = Lexer::new(
+        &[re("A", "a"), bytes(r"(?-u:\xFF+)", "FF")],
+        &LexerConfig::default(),
+    )
+    .unwrap_err();
+    match err.kind() {
+        LexerBuildErrorKind::Unsupported {
+            terminal,
+            name,
+            what,
+        } => {
+            assert_eq!((*terminal, name.as_str()), (t(1), "FF"));
+            assert!(what.contains("UTF-8"), "{what}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut half = lit("HALF", "x");
+    half.hir = Some(Hir::literal(&"→".as_bytes()[..2]));
+    assert!(Lexer::new(&[half], &LexerConfig::default()).is_err());
+    let lexer = build(&[bytes(r"(?-u:[a-z]+)", "ASCII")]);
+    assert_eq!(lexer.tokenize(b"ab").unwrap().len(), 1);
 }
 
 #[test]
@@ -456,10 +480,56 @@ fn dfa_is_minimal_for_equivalent_patterns() {
     assert_eq!(lexer.state_len(), 6);
 }
 
+/// Drives the fork described in the module docs by hand, branch by branch, and returns the
+/// lexemes of the branches that end at the end of `input` with a complete lexeme.
+fn forked_lexemes(lexer: &Lexer, input: &[u8]) -> Vec<Vec<(usize, usize)>> {
+    // Each branch: (lexer state, lexemes so far, lexeme start, inhibited-by state).
+    type Branch = (LexState, Vec<(usize, usize)>, usize, Option<LexState>);
+    let mut branches: Vec<Branch> = vec![(lexer.start(), vec![], 0, None)];
+    for (i, &b) in input.iter().enumerate() {
+        let mut next_branches = Vec::new();
+        for (s, lexemes, start, inhibited) in branches {
+            let n = match inhibited {
+                Some(by) => lexer.next_inhibited(by, b),
+                None => lexer.next(s, b),
+            };
+            if lexer.is_dead(n) {
+                continue;
+            }
+            if !lexer.accepted(n).is_empty() {
+                let mut done = lexemes.clone();
+                done.push((start, i + 1));
+                if lexer.inhibits(n) {
+                    next_branches.push((lexer.start(), done, i + 1, Some(n)));
+                    next_branches.push((n, lexemes, start, None));
+                } else {
+                    next_branches.push((lexer.start(), done, i + 1, None));
+                }
+            } else {
+                next_branches.push((n, lexemes, start, None));
+            }
+        }
+        branches = next_branches;
+    }
+    branches
+        .into_iter()
+        .filter(|(s, _, _, _)| *s == lexer.start())
+        .map(|(_, lexemes, _, _)| lexemes)
+        .collect()
+}
+
 #[test]
 fn inhibited_branch_protocol_matches_tokenize() {
-    // Drive the fork described in the module docs by hand and check it yields tokenize's
-    // lexemes.
+    let check = |lexer: &Lexer, inputs: &[&str]| {
+        for input in inputs {
+            let bytes = input.as_bytes();
+            let expected: Vec<Vec<(usize, usize)>> = match lexer.tokenize(bytes) {
+                Ok(lexemes) => vec![lexemes.iter().map(|l| (l.start, l.end)).collect()],
+                Err(_) => vec![],
+            };
+            assert_eq!(forked_lexemes(lexer, bytes), expected, "{input}");
+        }
+    };
     let lexer = build(&[
         lit("PLUS", "+"),
         lit("INC", "++"),
@@ -467,49 +537,32 @@ fn inhibited_branch_protocol_matches_tokenize() {
         re("FLOAT", r"[0-9]+\.[0-9]+"),
         lit("DOT", "."),
     ]);
-    for input in ["1+2", "1++", "12.5+.", "1.", "+++", "1..2"] {
-        let bytes = input.as_bytes();
-        // Each branch: (lexer state, lexemes so far, lexeme start, inhibited-by state).
-        type Branch = (LexState, Vec<(usize, usize)>, usize, Option<LexState>);
-        let mut branches: Vec<Branch> = vec![(lexer.start(), vec![], 0, None)];
-        for (i, &b) in bytes.iter().enumerate() {
-            let mut next_branches = Vec::new();
-            for (s, lexemes, start, inhibited) in branches {
-                if let Some(by) = inhibited {
-                    if lexer.extends(by, b) {
-                        continue;
-                    }
-                }
-                let n = lexer.next(s, b);
-                if lexer.is_dead(n) {
-                    continue;
-                }
-                if !lexer.accepted(n).is_empty() {
-                    let mut done = lexemes.clone();
-                    done.push((start, i + 1));
-                    if lexer.can_grow(n) {
-                        next_branches.push((lexer.start(), done, i + 1, Some(n)));
-                        next_branches.push((n, lexemes, start, None));
-                    } else {
-                        next_branches.push((lexer.start(), done, i + 1, None));
-                    }
-                } else {
-                    next_branches.push((n, lexemes, start, None));
-                }
-            }
-            branches = next_branches;
-        }
-        let finished: Vec<Vec<(usize, usize)>> = branches
-            .into_iter()
-            .filter(|(s, _, _, _)| *s == lexer.start())
-            .map(|(_, lexemes, _, _)| lexemes)
-            .collect();
-        let expected: Vec<Vec<(usize, usize)>> = match lexer.tokenize(bytes) {
-            Ok(lexemes) => vec![lexemes.iter().map(|l| (l.start, l.end)).collect()],
-            Err(_) => vec![],
-        };
-        assert_eq!(finished, expected, "{input}");
-    }
+    check(&lexer, &["1+2", "1++", "12.5+.", "1.", "+++", "1..2"]);
+    // Characters of 2, 3 and 4 bytes that begin like a character extending the lexeme.
+    let lexer = build(&[
+        re("KEY", "[a-zé]+"),
+        lit("ARROW", "→"),
+        re("VAL", "[^\\x00-\\x7f;→ ]+"),
+        lit("TIMES", "×"),
+        re("WORD", "[a-zà-ÿ]+"),
+        re("EMOJI", "[😀-😏]+"),
+        lit("NEUTRAL", "😐"),
+        lit("SEMI", ";"),
+    ]);
+    check(
+        &lexer,
+        &[
+            "é→日本語;",
+            "é€",
+            "a×b",
+            "aàb×",
+            "😀😐",
+            "😀😁😐😐",
+            "é→",
+            "→→",
+            "ab→cd",
+        ],
+    );
 }
 
 #[test]

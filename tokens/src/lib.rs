@@ -25,22 +25,27 @@
 //! # Points and spans
 //!
 //! A *point* is where a token can start: `(s, None)` for every state `s` that is not dead (the
-//! open lexeme read so far leads to `s`), and `(start, Some(inh))` for every state `inh` that
+//! open lexeme read so far leads to `s`; pending states included), and `(start, Some(inh))`
+//! for every state `inh` that
 //! [`inhibits`](Lexer::inhibits) (a lexeme was just handed to the parser inhibited by `inh`; see the
 //! [`dfa` docs](munch_lexer::dfa#inhibited-terminals)). Reading a token's bytes from a point
 //! `(s, i)`:
 //!
-//! - first byte `b`: if `i = Some(inh)` and [`Lexer::kills`]`(inh, b)` (the byte extends that
-//!   lexeme, or its terminals' look-ahead fails on it), the token is dead;
-//! - each byte `b` in state `s`: if `g = next(s, b)` is not dead, go on in `g`; otherwise the
-//!   lexeme ending in `s` is *emitted* (dead if [`Lexer::accepted`]`(s)` is empty or its
-//!   look-ahead fails on `b`, [`Lexer::kills`]) and `b` starts a new lexeme in
-//!   `next(start, b)` (dead if that is dead);
+//! - first byte `b`: if `i = Some(inh)`, the token goes on in
+//!   [`Lexer::next_inhibited`]`(inh, b)` (dead if the byte's character extends that lexeme, or
+//!   its terminals' look-ahead fails on it; a pending state if the character may or may not);
+//! - each byte `b` in state `s`: with `g = next(s, b)` and, if [`Lexer::accepted`]`(s)` is not
+//!   empty, `p = next_inhibited(s, b)`: if only `g` is not dead, go on in `g`; if only `p`,
+//!   the lexeme ending in `s` is *emitted* and `b` starts a new lexeme in `p`; if both (`b`
+//!   begins a character that may or may not extend the lexeme), follow both until the
+//!   character is complete, when at most one is left; if neither, the token is dead;
 //! - after the last byte the lexer is in a state `end` that is not dead (the open lexeme; it
-//!   may accept already, the parser decides what that means).
+//!   may accept already, the parser decides what that means), and if the token ends inside a
+//!   character with both readings alive, in a pending state after one more lexeme
+//!   ([`Span::fork`]).
 //!
 //! So from each point a token is either dead or realises exactly one [`Span`]: the emitted
-//! lexemes and `end`. An emitted lexeme is named by a state whose accepted terminals are the
+//! lexemes, `end` and the fork. An emitted lexeme is named by a state whose accepted terminals are the
 //! lexeme's: the lowest such state ([`Span::emitted`]), so lexemes that differ only in the
 //! state they ended in (`0x1F` and `12` as one number terminal) give one span. Ignored
 //! terminals are emitted like any other; tied terminals all stay in the accepted set.
@@ -158,8 +163,8 @@ munch_vocab::define_id!(
 pub struct LexPoint {
     /// The open lexeme's state (the start state when the lexeme is empty).
     pub state: LexState,
-    /// The state whose lexeme was just emitted inhibited: the token dies if its first byte
-    /// kills that branch ([`Lexer::kills`]).
+    /// The state whose lexeme was just emitted inhibited: the token's first byte is read by
+    /// [`Lexer::next_inhibited`].
     pub inhibitor: Option<LexState>,
 }
 
@@ -171,6 +176,23 @@ pub struct Span<'a> {
     pub emitted: &'a [LexState],
     /// The state after the last byte: the open lexeme, never dead.
     pub end: LexState,
+    /// When the token ends inside a character that began right after a complete lexeme, and
+    /// that character may or may not extend it: the other way to read the token. `end` is
+    /// the lexeme going on; the fork is the lexeme ending there.
+    pub fork: Option<Fork>,
+}
+
+/// The other reading of a token that ends inside a character (see [`Span::fork`]): after the
+/// span's emitted lexemes, one more lexeme ends where the character begins, and the rest of
+/// the token is read in a pending state (see the
+/// [`dfa` docs](munch_lexer::dfa#pending-states)). Which reading is right, the rest of the
+/// character decides; a masker allows a token if either leaves the parser live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Fork {
+    /// The lexeme that ends, named like [`Span::emitted`]'s.
+    pub lexeme: LexState,
+    /// The pending state after the last byte, never dead.
+    pub state: LexState,
 }
 
 /// Budgets of [`TokenSpans::build`]; the defaults fit every real grammar and vocabulary with a
@@ -233,6 +255,9 @@ pub struct TokenSpans {
     emitted_start: Vec<u32>,
     emitted: Vec<LexState>,
     end: Vec<LexState>,
+    /// Per span: its fork's index in `forks`, or [`NONE`].
+    fork: Vec<u32>,
+    forks: Vec<Fork>,
     blocks: Vec<BlockSpans>,
     inverse: Vec<OnceLock<Inverse>>,
 }
@@ -285,7 +310,7 @@ impl TokenSpans {
         ));
 
         // Each block's behaviours, translated to spans once per behaviour a class uses.
-        let mut spans = SpanInterner::new(config.max_spans, lexer.state_len());
+        let mut spans = SpanInterner::new(config.max_spans, tables.width);
         let mut blocks = Vec::with_capacity(walked.len());
         for b in &walked {
             let mut row_of = vec![NONE; b.behaviour_len()];
@@ -301,12 +326,7 @@ impl TokenSpans {
                         rows.push(if q == 0 {
                             NONE
                         } else {
-                            spans.intern(
-                                &seqs,
-                                &tables.lexemes,
-                                b.e[f * b.width + j],
-                                LexState::from(q),
-                            )?
+                            spans.intern(&seqs, &tables, b.e[f * b.width + j], q)?
                         });
                     }
                 }
@@ -329,6 +349,8 @@ impl TokenSpans {
             emitted_start: spans.emitted_start,
             emitted: spans.emitted,
             end: spans.end,
+            fork: spans.fork,
+            forks: spans.forks,
             blocks,
             inverse,
         })
@@ -395,6 +417,10 @@ impl TokenSpans {
             emitted: &self.emitted
                 [self.emitted_start[i] as usize..self.emitted_start[i + 1] as usize],
             end: self.end[i],
+            fork: match self.fork[i] {
+                NONE => None,
+                f => Some(self.forks[f as usize]),
+            },
         }
     }
 
@@ -451,7 +477,8 @@ impl TokenSpans {
             + (self.state_point.capacity() + self.inhibitor_point.capacity()) * 4
             + self.classes.heap_bytes()
             + self.emitted_start.capacity() * 4
-            + (self.emitted.capacity() + self.end.capacity()) * 4
+            + (self.emitted.capacity() + self.end.capacity() + self.fork.capacity()) * 4
+            + self.forks.capacity() * std::mem::size_of::<Fork>()
             + blocks
             + self.inverse.capacity() * std::mem::size_of::<OnceLock<Inverse>>()
             + inverse
@@ -490,13 +517,16 @@ fn all_points(lexer: &Lexer) -> (Vec<LexPoint>, Vec<u32>, Vec<u32>) {
 
 /// The classes of `vocab` under `lexer` without their spans ([`TokenClasses::build`]).
 ///
-/// A token read from an inhibitor point `(start, Some(inh))` is dead if its first byte kills
-/// `inh` ([`Lexer::kills`]) and otherwise does exactly what it does from `(start, None)`. So only the points
-/// `(s, None)` are walked, and the inhibitor points refine the classes by one key per token:
-/// nothing for tokens dead from the start state (dead from every inhibitor point too),
-/// otherwise the set of inhibitors its first byte's class kills. The partition is the one
-/// [`TokenSpans::build`] computes from all points; on SynCode's grammars the inhibitor points
-/// are a fifth to two fifths of them.
+/// A token read from an inhibitor point `(start, Some(inh))` whose first byte's class `k` has
+/// [`Lexer::next_inhibited`]`(inh, k)` dead or `next(start, k)` (the byte does or does not
+/// extend the lexeme of `inh`) is dead, or does exactly what it does from `(start, None)`. So
+/// the points `(s, None)` are walked, and the inhibitor points of that kind refine the classes
+/// by one key per token: nothing for tokens dead from the start state (dead from every
+/// inhibitor point too), otherwise the set of those inhibitors its first byte's class kills.
+/// The other inhibitor points (a first byte may begin a character that may or may not extend
+/// the lexeme, leaving a pending state: lexers with multi-byte characters) are walked too. The
+/// partition is the one [`TokenSpans::build`] computes from all points; on SynCode's grammars
+/// the inhibitor points are a fifth to two fifths of them.
 pub(crate) fn build_classes(
     lexer: &Lexer,
     vocab: &Vocabulary,
@@ -505,8 +535,24 @@ pub(crate) fn build_classes(
     let (points, state_point, inhibitor_point) = all_points(lexer);
     let state_points = state_point.iter().filter(|&&p| p != NONE).count();
     let tables = LexTables::new(lexer);
-    let (order, bounds) = class_blocks(&tables, &points[..state_points], config.threads);
-    let ordered: Vec<LexPoint> = order.iter().map(|&i| points[i]).collect();
+    let start = lexer.start();
+    let keyed = |inh: LexState| {
+        (0..lexer.class_len() as u8).all(|k| {
+            let after = lexer.next_inhibited_class(inh, k);
+            lexer.is_dead(after) || after == lexer.next_class(start, k)
+        })
+    };
+    let (order, mut bounds) = class_blocks(&tables, &points[..state_points], config.threads);
+    let mut ordered: Vec<LexPoint> = order.iter().map(|&i| points[i]).collect();
+    let pending: Vec<LexPoint> = points[state_points..]
+        .iter()
+        .filter(|p| p.inhibitor.is_some_and(|inh| !keyed(inh)))
+        .copied()
+        .collect();
+    for chunk in pending.chunks(MAX_CLASS_BLOCK) {
+        ordered.extend_from_slice(chunk);
+        bounds.push(ordered.len());
+    }
     let blocks: Vec<&[LexPoint]> = bounds.windows(2).map(|b| &ordered[b[0]..b[1]]).collect();
     // Each thread keeps only what the classes need of its blocks: their configurations take
     // tens of megabytes, freed as soon as a block is walked.
@@ -517,6 +563,7 @@ pub(crate) fn build_classes(
     let inhibitors: Vec<LexState> = (0..lexer.state_len())
         .filter(|&s| inhibitor_point[s] != NONE)
         .map(LexState::from_usize)
+        .filter(|&inh| keyed(inh))
         .collect();
     let start_point = state_point[lexer.start().as_usize()];
     if !inhibitors.is_empty() && start_point != NONE {
@@ -526,7 +573,7 @@ pub(crate) fn build_classes(
             .map(|k| {
                 let pattern: Vec<bool> = inhibitors
                     .iter()
-                    .map(|&inh| lexer.kills_class(inh, k as u8))
+                    .map(|&inh| lexer.is_dead(lexer.next_inhibited_class(inh, k as u8)))
                     .collect();
                 let next = pattern_id.len() as u32 + 1;
                 *pattern_id.entry(pattern).or_insert(next)
@@ -648,10 +695,10 @@ fn class_blocks(
     threads: usize,
 ) -> (Vec<usize>, Vec<usize>) {
     let class_len = tables.lexer.class_len();
-    let state_len = tables.lexer.state_len();
+    let width = tables.width;
     let live = |p: &LexPoint| {
         (0..class_len)
-            .filter(|&k| tables.outcome[k * state_len + p.state.as_usize()] != 0)
+            .filter(|&k| tables.outcome[k * width + p.state.as_usize()] != 0)
             .count()
     };
     let (light, mut order): (Vec<usize>, Vec<usize>) =
@@ -787,25 +834,32 @@ fn walk_configurations(
 
 /// Distinct spans, numbered in order of first appearance.
 struct SpanInterner {
-    /// By (emitted sequence id, end): sequence ids are hash-consed, so equal ids are equal
-    /// sequences.
-    index: AHashMap<(u32, LexState), u32>,
-    /// By end state, the spans that emit nothing (most of them): no hashing.
+    /// By (emitted sequence id, open part: a state or a fork of [`LexTables`]): sequence ids
+    /// are hash-consed, so equal ids are equal sequences.
+    index: AHashMap<(u32, u32), u32>,
+    /// By open part, the spans that emit nothing (most of them): no hashing.
     by_end: Vec<u32>,
     emitted_start: Vec<u32>,
     emitted: Vec<LexState>,
     end: Vec<LexState>,
+    fork: Vec<u32>,
+    forks: Vec<Fork>,
+    /// Per fork of [`LexTables`]: its index in `forks`, once a span has it.
+    fork_index: AHashMap<u32, u32>,
     limit: usize,
 }
 
 impl SpanInterner {
-    fn new(limit: usize, state_len: usize) -> Self {
+    fn new(limit: usize, width: usize) -> Self {
         SpanInterner {
             index: AHashMap::new(),
-            by_end: vec![NONE; state_len],
+            by_end: vec![NONE; width],
             emitted_start: vec![0],
             emitted: Vec::new(),
             end: Vec::new(),
+            fork: Vec::new(),
+            forks: Vec::new(),
+            fork_index: AHashMap::new(),
             limit,
         }
     }
@@ -813,27 +867,38 @@ impl SpanInterner {
     fn intern(
         &mut self,
         seqs: &Seqs,
-        lexemes: &[LexState],
+        tables: &LexTables<'_>,
         seq: Emitted,
-        end: LexState,
+        open: u32,
     ) -> Result<u32, SpansBuildError> {
         let next = self.end.len() as u32;
         let id = if seq == 0 {
-            let id = &mut self.by_end[end.as_usize()];
+            let id = &mut self.by_end[open as usize];
             if *id == NONE {
                 *id = next;
             }
             *id
         } else {
-            *self.index.entry((seq, end)).or_insert(next)
+            *self.index.entry((seq, open)).or_insert(next)
         };
         if id == next {
             if self.end.len() >= self.limit {
                 return Err(SpansBuildError::new(SpansBudget::Spans, self.limit as u64));
             }
-            seqs.collect(seq, lexemes, &mut self.emitted);
+            seqs.collect(seq, &tables.lexemes, &mut self.emitted);
             self.emitted_start.push(self.emitted.len() as u32);
+            let (end, fork) = tables.open(open);
             self.end.push(end);
+            self.fork.push(match fork {
+                None => NONE,
+                Some((lexeme, state)) => {
+                    let forks = &mut self.forks;
+                    *self.fork_index.entry(open).or_insert_with(|| {
+                        forks.push(Fork { lexeme, state });
+                        forks.len() as u32 - 1
+                    })
+                }
+            });
         }
         Ok(id)
     }

@@ -3,7 +3,8 @@
 //!
 //! A prefix `w` of the vocabulary trie, read from a block of points, leads each point to a
 //! *configuration* `(q, e)`: `q` the open lexer state (0, the dead state, if `w` is dead from
-//! that point) and `e` the emitted lexemes so far, as a hash-consed sequence ([`Seqs`]). The
+//! that point; or a fork, inside a character that may or may not extend the last lexeme: see
+//! [`LexTables`]) and `e` the emitted lexemes so far, as a hash-consed sequence ([`Seqs`]). The
 //! vector of configurations over the block is the prefix's *behaviour* on the block; behaviours
 //! are interned ([`BlockWalk::intern`]), and the behaviour of `w·b` depends only on that of `w`
 //! and on `b`'s byte class. So the walk memoises (behaviour, byte class) → behaviour in a dense
@@ -196,14 +197,28 @@ impl Seqs {
 }
 
 /// What the lexer gives the walk, precomputed per state.
+///
+/// A configuration's open part `q` is a lexer state (`0..state_len`), or a *fork*
+/// (`state_len..`): the token is inside a character that began right after a complete lexeme,
+/// and may extend that lexeme or not (see the [`dfa` docs](munch_lexer::dfa#inhibited-terminals)).
+/// A fork is `(g, lexeme, p)`: the state `g` the lexeme would be in if the character extends
+/// it, the lexeme, and the pending state `p` of the branch that ended it. Once the character is
+/// complete one of the two is left: `g` (nothing emitted) or `p` (the lexeme emitted).
 pub(super) struct LexTables<'a> {
     pub(super) lexer: &'a Lexer,
-    /// `outcome[k * state_len + s]`: what a byte of class `k` does in state `s`, folded into
-    /// one word for the walk's inner loop: the next state if the lexeme goes on, else
-    /// [`EMIT`] `|` the emitted lexeme's index in [`lexemes`](LexTables::lexemes) if the
-    /// lexeme accepts, its look-ahead holds on the byte and the byte starts a new one, else 0
-    /// (dead). State 0 (dead) maps to 0.
+    /// Lexer states plus forks: the rows of `outcome`.
+    pub(super) width: usize,
+    /// `outcome[k * width + q]`: what a byte of class `k` does in `q`, folded into one word for
+    /// the walk's inner loop: the next state or fork if nothing is emitted; else [`EMIT`] `|`
+    /// the emitted lexeme's index in [`lexemes`](LexTables::lexemes) if the byte starts a new
+    /// lexeme in `next(start, byte)`; else [`EMIT`] `|` [`SIDE`] `|` an index into
+    /// [`side`](LexTables::side) when a fork ends its lexeme; else 0 (dead). Row 0 (dead) maps
+    /// to 0.
     pub(super) outcome: Vec<u32>,
+    /// Forks resolved by ending their lexeme: (the state after, the emitted lexeme's index).
+    pub(super) side: Vec<(u32, u32)>,
+    /// The forks, from `state_len`: (g, lexeme index, pending state).
+    pub(super) forks: Vec<(u32, u32, u32)>,
     /// The lexemes, from index 1 (0 is unused): each is named by the lowest state with the
     /// same accepted terminals (its terminals are all the parser will ever see of it).
     pub(super) lexemes: Vec<LexState>,
@@ -213,6 +228,8 @@ pub(super) struct LexTables<'a> {
 
 /// The flag of an [`LexTables::outcome`] that emits a lexeme (state ids stay below it).
 pub(super) const EMIT: u32 = 1 << 31;
+/// With [`EMIT`]: the state after and the lexeme are in [`LexTables::side`].
+pub(super) const SIDE: u32 = 1 << 30;
 
 impl<'a> LexTables<'a> {
     pub(super) fn new(lexer: &'a Lexer) -> Self {
@@ -235,35 +252,93 @@ impl<'a> LexTables<'a> {
         let shift = (u32::BITS - (lexemes.len() as u32 - 1).leading_zeros()).max(1);
         let class_len = lexer.class_len();
         let state_len = lexer.state_len();
-        let mut outcome = vec![0u32; state_len * class_len];
-        for s in 1..lexer.state_len() {
+        let live = |s: LexState| !lexer.is_dead(s);
+        // Rows per state, then per fork (found as the rows are filled).
+        let mut rows: Vec<u32> = vec![0; state_len * class_len];
+        let mut forks: Vec<(u32, u32, u32)> = Vec::new();
+        let mut fork_ids: AHashMap<(u32, u32, u32), u32> = AHashMap::new();
+        let mut fork = |key: (u32, u32, u32), forks: &mut Vec<(u32, u32, u32)>| -> u32 {
+            *fork_ids.entry(key).or_insert_with(|| {
+                forks.push(key);
+                (state_len + forks.len() - 1) as u32
+            })
+        };
+        for s in 1..state_len {
             let state = LexState::from_usize(s);
             if lexer.is_dead(state) {
                 continue;
             }
             for k in 0..class_len {
                 let g = lexer.next_class(state, k as u8);
-                let restart = lexer.next_class(lexer.start(), k as u8);
-                outcome[k * state_len + s] = if !lexer.is_dead(g) {
-                    g.as_u32()
-                } else {
-                    // `g` is dead, so `kills` is the look-ahead of `s` failing on this class.
-                    match emitted[s] {
-                        Some(lexeme)
-                            if !lexer.is_dead(restart) && !lexer.kills_class(state, k as u8) =>
-                        {
-                            EMIT | lexeme
-                        }
-                        _ => 0,
+                let p = lexer.next_inhibited_class(state, k as u8);
+                rows[s * class_len + k] = match (live(g), live(p), emitted[s]) {
+                    (true, true, Some(lexeme)) => {
+                        fork((g.as_u32(), lexeme, p.as_u32()), &mut forks)
                     }
+                    (true, _, _) => g.as_u32(),
+                    // `p` is `next(start, k)` here: the byte does not extend the lexeme.
+                    (false, true, Some(lexeme)) => EMIT | lexeme,
+                    _ => 0,
                 };
+            }
+        }
+        let mut side: Vec<(u32, u32)> = Vec::new();
+        let mut side_ids: AHashMap<(u32, u32), u32> = AHashMap::new();
+        let mut f = 0;
+        while f < forks.len() {
+            let (g, lexeme, p) = forks[f];
+            for k in 0..class_len {
+                let g2 = lexer.next_class(LexState::from(g), k as u8);
+                let p2 = lexer.next_class(LexState::from(p), k as u8);
+                let o = match (live(g2), live(p2)) {
+                    (true, true) => fork((g2.as_u32(), lexeme, p2.as_u32()), &mut forks),
+                    (true, false) => g2.as_u32(),
+                    (false, true) => {
+                        let next = side.len() as u32;
+                        let id = *side_ids.entry((p2.as_u32(), lexeme)).or_insert_with(|| {
+                            side.push((p2.as_u32(), lexeme));
+                            next
+                        });
+                        EMIT | SIDE | id
+                    }
+                    (false, false) => 0,
+                };
+                rows.push(o);
+            }
+            f += 1;
+        }
+        // Transpose to one row per class.
+        let width = state_len + forks.len();
+        let mut outcome = vec![0u32; width * class_len];
+        for (q, row) in rows.chunks(class_len).enumerate() {
+            for (k, &o) in row.iter().enumerate() {
+                outcome[k * width + q] = o;
             }
         }
         LexTables {
             lexer,
+            width,
             outcome,
+            side,
+            forks,
             lexemes,
             shift,
+        }
+    }
+
+    /// The open part of a configuration whose `q` is a lexer state or a fork: the state, and
+    /// the fork's (lexeme, pending state) if it is one.
+    pub(super) fn open(&self, q: u32) -> (LexState, Option<(LexState, LexState)>) {
+        let n = self.lexer.state_len();
+        match (q as usize).checked_sub(n) {
+            None => (LexState::from(q), None),
+            Some(f) => {
+                let (g, lexeme, p) = self.forks[f];
+                (
+                    LexState::from(g),
+                    Some((self.lexemes[lexeme as usize], LexState::from(p))),
+                )
+            }
         }
     }
 }
@@ -475,9 +550,10 @@ impl BlockWalk<'_, '_> {
     /// class) pair), written to stay branch-light and free of bounds checks.
     fn step(&mut self, from: u32, class: usize, seqs: &mut Seqs) -> u32 {
         let lexer = self.tables.lexer;
-        let state_len = lexer.state_len();
+        let rows = self.tables.width;
         // One row per byte class: the inner loop indexes it by state alone.
-        let outcome = &self.tables.outcome[class * state_len..(class + 1) * state_len];
+        let outcome = &self.tables.outcome[class * rows..(class + 1) * rows];
+        let side = &self.tables.side;
         let width = self.width;
         let base = from as usize * width;
         // Where a lexeme that cannot go on restarts: the same for every point.
@@ -497,16 +573,19 @@ impl BlockWalk<'_, '_> {
             let (q2, e2) = if o & EMIT == 0 {
                 // The sequence is kept where the point lives, cleared where it died.
                 (o, e & u32::from(o != 0).wrapping_neg())
-            } else {
+            } else if o & SIDE == 0 {
                 (restart, seqs.append(e, o & !EMIT))
+            } else {
+                // A fork that ends its lexeme: rare (inside a character).
+                let (after, lexeme) = side[(o & !(EMIT | SIDE)) as usize];
+                (after, seqs.append(e, lexeme))
             };
             live |= q2;
             *nq = q2;
             *ne = e2;
         }
         if from == ROOT {
-            // A first byte that kills the inhibited branch (it extends the lexeme, or the
-            // look-ahead fails): that fork of the lexer is wrong.
+            // The first byte of an inhibited branch (nothing emitted yet: it is at the start).
             let class = class as u8;
             for ((&inh, nq), ne) in self
                 .inhibitor
@@ -514,8 +593,10 @@ impl BlockWalk<'_, '_> {
                 .zip(to_q.iter_mut())
                 .zip(to_e.iter_mut())
             {
-                if inh != NO_INHIBITOR && lexer.kills_class(LexState::from(inh), class) {
-                    *nq = 0;
+                if inh != NO_INHIBITOR {
+                    *nq = lexer
+                        .next_inhibited_class(LexState::from(inh), class)
+                        .as_u32();
                     *ne = 0;
                 }
             }

@@ -56,37 +56,45 @@ fn vocab_of(tokens: &[&[u8]]) -> Vocabulary {
         .expect("test vocabularies build")
 }
 
-/// A simulated span: the accepted terminals of each emitted lexeme, and the end state.
-type SimSpan = (Vec<Vec<TerminalId>>, LexState);
+/// A simulated span: the accepted terminals of each emitted lexeme, the end state, and the
+/// fork (the accepted terminals of the lexeme that may end, and the pending state).
+type SimSpan = (
+    Vec<Vec<TerminalId>>,
+    LexState,
+    Option<(Vec<TerminalId>, LexState)>,
+);
 
 /// Reads `bytes` from `point` as the module docs define it, one byte at a time.
 fn simulate(lexer: &Lexer, point: LexPoint, bytes: &[u8]) -> Option<SimSpan> {
     let mut s = point.state;
     let mut emitted = Vec::new();
+    // A character that may or may not extend the lexeme: its terminals and the pending state.
+    let mut fork: Option<(Vec<TerminalId>, LexState)> = None;
     for (i, &b) in bytes.iter().enumerate() {
-        if i == 0 {
-            if let Some(inh) = point.inhibitor {
-                if lexer.kills(inh, b) {
-                    return None;
-                }
+        let (g, p, lexeme) = match (i, point.inhibitor, fork.take()) {
+            (0, Some(inh), _) => (lexer.next_inhibited(inh, b), lexer.dead(), Vec::new()),
+            (_, _, Some((lexeme, p))) => (lexer.next(s, b), lexer.next(p, b), lexeme),
+            _ => (
+                lexer.next(s, b),
+                lexer.next_inhibited(s, b),
+                lexer.accepted(s).to_vec(),
+            ),
+        };
+        match (lexer.is_dead(g), lexer.is_dead(p)) {
+            (false, false) => {
+                fork = Some((lexeme, p));
+                s = g;
             }
-        }
-        let g = lexer.next(s, b);
-        if !lexer.is_dead(g) {
-            s = g;
-            continue;
-        }
-        // The lexeme ends before `b`: it must accept, and its look-ahead must hold on `b`.
-        if lexer.accepted(s).is_empty() || lexer.kills(s, b) {
-            return None;
-        }
-        emitted.push(lexer.accepted(s).to_vec());
-        s = lexer.next(lexer.start(), b);
-        if lexer.is_dead(s) {
-            return None;
+            (false, true) => s = g,
+            // The lexeme ends before `b`: `b` starts the next one.
+            (true, false) => {
+                emitted.push(lexeme);
+                s = p;
+            }
+            (true, true) => return None,
         }
     }
-    Some((emitted, s))
+    Some((emitted, s, fork))
 }
 
 /// The points as the module docs list them, rebuilt from the lexer.
@@ -145,7 +153,10 @@ fn check(lexer: &Lexer, vocab: &Vocabulary, spans: &TokenSpans) -> Vec<Vec<u32>>
                     .iter()
                     .map(|&e| lexer.accepted(e).to_vec())
                     .collect();
-                (emitted, span.end)
+                let fork = span
+                    .fork
+                    .map(|f| (lexer.accepted(f.lexeme).to_vec(), f.state));
+                (emitted, span.end, fork)
             });
             for &t in members {
                 let bytes = vocab.token_bytes(t).expect("members have bytes");
@@ -164,7 +175,7 @@ fn check(lexer: &Lexer, vocab: &Vocabulary, spans: &TokenSpans) -> Vec<Vec<u32>>
     let distinct: BTreeSet<_> = (0..spans.span_len())
         .map(|s| {
             let span = spans.span(munch_tokens::SpanId::from_usize(s));
-            (span.emitted.to_vec(), span.end)
+            (span.emitted.to_vec(), span.end, span.fork)
         })
         .collect();
     assert_eq!(distinct.len(), spans.span_len());
@@ -452,6 +463,79 @@ fn tokens_that_split_utf8_characters() {
 }
 
 #[test]
+fn tokens_ending_inside_a_character_that_may_end_the_lexeme() {
+    // Issue 28's terminals: after `é`, E2 may begin `→` (no VAL character) or a VAL character.
+    let lexer = lexer_of(&[
+        ("[a-zé]+", false, 0, false),
+        ("→", true, 0, false),
+        ("[^\\x00-\\x7f;→ ]+", false, 0, false),
+        (";", true, 0, false),
+    ]);
+    let arrow = "→".as_bytes();
+    let e_acute = "é".as_bytes();
+    let vocab = vocab_of(&[
+        b"\xC3\xA9\xE2",         // 0: é and the lead byte of →
+        b"\x86\x92",             // 1: the rest of →
+        b"\x86\x92\xE6\x97\xA5", // 2: the rest of →, then 日
+        "日本語".as_bytes(),     // 3
+        &arrow[..2],             // 4: two bytes of →
+        &arrow[2..],             // 5
+        b"\xC3\xA9",             // 6: é
+        "é€".as_bytes(),         // 7
+        b";",                    // 8
+        &arrow[..1],             // 9
+        "€".as_bytes(),          // 10
+    ]);
+    let spans = build(&lexer, &vocab);
+    check(&lexer, &vocab, &spans);
+    let start = spans
+        .point(LexPoint {
+            state: lexer.start(),
+            inhibitor: None,
+        })
+        .unwrap();
+    // From the start, `é` + E2 reads `é` going on (a VAL lexeme inside a character) or ending
+    // (KEY or VAL), with the pending state after E2.
+    let span = spans.span(spans.span_of(start, class_of(&spans, 0)).unwrap());
+    assert!(span.emitted.is_empty());
+    assert_eq!(span.end, lexer.walk(lexer.start(), b"\xC3\xA9\xE2"));
+    let fork = span.fork.expect("a fork");
+    let e = lexer.walk(lexer.start(), e_acute);
+    assert_eq!(lexer.accepted(fork.lexeme), lexer.accepted(e));
+    assert_eq!(fork.state, lexer.next_inhibited(e, 0xE2));
+    // From that pending state, the rest of → completes the arrow; from the VAL lexeme it is
+    // dead.
+    let pending = spans
+        .point(LexPoint {
+            state: fork.state,
+            inhibitor: None,
+        })
+        .unwrap();
+    let rest = spans.span(spans.span_of(pending, class_of(&spans, 1)).unwrap());
+    assert_eq!(rest.end, lexer.walk(lexer.start(), arrow));
+    let going_on = spans
+        .point(LexPoint {
+            state: span.end,
+            inhibitor: None,
+        })
+        .unwrap();
+    assert_eq!(spans.span_of(going_on, class_of(&spans, 1)), None);
+    // `é€` is one VAL lexeme: no fork once the character is complete.
+    let span = spans.span(spans.span_of(start, class_of(&spans, 7)).unwrap());
+    assert!(span.emitted.is_empty() && span.fork.is_none());
+    // After `é` was handed over inhibited, E2 leaves the pending state.
+    let inhibited = spans
+        .point(LexPoint {
+            state: lexer.start(),
+            inhibitor: Some(e),
+        })
+        .unwrap();
+    let lead = spans.span(spans.span_of(inhibited, class_of(&spans, 9)).unwrap());
+    assert_eq!(lead.end, fork.state);
+    assert_eq!(spans.span_of(inhibited, class_of(&spans, 10)), None);
+}
+
+#[test]
 fn special_tokens_have_no_class_and_expand_clears_them() {
     let lexer = lexer_of(SMALL);
     let tokens = vec![
@@ -618,11 +702,11 @@ fn config(cases: u32) -> ProptestConfig {
     munch_testkit::props::seeded(cases, SEED)
 }
 
-/// Pattern atoms over a few ASCII characters and `é`, including negated classes and `.` (which
-/// take multi-byte characters byte by byte).
+/// Pattern atoms over a few ASCII characters, `é` and `ü` (which share their lead byte),
+/// including negated classes and `.` (which take multi-byte characters byte by byte).
 fn any_pattern() -> impl Strategy<Value = String> {
     let atom = prop::sample::select(vec![
-        "a", "b", "c", " ", "é", "[ab]", "[^a]", ".", "[a-c é]", "\"",
+        "a", "b", "c", " ", "é", "[ab]", "[^a]", ".", "[a-c é]", "\"", "[^é]", "ü",
     ])
     .prop_map(str::to_string);
     atom.prop_recursive(3, 10, 3, |inner| {
@@ -668,6 +752,8 @@ const PIECES: &[&[u8]] = &[
     b"\xC3",
     b"\xA9",
     "é".as_bytes(),
+    "ü".as_bytes(),
+    b"\xBC",
     b"\xFF",
 ];
 

@@ -3,11 +3,12 @@
 //! A *head* is (GSS node, lexer state, inhibitor, whether the current lexeme is empty). Per
 //! committed byte `b` every head:
 //!
-//! 1. dies if it is inhibited by `s` and [`Lexer::kills`]`(s, b)` (longest match: the lexeme
-//!    it handed to the parser went on; or the look-ahead of its terminals fails on `b`);
-//! 2. reads `b`: lexer state `s' = next(s, b)`; dead → the head dies;
-//! 3. if `s'` can grow, keeps lexing (`s'`, not inhibited);
-//! 4. if `accepted(s')` is non-empty, hands every terminal of it to the parser now (ignored
+//! 1. reads `b`: lexer state `s' = next(s, b)`, or [`next_inhibited`]`(i, b)` if it is
+//!    inhibited by `i` (dead if by longest match the lexeme it handed to the parser went on, or
+//!    the look-ahead of its terminals fails on `b`; a pending state while `b`'s character is
+//!    incomplete and may or may not extend that lexeme); dead → the head dies;
+//! 2. if `s'` can grow, keeps lexing (`s'`, not inhibited);
+//! 3. if `accepted(s')` is non-empty, hands every terminal of it to the parser now (ignored
 //!    terminals just end the lexeme), restarts the lexer and is inhibited by `s'` when
 //!    [`Lexer::inhibits`]`(s')` (no inhibitor when `s'` can neither grow nor wait on a
 //!    look-ahead: the lexeme had to end there).
@@ -22,6 +23,9 @@
 //! snapshots reaches twice that, the commit copies its last `max_rollback` snapshots onto a new
 //! chain (sharing their heads) and lets the older ones go, so memory per state stays bounded on
 //! long texts at O(1) amortised cost per commit.
+//!
+//! [`next_inhibited`]: munch_lexer::Lexer::next_inhibited
+//! [`Lexer::inhibits`]: munch_lexer::Lexer::inhibits
 
 use std::cell::RefCell;
 use std::fmt;
@@ -190,8 +194,9 @@ impl<'a> Head<'a> {
     pub fn lex_state(&self) -> LexState {
         self.data.lex
     }
-    /// The state whose lexeme was just handed to the parser, if the next byte must not extend
-    /// it.
+    /// The state whose lexeme was just handed to the parser, if the next character must not
+    /// extend it (then the lexeme is empty: the head reads its next byte with
+    /// [`munch_lexer::Lexer::next_inhibited`]).
     pub fn inhibitor(&self) -> Option<LexState> {
         self.data.inhibitor
     }
@@ -367,12 +372,13 @@ impl ParserState {
             // their indenter context).
             let mut groups: SmallVec<[Group; 2]> = SmallVec::new();
             for h in &heads {
-                if let Some(inh) = h.inhibitor {
-                    if lexer.kills(inh, b) {
-                        continue;
-                    }
-                }
-                let s = lexer.next(h.lex, b);
+                // An inhibited head is at the start of its lexeme; its first byte decides
+                // whether the lexeme it handed over really ended (a pending state while that
+                // byte's character is incomplete).
+                let s = match h.inhibitor {
+                    Some(inh) => lexer.next_inhibited(inh, b),
+                    None => lexer.next(h.lex, b),
+                };
                 if lexer.is_dead(s) {
                     continue;
                 }

@@ -50,7 +50,8 @@ pub(crate) struct Dfa {
     /// Per state: the terminals accepted there, after tie-breaking, sorted.
     pub accepted: Vec<Box<[TerminalId]>>,
     /// Per state: the classes of next bytes on which its accepted terminals do not match
-    /// (their look-ahead fails); only classes the state has no transition on.
+    /// (their look-ahead fails); only classes the state has no transition on, or whose bytes
+    /// begin multi-byte characters.
     pub fail: Vec<FailSet>,
     /// The start state.
     pub start: u32,
@@ -293,13 +294,15 @@ struct Determinizer<'a> {
     looks: Looks,
 }
 
-/// Builds the DFA for `nfa` whose ranges are in class space (see [`Nfa::ranges_to_classes`]).
+/// Builds the DFA for `nfa` whose ranges are in class space (see [`Nfa::ranges_to_classes`]);
+/// `class_lo[c]` is the lowest byte of class `c`.
 pub(crate) fn determinize(
     nfa: &Nfa,
-    class_len: usize,
+    class_lo: &[u8],
     specs: &[TerminalSpec],
     config: &LexerConfig,
 ) -> Result<Dfa, LexerBuildError> {
+    let class_len = class_lo.len();
     let behind_starts = nfa
         .looks
         .iter()
@@ -397,7 +400,7 @@ pub(crate) fn determinize(
             d.dfa.table[id as usize * class_len + c] = target;
         }
     }
-    d.fail_sets()?;
+    d.fail_sets(class_lo)?;
     Ok(d.dfa)
 }
 
@@ -590,12 +593,13 @@ impl Determinizer<'_> {
     }
 
     /// Per state whose accepted terminals match conditionally: the classes of next bytes on
-    /// which the lexeme ends (the row leads to DEAD) and the condition fails. Refuses what
-    /// one set per state cannot say exactly, on a next byte that ends the lexeme: a condition
-    /// that byte does not decide, tied terminals whose conditions differ on it, and a
-    /// conditional terminal failing on it that beats another by tie-breaking (the other would
-    /// win there).
-    fn fail_sets(&mut self) -> Result<(), LexerBuildError> {
+    /// which the lexeme may end (the row leads to DEAD, or the byte begins a multi-byte
+    /// character, which may not extend the lexeme once complete) and the condition fails.
+    /// Refuses what one set per state cannot say exactly, on a next byte that may end the
+    /// lexeme: a condition that byte does not decide, tied terminals whose conditions differ on
+    /// it, and a conditional terminal failing on it that beats another by tie-breaking (the
+    /// other would win there).
+    fn fail_sets(&mut self, class_lo: &[u8]) -> Result<(), LexerBuildError> {
         let k = self.class_len;
         for s in 0..self.conditional.len() {
             if self.conditional[s].is_empty() {
@@ -616,8 +620,10 @@ impl Determinizer<'_> {
                 .find(|m| !accepted.contains(&m.0))
                 .map(|m| m.0);
             let mut fail = FailSet::EMPTY;
-            for class in 0..k {
-                if self.dfa.table[s * k + class] != DEAD {
+            for (class, &lo) in class_lo.iter().enumerate() {
+                // A byte that goes on with the lexeme ends it only if it begins a multi-byte
+                // character (which may turn out not to extend it).
+                if self.dfa.table[s * k + class] != DEAD && lo < 0xC0 {
                     continue; // The lexeme goes on: it does not end here.
                 }
                 let mut outcome = None;

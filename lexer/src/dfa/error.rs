@@ -147,9 +147,10 @@ impl std::error::Error for LexerBuildError {}
 
 /// [`Lexer::tokenize`](super::Lexer::tokenize) found no lexeme.
 ///
-/// `offset` is the byte that could not be read: either a byte that kills the current lexeme when
-/// the lexeme read so far matches no terminal, or `input.len()` when the input ends inside a
-/// lexeme that matches no terminal.
+/// `offset` is the byte that could not be read: the first byte that neither extends the lexeme
+/// nor begins the next one after a lexeme that matches a terminal (whole characters decide:
+/// see [`Lexer::tokenize`](super::Lexer::tokenize)), or `input.len()` when the input ends inside
+/// a lexeme that matches no terminal or inside a character.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LexError {
     /// The offset of the offending byte (or the input length at end of input).

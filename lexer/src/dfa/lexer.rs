@@ -8,6 +8,7 @@ use super::determinize::{determinize, Dfa, FailSet, DEAD};
 use super::error::{LexerBuildError, LexerBuildErrorKind};
 use super::minimize::{distinct_predecessors, minimize};
 use super::nfa::Nfa;
+use super::pending::{add_pending, WithPending, NO_ROW};
 use super::set::TerminalSet;
 use super::TerminalSpec;
 use crate::{LexState, TerminalId};
@@ -62,6 +63,12 @@ pub struct Lexer {
     accepted_span: Box<[(u32, u32)]>,
     accepted_pool: Box<[TerminalId]>,
     can_grow: Box<[bool]>,
+    /// Per state: its lexemes end inside a UTF-8 character.
+    inside_char: Box<[bool]>,
+    /// Per accepting state: its row of `inhibited` (rows are shared), else [`NO_ROW`].
+    inhibited_row: Box<[u32]>,
+    /// `inhibited[row * class_len + class]`: see [`Lexer::next_inhibited`].
+    inhibited: Box<[u32]>,
     /// Per state: an index into `fail_sets`; 0 (the empty set) for states without look-ahead.
     fail_index: Box<[u32]>,
     fail_sets: Box<[FailSet]>,
@@ -90,10 +97,20 @@ impl Lexer {
         let mut nfa = Nfa::build(specs, config)?;
         let classes = nfa.byte_classes();
         nfa.ranges_to_classes(&classes);
-        let dfa = determinize(&nfa, classes.len(), specs, config)?;
+        // Classes are byte ranges: each one's lowest byte says what kind of UTF-8 byte it is.
+        let mut class_lo = vec![0u8; classes.len()];
+        for b in (0..=255u8).rev() {
+            class_lo[classes.get(b) as usize] = b;
+        }
+        let dfa = determinize(&nfa, &class_lo, specs, config)?;
         let lazy_flags = std::mem::take(&mut nfa.lazy);
         drop(nfa);
-        let dfa = minimize(&dfa);
+        let WithPending {
+            dfa,
+            inside_char,
+            row_of: inhibited_row,
+            table: inhibited,
+        } = add_pending(minimize(&dfa), &class_lo, config.max_states)?;
 
         let lazy = lazy_flags
             .iter()
@@ -144,6 +161,9 @@ impl Lexer {
             accepted_span: accepted_span.into_boxed_slice(),
             accepted_pool: accepted_pool.into_boxed_slice(),
             can_grow,
+            inside_char: inside_char.into_boxed_slice(),
+            inhibited_row: inhibited_row.into_boxed_slice(),
+            inhibited: inhibited.into_boxed_slice(),
             fail_index,
             fail_sets: fail_sets.into_boxed_slice(),
             reachable_index,
@@ -223,19 +243,47 @@ impl Lexer {
         !self.is_dead(self.next(s, byte))
     }
 
-    /// Whether a next byte `byte` kills a branch inhibited by `s`: it extends the lexeme, or
-    /// the look-ahead of `s`'s accepted terminals fails on it (see the
-    /// [module docs](super#inhibited-terminals)).
+    /// The state of the branch that handed the lexeme of `s` to the parser (see the
+    /// [module docs](super#inhibited-terminals)) after it reads `byte`, the first byte of its
+    /// next lexeme:
+    ///
+    /// - the dead state if `byte` is, or begins, a character that extends the lexeme of `s`
+    ///   (by longest match the lexeme did not end at `s`), or the look-ahead of the terminals
+    ///   of `s` fails on `byte`, or no lexeme begins with `byte`;
+    /// - `next(start, byte)` if `byte` does not extend the lexeme of `s`;
+    /// - a pending state if `byte` begins a multi-byte character that may still extend it: the
+    ///   branch reads the character in it, and dies if the complete character extends the
+    ///   lexeme of `s` (see the [module docs](super#pending-states)).
+    ///
+    /// The dead state if `s` accepts nothing (no lexeme ends there). Maskers use this one
+    /// function for every inhibited branch, so that they all agree with the parser.
     #[inline]
-    pub fn kills(&self, s: LexState, byte: u8) -> bool {
-        self.kills_class(s, self.classes[byte as usize])
+    pub fn next_inhibited(&self, s: LexState, byte: u8) -> LexState {
+        self.next_inhibited_class(s, self.classes[byte as usize])
     }
 
-    /// [`kills`](Lexer::kills) for a byte of class `class`.
+    /// [`next_inhibited`](Lexer::next_inhibited) for a byte of class `class`.
     #[inline]
-    pub fn kills_class(&self, s: LexState, class: u8) -> bool {
-        !self.is_dead(self.next_class(s, class))
-            || self.fail_sets[self.fail_index[s.as_usize()] as usize].contains(class)
+    pub fn next_inhibited_class(&self, s: LexState, class: u8) -> LexState {
+        match self.inhibited_row[s.as_usize()] {
+            NO_ROW => self.dead(),
+            row => LexState::from(self.inhibited[row as usize * self.class_len + class as usize]),
+        }
+    }
+
+    /// Whether the lexemes that lead to `s` end inside a UTF-8 character: `s` accepts nothing
+    /// and only continuation bytes (`0x80..=0xBF`) extend them. Pending states are inside a
+    /// character too. The other states that are not dead are at a character boundary.
+    #[inline]
+    pub fn inside_char(&self, s: LexState) -> bool {
+        self.inside_char[s.as_usize()]
+    }
+
+    /// Whether the look-ahead of the terminals of `s` fails on a next byte of class `class`
+    /// (meaningful where that byte may end the lexeme).
+    #[inline]
+    pub(crate) fn look_ahead_fails(&self, s: LexState, byte: u8) -> bool {
+        self.fail_sets[self.fail_index[s.as_usize()] as usize].contains(self.classes[byte as usize])
     }
 
     /// Whether the lexeme that led to `s` is handed to the parser inhibited by `s` (the next

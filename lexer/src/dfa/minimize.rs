@@ -19,7 +19,16 @@ use super::determinize::{Dfa, FailSet, DEAD};
 /// breadth-first order from the start (which is 1 unless the start is dead).
 pub(crate) fn minimize(dfa: &Dfa) -> Dfa {
     let partition = hopcroft(dfa);
-    rebuild(dfa, &partition.block_of, partition.block_len())
+    rebuild(dfa, &partition.block_of, partition.block_len(), &[]).0
+}
+
+/// The minimal DFA equivalent to `dfa` from its start and from each of `roots` too (states no
+/// byte string leads to from the start: the pending states), numbered as [`minimize`] numbers
+/// them and then in breadth-first order from each root in turn; with the new id of every state
+/// of `dfa` ([`DEAD`] for those that can never accept).
+pub(crate) fn minimize_with_roots(dfa: &Dfa, roots: &[u32]) -> (Dfa, Vec<u32>) {
+    let partition = hopcroft(dfa);
+    rebuild(dfa, &partition.block_of, partition.block_len(), roots)
 }
 
 /// A partition of the states into blocks, each a contiguous range of `elems`.
@@ -239,8 +248,9 @@ pub(crate) fn distinct_predecessors(dfa: &Dfa) -> Predecessors {
     }
 }
 
-/// The quotient DFA of `dfa` by `block_of`, renumbered (see [`minimize`]).
-fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize) -> Dfa {
+/// The quotient DFA of `dfa` by `block_of`, renumbered (see [`minimize_with_roots`]), and the
+/// new id of each state of `dfa`.
+fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize, roots: &[u32]) -> (Dfa, Vec<u32>) {
     const UNSET: u32 = u32::MAX;
     let k = dfa.class_len;
     let mut rep = vec![UNSET; block_len];
@@ -252,22 +262,26 @@ fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize) -> Dfa {
     let mut new_id = vec![UNSET; block_len];
     let mut order: Vec<u32> = Vec::with_capacity(block_len);
     let mut queue = VecDeque::new();
-    for root in [DEAD, dfa.start] {
+    let firsts = [DEAD, dfa.start];
+    for (i, &root) in firsts.iter().chain(roots).enumerate() {
         let b = block_of[root as usize];
         if new_id[b as usize] == UNSET {
             new_id[b as usize] = order.len() as u32;
             order.push(b);
             queue.push_back(b);
         }
-    }
-    while let Some(b) = queue.pop_front() {
-        let s = rep[b as usize] as usize;
-        for &t in &dfa.table[s * k..(s + 1) * k] {
-            let tb = block_of[t as usize];
-            if new_id[tb as usize] == UNSET {
-                new_id[tb as usize] = order.len() as u32;
-                order.push(tb);
-                queue.push_back(tb);
+        if i == 0 {
+            continue; // The start follows the dead state before any search.
+        }
+        while let Some(b) = queue.pop_front() {
+            let s = rep[b as usize] as usize;
+            for &t in &dfa.table[s * k..(s + 1) * k] {
+                let tb = block_of[t as usize];
+                if new_id[tb as usize] == UNSET {
+                    new_id[tb as usize] = order.len() as u32;
+                    order.push(tb);
+                    queue.push_back(tb);
+                }
             }
         }
     }
@@ -284,13 +298,21 @@ fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize) -> Dfa {
         accepted.push(dfa.accepted[s].clone());
         fail.push(dfa.fail[s]);
     }
-    Dfa {
+    let map = block_of
+        .iter()
+        .map(|&b| match new_id[b as usize] {
+            UNSET => DEAD,
+            id => id,
+        })
+        .collect();
+    let dfa = Dfa {
         class_len: k,
         table,
         accepted,
         fail,
         start: new_id[block_of[dfa.start as usize] as usize],
-    }
+    };
+    (dfa, map)
 }
 
 #[cfg(test)]

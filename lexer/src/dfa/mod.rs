@@ -7,7 +7,9 @@
 //! - [`Lexer`]: all terminals compiled into one minimal DFA over byte classes. Immutable,
 //!   `Send + Sync`; built by [`Lexer::new`] within the budgets of a [`LexerConfig`].
 //!   Per state: [`accepted`](Lexer::accepted), [`can_grow`](Lexer::can_grow),
-//!   [`reachable`](Lexer::reachable); transitions by [`next`](Lexer::next) (one table lookup).
+//!   [`reachable`](Lexer::reachable); transitions by [`next`](Lexer::next) (one table lookup),
+//!   and for the branch that has just handed a lexeme to the parser by
+//!   [`next_inhibited`](Lexer::next_inhibited).
 //! - [`TerminalSet`]: a bitset of terminals (also the parser's lookahead sets).
 //! - [`Lexeme`], [`LexError`]: the output of [`Lexer::tokenize`], the whole-input reference
 //!   lexer; [`LexerBuildError`]: why a build failed.
@@ -28,33 +30,53 @@
 //!   dead. [`Lexer::reachable`]: the terminals some continuation (possibly empty) completes.
 //!   The dead state accepts nothing, cannot grow and reaches nothing; every state with nothing
 //!   reachable is the dead state (the DFA is minimal).
-//! - **Unsupported patterns.** A pattern matching the empty string, the anchors and word
-//!   boundaries (`^ $ \b \B \A \z`), and the look-arounds of the next section that cannot be
-//!   exact are build errors naming the terminal. A terminal with no pattern (`hir: None`, a
-//!   `%declare`d one) never matches.
-//! - **Longest match with one byte of lookahead, no backtracking.** A lexer reads bytes while the
-//!   next state is not dead. When the next byte leads to the dead state (or the input ends), the
-//!   lexeme read so far is emitted if its state accepts something, and lexing restarts at the
-//!   start state with that byte; otherwise it is an error at that byte. It never goes back to
-//!   an earlier accepting state. [`Lexer::tokenize`] does exactly this on a whole input.
+//! - **Unsupported patterns.** A pattern matching the empty string, a pattern that can match
+//!   invalid UTF-8 (a byte-mode class or literal such as `(?-u:\xFF)`: lookahead is a whole
+//!   character, so every lexeme must be whole characters), the anchors and word boundaries
+//!   (`^ $ \b \B \A \z`), and the look-arounds of the next section that cannot be exact are
+//!   build errors naming the terminal. A terminal with no pattern (`hir: None`, a `%declare`d
+//!   one) never matches.
+//! - **Longest match with one character of lookahead, no backtracking.** A lexer reads bytes
+//!   while the next state is not dead. When the next character cannot extend the lexeme (or the
+//!   input ends), the lexeme read so far is emitted if its state accepts something, and lexing
+//!   restarts at the start state with that character; otherwise it is an error. It never goes
+//!   back to an earlier accepting state. The lookahead is a character, not a byte: after
+//!   `é` with `KEY: /[a-zé]+/` and `VAL: /[^\x00-\x7f;→ ]+/`, the first byte of `→` could begin
+//!   a `VAL` character, but `→` is not one, so `é` ends there (as in Lark, whose `re` matches
+//!   characters). [`Lexer::tokenize`] does exactly this on a whole input.
 //!
 //! # Inhibited terminals
 //!
-//! A streaming lexer cannot see the next byte when the current one arrives, so the parser (which
-//! drives the lexer) forks instead of waiting. After reading a byte into state `s` with
+//! A streaming lexer cannot see the next character when the current byte arrives, so the parser
+//! (which drives the lexer) forks instead of waiting. After reading a byte into state `s` with
 //! `accepted(s)` non-empty and `can_grow(s)`:
 //!
 //! 1. one branch hands `accepted(s)` to the parser now, marked *inhibited by `s`*, and restarts
 //!    the lexer at [`Lexer::start`];
 //! 2. the other branch keeps lexing at `s`.
 //!
-//! On the next byte `b`, the inhibited branch dies iff [`Lexer::kills`]`(s, b)`: `next(s, b)` is
-//! not dead (the lexeme goes on, so by longest match it did not end at `s`), or the look-ahead
-//! of `s`'s terminals fails on `b` (next section). Otherwise branch 2 dies (its next state is
-//! dead) and branch 1 reads `b` from the start state. Together they give the same lexemes as
-//! [`Lexer::tokenize`]. [`Lexer::inhibits`] says which states fork this way: those that accept
-//! and can grow or have a look-ahead; when `accepted(s)` is non-empty and `s` does neither,
-//! there is nothing to fork: the lexeme ends at `s`.
+//! On the next byte `b`, the inhibited branch goes on in [`Lexer::next_inhibited`]`(s, b)`
+//! instead of `next(start, b)`, which is dead where by longest match the lexeme did not end at
+//! `s`: `b` is a character that extends it, or the look-ahead of `s`'s terminals fails on `b`
+//! (see look-around below). When `b` begins a multi-byte character that might extend the
+//! lexeme, both branches read it: branch 1 in a *pending state*, which dies if the complete
+//! character extends the lexeme of `s` and goes on as an ordinary state if it does not; branch 2
+//! dies in the second case. Once the character is complete, exactly one branch is left (or
+//! none), and together they give the same lexemes as [`Lexer::tokenize`]. [`Lexer::inhibits`]
+//! says which states fork this way: those that accept and can grow or have a look-ahead; when
+//! `accepted(s)` is non-empty and `s` does neither, there is nothing to fork: the lexeme ends at
+//! `s`.
+//!
+//! # Pending states
+//!
+//! A pending state is a state of the DFA like any other (reached only through
+//! [`Lexer::next_inhibited`], never from the start state): it accepts nothing, it is
+//! [`inside_char`](Lexer::inside_char), its [`reachable`](Lexer::reachable) terminals are those
+//! its continuations complete once the character ends the previous lexeme, and
+//! [`Lexer::next`] moves it. So a parser head or a masker in a pending state needs nothing
+//! beyond its lexer state, and a head's inhibitor is only ever read by its first byte. The
+//! pending states are built from the minimal DFA (see `pending.rs`) and minimised with it; a
+//! lexer whose terminals are all ASCII has none.
 //!
 //! # Look-around
 //!
@@ -71,8 +93,8 @@
 //! - **Negative look-ahead** `(?!X)`: the threads that passed it run `X` alongside and die when
 //!   it matches, inside the lexeme or after it. Where a terminal's match still waits on such a
 //!   look-ahead, the state's [`Lexer::has_look_ahead`] holds and the next byte decides: on the
-//!   bytes where the look-ahead fails (and the lexeme does not go on) the terminal does not
-//!   match, which [`Lexer::kills`] folds into the inhibition. At the end of the text it holds.
+//!   bytes where the look-ahead fails (and the lexeme may end) the terminal does not match,
+//!   which [`Lexer::next_inhibited`] folds into the inhibition. At the end of the text it holds.
 //!   Lark's `(?!"")` after an opening quote and `/(?![1-9])/` after a zero are of this kind.
 //! - **Refused** (build errors naming the terminal): positive look-ahead `(?=X)`; a look-around
 //!   inside another; a look-ahead that the one byte after the lexeme does not decide; a lexeme
@@ -113,7 +135,9 @@
 //! assert_eq!(lexer.accepted(s).len(), 1);
 //! assert!(lexer.can_grow(s));
 //! assert!(lexer.extends(s, b'f')); // "iff": the inhibited IF branch dies
+//! assert!(lexer.is_dead(lexer.next_inhibited(s, b'f')));
 //! assert!(!lexer.extends(s, b' ')); // "if ": the IF branch lives on
+//! assert_eq!(lexer.next_inhibited(s, b' '), lexer.next(lexer.start(), b' '));
 //! ```
 
 mod determinize;
@@ -122,6 +146,7 @@ mod lexer;
 pub mod look;
 mod minimize;
 mod nfa;
+mod pending;
 mod set;
 mod tokenize;
 

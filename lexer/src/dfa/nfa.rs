@@ -161,6 +161,15 @@ impl Nfa {
                     what: format!("the anchor or boundary {}", look_text(look)),
                 }));
             }
+            // Lookahead is a whole character: every lexeme must be whole characters.
+            if !hir.properties().is_utf8() {
+                return Err(LexerBuildError::new(LexerBuildErrorKind::Unsupported {
+                    terminal,
+                    name: spec.name.clone(),
+                    what: "a pattern that can match invalid UTF-8 (a byte-mode class or literal)"
+                        .to_string(),
+                }));
+            }
             // The Thompson compiler recurses over the HIR: bound the depth before calling it.
             if facts.depth > config.nest_limit {
                 return Err(LexerBuildError::new(LexerBuildErrorKind::TooDeep {

@@ -4,7 +4,7 @@ use smallvec::SmallVec;
 
 use super::error::LexError;
 use super::lexer::Lexer;
-use crate::TerminalId;
+use crate::{LexState, TerminalId};
 
 /// One lexeme found by [`Lexer::tokenize`]: the bytes `input[start..end]` and the terminals they
 /// complete (after tie-breaking; sorted; never empty).
@@ -19,13 +19,21 @@ pub struct Lexeme {
 }
 
 impl Lexer {
-    /// Splits all of `input` into lexemes by longest match with one byte of lookahead.
+    /// Splits all of `input` into lexemes by longest match with one character of lookahead.
     ///
-    /// Reads bytes while the next state is not dead. When the next byte would kill the lexeme
-    /// (or the input ends), the lexeme read so far is emitted if its state accepts something
-    /// (and the look-ahead of its terminals holds on that byte; it always holds at the end),
-    /// and lexing restarts at [`start`](Lexer::start) with that byte; otherwise lexing fails at
-    /// that byte (or at `input.len()`). It never backs up to an earlier, shorter match.
+    /// Reads bytes while the lexeme can go on. When the next character cannot extend it (or
+    /// the input ends), the lexeme read so far is emitted if its state accepts something (and
+    /// the look-ahead of its terminals holds on the next byte; it always holds at the end),
+    /// and lexing restarts at [`start`](Lexer::start) with that character; otherwise lexing
+    /// fails. It never backs up to an earlier, shorter match, except to the last character
+    /// boundary: after a lexeme that accepts, a byte that begins a multi-byte character may
+    /// extend the lexeme or not, which the rest of the character decides (at most three more
+    /// bytes). This is what the streaming parser does with its two branches, the one that
+    /// goes on and the inhibited one ([`next_inhibited`](Lexer::next_inhibited)).
+    ///
+    /// An error is at the first byte that neither branch can read (or at `input.len()`, with
+    /// an incomplete lexeme or character there), in the lexeme the longest match was reading:
+    /// the new one if the previous lexeme ended at that byte.
     ///
     /// Every lexeme is returned, including those of `%ignore`d terminals (see
     /// [`TerminalSpec::ignored`](super::TerminalSpec::ignored)); the caller filters them.
@@ -33,31 +41,42 @@ impl Lexer {
         let mut lexemes = Vec::new();
         let mut state = self.start();
         let mut lexeme_start = 0;
-        let mut i = 0;
-        while i < input.len() {
-            let next = self.next(state, input[i]);
-            if !self.is_dead(next) {
-                state = next;
-                i += 1;
-                continue;
+        // A character that may or may not extend the lexeme: it began at `at`, where the
+        // lexeme was complete in `ended`, and the branch that ended the lexeme there reads it
+        // in `branch`.
+        let mut fork: Option<(usize, LexState, LexState)> = None;
+        for (i, &b) in input.iter().enumerate() {
+            let next = self.next(state, b);
+            let (at, ended, branch) = match fork {
+                Some((at, ended, branch)) => (at, ended, self.next(branch, b)),
+                None => (i, state, self.next_inhibited(state, b)),
+            };
+            match (self.is_dead(next), self.is_dead(branch)) {
+                (false, false) => fork = Some((at, ended, branch)),
+                (false, true) => fork = None,
+                (true, false) => {
+                    lexemes.push(Lexeme {
+                        start: lexeme_start,
+                        end: at,
+                        terminals: SmallVec::from_slice(self.accepted(ended)),
+                    });
+                    lexeme_start = at;
+                    fork = None;
+                    state = branch;
+                    continue;
+                }
+                (true, true) => {
+                    // A complete lexeme that this byte ends: the error is in the next one.
+                    let ended_here = fork.is_none()
+                        && !self.accepted(state).is_empty()
+                        && !self.look_ahead_fails(state, b);
+                    return Err(LexError {
+                        offset: i,
+                        lexeme_start: if ended_here { i } else { lexeme_start },
+                    });
+                }
             }
-            // `state == start` means no byte was read yet, and the start accepts nothing.
-            // A look-ahead that fails on this byte: the lexeme matches nothing here.
-            let accepted = self.accepted(state);
-            if accepted.is_empty() || self.kills(state, input[i]) {
-                return Err(LexError {
-                    offset: i,
-                    lexeme_start,
-                });
-            }
-            lexemes.push(Lexeme {
-                start: lexeme_start,
-                end: i,
-                terminals: SmallVec::from_slice(accepted),
-            });
-            state = self.start();
-            lexeme_start = i;
-            // Byte `i` is read again from the start state.
+            state = next;
         }
         if lexeme_start < input.len() {
             let accepted = self.accepted(state);

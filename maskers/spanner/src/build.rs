@@ -53,16 +53,29 @@ pub(crate) fn build(
 
     // Terminal spans of every lexical span.
     progress(Progress::at("terminal spans", 0, spans.span_len()));
-    let tau_of_span_bytes = spans.span_len().saturating_mul(4);
+    let tau_of_span_bytes = spans.span_len().saturating_mul(8);
     charge.check(spans_bytes.saturating_add(tau_of_span_bytes))?;
     let mut taus = Taus::new(p);
+    // Per span: its terminal span, and that of its fork (the other reading of a token that
+    // ends inside a character: one more lexeme, ending where the character began).
     let mut tau_of_span: Vec<u32> = Vec::with_capacity(spans.span_len());
+    let mut fork_tau_of_span: Vec<u32> = Vec::with_capacity(spans.span_len());
+    let mut emitted: Vec<munch_lexer::LexState> = Vec::new();
     for i in 0..spans.span_len() {
         if i % 4096 == 0 {
             charge.check(spans_bytes + tau_of_span_bytes + taus.heap_bytes())?;
         }
         let span = spans.span(SpanId::from_usize(i));
         tau_of_span.push(taus.of_span(p, span.emitted, span.end).unwrap_or(NONE));
+        fork_tau_of_span.push(match span.fork {
+            None => NONE,
+            Some(fork) => {
+                emitted.clear();
+                emitted.extend_from_slice(span.emitted);
+                emitted.push(fork.lexeme);
+                taus.of_span(p, &emitted, fork.state).unwrap_or(NONE)
+            }
+        });
     }
     // Held from here to the end: the spans, their terminal spans and the trie's preorder.
     let order = Preorder::new(&taus);
@@ -183,9 +196,14 @@ pub(crate) fn build(
         for c in 0..class_len {
             let c = ClassId::from_usize(c);
             if let Some(span) = spans.span_of(pid, c) {
-                let tau = tau_of_span[span.as_usize()];
-                if tau != NONE {
-                    pairs.push((tau, c));
+                // A class with a fork is allowed if either reading is: it is in both spans.
+                for tau in [
+                    tau_of_span[span.as_usize()],
+                    fork_tau_of_span[span.as_usize()],
+                ] {
+                    if tau != NONE {
+                        pairs.push((tau, c));
+                    }
                 }
             }
         }

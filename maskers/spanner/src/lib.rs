@@ -9,7 +9,9 @@
 //! 1. **Lexical spans** ([`munch_tokens::TokenSpans`]): from each lexer point `q` (a
 //!    head's lexer state and inhibitor), each token class is dead or realises one span: the
 //!    lexemes it completes and the lexeme it leaves open (GreatGramma's token-level lexing
-//!    transducer; its inverse per point is `T_inv`).
+//!    transducer; its inverse per point is `T_inv`). A token that ends inside a character
+//!    that may or may not extend a complete lexeme has two readings (the span's fork): its
+//!    class belongs to both terminal spans below, and is allowed if either is.
 //! 2. **Terminal spans** (`tau`): what the parser sees of a span: per completed lexeme its
 //!    accepted terminals (ties fork; ignored terminals leave the stack as it is), and the
 //!    terminals the open lexeme can still complete (ignored ones, or shiftable ones, keep the

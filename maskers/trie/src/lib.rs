@@ -18,9 +18,12 @@
 //!   shift, or an ignored one. Which terminals a stack shifts is decided lazily, one terminal
 //!   at a time when a walk first asks (most walks ask about a few terminals of a stack), and
 //!   kept for the rest of the mask.
-//! - **At a lexeme boundary** (a byte that does not extend a completed lexeme): each tied
-//!   terminal is shifted onto the stack with [`Parser::shift_from`] — speculative GSS nodes,
-//!   memoised per (stack, terminal) for the whole mask — and the byte starts a new lexeme.
+//! - **At a lexeme boundary** (a byte that does not extend a completed lexeme, or begins a
+//!   character that may not: [`Lexer::next_inhibited`] is not dead): each tied terminal is
+//!   shifted onto the stack with [`Parser::shift_from`] — speculative GSS nodes, memoised per
+//!   (stack, terminal) for the whole mask — and the byte starts a new lexeme (in a pending
+//!   state in the second case, while the configuration that extends the lexeme goes on too:
+//!   the rest of the character kills one of them).
 //! - **Precomputed lexemes**: for a lexer state and a trie node (the root for each head, a
 //!   boundary node for a lexeme started there), one DFA-only walk of the subtree records which
 //!   tokens stay in that lexeme, grouped by the state they end in, and which subtrees hold a
@@ -42,10 +45,10 @@
 //!   the nodes unchanged and often the lexer state too, and a rollback returns to recent heads:
 //!   such a mask is one copy of the words.
 //!
-//! A token is allowed iff some configuration survives its last byte. Keeping a completed but
-//! extendable lexeme pending, instead of forking an inhibited branch as `commit` does, is
-//! equivalent for liveness: the inhibited branch is live iff its terminal can be shifted, and
-//! that terminal is in the pending lexer state's reachable set. The oracle cross-checks all of
+//! A token is allowed iff some configuration survives its last byte. Keeping a lexeme that is
+//! complete at the last byte and can still grow open, instead of forking an inhibited branch
+//! as `commit` does, is equivalent for liveness: the inhibited branch is live iff its terminal
+//! can be shifted, and that terminal is in the open lexer state's reachable set. The oracle cross-checks all of
 //! this on every test corpus.
 
 #![deny(missing_docs)]
@@ -599,15 +602,18 @@ impl TrieMasker {
         let lexer = self.parser.lexer();
         for i in 0..cache.frames[depth - 1].len() {
             let (stack, s, origin) = cache.frames[depth - 1][i];
-            if depth == 1 {
-                if let Some(inhibitor) = cache.inhibitors[i] {
-                    if lexer.kills(inhibitor, byte) {
-                        // The inhibited terminal would have been a shorter match: this head dies.
-                        continue;
-                    }
-                }
-            }
-            let grown = lexer.next(s, byte);
+            // A base head handed its lexeme over inhibited: it reads its first byte as that
+            // branch, dead where the lexeme goes on (a pending state while the byte's
+            // character may or may not extend it).
+            let inhibitor = if depth == 1 {
+                cache.inhibitors[i]
+            } else {
+                None
+            };
+            let grown = match inhibitor {
+                Some(inh) => lexer.next_inhibited(inh, byte),
+                None => lexer.next(s, byte),
+            };
             if !lexer.is_dead(grown) {
                 if origin != NO_SHORTCUT && !cache.active[origin as usize].has_boundary(node) {
                     // Every token below is inside the first lexeme: counted by the groups.
@@ -616,13 +622,13 @@ impl TrieMasker {
                 if self.takes_any(cache, stack, lexer.reachable(grown)) {
                     out.push((stack, grown, origin));
                 }
-                continue;
             }
             // A lexeme boundary: each tied terminal goes to the parser, then `byte` starts the
-            // next lexeme. Unless the terminals' look-ahead fails on `byte` (`grown` is dead,
-            // so `kills` says just that).
-            let fresh = lexer.next(lexer.start(), byte);
-            if lexer.is_dead(fresh) || lexer.kills(s, byte) {
+            // next lexeme. Where `byte` extends the lexeme, or its terminals' look-ahead fails
+            // on it, that branch is dead; where it begins a character that may or may not
+            // extend it, both branches go on.
+            let fresh = lexer.next_inhibited(s, byte);
+            if lexer.is_dead(fresh) {
                 continue;
             }
             cache.stats.boundaries += 1;
@@ -709,23 +715,22 @@ impl Inside {
             path.truncate(depth);
             let s = states[depth - 1];
             let byte = trie.byte(node);
-            if depth == 1 && inhibitor.is_some_and(|i| lexer.kills(i, byte)) {
-                // The inhibited terminal would have been a shorter match.
-                n = trie.subtree_end(node).as_usize();
-                continue;
-            }
-            let grown = lexer.next(s, byte);
-            if lexer.is_dead(grown) {
-                if !lexer.accepted(s).is_empty() {
-                    // A boundary: this node and its ancestors hold one.
-                    let rel = n - base - 1;
-                    for &a in path.iter().skip(1).chain(std::iter::once(&rel)).rev() {
-                        if boundary[a / 64] & (1 << (a % 64)) != 0 {
-                            break;
-                        }
-                        boundary[a / 64] |= 1 << (a % 64);
+            let grown = match inhibitor {
+                // The inhibited terminal may have been a shorter match.
+                Some(i) if depth == 1 => lexer.next_inhibited(i, byte),
+                _ => lexer.next(s, byte),
+            };
+            if !lexer.is_dead(lexer.next_inhibited(s, byte)) {
+                // A boundary: this node and its ancestors hold one.
+                let rel = n - base - 1;
+                for &a in path.iter().skip(1).chain(std::iter::once(&rel)).rev() {
+                    if boundary[a / 64] & (1 << (a % 64)) != 0 {
+                        break;
                     }
+                    boundary[a / 64] |= 1 << (a % 64);
                 }
+            }
+            if lexer.is_dead(grown) {
                 n = trie.subtree_end(node).as_usize();
                 continue;
             }

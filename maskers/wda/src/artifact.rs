@@ -32,11 +32,12 @@ pub(crate) const VERSION: u32 = 2;
 const HEADER: usize = 8 + 4 + 32;
 
 /// A stable hash of everything the masker's tables depend on in `parser`: the lexer (byte
-/// classes, transitions, accepted terminals, growth, reachable sets), the ignored terminals and
+/// classes, transitions, accepted terminals, growth, the inhibited branches' first bytes,
+/// reachable sets), the ignored terminals and
 /// the LR tables (actions and gotos). Two parsers with the same fingerprint give the same masks.
 pub(crate) fn grammar_fingerprint(parser: &Parser) -> u64 {
     let mut h = Sha256::new();
-    h.update(b"munch-wda-grammar-v1");
+    h.update(b"munch-wda-grammar-v2");
     let lexer = parser.lexer();
     let n = lexer.state_len();
     h.update((n as u64).to_le_bytes());
@@ -56,10 +57,16 @@ pub(crate) fn grammar_fingerprint(parser: &Parser) -> u64 {
             h.update(t.as_u32().to_le_bytes());
         }
         h.update([lexer.can_grow(s) as u8]);
-        // Look-ahead fail sets (hashed only where there are some: other fingerprints stay).
-        if lexer.has_look_ahead(s) {
+        // The inhibited branch's first byte (look-ahead fail sets and pending states folded
+        // in).
+        if !acc.is_empty() {
             for c in 0..lexer.class_len() {
-                h.update([lexer.kills_class(s, c as u8) as u8]);
+                h.update(
+                    lexer
+                        .next_inhibited_class(s, c as u8)
+                        .as_u32()
+                        .to_le_bytes(),
+                );
             }
         }
         let reach: Vec<TerminalId> = lexer.reachable(s).iter().collect();

@@ -10,6 +10,10 @@
 //!   kept: the GLR parser follows each) and, if one of them is ignored, everything `κ` offers
 //!   (that branch leaves the stack alone).
 //!
+//! A span with a fork `(f, p)` (a token that ends inside a character that may or may not
+//! extend the last complete lexeme `f`) ends in `End(end)` or `Lex(f, End(p))`: the
+//! continuation offering what either offers.
+//!
 //! This is the commit's semantics for one head: lexemes completed inside the token are shifted
 //! (or skipped when ignored) in order, and after the last byte the head is live iff its open
 //! lexeme can complete a terminal the stack can shift or an ignored one (a stack that has just
@@ -123,6 +127,20 @@ impl ContBuilder<'_> {
         let a = self.conts.intern(kept, succ);
         self.after_memo.insert((t.as_u32(), k), a);
         a
+    }
+
+    /// What `a` or `b` offers: a span with two readings succeeds if either does.
+    fn either(&mut self, a: Cont, b: Cont) -> Cont {
+        if a == NEVER || a == b {
+            return b;
+        }
+        if b == NEVER {
+            return a;
+        }
+        let mut ctrls = self.conts.offers(a).to_vec();
+        ctrls.extend_from_slice(self.conts.offers(b));
+        let succ = self.conts.succeeds(a) || self.conts.succeeds(b);
+        self.conts.intern(ctrls, succ)
     }
 
     fn usable(&self, t: TerminalId) -> bool {
@@ -250,6 +268,12 @@ impl Lexical {
 fn span_root(cb: &mut ContBuilder<'_>, spans: &TokenSpans, s: SpanId) -> Cont {
     let span = spans.span(s);
     let mut k = cb.end(span.end);
+    if let Some(fork) = span.fork {
+        // The other reading: one more lexeme, ending where the last character began.
+        let end = cb.end(fork.state);
+        let other = cb.lex(fork.lexeme, end);
+        k = cb.either(k, other);
+    }
     for &e in span.emitted.iter().rev() {
         k = cb.lex(e, k);
     }
