@@ -159,7 +159,9 @@ const CODE_LANGUAGES: &[&[u8]] = &[
 
 /// Pieces of UTF-8 characters for `synthetic:utf8`: never a whole multi-byte character, so the
 /// encoding splits every one of them; some straddle a character boundary or join a character's
-/// tail to ASCII.
+/// tail or head to ASCII. Some end on the first bytes of `→`, `×` and `😀`..`😐` right after a
+/// whole character: a token that ends where the next character may or may not extend the
+/// lexeme (issue 28's `é→日本語`).
 const UTF8: &[&[u8]] = &[
     b" \xc3",
     b"\xa9 ",
@@ -174,6 +176,12 @@ const UTF8: &[&[u8]] = &[
     b"\xe2\x80",
     b"\"\xe6",
     b"\xbd\xe6",
+    b"\xa9\xe2",
+    b"\xe2\x86",
+    b"\x92\xe6",
+    b"a\xc3",
+    b"\x9f\x98",
+    b"\x80\xf0\x9f\x98",
 ];
 
 /// The conformance corpus's synthetic vocabulary `name` (one of [`SYNTHETIC`]), or `None`.
