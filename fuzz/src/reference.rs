@@ -1,5 +1,5 @@
-//! The reference lexer: longest match with one byte of lookahead, computed with the `regex`
-//! crate in the dumbest way, prefix by prefix.
+//! The reference lexer: longest match with one character of lookahead, computed with the
+//! `regex` crate in the dumbest way, prefix by prefix.
 //!
 //! For each terminal it keeps two anchored regexes: the pattern itself (`^(?:p)$`, "this lexeme
 //! is a full match") and [`Re::prefix`] ("some continuation makes this a full match"). A lazy
@@ -7,7 +7,8 @@
 //! once a prefix of the lexeme matches fully, the terminal neither matches nor is viable on any
 //! longer lexeme. Lexing reads bytes while some terminal is still viable, then emits the
 //! terminals that match the lexeme read so far, tie-broken by priority and then literal over
-//! regex; it never backs up to a shorter match. Nothing here uses munch's lexer.
+//! regex; it never backs up to a shorter match, except to the last character boundary when it
+//! stops inside a character. Nothing here uses munch's lexer.
 
 use munch_lexer::dfa::TerminalSpec;
 use regex::bytes::{Regex, RegexBuilder};
@@ -233,24 +234,56 @@ impl RefLexer {
         self.matchers.iter().any(|m| m.viable(lexeme))
     }
 
-    /// Longest match with one byte of lookahead over all of `input`.
+    /// Longest match with one character of lookahead over all of `input`: read while some
+    /// terminal is viable; if that stops inside a character, back up to the last character
+    /// boundary (at most three bytes) and emit there. An error is where the reading stopped,
+    /// or, after backing up, where the longer reading stopped if the next lexeme fails no
+    /// later.
     pub fn tokenize(&self, input: &[u8]) -> Result<Vec<RefLexeme>, RefLexError> {
         let mut out = Vec::new();
         let mut i = 0;
+        // Where the reading that backed up to the current lexeme's start stopped.
+        let mut backed_up: Option<RefLexError> = None;
         while i < input.len() {
             let rest = &input[i..];
             let mut l = 0;
             while l < rest.len() && self.alive(&rest[..l + 1]) {
                 l += 1;
             }
-            let accepted = self.accepted(&rest[..l]);
+            let m = char_boundary(&rest[..l]);
+            let accepted = self.accepted(&rest[..m]);
             if accepted.is_empty() {
-                return Err((i + l, i));
+                let err = (i + l, i);
+                return Err(match backed_up {
+                    Some(b) if b.0 >= err.0 => b,
+                    _ => err,
+                });
             }
-            out.push((i, i + l, accepted));
-            i += l;
+            backed_up = (m < l).then_some((i + l, i));
+            out.push((i, i + m, accepted));
+            i += m;
         }
         Ok(out)
+    }
+}
+
+/// The end of the last whole character of `bytes`, a viable lexeme (whole characters, then
+/// perhaps the first bytes of one).
+fn char_boundary(bytes: &[u8]) -> usize {
+    // The last byte that is no continuation byte begins the last character.
+    let Some(q) = bytes.iter().rposition(|&b| !(0x80..=0xBF).contains(&b)) else {
+        return bytes.len();
+    };
+    let len = match bytes[q] {
+        0x00..=0x7F => 1,
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    };
+    if q + len <= bytes.len() {
+        bytes.len()
+    } else {
+        q
     }
 }
 
@@ -298,6 +331,26 @@ mod tests {
         // "abc" is a viable prefix of "abcc", so the lexer reads it and then fails: no
         // backing up to "ab".
         assert_eq!(lexer.tokenize(b"abcx"), Err((3, 0)));
+    }
+
+    #[test]
+    fn backs_up_to_the_last_character_boundary() {
+        // Issue 28: after `é`, E2 may begin a VAL character, but `→` is none.
+        let val = Re::NotSet(vec!['a', '→']);
+        let lexer = RefLexer::new(&[
+            re(plus(Re::Set(vec!['a', 'é']), false), 0),
+            lit("→", 0),
+            re(plus(val, false), 0),
+        ]);
+        let input = "é→日".as_bytes();
+        assert_eq!(
+            lexer.tokenize(input),
+            Ok(vec![(0, 2, vec![0, 2]), (2, 5, vec![1]), (5, 8, vec![2])])
+        );
+        // `é` + E2 + `x`: neither reading goes past `x`.
+        assert_eq!(lexer.tokenize(b"\xC3\xA9\xE2x"), Err((3, 0)));
+        // At the end inside a character.
+        assert_eq!(lexer.tokenize(b"\xC3\xA9\xE2"), Err((3, 0)));
     }
 
     #[test]
