@@ -68,8 +68,9 @@
 //!
 //! [`TokenClasses::build`] computes the same partition without the span tables, for a masker
 //! that needs only the classes: it walks the points `(s, None)` alone (the inhibitor points
-//! become one more refinement key) in one wide block per thread (see `class_blocks`), about
-//! 55–75 ms for Go on two threads.
+//! become one more refinement key, but for those whose first byte may leave a pending state,
+//! walked too: lexers where a character may or may not extend a lexeme) in one wide block per
+//! thread (see `class_blocks`), about 55–75 ms for Go on two threads.
 //!
 //! # Example
 //!

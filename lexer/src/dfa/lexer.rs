@@ -247,9 +247,10 @@ impl Lexer {
     /// [module docs](super#inhibited-terminals)) after it reads `byte`, the first byte of its
     /// next lexeme:
     ///
-    /// - the dead state if `byte` is, or begins, a character that extends the lexeme of `s`
-    ///   (by longest match the lexeme did not end at `s`), or the look-ahead of the terminals
-    ///   of `s` fails on `byte`, or no lexeme begins with `byte`;
+    /// - the dead state if by longest match the lexeme of `s` does not end before `byte`
+    ///   whatever follows (`byte` is a character that extends it, or begins only characters
+    ///   that do), or the look-ahead of the terminals of `s` fails on `byte`, or no lexeme can
+    ///   begin with `byte` (and what may follow) here;
     /// - `next(start, byte)` if `byte` does not extend the lexeme of `s`;
     /// - a pending state if `byte` begins a multi-byte character that may still extend it: the
     ///   branch reads the character in it, and dies if the complete character extends the
