@@ -240,50 +240,7 @@ impl RefLexer {
     /// or, after backing up, where the longer reading stopped if the next lexeme fails no
     /// later.
     pub fn tokenize(&self, input: &[u8]) -> Result<Vec<RefLexeme>, RefLexError> {
-        let mut out = Vec::new();
-        let mut i = 0;
-        // Where the reading that backed up to the current lexeme's start stopped.
-        let mut backed_up: Option<RefLexError> = None;
-        while i < input.len() {
-            let rest = &input[i..];
-            let mut l = 0;
-            while l < rest.len() && self.alive(&rest[..l + 1]) {
-                l += 1;
-            }
-            let m = char_boundary(&rest[..l]);
-            let accepted = self.accepted(&rest[..m]);
-            if accepted.is_empty() {
-                let err = (i + l, i);
-                return Err(match backed_up {
-                    Some(b) if b.0 >= err.0 => b,
-                    _ => err,
-                });
-            }
-            backed_up = (m < l).then_some((i + l, i));
-            out.push((i, i + m, accepted));
-            i += m;
-        }
-        Ok(out)
-    }
-}
-
-/// The end of the last whole character of `bytes`, a viable lexeme (whole characters, then
-/// perhaps the first bytes of one).
-fn char_boundary(bytes: &[u8]) -> usize {
-    // The last byte that is no continuation byte begins the last character.
-    let Some(q) = bytes.iter().rposition(|&b| !(0x80..=0xBF).contains(&b)) else {
-        return bytes.len();
-    };
-    let len = match bytes[q] {
-        0x00..=0x7F => 1,
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        _ => 4,
-    };
-    if q + len <= bytes.len() {
-        bytes.len()
-    } else {
-        q
+        munch_testkit::lexing::longest_match(input, |l| self.alive(l), |l| self.accepted(l))
     }
 }
 

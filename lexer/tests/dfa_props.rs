@@ -205,26 +205,6 @@ fn tie_break(terms: &[Term], matched: &[usize]) -> Vec<TerminalId> {
         .collect()
 }
 
-/// The end of the last whole character of `bytes`, a viable lexeme (whole characters, then
-/// perhaps the first bytes of one).
-fn char_boundary(bytes: &[u8]) -> usize {
-    // The last byte that is no continuation byte begins the last character.
-    let Some(q) = bytes.iter().rposition(|&b| !(0x80..=0xBF).contains(&b)) else {
-        return bytes.len();
-    };
-    let len = match bytes[q] {
-        0x00..=0x7F => 1,
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        _ => 4,
-    };
-    if q + len <= bytes.len() {
-        bytes.len()
-    } else {
-        q
-    }
-}
-
 /// Longest match with one character of lookahead, computed from the oracles prefix by prefix:
 /// read while some terminal is viable; if that stops inside a character, back up to the last
 /// character boundary (at most three bytes); emit there. An error is where the longest match
@@ -236,34 +216,14 @@ fn reference_tokenize(
     oracles: &[Oracle],
     input: &[u8],
 ) -> Result<Vec<(usize, usize, Vec<TerminalId>)>, (usize, usize)> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    // Where the reading that backed up to the current lexeme's start stopped.
-    let mut backed_up: Option<(usize, usize)> = None;
-    while i < input.len() {
-        let rest = &input[i..];
-        let alive = |l: usize| oracles.iter().any(|o| o.viable(rest, l));
-        let mut l = 0;
-        while l < rest.len() && alive(l + 1) {
-            l += 1;
-        }
-        let m = char_boundary(&rest[..l]);
+    let alive = |lexeme: &[u8]| oracles.iter().any(|o| o.viable(lexeme, lexeme.len()));
+    let accepted = |lexeme: &[u8]| {
         let matched: Vec<usize> = (0..terms.len())
-            .filter(|&t| oracles[t].matches(rest, m))
+            .filter(|&t| oracles[t].matches(lexeme, lexeme.len()))
             .collect();
-        let accepted = tie_break(terms, &matched);
-        if accepted.is_empty() {
-            let err = (i + l, i);
-            return Err(match backed_up {
-                Some(b) if b.0 >= err.0 => b,
-                _ => err,
-            });
-        }
-        backed_up = (m < l).then_some((i + l, i));
-        out.push((i, i + m, accepted));
-        i += m;
-    }
-    Ok(out)
+        tie_break(terms, &matched)
+    };
+    munch_testkit::lexing::longest_match(input, alive, accepted)
 }
 
 /// Builds the lexer for `terms`, which must not match the empty string.

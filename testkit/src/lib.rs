@@ -25,6 +25,7 @@ pub mod dsl;
 pub mod earley;
 pub mod generate;
 pub mod grammar;
+pub mod lexing;
 pub mod npm;
 pub mod props;
 pub mod re;
