@@ -19,7 +19,7 @@
 //! (`impl Drop for Level`), so a parse of any length cannot overflow the stack when freed.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use smallvec::SmallVec;
 
@@ -220,6 +220,33 @@ impl<'a> NodeRef<'a> {
             level: Arc::clone(self.level),
             index: self.index,
         }
+    }
+
+    /// A handle that does not keep the node alive.
+    pub fn downgrade(self) -> WeakNode {
+        WeakNode {
+            level: Arc::downgrade(self.level),
+            index: self.index,
+        }
+    }
+}
+
+/// A handle on a node that does not keep it alive, for memo tables that outlive the states
+/// whose nodes they name (a node reachable from a live node is alive, so a memo whose entry
+/// leads down from its key node can always upgrade it while the key node lives).
+#[derive(Clone)]
+pub(crate) struct WeakNode {
+    level: Weak<Level>,
+    index: u32,
+}
+
+impl WeakNode {
+    /// The node, if something still holds it.
+    pub fn upgrade(&self) -> Option<GssNode> {
+        Some(GssNode {
+            level: self.level.upgrade()?,
+            index: self.index,
+        })
     }
 }
 

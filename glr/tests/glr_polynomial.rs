@@ -54,19 +54,65 @@ fn ternary_ambiguity_is_cubic() {
 }
 
 #[test]
-fn dangling_else_is_quadratic_at_worst() {
-    // 300 nested `if` then 300 `else`: every `else` can close any open `if` (1.8 M units; 20 M
-    // at 1,000 deep).
+fn else_if_chains_are_linear() {
+    // Every `else` of a chain reduces the innermost `if` under `else` (LALR(1) merges the
+    // contexts where `else` may follow a statement) and under the names its prefixes also are
+    // (`e`, `el`, `els`); the reductions run down the whole chain, to the top level where a name
+    // shifts and `else` dies. The reducer remembers where such a deterministic path ends, so
+    // each `else` costs the same whatever the length of the chain.
+    let chain = |n: usize| format!("{}x=1;", "if (x) x=1; else ".repeat(n));
+    let (short, long) = (work(tricky(), &chain(200)), work(tricky(), &chain(400)));
+    assert!(
+        long * 10 < short * 25,
+        "{short} units at 200 links, {long} at 400"
+    );
+    // The same inside a block, where both the name and the `else` paths end at the `{`.
+    let block = |n: usize| format!("{{ {}x=1; }}", "if (x) x=1; else ".repeat(n));
+    let (short, long) = (work(tricky(), &block(200)), work(tricky(), &block(400)));
+    assert!(
+        long * 10 < short * 25,
+        "{short} units at 200 links, {long} at 400"
+    );
+    // Past the memo's generations (16 k entries each): 20,000 links at 20 times the work of
+    // 1,000, give or take a quarter.
+    let per_thousand = work(tricky(), &chain(1_000));
+    accepts(tricky(), &chain(20_000), per_thousand * 25);
+}
+
+#[test]
+fn nested_dangling_else_is_quadratic_at_worst() {
+    // 300 nested `if` then 300 `else`: every `else` can close any open `if`, so the node below
+    // each `else` has an edge per open `if`, each one a parse still possible, and each `else`
+    // builds its successor's edges anew (1.8 M units; 20 M at 1,000 deep).
     let n = 300;
     let text = format!("{}x=1;{}", "if (x) ".repeat(n), " else x=1;".repeat(n));
     accepts(tricky(), &text, 4_000_000);
-    // An else-if chain: each `else` may also close the `if` before it, a reduction that runs
-    // down the whole chain before it dies (14 M units at 1,000; 56 M at 2,000).
-    let chain = format!("{}x=1;", "if (x) x=1; else ".repeat(1_000));
-    accepts(tricky(), &chain, 30_000_000);
     // A sequence of dangling statements is linear (0.32 M units for 2,000).
     let seq = "if (x) if (x) x=1; else x=1;\n".repeat(2_000);
     accepts(tricky(), &seq, 1_000_000);
+}
+
+/// The work committing `text` at once takes: the least `max_work_per_commit` that commits it.
+fn work(src: &str, text: &str) -> usize {
+    let commits = |budget: usize| {
+        ParserState::new(parser(src, budget))
+            .commit_bytes(text.as_bytes())
+            .is_ok()
+    };
+    let (mut lo, mut hi) = (1usize, 1usize);
+    while !commits(hi) {
+        lo = hi + 1;
+        hi *= 2;
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if commits(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    hi
 }
 
 #[test]

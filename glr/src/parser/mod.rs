@@ -18,6 +18,8 @@
 
 #[cfg(test)]
 mod accept_tests;
+#[cfg(test)]
+mod chain_tests;
 mod indent;
 #[cfg(test)]
 mod indent_tests;

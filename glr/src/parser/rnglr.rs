@@ -14,6 +14,12 @@
 //! and shift: the shifted nodes (one per LR state) form the next frontier. Copying the frontier
 //! keeps every built level immutable (persistence), at the cost of copying a few nodes.
 //!
+//! Within a step, each reduction walk is done once (see `Reducer`), which bounds a step by the
+//! GSS's edges; across steps, where a reduction passes through a chain of states that only
+//! reduce (right recursion closed again at every step under a lookahead that LALR(1) allows
+//! but the context does not), where the chain ends is remembered per (node, state, lookahead)
+//! and later steps jump there (see `Chains`).
+//!
 //! The same reducer answers, without building anything persistent, whether a terminal can be
 //! shifted from a node ([`reduce`] with [`Stop::AtShift`]). Whether the input may end is
 //! answered by [`accepts`], a search over the reducer's configurations under `$` that builds no
@@ -23,7 +29,7 @@ use ahash::{AHashMap, AHashSet};
 use smallvec::SmallVec;
 
 use crate::cfg::NonterminalId;
-use crate::gss::{Edge, GssNode, GssNodeId, Level, NodeData};
+use crate::gss::{Edge, GssNode, GssNodeId, Level, NodeData, NodeRef, WeakNode};
 use crate::lr::{Action, LrState, LrTables};
 
 /// When the reducer may stop early.
@@ -217,6 +223,122 @@ fn edge_to(u: Target) -> Edge {
     }
 }
 
+/// Steps down a deterministic reduction path after which [`Reducer::follow`] looks for a
+/// remembered end, and which a path must have to be remembered: shorter paths (closing a
+/// statement or an expression) are walked faster than remembered.
+const LOOKUP_AFTER: u32 = if cfg!(test) { 0 } else { 4 };
+
+/// Whether a path that went `descents` steps down is looked up and remembered.
+#[inline]
+// Tests remember every path (`LOOKUP_AFTER` is 0 there), so that they exercise the memo.
+#[allow(clippy::absurd_extreme_comparisons)]
+fn long_path(descents: u32) -> bool {
+    descents >= LOOKUP_AFTER
+}
+
+/// Where the deterministic reduction path of a configuration ends, under one lookahead.
+#[derive(Clone)]
+enum PathEnd {
+    /// Nowhere: no configuration on it can shift the lookahead or accept.
+    Dead,
+    /// At the configuration (state over node) that does more than pass through, or whose one
+    /// reduction can take several paths down.
+    At(WeakNode, LrState),
+}
+
+/// A configuration (state over frozen node) under a lookahead, as a key of [`Chains`]: node
+/// ids take at most 96 bits.
+type ChainKey = (u128, u32);
+
+fn chain_key(u: GssNodeId, l: LrState, k: u32) -> ChainKey {
+    (u.bits() | (u128::from(l.as_u32()) << 96), k)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests turn [`Chains`] off to compare the steps with and without it.
+    pub(crate) static CHAINS_OFF: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+#[inline]
+fn chains_on() -> bool {
+    #[cfg(test)]
+    if CHAINS_OFF.get() {
+        return false;
+    }
+    true
+}
+
+/// Remembered ends of deterministic reduction paths.
+///
+/// A state *passes through* under a lookahead when all it does there is one reduction of
+/// length > 0. A configuration whose state passes through, over a node from which the
+/// reduction has one path down, leads to exactly one configuration, and contributes nothing
+/// else to the step: it shifts nothing, accepts nothing, and no shifting node reaches it
+/// through a same-level edge (those come from length-0 reductions), so the step keeps none of
+/// it. A chain of such configurations can be replaced by where it ends — the first
+/// configuration that does more, or whose reduction branches, or nothing at all — without
+/// changing what the step shifts or keeps. That end depends only on the nodes below the first
+/// configuration, which never change, so it is remembered across steps, keyed by (node id,
+/// state, lookahead); ids are never reused, so entries never go stale.
+///
+/// This keeps right recursion linear where the same chain is reduced again at every step, as
+/// LALR(1)'s merged lookaheads make it: in an else-if chain of `n` links every `else` (and every
+/// prefix of it that is also a name) reduces the innermost `if`, and the reduction runs down all
+/// `n` links to the top level, where a name shifts and `else` dies; remembered, each `else`
+/// costs the same whatever `n` (munch's tricky grammar, `if (x) x=1; else `×n `x=1;`: 159 k
+/// units at n = 1,000, 636 k at 4,000; `parse_file … --work`, bench/PERFORMANCE.md). As Leo's
+/// right-recursion optimisation for Earley parsers, it skips only where there is one path: a
+/// node whose edges are each a parse still possible (nested dangling `else`s) is walked edge by
+/// edge.
+///
+/// Entries live in two generations: once the young one holds more than [`Chains::GENERATION`]
+/// entries, it becomes the old one and the old one is dropped; a hit in the old one moves the
+/// entry back. A long chain keeps its recent entries, and memory stays bounded on a thread
+/// that parses for ever. The ends' nodes are held weakly, so forgotten parses are freed.
+struct Chains {
+    young: AHashMap<ChainKey, PathEnd>,
+    old: AHashMap<ChainKey, PathEnd>,
+}
+
+impl Default for Chains {
+    fn default() -> Self {
+        // Fixed seeds: node ids are not attacker-chosen.
+        Chains {
+            young: AHashMap::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4)),
+            old: AHashMap::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4)),
+        }
+    }
+}
+
+impl Chains {
+    /// Entries per generation.
+    const GENERATION: usize = 1 << 14;
+
+    fn get(&mut self, key: &ChainKey) -> Option<PathEnd> {
+        if let Some(end) = self.young.get(key) {
+            return Some(end.clone());
+        }
+        let end = self.old.remove(key)?;
+        self.young.insert(*key, end.clone());
+        Some(end)
+    }
+
+    fn insert(&mut self, key: ChainKey, end: PathEnd) {
+        self.young.insert(key, end);
+    }
+
+    /// Starts a new generation when the young one is full.
+    fn age(&mut self) {
+        if self.young.len() > Self::GENERATION {
+            self.old = std::mem::replace(
+                &mut self.young,
+                AHashMap::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4)),
+            );
+        }
+    }
+}
+
 /// A pending reduction.
 enum Item {
     /// A length-0 reduction to `lhs` at a scratch node.
@@ -251,6 +373,8 @@ struct Reducer<'a> {
     items: Vec<Item>,
     seen: Seen<(u128, u32)>,
     left: &'a mut Allowance,
+    /// Kept across runs (see [`Chains`]).
+    chains: Chains,
 }
 
 /// The key of a walk in [`Reducer::seen`]: ids take at most 96 bits.
@@ -259,9 +383,9 @@ fn walk_key(n: GssNodeId, lhs: NonterminalId, rest: u32) -> (u128, u32) {
 }
 
 impl Reducer<'_> {
-    fn walk(&mut self, n: &GssNode, lhs: NonterminalId, rest: u32) {
+    fn walk(&mut self, n: NodeRef<'_>, lhs: NonterminalId, rest: u32) {
         if self.seen.insert(walk_key(n.id(), lhs, rest)) {
-            self.items.push(Item::Walk(n.clone(), lhs, rest));
+            self.items.push(Item::Walk(n.to_node(), lhs, rest));
         }
     }
 
@@ -290,43 +414,85 @@ impl Reducer<'_> {
             }
         }
         if rest == 0 {
-            return self.reach(m.state(), EdgeKey::down(m.id()), lhs, || {
-                Target::Node(m.to_node())
-            });
+            return self.reach_node(m, lhs);
         }
-        if self.seen.insert(walk_key(m.id(), lhs, rest)) {
-            self.items.push(Item::Walk(m.to_node(), lhs, rest));
-        }
+        self.walk(m, lhs, rest);
         Ok(())
     }
 
-    /// A reduction to `x` ends at `u` (state `ustate`, identity `ukey`): the scratch node of
-    /// state `goto(ustate, x)` gets an edge to `u`, made if need be, with the reductions that
-    /// the new edge or node allows.
-    fn reach(
+    /// A reduction to `x` ends at the frozen node `u`.
+    fn reach_node(&mut self, u: NodeRef<'_>, x: NonterminalId) -> Result<(), Exceeded> {
+        match self.tables.goto(u.state(), x) {
+            Some(l) => self.enter(u, l),
+            None => Ok(()),
+        }
+    }
+
+    /// A length-0 reduction to `x` ends at the scratch node `i`.
+    fn reach_scratch(&mut self, i: u32, x: NonterminalId) -> Result<(), Exceeded> {
+        let state = self.s.nodes[i as usize].state;
+        match self.tables.goto(state, x) {
+            Some(l) => self
+                .link(l, EdgeKey::same(i), || Target::Scratch(i), false)
+                .map(drop),
+            None => Ok(()),
+        }
+    }
+
+    /// The configuration `l` over the frozen node `u`: an edge to `u` from the scratch node of
+    /// state `l`, with what it allows. A state that passes through (see [`Chains`]) has its
+    /// path followed here.
+    fn enter(&mut self, u: NodeRef<'_>, l: LrState) -> Result<(), Exceeded> {
+        match self.passes_through(l) {
+            Some((lhs, len)) if chains_on() => self.follow(u, l, lhs, len),
+            _ => self
+                .link(
+                    l,
+                    EdgeKey::down(u.id()),
+                    || Target::Node(u.to_node()),
+                    false,
+                )
+                .map(drop),
+        }
+    }
+
+    /// The one reduction of state `l` under the lookahead, when it is all `l` does: no shift, no
+    /// accept, no length-0 reduction, one reduction of length > 0.
+    #[inline]
+    fn passes_through(&self, l: LrState) -> Option<(NonterminalId, u32)> {
+        let mut actions = self.tables.actions_at(l, self.k);
+        match (actions.next(), actions.next()) {
+            (Some(&Action::Reduce { lhs, len, .. }), None) if len > 0 => Some((lhs, len)),
+            _ => None,
+        }
+    }
+
+    /// Gives the scratch node of state `l` (made if need be) the edge to `u` (`ukey` is its
+    /// identity) unless it has it, and queues what the new edge or node allows: shifts,
+    /// acceptance, length-0 reductions and, through a new edge to a frozen node, the
+    /// reductions of length > 0 — those only when `followed` is false (the caller follows
+    /// `l`'s one reduction itself). Returns whether the edge is new.
+    fn link(
         &mut self,
-        ustate: LrState,
+        l: LrState,
         ukey: EdgeKey,
-        x: NonterminalId,
         u: impl FnOnce() -> Target,
-    ) -> Result<(), Exceeded> {
-        let Some(l) = self.tables.goto(ustate, x) else {
-            return Ok(());
-        };
+        followed: bool,
+    ) -> Result<bool, Exceeded> {
         match self.s.find(l) {
             Some(w) => {
                 if self.s.has_edge(w, ukey) {
-                    return Ok(());
+                    return Ok(false);
                 }
                 let u = u();
                 // A new edge to a frozen node: the reductions of `l` of length > 0 now also run
                 // through it. (Through a new edge to a scratch node, right-nulled reductions
                 // already cover them.)
-                if let Target::Node(n) = &u {
+                if let (Target::Node(n), false) = (&u, followed) {
                     for &a in self.tables.actions_at(l, self.k) {
                         if let Action::Reduce { lhs, len, .. } = a {
                             if len != 0 {
-                                self.walk(n, lhs, len - 1);
+                                self.walk(n.as_ref(), lhs, len - 1);
                             }
                         }
                     }
@@ -339,25 +505,136 @@ impl Reducer<'_> {
                 }
                 let u = u();
                 let below = match &u {
-                    Target::Node(n) => Some(n.clone()),
-                    Target::Scratch(_) => None,
+                    Target::Node(n) if !followed => Some(n.clone()),
+                    _ => None,
                 };
                 let w = self.s.add(l, SmallVec::from_elem(edge_to(u), 1));
-                for &a in self.tables.actions_at(l, self.k) {
-                    match a {
-                        Action::Shift(to) => self.out.shifts.push((w, to)),
-                        Action::Accept => self.out.accepted = true,
-                        Action::Reduce { lhs, len: 0, .. } => self.items.push(Item::Null(w, lhs)),
-                        Action::Reduce { lhs, len, .. } => {
-                            if let Some(n) = &below {
-                                self.walk(n, lhs, len - 1);
+                if !followed {
+                    for &a in self.tables.actions_at(l, self.k) {
+                        match a {
+                            Action::Shift(to) => self.out.shifts.push((w, to)),
+                            Action::Accept => self.out.accepted = true,
+                            Action::Reduce { lhs, len: 0, .. } => {
+                                self.items.push(Item::Null(w, lhs))
+                            }
+                            Action::Reduce { lhs, len, .. } => {
+                                if let Some(n) = &below {
+                                    self.walk(n.as_ref(), lhs, len - 1);
+                                }
                             }
                         }
                     }
                 }
             }
         }
+        Ok(true)
+    }
+
+    /// Follows the reduction path from the configuration `l` over `u`, `l` passing through
+    /// with the reduction to `lhs` of length `len`, for as long as it is deterministic (see
+    /// [`Chains`]): each configuration on it gets its edge as usual, but its reduction is
+    /// walked here, and past [`LOOKUP_AFTER`] steps down a remembered configuration jumps to
+    /// where its path ends. A path of that many steps is remembered.
+    fn follow(
+        &mut self,
+        mut u: NodeRef<'_>,
+        mut l: LrState,
+        mut lhs: NonterminalId,
+        mut len: u32,
+    ) -> Result<(), Exceeded> {
+        let mut path: SmallVec<[ChainKey; 8]> = SmallVec::new();
+        let mut descents = 0u32;
+        let end = loop {
+            let key = chain_key(u.id(), l, self.k);
+            if long_path(descents) {
+                if let Some(end) = self.chains.get(&key) {
+                    if self.jump(&end)? {
+                        // The configurations before this one are remembered already, or
+                        // were entered from a different start: the last one extends the
+                        // remembered part upwards, which is what the next step needs.
+                        if let Some(&last) = path.last() {
+                            self.chains.insert(last, end);
+                        }
+                        return Ok(());
+                    }
+                }
+            }
+            if !self.link(l, EdgeKey::down(u.id()), || Target::Node(u.to_node()), true)? {
+                // Entered before in this run: the rest of the path was followed then.
+                break None;
+            }
+            path.push(key);
+            self.left.spend(1)?;
+            let mut w = u;
+            let mut rest = len - 1;
+            if rest > 0 {
+                descents += 1;
+            }
+            while rest > 0 {
+                match w.edges() {
+                    [only] => {
+                        self.left.spend(1)?;
+                        w = w.follow(only);
+                        rest -= 1;
+                    }
+                    _ => break,
+                }
+            }
+            if rest > 0 {
+                if w.edges().is_empty() {
+                    break Some(PathEnd::Dead);
+                }
+                // The path branches: this configuration's reduction goes on as a walk, and the
+                // configurations before it lead here.
+                self.walk(w, lhs, rest);
+                path.pop();
+                break Some(PathEnd::At(u.downgrade(), l));
+            }
+            let Some(next) = self.tables.goto(w.state(), lhs) else {
+                break Some(PathEnd::Dead);
+            };
+            match self.passes_through(next) {
+                Some((a, m)) => {
+                    (u, l, lhs, len) = (w, next, a, m);
+                }
+                None if self.tables.actions_at(next, self.k).is_empty() => {
+                    break Some(PathEnd::Dead);
+                }
+                None => {
+                    self.link(
+                        next,
+                        EdgeKey::down(w.id()),
+                        || Target::Node(w.to_node()),
+                        false,
+                    )?;
+                    break Some(PathEnd::At(w.downgrade(), next));
+                }
+            }
+        };
+        if let (Some(end), true) = (end, long_path(descents)) {
+            for key in path {
+                self.chains.insert(key, end.clone());
+            }
+        }
         Ok(())
+    }
+
+    /// Reaches where a remembered path ends: nothing for a dead end, else the configuration
+    /// there, entered as usual. False when its node is gone (never while the path's first
+    /// node lives; the caller then follows the path itself).
+    fn jump(&mut self, end: &PathEnd) -> Result<bool, Exceeded> {
+        self.left.spend(1)?;
+        match end {
+            PathEnd::Dead => Ok(true),
+            PathEnd::At(node, l) => match node.upgrade() {
+                Some(n) => {
+                    let key = EdgeKey::down(n.id());
+                    self.link(*l, key, || Target::Node(n), false)?;
+                    Ok(true)
+                }
+                None => Ok(false),
+            },
+        }
     }
 
     fn done(&self, stop: Stop) -> bool {
@@ -375,14 +652,8 @@ impl Reducer<'_> {
             }
             self.left.spend(1)?;
             match item {
-                Item::Null(i, x) => {
-                    let state = self.s.nodes[i as usize].state;
-                    self.reach(state, EdgeKey::same(i), x, || Target::Scratch(i))?;
-                }
-                Item::Walk(n, x, 0) => {
-                    let key = EdgeKey::down(n.id());
-                    self.reach(n.state(), key, x, || Target::Node(n))?;
-                }
+                Item::Null(i, x) => self.reach_scratch(i, x)?,
+                Item::Walk(n, x, 0) => self.reach_node(n.as_ref(), x)?,
                 Item::Walk(n, x, rest) => {
                     self.left.spend(n.predecessor_len())?;
                     for e in &n.data().edges {
@@ -401,6 +672,8 @@ struct Pool {
     many: AHashSet<u128>,
     seen: Seen<(u128, u32)>,
     items: Vec<Item>,
+    /// Kept from run to run (it is what makes later runs cheaper), in generations.
+    chains: Chains,
 }
 
 impl Pool {
@@ -412,6 +685,7 @@ impl Pool {
             many: AHashSet::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4)),
             seen: Seen::default(),
             items: Vec::new(),
+            chains: Chains::default(),
         }
     }
 
@@ -421,8 +695,12 @@ impl Pool {
     }
 
     fn give_back(mut self) {
+        self.chains.age();
         if self.many.capacity() > Self::KEEP || self.seen.capacity() > Self::KEEP {
-            self = Pool::new();
+            self = Pool {
+                chains: std::mem::take(&mut self.chains),
+                ..Pool::new()
+            };
         } else {
             self.many.clear();
             self.seen.clear();
@@ -462,6 +740,7 @@ pub(crate) fn reduce(
         items: pool.items,
         seen: pool.seen,
         left,
+        chains: pool.chains,
     };
     let result = r.start(frontier).and_then(|()| r.run(stop));
     let Reducer {
@@ -470,12 +749,14 @@ pub(crate) fn reduce(
         items,
         seen,
         left,
+        chains,
         ..
     } = r;
     Pool {
         many: s.many,
         seen,
         items,
+        chains,
     }
     .give_back();
     result?;
@@ -519,7 +800,7 @@ impl Reducer<'_> {
                         for j in 0..self.s.nodes[i].edges.len() {
                             if let Edge::Down(n) = &self.s.nodes[i].edges[j] {
                                 let n = n.clone();
-                                self.walk(&n, lhs, len - 1);
+                                self.walk(n.as_ref(), lhs, len - 1);
                             }
                         }
                     }
