@@ -2,8 +2,8 @@
 //! with them and without them give the same heads (lexer configuration, and the LR states at
 //! each distance below the head's node), acceptance and liveness, on random grammars and texts
 //! and on right-recursive and dangling-else grammars where the paths are long. Under `cfg(test)`
-//! every path is looked up and remembered from its first step, and the memo is shared by every
-//! case of a thread, so a wrong or stale entry would show as a disagreement.
+//! paths are looked up and remembered from their first step (at one node in two), and the memo
+//! is shared by every case of a thread, so a wrong or stale entry would show as a disagreement.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -228,9 +228,21 @@ fn edge_to(u: Target) -> Edge {
 /// statement or an expression) are walked faster than remembered.
 const LOOKUP_AFTER: u32 = if cfg!(test) { 0 } else { 4 };
 
+/// Whether the configurations over `u` are looked up and remembered: one node in 8 (in 2 under
+/// `cfg(test)`, so that tests walk past the others too), picked by a hash of its id so that
+/// every run over the same nodes picks the same ones. A run reaches a remembered one within a
+/// few steps, and a path seen for the first time (closing 100 nested brackets under each
+/// lookahead a liveness check tries) costs a lookup and an entry per 8 steps, not per step.
+#[inline]
+fn memo_point(u: GssNodeId) -> bool {
+    let bits = u.bits();
+    let h = ((bits as u64) ^ ((bits >> 64) as u64)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h >> if cfg!(test) { 63 } else { 61 } == 0
+}
+
 /// Whether a path that went `descents` steps down is looked up and remembered.
 #[inline]
-// Tests remember every path (`LOOKUP_AFTER` is 0 there), so that they exercise the memo.
+// Tests remember paths from their first step (`LOOKUP_AFTER` is 0 there), to exercise the memo.
 #[allow(clippy::absurd_extreme_comparisons)]
 fn long_path(descents: u32) -> bool {
     descents >= LOOKUP_AFTER
@@ -533,8 +545,9 @@ impl Reducer<'_> {
     /// Follows the reduction path from the configuration `l` over `u`, `l` passing through
     /// with the reduction to `lhs` of length `len`, for as long as it is deterministic (see
     /// [`Chains`]): each configuration on it gets its edge as usual, but its reduction is
-    /// walked here, and past [`LOOKUP_AFTER`] steps down a remembered configuration jumps to
-    /// where its path ends. A path of that many steps is remembered.
+    /// walked here. Past [`LOOKUP_AFTER`] steps down, a remembered configuration (at a
+    /// [`memo_point`]) jumps to where its path ends; a path of that many steps has its points
+    /// remembered.
     fn follow(
         &mut self,
         mut u: NodeRef<'_>,
@@ -546,14 +559,14 @@ impl Reducer<'_> {
         let mut descents = 0u32;
         let end = loop {
             let key = chain_key(u.id(), l, self.k);
-            if long_path(descents) {
+            let point = memo_point(u.id());
+            if point && long_path(descents) {
                 if let Some(end) = self.chains.get(&key) {
                     if self.jump(&end)? {
-                        // The configurations before this one are remembered already, or
-                        // were entered from a different start: the last one extends the
-                        // remembered part upwards, which is what the next step needs.
-                        if let Some(&last) = path.last() {
-                            self.chains.insert(last, end);
+                        // The points before this one extend the remembered part upwards,
+                        // which is where the next step starts.
+                        for key in path {
+                            self.chains.insert(key, end.clone());
                         }
                         return Ok(());
                     }
@@ -563,7 +576,9 @@ impl Reducer<'_> {
                 // Entered before in this run: the rest of the path was followed then.
                 break None;
             }
-            path.push(key);
+            if point {
+                path.push(key);
+            }
             self.left.spend(1)?;
             let mut w = u;
             let mut rest = len - 1;
