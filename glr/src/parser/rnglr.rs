@@ -298,8 +298,8 @@ fn chains_on() -> bool {
 /// LALR(1)'s merged lookaheads make it: in an else-if chain of `n` links every `else` (and every
 /// prefix of it that is also a name) reduces the innermost `if`, and the reduction runs down all
 /// `n` links to the top level, where a name shifts and `else` dies; remembered, each `else`
-/// costs the same whatever `n` (munch's tricky grammar, `if (x) x=1; else `×n `x=1;`: 159 k
-/// units at n = 1,000, 636 k at 4,000; `parse_file … --work`, bench/PERFORMANCE.md). As Leo's
+/// costs the same whatever `n` (munch's tricky grammar, `if (x) x=1; else `×n `x=1;`: 346 k
+/// units at n = 1,000, 1.39 M at 4,000; `parse_file … --work`, bench/PERFORMANCE.md). As Leo's
 /// right-recursion optimisation for Earley parsers, it skips only where there is one path: a
 /// node whose edges are each a parse still possible (nested dangling `else`s) is walked edge by
 /// edge.
@@ -444,9 +444,7 @@ impl Reducer<'_> {
     fn reach_scratch(&mut self, i: u32, x: NonterminalId) -> Result<(), Exceeded> {
         let state = self.s.nodes[i as usize].state;
         match self.tables.goto(state, x) {
-            Some(l) => self
-                .link(l, EdgeKey::same(i), || Target::Scratch(i), false)
-                .map(drop),
+            Some(l) => self.link(l, EdgeKey::same(i), || Target::Scratch(i), false),
             None => Ok(()),
         }
     }
@@ -455,16 +453,12 @@ impl Reducer<'_> {
     /// state `l`, with what it allows. A state that passes through (see [`Chains`]) has its
     /// path followed here.
     fn enter(&mut self, u: NodeRef<'_>, l: LrState) -> Result<(), Exceeded> {
+        let Some(slot) = self.slot(l, EdgeKey::down(u.id())) else {
+            return Ok(());
+        };
         match self.passes_through(l) {
-            Some((lhs, len)) if chains_on() => self.follow(u, l, lhs, len),
-            _ => self
-                .link(
-                    l,
-                    EdgeKey::down(u.id()),
-                    || Target::Node(u.to_node()),
-                    false,
-                )
-                .map(drop),
+            Some((lhs, len)) if chains_on() => self.follow(u, l, lhs, len, slot),
+            _ => self.add_edge(slot, l, Target::Node(u.to_node()), false),
         }
     }
 
@@ -479,24 +473,45 @@ impl Reducer<'_> {
         }
     }
 
+    /// Where the edge from the scratch node of state `l` to `ukey` would go: `None` when it is
+    /// there already, else the node, if there is one.
+    #[inline]
+    fn slot(&self, l: LrState, ukey: EdgeKey) -> Option<Option<u32>> {
+        match self.s.find(l) {
+            Some(w) if self.s.has_edge(w, ukey) => None,
+            w => Some(w),
+        }
+    }
+
     /// Gives the scratch node of state `l` (made if need be) the edge to `u` (`ukey` is its
-    /// identity) unless it has it, and queues what the new edge or node allows: shifts,
-    /// acceptance, length-0 reductions and, through a new edge to a frozen node, the
-    /// reductions of length > 0 — those only when `followed` is false (the caller follows
-    /// `l`'s one reduction itself). Returns whether the edge is new.
+    /// identity) unless it has it, with what the new edge or node allows (see
+    /// [`Reducer::add_edge`]).
     fn link(
         &mut self,
         l: LrState,
         ukey: EdgeKey,
         u: impl FnOnce() -> Target,
         followed: bool,
-    ) -> Result<bool, Exceeded> {
-        match self.s.find(l) {
+    ) -> Result<(), Exceeded> {
+        match self.slot(l, ukey) {
+            Some(slot) => self.add_edge(slot, l, u(), followed),
+            None => Ok(()),
+        }
+    }
+
+    /// Adds the edge to `u` (not there yet) to the scratch node `slot` of state `l`, or to a new
+    /// one, and queues what the new edge or node allows: shifts, acceptance, length-0
+    /// reductions and, through a new edge to a frozen node, the reductions of length > 0 —
+    /// those only when `followed` is false (the caller follows `l`'s one reduction itself).
+    fn add_edge(
+        &mut self,
+        slot: Option<u32>,
+        l: LrState,
+        u: Target,
+        followed: bool,
+    ) -> Result<(), Exceeded> {
+        match slot {
             Some(w) => {
-                if self.s.has_edge(w, ukey) {
-                    return Ok(false);
-                }
-                let u = u();
                 // A new edge to a frozen node: the reductions of `l` of length > 0 now also run
                 // through it. (Through a new edge to a scratch node, right-nulled reductions
                 // already cover them.)
@@ -515,7 +530,6 @@ impl Reducer<'_> {
                 if self.s.nodes.len() >= self.left.nodes {
                     return Err(Exceeded::Nodes);
                 }
-                let u = u();
                 let below = match &u {
                     Target::Node(n) if !followed => Some(n.clone()),
                     _ => None,
@@ -539,7 +553,7 @@ impl Reducer<'_> {
                 }
             }
         }
-        Ok(true)
+        Ok(())
     }
 
     /// Follows the reduction path from the configuration `l` over `u`, `l` passing through
@@ -554,9 +568,12 @@ impl Reducer<'_> {
         mut l: LrState,
         mut lhs: NonterminalId,
         mut len: u32,
+        slot: Option<u32>,
     ) -> Result<(), Exceeded> {
         let mut path: SmallVec<[ChainKey; 8]> = SmallVec::new();
         let mut descents = 0u32;
+        // The first configuration's slot, which the caller found.
+        let mut first = Some(slot);
         let end = loop {
             let key = chain_key(u.id(), l, self.k);
             let point = memo_point(u.id());
@@ -572,10 +589,11 @@ impl Reducer<'_> {
                     }
                 }
             }
-            if !self.link(l, EdgeKey::down(u.id()), || Target::Node(u.to_node()), true)? {
+            let Some(slot) = first.take().or_else(|| self.slot(l, EdgeKey::down(u.id()))) else {
                 // Entered before in this run: the rest of the path was followed then.
                 break None;
-            }
+            };
+            self.add_edge(slot, l, Target::Node(u.to_node()), true)?;
             if point {
                 path.push(key);
             }
@@ -602,7 +620,9 @@ impl Reducer<'_> {
                 // The path branches: this configuration's reduction goes on as a walk, and the
                 // configurations before it lead here.
                 self.walk(w, lhs, rest);
-                path.pop();
+                if point {
+                    path.pop();
+                }
                 break Some(PathEnd::At(u.downgrade(), l));
             }
             let Some(next) = self.tables.goto(w.state(), lhs) else {
