@@ -298,8 +298,8 @@ fn chains_on() -> bool {
 /// LALR(1)'s merged lookaheads make it: in an else-if chain of `n` links every `else` (and every
 /// prefix of it that is also a name) reduces the innermost `if`, and the reduction runs down all
 /// `n` links to the top level, where a name shifts and `else` dies; remembered, each `else`
-/// costs the same whatever `n` (munch's tricky grammar, `if (x) x=1; else `×n `x=1;`: 346 k
-/// units at n = 1,000, 1.39 M at 4,000; `parse_file … --work`, bench/PERFORMANCE.md). As Leo's
+/// costs the same whatever `n` (munch's tricky grammar, `if (x) x=1; else `×n `x=1;`: 319 k
+/// units at n = 1,000, 1.28 M at 4,000; `parse_file … --work`, bench/PERFORMANCE.md). As Leo's
 /// right-recursion optimisation for Earley parsers, it skips only where there is one path: a
 /// node whose edges are each a parse still possible (nested dangling `else`s) is walked edge by
 /// edge.
@@ -385,8 +385,8 @@ struct Reducer<'a> {
     items: Vec<Item>,
     seen: Seen<(u128, u32)>,
     left: &'a mut Allowance,
-    /// Kept across runs (see [`Chains`]).
-    chains: Chains,
+    /// This thread's, kept across runs (see [`Chains`]).
+    chains: &'a mut Chains,
 }
 
 /// The key of a walk in [`Reducer::seen`]: ids take at most 96 bits.
@@ -433,6 +433,7 @@ impl Reducer<'_> {
     }
 
     /// A reduction to `x` ends at the frozen node `u`.
+    #[inline]
     fn reach_node(&mut self, u: NodeRef<'_>, x: NonterminalId) -> Result<(), Exceeded> {
         match self.tables.goto(u.state(), x) {
             Some(l) => self.enter(u, l),
@@ -444,7 +445,7 @@ impl Reducer<'_> {
     fn reach_scratch(&mut self, i: u32, x: NonterminalId) -> Result<(), Exceeded> {
         let state = self.s.nodes[i as usize].state;
         match self.tables.goto(state, x) {
-            Some(l) => self.link(l, EdgeKey::same(i), || Target::Scratch(i), false),
+            Some(l) => self.link(l, EdgeKey::same(i), || Target::Scratch(i)),
             None => Ok(()),
         }
     }
@@ -452,24 +453,14 @@ impl Reducer<'_> {
     /// The configuration `l` over the frozen node `u`: an edge to `u` from the scratch node of
     /// state `l`, with what it allows. A state that passes through (see [`Chains`]) has its
     /// path followed here.
+    #[inline]
     fn enter(&mut self, u: NodeRef<'_>, l: LrState) -> Result<(), Exceeded> {
         let Some(slot) = self.slot(l, EdgeKey::down(u.id())) else {
             return Ok(());
         };
-        match self.passes_through(l) {
-            Some((lhs, len)) if chains_on() => self.follow(u, l, lhs, len, slot),
-            _ => self.add_edge(slot, l, Target::Node(u.to_node()), false),
-        }
-    }
-
-    /// The one reduction of state `l` under the lookahead, when it is all `l` does: no shift, no
-    /// accept, no length-0 reduction, one reduction of length > 0.
-    #[inline]
-    fn passes_through(&self, l: LrState) -> Option<(NonterminalId, u32)> {
-        let mut actions = self.tables.actions_at(l, self.k);
-        match (actions.next(), actions.next()) {
-            (Some(&Action::Reduce { lhs, len, .. }), None) if len > 0 => Some((lhs, len)),
-            _ => None,
+        match self.add_edge(slot, l, Target::Node(u.to_node()), chains_on())? {
+            Some((lhs, len)) => self.follow(u, l, lhs, len),
+            None => Ok(()),
         }
     }
 
@@ -491,112 +482,89 @@ impl Reducer<'_> {
         l: LrState,
         ukey: EdgeKey,
         u: impl FnOnce() -> Target,
-        followed: bool,
     ) -> Result<(), Exceeded> {
         match self.slot(l, ukey) {
-            Some(slot) => self.add_edge(slot, l, u(), followed),
+            Some(slot) => self.add_edge(slot, l, u(), false).map(drop),
             None => Ok(()),
         }
     }
 
     /// Adds the edge to `u` (not there yet) to the scratch node `slot` of state `l`, or to a new
     /// one, and queues what the new edge or node allows: shifts, acceptance, length-0
-    /// reductions and, through a new edge to a frozen node, the reductions of length > 0 —
-    /// those only when `followed` is false (the caller follows `l`'s one reduction itself).
+    /// reductions and, through a new edge to a frozen node, the reductions of length > 0.
+    /// With `follow`, a state that passes through (see [`Chains`]) over a frozen node queues
+    /// nothing: its one reduction is returned for the caller to follow.
+    #[inline]
     fn add_edge(
         &mut self,
         slot: Option<u32>,
         l: LrState,
         u: Target,
-        followed: bool,
-    ) -> Result<(), Exceeded> {
-        match slot {
-            Some(w) => {
-                // A new edge to a frozen node: the reductions of `l` of length > 0 now also run
-                // through it. (Through a new edge to a scratch node, right-nulled reductions
-                // already cover them.)
-                if let (Target::Node(n), false) = (&u, followed) {
-                    for &a in self.tables.actions_at(l, self.k) {
-                        if let Action::Reduce { lhs, len, .. } = a {
-                            if len != 0 {
-                                self.walk(n.as_ref(), lhs, len - 1);
-                            }
-                        }
-                    }
-                }
-                self.s.push_edge(w, u);
-            }
+        follow: bool,
+    ) -> Result<Option<(NonterminalId, u32)>, Exceeded> {
+        let w = match slot {
+            Some(w) => w,
             None => {
                 if self.s.nodes.len() >= self.left.nodes {
                     return Err(Exceeded::Nodes);
                 }
-                let below = match &u {
-                    Target::Node(n) if !followed => Some(n.clone()),
-                    _ => None,
-                };
-                let w = self.s.add(l, SmallVec::from_elem(edge_to(u), 1));
-                if !followed {
-                    for &a in self.tables.actions_at(l, self.k) {
-                        match a {
-                            Action::Shift(to) => self.out.shifts.push((w, to)),
-                            Action::Accept => self.out.accepted = true,
-                            Action::Reduce { lhs, len: 0, .. } => {
-                                self.items.push(Item::Null(w, lhs))
-                            }
-                            Action::Reduce { lhs, len, .. } => {
-                                if let Some(n) = &below {
-                                    self.walk(n.as_ref(), lhs, len - 1);
-                                }
-                            }
-                        }
-                    }
+                self.s.add(l, SmallVec::new())
+            }
+        };
+        let new_node = slot.is_none();
+        let mut actions = self.tables.actions_at(l, self.k);
+        let first = actions.next();
+        if let (Target::Node(_), true) = (&u, follow) {
+            if let Some(&Action::Reduce { lhs, len, .. }) = first {
+                if len > 0 && actions.clone().next().is_none() {
+                    self.s.push_edge(w, u);
+                    return Ok(Some((lhs, len)));
                 }
             }
         }
-        Ok(())
+        for &a in first.into_iter().chain(actions) {
+            match a {
+                Action::Shift(to) if new_node => self.out.shifts.push((w, to)),
+                Action::Accept if new_node => self.out.accepted = true,
+                Action::Reduce { lhs, len: 0, .. } if new_node => {
+                    self.items.push(Item::Null(w, lhs))
+                }
+                // Through a new edge to a frozen node, the reductions of `l` of length > 0
+                // run through it. (Through a new edge to a scratch node, right-nulled
+                // reductions already cover them.)
+                Action::Reduce { lhs, len, .. } if len > 0 => {
+                    if let Target::Node(n) = &u {
+                        self.walk(n.as_ref(), lhs, len - 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.s.push_edge(w, u);
+        Ok(None)
     }
 
-    /// Follows the reduction path from the configuration `l` over `u`, `l` passing through
-    /// with the reduction to `lhs` of length `len`, for as long as it is deterministic (see
-    /// [`Chains`]): each configuration on it gets its edge as usual, but its reduction is
-    /// walked here. Past [`LOOKUP_AFTER`] steps down, a remembered configuration (at a
-    /// [`memo_point`]) jumps to where its path ends; a path of that many steps has its points
-    /// remembered.
+    /// Follows the reduction path from the configuration `l` over `u` (its edge just added),
+    /// `l` passing through with the reduction to `lhs` of length `len`, for as long as it is
+    /// deterministic (see [`Chains`]): each configuration on it gets its edge as usual, but its
+    /// reduction is walked here. Past [`LOOKUP_AFTER`] steps down, a remembered configuration
+    /// (at a [`memo_point`]) jumps to where its path ends; a path of that many steps has its
+    /// points remembered.
     fn follow(
         &mut self,
         mut u: NodeRef<'_>,
         mut l: LrState,
         mut lhs: NonterminalId,
         mut len: u32,
-        slot: Option<u32>,
     ) -> Result<(), Exceeded> {
         let mut path: SmallVec<[ChainKey; 8]> = SmallVec::new();
         let mut descents = 0u32;
-        // The first configuration's slot, which the caller found.
-        let mut first = Some(slot);
+        let mut point = memo_point(u.id());
+        if point {
+            path.push(chain_key(u.id(), l, self.k));
+        }
         let end = loop {
-            let key = chain_key(u.id(), l, self.k);
-            let point = memo_point(u.id());
-            if point && long_path(descents) {
-                if let Some(end) = self.chains.get(&key) {
-                    if self.jump(&end)? {
-                        // The points before this one extend the remembered part upwards,
-                        // which is where the next step starts.
-                        for key in path {
-                            self.chains.insert(key, end.clone());
-                        }
-                        return Ok(());
-                    }
-                }
-            }
-            let Some(slot) = first.take().or_else(|| self.slot(l, EdgeKey::down(u.id()))) else {
-                // Entered before in this run: the rest of the path was followed then.
-                break None;
-            };
-            self.add_edge(slot, l, Target::Node(u.to_node()), true)?;
-            if point {
-                path.push(key);
-            }
+            // `l` over `u` has its edge: walk its reduction down.
             self.left.spend(1)?;
             let mut w = u;
             let mut rest = len - 1;
@@ -615,7 +583,7 @@ impl Reducer<'_> {
             }
             if rest > 0 {
                 if w.edges().is_empty() {
-                    break Some(PathEnd::Dead);
+                    break None;
                 }
                 // The path branches: this configuration's reduction goes on as a walk, and the
                 // configurations before it lead here.
@@ -623,30 +591,45 @@ impl Reducer<'_> {
                 if point {
                     path.pop();
                 }
-                break Some(PathEnd::At(u.downgrade(), l));
+                break Some((u, l));
             }
             let Some(next) = self.tables.goto(w.state(), lhs) else {
-                break Some(PathEnd::Dead);
+                break None;
             };
-            match self.passes_through(next) {
-                Some((a, m)) => {
-                    (u, l, lhs, len) = (w, next, a, m);
-                }
-                None if self.tables.actions_at(next, self.k).is_empty() => {
-                    break Some(PathEnd::Dead);
-                }
-                None => {
-                    self.link(
-                        next,
-                        EdgeKey::down(w.id()),
-                        || Target::Node(w.to_node()),
-                        false,
-                    )?;
-                    break Some(PathEnd::At(w.downgrade(), next));
+            // The next configuration, `next` over `w`.
+            point = memo_point(w.id());
+            if point && long_path(descents) {
+                let key = chain_key(w.id(), next, self.k);
+                if let Some(end) = self.chains.get(&key) {
+                    if self.jump(&end)? {
+                        // The points before this one extend the remembered part upwards,
+                        // which is where the next step starts.
+                        for key in path {
+                            self.chains.insert(key, end.clone());
+                        }
+                        return Ok(());
+                    }
                 }
             }
+            let Some(slot) = self.slot(next, EdgeKey::down(w.id())) else {
+                // Entered before in this run: the rest of the path was followed then.
+                return Ok(());
+            };
+            match self.add_edge(slot, next, Target::Node(w.to_node()), true)? {
+                Some((a, m)) => {
+                    if point {
+                        path.push(chain_key(w.id(), next, self.k));
+                    }
+                    (u, l, lhs, len) = (w, next, a, m);
+                }
+                None => break Some((w, next)),
+            }
         };
-        if let (Some(end), true) = (end, long_path(descents)) {
+        if long_path(descents) && !path.is_empty() {
+            let end = match end {
+                None => PathEnd::Dead,
+                Some((node, state)) => PathEnd::At(node.downgrade(), state),
+            };
             for key in path {
                 self.chains.insert(key, end.clone());
             }
@@ -664,7 +647,7 @@ impl Reducer<'_> {
             PathEnd::At(node, l) => match node.upgrade() {
                 Some(n) => {
                     let key = EdgeKey::down(n.id());
-                    self.link(*l, key, || Target::Node(n), false)?;
+                    self.link(*l, key, || Target::Node(n))?;
                     Ok(true)
                 }
                 None => Ok(false),
@@ -707,8 +690,6 @@ struct Pool {
     many: AHashSet<u128>,
     seen: Seen<(u128, u32)>,
     items: Vec<Item>,
-    /// Kept from run to run (it is what makes later runs cheaper), in generations.
-    chains: Chains,
 }
 
 impl Pool {
@@ -720,7 +701,6 @@ impl Pool {
             many: AHashSet::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4)),
             seen: Seen::default(),
             items: Vec::new(),
-            chains: Chains::default(),
         }
     }
 
@@ -730,12 +710,8 @@ impl Pool {
     }
 
     fn give_back(mut self) {
-        self.chains.age();
         if self.many.capacity() > Self::KEEP || self.seen.capacity() > Self::KEEP {
-            self = Pool {
-                chains: std::mem::take(&mut self.chains),
-                ..Pool::new()
-            };
+            self = Pool::new();
         } else {
             self.many.clear();
             self.seen.clear();
@@ -747,6 +723,8 @@ impl Pool {
 
 thread_local! {
     static POOL: std::cell::RefCell<Option<Pool>> = const { std::cell::RefCell::new(None) };
+    /// Borrowed by each run, not moved in and out: runs are many and short.
+    static CHAINS: std::cell::RefCell<Chains> = std::cell::RefCell::new(Chains::default());
 }
 
 /// Runs the RNGLR reducer from `frontier` under lookahead index `k`, spending from `left`.
@@ -756,6 +734,24 @@ pub(crate) fn reduce(
     k: u32,
     left: &mut Allowance,
     stop: Stop,
+) -> Result<Reduced, Exceeded> {
+    CHAINS.with(|chains| match chains.try_borrow_mut() {
+        Ok(mut chains) => {
+            chains.age();
+            reduce_with(tables, frontier, k, left, stop, &mut chains)
+        }
+        // Not reached (runs do not nest); a fresh memo would do.
+        Err(_) => reduce_with(tables, frontier, k, left, stop, &mut Chains::default()),
+    })
+}
+
+fn reduce_with(
+    tables: &LrTables,
+    frontier: &[GssNode],
+    k: u32,
+    left: &mut Allowance,
+    stop: Stop,
+    chains: &mut Chains,
 ) -> Result<Reduced, Exceeded> {
     let pool = Pool::take();
     let mut r = Reducer {
@@ -775,7 +771,7 @@ pub(crate) fn reduce(
         items: pool.items,
         seen: pool.seen,
         left,
-        chains: pool.chains,
+        chains,
     };
     let result = r.start(frontier).and_then(|()| r.run(stop));
     let Reducer {
@@ -784,14 +780,12 @@ pub(crate) fn reduce(
         items,
         seen,
         left,
-        chains,
         ..
     } = r;
     Pool {
         many: s.many,
         seen,
         items,
-        chains,
     }
     .give_back();
     result?;
