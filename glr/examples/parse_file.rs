@@ -44,19 +44,7 @@ fn main() {
             let mut state = ParserState::new(build(&grammar, budget));
             state.commit_bytes(&text).is_ok()
         };
-        let mut hi = 1usize;
-        while !commits(hi) {
-            hi *= 2;
-        }
-        let mut lo = hi / 2 + 1;
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if commits(mid) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
+        let hi = munch_testkit::props::least_passing(commits);
         println!("work: {hi} units");
     }
 }

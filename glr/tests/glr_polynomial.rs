@@ -99,20 +99,7 @@ fn work(src: &str, text: &str) -> usize {
             .commit_bytes(text.as_bytes())
             .is_ok()
     };
-    let (mut lo, mut hi) = (1usize, 1usize);
-    while !commits(hi) {
-        lo = hi + 1;
-        hi *= 2;
-    }
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if commits(mid) {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    hi
+    munch_testkit::props::least_passing(commits)
 }
 
 #[test]
