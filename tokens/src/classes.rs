@@ -5,6 +5,7 @@ use ahash::AHashMap;
 
 use super::error::{SpansBudget, SpansBuildError};
 use super::expand::{ExpandCache, Expander};
+use super::meter::{vec_bytes, Meter};
 use super::{ClassId, ClassSet, SpansConfig};
 use munch_lexer::Lexer;
 use munch_vocab::TokenId;
@@ -31,13 +32,19 @@ pub struct TokenClasses {
 
 impl TokenClasses {
     /// The classes given each token's class (`NONE` for tokens in none), numbered by lowest
-    /// member already, and the distinct sets of classes alive from some lexer point.
+    /// member already, and the distinct sets of classes alive from some lexer point; every
+    /// table charged to `meter` (the expansion's, bounded by [`Expander::bound_bytes`],
+    /// first by that bound and then by what it holds).
     pub(super) fn from_class_of(
         vocab_len: usize,
         class_of: Vec<u32>,
         len: usize,
         alive: &[ClassSet],
-    ) -> Self {
+        meter: &Meter,
+    ) -> Result<Self, SpansBuildError> {
+        let token_len = class_of.iter().filter(|&&c| c != NONE).count();
+        let bound = Expander::bound_bytes(vocab_len, token_len, len, alive.len());
+        meter.charge(vec_bytes::<u32>(2 * (len + 1) + token_len) + bound)?;
         let mut member_start = vec![0u32; len + 1];
         for &c in &class_of {
             if c != NONE {
@@ -56,13 +63,16 @@ impl TokenClasses {
             }
         }
         let patterns = Expander::new(vocab_len, &member_start, &members, alive);
-        TokenClasses {
+        // `fill` is freed; the expansion is charged what it holds.
+        meter.release(vec_bytes::<u32>(len + 1) + bound);
+        meter.charge(patterns.heap_bytes())?;
+        Ok(TokenClasses {
             vocab_len,
             class_of,
             member_start,
             members,
             patterns,
-        }
+        })
     }
 
     /// The classes of `vocab`'s text tokens under `lexer`: the same partition as
@@ -182,9 +192,11 @@ impl TokenClasses {
 }
 
 /// Partition refinement of the text tokens: starts with one class and splits classes by a key
-/// per token, one key vector (one block of points) at a time.
-pub(super) struct Refiner {
-    /// Per token id: its current class, or [`NONE`].
+/// per token, one key vector (one block of points) at a time. Tokens are numbered densely in
+/// id order (the walk's [`TextIndex`](super::walk::TextIndex)), so classes numbered by their
+/// lowest number are numbered by their lowest id.
+pub(super) struct Refiner<'m> {
+    /// Per token number: its current class.
     class_of: Vec<u32>,
     len: usize,
     max_classes: usize,
@@ -194,17 +206,20 @@ pub(super) struct Refiner {
     seen: Vec<(u32, u32)>,
     round: u32,
     split: AHashMap<(u32, u32), u32>,
+    /// Per class: the class it split from (itself for the first): a class made after a
+    /// refinement round behaves in that round as its ancestor made before it.
+    parent: Vec<u32>,
+    meter: &'m Meter,
 }
 
-impl Refiner {
-    pub(super) fn new(vocab: &Vocabulary, max_classes: usize) -> Result<Refiner, SpansBuildError> {
-        let class_of: Vec<u32> = (0..vocab.len())
-            .map(|t| match vocab.token_bytes(TokenId::from_usize(t)) {
-                Some(b) if !b.is_empty() => 0,
-                _ => NONE,
-            })
-            .collect();
-        let len = usize::from(class_of.iter().any(|&c| c != NONE));
+impl<'m> Refiner<'m> {
+    /// One class of `text_len` tokens (none if there are no tokens), charged to `meter`.
+    pub(super) fn new(
+        text_len: usize,
+        max_classes: usize,
+        meter: &'m Meter,
+    ) -> Result<Refiner<'m>, SpansBuildError> {
+        let len = usize::from(text_len > 0);
         if len > max_classes {
             return Err(SpansBuildError::new(
                 SpansBudget::Classes,
@@ -212,29 +227,31 @@ impl Refiner {
             ));
         }
         Ok(Refiner {
-            class_of,
+            class_of: meter.vec(text_len, 0)?,
             len,
             max_classes,
-            seen: vec![(u32::MAX, 0); len],
+            seen: meter.vec(len, (u32::MAX, 0))?,
             round: 0,
             split: AHashMap::new(),
+            parent: meter.vec(len, 0)?,
+            meter,
         })
     }
 
-    /// Splits every class by `key[t]` (indexed by token id).
+    /// Splits every class by `key[t]` (indexed by token number).
     pub(super) fn refine(&mut self, key: &[u32]) -> Result<(), SpansBuildError> {
         self.split.clear();
         let round = self.round;
         self.round += 1;
         for (c, &k) in self.class_of.iter_mut().zip(key) {
-            if *c == NONE {
-                continue;
-            }
             let seen = &mut self.seen[*c as usize];
             if seen.0 != round {
                 *seen = (round, k);
             } else if seen.1 != k {
                 let next = self.len as u32;
+                if !self.split.contains_key(&(*c, k)) {
+                    self.meter.reserve_map(&mut self.split, 1)?;
+                }
                 let new = *self.split.entry((*c, k)).or_insert(next);
                 if new == next {
                     self.len += 1;
@@ -244,7 +261,8 @@ impl Refiner {
                             self.max_classes as u64,
                         ));
                     }
-                    self.seen.push((round, k));
+                    self.meter.push(&mut self.seen, (round, k))?;
+                    self.meter.push(&mut self.parent, *c)?;
                 }
                 *c = new;
             }
@@ -252,27 +270,85 @@ impl Refiner {
         Ok(())
     }
 
-    /// Per token id: its current class, or [`NONE`] (a key for another refiner).
+    /// Per token number: its current class (a key for another refiner).
     pub(super) fn classes(&self) -> &[u32] {
         &self.class_of
     }
 
-    /// The final partition, classes renumbered by lowest member: (class per token id, number
-    /// of classes).
-    pub(super) fn finish(self) -> (Vec<u32>, usize) {
-        let mut renumber = vec![NONE; self.len];
+    /// [`refine`](Refiner::refine) by `key`, then each class's key (all its members have
+    /// the same one now), charged to the meter.
+    pub(super) fn refine_keyed(&mut self, key: &[u32]) -> Result<Vec<u32>, SpansBuildError> {
+        self.refine(key)?;
+        let mut keys = self.meter.vec(self.len, 0u32)?;
+        for (&c, &k) in self.class_of.iter().zip(key) {
+            keys[c as usize] = k;
+        }
+        Ok(keys)
+    }
+
+    /// Per class of the final partition (numbered as [`finish`](Refiner::finish) numbers
+    /// them), its key in a round of [`refine_keyed`](Refiner::refine_keyed) that returned
+    /// `keys` (one per class then). `scratch` is the caller's (kept across calls).
+    pub(super) fn final_keys(
+        &self,
+        renumber: &[u32],
+        keys: &[u32],
+        scratch: &mut Vec<u32>,
+    ) -> Result<Vec<u32>, SpansBuildError> {
+        let meter = self.meter;
+        meter.reserve(scratch, self.len.saturating_sub(scratch.len()))?;
+        scratch.clear();
+        // A class's parent has a lower id, so one pass in id order resolves every class.
+        for c in 0..self.len {
+            let k = match keys.get(c) {
+                Some(&k) => k,
+                None => scratch[self.parent[c] as usize],
+            };
+            scratch.push(k);
+        }
+        let mut out = meter.vec(self.len, 0u32)?;
+        for (&k, &r) in scratch.iter().zip(renumber) {
+            out[r as usize] = k;
+        }
+        Ok(out)
+    }
+
+    /// The final numbering: per class, its number by lowest member ([`finish`](Refiner::finish)'s),
+    /// charged to the meter.
+    pub(super) fn renumbering(&self) -> Result<Vec<u32>, SpansBuildError> {
+        let mut renumber = self.meter.vec(self.len, NONE)?;
         let mut next = 0u32;
-        let mut class_of = self.class_of;
-        for c in class_of.iter_mut() {
-            if *c != NONE {
-                let r = &mut renumber[*c as usize];
-                if *r == NONE {
-                    *r = next;
-                    next += 1;
-                }
-                *c = *r;
+        for &c in &self.class_of {
+            let r = &mut renumber[c as usize];
+            if *r == NONE {
+                *r = next;
+                next += 1;
             }
         }
-        (class_of, next as usize)
+        Ok(renumber)
+    }
+
+    /// Frees the refiner, giving its tables back to the meter.
+    pub(super) fn free(self) {
+        self.meter.free(self.class_of);
+        self.meter.free(self.seen);
+        self.meter.free(self.parent);
+        self.meter.free_map(self.split);
+    }
+
+    /// The final partition, classes renumbered by lowest member: (class per token number,
+    /// number of classes). The refiner's other tables are given back to the meter.
+    pub(super) fn finish(self) -> Result<(Vec<u32>, usize), SpansBuildError> {
+        let renumber = self.renumbering()?;
+        let meter = self.meter;
+        let mut class_of = self.class_of;
+        for c in class_of.iter_mut() {
+            *c = renumber[*c as usize];
+        }
+        meter.free(renumber);
+        meter.free(self.seen);
+        meter.free(self.parent);
+        meter.free_map(self.split);
+        Ok((class_of, self.len))
     }
 }

@@ -276,6 +276,31 @@ impl Expander {
         Expander::with_tables(vocab_len, member_start, members, alive, Tables::Warm)
     }
 
+    /// A bound on the bytes [`Expander::new`] allocates for `token_len` text tokens in
+    /// `class_len` classes over `vocab_len` ids with `alive_len` hinted sets, its temporaries
+    /// and the unions it may learn later included: the group masks (at most
+    /// [`MAX_GROUP_BYTES`]), the bases' and the three whole-vocabulary masks, the unions (at
+    /// most [`MAX_UNION_BYTES`](super::unions::MAX_UNION_BYTES)), and a few words per token
+    /// and per class (runs, the deposit's slots).
+    pub(crate) fn bound_bytes(
+        vocab_len: usize,
+        token_len: usize,
+        class_len: usize,
+        alive_len: usize,
+    ) -> usize {
+        let word_len = vocab_len.div_ceil(32);
+        let class_words = class_len.div_ceil(64);
+        let fixed = 2 * MAX_GROUP_BYTES + super::unions::MAX_UNION_BYTES + (64 << 10);
+        let masks = word_len.saturating_mul(4 * (4 + MAX_BASES) + 16);
+        let sets = (MAX_BASES + 4).saturating_mul(class_words * 8 + 64);
+        fixed
+            .saturating_add(masks)
+            .saturating_add(sets)
+            .saturating_add(token_len.saturating_mul(32))
+            .saturating_add(class_len.saturating_mul(48))
+            .saturating_add(alive_len.saturating_mul(16))
+    }
+
     /// [`Expander::new`], priced for where the caller expands (see [`Tables`]).
     pub fn with_tables(
         vocab_len: usize,

@@ -72,6 +72,11 @@
 //! walked too: lexers where a character may or may not extend a lexeme) in one wide block per
 //! thread (see `class_blocks`), about 55–75 ms for Go on two threads.
 //!
+//! Per-token tables are indexed by the text tokens' dense numbers, not by id, so a tokenizer
+//! with sparse ids costs its text tokens. Both builds charge every table to
+//! [`SpansConfig::max_bytes`] before allocating it (see `meter.rs`): what they hold never
+//! exceeds the budget, refused or not.
+//!
 //! # Example
 //!
 //! ```
@@ -119,6 +124,7 @@ mod error;
 mod expand;
 mod kernels;
 mod mask;
+mod meter;
 mod set;
 pub mod unions;
 mod walk;
@@ -126,8 +132,8 @@ mod walk;
 #[allow(unsafe_code)]
 mod x86_64;
 
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ahash::AHashMap;
 
@@ -138,9 +144,10 @@ pub use kernels::{count_in, Words};
 pub use mask::{MaskMut, TokenMask};
 pub use set::{ClassSet, Iter as ClassSetIter};
 
+use meter::{vec_bytes, Meter};
 use munch_lexer::{LexState, Lexer};
 use munch_vocab::Vocabulary;
-use walk::{Emitted, LexTables, Liveness, Seqs, Work};
+use walk::{Emitted, LexTables, Liveness, Seqs, TextIndex, Work};
 
 /// Points per trie walk: a walk interns vectors of this many configurations.
 pub const BLOCK: usize = 64;
@@ -207,9 +214,11 @@ pub struct SpansConfig {
     /// The most walk steps: trie nodes visited per block plus lexer steps where a new
     /// configuration vector is computed. Default 2,000,000,000.
     pub max_work: u64,
-    /// The most bytes of the per-point tables the build holds at once (each block of
-    /// [`BLOCK`] points keeps a behaviour per vocabulary token, twice, until the spans are
-    /// made: lexer states × vocabulary size / 8 bytes), checked before the walk. Default 4 GiB.
+    /// The most heap bytes the build holds at once: every table it allocates (the lexer's
+    /// per-state tables, each walk's configurations, sequences and behaviour per text token,
+    /// what each walked block keeps until the spans are made, the classes, the spans) is
+    /// charged before it is allocated, so a build past the budget stops before it takes the
+    /// memory. Default 4 GiB.
     pub max_bytes: usize,
     /// The most threads the build uses (blocks of points are walked in parallel). Default 2.
     pub threads: usize,
@@ -261,6 +270,8 @@ pub struct TokenSpans {
     forks: Vec<Fork>,
     blocks: Vec<BlockSpans>,
     inverse: Vec<OnceLock<Inverse>>,
+    /// The most bytes the build held at once.
+    build_bytes: usize,
 }
 
 /// The spans realisable from one point, with their classes (see [`TokenSpans::inverse`]).
@@ -275,53 +286,99 @@ const _: () = {
 impl TokenSpans {
     /// Computes the points, classes and spans of `vocab` under `lexer`.
     ///
+    /// Everything the build holds is charged to [`SpansConfig::max_bytes`] before it is
+    /// allocated ([`build_bytes`](TokenSpans::build_bytes) is the most it held at once).
+    ///
     /// Errors: a budget of `config` exceeded ([`SpansBuildError`] names it).
     pub fn build(
         lexer: &Lexer,
         vocab: &Vocabulary,
         config: &SpansConfig,
     ) -> Result<TokenSpans, SpansBuildError> {
-        let (points, state_point, inhibitor_point) = all_points(lexer);
-
-        let blocks: Vec<&[LexPoint]> = points.chunks(BLOCK).collect();
-        // Every block's behaviour per token (`u32`) lives until the spans are made, twice: the
-        // walk's and its liveness's copy.
-        let table_bytes = (blocks.len() as u64).saturating_mul(vocab.len() as u64 * 8);
-        if table_bytes > config.max_bytes as u64 {
-            return Err(SpansBuildError::new(
-                SpansBudget::Bytes,
-                config.max_bytes as u64,
-            ));
+        let meter = Meter::new(config.max_bytes);
+        let (points, state_point, inhibitor_point) = all_points(lexer, &meter)?;
+        let block_len = points.len().div_ceil(BLOCK);
+        meter.charge(vec_bytes::<&[LexPoint]>(block_len))?;
+        let point_blocks: Vec<&[LexPoint]> = points.chunks(BLOCK).collect();
+        let text = TextIndex::new(vocab, &meter)?;
+        let tables = LexTables::new(lexer, &meter)?;
+        // Each block refines the classes as soon as it is walked, and keeps each class's
+        // behaviour instead of each token's (classes made later behave as the class they split
+        // from), and the configurations of those behaviours alone: what a block keeps grows
+        // with the classes, not with the vocabulary.
+        let refiner = Mutex::new(classes::Refiner::new(
+            text.len(),
+            config.max_classes,
+            &meter,
+        )?);
+        let (walked, seqs) = walk_configurations(
+            &tables,
+            vocab,
+            &text,
+            &point_blocks,
+            config,
+            &meter,
+            |mut b| {
+                let mut keys = lock(&refiner).refine_keyed(&b.token_behaviour)?;
+                b.compact(&mut keys, &meter)?;
+                Ok((b, keys))
+            },
+        )?;
+        meter.free(point_blocks);
+        let refiner = refiner.into_inner().unwrap_or_else(|p| p.into_inner());
+        let renumber = refiner.renumbering()?;
+        let mut scratch = Vec::new();
+        let mut class_behaviours = meter.with_capacity(walked.len())?;
+        for (_, keys) in &walked {
+            class_behaviours.push(refiner.final_keys(&renumber, keys, &mut scratch)?);
         }
-        let tables = LexTables::new(lexer);
-        let (walked, seqs) = walk_configurations(&tables, vocab, &blocks, config)?;
-        let mut refiner = classes::Refiner::new(vocab, config.max_classes)?;
-        for b in &walked {
-            refiner.refine(&b.token_behaviour)?;
-        }
-        let (class_of, class_len) = refiner.finish();
+        meter.free(scratch);
+        meter.free(renumber);
+        let (class_of, class_len) = refiner.finish()?;
+        let walked: Vec<walk::Block> = walked
+            .into_iter()
+            .map(|(b, keys)| {
+                meter.free(keys);
+                b
+            })
+            .collect();
         let state_points = state_point.iter().filter(|&&p| p != NONE).count();
-        let liveness: Vec<Liveness> = walked.iter().map(Liveness::of).collect();
-        let alive = alive_sets(&liveness, state_points, &class_of, class_len);
+        let liveness = walked
+            .iter()
+            .map(|b| Liveness::of(b, &meter))
+            .collect::<Result<Vec<_>, _>>()?;
+        let alive = alive_sets(
+            &liveness,
+            &class_behaviours,
+            state_points,
+            class_len,
+            &meter,
+        )?;
+        for l in liveness {
+            l.free(&meter);
+        }
         let classes = Arc::new(TokenClasses::from_class_of(
             vocab.len(),
-            class_of,
+            text.class_of_ids(&class_of, &meter)?,
             class_len,
             &alive,
-        ));
+            &meter,
+        )?);
+        meter.free(class_of);
+        free_sets(alive, &meter);
 
         // Each block's behaviours, translated to spans once per behaviour a class uses.
-        let mut spans = SpanInterner::new(config.max_spans, tables.width);
-        let mut blocks = Vec::with_capacity(walked.len());
-        for b in &walked {
-            let mut row_of = vec![NONE; b.behaviour_len()];
+        let mut spans = SpanInterner::new(config.max_spans, tables.width, &meter)?;
+        let mut blocks = meter.with_capacity(walked.len())?;
+        for (b, behaviours) in walked.into_iter().zip(class_behaviours) {
+            let mut row_of = meter.vec(b.behaviour_len(), NONE)?;
             let mut rows = Vec::new();
-            let mut class_row = Vec::with_capacity(class_len);
-            for c in 0..class_len {
-                let rep = classes.representative(ClassId::from_usize(c));
-                let f = b.token_behaviour[rep.as_usize()] as usize;
+            let mut class_row = meter.with_capacity(class_len)?;
+            for &f in &behaviours {
+                let f = f as usize;
                 if row_of[f] == NONE {
                     row_of[f] = (rows.len() / b.width.max(1)) as u32;
+                    meter.reserve(&mut rows, b.width)?;
                     for j in 0..b.width {
                         let q = b.q[f * b.width + j];
                         rows.push(if q == 0 {
@@ -333,14 +390,23 @@ impl TokenSpans {
                 }
                 class_row.push(row_of[f]);
             }
+            meter.free(row_of);
+            meter.free(behaviours);
+            meter.shrink(&mut rows);
+            let width = b.width;
+            b.free(&meter);
             blocks.push(BlockSpans {
-                width: b.width,
+                width,
                 class_row,
                 rows,
             });
         }
-        drop(walked);
+        spans.free_index();
+        seqs.free();
+        meter.release(tables.heap_bytes() + text.heap_bytes());
+        drop((tables, text));
 
+        meter.charge(vec_bytes::<OnceLock<Inverse>>(points.len()))?;
         let inverse = (0..points.len()).map(|_| OnceLock::new()).collect();
         Ok(TokenSpans {
             points,
@@ -354,7 +420,14 @@ impl TokenSpans {
             forks: spans.forks,
             blocks,
             inverse,
+            build_bytes: meter.peak(),
         })
+    }
+
+    /// The most bytes the build held at once, as charged to [`SpansConfig::max_bytes`]
+    /// (never more than it).
+    pub fn build_bytes(&self) -> usize {
+        self.build_bytes
     }
 
     /// The token classes.
@@ -487,34 +560,41 @@ impl TokenSpans {
 }
 
 /// Every point of `lexer` (see [`TokenSpans::points`]), and per state its point `(s, None)` and
-/// its point `(start, Some(s))`, or [`NONE`].
-fn all_points(lexer: &Lexer) -> (Vec<LexPoint>, Vec<u32>, Vec<u32>) {
+/// its point `(start, Some(s))`, or [`NONE`]; charged to `meter`.
+fn all_points(lexer: &Lexer, meter: &Meter) -> Result<AllPoints, SpansBuildError> {
     let n = lexer.state_len();
-    let mut points = Vec::new();
+    let is_point = |s: usize| !lexer.is_dead(LexState::from_usize(s));
+    let is_inhibitor =
+        |s: usize| lexer.inhibits(LexState::from_usize(s)) && !lexer.is_dead(lexer.start());
+    let len = (0..n).filter(|&s| is_point(s)).count() + (0..n).filter(|&s| is_inhibitor(s)).count();
+    meter.charge(vec_bytes::<LexPoint>(len) + vec_bytes::<u32>(2 * n))?;
+    let mut points = Vec::with_capacity(len);
     let mut state_point = vec![NONE; n];
     let mut inhibitor_point = vec![NONE; n];
     for (s, point) in state_point.iter_mut().enumerate() {
-        let state = LexState::from_usize(s);
-        if !lexer.is_dead(state) {
+        if is_point(s) {
             *point = points.len() as u32;
             points.push(LexPoint {
-                state,
+                state: LexState::from_usize(s),
                 inhibitor: None,
             });
         }
     }
     for (s, point) in inhibitor_point.iter_mut().enumerate() {
-        let inh = LexState::from_usize(s);
-        if lexer.inhibits(inh) && !lexer.is_dead(lexer.start()) {
+        if is_inhibitor(s) {
             *point = points.len() as u32;
             points.push(LexPoint {
                 state: lexer.start(),
-                inhibitor: Some(inh),
+                inhibitor: Some(LexState::from_usize(s)),
             });
         }
     }
-    (points, state_point, inhibitor_point)
+    Ok((points, state_point, inhibitor_point))
 }
+
+/// What [`all_points`] returns: the points, and per state its point `(s, None)` and its point
+/// `(start, Some(s))`.
+type AllPoints = (Vec<LexPoint>, Vec<u32>, Vec<u32>);
 
 /// The classes of `vocab` under `lexer` without their spans ([`TokenClasses::build`]).
 ///
@@ -528,14 +608,17 @@ fn all_points(lexer: &Lexer) -> (Vec<LexPoint>, Vec<u32>, Vec<u32>) {
 /// the lexeme, leaving a pending state: lexers with multi-byte characters) are walked too. The
 /// partition is the one [`TokenSpans::build`] computes from all points; on SynCode's grammars
 /// the inhibitor points are a fifth to two fifths of them.
+///
+/// Everything it holds is charged to [`SpansConfig::max_bytes`] before it is allocated.
 pub(crate) fn build_classes(
     lexer: &Lexer,
     vocab: &Vocabulary,
     config: &SpansConfig,
 ) -> Result<TokenClasses, SpansBuildError> {
-    let (points, state_point, inhibitor_point) = all_points(lexer);
+    let meter = Meter::new(config.max_bytes);
+    let (points, state_point, inhibitor_point) = all_points(lexer, &meter)?;
     let state_points = state_point.iter().filter(|&&p| p != NONE).count();
-    let tables = LexTables::new(lexer);
+    let tables = LexTables::new(lexer, &meter)?;
     let start = lexer.start();
     let keyed = |inh: LexState| {
         (0..lexer.class_len() as u8).all(|k| {
@@ -543,23 +626,40 @@ pub(crate) fn build_classes(
             lexer.is_dead(after) || after == lexer.next_class(start, k)
         })
     };
+    meter.charge(vec_bytes::<usize>(2 * points.len() + 2))?;
     let (order, mut bounds) = class_blocks(&tables, &points[..state_points], config.threads);
-    let mut ordered: Vec<LexPoint> = order.iter().map(|&i| points[i]).collect();
     let pending: Vec<LexPoint> = points[state_points..]
         .iter()
         .filter(|p| p.inhibitor.is_some_and(|inh| !keyed(inh)))
         .copied()
         .collect();
     for chunk in pending.chunks(MAX_CLASS_BLOCK) {
-        ordered.extend_from_slice(chunk);
-        bounds.push(ordered.len());
+        bounds.push(bounds.last().copied().unwrap_or(0) + chunk.len());
     }
+    // Every block's behaviour per text token lives until the classes are made: refuse at once
+    // a build that cannot hold them.
+    let text_len = vocab.trie().token_len();
+    let behaviours = ((bounds.len() - 1) as u64).saturating_mul(text_len as u64 * 4);
+    if behaviours > config.max_bytes as u64 {
+        return Err(meter.exceeded());
+    }
+    meter.charge(vec_bytes::<LexPoint>(points.len()) + vec_bytes::<&[LexPoint]>(bounds.len()))?;
+    let mut ordered: Vec<LexPoint> = order.iter().map(|&i| points[i]).collect();
+    ordered.extend_from_slice(&pending);
     let blocks: Vec<&[LexPoint]> = bounds.windows(2).map(|b| &ordered[b[0]..b[1]]).collect();
+    let text = TextIndex::new(vocab, &meter)?;
     // Each thread keeps only what the classes need of its blocks: their configurations take
     // tens of megabytes, freed as soon as a block is walked.
-    let (walked, _) = walk_blocks(&tables, vocab, &blocks, config, |b| Liveness::of(&b))?;
-    let walked: Vec<Liveness> = walked.into_iter().map(|(b, _)| b).collect();
-    let mut refiner = refine_blocks(vocab, &walked, config)?;
+    let (walked, all_seqs) = walk_blocks(&tables, vocab, &text, &blocks, config, &meter, |b| {
+        let liveness = Liveness::of(&b, &meter)?;
+        Ok((liveness, b.into_behaviours(&meter)))
+    })?;
+    for seqs in all_seqs {
+        seqs.free();
+    }
+    let (liveness, behaviours): (Vec<Liveness>, Vec<Vec<u32>>) =
+        walked.into_iter().map(|(b, _)| b).unzip();
+    let mut refiner = refine_blocks(text.len(), &behaviours, config, &meter)?;
 
     let inhibitors: Vec<LexState> = (0..lexer.state_len())
         .filter(|&s| inhibitor_point[s] != NONE)
@@ -585,97 +685,136 @@ pub(crate) fn build_classes(
             .position(|&i| i == start_point as usize)
             .expect("the start state is a point");
         let b = bounds.partition_point(|&bound| bound <= at) - 1;
-        let block = &walked[b];
+        let (block, block_behaviours) = (&liveness[b], &behaviours[b]);
         let column = at - bounds[b];
-        let key: Vec<u32> = (0..vocab.len())
-            .map(|t| {
-                let live = block.alive(block.token_behaviour[t], column);
-                match vocab.token_bytes(munch_vocab::TokenId::from_usize(t)) {
-                    Some(&[first, ..]) if live => class_key[lexer.byte_class(first) as usize],
-                    _ => 0,
-                }
-            })
-            .collect();
+        let mut key = meter.with_capacity(text.len())?;
+        key.extend(text.ids.iter().zip(block_behaviours).map(|(&t, &f)| {
+            let live = block.alive(f, column);
+            match vocab.token_bytes(t) {
+                Some(&[first, ..]) if live => class_key[lexer.byte_class(first) as usize],
+                _ => 0,
+            }
+        }));
         refiner.refine(&key)?;
+        meter.free(key);
     }
-    let (class_of, class_len) = refiner.finish();
-    let alive = alive_sets(&walked, state_points, &class_of, class_len);
-    Ok(TokenClasses::from_class_of(
+    let (class_of, class_len) = refiner.finish()?;
+    // Each block's behaviour per class: its lowest member's.
+    let mut representative = meter.vec(class_len, NONE)?;
+    for (t, &c) in class_of.iter().enumerate().rev() {
+        representative[c as usize] = t as u32;
+    }
+    let mut class_behaviours = meter.with_capacity(behaviours.len())?;
+    for b in behaviours {
+        let mut per_class = meter.with_capacity(class_len)?;
+        per_class.extend(representative.iter().map(|&t| b[t as usize]));
+        class_behaviours.push(per_class);
+        meter.free(b);
+    }
+    let alive = alive_sets(
+        &liveness,
+        &class_behaviours,
+        state_points,
+        class_len,
+        &meter,
+    )?;
+    TokenClasses::from_class_of(
         vocab.len(),
-        class_of,
+        text.class_of_ids(&class_of, &meter)?,
         class_len,
         &alive,
-    ))
+        &meter,
+    )
 }
 
 /// The distinct sets of classes alive (not dead) from the first `points` points of `walked`,
-/// given the final partition: the expansion precomputes masks for some of them, since a
-/// mask at a lexer point holds only classes alive there.
+/// given each block's liveness and each class's behaviour in it; charged to `meter`. The
+/// expansion precomputes masks for some of them, since a mask at a lexer point holds only
+/// classes alive there.
 fn alive_sets(
     walked: &[Liveness],
+    class_behaviours: &[Vec<u32>],
     points: usize,
-    class_of: &[u32],
     class_len: usize,
-) -> Vec<ClassSet> {
-    let mut representative = vec![NONE; class_len];
-    for (t, &c) in class_of.iter().enumerate().rev() {
-        if c != NONE {
-            representative[c as usize] = t as u32;
-        }
-    }
+    meter: &Meter,
+) -> Result<Vec<ClassSet>, SpansBuildError> {
     let words = class_len.div_ceil(64);
     let mut seen: AHashMap<Vec<u64>, ()> = AHashMap::new();
     let mut out = Vec::new();
     let mut at = 0;
-    for b in walked {
+    for (b, behaviours) in walked.iter().zip(class_behaviours) {
         if at >= points {
             break;
         }
         let width = b.width.min(points - at);
         // Per point: its set's words.
-        let mut sets = vec![0u64; width * words];
-        for (c, &t) in representative.iter().enumerate() {
-            for j in b.alive_points(b.token_behaviour[t as usize]) {
+        let mut sets = meter.vec(width * words, 0u64)?;
+        for (c, &f) in behaviours.iter().enumerate() {
+            for j in b.alive_points(f) {
                 if j < width {
                     sets[j * words + c / 64] |= 1 << (c % 64);
                 }
             }
         }
         for set in sets.chunks(words.max(1)).take(width) {
-            if seen.insert(set.to_vec(), ()).is_none() {
+            if !seen.contains_key(set) {
+                // The key and the set kept.
+                meter.charge(2 * set_bytes(words))?;
+                meter.reserve_map(&mut seen, 1)?;
+                meter.reserve(&mut out, 1)?;
+                seen.insert(set.to_vec(), ());
                 out.push(ClassSet::from_words(class_len, set));
             }
         }
+        meter.free(sets);
         at += b.width;
     }
-    out
+    meter.release(seen.len() * set_bytes(words));
+    meter.free_map(seen);
+    Ok(out)
 }
 
-/// The classes of `walked`'s behaviours, refined on two threads when there are several blocks
-/// and threads (each refines half the blocks, then one pass intersects the two partitions).
-fn refine_blocks(
-    vocab: &Vocabulary,
-    walked: &[Liveness],
+/// The bytes a set of `words` words holds on the heap.
+fn set_bytes(words: usize) -> usize {
+    vec_bytes::<u64>(words)
+}
+
+/// Frees `sets` made by [`alive_sets`], giving them back to `meter`.
+fn free_sets(sets: Vec<ClassSet>, meter: &Meter) {
+    let words: usize = sets.iter().map(|s| s.words().len()).sum();
+    meter.release(set_bytes(words));
+    meter.free(sets);
+}
+
+/// The classes of `behaviours` (per block, per token number), refined on two threads when
+/// there are several blocks and threads (each refines half the blocks, then one pass
+/// intersects the two partitions).
+fn refine_blocks<'m>(
+    text_len: usize,
+    behaviours: &[Vec<u32>],
     config: &SpansConfig,
-) -> Result<classes::Refiner, SpansBuildError> {
-    let refine = |blocks: &[Liveness]| -> Result<classes::Refiner, SpansBuildError> {
-        let mut refiner = classes::Refiner::new(vocab, config.max_classes)?;
+    meter: &'m Meter,
+) -> Result<classes::Refiner<'m>, SpansBuildError> {
+    let refine = |blocks: &[Vec<u32>]| -> Result<classes::Refiner<'m>, SpansBuildError> {
+        let mut refiner = classes::Refiner::new(text_len, config.max_classes, meter)?;
         for b in blocks {
-            refiner.refine(&b.token_behaviour)?;
+            refiner.refine(b)?;
         }
         Ok(refiner)
     };
-    if config.threads < 2 || walked.len() < 2 {
-        return refine(walked);
+    if config.threads < 2 || behaviours.len() < 2 {
+        return refine(behaviours);
     }
-    let (first, second) = walked.split_at(walked.len() / 2);
+    let (first, second) = behaviours.split_at(behaviours.len() / 2);
     let (a, b) = std::thread::scope(|scope| {
         let b = scope.spawn(|| refine(second));
         let a = refine(first);
         (a, b.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     });
     let mut a = a?;
-    a.refine(b?.classes())?;
+    let b = b?;
+    a.refine(b.classes())?;
+    b.free();
     Ok(a)
 }
 
@@ -734,44 +873,60 @@ const MAX_CLASS_BLOCK: usize = 512;
 /// Walks the trie for every block of `blocks`, on up to `config.threads` threads (blocks are
 /// independent; each thread interns emitted sequences in its own table) and hands each walked
 /// block to `finish` on the thread that walked it. Returns the results in block order, with
-/// per block the index of the sequence table its configurations refer to.
-fn walk_blocks<T: Send>(
+/// per block the index of the sequence table its configurations refer to. Everything the walks
+/// hold is charged to `meter`.
+fn walk_blocks<'m, T: Send>(
     tables: &LexTables<'_>,
     vocab: &Vocabulary,
+    text: &TextIndex,
     blocks: &[&[LexPoint]],
     config: &SpansConfig,
-    finish: impl Fn(walk::Block) -> T + Sync,
-) -> Result<WalkedBlocks<T>, SpansBuildError> {
+    meter: &'m Meter,
+    finish: impl Fn(walk::Block) -> Result<T, SpansBuildError> + Sync,
+) -> Result<WalkedBlocks<'m, T>, SpansBuildError> {
     let done = AtomicU64::new(0);
     let threads = config.threads.clamp(1, blocks.len().max(1));
     // Blocks differ in cost: each thread takes the next block not yet taken.
     let next = AtomicUsize::new(0);
-    type Walked<T> = (Vec<(usize, T)>, Seqs);
-    let run = || -> Result<Walked<T>, SpansBuildError> {
-        let mut seqs = Seqs::new(tables);
-        let mut work = Work {
-            done: &done,
-            limit: config.max_work,
-        };
-        let mut out = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(block) = blocks.get(i) else {
-                break;
+    // A thread that fails stops the others at their next block.
+    let failed = AtomicBool::new(false);
+    type Walked<'m, T> = (Vec<(usize, T)>, Seqs<'m>);
+    let run = || -> Result<Walked<'m, T>, SpansBuildError> {
+        let result = (|| {
+            let mut seqs = Seqs::new(tables, meter)?;
+            let mut work = Work {
+                done: &done,
+                limit: config.max_work,
             };
-            let walked = walk::walk_block(
-                tables,
-                vocab.trie(),
-                vocab.len(),
-                block,
-                &mut seqs,
-                &mut work,
-            )?;
-            out.push((i, finish(walked)));
+            let mut out = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(block) = blocks.get(i) else {
+                    break;
+                };
+                if failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                let walked = walk::walk_block(
+                    tables,
+                    vocab.trie(),
+                    text,
+                    block,
+                    &mut seqs,
+                    &mut work,
+                    meter,
+                )?;
+                meter.reserve(&mut out, 1)?;
+                out.push((i, finish(walked)?));
+            }
+            Ok((out, seqs))
+        })();
+        if result.is_err() {
+            failed.store(true, Ordering::Relaxed);
         }
-        Ok((out, seqs))
+        result
     };
-    let results: Vec<Result<Walked<T>, SpansBuildError>> = if threads == 1 {
+    let results: Vec<Result<Walked<'m, T>, SpansBuildError>> = if threads == 1 {
         vec![run()]
     } else {
         std::thread::scope(|scope| {
@@ -784,6 +939,7 @@ fn walk_blocks<T: Send>(
             results
         })
     };
+    meter.charge(vec_bytes::<Option<(T, usize)>>(blocks.len()))?;
     let mut walked: Vec<Option<(T, usize)>> = (0..blocks.len()).map(|_| None).collect();
     let mut all_seqs = Vec::with_capacity(results.len());
     for result in results {
@@ -802,39 +958,54 @@ fn walk_blocks<T: Send>(
 
 /// What [`walk_blocks`] returns: per block, `finish`'s result and the index of its sequence
 /// table; the tables.
-type WalkedBlocks<T> = (Vec<(T, usize)>, Vec<Seqs>);
+type WalkedBlocks<'m, T> = (Vec<(T, usize)>, Vec<Seqs<'m>>);
 
-/// [`walk_blocks`] keeping every configuration, the emitted sequences merged into one table.
-fn walk_configurations(
+/// [`walk_blocks`] keeping the configurations of each block (as `finish` leaves them, with
+/// what it adds), the emitted sequences merged into one table.
+fn walk_configurations<'m, T: Send>(
     tables: &LexTables<'_>,
     vocab: &Vocabulary,
+    text: &TextIndex,
     blocks: &[&[LexPoint]],
     config: &SpansConfig,
-) -> Result<(Vec<walk::Block>, Seqs), SpansBuildError> {
-    let (walked, mut all_seqs) = walk_blocks(tables, vocab, blocks, config, |b| b)?;
+    meter: &'m Meter,
+    finish: impl Fn(walk::Block) -> Result<(walk::Block, T), SpansBuildError> + Sync,
+) -> Result<(Vec<(walk::Block, T)>, Seqs<'m>), SpansBuildError> {
+    let (walked, mut all_seqs) = walk_blocks(tables, vocab, text, blocks, config, meter, finish)?;
     let mut rest = all_seqs.split_off(1);
     let mut seqs = all_seqs.pop().expect("at least one thread walked");
-    let maps: Vec<Vec<u32>> = rest.iter_mut().map(|other| seqs.merge(other)).collect();
-    let mut out = Vec::with_capacity(walked.len());
-    for (mut b, k) in walked {
+    let maps = rest
+        .iter_mut()
+        .map(|other| seqs.merge(other))
+        .collect::<Result<Vec<Vec<u32>>, _>>()?;
+    for other in rest {
+        other.free();
+    }
+    let mut out = meter.with_capacity(walked.len())?;
+    for ((mut b, extra), k) in walked {
         if k > 0 {
             for e in &mut b.e {
                 *e = seqs.translate(*e, &maps[k - 1]);
             }
         }
-        out.push(b);
+        out.push((b, extra));
     }
-    if seqs.overflowed() {
-        return Err(SpansBuildError::new(
-            SpansBudget::Sequences,
-            seqs.capacity(),
-        ));
+    for map in maps {
+        meter.free(map);
+    }
+    if let Some(e) = seqs.failed() {
+        return Err(e.clone());
     }
     Ok((out, seqs))
 }
 
-/// Distinct spans, numbered in order of first appearance.
-struct SpanInterner {
+/// Locks `m`: a panic while it was held is a bug already passed on, so poisoning is ignored.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Distinct spans, numbered in order of first appearance; charged to a [`Meter`].
+struct SpanInterner<'m> {
     /// By (emitted sequence id, open part: a state or a fork of [`LexTables`]): sequence ids
     /// are hash-consed, so equal ids are equal sequences.
     index: AHashMap<(u32, u32), u32>,
@@ -848,26 +1019,35 @@ struct SpanInterner {
     /// Per fork of [`LexTables`]: its index in `forks`, once a span has it.
     fork_index: AHashMap<u32, u32>,
     limit: usize,
+    meter: &'m Meter,
 }
 
-impl SpanInterner {
-    fn new(limit: usize, width: usize) -> Self {
-        SpanInterner {
+impl<'m> SpanInterner<'m> {
+    /// Frees the index (the spans' tables are kept), giving it back to the meter.
+    fn free_index(&mut self) {
+        self.meter.free(std::mem::take(&mut self.by_end));
+        self.meter.free_map(std::mem::take(&mut self.index));
+        self.meter.free_map(std::mem::take(&mut self.fork_index));
+    }
+
+    fn new(limit: usize, width: usize, meter: &'m Meter) -> Result<Self, SpansBuildError> {
+        Ok(SpanInterner {
             index: AHashMap::new(),
-            by_end: vec![NONE; width],
-            emitted_start: vec![0],
+            by_end: meter.vec(width, NONE)?,
+            emitted_start: meter.vec(1, 0)?,
             emitted: Vec::new(),
             end: Vec::new(),
             fork: Vec::new(),
             forks: Vec::new(),
             fork_index: AHashMap::new(),
             limit,
-        }
+            meter,
+        })
     }
 
     fn intern(
         &mut self,
-        seqs: &Seqs,
+        seqs: &Seqs<'_>,
         tables: &LexTables<'_>,
         seq: Emitted,
         open: u32,
@@ -880,26 +1060,33 @@ impl SpanInterner {
             }
             *id
         } else {
+            self.meter.reserve_map(&mut self.index, 1)?;
             *self.index.entry((seq, open)).or_insert(next)
         };
         if id == next {
             if self.end.len() >= self.limit {
                 return Err(SpansBuildError::new(SpansBudget::Spans, self.limit as u64));
             }
-            seqs.collect(seq, &tables.lexemes, &mut self.emitted);
-            self.emitted_start.push(self.emitted.len() as u32);
+            seqs.collect(seq, &tables.lexemes, &mut self.emitted, self.meter)?;
+            self.meter
+                .push(&mut self.emitted_start, self.emitted.len() as u32)?;
             let (end, fork) = tables.open(open);
-            self.end.push(end);
-            self.fork.push(match fork {
+            self.meter.push(&mut self.end, end)?;
+            let fork = match fork {
                 None => NONE,
                 Some((lexeme, state)) => {
+                    if !self.fork_index.contains_key(&open) {
+                        self.meter.reserve_map(&mut self.fork_index, 1)?;
+                        self.meter.reserve(&mut self.forks, 1)?;
+                    }
                     let forks = &mut self.forks;
                     *self.fork_index.entry(open).or_insert_with(|| {
                         forks.push(Fork { lexeme, state });
                         forks.len() as u32 - 1
                     })
                 }
-            });
+            };
+            self.meter.push(&mut self.fork, fork)?;
         }
         Ok(id)
     }

@@ -23,9 +23,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use ahash::AHashMap;
 
 use super::error::{SpansBudget, SpansBuildError};
+use super::meter::{map_heap_bytes, vec_bytes, Meter};
 use super::LexPoint;
 use munch_lexer::{LexState, Lexer};
-use munch_vocab::{TokenTrie, TrieNode};
+use munch_vocab::{TokenId, TokenTrie, TrieNode, Vocabulary};
 
 /// The behaviour of a dead prefix: dead from every point of the block.
 pub(super) const DEAD: u32 = 0;
@@ -52,7 +53,7 @@ pub(super) type Emitted = u32;
 /// 0 is the empty sequence, and each other id is (its prefix, its last lexeme), so that
 /// appending is one hash lookup and equal sequences have equal ids.
 #[derive(Debug)]
-pub(super) struct Seqs {
+pub(super) struct Seqs<'m> {
     parent: Vec<u32>,
     last: Vec<u32>,
     index: AHashMap<(u32, u32), u32>,
@@ -63,25 +64,34 @@ pub(super) struct Seqs {
     recent: Vec<(u64, u32)>,
     /// Bits of an [`Emitted`] that hold its first lexeme.
     shift: u32,
-    /// Set when a sequence id did not fit above `shift` bits.
-    overflow: bool,
+    /// Set when a sequence id did not fit above `shift` bits, or the meter refused the
+    /// tables' growth: the walk then gives up with this error.
+    failed: Option<SpansBuildError>,
+    /// What the tables are charged to.
+    meter: &'m Meter,
 }
 
 /// Entries of [`Seqs::recent`] (a power of two).
 const RECENT_SEQS: usize = 1 << 14;
 
-impl Seqs {
-    /// Sequences for the lexemes of `tables`.
-    pub(super) fn new(tables: &LexTables<'_>) -> Seqs {
-        Seqs {
-            parent: vec![0],
-            last: vec![0],
-            index: AHashMap::with_capacity(1 << 12),
+impl<'m> Seqs<'m> {
+    /// Sequences for the lexemes of `tables`, charged to `meter`.
+    pub(super) fn new(
+        tables: &LexTables<'_>,
+        meter: &'m Meter,
+    ) -> Result<Seqs<'m>, SpansBuildError> {
+        let mut seqs = Seqs {
+            parent: meter.vec(1, 0)?,
+            last: meter.vec(1, 0)?,
+            index: AHashMap::new(),
             single: Vec::new(),
-            recent: vec![(u64::MAX, 0); RECENT_SEQS],
+            recent: meter.vec(RECENT_SEQS, (u64::MAX, 0))?,
             shift: tables.shift,
-            overflow: false,
-        }
+            failed: None,
+            meter,
+        };
+        meter.reserve_map(&mut seqs.index, 1 << 12)?;
+        Ok(seqs)
     }
 
     /// The most sequences an [`Emitted`] can refer to.
@@ -89,9 +99,22 @@ impl Seqs {
         1 << (32 - self.shift)
     }
 
-    /// Whether some sequence did not fit in an [`Emitted`] (the walk then gives up).
-    pub(super) fn overflowed(&self) -> bool {
-        self.overflow
+    /// Why the walk must give up, if it must: some sequence did not fit in an [`Emitted`]
+    /// ([`SpansBudget::Sequences`]), or the meter refused the tables' growth.
+    pub(super) fn failed(&self) -> Option<&SpansBuildError> {
+        self.failed.as_ref()
+    }
+
+    /// Heap bytes held (what is charged for them).
+    pub(super) fn heap_bytes(&self) -> usize {
+        vec_bytes::<u32>(self.parent.capacity() + self.last.capacity() + self.single.capacity())
+            + vec_bytes::<(u64, u32)>(self.recent.capacity())
+            + map_heap_bytes(&self.index)
+    }
+
+    /// Frees the tables, giving back what they were charged.
+    pub(super) fn free(self) {
+        self.meter.release(self.heap_bytes());
     }
 
     /// `e` followed by `lexeme`.
@@ -108,7 +131,10 @@ impl Seqs {
     #[inline]
     fn encode(&mut self, rest: u32, e: Emitted) -> Emitted {
         if u64::from(rest) >= self.capacity() {
-            self.overflow = true;
+            self.fail(SpansBuildError::new(
+                SpansBudget::Sequences,
+                self.capacity(),
+            ));
             return 0;
         }
         rest << self.shift | e & ((1 << self.shift) - 1)
@@ -133,9 +159,19 @@ impl Seqs {
         self.push_slow(seq, lexeme)
     }
 
-    /// [`push`](Seqs::push) past its memos.
+    /// Records why the walk must stop (the first reason wins).
+    fn fail(&mut self, e: SpansBuildError) {
+        self.failed.get_or_insert(e);
+    }
+
+    /// [`push`](Seqs::push) past its memos. Returns 0 (the empty sequence) after a failure,
+    /// which [`failed`](Seqs::failed) reports.
     #[inline(never)]
     fn push_slow(&mut self, seq: u32, lexeme: u32) -> u32 {
+        if let Err(e) = self.make_room(seq, lexeme) {
+            self.fail(e);
+            return 0;
+        }
         let next = self.parent.len() as u32;
         let id = if seq == 0 {
             let i = lexeme as usize;
@@ -160,14 +196,30 @@ impl Seqs {
         id
     }
 
+    /// Charges the growth a new sequence `seq · lexeme` may need, before it is made.
+    fn make_room(&mut self, seq: u32, lexeme: u32) -> Result<(), SpansBuildError> {
+        let meter = self.meter;
+        if seq == 0 {
+            let want = (lexeme as usize + 1).saturating_sub(self.single.len());
+            meter.reserve(&mut self.single, want)?;
+        } else {
+            meter.reserve_map(&mut self.index, 1)?;
+        }
+        meter.reserve(&mut self.parent, 1)?;
+        meter.reserve(&mut self.last, 1)
+    }
+
     /// Adds every sequence of `other` to `self`; returns, per id of `other`, its id here.
-    pub(super) fn merge(&mut self, other: &Seqs) -> Vec<u32> {
-        let mut map = vec![0u32; other.parent.len()];
+    pub(super) fn merge(&mut self, other: &Seqs<'_>) -> Result<Vec<u32>, SpansBuildError> {
+        let mut map = self.meter.vec(other.parent.len(), 0u32)?;
         // A sequence's prefix always has a smaller id than the sequence.
         for s in 1..other.parent.len() {
             map[s] = self.push(map[other.parent[s] as usize], other.last[s]);
+            if let Some(e) = &self.failed {
+                return Err(e.clone());
+            }
         }
-        map
+        Ok(map)
     }
 
     /// `e` of another [`Seqs`] whose sequences `map` ([`Seqs::merge`]) translates to these.
@@ -180,19 +232,26 @@ impl Seqs {
     }
 
     /// Appends the lexemes of `e` to `out`, first to last, as the states `lexemes` names
-    /// them by ([`LexTables::lexemes`]).
-    pub(super) fn collect(&self, e: Emitted, lexemes: &[LexState], out: &mut Vec<LexState>) {
+    /// them by ([`LexTables::lexemes`]), charging `out`'s growth to `meter`.
+    pub(super) fn collect(
+        &self,
+        e: Emitted,
+        lexemes: &[LexState],
+        out: &mut Vec<LexState>,
+        meter: &Meter,
+    ) -> Result<(), SpansBuildError> {
         if e == 0 {
-            return;
+            return Ok(());
         }
-        out.push(lexemes[(e & ((1 << self.shift) - 1)) as usize]);
+        meter.push(out, lexemes[(e & ((1 << self.shift) - 1)) as usize])?;
         let at = out.len();
         let mut s = (e >> self.shift) as usize;
         while s != 0 {
-            out.push(lexemes[self.last[s] as usize]);
+            meter.push(out, lexemes[self.last[s] as usize])?;
             s = self.parent[s] as usize;
         }
         out[at..].reverse();
+        Ok(())
     }
 }
 
@@ -231,10 +290,40 @@ pub(super) const EMIT: u32 = 1 << 31;
 /// With [`EMIT`]: the state after and the lexeme are in [`LexTables::side`].
 pub(super) const SIDE: u32 = 1 << 30;
 
+/// Interned forks, charged to a [`Meter`] as they are found.
+struct Forks<'m> {
+    list: Vec<(u32, u32, u32)>,
+    ids: AHashMap<(u32, u32, u32), u32>,
+    state_len: usize,
+    meter: &'m Meter,
+}
+
+impl Forks<'_> {
+    /// The row of fork `key`, new or not.
+    fn id(&mut self, key: (u32, u32, u32)) -> Result<u32, SpansBuildError> {
+        if let Some(&id) = self.ids.get(&key) {
+            return Ok(id);
+        }
+        self.meter.reserve_map(&mut self.ids, 1)?;
+        self.meter.push(&mut self.list, key)?;
+        let id = (self.state_len + self.list.len() - 1) as u32;
+        self.ids.insert(key, id);
+        Ok(id)
+    }
+}
+
 impl<'a> LexTables<'a> {
-    pub(super) fn new(lexer: &'a Lexer) -> Self {
+    /// The tables of `lexer`, charged to `meter` (they live as long as the build).
+    pub(super) fn new(lexer: &'a Lexer, meter: &Meter) -> Result<Self, SpansBuildError> {
+        let state_len = lexer.state_len();
+        let class_len = lexer.class_len();
+        // At most one lexeme per state; the index and per-state lexemes are freed at the end.
+        let index_bytes = super::meter::map_bytes::<&[munch_lexer::TerminalId], u32>(state_len);
+        let emitted_bytes = vec_bytes::<Option<u32>>(state_len);
+        meter.charge(index_bytes + emitted_bytes + vec_bytes::<LexState>(state_len + 1))?;
         let mut index: AHashMap<&[munch_lexer::TerminalId], u32> = AHashMap::new();
-        let mut lexemes = vec![LexState::default()];
+        let mut lexemes = Vec::with_capacity(state_len + 1);
+        lexemes.push(LexState::default());
         let emitted = (0..lexer.state_len())
             .map(|s| {
                 let s = LexState::from_usize(s);
@@ -250,18 +339,17 @@ impl<'a> LexTables<'a> {
             })
             .collect::<Vec<_>>();
         let shift = (u32::BITS - (lexemes.len() as u32 - 1).leading_zeros()).max(1);
-        let class_len = lexer.class_len();
-        let state_len = lexer.state_len();
+        drop(index);
+        meter.release(index_bytes);
+        meter.shrink(&mut lexemes);
         let live = |s: LexState| !lexer.is_dead(s);
         // Rows per state, then per fork (found as the rows are filled).
-        let mut rows: Vec<u32> = vec![0; state_len * class_len];
-        let mut forks: Vec<(u32, u32, u32)> = Vec::new();
-        let mut fork_ids: AHashMap<(u32, u32, u32), u32> = AHashMap::new();
-        let mut fork = |key: (u32, u32, u32), forks: &mut Vec<(u32, u32, u32)>| -> u32 {
-            *fork_ids.entry(key).or_insert_with(|| {
-                forks.push(key);
-                (state_len + forks.len() - 1) as u32
-            })
+        let mut rows: Vec<u32> = meter.vec(state_len.saturating_mul(class_len), 0)?;
+        let mut forks = Forks {
+            list: Vec::new(),
+            ids: AHashMap::new(),
+            state_len,
+            meter,
         };
         for s in 1..state_len {
             let state = LexState::from_usize(s);
@@ -272,9 +360,7 @@ impl<'a> LexTables<'a> {
                 let g = lexer.next_class(state, k as u8);
                 let p = lexer.next_inhibited_class(state, k as u8);
                 rows[s * class_len + k] = match (live(g), live(p), emitted[s]) {
-                    (true, true, Some(lexeme)) => {
-                        fork((g.as_u32(), lexeme, p.as_u32()), &mut forks)
-                    }
+                    (true, true, Some(lexeme)) => forks.id((g.as_u32(), lexeme, p.as_u32()))?,
                     (true, _, _) => g.as_u32(),
                     // `p` is `next(start, k)` here: the byte does not extend the lexeme.
                     (false, true, Some(lexeme)) => EMIT | lexeme,
@@ -282,19 +368,26 @@ impl<'a> LexTables<'a> {
                 };
             }
         }
+        drop(emitted);
+        meter.release(emitted_bytes);
         let mut side: Vec<(u32, u32)> = Vec::new();
         let mut side_ids: AHashMap<(u32, u32), u32> = AHashMap::new();
         let mut f = 0;
-        while f < forks.len() {
-            let (g, lexeme, p) = forks[f];
+        while f < forks.list.len() {
+            let (g, lexeme, p) = forks.list[f];
+            meter.reserve(&mut rows, class_len)?;
             for k in 0..class_len {
                 let g2 = lexer.next_class(LexState::from(g), k as u8);
                 let p2 = lexer.next_class(LexState::from(p), k as u8);
                 let o = match (live(g2), live(p2)) {
-                    (true, true) => fork((g2.as_u32(), lexeme, p2.as_u32()), &mut forks),
+                    (true, true) => forks.id((g2.as_u32(), lexeme, p2.as_u32()))?,
                     (true, false) => g2.as_u32(),
                     (false, true) => {
                         let next = side.len() as u32;
+                        if !side_ids.contains_key(&(p2.as_u32(), lexeme)) {
+                            meter.reserve_map(&mut side_ids, 1)?;
+                            meter.reserve(&mut side, 1)?;
+                        }
                         let id = *side_ids.entry((p2.as_u32(), lexeme)).or_insert_with(|| {
                             side.push((p2.as_u32(), lexeme));
                             next
@@ -308,22 +401,33 @@ impl<'a> LexTables<'a> {
             f += 1;
         }
         // Transpose to one row per class.
-        let width = state_len + forks.len();
-        let mut outcome = vec![0u32; width * class_len];
+        let width = state_len + forks.list.len();
+        let mut outcome = meter.vec(width.saturating_mul(class_len), 0u32)?;
         for (q, row) in rows.chunks(class_len).enumerate() {
             for (k, &o) in row.iter().enumerate() {
                 outcome[k * width + q] = o;
             }
         }
-        LexTables {
+        meter.free(rows);
+        meter.free_map(side_ids);
+        meter.free_map(forks.ids);
+        Ok(LexTables {
             lexer,
             width,
             outcome,
             side,
-            forks,
+            forks: forks.list,
             lexemes,
             shift,
-        }
+        })
+    }
+
+    /// Heap bytes held (what is charged for them).
+    pub(super) fn heap_bytes(&self) -> usize {
+        vec_bytes::<u32>(self.outcome.capacity())
+            + vec_bytes::<LexState>(self.lexemes.capacity())
+            + vec_bytes::<(u32, u32)>(self.side.capacity())
+            + vec_bytes::<(u32, u32, u32)>(self.forks.capacity())
     }
 
     /// The open part of a configuration whose `q` is a lexer state or a fork: the state, and
@@ -343,6 +447,61 @@ impl<'a> LexTables<'a> {
     }
 }
 
+/// The text tokens of a vocabulary (the ids with bytes), numbered densely in id order: the
+/// walk's per-token tables are indexed by this number, so they take 4 bytes per text token
+/// however sparse the ids are (a tokenizer file may name id 4,194,303 and hold ten tokens).
+pub(super) struct TextIndex {
+    /// Per token id: its number, or `u32::MAX` (no bytes).
+    index: Vec<u32>,
+    /// Per number: the token id, ascending.
+    pub(super) ids: Vec<TokenId>,
+}
+
+impl TextIndex {
+    /// The text tokens of `vocab`, charged to `meter`.
+    pub(super) fn new(vocab: &Vocabulary, meter: &Meter) -> Result<TextIndex, SpansBuildError> {
+        let text_len = vocab.trie().token_len();
+        meter.charge(vec_bytes::<u32>(vocab.len()) + vec_bytes::<TokenId>(text_len))?;
+        let mut index = vec![u32::MAX; vocab.len()];
+        let mut ids = Vec::with_capacity(text_len);
+        for (id, _) in vocab.text_tokens().take(text_len) {
+            index[id.as_usize()] = ids.len() as u32;
+            ids.push(id);
+        }
+        Ok(TextIndex { index, ids })
+    }
+
+    /// The number of text tokens.
+    pub(super) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The number of token `t` (a text token).
+    #[inline]
+    pub(super) fn of(&self, t: TokenId) -> usize {
+        self.index[t.as_usize()] as usize
+    }
+
+    /// Heap bytes held (what is charged for them).
+    pub(super) fn heap_bytes(&self) -> usize {
+        vec_bytes::<u32>(self.index.capacity()) + vec_bytes::<TokenId>(self.ids.capacity())
+    }
+
+    /// Per token id: the class of its number in `class_of`, or `u32::MAX` for ids with no
+    /// bytes; charged to `meter`.
+    pub(super) fn class_of_ids(
+        &self,
+        class_of: &[u32],
+        meter: &Meter,
+    ) -> Result<Vec<u32>, SpansBuildError> {
+        let mut out = meter.vec(self.index.len(), u32::MAX)?;
+        for (&t, &c) in self.ids.iter().zip(class_of) {
+            out[t.as_usize()] = c;
+        }
+        Ok(out)
+    }
+}
+
 /// The walk's result for one block: every behaviour's configurations, and each token's
 /// behaviour.
 pub(super) struct Block {
@@ -351,7 +510,7 @@ pub(super) struct Block {
     /// `q[f * width + j]`, `e[f * width + j]`: the configuration behaviour `f` gives point `j`.
     pub(super) q: Vec<u32>,
     pub(super) e: Vec<Emitted>,
-    /// Per token id: its behaviour ([`DEAD`] for tokens with no bytes).
+    /// Per text token ([`TextIndex`]): its behaviour (empty once [`compact`](Block::compact)ed).
     pub(super) token_behaviour: Vec<u32>,
 }
 
@@ -359,10 +518,64 @@ impl Block {
     pub(super) fn behaviour_len(&self) -> usize {
         self.q.len() / self.width.max(1)
     }
+
+    /// Keeps the configurations of the behaviours `keep` names alone, renumbering them in
+    /// `keep` (in order of first mention), and frees the per-token behaviours: all given back
+    /// to `meter`.
+    pub(super) fn compact(
+        &mut self,
+        keep: &mut [u32],
+        meter: &Meter,
+    ) -> Result<(), SpansBuildError> {
+        let mut new_id = meter.vec(self.behaviour_len(), u32::MAX)?;
+        let mut kept = 0u32;
+        for f in keep.iter_mut() {
+            let id = &mut new_id[*f as usize];
+            if *id == u32::MAX {
+                *id = kept;
+                kept += 1;
+            }
+            *f = *id;
+        }
+        let width = self.width;
+        let mut q = meter.with_capacity(kept as usize * width)?;
+        let mut e = meter.with_capacity(kept as usize * width)?;
+        let mut old = meter.vec(kept as usize, 0u32)?;
+        for (f, &id) in new_id.iter().enumerate() {
+            if id != u32::MAX {
+                old[id as usize] = f as u32;
+            }
+        }
+        for &f in &old {
+            let rows = f as usize * width..(f as usize + 1) * width;
+            q.extend_from_slice(&self.q[rows.clone()]);
+            e.extend_from_slice(&self.e[rows]);
+        }
+        meter.free(old);
+        meter.free(new_id);
+        meter.free(std::mem::replace(&mut self.q, q));
+        meter.free(std::mem::replace(&mut self.e, e));
+        meter.free(std::mem::take(&mut self.token_behaviour));
+        Ok(())
+    }
+
+    /// Frees the block, giving everything back to `meter`.
+    pub(super) fn free(self, meter: &Meter) {
+        meter.free(self.q);
+        meter.free(self.e);
+        meter.free(self.token_behaviour);
+    }
+
+    /// The configurations freed (given back to `meter`), the tokens' behaviours kept.
+    pub(super) fn into_behaviours(self, meter: &Meter) -> Vec<u32> {
+        meter.free(self.q);
+        meter.free(self.e);
+        self.token_behaviour
+    }
 }
 
-/// Which points each behaviour of a block keeps alive (not dead), and each token's behaviour:
-/// what the classes need of a walk.
+/// Which points each behaviour of a block keeps alive (not dead): what the classes need of a
+/// walk, besides each token's behaviour.
 pub(super) struct Liveness {
     /// Number of points in the block.
     pub(super) width: usize,
@@ -370,15 +583,14 @@ pub(super) struct Liveness {
     words: usize,
     /// `bits[f * words + j / 64]` bit `j % 64`: behaviour `f` keeps point `j` alive.
     bits: Vec<u64>,
-    /// Per token id: its behaviour ([`DEAD`] for tokens with no bytes).
-    pub(super) token_behaviour: Vec<u32>,
 }
 
 impl Liveness {
-    pub(super) fn of(block: &Block) -> Liveness {
+    /// The liveness of `block`'s behaviours, charged to `meter`.
+    pub(super) fn of(block: &Block, meter: &Meter) -> Result<Liveness, SpansBuildError> {
         // Per behaviour row of `q`, its live points as bits.
         let words = block.width.div_ceil(64);
-        let mut bits = vec![0u64; block.behaviour_len() * words];
+        let mut bits = meter.vec(block.behaviour_len() * words, 0u64)?;
         if block.width > 0 {
             for (row, out) in block.q.chunks(block.width).zip(bits.chunks_mut(words)) {
                 for (chunk, word) in row.chunks(64).zip(out) {
@@ -390,12 +602,11 @@ impl Liveness {
                 }
             }
         }
-        Liveness {
+        Ok(Liveness {
             width: block.width,
             words,
             bits,
-            token_behaviour: block.token_behaviour.clone(),
-        }
+        })
     }
 
     /// Whether behaviour `f` keeps point `j` alive.
@@ -418,11 +629,17 @@ impl Liveness {
             })
         })
     }
+
+    /// Frees the bits, giving them back to `meter`.
+    pub(super) fn free(self, meter: &Meter) {
+        meter.free(self.bits);
+    }
 }
 
 /// One block's walk in progress.
-struct BlockWalk<'t, 'a> {
+struct BlockWalk<'t, 'a, 'm> {
     tables: &'t LexTables<'a>,
+    meter: &'m Meter,
     width: usize,
     /// Per point of the block: its inhibitor's raw state, or [`NO_INHIBITOR`].
     inhibitor: Vec<u32>,
@@ -457,41 +674,56 @@ impl Work<'_> {
     }
 }
 
-/// Walks `trie` from every point of `points` (one block) at once.
+/// Walks `trie` from every point of `points` (one block) at once; every table it holds is
+/// charged to `meter` before it is allocated or grown.
 pub(super) fn walk_block(
     tables: &LexTables<'_>,
     trie: &TokenTrie,
-    vocab_len: usize,
+    text: &TextIndex,
     points: &[LexPoint],
-    seqs: &mut Seqs,
+    seqs: &mut Seqs<'_>,
     work: &mut Work<'_>,
+    meter: &Meter,
 ) -> Result<Block, SpansBuildError> {
     let width = points.len();
     let class_len = tables.lexer.class_len();
+    // Room for `RESERVE` behaviours where the budget has it (growing copies megabytes),
+    // else for a few, grown as needed.
+    let per_behaviour = vec_bytes::<u32>(2 * width + class_len + 1);
+    let reserve = if meter.try_charge(RESERVE * per_behaviour) {
+        RESERVE
+    } else {
+        meter.charge(4 * per_behaviour)?;
+        4
+    };
+    meter.charge(vec_bytes::<u32>(3 * width))?;
     let mut w = BlockWalk {
         tables,
+        meter,
         width,
         inhibitor: points
             .iter()
             .map(|p| p.inhibitor.map_or(NO_INHIBITOR, |i| i.as_u32()))
             .collect(),
-        q: Vec::with_capacity(RESERVE * width),
-        e: Vec::with_capacity(RESERVE * width),
+        q: Vec::with_capacity(reserve * width),
+        e: Vec::with_capacity(reserve * width),
         index: AHashMap::new(),
-        same_hash: vec![u32::MAX; 2],
-        trans: Vec::with_capacity(RESERVE * class_len),
+        same_hash: Vec::with_capacity(reserve),
+        trans: Vec::with_capacity(reserve * class_len),
         class_len,
         scratch_q: vec![0; width],
         scratch_e: vec![0; width],
     };
+    meter.reserve_map(&mut w.index, reserve)?;
     // DEAD: every point dead; ROOT: every point in its own state, nothing emitted.
     w.q.resize(width, 0);
     w.q.extend(points.iter().map(|p| p.state.as_u32()));
     w.e.resize(2 * width, 0);
+    w.same_hash.resize(2, u32::MAX);
     w.trans.resize(class_len, DEAD);
     w.trans.resize(2 * class_len, UNKNOWN);
 
-    let mut token_behaviour = vec![DEAD; vocab_len];
+    let mut token_behaviour = meter.vec(text.len(), DEAD)?;
     let node_len = trie.node_len() as u32;
     // (subtree end, behaviour) of the nodes on the path to the current one.
     let mut stack: Vec<(u32, u32)> = vec![(node_len, ROOT)];
@@ -508,12 +740,9 @@ pub(super) fn walk_block(
         let mut f = w.trans[slot];
         if f == UNKNOWN {
             work.add(width as u64)?;
-            f = w.step(parent, class, seqs);
-            if seqs.overflowed() {
-                return Err(SpansBuildError::new(
-                    SpansBudget::Sequences,
-                    seqs.capacity(),
-                ));
+            f = w.step(parent, class, seqs)?;
+            if let Some(e) = seqs.failed() {
+                return Err(e.clone());
             }
             w.trans[slot] = f;
         }
@@ -527,7 +756,7 @@ pub(super) fn walk_block(
             continue;
         }
         for &t in trie.tokens_at(n) {
-            token_behaviour[t.as_usize()] = f;
+            token_behaviour[text.of(t)] = f;
         }
         if end > node + 1 {
             stack.push((end, f));
@@ -535,20 +764,43 @@ pub(super) fn walk_block(
         node += 1;
     }
     work.add(steps & 4095)?;
+    // What the block keeps: its configurations, at their length.
+    let BlockWalk {
+        mut q,
+        mut e,
+        index,
+        same_hash,
+        trans,
+        inhibitor,
+        scratch_q,
+        scratch_e,
+        ..
+    } = w;
+    meter.shrink(&mut q);
+    meter.shrink(&mut e);
+    meter.free_map(index);
+    for v in [same_hash, trans, inhibitor, scratch_q, scratch_e] {
+        meter.free(v);
+    }
     Ok(Block {
         width,
-        q: w.q,
-        e: w.e,
+        q,
+        e,
         token_behaviour,
     })
 }
 
-impl BlockWalk<'_, '_> {
+impl BlockWalk<'_, '_, '_> {
     /// The behaviour after a byte of class `class` from behaviour `from`.
     ///
     /// The inner loop of the build (one iteration per point of the block per new (behaviour,
     /// class) pair), written to stay branch-light and free of bounds checks.
-    fn step(&mut self, from: u32, class: usize, seqs: &mut Seqs) -> u32 {
+    fn step(
+        &mut self,
+        from: u32,
+        class: usize,
+        seqs: &mut Seqs<'_>,
+    ) -> Result<u32, SpansBuildError> {
         let lexer = self.tables.lexer;
         let rows = self.tables.width;
         // One row per byte class: the inner loop indexes it by state alone.
@@ -605,12 +857,13 @@ impl BlockWalk<'_, '_> {
         if live != 0 {
             self.intern()
         } else {
-            DEAD
+            Ok(DEAD)
         }
     }
 
-    /// The id of the behaviour in the scratch vectors, new or existing.
-    fn intern(&mut self) -> u32 {
+    /// The id of the behaviour in the scratch vectors, new or existing; a new one's room is
+    /// charged first.
+    fn intern(&mut self) -> Result<u32, SpansBuildError> {
         let hash = {
             use std::hash::{BuildHasher, Hash, Hasher};
             let mut h = ahash::RandomState::with_seeds(1, 2, 3, 4).build_hasher();
@@ -626,10 +879,16 @@ impl BlockWalk<'_, '_> {
             if self.q[base..base + w] == self.scratch_q[..]
                 && self.e[base..base + w] == self.scratch_e[..]
             {
-                return f;
+                return Ok(f);
             }
             f = self.same_hash[f as usize];
         }
+        let meter = self.meter;
+        meter.reserve(&mut self.q, w)?;
+        meter.reserve(&mut self.e, w)?;
+        meter.reserve(&mut self.same_hash, 1)?;
+        meter.reserve(&mut self.trans, self.class_len)?;
+        meter.reserve_map(&mut self.index, 1)?;
         let id = self.same_hash.len() as u32;
         self.q.extend_from_slice(&self.scratch_q);
         self.e.extend_from_slice(&self.scratch_e);
@@ -637,7 +896,7 @@ impl BlockWalk<'_, '_> {
         self.index.insert(hash, id);
         self.trans
             .resize(self.trans.len() + self.class_len, UNKNOWN);
-        id
+        Ok(id)
     }
 }
 
@@ -645,7 +904,7 @@ impl BlockWalk<'_, '_> {
 mod tests {
     use super::*;
 
-    fn seqs(shift: u32) -> Seqs {
+    fn seqs(shift: u32, meter: &Meter) -> Seqs<'_> {
         Seqs {
             parent: vec![0],
             last: vec![0],
@@ -653,14 +912,16 @@ mod tests {
             single: Vec::new(),
             recent: vec![(u64::MAX, 0); RECENT_SEQS],
             shift,
-            overflow: false,
+            failed: None,
+            meter,
         }
     }
 
     #[test]
     fn emitted_lexemes_decode_in_order_and_equal_sequences_share_a_word() {
         let lexemes: Vec<LexState> = (0..8).map(|i| LexState::from_usize(100 + i)).collect();
-        let mut s = seqs(3);
+        let meter = Meter::new(1 << 20);
+        let mut s = seqs(3, &meter);
         let mut emit = |lexemes: &[u32]| lexemes.iter().fold(0, |e, &l| s.append(e, l));
         let a = emit(&[5, 2, 7]);
         let b = emit(&[5, 2, 7]);
@@ -668,24 +929,34 @@ mod tests {
         assert_eq!(a, b);
         assert_ne!(a, c);
         let mut out = Vec::new();
-        s.collect(a, &lexemes, &mut out);
+        s.collect(a, &lexemes, &mut out, &meter).unwrap();
         assert_eq!(out, [lexemes[5], lexemes[2], lexemes[7]]);
         out.clear();
-        s.collect(c, &lexemes, &mut out);
+        s.collect(c, &lexemes, &mut out, &meter).unwrap();
         assert_eq!(out, [lexemes[2], lexemes[5], lexemes[7]]);
-        assert!(!s.overflowed());
+        assert!(s.failed().is_none());
     }
 
     #[test]
     fn sequences_past_what_a_word_names_are_reported() {
         // One bit of sequence id: the empty rest and one more.
-        let mut s = seqs(31);
+        let meter = Meter::new(1 << 20);
+        let mut s = seqs(31, &meter);
         let first = s.append(0, 1);
         let one = s.append(first, 1);
-        assert!(!s.overflowed());
+        assert!(s.failed().is_none());
         assert_ne!(one, 0);
         s.append(first, 2);
-        assert!(s.overflowed());
+        assert_eq!(s.failed().map(|e| e.budget()), Some(SpansBudget::Sequences));
         assert_eq!(s.capacity(), 2);
+    }
+
+    #[test]
+    fn sequences_past_the_meter_are_reported() {
+        let meter = Meter::new(0);
+        let mut s = seqs(3, &meter);
+        let first = s.append(0, 1);
+        s.append(first, 2);
+        assert_eq!(s.failed().map(|e| e.budget()), Some(SpansBudget::Bytes));
     }
 }

@@ -622,23 +622,23 @@ fn budgets_are_typed_errors() {
     });
     assert_eq!(e.budget(), SpansBudget::Work);
     assert!(e.to_string().contains("max_work"), "{e}");
-    // One block of points, five tokens: 20 bytes of per-token behaviours, twice (the walk's
-    // and its liveness's).
-    let e = err(SpansConfig {
-        max_bytes: 39,
+    // Every table is charged: one thread makes the most held at once exact, so the build
+    // fits a budget of exactly that and no less.
+    let one_thread = |max_bytes| SpansConfig {
+        max_bytes,
+        threads: 1,
         ..SpansConfig::default()
-    });
+    };
+    let needed = TokenSpans::build(&lexer, &vocab, &one_thread(usize::MAX))
+        .unwrap()
+        .build_bytes();
+    let spans = TokenSpans::build(&lexer, &vocab, &one_thread(needed)).unwrap();
+    assert_eq!(spans.build_bytes(), needed);
+    assert!(spans.heap_bytes() <= needed);
+    let e = err(one_thread(needed - 1));
     assert_eq!(e.budget(), SpansBudget::Bytes);
+    assert_eq!(e.limit(), needed as u64 - 1);
     assert!(e.to_string().contains("max_bytes"), "{e}");
-    assert!(TokenSpans::build(
-        &lexer,
-        &vocab,
-        &SpansConfig {
-            max_bytes: 40,
-            ..SpansConfig::default()
-        }
-    )
-    .is_ok());
 }
 
 #[test]
