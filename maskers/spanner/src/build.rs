@@ -1,7 +1,8 @@
 //! The offline build: lexical spans → terminal spans → classification per LR state → tables
 //! per (point, LR state).
 //!
-//! Every table the build holds, from the lexical spans to the last interned set, is charged to
+//! Every table the build holds, from the lexical spans' build (held to the lower of its own
+//! budget and this one) to the last interned set, is charged to
 //! [`SpannerConfig::max_table_bytes`] as it grows ([`Charge`]); tables whose size is known
 //! beforehand are charged before they are allocated, and the simulator's arena is capped to the
 //! bytes the budget allows. So a build whose tables would exceed the budget stops with an error
@@ -14,7 +15,7 @@ use std::time::Instant;
 use ahash::AHashMap;
 use munch_glr::lr::LrState;
 use munch_glr::parser::Parser;
-use munch_tokens::{ClassId, ClassSet, PointId, SpanId, TokenSpans};
+use munch_tokens::{ClassId, ClassSet, PointId, SpanId, SpansBudget, TokenSpans};
 use munch_vocab::Vocabulary;
 
 use crate::classify::{classify_state, Alive, ShiftMemo, StateClasses};
@@ -40,13 +41,25 @@ pub(crate) fn build(
     let lr_states = tables.state_len();
 
     progress(Progress::at("spans", 0, 1));
-    let spans =
-        TokenSpans::build(p.lexer(), &vocab, &config.spans).map_err(|e| SpannerBuildError {
-            kind: SpannerBuildErrorKind::Spans(e),
-        })?;
+    // The spans' build is held to the lower of its own budget and the spanner's.
+    let mut spans_config = config.spans.clone();
+    let tables_bind = config.max_table_bytes <= spans_config.max_bytes;
+    if tables_bind {
+        spans_config.max_bytes = config.max_table_bytes;
+    }
+    let spans = TokenSpans::build(p.lexer(), &vocab, &spans_config).map_err(|e| {
+        if tables_bind && e.budget() == SpansBudget::Bytes {
+            SpannerBuildError::budget("max_table_bytes", config.max_table_bytes as u64)
+        } else {
+            SpannerBuildError {
+                kind: SpannerBuildErrorKind::Spans(e),
+            }
+        }
+    })?;
+    // The spans' build held at most this at once, before what is charged from here.
     let mut charge = Charge {
         max: config.max_table_bytes,
-        peak: 0,
+        peak: spans.build_bytes(),
     };
     let spans_bytes = spans.heap_bytes();
     charge.check(spans_bytes)?;

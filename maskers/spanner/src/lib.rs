@@ -104,10 +104,11 @@ pub struct SpannerConfig {
     /// The most reduction closures the whole classification may run (its work). Default
     /// 100,000,000.
     pub max_closures: u64,
-    /// The most bytes the build may hold at once: every table it keeps (the lexical spans
-    /// included) and its scratch (the simulator's arena, the classification's rows), charged as
-    /// they grow; [`SpannerStats::heap_bytes`] never exceeds it. The transient tables of the
-    /// lexical spans' own build have their budget, [`SpansConfig::max_bytes`]. Default 4 GiB.
+    /// The most bytes the build may hold at once: the lexical spans' build (every table it
+    /// allocates, charged before it is allocated; held to the lower of this and
+    /// [`SpansConfig::max_bytes`]), then every table it keeps (the lexical spans included) and
+    /// its scratch (the simulator's arena, the classification's rows), charged as they grow;
+    /// [`SpannerStats::heap_bytes`] never exceeds it. Default 4 GiB.
     pub max_table_bytes: usize,
 }
 
@@ -213,7 +214,10 @@ pub struct SpannerStats {
     pub heap_bytes: usize,
     /// The most bytes the build held at once, as charged to
     /// [`SpannerConfig::max_table_bytes`]: the tables above and the build's scratch
-    /// (at least `heap_bytes`). A budget of this many bytes or more builds these tables.
+    /// (at least `heap_bytes`), and the lexical spans' build before them
+    /// ([`TokenSpans::build_bytes`]). A budget of this many bytes or more builds these tables
+    /// (with one thread for the spans: with more, how their walks interleave moves the
+    /// spans' peak a little from run to run).
     pub peak_bytes: usize,
     /// Wall-clock build time, in seconds.
     pub build_s: f64,

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use munch_glr::mask::Masker;
 use munch_glr::parser::Parser;
 use munch_masker_spanner::{SpannerBuildErrorKind, SpannerConfig, SpannerMasker};
 use munch_tokens::{SpansConfig, TokenSpans};
@@ -82,11 +83,16 @@ fn stats_describe_the_tables() {
 
 /// The budget `max_table_bytes` holds: a build reports at most its budget, one of `peak_bytes`
 /// builds the same tables, and one byte less, or less than the tables' `heap_bytes`, is refused
-/// with an error naming the budget and its value.
+/// with an error naming the budget and its value. The spans are built on one thread, so that
+/// the most they hold at once is the same from run to run.
 fn table_budget_holds(parser: Arc<Parser>, vocab: Arc<Vocabulary>) {
     let build = |max_table_bytes: usize| {
         let config = SpannerConfig {
             max_table_bytes,
+            spans: SpansConfig {
+                threads: 1,
+                ..SpansConfig::default()
+            },
             ..SpannerConfig::default()
         };
         SpannerMasker::new(Arc::clone(&parser), Arc::clone(&vocab), &config)
@@ -131,4 +137,63 @@ fn table_budget_holds_on_a_dot_heavy_terminal() {
     let parser = munch_testkit::grammar::parser("start: A\nA: /[^x]{0,300}x[^y]{0,300}y/\n");
     let vocab = munch_testkit::vocab::printable_and(&["xy", "ab", "yx", "x y"]);
     table_budget_holds(parser, vocab);
+}
+
+/// The lexical spans' build is held to `max_table_bytes` too (everything its walk allocates is
+/// charged before it is allocated): on a dot-heavy terminal its peak is most of what the build
+/// holds, a budget below it is refused naming `max_table_bytes`, one at the build's peak builds
+/// masks equal to the oracle's. Sparse token ids (a tokenizer naming id 4,194,303 with a few
+/// tokens) cost their text tokens, not lexer states × ids.
+#[test]
+fn the_lexical_spans_build_is_held_to_max_table_bytes() {
+    let parser = munch_testkit::grammar::parser("start: A\nA: /[^x]{0,300}x[^y]{0,300}y/\n");
+    let dense = munch_testkit::vocab::printable_and(&["xy", "ab", "aaaaaaaa", "ab ab ab", "xaaaa"]);
+    let last = Vocabulary::MAX_LEN - 1;
+    let mut tokens: Vec<Option<Vec<u8>>> = vec![None; Vocabulary::MAX_LEN];
+    for (i, t) in ["a", "b", "x", "y", " ", "ab", "xa"].iter().enumerate() {
+        tokens[last - 1 - i] = Some(t.as_bytes().to_vec());
+    }
+    let eos = munch_vocab::TokenId::from_usize(last);
+    let sparse = Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap());
+    for vocab in [dense, sparse] {
+        let config = |max_table_bytes: usize| SpannerConfig {
+            max_table_bytes,
+            spans: SpansConfig {
+                threads: 1,
+                ..SpansConfig::default()
+            },
+            ..SpannerConfig::default()
+        };
+        let build = |max_table_bytes: usize| {
+            SpannerMasker::new(
+                Arc::clone(&parser),
+                Arc::clone(&vocab),
+                &config(max_table_bytes),
+            )
+        };
+        let spans_peak = TokenSpans::build(parser.lexer(), &vocab, &config(0).spans)
+            .unwrap()
+            .build_bytes();
+        let e = build(spans_peak - 1).expect_err("below the spans' peak");
+        assert_eq!(e.budget_name(), "max_table_bytes", "{e}");
+        assert!(
+            e.to_string().contains(&format!("({})", spans_peak - 1)),
+            "{e}"
+        );
+        let peak = build(usize::MAX).unwrap().stats().peak_bytes;
+        assert!(peak >= spans_peak && peak < 128 << 20, "{peak}");
+        let spanner = build(peak).unwrap();
+        assert!(spanner.stats().heap_bytes <= peak);
+        let oracle = munch_glr::mask::Oracle::new(Arc::clone(&vocab));
+        let mut state = munch_glr::parser::ParserState::new(Arc::clone(&parser));
+        let (mut a, mut b) = (spanner.create_cache(), oracle.create_cache());
+        let mut ma = munch_glr::mask::TokenMask::new(vocab.len());
+        let mut mb = munch_glr::mask::TokenMask::new(vocab.len());
+        for byte in "ab abxa b y".bytes() {
+            spanner.fill_mask(&mut a, &state, &mut ma);
+            oracle.fill_mask(&mut b, &state, &mut mb);
+            assert_eq!(ma.first_difference(&mb), None);
+            state.commit_bytes(&[byte]).unwrap();
+        }
+    }
 }

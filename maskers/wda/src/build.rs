@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use munch_glr::parser::Parser;
-use munch_tokens::{ClassId, TokenSpans};
+use munch_tokens::{ClassId, SpansBudget, TokenSpans};
 use munch_vocab::Vocabulary;
 
 use crate::bits::{Bits, Weight, Weights, EMPTY};
@@ -49,11 +49,13 @@ pub(crate) struct Prepared {
     pub(crate) class_len: usize,
 }
 
-/// Token spans, continuations and initial item sets, over lexical blocks.
+/// Token spans, continuations and initial item sets, over lexical blocks. For the eager
+/// build (`eager`), the spans' build is held to [`WdaConfig::max_memory`] too.
 pub(crate) fn prepare(
     parser: &Parser,
     vocab: &Vocabulary,
     config: &WdaConfig,
+    eager: bool,
 ) -> Result<Prepared, WdaBuildError> {
     // `$` is a terminal of the templates too (end of sequence is decided by the automaton).
     if parser.terminal_len() >= TERMINAL_LIMIT as usize
@@ -67,10 +69,14 @@ pub(crate) fn prepare(
         ));
     }
     let t0 = Instant::now();
-    let spans =
-        TokenSpans::build(parser.lexer(), vocab, &config.spans).map_err(WdaBuildError::spans)?;
+    let spans = build_spans(parser, vocab, config, eager)?;
     if crate::determinize::debug() {
-        eprintln!("wda: token spans {:.3} s", t0.elapsed().as_secs_f64());
+        eprintln!(
+            "wda: token spans {:.3} s, {} bytes at most, {} kept",
+            t0.elapsed().as_secs_f64(),
+            spans.build_bytes(),
+            spans.heap_bytes()
+        );
     }
     let class_len = spans.classes().len();
     // At least one word per weight: with no classes at all (an empty vocabulary) a zero-word
@@ -118,6 +124,30 @@ pub(crate) fn prepare(
         weights: bweights,
         lex_blocks,
         class_len,
+    })
+}
+
+/// The token spans, their build held to [`SpansConfig::max_bytes`](munch_tokens::SpansConfig)
+/// and, for the eager build, to [`WdaConfig::max_memory`]: everything the build allocates is
+/// charged before it is allocated, so a build past the lower of the two stops early with an
+/// error naming it ([`WdaBudget::Memory`] when it is `max_memory`).
+fn build_spans(
+    parser: &Parser,
+    vocab: &Vocabulary,
+    config: &WdaConfig,
+    eager: bool,
+) -> Result<TokenSpans, WdaBuildError> {
+    let mut spans = config.spans.clone();
+    let memory_binds = eager && config.max_memory <= spans.max_bytes;
+    if memory_binds {
+        spans.max_bytes = config.max_memory;
+    }
+    TokenSpans::build(parser.lexer(), vocab, &spans).map_err(|e| {
+        if memory_binds && e.budget() == SpansBudget::Bytes {
+            WdaBuildError::budget(WdaBudget::Memory, config.max_memory as u64)
+        } else {
+            WdaBuildError::spans(e)
+        }
     })
 }
 
@@ -179,7 +209,7 @@ pub(crate) fn build(
         mut weights,
         lex_blocks,
         class_len,
-    } = prepare(parser, vocab, config)?;
+    } = prepare(parser, vocab, config, true)?;
     let eos_class = class_len;
     if crate::determinize::debug() {
         let items: Vec<usize> = lexical.initial.iter().map(|(i, _)| i.len()).collect();

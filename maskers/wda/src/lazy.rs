@@ -183,7 +183,7 @@ impl LazyWdaMasker {
             weights,
             lex_blocks,
             class_len,
-        } = prepare(&parser, &vocab, config)?;
+        } = prepare(&parser, &vocab, config, false)?;
         let t_prepared = t0.elapsed().as_secs_f64();
         let lexer = parser.lexer();
         let mut plain = vec![NONE; lexer.state_len()];

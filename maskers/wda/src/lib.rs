@@ -134,11 +134,12 @@ pub struct WdaConfig {
     pub max_states: usize,
     /// The most transitions it may create. Default 60,000,000.
     pub max_edges: usize,
-    /// The most heap bytes the eager build may hold at once: the token spans, continuations
-    /// and initial items, the summaries, item sets, maps, weights and automaton of the
-    /// construction, minimisation, and the run-time tables (approximate: each table at its
-    /// capacity). [`WdaStats::heap_bytes`] never exceeds it. The transient tables of the token
-    /// spans' own build have their budget, [`SpansConfig::max_bytes`]. Default 1.5 GiB.
+    /// The most heap bytes the eager build may hold at once: the token spans' build (every
+    /// table it allocates, charged before it is allocated; held to the lower of this and
+    /// [`SpansConfig::max_bytes`]), then the token spans, continuations and initial items, the
+    /// summaries, item sets, maps, weights and automaton of the construction, minimisation,
+    /// and the run-time tables (approximate: each table at its capacity).
+    /// [`WdaStats::heap_bytes`] never exceeds it. Default 1.5 GiB.
     pub max_memory: usize,
     /// The most continuations (what may follow a terminal inside a token) the spans may need.
     /// Default 20,000,000.

@@ -6,9 +6,11 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
+use munch_glr::mask::Oracle;
 use munch_glr::parser::Parser;
 use munch_masker_wda::{WdaBudget, WdaConfig, WdaMasker};
 use munch_testkit::grammar::builtin;
+use munch_tokens::{SpansBudget, SpansConfig, TokenSpans};
 use munch_vocab::Vocabulary;
 
 fn build(config: &WdaConfig) -> Result<WdaMasker, munch_masker_wda::WdaBuildError> {
@@ -93,13 +95,15 @@ fn token_spans_budgets_pass_through() {
 /// `max_memory` holds on `parser` over `vocab`: the least budget that builds the tables (found
 /// by bisection; every budget tried either builds tables within it or is refused naming it and
 /// its value) is at least their `heap_bytes`, and a budget of one byte less than either is
-/// refused.
+/// refused. The spans are built on one thread, so that the most they hold at once (part of
+/// what `max_memory` bounds) is the same from run to run.
 fn memory_budget_holds(parser: Arc<Parser>, vocab: Arc<Vocabulary>) {
     let build = |max_memory: usize| {
-        let config = WdaConfig {
+        let mut config = WdaConfig {
             max_memory,
             ..WdaConfig::default()
         };
+        config.spans.threads = 1;
         WdaMasker::new(Arc::clone(&parser), Arc::clone(&vocab), &config).map(|m| m.stats())
     };
     let refused = |max_memory: usize| {
@@ -146,4 +150,108 @@ fn memory_budget_holds_on_json() {
 fn memory_budget_holds_on_a_dot_heavy_terminal() {
     let parser = munch_testkit::grammar::parser("start: A\nA: /[^x]{0,300}x[^y]{0,300}y/\n");
     memory_budget_holds(parser, synthetic_vocab(&[b"xy", b"ab", b"yx", b"x y"]));
+}
+
+/// The dot-heavy terminal over a vocabulary whose tokens walk deep into it: the token spans'
+/// build holds more at its peak than the tables the masker keeps.
+fn dot_heavy() -> (Arc<Parser>, Arc<Vocabulary>) {
+    let parser = munch_testkit::grammar::parser("start: A\nA: /[^x]{0,300}x[^y]{0,300}y/\n");
+    let vocab = synthetic_vocab(&[
+        b"aaaaaaaa",
+        b"ab ab ab",
+        b"xaaaa",
+        b"aaaay",
+        b"\xc3\xa9\xc3",
+    ]);
+    (parser, vocab)
+}
+
+/// The token spans' build is held to `max_memory` too (everything its walk allocates is
+/// charged before it is allocated): below what it needs the build is refused naming
+/// `max_memory` and its value, or `max_bytes` when the spans' own budget is the lower; at what
+/// it needs the masker builds, and its masks equal the oracle's.
+#[test]
+fn the_token_spans_build_is_held_to_max_memory() {
+    let (parser, vocab) = dot_heavy();
+    let one_thread = SpansConfig {
+        threads: 1,
+        ..SpansConfig::default()
+    };
+    let spans = TokenSpans::build(parser.lexer(), &vocab, &one_thread).unwrap();
+    let needed = spans.build_bytes();
+    assert!(
+        needed > spans.heap_bytes(),
+        "{needed} {}",
+        spans.heap_bytes()
+    );
+    let config = |max_memory: usize, max_bytes: usize| WdaConfig {
+        max_memory,
+        spans: SpansConfig {
+            max_bytes,
+            ..one_thread.clone()
+        },
+        ..WdaConfig::default()
+    };
+    let build =
+        |config: &WdaConfig| WdaMasker::new(Arc::clone(&parser), Arc::clone(&vocab), config);
+    let refused = |config: &WdaConfig| build(config).err().expect("below the spans' peak");
+
+    let e = refused(&config(needed - 1, usize::MAX));
+    assert_eq!(
+        e.exceeded(),
+        Some((WdaBudget::Memory, needed as u64 - 1)),
+        "{e}"
+    );
+    assert!(e.to_string().contains(&format!("{} ", needed - 1)), "{e}");
+    let e = refused(&config(usize::MAX, needed - 1));
+    let spans_error = e.spans_error().expect("the spans' own budget");
+    assert_eq!(spans_error.budget(), SpansBudget::Bytes);
+    assert_eq!(spans_error.limit(), needed as u64 - 1);
+
+    // Within budget (the later stages need a little more than the spans' peak here, or not).
+    let budget = (2 * needed).max(
+        WdaMasker::new(
+            Arc::clone(&parser),
+            Arc::clone(&vocab),
+            &config(usize::MAX, usize::MAX),
+        )
+        .unwrap()
+        .stats()
+        .heap_bytes,
+    );
+    let wda = build(&config(budget, budget)).unwrap();
+    assert!(wda.stats().heap_bytes <= budget);
+    let oracle = Oracle::new(Arc::clone(&vocab));
+    let text = format!("{}x{}y", "ab ".repeat(40), "é".repeat(30));
+    assert!(teacher_forced(&wda, &oracle, &parser, &vocab, &text, 7) > 5);
+}
+
+/// A tokenizer file may name id 4,194,303 and hold a handful of tokens: the spans' per-token
+/// tables are per text token, so the build takes the per-id tables once, not once per block of
+/// lexer points (lexer states × vocabulary bits), and fits a small budget.
+#[test]
+fn sparse_token_ids_build_within_a_small_budget() {
+    let parser = munch_testkit::grammar::parser("start: A\nA: /[^x]{0,300}x[^y]{0,300}y/\n");
+    let last = Vocabulary::MAX_LEN - 1;
+    let mut tokens: Vec<Option<Vec<u8>>> = vec![None; Vocabulary::MAX_LEN];
+    for (i, t) in ["a", "b", "x", "y", " ", "ab", "xa", "\u{e9}"]
+        .iter()
+        .enumerate()
+    {
+        tokens[last - 1 - i] = Some(t.as_bytes().to_vec());
+    }
+    let vocab = Arc::new(
+        Vocabulary::from_token_bytes(tokens, vec![munch_vocab::TokenId::from_usize(last)]).unwrap(),
+    );
+    // As the front door sets it: one budget for the spans and the masker.
+    let budget = 128 << 20;
+    let mut config = WdaConfig {
+        max_memory: budget,
+        ..WdaConfig::default()
+    };
+    config.spans.max_bytes = budget;
+    let wda = WdaMasker::new(Arc::clone(&parser), Arc::clone(&vocab), &config).unwrap();
+    assert!(wda.stats().heap_bytes <= budget);
+    let oracle = Oracle::new(Arc::clone(&vocab));
+    assert!(teacher_forced(&wda, &oracle, &parser, &vocab, "ab abxa b y", 3) > 2);
 }
