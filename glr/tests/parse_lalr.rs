@@ -181,6 +181,18 @@ fn action_budget_is_a_typed_error_before_the_tables_are_built() {
         // Far past the end of input (beyond the lookahead sets' words): nothing.
         assert!(compact.actions_at(s, t.eof_index() + 200).is_empty());
     }
+    // A state's lookaheads as one bitset, read from the shared form's sets, are the ones
+    // `state_lookaheads` visits one by one.
+    let words = (t.eof_index() as usize + 1).div_ceil(64);
+    for s in 0..t.state_len() {
+        let s = LrState::new(s).unwrap();
+        let mut bits = vec![0u64; words];
+        compact.add_state_lookaheads(s, &mut bits);
+        let listed: Vec<u32> = (0..=t.eof_index())
+            .filter(|&k| bits[k as usize / 64] >> (k % 64) & 1 != 0)
+            .collect();
+        assert!(listed.iter().copied().eq(t.state_lookaheads(s)), "{s}");
+    }
     // What is stored is what the budget counts: it passes at the shared form's size and not
     // below.
     let least = compact.stored_len();

@@ -507,6 +507,34 @@ impl LrTables {
         }
     }
 
+    /// ORs into `out` the lookaheads on which `state` has some action, as a bitset (bit `k % 64`
+    /// of word `k / 64` for lookahead index `k`; `out` holds at least
+    /// `(eof_index() + 1).div_ceil(64)` words): its shifts, its reductions' lookahead sets, and
+    /// `$` if it accepts. Costs the state's shifts plus one pass over the words of each
+    /// reduction's set, however many lookaheads they hold (where
+    /// [`LrTables::state_lookaheads`] visits each).
+    pub fn add_state_lookaheads(&self, state: LrState, out: &mut [u64]) {
+        let s = state.as_usize();
+        for &k in &self.shift_keys[self.shift_start[s] as usize..self.shift_start[s + 1] as usize] {
+            out[k as usize / 64] |= 1 << (k % 64);
+        }
+        let (lo, hi) = (
+            self.reduce_start[s] as usize,
+            self.reduce_start[s + 1] as usize,
+        );
+        for &set in &self.reduce_sets[lo..hi] {
+            let words = &self.lookahead_sets
+                [set as usize * self.set_words..(set as usize + 1) * self.set_words];
+            for (o, &w) in out.iter_mut().zip(words) {
+                *o |= w;
+            }
+        }
+        if self.accepting[s] {
+            let k = self.terminal_len as usize;
+            out[k / 64] |= 1 << (k % 64);
+        }
+    }
+
     /// All `(lookahead index, action)` pairs of `state`, sorted by lookahead, then as in
     /// [`LrTables::actions_at`]. A reduction appears once per lookahead of its set: callers
     /// that can work on whole sets use [`LrTables::state_reductions`].
@@ -765,7 +793,12 @@ pub struct LookaheadSet<'a> {
     words: &'a [u64],
 }
 
-impl LookaheadSet<'_> {
+impl<'a> LookaheadSet<'a> {
+    /// The set as words: bit `k % 64` of word `k / 64` for lookahead index `k`.
+    pub fn words(&self) -> &'a [u64] {
+        self.words
+    }
+
     /// Whether the set holds lookahead index `k`.
     pub fn contains(&self, k: u32) -> bool {
         self.words

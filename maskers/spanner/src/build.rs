@@ -167,12 +167,9 @@ pub(crate) fn build(
     charge.check(held.saturating_add(acts_bytes))?;
     let held = held + acts_bytes;
     let mut acts = vec![0u64; lr_states * act_words];
-    for s in 0..lr_states {
+    for (s, row) in acts.chunks_mut(act_words).enumerate() {
         let state = LrState::new(s).expect("tables index their states");
-        for (k, _) in tables.state_actions(state) {
-            let k = k as usize;
-            acts[s * act_words + k / 64] |= 1 << (k % 64);
-        }
+        tables.add_state_lookaheads(state, row);
     }
 
     // Per point: its trie, and per LR state the classes of its always-accepted spans.

@@ -30,6 +30,9 @@ const MAGIC: &[u8; 8] = b"MUNCHWDA";
 /// The format version this crate writes and reads.
 pub(crate) const VERSION: u32 = 2;
 const HEADER: usize = 8 + 4 + 32;
+/// The most (LR state, lookahead) pairs whose actions the grammar fingerprint hashes one by
+/// one; past it, as stored.
+const PAIRWISE_FINGERPRINT: usize = 1 << 22;
 
 /// A stable hash of everything the masker's tables depend on in `parser`: the lexer (byte
 /// classes, transitions, accepted terminals, growth, the inhibited branches' first bytes,
@@ -81,21 +84,55 @@ pub(crate) fn grammar_fingerprint(parser: &Parser) -> u64 {
     let tables = parser.tables();
     h.update((tables.state_len() as u64).to_le_bytes());
     h.update(tables.eof_index().to_le_bytes());
-    for s in (0..tables.state_len()).map(|s| LrState::new(s).expect("LR state ids fit")) {
-        for (k, a) in tables.state_actions(s) {
-            h.update(k.to_le_bytes());
-            match a {
-                Action::Shift(to) => {
-                    h.update([0]);
+    let states = || (0..tables.state_len()).map(|s| LrState::new(s).expect("LR state ids fit"));
+    // Tables with many (state, lookahead) pairs are hashed as stored, a reduction once with its
+    // lookahead set (a keyword set's states reduce on thousands each); the others pair by pair,
+    // as before, so that their fingerprints stay.
+    let words = (tables.eof_index() as usize + 1).div_ceil(64);
+    let mut acts = vec![0u64; words];
+    let pairs: usize = states()
+        .map(|s| {
+            acts.fill(0);
+            tables.add_state_lookaheads(s, &mut acts);
+            acts.iter().map(|w| w.count_ones() as usize).sum::<usize>()
+        })
+        .sum();
+    let hash_reduce = |h: &mut Sha256, a: Action| {
+        if let Action::Reduce { lhs, len, .. } = a {
+            h.update([1]);
+            h.update((lhs.as_usize() as u32).to_le_bytes());
+            h.update(len.to_le_bytes());
+        }
+    };
+    for s in states() {
+        if pairs <= PAIRWISE_FINGERPRINT {
+            for (k, a) in tables.state_actions(s) {
+                h.update(k.to_le_bytes());
+                match a {
+                    Action::Shift(to) => {
+                        h.update([0]);
+                        h.update(to.as_u32().to_le_bytes());
+                    }
+                    Action::Reduce { .. } => hash_reduce(&mut h, a),
+                    Action::Accept => h.update([2]),
+                }
+            }
+        } else {
+            for (k, a) in tables.state_shifts(s) {
+                if let Action::Shift(to) = a {
+                    h.update(k.to_le_bytes());
                     h.update(to.as_u32().to_le_bytes());
                 }
-                Action::Reduce { lhs, len, .. } => {
-                    h.update([1]);
-                    h.update((lhs.as_usize() as u32).to_le_bytes());
-                    h.update(len.to_le_bytes());
-                }
-                Action::Accept => h.update([2]),
             }
+            h.update([0xFD]);
+            for (a, set) in tables.state_reductions(s) {
+                hash_reduce(&mut h, a);
+                for w in set.words() {
+                    h.update(w.to_le_bytes());
+                }
+                h.update([0xFC]);
+            }
+            h.update([tables.is_accepting(s) as u8]);
         }
         h.update([0xFF]);
         for (nt, to) in tables.state_gotos(s) {

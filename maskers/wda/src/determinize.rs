@@ -121,22 +121,44 @@ impl Relevance {
         lists(&self.by_terminal) + lists(&self.by_nonterminal) + lists(&self.pred) + self.top.len()
     }
 
-    fn new(tpl: &Templates) -> Self {
+    /// The lists of `tpl`'s tables, or [`Exceeded::Memory`] before allocating them if they
+    /// would take more than `max_bytes`. A reduction's lookaheads are read as its set's
+    /// words: a keyword set's states reduce on thousands of lookaheads each.
+    fn new(tpl: &Templates, max_bytes: usize) -> Result<Self, Exceeded> {
         let tables = tpl.tables();
         let cfg = tables.cfg();
+        let words = (tables.eof_index() as usize + 1).div_ceil(64);
+        let states = || (0..tables.state_len()).map(|s| LrState::new(s).expect("LR state ids fit"));
+        let mut acts = vec![0u64; words];
+        // Count first: the terminal lists are states × lookaheads with an action.
+        let mut entries = 0usize;
+        for st in states() {
+            acts.fill(0);
+            tables.add_state_lookaheads(st, &mut acts);
+            entries += acts.iter().map(|w| w.count_ones() as usize).sum::<usize>();
+            entries += 2 * tables.state_shifts(st).count() + 2 * tables.state_gotos(st).count();
+        }
+        let lists = tables.eof_index() as usize + 1 + cfg.nonterminal_len() + tables.state_len();
+        if entries.saturating_mul(4) + lists * 24 + tables.state_len() > max_bytes {
+            return Err(Exceeded::Memory);
+        }
         let mut by_terminal = vec![Vec::new(); tables.eof_index() as usize + 1];
         let mut by_nonterminal = vec![Vec::new(); cfg.nonterminal_len()];
         let mut pred = vec![Vec::new(); tables.state_len()];
         let mut top = vec![false; tables.state_len()];
         top[LrState::START.as_usize()] = true;
-        for s in 0..tables.state_len() {
-            let st = LrState::new(s).expect("LR state ids fit");
-            let mut last = u32::MAX;
-            for (k, a) in tables.state_actions(st) {
-                if k != last {
-                    by_terminal[k as usize].push(s as u32);
-                    last = k;
+        for st in states() {
+            let s = st.as_usize();
+            acts.fill(0);
+            tables.add_state_lookaheads(st, &mut acts);
+            for (w, &word) in acts.iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    by_terminal[w * 64 + bits.trailing_zeros() as usize].push(s as u32);
+                    bits &= bits - 1;
                 }
+            }
+            for (_, a) in tables.state_shifts(st) {
                 if let Action::Shift(to) = a {
                     pred[to.as_usize()].push(s as u32);
                     top[to.as_usize()] = true;
@@ -151,12 +173,12 @@ impl Relevance {
             p.sort_unstable();
             p.dedup();
         }
-        Relevance {
+        Ok(Relevance {
             by_terminal,
             by_nonterminal,
             pred,
             top,
-        }
+        })
     }
 }
 
@@ -187,7 +209,7 @@ pub(crate) fn determinize(
     initial: Vec<(Vec<(Item, Weight)>, Weight)>,
     limits: &Limits,
 ) -> Result<(Dfa, Vec<StateId>), Exceeded> {
-    let rel = Relevance::new(tpl);
+    let rel = Relevance::new(tpl, limits.max_heap.saturating_sub(limits.held))?;
     // Held throughout, besides what grows: the caller's tables and the relevance lists.
     let held = limits.held + rel.heap_bytes();
     let over = |c: &Construction, tpl: &Templates, weights: &Weights, edges: usize| {
@@ -241,6 +263,28 @@ pub(crate) fn determinize(
         // The default transition: countdowns move (a group's map moves whole), everything
         // else dies.
         let base = countdowns(tpl, &groups);
+        // The (input, group) pairs of this state: charged before they are listed (a state
+        // holding every keyword of a large set reads each at thousands of LR states).
+        let pairs: usize = groups
+            .iter()
+            .map(|&(key, _)| {
+                let (t, code) = (key >> 16, key & 0xFFFF);
+                if code == INIT {
+                    rel.by_terminal[t as usize].len()
+                } else {
+                    match tpl.split(code) {
+                        (a, 0) => rel.by_nonterminal[a as usize].len(),
+                        _ => 0,
+                    }
+                }
+            })
+            .sum();
+        let scratch = (pairs.max(keyed.capacity()) + wanted.capacity()) * 8;
+        if held + c.heap_bytes(tpl, weights) + Dfa::bytes_for(c.b.len(), edge_count) + scratch
+            > limits.max_heap
+        {
+            return Err(Exceeded::Memory);
+        }
         keyed.clear();
         for (gi, &(key, _)) in groups.iter().enumerate() {
             let (t, code) = (key >> 16, key & 0xFFFF);

@@ -24,9 +24,8 @@
 //! classes become one weight.
 
 use ahash::AHashMap;
-use munch_glr::lr::Action;
+use munch_glr::lr::{Action, LrState};
 use munch_glr::parser::Parser;
-use munch_lexer::dfa::TerminalSet;
 use munch_lexer::{LexState, TerminalId};
 use munch_tokens::{ClassId, LexPoint, PointId, SpanId, TokenSpans};
 
@@ -49,11 +48,25 @@ struct ContBuilder<'a> {
     parser: &'a Parser,
     usable: Vec<bool>,
     /// Per terminal `T`: the terminals some state reached by shifting `T` has an action on.
-    follow: Vec<TerminalSet>,
+    follow: Follow,
     conts: Conts,
     end_memo: AHashMap<LexState, Cont>,
     lex_memo: AHashMap<(LexState, Cont), Cont>,
     after_memo: AHashMap<(u32, Cont), Cont>,
+}
+
+/// Per terminal `T`, a bitset over lookahead indices: those some state reached by shifting `T`
+/// has an action on.
+struct Follow {
+    words: usize,
+    bits: Vec<u64>,
+}
+
+impl Follow {
+    /// Whether terminal `t2` is in `t`'s row.
+    fn contains(&self, t: TerminalId, t2: u32) -> bool {
+        self.bits[t.as_usize() * self.words + t2 as usize / 64] >> (t2 % 64) & 1 != 0
+    }
 }
 
 impl ContBuilder<'_> {
@@ -115,13 +128,13 @@ impl ContBuilder<'_> {
         if let Some(&a) = self.after_memo.get(&(t.as_u32(), k)) {
             return a;
         }
-        let follow = &self.follow[t.as_usize()];
+        let follow = &self.follow;
         let kept: Vec<(u32, Cont)> = self
             .conts
             .offers(k)
             .iter()
             .copied()
-            .filter(|&(t2, _)| follow.contains(TerminalId::from(t2)))
+            .filter(|&(t2, _)| follow.contains(t, t2))
             .collect();
         let succ = self.conts.succeeds(k);
         let a = self.conts.intern(kept, succ);
@@ -157,33 +170,31 @@ impl Lexical {
         max_continuations: usize,
     ) -> Result<Lexical, TooManyControls> {
         let tables = parser.tables();
+        let terminal_len = parser.terminal_len();
+        // Lookahead bitsets, a whole state's at once (a keyword set's reductions hold
+        // thousands of lookaheads each, in one shared set).
+        let words = (tables.eof_index() as usize + 1).div_ceil(64);
+        let states = (0..tables.state_len()).map(|s| LrState::new(s).expect("LR state ids fit"));
         // A terminal is usable if the parser can take it somewhere: some state has an action
         // on it (ignored terminals never reach the parser).
-        let mut usable = vec![false; parser.terminal_len()];
-        for s in 0..tables.state_len() {
-            let st = munch_glr::lr::LrState::new(s).expect("LR state ids fit");
-            for (k, _) in tables.state_actions(st) {
-                if (k as usize) < usable.len() {
-                    usable[k as usize] = true;
-                }
-            }
+        let mut any = vec![0u64; words];
+        for st in states.clone() {
+            tables.add_state_lookaheads(st, &mut any);
         }
-        for (t, u) in usable.iter_mut().enumerate() {
-            if parser.is_ignored(TerminalId::from_usize(t)) {
-                *u = false;
-            }
-        }
-        let terminal_len = parser.terminal_len();
-        let mut follow = vec![TerminalSet::new(terminal_len); terminal_len];
-        for s in 0..tables.state_len() {
-            let st = munch_glr::lr::LrState::new(s).expect("LR state ids fit");
-            for (k, a) in tables.state_actions(st) {
+        let usable = (0..terminal_len)
+            .map(|t| {
+                any[t / 64] >> (t % 64) & 1 != 0 && !parser.is_ignored(TerminalId::from_usize(t))
+            })
+            .collect();
+        let mut follow = Follow {
+            words,
+            bits: vec![0u64; terminal_len * words],
+        };
+        for st in states {
+            for (k, a) in tables.state_shifts(st) {
                 if let (Action::Shift(to), true) = (a, (k as usize) < terminal_len) {
-                    for (k2, _) in tables.state_actions(to) {
-                        if (k2 as usize) < terminal_len {
-                            follow[k as usize].insert(TerminalId::from(k2));
-                        }
-                    }
+                    let row = &mut follow.bits[k as usize * words..(k as usize + 1) * words];
+                    tables.add_state_lookaheads(to, row);
                 }
             }
         }
