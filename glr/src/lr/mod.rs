@@ -9,6 +9,10 @@
 //!   [`Actions`]. Immutable, `Send + Sync`.
 //! - [`Action`]: shift, (right-nulled) reduce, accept. A state may have several actions on one
 //!   lookahead: that is a conflict, and the GLR parser follows all of them.
+//! - [`Quotient`]: the tables with the states and terminals no run of the parser tells apart
+//!   merged, for the maskers (a keyword set's thousands of terminals become one);
+//!   [`ClassTables`] is what a masker holds: a parser's quotient, or its own tables when
+//!   nothing merges.
 //! - [`Conflict`]: a conflict of the plain LALR(1) table (right-nulled reductions are left out:
 //!   they duplicate ε-reductions by design), with the competing items; rendered by
 //!   [`LrTables::render_conflict`].
@@ -19,6 +23,7 @@
 mod conflict;
 mod lalr;
 mod lr0;
+mod quotient;
 
 use std::fmt;
 
@@ -28,6 +33,7 @@ use crate::cfg::analysis::Analysis;
 use crate::cfg::{Cfg, NonterminalId};
 
 pub use conflict::{Conflict, LrItem};
+pub use quotient::{ClassTables, Quotient};
 
 /// A state of the LR automaton; state 0 is the start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -467,6 +473,27 @@ impl LrTables {
             + self.reduces.len()
             + self.lookahead_sets.len()
             + self.expanded.len()
+    }
+
+    /// Heap bytes of the tables (the grammar they were built from and the diagnostics left
+    /// out).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        (self.shift_start.capacity()
+            + self.shift_keys.capacity()
+            + self.dense.capacity()
+            + self.reduce_start.capacity()
+            + self.reduce_sets.capacity()
+            + self.expanded_start.capacity()
+            + self.expanded_keys.capacity()
+            + self.goto_start.capacity())
+            * 4
+            + (self.shifts.capacity() + self.reduces.capacity() + self.expanded.capacity())
+                * size_of::<Action>()
+            + self.lookahead_sets.capacity() * 8
+            + self.accepting.capacity()
+            + self.expanded_index.capacity() * 8
+            + self.gotos.capacity() * size_of::<(u32, LrState)>()
     }
 
     /// The number of distinct reduction lookahead sets.

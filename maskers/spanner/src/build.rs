@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ahash::AHashMap;
-use munch_glr::lr::LrState;
+use munch_glr::lr::{ClassTables, LrState};
 use munch_glr::parser::Parser;
 use munch_tokens::{ClassId, ClassSet, PointId, SpanId, SpansBudget, TokenSpans};
 use munch_vocab::Vocabulary;
@@ -37,7 +37,10 @@ pub(crate) fn build(
 ) -> Result<SpannerMasker, SpannerBuildError> {
     let started = Instant::now();
     let p = &*parser;
-    let tables = p.tables();
+    // Everything below reads the tables' classes: states and terminals no run tells apart are
+    // one (a keyword set's thousands of terminals and states are a handful).
+    let lr = Arc::new(ClassTables::new(Arc::clone(&parser)));
+    let tables = lr.tables();
     let lr_states = tables.state_len();
 
     progress(Progress::at("spans", 0, 1));
@@ -68,7 +71,7 @@ pub(crate) fn build(
     progress(Progress::at("terminal spans", 0, spans.span_len()));
     let tau_of_span_bytes = spans.span_len().saturating_mul(8);
     charge.check(spans_bytes.saturating_add(tau_of_span_bytes))?;
-    let mut taus = Taus::new(p);
+    let mut taus = Taus::new(p, &lr);
     // Per span: its terminal span, and that of its fork (the other reading of a token that
     // ends inside a character: one more lexeme, ending where the character began).
     let mut tau_of_span: Vec<u32> = Vec::with_capacity(spans.span_len());
@@ -291,7 +294,7 @@ pub(crate) fn build(
     charge.check(heap_bytes)?;
     let stats = SpannerStats {
         points,
-        lr_states,
+        lr_states: p.lr_state_len(),
         token_classes: class_len,
         realisable_spans: spans.span_len(),
         terminal_spans: taus.taus.len(),
@@ -307,7 +310,7 @@ pub(crate) fn build(
     };
     Ok(SpannerMasker {
         indent: munch_glr::mask::IndentFix::new(&parser).map(Arc::new),
-        parser,
+        lr,
         vocab,
         spans,
         taus,

@@ -30,6 +30,10 @@
 //!    first lexemes none of whose terminals has an action in `s` (the stack-free
 //!    over-approximation: no stack with top `s` takes them).
 //!
+//! Steps 2 to 4 read the LR tables' quotient ([`ClassTables`]): terminals and states as their
+//! classes, which no run of the parser tells apart (8,000 keywords under `(…)*` are one
+//! terminal and a few states), and the online walk reads a node's state as its class.
+//!
 //! ## Online
 //!
 //! For each head of the [`ParserState`] (GSS node with LR state `s`, point `q`): `A(q, s)`,
@@ -81,6 +85,7 @@ mod tau;
 use std::fmt;
 use std::sync::Arc;
 
+use munch_glr::lr::ClassTables;
 use munch_glr::mask::{set_eos, IndentFix, MaskCache, MaskMut, Masker};
 use munch_glr::parser::{Parser, ParserState};
 use munch_tokens::{
@@ -253,19 +258,24 @@ enum ClassList {
 pub struct SpannerMasker {
     /// Exact answers for the tokens the indentation context decides (`postlex = python`).
     indent: Option<Arc<IndentFix>>,
-    parser: Arc<Parser>,
+    /// The parser, and the LR tables the tables and walks read: a node's state is read as its
+    /// class, a lexeme's terminals as theirs.
+    lr: Arc<ClassTables>,
     vocab: Arc<Vocabulary>,
     spans: TokenSpans,
     taus: Taus,
+    /// Classes of LR states.
     lr_states: usize,
     tries: PointTries,
     /// Per (LR state, trie node), for the nodes the bare stack gets through: whether every span
     /// below is always accepted.
     alive: classify::Alive,
-    /// Per LR state, `act_words` words: bit `k` iff the state has an action on lookahead `k`.
+    /// Per class of LR states, `act_words` words: bit `k` iff it has an action on lookahead
+    /// class `k`.
     act_words: usize,
     acts: Vec<u64>,
-    /// `entry_of[q * lr_states + s]`: `A(q, s)` as an index into `sets` plus one (0: empty).
+    /// `entry_of[q * lr_states + s]`: `A(q, s)` (for class `s`) as an index into `sets` plus
+    /// one (0: empty).
     entry_of: Vec<u32>,
     sets: Vec<ClassList>,
     pool: Vec<ClassId>,
@@ -348,7 +358,7 @@ impl Masker for SpannerMasker {
         MaskCache::new(Cache {
             acc: self.spans.classes().empty_set(),
             head_acc: self.spans.classes().empty_set(),
-            online: Online::new(self.lr_states, self.taus.lookahead_words()),
+            online: Online::new(&self.lr, self.taus.lookahead_words()),
             heads: ahash::AHashMap::new(),
             expand: ExpandCache::new(),
         })
@@ -391,7 +401,7 @@ impl SpannerMasker {
             }
             let head_acc = &mut cache.head_acc;
             head_acc.clear();
-            let s = node.state().as_usize();
+            let s = self.lr.state(node.state()).as_usize();
             let e = self.entry_of[q.as_usize() * self.lr_states + s];
             if e != 0 {
                 self.add(self.sets[e as usize - 1], head_acc);

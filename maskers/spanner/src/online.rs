@@ -24,8 +24,11 @@
 //! finished GSS level never changes, so a name always means the same stacks and the memos never
 //! go stale; they are dropped when they grow past a bound.
 
+use std::sync::Arc;
+
 use ahash::AHashMap;
 use munch_glr::gss::GssNode;
+use munch_glr::lr::ClassTables;
 use munch_tokens::ClassSet;
 use smallvec::SmallVec;
 
@@ -68,11 +71,14 @@ pub(crate) struct Online {
 }
 
 impl Online {
-    pub(crate) fn new(lr_states: usize, words: usize) -> Self {
+    /// The online state over `classes` (the masker's tables), with reach bitsets of `words`
+    /// words.
+    pub(crate) fn new(classes: &Arc<ClassTables>, words: usize) -> Self {
         Online {
             // The arena is bounded by `MAX_ARENA` between masks, and one walk adds at most a
             // few nodes per LR state per trie node.
-            sim: Sim::new(lr_states, usize::MAX),
+            sim: Sim::new(classes.tables().state_len(), usize::MAX)
+                .with_classes(Arc::clone(classes)),
             frontiers: Vec::new(),
             frontier_index: AHashMap::new(),
             steps: AHashMap::new(),
@@ -148,7 +154,7 @@ impl Online {
                 let Online { sim, frontiers, .. } = self;
                 // The arena has no budget online (see `Online::new`), so this never fails.
                 let v = sim
-                    .can_shift(m.parser.tables(), &frontiers[f as usize], t)
+                    .can_shift(m.lr.tables(), &frontiers[f as usize], t)
                     .unwrap_or(false);
                 let slot = base + if v { 0 } else { w } + i;
                 self.known[slot] |= 1 << (t % 64);
@@ -168,7 +174,7 @@ impl Online {
         let Online { sim, frontiers, .. } = self;
         let mark = sim.mark();
         let next =
-            step(sim, m.parser.tables(), &m.taus, &frontiers[f as usize], acc).unwrap_or_default();
+            step(sim, m.lr.tables(), &m.taus, &frontiers[f as usize], acc).unwrap_or_default();
         let next = sim.canonicalize(mark, &next);
         let g = self.intern(next);
         self.steps.insert((f, acc), g);
@@ -196,7 +202,7 @@ impl SpannerMasker {
         if lo == hi {
             return true;
         }
-        let s = node.state().as_usize();
+        let s = self.lr.state(node.state()).as_usize();
         let acts = &self.acts[s * self.act_words..(s + 1) * self.act_words];
         let has_action = |t: u32| acts[t as usize / 64] & (1 << (t % 64)) != 0;
         let real = online.sim.real(node);

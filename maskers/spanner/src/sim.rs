@@ -16,10 +16,12 @@
 //! Nodes live in one arena used as a stack: a depth-first caller marks the arena with
 //! [`Sim::mark`] and drops everything built since with [`Sim::truncate`].
 
+use std::sync::Arc;
+
 use ahash::AHashMap;
 use munch_glr::cfg::NonterminalId;
 use munch_glr::gss::{GssNode, GssNodeId};
-use munch_glr::lr::{Action, LrState, LrTables};
+use munch_glr::lr::{Action, ClassTables, LrState, LrTables};
 use smallvec::SmallVec;
 
 /// A node of the simulation: one of the arena, or a real GSS node (an index into the
@@ -80,6 +82,9 @@ pub(crate) struct Sim {
     made: Vec<SimNode>,
     /// Closures run (a measure of work).
     pub(crate) closures: u64,
+    /// How real nodes' LR states are read: as their classes (the tables the simulator is
+    /// given are the classes' tables).
+    classes: Option<Arc<ClassTables>>,
 }
 
 impl Sim {
@@ -119,6 +124,7 @@ impl Sim {
             canon: Vec::new(),
             made: Vec::new(),
             closures: 0,
+            classes: None,
         }
     }
 
@@ -290,7 +296,7 @@ impl Sim {
                 Some(mut edges) => {
                     edges.sort_unstable();
                     edges.dedup();
-                    let state = top.state();
+                    let state = self.class(top.state());
                     let next = self.nodes.len() as u32;
                     let i = *self.cons.entry((state, edges.clone())).or_insert(next);
                     if i == next {
@@ -323,12 +329,24 @@ impl Sim {
         preds
     }
 
-    /// The LR state of `n`.
+    /// The LR state of `n` (a class of states for a real node read through classes).
     pub(crate) fn state_of(&self, n: NodeRef) -> LrState {
         match n {
             NodeRef::Local(i) => self.nodes[i as usize].state,
-            NodeRef::Real(i) => self.reals[i as usize].node.state(),
+            NodeRef::Real(i) => self.class(self.reals[i as usize].node.state()),
         }
+    }
+
+    /// Reads real nodes' states as their classes in `classes`.
+    pub(crate) fn with_classes(mut self, classes: Arc<ClassTables>) -> Self {
+        self.classes = Some(classes);
+        self
+    }
+
+    /// The class of a real node's state `s`.
+    #[inline]
+    fn class(&self, s: LrState) -> LrState {
+        self.classes.as_ref().map_or(s, |c| c.state(s))
     }
 
     /// Whether terminal index `k` can be shifted from some stack of `frontier` (after

@@ -13,6 +13,7 @@
 //! classification walks it once per LR state and the online check memoises per trie node.
 
 use ahash::AHashMap;
+use munch_glr::lr::ClassTables;
 use munch_glr::parser::Parser;
 use munch_lexer::{LexState, TerminalId};
 
@@ -76,12 +77,23 @@ pub(crate) struct Taus {
     ignored: Vec<bool>,
     /// Terminals at or past this index are not the CFG's: never shifted.
     cfg_terminals: usize,
+    /// Per terminal of the CFG: its class, the terminal of the tables the spans are read
+    /// with; one more than the last class is `$`.
+    class: Vec<u32>,
+    lookaheads: usize,
 }
 
 impl Taus {
-    pub(crate) fn new(parser: &Parser) -> Self {
+    /// Terminal spans of `parser`'s lexemes, their terminals read as classes of `lr`.
+    pub(crate) fn new(parser: &Parser, lr: &ClassTables) -> Self {
         let ignored = (0..parser.terminal_len())
             .map(|t| parser.is_ignored(TerminalId::from_usize(t)))
+            .collect();
+        let class = (0..parser.cfg().terminal_len())
+            .map(|t| {
+                lr.terminal(TerminalId::from_usize(t))
+                    .expect("the CFG's terminals have classes")
+            })
             .collect();
         Taus {
             accs: Vec::new(),
@@ -96,6 +108,8 @@ impl Taus {
             tau_index: AHashMap::new(),
             ignored,
             cfg_terminals: parser.cfg().terminal_len(),
+            class,
+            lookaheads: lr.tables().eof_index() as usize + 1,
         }
     }
 
@@ -107,7 +121,7 @@ impl Taus {
             if self.ignored.get(t.as_usize()).copied().unwrap_or(false) {
                 ignored = true;
             } else if t.as_usize() < self.cfg_terminals {
-                shiftable.push(t.as_u32());
+                shiftable.push(self.class[t.as_usize()]);
             }
         }
         shiftable.sort_unstable();
@@ -156,9 +170,10 @@ impl Taus {
         Some(id)
     }
 
-    /// Words of a bitset over the parser's lookahead indices (terminals and `$`).
+    /// Words of a bitset over the lookahead indices of the tables the spans are read with
+    /// (terminal classes and `$`).
     pub(crate) fn lookahead_words(&self) -> usize {
-        (self.cfg_terminals + 1).div_ceil(64)
+        self.lookaheads.div_ceil(64)
     }
 
     /// [`Taus::intern_acc`] of lexer state `s`'s accepted terminals, memoised per state.

@@ -1,6 +1,14 @@
 //! The offline pipeline: token spans → continuations and initial item sets → summaries and
 //! weighted subset construction → minimisation → compact run-time tables.
 //!
+//! The construction reads the LR tables' quotient ([`ClassTables`]): lexemes' terminals as
+//! their classes and LR states as theirs, which gives the same masks (the quotient is a
+//! homomorphism of the tables) from fewer items and inputs: 8,000 keywords under `(…)*` are
+//! one terminal and a few states, SynCode's Go grammar has 449 classes of its 604 states and 55
+//! of its 87 terminals. The minimal automaton's edges are then listed for each member of a
+//! class, so that the run-time tables read a stack's own states; the on-demand automaton maps
+//! each node's state to its class as it reads it.
+//!
 //! The eager build charges what it holds to [`WdaConfig::max_memory`] at each stage: the token
 //! spans, continuations and initial items throughout; the summaries, item sets, maps, weights
 //! and automaton while determinising; the automaton twice over (and the partition's
@@ -25,6 +33,7 @@ use crate::lexical::Lexical;
 use crate::minimize::{minimize, undecided};
 use crate::template::{item, Item, Templates, FIN, INIT, TERMINAL_LIMIT};
 use crate::WdaConfig;
+use munch_glr::lr::ClassTables;
 
 /// The lexical side of a build, shared by the eager build and the on-demand automaton: token
 /// spans, continuations, every start's initial items, and the weights so far.
@@ -36,6 +45,8 @@ use crate::WdaConfig;
 /// classes, about half as many blocks), which halves every union and intern of the
 /// construction.
 pub(crate) struct Prepared {
+    /// The LR tables the automaton reads (their classes).
+    pub(crate) lr: Arc<ClassTables>,
     pub(crate) spans: TokenSpans,
     pub(crate) lexical: Lexical,
     /// Per start (every lexer point, then end of sequence): its items and its classes decided
@@ -52,18 +63,17 @@ pub(crate) struct Prepared {
 /// Token spans, continuations and initial item sets, over lexical blocks. For the eager
 /// build (`eager`), the spans' build is held to [`WdaConfig::max_memory`] too.
 pub(crate) fn prepare(
-    parser: &Parser,
+    parser: &Arc<Parser>,
     vocab: &Vocabulary,
     config: &WdaConfig,
     eager: bool,
 ) -> Result<Prepared, WdaBuildError> {
+    let lr = Arc::new(ClassTables::new(Arc::clone(parser)));
     // `$` is a terminal of the templates too (end of sequence is decided by the automaton).
-    if parser.terminal_len() >= TERMINAL_LIMIT as usize
-        || parser.tables().eof_index() >= TERMINAL_LIMIT
-    {
+    if lr.tables().eof_index() >= TERMINAL_LIMIT {
         return Err(WdaBuildError::too_large("terminals"));
     }
-    if !Templates::codes_fit(parser.tables()) {
+    if !Templates::codes_fit(lr.tables()) {
         return Err(WdaBuildError::too_large(
             "nonterminals × production lengths",
         ));
@@ -86,7 +96,7 @@ pub(crate) fn prepare(
     let eos_class = class_len;
     let mut weights = Weights::new((class_len + 1).div_ceil(64));
     let lexical =
-        Lexical::build(parser, &spans, &mut weights, config.max_continuations).map_err(|_| {
+        Lexical::build(&lr, &spans, &mut weights, config.max_continuations).map_err(|_| {
             WdaBuildError::budget(WdaBudget::Continuations, config.max_continuations as u64)
         })?;
     let mut eos_bits = Bits::new(weights.words());
@@ -112,12 +122,13 @@ pub(crate) fn prepare(
     // The last start is end of sequence's, run from the heads whose lexeme is empty.
     initial.push((
         vec![(
-            item(parser.tables().eof_index(), INIT, FIN),
+            item(lr.tables().eof_index(), INIT, FIN),
             map[eos_weight as usize],
         )],
         EMPTY,
     ));
     Ok(Prepared {
+        lr,
         spans,
         lexical,
         initial,
@@ -203,6 +214,7 @@ pub(crate) fn build(
 ) -> Result<(Dwa, f64), WdaBuildError> {
     let t0 = Instant::now();
     let Prepared {
+        lr,
         spans,
         lexical,
         initial,
@@ -239,6 +251,7 @@ pub(crate) fn build(
         v.len() * 32 + v.iter().map(|(i, _)| i.capacity() * 16).sum::<usize>()
     };
     let held = spans.heap_bytes()
+        + lr.heap_bytes()
         + lexical.conts.heap_bytes()
         + lexical.points.capacity() * std::mem::size_of::<munch_tokens::LexPoint>()
         + items(&lexical.initial)
@@ -251,7 +264,7 @@ pub(crate) fn build(
         Exceeded::Memory => WdaBuildError::budget(WdaBudget::Memory, config.max_memory as u64),
     };
     let mut tpl = Templates::new(
-        Arc::clone(parser),
+        Arc::clone(&lr),
         Arc::clone(&lexical.conts),
         config.max_memory / 48,
     );
@@ -285,6 +298,20 @@ pub(crate) fn build(
     charge(held + weights.heap + dfa_bytes.saturating_mul(3))?;
     let (min, map) = minimize(&dfa);
     drop(dfa);
+    // The automaton read classes of LR states: give each class's edges to its members.
+    let min = match lr.members() {
+        Some(members) => {
+            let edges: usize = min
+                .edges
+                .iter()
+                .flatten()
+                .map(|&(x, _, _)| members[x as usize].len())
+                .sum();
+            charge(held + weights.heap + Dfa::bytes_for(min.state_len(), edges).saturating_mul(2))?;
+            min.with_inputs(&members)
+        }
+        None => min,
+    };
     let und = undecided(&min, &mut weights);
     if crate::determinize::debug() {
         eprintln!(

@@ -66,6 +66,27 @@ impl Dfa {
         self.default.len()
     }
 
+    /// The automaton with each input `x` read as the inputs `members[x]` (disjoint, each
+    /// list ascending): every edge on `x` becomes one edge per member, sorted.
+    pub(crate) fn with_inputs(self, members: &[Vec<u32>]) -> Dfa {
+        let edges = self
+            .edges
+            .into_iter()
+            .map(|list| {
+                let mut out: Vec<(u32, Weight, StateId)> = list
+                    .iter()
+                    .flat_map(|&(x, w, t)| members[x as usize].iter().map(move |&m| (m, w, t)))
+                    .collect();
+                out.sort_unstable_by_key(|&(m, _, _)| m);
+                out
+            })
+            .collect();
+        Dfa {
+            default: self.default,
+            edges,
+        }
+    }
+
     pub(crate) fn edge_len(&self) -> usize {
         self.edges.iter().map(Vec::len).sum::<usize>() + self.default.len()
     }

@@ -54,6 +54,7 @@ use crate::dwa::{Dwa, RunCache};
 use crate::error::WdaBuildError;
 use crate::template::{Conts, Item, Templates, INIT};
 use crate::WdaConfig;
+use munch_glr::lr::ClassTables;
 
 /// No start state yet.
 const NONE: u32 = u32::MAX;
@@ -104,6 +105,8 @@ pub struct LazyWdaMasker {
     /// Exact answers for the tokens the indentation context decides (`postlex = python`).
     indent: Option<Arc<IndentFix>>,
     parser: Arc<Parser>,
+    /// The LR tables the automaton reads: a node's state is read as its class.
+    lr: Arc<ClassTables>,
     vocab: Arc<Vocabulary>,
     conts: Arc<Conts>,
     /// Per start (lexer points, then end of sequence): its items and outright classes, as
@@ -177,6 +180,7 @@ impl LazyWdaMasker {
     ) -> Result<LazyWdaMasker, WdaBuildError> {
         let t0 = Instant::now();
         let Prepared {
+            lr,
             spans,
             lexical,
             initial,
@@ -217,13 +221,14 @@ impl LazyWdaMasker {
             indent: IndentFix::new(&parser).map(Arc::new),
             fallback: Arc::new(Oracle::new(Arc::clone(&vocab))),
             engine: RwLock::new(Engine::new(
-                &parser,
+                &lr,
                 &lexical.conts,
                 &weights,
                 starts,
                 config.cache_capacity,
             )),
             parser,
+            lr,
             vocab,
             conts: lexical.conts,
             initial,
@@ -299,7 +304,7 @@ impl LazyWdaMasker {
     fn clear(&self, eng: &mut Engine) {
         let (clears, computed) = (eng.clears + 1, eng.computed);
         *eng = Engine::new(
-            &self.parser,
+            &self.lr,
             &self.conts,
             &self.base_weights,
             self.initial.len(),
@@ -355,7 +360,7 @@ impl LazyWdaMasker {
                 continue;
             }
             cache.pairs += 1;
-            let (out, t) = steps.step(s, node.state().as_u32())?;
+            let (out, t) = steps.step(s, self.lr.state(node.state()).as_u32())?;
             if out != EMPTY && !cache.used.contains(&out) {
                 cache.used.push(out);
                 or_into(&mut cache.acc, steps.weight(out));
@@ -431,7 +436,7 @@ fn or_into(acc: &mut [u64], w: &[u64]) {
 
 impl Engine {
     fn new(
-        parser: &Arc<Parser>,
+        lr: &Arc<ClassTables>,
         conts: &Arc<Conts>,
         weights: &Weights,
         starts: usize,
@@ -441,7 +446,7 @@ impl Engine {
             // The summaries' entries are counted at about 40 bytes each. One mask may take the
             // cache past its capacity (it is cleared before the next), up to this limit.
             tpl: Templates::new(
-                Arc::clone(parser),
+                Arc::clone(lr),
                 Arc::clone(conts),
                 capacity.max(MIN_MASK_BYTES) / 40,
             ),

@@ -31,6 +31,7 @@ use munch_tokens::{ClassId, LexPoint, PointId, SpanId, TokenSpans};
 
 use crate::bits::{Weight, Weights, EMPTY};
 use crate::template::{item, Cont, Conts, Item, FIN, INIT, NEVER};
+use munch_glr::lr::ClassTables;
 
 /// More continuations than the budget allows.
 #[derive(Clone, Copy, Debug)]
@@ -46,8 +47,10 @@ pub(crate) struct Lexical {
 
 struct ContBuilder<'a> {
     parser: &'a Parser,
+    lr: &'a ClassTables,
+    /// Per terminal class: whether some state has an action on it.
     usable: Vec<bool>,
-    /// Per terminal `T`: the terminals some state reached by shifting `T` has an action on.
+    /// Per terminal class `T`: the classes some state reached by shifting `T` has an action on.
     follow: Follow,
     conts: Conts,
     end_memo: AHashMap<LexState, Cont>,
@@ -55,17 +58,17 @@ struct ContBuilder<'a> {
     after_memo: AHashMap<(u32, Cont), Cont>,
 }
 
-/// Per terminal `T`, a bitset over lookahead indices: those some state reached by shifting `T`
-/// has an action on.
+/// Per terminal class `T`, a bitset over lookahead classes: those some state reached by
+/// shifting `T` has an action on.
 struct Follow {
     words: usize,
     bits: Vec<u64>,
 }
 
 impl Follow {
-    /// Whether terminal `t2` is in `t`'s row.
-    fn contains(&self, t: TerminalId, t2: u32) -> bool {
-        self.bits[t.as_usize() * self.words + t2 as usize / 64] >> (t2 % 64) & 1 != 0
+    /// Whether class `t2` is in class `t`'s row.
+    fn contains(&self, t: u32, t2: u32) -> bool {
+        self.bits[t as usize * self.words + t2 as usize / 64] >> (t2 % 64) & 1 != 0
     }
 }
 
@@ -80,8 +83,8 @@ impl ContBuilder<'_> {
         for t in lexer.reachable(end).iter() {
             if self.parser.is_ignored(t) {
                 succ = true;
-            } else if self.usable(t) {
-                ctrls.push((t.as_u32(), FIN));
+            } else if let Some(t) = self.usable(t) {
+                ctrls.push((t, FIN));
             }
         }
         let k = self.conts.intern(ctrls, succ);
@@ -102,10 +105,10 @@ impl ContBuilder<'_> {
         for &t in lexer.accepted(e) {
             if self.parser.is_ignored(t) {
                 ignored = true;
-            } else if self.usable(t) {
+            } else if let Some(t) = self.usable(t) {
                 let after = self.after(t, then);
                 if after != NEVER {
-                    ctrls.push((t.as_u32(), after));
+                    ctrls.push((t, after));
                 }
             }
         }
@@ -121,11 +124,11 @@ impl ContBuilder<'_> {
     /// `κ` as seen right after shifting `t`: without the controls whose terminal has no action
     /// in any state a shift of `t` leads to (the parser would reject it at once, on every
     /// stack), so continuations that differ only in such controls become one.
-    fn after(&mut self, t: TerminalId, k: Cont) -> Cont {
+    fn after(&mut self, t: u32, k: Cont) -> Cont {
         if k == FIN || k == NEVER {
             return k;
         }
-        if let Some(&a) = self.after_memo.get(&(t.as_u32(), k)) {
+        if let Some(&a) = self.after_memo.get(&(t, k)) {
             return a;
         }
         let follow = &self.follow;
@@ -138,7 +141,7 @@ impl ContBuilder<'_> {
             .collect();
         let succ = self.conts.succeeds(k);
         let a = self.conts.intern(kept, succ);
-        self.after_memo.insert((t.as_u32(), k), a);
+        self.after_memo.insert((t, k), a);
         a
     }
 
@@ -156,21 +159,29 @@ impl ContBuilder<'_> {
         self.conts.intern(ctrls, succ)
     }
 
-    fn usable(&self, t: TerminalId) -> bool {
-        self.usable.get(t.as_usize()).copied().unwrap_or(false)
+    /// The class of the parser's terminal `t` if it can reach the parser somewhere (ignored
+    /// terminals never do).
+    fn usable(&self, t: TerminalId) -> Option<u32> {
+        if self.parser.is_ignored(t) {
+            return None;
+        }
+        let c = self.lr.terminal(t)?;
+        self.usable[c as usize].then_some(c)
     }
 }
 
 impl Lexical {
     /// Continuations of every span used from some point, and every point's initial items.
     pub(crate) fn build(
-        parser: &Parser,
+        lr: &ClassTables,
         spans: &TokenSpans,
         weights: &mut Weights,
         max_continuations: usize,
     ) -> Result<Lexical, TooManyControls> {
-        let tables = parser.tables();
-        let terminal_len = parser.terminal_len();
+        let parser = &**lr.parser();
+        // Terminals and states are the classes of `lr`.
+        let tables = lr.tables();
+        let terminal_len = tables.eof_index() as usize;
         // Lookahead bitsets, a whole state's at once (a keyword set's reductions hold
         // thousands of lookaheads each, in one shared set).
         let words = (tables.eof_index() as usize + 1).div_ceil(64);
@@ -182,9 +193,7 @@ impl Lexical {
             tables.add_state_lookaheads(st, &mut any);
         }
         let usable = (0..terminal_len)
-            .map(|t| {
-                any[t / 64] >> (t % 64) & 1 != 0 && !parser.is_ignored(TerminalId::from_usize(t))
-            })
+            .map(|t| any[t / 64] >> (t % 64) & 1 != 0)
             .collect();
         let mut follow = Follow {
             words,
@@ -200,6 +209,7 @@ impl Lexical {
         }
         let mut cb = ContBuilder {
             parser,
+            lr,
             usable,
             follow,
             conts: Conts::new(),

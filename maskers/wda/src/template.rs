@@ -73,8 +73,8 @@ use std::collections::HashSet;
 
 use ahash::{AHashMap, AHashSet};
 use munch_glr::cfg::NonterminalId;
+use munch_glr::lr::ClassTables;
 use munch_glr::lr::{Action, LrState, LrTables};
-use munch_glr::parser::Parser;
 
 /// A continuation: an index into [`Conts`].
 pub(crate) type Cont = u32;
@@ -267,7 +267,7 @@ fn fixed_set() -> HashSet<(u32, Cont, u32), ahash::RandomState> {
 /// Lazily computed summaries (see the [module docs](self)). They own their grammar and
 /// continuations (shared), so that an on-demand automaton can keep them between masks.
 pub(crate) struct Templates {
-    parser: Arc<Parser>,
+    lr: Arc<ClassTables>,
     conts: Arc<Conts>,
     /// One more than the most pops an exit can have left (the longest production).
     stride: u32,
@@ -302,8 +302,9 @@ pub(crate) struct Templates {
 }
 
 impl Templates {
-    pub(crate) fn new(parser: Arc<Parser>, conts: Arc<Conts>, max_entries: usize) -> Self {
-        let tables = parser.tables();
+    /// Summaries over `lr`'s tables (states and terminals are its classes).
+    pub(crate) fn new(lr: Arc<ClassTables>, conts: Arc<Conts>, max_entries: usize) -> Self {
+        let tables = lr.tables();
         let stride = tables
             .cfg()
             .productions()
@@ -333,7 +334,7 @@ impl Templates {
             Vec::new()
         };
         Templates {
-            parser,
+            lr,
             conts,
             stride,
             gotos,
@@ -375,7 +376,7 @@ impl Templates {
     }
 
     pub(crate) fn tables(&self) -> &LrTables {
-        self.parser.tables()
+        self.lr.tables()
     }
 
     #[cfg(test)]
@@ -509,8 +510,8 @@ impl Templates {
         if self.e_tasks.is_empty() {
             return Ok(());
         }
-        let parser = Arc::clone(&self.parser);
-        let tables = parser.tables();
+        let lr = Arc::clone(&self.lr);
+        let tables = lr.tables();
         while let Some(task) = self.e_tasks.pop() {
             match task {
                 ETask::Eval(u) => {
@@ -592,8 +593,8 @@ impl Templates {
         if self.p_tasks.is_empty() {
             return Ok(());
         }
-        let parser = Arc::clone(&self.parser);
-        let tables = parser.tables();
+        let lr = Arc::clone(&self.lr);
+        let tables = lr.tables();
         let conts = Arc::clone(&self.conts);
         while let Some(task) = self.p_tasks.pop() {
             match task {
@@ -679,7 +680,7 @@ impl Templates {
             .filter(|&c| c != SH)
             .collect();
         let xs = LrState::new(x as usize).expect("LR state ids fit");
-        let tables = self.parser.tables();
+        let tables = self.lr.tables();
         let shift = tables.actions_at(xs, t).iter().find_map(|a| match a {
             Action::Shift(to) => Some(to.as_u32()),
             _ => None,
