@@ -180,7 +180,8 @@ pub struct LexPoint {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Span<'a> {
     /// The lexemes completed inside the token, in order, each named by the lowest state whose
-    /// [`Lexer::accepted`] equals the lexeme's terminals (use only `accepted` of it).
+    /// [`Lexer::accepted`] equals the lexeme's terminals (use only `accepted` of it), or with
+    /// [`TokenSpans::build_keyed`] whose terminals have the same keys.
     pub emitted: &'a [LexState],
     /// The state after the last byte: the open lexeme, never dead.
     pub end: LexState,
@@ -295,13 +296,29 @@ impl TokenSpans {
         vocab: &Vocabulary,
         config: &SpansConfig,
     ) -> Result<TokenSpans, SpansBuildError> {
+        Self::build_keyed(lexer, vocab, config, &|t| t.as_u32())
+    }
+
+    /// [`TokenSpans::build`], with completed lexemes told apart by the `key`s of their
+    /// accepted terminals instead of by the terminals: two lexemes whose terminals have the
+    /// same keys are one, named by the lowest state among them ([`Span::emitted`]). A masker
+    /// that reads terminals as classes (of the LR tables' quotient, say) passes them, and its
+    /// spans are fewer: after any of 8,000 keywords of one class a token `k7` realises one
+    /// span, not one per keyword. Keys must keep apart what the masker tells apart (an
+    /// ignored terminal from a shifted one).
+    pub fn build_keyed(
+        lexer: &Lexer,
+        vocab: &Vocabulary,
+        config: &SpansConfig,
+        key: &(dyn Fn(munch_lexer::TerminalId) -> u32 + Sync),
+    ) -> Result<TokenSpans, SpansBuildError> {
         let meter = Meter::new(config.max_bytes);
         let (points, state_point, inhibitor_point) = all_points(lexer, &meter)?;
         let block_len = points.len().div_ceil(BLOCK);
         meter.charge(vec_bytes::<&[LexPoint]>(block_len))?;
         let point_blocks: Vec<&[LexPoint]> = points.chunks(BLOCK).collect();
         let text = TextIndex::new(vocab, &meter)?;
-        let tables = LexTables::new(lexer, &meter)?;
+        let tables = LexTables::new(lexer, &meter, key)?;
         // Each block refines the classes as soon as it is walked, and keeps each class's
         // behaviour instead of each token's (classes made later behave as the class they split
         // from), and the configurations of those behaviours alone: what a block keeps grows
@@ -618,7 +635,7 @@ pub(crate) fn build_classes(
     let meter = Meter::new(config.max_bytes);
     let (points, state_point, inhibitor_point) = all_points(lexer, &meter)?;
     let state_points = state_point.iter().filter(|&&p| p != NONE).count();
-    let tables = LexTables::new(lexer, &meter)?;
+    let tables = LexTables::new(lexer, &meter, &|t| t.as_u32())?;
     let start = lexer.start();
     let keyed = |inh: LexState| {
         (0..lexer.class_len() as u8).all(|k| {

@@ -278,12 +278,16 @@ pub(super) struct LexTables<'a> {
     pub(super) side: Vec<(u32, u32)>,
     /// The forks, from `state_len`: (g, lexeme index, pending state).
     pub(super) forks: Vec<(u32, u32, u32)>,
-    /// The lexemes, from index 1 (0 is unused): each is named by the lowest state with the
-    /// same accepted terminals (its terminals are all the parser will ever see of it).
+    /// The lexemes, from index 1 (0 is unused): each is named by the lowest state whose
+    /// accepted terminals have the same keys (its terminals are all the parser will ever see
+    /// of it; by default each terminal is its own key).
     pub(super) lexemes: Vec<LexState>,
     /// Bits that hold a lexeme index (at least 1).
     pub(super) shift: u32,
 }
+
+/// What tells lexemes apart: a key per accepted terminal ([`TokenSpans::build_keyed`](super::TokenSpans::build_keyed)).
+pub(super) type LexemeKey<'k> = dyn Fn(munch_lexer::TerminalId) -> u32 + Sync + 'k;
 
 /// The flag of an [`LexTables::outcome`] that emits a lexeme (state ids stay below it).
 pub(super) const EMIT: u32 = 1 << 31;
@@ -313,15 +317,24 @@ impl Forks<'_> {
 }
 
 impl<'a> LexTables<'a> {
-    /// The tables of `lexer`, charged to `meter` (they live as long as the build).
-    pub(super) fn new(lexer: &'a Lexer, meter: &Meter) -> Result<Self, SpansBuildError> {
+    /// The tables of `lexer`, charged to `meter` (they live as long as the build). Two
+    /// lexemes are one when their accepted terminals have the same `key`s.
+    pub(super) fn new(
+        lexer: &'a Lexer,
+        meter: &Meter,
+        key: &LexemeKey<'_>,
+    ) -> Result<Self, SpansBuildError> {
         let state_len = lexer.state_len();
         let class_len = lexer.class_len();
         // At most one lexeme per state; the index and per-state lexemes are freed at the end.
-        let index_bytes = super::meter::map_bytes::<&[munch_lexer::TerminalId], u32>(state_len);
+        let key_words: usize = (0..state_len)
+            .map(|s| lexer.accepted(LexState::from_usize(s)).len())
+            .sum();
+        let index_bytes =
+            super::meter::map_bytes::<Box<[u32]>, u32>(state_len) + vec_bytes::<u32>(key_words);
         let emitted_bytes = vec_bytes::<Option<u32>>(state_len);
         meter.charge(index_bytes + emitted_bytes + vec_bytes::<LexState>(state_len + 1))?;
-        let mut index: AHashMap<&[munch_lexer::TerminalId], u32> = AHashMap::new();
+        let mut index: AHashMap<Box<[u32]>, u32> = AHashMap::new();
         let mut lexemes = Vec::with_capacity(state_len + 1);
         lexemes.push(LexState::default());
         let emitted = (0..lexer.state_len())
@@ -331,7 +344,10 @@ impl<'a> LexTables<'a> {
                 if accepted.is_empty() {
                     None
                 } else {
-                    Some(*index.entry(accepted).or_insert_with(|| {
+                    let mut keys: Vec<u32> = accepted.iter().map(|&t| key(t)).collect();
+                    keys.sort_unstable();
+                    keys.dedup();
+                    Some(*index.entry(keys.into_boxed_slice()).or_insert_with(|| {
                         lexemes.push(s);
                         lexemes.len() as u32 - 1
                     }))

@@ -791,3 +791,44 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn keyed_lexemes_merge_spans_that_differ_only_in_equal_keys() {
+    // Two keywords of one key: after either, a token emits the same lexeme.
+    let lexer = lexer_of(&[
+        ("k1", true, 0, false),
+        ("k2", true, 0, false),
+        (" ", false, 0, true),
+    ]);
+    let vocab = vocab_of(&[b"k1 ", b"k2 ", b" k1", b"k1", b"k2", b" "]);
+    let plain = TokenSpans::build(&lexer, &vocab, &SpansConfig::default()).unwrap();
+    let key = |t: TerminalId| if t.as_usize() < 2 { 0 } else { 1 + t.as_u32() };
+    let keyed = TokenSpans::build_keyed(&lexer, &vocab, &SpansConfig::default(), &key).unwrap();
+    assert!(keyed.span_len() < plain.span_len());
+    // "k1 " and "k2 " from the start: one emitted lexeme of the shared key, the same end.
+    let start = keyed
+        .point(LexPoint {
+            state: lexer.start(),
+            inhibitor: None,
+        })
+        .unwrap();
+    let span = |t: usize| {
+        let c = keyed.classes().class_of(TokenId::from_usize(t)).unwrap();
+        keyed.span_of(start, c).unwrap()
+    };
+    assert_eq!(span(0), span(1));
+    let emitted = keyed.span(span(0)).emitted;
+    assert_eq!(emitted.len(), 1);
+    let accepted: Vec<usize> = lexer
+        .accepted(emitted[0])
+        .iter()
+        .map(|t| t.as_usize())
+        .collect();
+    assert!(accepted == [0] || accepted == [1], "{accepted:?}");
+    // Each emitted lexeme is named by a state whose terminals have the lexeme's keys.
+    for s in 0..keyed.span_len() {
+        for &e in keyed.span(munch_tokens::SpanId::from_usize(s)).emitted {
+            assert!(!lexer.accepted(e).is_empty());
+        }
+    }
+}

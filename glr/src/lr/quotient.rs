@@ -139,6 +139,19 @@ impl ClassTables {
         })
     }
 
+    /// What tells a lexeme's terminal `t` apart for a masker reading these classes: its class
+    /// if the parser may shift it; an ignored terminal is itself (it leaves the stack as it
+    /// is, which no class does); the others (never shifted, never ignored) are one key.
+    /// Lexemes whose terminals have the same keys do the same to every stack.
+    pub fn lexeme_key(&self, t: TerminalId) -> u32 {
+        const IGNORED: u32 = 1 << 31;
+        if self.parser.is_ignored(t) {
+            IGNORED | t.as_u32()
+        } else {
+            self.terminal(t).unwrap_or(IGNORED - 1)
+        }
+    }
+
     /// The class of the parser's LR state `s`: a state of [`tables`](ClassTables::tables).
     #[inline]
     pub fn state(&self, s: LrState) -> LrState {

@@ -50,7 +50,9 @@ pub(crate) fn build(
     if tables_bind {
         spans_config.max_bytes = config.max_table_bytes;
     }
-    let spans = TokenSpans::build(p.lexer(), &vocab, &spans_config).map_err(|e| {
+    // Lexemes whose terminals are of the same classes are one: the tables read classes.
+    let key = |t| lr.lexeme_key(t);
+    let spans = TokenSpans::build_keyed(p.lexer(), &vocab, &spans_config, &key).map_err(|e| {
         if tables_bind && e.budget() == SpansBudget::Bytes {
             SpannerBuildError::budget("max_table_bytes", config.max_table_bytes as u64)
         } else {

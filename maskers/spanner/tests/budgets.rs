@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use munch_glr::lr::ClassTables;
 use munch_glr::mask::Masker;
 use munch_glr::parser::Parser;
 use munch_masker_spanner::{SpannerBuildErrorKind, SpannerConfig, SpannerMasker};
@@ -70,7 +71,13 @@ fn stats_describe_the_tables() {
     )
     .unwrap();
     let stats = spanner.stats();
-    let spans = TokenSpans::build(parser.lexer(), &vocab, &SpansConfig::default()).unwrap();
+    // The spanner's lexemes are told apart by the classes of their terminals.
+    let classes = ClassTables::new(Arc::clone(&parser));
+    let key = |t| classes.lexeme_key(t);
+    let spans =
+        TokenSpans::build_keyed(parser.lexer(), &vocab, &SpansConfig::default(), &key).unwrap();
+    let plain = TokenSpans::build(parser.lexer(), &vocab, &SpansConfig::default()).unwrap();
+    assert!(spans.span_len() <= plain.span_len());
     assert_eq!(stats.realisable_spans, spans.span_len());
     assert_eq!(stats.token_classes, spans.classes().len());
     assert_eq!(stats.points, spans.points().len());
@@ -171,7 +178,9 @@ fn the_lexical_spans_build_is_held_to_max_table_bytes() {
                 &config(max_table_bytes),
             )
         };
-        let spans_peak = TokenSpans::build(parser.lexer(), &vocab, &config(0).spans)
+        let classes = ClassTables::new(Arc::clone(&parser));
+        let key = |t| classes.lexeme_key(t);
+        let spans_peak = TokenSpans::build_keyed(parser.lexer(), &vocab, &config(0).spans, &key)
             .unwrap()
             .build_bytes();
         let e = build(spans_peak - 1).expect_err("below the spans' peak");

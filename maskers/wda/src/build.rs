@@ -79,7 +79,7 @@ pub(crate) fn prepare(
         ));
     }
     let t0 = Instant::now();
-    let spans = build_spans(parser, vocab, config, eager)?;
+    let spans = build_spans(parser, &lr, vocab, config, eager)?;
     if crate::determinize::debug() {
         eprintln!(
             "wda: token spans {:.3} s, {} bytes at most, {} kept",
@@ -144,6 +144,7 @@ pub(crate) fn prepare(
 /// error naming it ([`WdaBudget::Memory`] when it is `max_memory`).
 fn build_spans(
     parser: &Parser,
+    lr: &ClassTables,
     vocab: &Vocabulary,
     config: &WdaConfig,
     eager: bool,
@@ -153,7 +154,9 @@ fn build_spans(
     if memory_binds {
         spans.max_bytes = config.max_memory;
     }
-    TokenSpans::build(parser.lexer(), vocab, &spans).map_err(|e| {
+    // Lexemes whose terminals are of the same classes are one: the construction reads classes.
+    let key = |t| lr.lexeme_key(t);
+    TokenSpans::build_keyed(parser.lexer(), vocab, &spans, &key).map_err(|e| {
         if memory_binds && e.budget() == SpansBudget::Bytes {
             WdaBuildError::budget(WdaBudget::Memory, config.max_memory as u64)
         } else {

@@ -6,6 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
+use munch_glr::lr::ClassTables;
 use munch_glr::mask::Oracle;
 use munch_glr::parser::Parser;
 use munch_masker_wda::{WdaBudget, WdaConfig, WdaMasker};
@@ -177,7 +178,10 @@ fn the_token_spans_build_is_held_to_max_memory() {
         threads: 1,
         ..SpansConfig::default()
     };
-    let spans = TokenSpans::build(parser.lexer(), &vocab, &one_thread).unwrap();
+    // The masker's spans: lexemes told apart by the classes of their terminals.
+    let classes = ClassTables::new(Arc::clone(&parser));
+    let key = |t| classes.lexeme_key(t);
+    let spans = TokenSpans::build_keyed(parser.lexer(), &vocab, &one_thread, &key).unwrap();
     let needed = spans.build_bytes();
     assert!(
         needed > spans.heap_bytes(),
