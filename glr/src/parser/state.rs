@@ -347,8 +347,14 @@ impl ParserState {
     /// token), without naming the expected terminals on a rejection (brute-force maskers ask
     /// this for many tokens, most of them refused).
     pub(crate) fn allows(&self, bytes: &[u8]) -> bool {
+        self.after(bytes).is_some_and(|next| next.is_live())
+    }
+
+    /// This state after appending `bytes`, when that succeeds (no expected terminals named on a
+    /// rejection).
+    pub(crate) fn after(&self, bytes: &[u8]) -> Option<ParserState> {
         let mut next = self.clone();
-        next.commit_inner(bytes, false).is_ok() && next.is_live()
+        next.commit_inner(bytes, false).ok().map(|()| next)
     }
 
     /// `explain`: name the expected terminals on a rejection, and keep the rollback history

@@ -1,0 +1,184 @@
+//! [`IndentFix`] against the oracle on a small indented grammar and vocabulary, and the
+//! pieces it memoises: the newline bytes, the classes it commits one token of.
+
+use std::sync::Arc;
+
+use munch_vocab::{TokenId, Vocabulary};
+
+use super::*;
+use crate::lark::{load, LoadConfig};
+use crate::mask::{Masker, Oracle};
+use crate::parser::{ParserConfig, Postlex};
+
+const GRAMMAR: &str = r#"
+start: (_NEWLINE | stmt)*
+stmt: simple | compound
+simple: expr ("=" expr)? _NEWLINE
+compound: "if" expr ":" suite
+suite: simple | _NEWLINE _INDENT stmt+ _DEDENT
+expr: NAME | NAME "(" [args] ")" | "(" args ")" | "[" [args] "]"
+args: expr ("," expr)* [","]
+NAME: /[a-z]+/
+_NEWLINE: ( /\r?\n[\t ]*/ | COMMENT )+
+COMMENT: /#[^\n]*/
+%ignore /[\t ]+/
+%ignore COMMENT
+%declare _INDENT _DEDENT
+"#;
+
+/// Texts with blocks, brackets across lines, comments, tabs and dedents.
+const TEXTS: &[&str] = &[
+    "if a:\n    b(c,\n  d)\n    e\nf\n",
+    "x = [a,\n b,\n]\n",
+    "if a:\n  if b:\n    c\n  # k\n  d\n",
+    "f(\n)\nif a:\n\tb\n        c\n",
+];
+
+/// Single printable bytes, and tokens mixing newlines, indentation, brackets and words.
+const TOKENS: &[&str] = &[
+    "\n", "\n ", "\n  ", "\n    ", "\n\n", "\n\t", "\n\n  ", " \n", ",\n", ",\n    ", "(\n",
+    ")\n", "),\n", "[\n", "]\n", ":\n", ":\n    ", ":\n  b", "\n# c\n", "# c", "#", "  ",
+    "    ", "  x", " x", "    if", "\n    e", "\n  )", "),", "(a", "a,", "c\n", "\n]", " =",
+    "\tb", "\n\tb", "\r\n", "\n  #",
+];
+
+fn parser() -> Arc<Parser> {
+    let g = load(GRAMMAR.as_bytes(), &LoadConfig::default()).unwrap();
+    let config = ParserConfig {
+        postlex: Postlex::Python,
+        ..ParserConfig::default()
+    };
+    Arc::new(Parser::new(&g, &config).unwrap())
+}
+
+fn vocab() -> Arc<Vocabulary> {
+    let mut tokens: Vec<Option<Vec<u8>>> = (b' '..=b'~').map(|b| Some(vec![b])).collect();
+    tokens.extend(TOKENS.iter().map(|t| Some(t.as_bytes().to_vec())));
+    tokens.push(None);
+    let eos = TokenId::from_usize(tokens.len() - 1);
+    Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap())
+}
+
+/// The state after every prefix of every text (each text is accepted whole).
+fn states(parser: &Arc<Parser>) -> Vec<ParserState> {
+    let mut out = Vec::new();
+    for text in TEXTS {
+        let mut s = ParserState::new(Arc::clone(parser));
+        out.push(s.clone());
+        for b in text.bytes() {
+            s.commit_bytes(&[b]).unwrap();
+            out.push(s.clone());
+        }
+        assert!(s.is_accepting(), "{text:?}");
+    }
+    out
+}
+
+/// The fix, with the oracle's masks as the masker's own, gives the oracle's masks: its
+/// classes, groups and guards answer every token as a commit does.
+#[test]
+fn the_fix_gives_the_oracles_masks() {
+    let (parser, vocab) = (parser(), vocab());
+    let fix = IndentFix::new(&parser).unwrap();
+    let oracle = Oracle::new(Arc::clone(&vocab));
+    let mut cache = oracle.create_cache();
+    let mut checked = 0;
+    for state in states(&parser) {
+        let want = oracle.mask(&mut cache, &state);
+        let mut got = TokenMask::new(vocab.len());
+        fix.fill(&vocab, &state, got.as_mut(), &mut |s, m| {
+            oracle.fill_into(&mut oracle.create_cache(), s, m)
+        });
+        assert_eq!(got.first_difference(&want), None, "{state:?}");
+        checked += 1;
+    }
+    assert!(checked > 50);
+}
+
+/// Every class holds tokens that are all allowed or all refused, in every state; inside
+/// brackets the newline tokens that differ only in indentation are one class.
+#[test]
+fn classes_hold_tokens_with_one_answer() {
+    let (parser, vocab) = (parser(), vocab());
+    let fix = IndentFix::new(&parser).unwrap();
+    let trie = vocab.trie();
+    let mut merged = 0;
+    for state in states(&parser) {
+        let nl = parser.indenter().unwrap().newline();
+        let lexer = parser.lexer();
+        let others = state.restricted(|h| {
+            h.lexeme_is_empty() || !lexer.reachable(h.lex_state()).contains(nl)
+        });
+        let mut heads: Vec<HeadKey> = others
+            .heads()
+            .map(|h| (config_of(h), h.indent().paren_level()))
+            .collect();
+        heads.sort_unstable();
+        heads.dedup();
+        if heads.is_empty() {
+            continue;
+        }
+        for class in fix.classes(&parser, &vocab, heads).iter() {
+            let answers: Vec<bool> = class
+                .nodes
+                .iter()
+                .flat_map(|&n| trie.tokens_at(n))
+                .map(|&t| others.allows(vocab.token_bytes(t).unwrap()))
+                .collect();
+            assert!(answers.iter().all(|&a| a == answers[0]), "{state:?}");
+            merged += usize::from(class.nodes.len() > 1);
+        }
+    }
+    assert!(merged > 0, "some classes hold several tokens");
+
+    // After `b(c,` the newline is dropped: its width no longer tells tokens apart.
+    let mut s = ParserState::new(Arc::clone(&parser));
+    s.commit_bytes(b"if a:\n    b(c,").unwrap();
+    let heads: Vec<HeadKey> = s
+        .heads()
+        .map(|h| (config_of(h), h.indent().paren_level()))
+        .collect();
+    let classes = fix.classes(&parser, &vocab, heads);
+    let class_of = |text: &str| {
+        let n = trie.find(text.as_bytes()).unwrap();
+        classes.iter().position(|c| c.nodes.contains(&n))
+    };
+    let newline = class_of("\n");
+    assert!(newline.is_some());
+    for text in ["\n ", "\n    ", "\n\n", "\n\n  ", "\n\t"] {
+        assert_eq!(class_of(text), newline, "{text:?}");
+    }
+    // At the top level the width decides: an indent there is refused, not the bare newline.
+    let mut s = ParserState::new(Arc::clone(&parser));
+    s.commit_bytes(b"a").unwrap();
+    let heads: Vec<HeadKey> = s
+        .heads()
+        .map(|h| (config_of(h), h.indent().paren_level()))
+        .collect();
+    let classes = fix.classes(&parser, &vocab, heads);
+    let class_of = |text: &str| {
+        let n = trie.find(text.as_bytes()).unwrap();
+        classes.iter().position(|c| c.nodes.contains(&n))
+    };
+    assert_ne!(class_of("\n    e"), class_of("\n\tb"));
+}
+
+/// Only a newline, a carriage return or a comment's `#` begins a lexeme that may become
+/// `_NEWLINE`, and a token without one needs no context from a fresh lexeme.
+#[test]
+fn newline_bytes_are_the_ones_that_begin_it() {
+    let (parser, vocab) = (parser(), vocab());
+    let fix = IndentFix::new(&parser).unwrap();
+    let bytes: Vec<u8> = (0..=255u8).filter(|&b| fix.nl_bytes[b as usize]).collect();
+    assert_eq!(bytes, b"\n\r#");
+    let start = (parser.lexer().start(), None, true);
+    for (t, token) in vocab.text_tokens() {
+        let holds = token.iter().any(|&b| fix.nl_bytes[b as usize]);
+        assert_eq!(fix.candidates(&vocab).contains(&t), holds);
+        if !holds {
+            for paren_zero in [false, true] {
+                assert!(!needs_context(&parser, start, paren_zero, token));
+            }
+        }
+    }
+}
