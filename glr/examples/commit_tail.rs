@@ -1,7 +1,8 @@
 //! The slowest commits of a teacher-forced run: which tokens make the commit latency's tail.
 //!
-//! Usage: `cargo run --release -p munch-glr --example commit_tail -- GRAMMAR RUNS FILE...`
-//! (`GRAMMAR` is a SynCode grammar name: go, java, sql, json). Every file is tokenized with
+//! Usage: `cargo run --release -p munch-glr --example commit_tail -- GRAMMAR RUNS FILE...
+//! [--start RULE] [--postlex python]` (`GRAMMAR` is a SynCode grammar name: go, java, sql, json,
+//! or a Lark file's path ending in `.lark`). Every file is tokenized with
 //! Llama 3 and committed token by token `RUNS` times; per token the fastest run is kept (the
 //! machine is shared), then the percentiles and the 30 slowest commits are printed with their
 //! bytes and the heads before and after, and the 8 slowest `is_accepting` calls (each on the
@@ -11,7 +12,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use munch_glr::lark::{load, LoadConfig};
-use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_glr::parser::{Parser, ParserConfig, ParserState, Postlex};
 use munch_vocab::Vocabulary;
 
 struct Step {
@@ -30,15 +31,38 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut flag = |name: &str| {
+        let i = args.iter().position(|a| a == name)?;
+        let value = args.get(i + 1).cloned();
+        args.drain(i..(i + 2).min(args.len()));
+        value
+    };
+    let start = flag("--start");
+    let postlex =
+        flag("--postlex").map(|p| Postlex::from_name(&p).expect("postlex none or python"));
     let [name, runs, files @ ..] = args.as_slice() else {
-        eprintln!("usage: commit_tail GRAMMAR RUNS FILE...");
+        eprintln!("usage: commit_tail GRAMMAR RUNS FILE... [--start RULE] [--postlex python]");
         std::process::exit(2);
     };
     let runs: usize = runs.parse().expect("RUNS is a number");
-    let source = munch_grammars::syncode::grammar(name).expect("a SynCode grammar");
-    let grammar = load(source.as_bytes(), &LoadConfig::default()).expect("loads");
-    let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default()).expect("builds"));
+    let source = if name.ends_with(".lark") {
+        std::fs::read_to_string(name).expect("a readable Lark file")
+    } else {
+        munch_grammars::syncode::grammar(name)
+            .expect("a SynCode grammar")
+            .to_string()
+    };
+    let mut load_config = LoadConfig::default();
+    if let Some(start) = start {
+        load_config.start = vec![start];
+    }
+    let grammar = load(source.as_bytes(), &load_config).expect("loads");
+    let config = ParserConfig {
+        postlex: postlex.unwrap_or(Postlex::None),
+        ..ParserConfig::default()
+    };
+    let parser = Arc::new(Parser::new(&grammar, &config).expect("builds"));
     let vocab = Vocabulary::load("llama3").expect("llama3 tokenizer");
     let texts: Vec<Vec<_>> = files
         .iter()

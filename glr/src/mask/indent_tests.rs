@@ -36,10 +36,10 @@ const TEXTS: &[&str] = &[
 
 /// Single printable bytes, and tokens mixing newlines, indentation, brackets and words.
 const TOKENS: &[&str] = &[
-    "\n", "\n ", "\n  ", "\n    ", "\n\n", "\n\t", "\n\n  ", " \n", ",\n", ",\n    ", "(\n",
-    ")\n", "),\n", "[\n", "]\n", ":\n", ":\n    ", ":\n  b", "\n# c\n", "# c", "#", "  ",
-    "    ", "  x", " x", "    if", "\n    e", "\n  )", "),", "(a", "a,", "c\n", "\n]", " =",
-    "\tb", "\n\tb", "\r\n", "\n  #",
+    "\n", "\n ", "\n  ", "\n    ", "\n\n", "\n\t", "\n\n  ", " \n", ",\n", ",\n    ", "(\n", ")\n",
+    "),\n", "[\n", "]\n", ":\n", ":\n    ", ":\n  b", "\n# c\n", "# c", "#", "  ", "    ", "  x",
+    " x", "    if", "\n    e", "\n  )", "),", "(a", "a,", "c\n", "\n]", " =", "\tb", "\n\tb",
+    "\r\n", "\n  #",
 ];
 
 fn parser() -> Arc<Parser> {
@@ -106,9 +106,8 @@ fn classes_hold_tokens_with_one_answer() {
     for state in states(&parser) {
         let nl = parser.indenter().unwrap().newline();
         let lexer = parser.lexer();
-        let others = state.restricted(|h| {
-            h.lexeme_is_empty() || !lexer.reachable(h.lex_state()).contains(nl)
-        });
+        let others = state
+            .restricted(|h| h.lexeme_is_empty() || !lexer.reachable(h.lex_state()).contains(nl));
         let mut heads: Vec<HeadKey> = others
             .heads()
             .map(|h| (config_of(h), h.indent().paren_level()))
