@@ -10,7 +10,7 @@
 
 use munch_lexer::dfa::{Lexer, LexerBuildErrorKind, LexerConfig, TerminalSpec};
 use munch_lexer::{LexState, TerminalId};
-use munch_testkit::re::{Re, BOUNDS};
+use munch_testkit::re::{FirstEvent, Re, BOUNDS};
 use proptest::prelude::*;
 use regex::bytes::Regex;
 use regex_syntax::hir::Hir;
@@ -126,36 +126,65 @@ fn any_term_over(
         })
 }
 
-/// The `regex`-crate view of one terminal.
+/// The `regex`-crate view of one terminal, and for a lazy one the backtracking search of
+/// [`Re::first_event`].
 struct Oracle {
+    re: Re,
     full: Regex,
     prefix: Regex,
+    /// `^(?:pat)`: the regex crate's leftmost-first match, Python's `re.match`.
+    first: Regex,
     lazy: bool,
 }
+
+/// Steps for [`Re::first_event`]: far more than the small cases here need.
+const STEPS: u64 = 10_000_000;
 
 impl Oracle {
     fn new(re: &Re) -> Oracle {
         Oracle {
+            re: re.clone(),
             full: Regex::new(&format!("^(?:{})$", re.pattern())).unwrap(),
             prefix: Regex::new(&format!("^(?:{})$", re.prefix())).unwrap(),
+            first: Regex::new(&format!("^(?:{})", re.pattern())).unwrap(),
             lazy: re.is_lazy(),
         }
     }
 
-    /// The shortest non-empty prefix of `text` that matches fully.
-    fn first_match(&self, text: &[u8]) -> Option<usize> {
-        (1..=text.len()).find(|&l| self.full.is_match(&text[..l]))
+    /// The end of the leftmost-first match at the start of `text`.
+    fn leftmost_first(&self, text: &[u8]) -> Option<usize> {
+        self.first.find(text).map(|m| m.end())
     }
 
-    /// Whether the terminal completes on `text[..l]` (a lazy one only on its first match).
+    /// Whether the terminal completes on `text[..l]` (a lazy one where a leftmost-first search
+    /// of a text starting with `text[..l]` records a match at `l`: its match on `text[..l]`
+    /// ends there).
     fn matches(&self, text: &[u8], l: usize) -> bool {
-        l > 0 && self.full.is_match(&text[..l]) && (!self.lazy || self.first_match(text) == Some(l))
+        l > 0
+            && if self.lazy {
+                self.leftmost_first(&text[..l]) == Some(l)
+            } else {
+                self.full.is_match(&text[..l])
+            }
     }
 
-    /// Whether `text[..l]` can still grow into a completion of the terminal.
+    /// Whether `text[..l]` is or can still grow into a completion of the terminal (a lazy
+    /// one: the leftmost-first search on `text[..l]` first meets a match at `l` or a path that
+    /// needs more text).
     fn viable(&self, text: &[u8], l: usize) -> bool {
-        self.prefix.is_match(&text[..l])
-            && (!self.lazy || !matches!(self.first_match(&text[..l]), Some(f) if f < l))
+        if self.lazy {
+            match self
+                .re
+                .first_event(&text[..l], STEPS)
+                .expect("search budget")
+            {
+                FirstEvent::MoreText => true,
+                FirstEvent::Match(m) => m == l && l > 0,
+                FirstEvent::NoMatch => false,
+            }
+        } else {
+            self.prefix.is_match(&text[..l])
+        }
     }
 }
 
@@ -223,7 +252,8 @@ fn reference_tokenize(
             .collect();
         tie_break(terms, &matched)
     };
-    munch_testkit::lexing::longest_match(input, alive, accepted)
+    let lazy = |accepted: &Vec<TerminalId>| accepted.iter().any(|t| oracles[t.as_usize()].lazy);
+    munch_testkit::lexing::longest_match_lazy(input, alive, accepted, lazy)
 }
 
 /// Builds the lexer for `terms`, which must not match the empty string.
@@ -279,9 +309,26 @@ proptest! {
                 found = Some(l);
             }
         }
-        let mut full = (1..=input.len()).filter(|&l| oracle.full.is_match(&input[..l]));
-        let expected = if oracle.lazy { full.next() } else { full.next_back() };
+        // A lazy terminal's lexeme is its last match before its threads die: Python's
+        // `re.match` on the whole input.
+        let expected = if oracle.lazy {
+            oracle.leftmost_first(&input).filter(|&l| l > 0)
+        } else {
+            (1..=input.len()).rev().find(|&l| oracle.full.is_match(&input[..l]))
+        };
         prop_assert_eq!(found, expected, "{} on {:?}", pattern, input);
+        // The backtracking search agrees with the regex crate wherever it finds a match.
+        for l in 0..=input.len() {
+            match re.first_event(&input[..l], STEPS).expect("search budget") {
+                FirstEvent::Match(m) => {
+                    prop_assert_eq!(oracle.leftmost_first(&input[..l]), Some(m), "{}", pattern)
+                }
+                FirstEvent::NoMatch => {
+                    prop_assert_eq!(oracle.leftmost_first(&input[..l]), None, "{}", pattern)
+                }
+                FirstEvent::MoreText => {}
+            }
+        }
     }
 
     /// Several terminals: `tokenize` equals the reference longest-match tokenizer.
@@ -374,6 +421,11 @@ fn moore_block_count(lexer: &Lexer) -> usize {
                     (0..lexer.class_len())
                         .map(|c| block[lexer.next_class(state(s), c as u8).as_usize()]),
                 );
+                // The inhibited branch's first byte too: a pending state's guards show there.
+                signature.extend(
+                    (0..lexer.class_len())
+                        .map(|c| block[lexer.next_inhibited_class(state(s), c as u8).as_usize()]),
+                );
                 let next = ids.len();
                 *ids.entry(signature).or_insert(next)
             })
@@ -408,5 +460,46 @@ proptest! {
             .map_err(|e| (e.offset, e.lexeme_start));
         let patterns: Vec<String> = terms.iter().map(|t| t.re.pattern()).collect();
         prop_assert_eq!(got, expected, "{:?} on {:?}", patterns, input);
+    }
+}
+
+proptest! {
+    #![proptest_config(config(3000))]
+
+    /// A lazy terminal alone over ASCII: its lexeme (the last accepting state before the DFA
+    /// dies, and the first lexeme `tokenize` emits, backtracking included) is the match of a
+    /// leftmost-first search, Python's `re.match`.
+    #[test]
+    fn lazy_lexeme_is_the_leftmost_first_match(
+        re in any_re_over(&['a', 'b', 'c'])
+            .prop_filter("lazy", Re::is_lazy)
+            // A terminal must not match the empty string.
+            .prop_map(|re| if re.nullable() { Re::Cat(vec![re, Re::Char('c')]) } else { re }),
+        input in prop::collection::vec(prop::sample::select(&b"abcx"[..]), 0..12),
+    ) {
+        let oracle = Oracle::new(&re);
+        let term = Term { re: re.clone(), is_literal: false, priority: 0, ignored: false };
+        let lexer = Lexer::new(&[spec(0, &term)], &LexerConfig::default()).unwrap();
+        let expected = oracle.leftmost_first(&input).filter(|&l| l > 0);
+        let mut s = lexer.start();
+        let mut found = None;
+        for (l, &b) in input.iter().enumerate() {
+            s = lexer.next(s, b);
+            if lexer.is_dead(s) {
+                break;
+            }
+            if !lexer.accepted(s).is_empty() {
+                found = Some(l + 1);
+            }
+        }
+        prop_assert_eq!(found, expected, "{} on {:?}", re.pattern(), input);
+        if let Ok(lexemes) = lexer.tokenize(&input) {
+            let first = lexemes.first().map(|l| l.end);
+            prop_assert_eq!(first, expected, "{} on {:?}", re.pattern(), input);
+        } else if let Some(e) = expected {
+            // The input goes wrong after the first lexeme: the error is past it.
+            let err = lexer.tokenize(&input).unwrap_err();
+            prop_assert!(err.offset >= e, "{} on {:?}: {:?}", re.pattern(), input, err);
+        }
     }
 }

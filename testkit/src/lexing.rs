@@ -15,6 +15,18 @@ pub fn longest_match<T: IsEmpty>(
     alive: impl Fn(&[u8]) -> bool,
     accepted: impl Fn(&[u8]) -> T,
 ) -> Result<Vec<Lexeme<T>>, (usize, usize)> {
+    longest_match_lazy(input, alive, accepted, |_| false)
+}
+
+/// [`longest_match`], and where the reading ends on no match: back up to its last match if
+/// `lazy` says a lazy terminal completes it (munch's lexer goes back to a lazy terminal's last
+/// match when the longer reading never matches again).
+pub fn longest_match_lazy<T: IsEmpty>(
+    input: &[u8],
+    alive: impl Fn(&[u8]) -> bool,
+    accepted: impl Fn(&[u8]) -> T,
+    lazy: impl Fn(&T) -> bool,
+) -> Result<Vec<Lexeme<T>>, (usize, usize)> {
     let mut out = Vec::new();
     let mut i = 0;
     // Where the reading that backed up to the current lexeme's start stopped.
@@ -25,8 +37,16 @@ pub fn longest_match<T: IsEmpty>(
         while l < rest.len() && alive(&rest[..l + 1]) {
             l += 1;
         }
-        let m = char_boundary(&rest[..l]);
-        let completed = accepted(&rest[..m]);
+        let mut m = char_boundary(&rest[..l]);
+        let mut completed = accepted(&rest[..m]);
+        if completed.is_empty() {
+            if let Some(q) = (1..m).rev().find(|&q| !accepted(&rest[..q]).is_empty()) {
+                let last = accepted(&rest[..q]);
+                if lazy(&last) {
+                    (m, completed) = (q, last);
+                }
+            }
+        }
         if completed.is_empty() {
             let err = (i + l, i);
             return Err(match backed_up {
@@ -34,7 +54,13 @@ pub fn longest_match<T: IsEmpty>(
                 _ => err,
             });
         }
-        backed_up = (m < l).then_some((i + l, i));
+        // A reading that stopped no further than an older one leaves the older one the
+        // error's lexeme (the oldest reading still going where the last one stops).
+        if m < l && backed_up.is_none_or(|b| b.0 < i + l) {
+            backed_up = Some((i + l, i));
+        } else if m == l {
+            backed_up = None;
+        }
         out.push((i, i + m, completed));
         i += m;
     }

@@ -163,6 +163,166 @@ impl Re {
     }
 }
 
+/// What a leftmost-first (backtracking, Python `re`) search of a pattern meets first, in its
+/// order of alternatives, on a text that may go on: [`Re::first_event`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstEvent {
+    /// A match ending here: the search's answer whatever follows the text.
+    Match(usize),
+    /// A path that ran out of text: the answer is longer than the text, if the text goes on
+    /// in a way that completes that path (every sub-pattern matches some string, so one does).
+    MoreText,
+    /// No path matches, whatever follows.
+    NoMatch,
+}
+
+/// The backtracking search of [`Re::first_event`].
+struct Search<'t> {
+    text: &'t [u8],
+    /// Steps left; the search gives up at zero.
+    steps: std::cell::Cell<u64>,
+}
+
+/// The first event on one path and the ones after it (`None`: that path fails).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Ev {
+    Match(usize),
+    MoreText,
+    OutOfSteps,
+}
+
+impl Search<'_> {
+    /// The character at `pos`: `Ok(Some((c, len)))`, `Ok(None)` at the end of the text or on
+    /// a character the text stops inside (its bytes so far in `Err`), `Err(&[])` if invalid.
+    fn char_at(&self, pos: usize) -> Result<Option<(char, usize)>, &[u8]> {
+        let chunk = &self.text[pos..(pos + 4).min(self.text.len())];
+        if chunk.is_empty() {
+            return Ok(None);
+        }
+        let valid = match std::str::from_utf8(chunk) {
+            Ok(s) => s,
+            Err(e) if e.valid_up_to() > 0 => {
+                std::str::from_utf8(&chunk[..e.valid_up_to()]).unwrap()
+            }
+            Err(e) if e.error_len().is_none() => return Err(chunk),
+            Err(_) => return Err(&[]),
+        };
+        let c = valid.chars().next().unwrap();
+        Ok(Some((c, c.len_utf8())))
+    }
+
+    fn atom(&self, re: &Re, pos: usize, k: &dyn Fn(usize) -> Option<Ev>) -> Option<Ev> {
+        let takes = |c: char| match re {
+            Re::Char(d) => c == *d,
+            Re::Set(cs) => cs.contains(&c),
+            Re::NotSet(cs) => !cs.contains(&c),
+            Re::Dot => c != '\n',
+            _ => unreachable!("atoms only"),
+        };
+        match self.char_at(pos) {
+            Ok(Some((c, len))) => takes(c).then(|| k(pos + len)).flatten(),
+            Ok(None) => Some(Ev::MoreText),
+            // Text that stops inside a character: more text if the atom takes a character
+            // beginning so (a negated set or `.` takes some of every such prefix).
+            Err(partial) if !partial.is_empty() => {
+                let begins = |c: &char| c.to_string().as_bytes().starts_with(partial);
+                let some = match re {
+                    Re::Char(d) => begins(d),
+                    Re::Set(cs) => cs.iter().any(begins),
+                    _ => true,
+                };
+                some.then_some(Ev::MoreText)
+            }
+            Err(_) => None,
+        }
+    }
+
+    fn go(&self, re: &Re, pos: usize, k: &dyn Fn(usize) -> Option<Ev>) -> Option<Ev> {
+        let left = self.steps.get();
+        if left == 0 {
+            return Some(Ev::OutOfSteps);
+        }
+        self.steps.set(left - 1);
+        match re {
+            Re::Char(_) | Re::Set(_) | Re::NotSet(_) | Re::Dot => self.atom(re, pos, k),
+            Re::Cat(rs) => self.cat(rs, pos, k),
+            Re::Alt(rs) => rs.iter().find_map(|r| self.go(r, pos, k)),
+            Re::Rep {
+                sub,
+                min,
+                max,
+                lazy,
+            } => self.rep(sub, *min, *max, *lazy, 0, pos, k),
+        }
+    }
+
+    fn cat(&self, rs: &[Re], pos: usize, k: &dyn Fn(usize) -> Option<Ev>) -> Option<Ev> {
+        match rs.split_first() {
+            None => k(pos),
+            Some((r, rest)) => self.go(r, pos, &|p| self.cat(rest, p, k)),
+        }
+    }
+
+    /// `sub` repeated, `count` copies read so far; a copy beyond `min` that reads nothing
+    /// fails (so an empty loop ends).
+    #[allow(clippy::too_many_arguments)]
+    fn rep(
+        &self,
+        sub: &Re,
+        min: u32,
+        max: Option<u32>,
+        lazy: bool,
+        count: u32,
+        pos: usize,
+        k: &dyn Fn(usize) -> Option<Ev>,
+    ) -> Option<Ev> {
+        let may_stop = count >= min;
+        let may_go = max.is_none_or(|m| count < m);
+        let more = || {
+            self.go(sub, pos, &|p| {
+                if may_stop && p == pos {
+                    None
+                } else {
+                    self.rep(sub, min, max, lazy, count + 1, p, k)
+                }
+            })
+        };
+        let (first, second): (Option<Ev>, bool) = if lazy {
+            (if may_stop { k(pos) } else { None }, may_go)
+        } else {
+            (if may_go { more() } else { None }, may_stop)
+        };
+        if first.is_some() || !second {
+            return first;
+        }
+        if lazy {
+            more()
+        } else {
+            k(pos)
+        }
+    }
+}
+
+impl Re {
+    /// What a leftmost-first search of the regex at the start of `text` meets first: a match
+    /// (its end), a path that needs more text, or nothing. `None` if the search took more
+    /// than `steps` steps. A copy of a repetition beyond its minimum that matches the empty
+    /// string ends the loop; regexes whose answer depends on that may disagree with the
+    /// `regex` crate (check against it).
+    pub fn first_event(&self, text: &[u8], steps: u64) -> Option<FirstEvent> {
+        let search = Search {
+            text,
+            steps: std::cell::Cell::new(steps),
+        };
+        match search.go(self, 0, &|p| Some(Ev::Match(p))) {
+            Some(Ev::Match(p)) => Some(FirstEvent::Match(p)),
+            Some(Ev::MoreText) => Some(FirstEvent::MoreText),
+            Some(Ev::OutOfSteps) => None,
+            None => Some(FirstEvent::NoMatch),
+        }
+    }
+}
+
 impl std::fmt::Debug for Re {
     /// The pattern, as written for the regex parsers.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

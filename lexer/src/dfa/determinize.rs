@@ -2,11 +2,26 @@
 //!
 //! Written by hand rather than taken from regex-automata because the lexer needs, per state, the
 //! set of terminals whose pattern matches the whole lexeme read so far (regex-automata's DFAs
-//! report a match one byte late and merge patterns), per-terminal laziness (a lazy terminal's
-//! threads die as soon as it matches) and the lexer's tie-breaking.
+//! report a match one byte late and merge patterns), per-terminal match semantics (priority
+//! for lazy terminals, below) and the lexer's tie-breaking.
 //!
 //! A DFA state is the ε-closed set of threads still alive, together with the tie-broken set of
 //! terminals matched on entry. State [`DEAD`] (no threads, nothing accepted) always exists.
+//!
+//! # Priority terminals
+//!
+//! A terminal with a lazy repetition (a *priority terminal*, `Nfa::lazy`) matches what
+//! Python's `re` (and regex-automata's `MatchKind::LeftmostFirst`) matches: its threads form a
+//! list in priority order, as a PikeVM keeps them. The ε-closure explores each thread's
+//! alternatives in order, depth first, and a node reached a second time keeps its first (higher)
+//! place. When a thread reaches the match, the terminal matches here and every thread after it
+//! in the list (lower priority) is dropped; the threads before it go on and may match later,
+//! which is how `.*?` stops at the first close while a greedy loop around it keeps iterating.
+//! So a priority terminal matches the lexeme `w` iff a leftmost-first search on a text starting
+//! with `w` records a match at the end of `w`, and its match on the whole text is the last one
+//! recorded before its threads die. A state's key keeps a priority terminal's threads in their
+//! order (the same set in two orders is two states); other terminals' threads are a sorted set,
+//! which keeps their language (every lexeme some path of the pattern spells) as it is.
 //!
 //! # Look-around
 //!
@@ -24,8 +39,10 @@
 //! is in it. The NFA builder made sure no look-behind can reach before the lexeme's first byte,
 //! so this is exact. The history is kept only while a terminal with a look-behind has threads.
 //!
-//! A lazy terminal that matches conditionally keeps its threads, and loses them on the bytes
-//! where its condition holds (there it matched, so no extension may).
+//! A priority terminal that matches conditionally keeps its match node in the thread list, in
+//! its place; on the next byte, where the condition holds (there it matched) the threads after
+//! it are dropped, and where it fails they go on. A next byte that does not decide it is
+//! refused if a thread after it would depend on it.
 
 use std::collections::VecDeque;
 
@@ -98,6 +115,22 @@ pub(crate) fn tie_break(specs: &[TerminalSpec], matched: &[TerminalId]) -> Box<[
         .filter(|t| !any_literal || specs[t.as_usize()].is_literal)
         .copied()
         .collect()
+}
+
+/// Flags a conditional match carried into a byte's bucket (see [`Determinizer::step_looks`]),
+/// apart from a thread that moved onto a match node. Node ids stay below 2³¹: the build-memory
+/// budget counts every node.
+const MARKER: u64 = 1 << 63;
+
+/// Puts threads (`node << 32 | watcher`) in a state's canonical order: by terminal; a priority
+/// terminal's threads keep their order (highest priority first), the others are sorted.
+fn canonical_order(nfa: &Nfa, threads: &mut [u64]) {
+    let key = |&t: &u64| {
+        let owner = nfa.owner[(t >> 32) as usize];
+        (owner, if nfa.lazy[owner.as_usize()] { 0 } else { t })
+    };
+    // Stable: equal keys are one priority terminal's threads, in order.
+    threads.sort_by_key(key);
 }
 
 /// A state's identity during construction: sorted live threads (`node << 32 | watcher`), the
@@ -356,15 +389,21 @@ pub(crate) fn determinize(
     // Within one state, many classes lead to the same threads (every letter of an
     // identifier): compute each distinct target once.
     let mut local: AHashMap<(Vec<u64>, u32), u32> = AHashMap::new();
-    while let Some((id, (threads, history, matched))) = d.queue.pop_front() {
+    while let Some((id, (threads, history, _))) = d.queue.pop_front() {
         buckets.iter_mut().for_each(Vec::clear);
         for &t in threads.iter() {
-            if let Node::Bytes(ranges) = &nfa.nodes[(t >> 32) as usize] {
-                for r in ranges.iter() {
-                    for c in r.lo..=r.hi {
-                        buckets[c as usize].push(u64::from(r.next) << 32 | (t & 0xFFFF_FFFF));
+            match &nfa.nodes[(t >> 32) as usize] {
+                Node::Bytes(ranges) => {
+                    for r in ranges.iter() {
+                        for c in r.lo..=r.hi {
+                            buckets[c as usize].push(u64::from(r.next) << 32 | (t & 0xFFFF_FFFF));
+                        }
                     }
                 }
+                // A conditional match of a priority terminal: decided by the next byte, in
+                // its place among the threads.
+                Node::Match => buckets.iter_mut().for_each(|b| b.push(t | MARKER)),
+                _ => {}
             }
         }
         local.clear();
@@ -374,7 +413,7 @@ pub(crate) fn determinize(
             }
             let mut history_after = 0;
             if !nfa.looks.is_empty() {
-                d.step_looks(bucket, &matched, c as u8)?;
+                d.step_looks(bucket, c as u8)?;
                 if bucket.is_empty() {
                     continue;
                 }
@@ -385,7 +424,7 @@ pub(crate) fn determinize(
                     history_after = d.looks.history(nfa, Some((history, c as u8)));
                 }
             }
-            bucket.sort_unstable();
+            canonical_order(nfa, bucket);
             bucket.dedup();
             let probe = (std::mem::take(bucket), history_after);
             let target = match local.get(&probe) {
@@ -414,45 +453,46 @@ impl Determinizer<'_> {
     }
 
     /// Moves the watchers of the threads in `bucket` (already moved to their next nodes) over
-    /// the byte, dropping threads whose watcher matched, and the threads of lazy terminals
-    /// whose conditional match (in `matched`) holds on this byte.
-    fn step_looks(
-        &mut self,
-        bucket: &mut Vec<u64>,
-        matched: &[(TerminalId, u32)],
-        class: u8,
-    ) -> Result<(), LexerBuildError> {
+    /// the byte, dropping threads whose watcher matched. A conditional match of a priority
+    /// terminal (its match node, in its place among the threads) whose condition holds on this
+    /// byte drops the terminal's threads after it, which have lower priority; it drops itself
+    /// either way.
+    fn step_looks(&mut self, bucket: &mut Vec<u64>, class: u8) -> Result<(), LexerBuildError> {
         let nfa = self.nfa;
-        let looks = &mut self.looks;
-        bucket.retain_mut(|t| {
-            let w = (*t & 0xFFFF_FFFF) as u32;
-            match looks.step(nfa, w, class) {
-                Some(w2) => {
-                    *t = (*t >> 32) << 32 | u64::from(w2);
-                    true
-                }
-                None => false,
-            }
-        });
-        for &(terminal, c) in matched {
-            if c == 0 || !nfa.lazy[terminal.as_usize()] {
+        let mut cut: Vec<TerminalId> = Vec::new();
+        // A priority terminal whose conditional match the byte does not decide: refused if a
+        // thread of lower priority depends on it.
+        let mut undecided: Vec<TerminalId> = Vec::new();
+        let mut out = Vec::with_capacity(bucket.len());
+        for &t in bucket.iter() {
+            let marker = t & MARKER != 0;
+            let (n, w) = (((t & !MARKER) >> 32) as u32, (t & 0xFFFF_FFFF) as u32);
+            let owner = nfa.owner[n as usize];
+            if cut.contains(&owner) {
                 continue;
             }
-            match self.looks.outcome(nfa, c, class) {
-                Outcome::Holds => {
-                    bucket.retain(|&t| nfa.owner[(t >> 32) as usize] != terminal);
+            if undecided.contains(&owner) {
+                return Err(self.unsupported(
+                    owner,
+                    "a lazy repetition whose end depends on a look-ahead more than one byte \
+                     past it"
+                        .to_string(),
+                ));
+            }
+            let stepped = self.looks.step(nfa, w, class);
+            if marker {
+                match stepped {
+                    Some(0) => cut.push(owner),
+                    Some(_) => undecided.push(owner),
+                    None => {}
                 }
-                Outcome::Fails => {}
-                Outcome::Undecided => {
-                    return Err(self.unsupported(
-                        terminal,
-                        "a lazy repetition whose end depends on a look-ahead more than one \
-                         byte past it"
-                            .to_string(),
-                    ))
-                }
+                continue;
+            }
+            if let Some(w2) = stepped {
+                out.push(u64::from(n) << 32 | u64::from(w2));
             }
         }
+        *bucket = out;
         Ok(())
     }
 
@@ -467,13 +507,21 @@ impl Determinizer<'_> {
             self.epoch = 1;
         }
         let nodes = &self.nfa.nodes;
+        let nfa = self.nfa;
         let mut threads = Vec::new();
+        // Priority terminals that matched unconditionally in this closure: their threads of
+        // lower priority, still to come, are dropped.
+        let mut cut: Vec<TerminalId> = Vec::new();
         self.seen.clear();
         self.matched.clear();
         self.stack.clear();
         self.stack.extend(seeds.iter().rev());
         while let Some(t) = self.stack.pop() {
             let (n, w) = ((t >> 32) as u32, (t & 0xFFFF_FFFF) as u32);
+            let owner = nfa.owner[n as usize];
+            if !cut.is_empty() && cut.contains(&owner) {
+                continue;
+            }
             if w == 0 {
                 let stamp = &mut self.stamp[n as usize];
                 if *stamp == self.epoch {
@@ -490,7 +538,16 @@ impl Determinizer<'_> {
                         .rev()
                         .map(|&m| u64::from(m) << 32 | u64::from(w)),
                 ),
-                Node::Match => self.matched.push((self.nfa.owner[n as usize], w)),
+                Node::Match => {
+                    self.matched.push((owner, w));
+                    if nfa.lazy[owner.as_usize()] {
+                        if w == 0 {
+                            cut.push(owner);
+                        } else {
+                            threads.push(t);
+                        }
+                    }
+                }
                 Node::Look { look, next } => {
                     let pass = match self.nfa.looks[*look as usize].kind {
                         LookAroundKind::NotAhead => self.looks.start(self.nfa, w, *look),
@@ -527,18 +584,7 @@ impl Determinizer<'_> {
             matched.push((t, c));
             i = j;
         }
-        let nfa = self.nfa;
-        // A lazy terminal matches the shortest lexeme: once it matched, no extension may.
-        if matched
-            .iter()
-            .any(|&(t, c)| c == 0 && nfa.lazy[t.as_usize()])
-        {
-            threads.retain(|&t| {
-                let owner = nfa.owner[(t >> 32) as usize];
-                !(nfa.lazy[owner.as_usize()] && matched.contains(&(owner, 0)))
-            });
-        }
-        threads.sort_unstable();
+        canonical_order(nfa, &mut threads);
         let terminals: Vec<TerminalId> = matched.iter().map(|m| m.0).collect();
         let matched: Box<[(TerminalId, u32)]> = if matched.iter().all(|m| m.1 == 0) {
             tie_break(self.specs, &terminals)
@@ -620,10 +666,13 @@ impl Determinizer<'_> {
                 .find(|m| !accepted.contains(&m.0))
                 .map(|m| m.0);
             let mut fail = FailSet::EMPTY;
+            // A lexeme a lazy terminal matches may end before any byte: the lexer goes back to
+            // it if the longer reading never matches.
+            let backtracks = accepted.iter().any(|t| self.nfa.lazy[t.as_usize()]);
             for (class, &lo) in class_lo.iter().enumerate() {
                 // A byte that goes on with the lexeme ends it only if it begins a multi-byte
-                // character (which may turn out not to extend it).
-                if self.dfa.table[s * k + class] != DEAD && lo < 0xC0 {
+                // character (which may turn out not to extend it), or if the lexer may go back.
+                if self.dfa.table[s * k + class] != DEAD && lo < 0xC0 && !backtracks {
                     continue; // The lexeme goes on: it does not end here.
                 }
                 let mut outcome = None;

@@ -65,6 +65,8 @@ pub struct Lexer {
     can_grow: Box<[bool]>,
     /// Per state: its lexemes end inside a UTF-8 character.
     inside_char: Box<[bool]>,
+    /// Per state: a pending state whose guards still run (see `pending.rs`).
+    guarded: Box<[bool]>,
     /// Per accepting state: its row of `inhibited` (rows are shared), else [`NO_ROW`].
     inhibited_row: Box<[u32]>,
     /// `inhibited[row * class_len + class]`: see [`Lexer::next_inhibited`].
@@ -108,9 +110,16 @@ impl Lexer {
         let WithPending {
             dfa,
             inside_char,
+            guarded,
             row_of: inhibited_row,
             table: inhibited,
-        } = add_pending(minimize(&dfa), &class_lo, config.max_states)?;
+        } = add_pending(
+            minimize(&dfa),
+            &class_lo,
+            &lazy_flags,
+            config.max_states,
+            config.max_build_memory,
+        )?;
 
         let lazy = lazy_flags
             .iter()
@@ -162,6 +171,7 @@ impl Lexer {
             accepted_pool: accepted_pool.into_boxed_slice(),
             can_grow,
             inside_char: inside_char.into_boxed_slice(),
+            guarded: guarded.into_boxed_slice(),
             inhibited_row: inhibited_row.into_boxed_slice(),
             inhibited: inhibited.into_boxed_slice(),
             fail_index,
@@ -181,8 +191,8 @@ impl Lexer {
         &self.specs[id.as_usize()]
     }
 
-    /// Whether terminal `id` matches the shortest lexeme (its pattern has a non-greedy
-    /// repetition).
+    /// Whether terminal `id` has a non-greedy repetition, and so matches what a leftmost-first
+    /// (Python `re`) search of its pattern matches (see the [module docs](super#lexing-semantics)).
     pub fn is_lazy(&self, id: TerminalId) -> bool {
         self.lazy.contains(id)
     }
@@ -288,11 +298,14 @@ impl Lexer {
     }
 
     /// Whether the lexeme that led to `s` is handed to the parser inhibited by `s` (the next
-    /// byte may kill that branch): `s` accepts something, and it can grow or its accepted
-    /// terminals have a look-ahead past the lexeme.
+    /// byte may kill that branch): `s` accepts something, and it can grow, or its accepted
+    /// terminals have a look-ahead past the lexeme, or it is a pending state whose longer
+    /// reading of an earlier lazy lexeme is still undecided (see the
+    /// [module docs](super#backtracking-to-a-lazy-match)).
     #[inline]
     pub fn inhibits(&self, s: LexState) -> bool {
-        !self.accepted(s).is_empty() && (self.can_grow(s) || self.has_look_ahead(s))
+        !self.accepted(s).is_empty()
+            && (self.can_grow(s) || self.has_look_ahead(s) || self.guarded[s.as_usize()])
     }
 
     /// Whether some next byte that does not extend the lexeme of `s` makes its accepted

@@ -24,8 +24,14 @@
 //!   literals among them. Whatever is still tied is kept, sorted: the GLR parser keeps the ones
 //!   that parse. Ignored terminals take part in tie-breaking like any other.
 //! - **Lazy terminals.** A terminal whose pattern has a non-greedy repetition (`*?`, `+?`, `??`,
-//!   `{n,m}?`) matches the shortest lexeme: once it matches `w`, no extension of `w` matches it
-//!   ([`Lexer::is_lazy`]). This is what Python's `re` gives for `".*?"` and `/\*[\s\S]*?\*/`.
+//!   `{n,m}?`) follows Python's `re` ([`Lexer::is_lazy`]): it matches `w` iff a leftmost-first
+//!   (backtracking-priority) search of its pattern, on a text starting with `w`, records a
+//!   match at the end of `w`; a match drops the threads of lower priority and keeps the higher
+//!   ones going. So `".*?"` and `/\*[\s\S]*?\*/` end at the first close, and a greedy loop
+//!   around a lazy part keeps iterating: `/(\n[ ]*|#.*?\n)+/` on `"\n  x"` matches `"\n  "`.
+//!   Leftmost-first applies to the whole pattern of such a terminal, its greedy alternations
+//!   included (`/(a|ab)c*?/` matches `a` and not `ab`); a terminal with no lazy repetition keeps
+//!   the plain reading (it matches every lexeme its pattern spells: `/a|ab/` matches `ab`).
 //! - **Growth and reachability.** [`Lexer::can_grow`]: some byte leads to a state that is not
 //!   dead. [`Lexer::reachable`]: the terminals some continuation (possibly empty) completes.
 //!   The dead state accepts nothing, cannot grow and reaches nothing; every state with nothing
@@ -40,7 +46,8 @@
 //!   while the next state is not dead. When the next character cannot extend the lexeme (or the
 //!   input ends), the lexeme read so far is emitted if its state accepts something, and lexing
 //!   restarts at the start state with that character; otherwise it is an error. It never goes
-//!   back to an earlier accepting state. The lookahead is a character, not a byte: after
+//!   back to an earlier accepting state, except to the last match of a lazy terminal when the
+//!   longer reading never matches (see [below](#backtracking-to-a-lazy-match)). The lookahead is a character, not a byte: after
 //!   `é` with `KEY: /[a-zé]+/` and `VAL: /[^\x00-\x7f;→ ]+/`, the first byte of `→` could begin
 //!   a `VAL` character, but `→` is not one, so `é` ends there (as in Lark, whose `re` matches
 //!   characters). [`Lexer::tokenize`] does exactly this on a whole input.
@@ -78,6 +85,21 @@
 //! pending states are built from the minimal DFA (see `pending.rs`) and minimised with it; a
 //! lexer whose terminals are all ASCII has none.
 //!
+//! # Backtracking to a lazy match
+//!
+//! Python's `re` gives a lazy terminal its last match before its threads die, which may lie
+//! several bytes back: SynCode's `_NL: (/(\r?\n[\t ]*)+/ | COMMENT)+`, where `COMMENT` may be a
+//! `LONG_STRING` (`/[ubf]?r?""".*?"""/`), matches `"\n"` in `"\nfrom"` only once `o` shows that
+//! `fr` does not begin a string. So after a lexeme `s` that a lazy terminal matches, the
+//! inhibited branch lives on while the longer reading is undecided: it reads its next lexemes
+//! in *guarded* pending states that also run the longer reading, and dies as soon as that
+//! reading matches (longest match: the longer lexeme wins); once the longer reading dies the
+//! guard is gone. The other branch reads on as usual and dies with the longer reading. A
+//! guarded state accepts what its own lexeme accepts, and hands it over inhibited even where
+//! it cannot grow ([`Lexer::inhibits`]), so that the guard goes on in its inhibited branch.
+//! Exactly one branch is left once every guard is decided, and [`Lexer::tokenize`] gives the
+//! same lexemes. Lexemes that no lazy terminal matches are never backtracked to.
+//!
 //! # Look-around
 //!
 //! A pattern may hold Python's look-arounds, written as reserved capture groups (see
@@ -101,8 +123,9 @@
 //!   whose tied terminals' look-aheads differ on some next byte, or whose conditional terminal
 //!   beats another by priority (where the look-ahead fails the other would win, and a state
 //!   accepts one set); a lazy repetition whose end the next byte does not decide.
-//! - A lazy terminal that matches subject to a look-ahead keeps going on the bytes where the
-//!   look-ahead fails (Python's `.*?` would) and stops on the others.
+//! - A lazy terminal that matches subject to a look-ahead keeps its lower-priority threads on
+//!   the bytes where the look-ahead fails (Python's `.*?` would go on) and drops them on the
+//!   others.
 //!
 //! # Example
 //!

@@ -353,9 +353,9 @@ impl Nfa {
                     limit: config.max_build_memory,
                 }));
             }
-            // Global node ids are `u32` with `u32::MAX` reserved; the memory budget normally
-            // stops long before this.
-            if base + order.len() >= u32::MAX as usize {
+            // Global node ids are below 2³¹ (the determiniser flags ids with the top bit); the
+            // memory budget normally stops long before this.
+            if base + order.len() >= (1 << 31) {
                 return Err(LexerBuildError::new(LexerBuildErrorKind::TooMuchMemory {
                     limit: config.max_build_memory,
                 }));

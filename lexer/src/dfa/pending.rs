@@ -32,53 +32,146 @@
 
 use ahash::AHashMap;
 
-use super::determinize::{Dfa, FailSet, DEAD};
+use super::determinize::{Dfa, DEAD};
 use super::error::{LexerBuildError, LexerBuildErrorKind};
 use super::minimize::minimize_with_roots;
 
-/// A row of [`Inhibited::table`] for states that accept nothing.
+/// A row of [`WithPending::table`] for states that accept nothing.
 pub(crate) const NO_ROW: u32 = u32::MAX;
 
 /// What [`add_pending`] returns: the DFA with its pending states, per state whether it is
-/// inside a character, and the first-byte table of the inhibited branches.
+/// inside a character and whether it carries guards, and the first-byte table of the
+/// inhibited branches.
 pub(crate) struct WithPending {
     pub dfa: Dfa,
     pub inside_char: Vec<bool>,
+    /// Per state: a pending state with guards still running (its lexeme, if it accepts one,
+    /// is handed over inhibited even where it cannot grow: the guards go on).
+    pub guarded: Vec<bool>,
     /// Per state: the row of `table` for its inhibited branch, or [`NO_ROW`].
     pub row_of: Vec<u32>,
     /// Rows of `dfa.class_len` states.
     pub table: Vec<u32>,
 }
 
+/// A guard: the state the lexeme of an earlier accepting state would be in had it gone on,
+/// and what kills the branch: `ACCEPT` (the longer lexeme matches) or `CHAR` (the character
+/// that extends it is complete).
+type Guard = (u32, bool);
+const ACCEPT: bool = true;
+const CHAR: bool = false;
+
 /// The pending states being made.
-struct Pending {
-    /// By (t, u).
-    ids: AHashMap<(u32, u32), u32>,
-    /// Made, their rows still to fill: (id, t, u).
-    queue: Vec<(u32, u32, u32)>,
-    /// The budget on all states, lexeme states (`base` of them) and pending ones.
+struct Pending<'a> {
+    base: &'a Dfa,
+    inside: &'a [bool],
+    /// Per base state: a lazy terminal matches its lexeme (it may be backtracked to).
+    backtracks: &'a [bool],
+    /// By (t, guards).
+    ids: AHashMap<(u32, Box<[Guard]>), u32>,
+    /// Per pending state (id − base len): its lexeme state and guards.
+    keys: Vec<(u32, Box<[Guard]>)>,
+    /// Pending states whose rows are still to fill.
+    queue: Vec<u32>,
+    /// The budgets: all states, lexeme states and pending ones; guard memory.
     max_states: usize,
-    base: usize,
+    max_memory: usize,
+    memory: usize,
 }
 
-impl Pending {
-    /// The pending state `(t, u)`, added to `ext` (with an empty row) if new.
-    fn state(&mut self, ext: &mut Dfa, t: u32, u: u32) -> Result<u32, LexerBuildError> {
-        if let Some(&id) = self.ids.get(&(t, u)) {
+impl Pending<'_> {
+    fn n(&self) -> usize {
+        self.base.state_len()
+    }
+
+    /// The guards after a byte of class `c`, `None` if one of them kills the branch.
+    fn step_guards(&self, guards: &[Guard], c: usize) -> Option<Vec<Guard>> {
+        let k = self.base.class_len;
+        let mut out = Vec::with_capacity(guards.len() + 1);
+        for &(g, kind) in guards {
+            let g2 = self.base.table[g as usize * k + c];
+            if g2 == DEAD {
+                continue;
+            }
+            let kills = match kind {
+                ACCEPT => !self.base.accepted[g2 as usize].is_empty(),
+                CHAR => !self.inside[g2 as usize],
+            };
+            if kills {
+                return None;
+            }
+            out.push((g2, kind));
+        }
+        Some(out)
+    }
+
+    /// The state whose lexeme state is `t`, guarded by `guards`: `t` itself if there are none.
+    fn state(&mut self, t: u32, mut guards: Vec<Guard>) -> Result<u32, LexerBuildError> {
+        if t == DEAD || guards.is_empty() {
+            return Ok(t);
+        }
+        guards.sort_unstable();
+        guards.dedup();
+        let key = (t, guards.into_boxed_slice());
+        if let Some(&id) = self.ids.get(&key) {
             return Ok(id);
         }
-        if self.base + self.ids.len() >= self.max_states {
+        if self.n() + self.keys.len() >= self.max_states {
             return Err(LexerBuildError::new(LexerBuildErrorKind::TooManyStates {
                 limit: self.max_states,
             }));
         }
-        let id = ext.state_len() as u32;
-        self.ids.insert((t, u), id);
-        ext.table.resize(ext.table.len() + ext.class_len, DEAD);
-        ext.accepted.push(Box::new([]));
-        ext.fail.push(FailSet::EMPTY);
-        self.queue.push((id, t, u));
+        self.memory += 3 * key.1.len() * std::mem::size_of::<Guard>() + 64;
+        if self.memory > self.max_memory {
+            return Err(LexerBuildError::new(LexerBuildErrorKind::TooMuchMemory {
+                limit: self.max_memory,
+            }));
+        }
+        let id = (self.n() + self.keys.len()) as u32;
+        self.ids.insert(key.clone(), id);
+        self.keys.push(key);
+        self.queue.push(id);
         Ok(id)
+    }
+
+    /// `(t, guards)` (an accepting lexeme state and its guards) followed by a byte of class
+    /// `c` on the branch that handed the lexeme of `t` over.
+    fn inhibited(&mut self, t: u32, guards: &[Guard], c: usize) -> Result<u32, LexerBuildError> {
+        let k = self.base.class_len;
+        if self.base.fail[t as usize].contains(c as u8) {
+            return Ok(DEAD); // The look-ahead fails: the terminals do not match here.
+        }
+        let Some(mut guards) = self.step_guards(guards, c) else {
+            return Ok(DEAD);
+        };
+        let g = self.base.table[t as usize * k + c];
+        if g != DEAD {
+            if self.backtracks[t as usize] {
+                if !self.base.accepted[g as usize].is_empty() {
+                    return Ok(DEAD);
+                }
+                guards.push((g, ACCEPT));
+            } else if self.inside[g as usize] {
+                guards.push((g, CHAR));
+            } else {
+                return Ok(DEAD);
+            }
+        }
+        let t2 = self.base.table[self.base.start as usize * k + c];
+        self.state(t2, guards)
+    }
+
+    /// Pending state `(t, guards)` after a byte of class `c`.
+    fn next(&mut self, t: u32, guards: &[Guard], c: usize) -> Result<u32, LexerBuildError> {
+        let k = self.base.class_len;
+        let t2 = self.base.table[t as usize * k + c];
+        if t2 == DEAD {
+            return Ok(DEAD);
+        }
+        match self.step_guards(guards, c) {
+            Some(guards) => self.state(t2, guards),
+            None => Ok(DEAD),
+        }
     }
 }
 
@@ -98,94 +191,165 @@ fn inside_char(dfa: &Dfa, class_lo: &[u8]) -> Vec<bool> {
 }
 
 /// Adds the pending states to `dfa` (minimal, all its patterns UTF-8) and builds the table of
-/// [`Lexer::next_inhibited`](super::Lexer::next_inhibited); minimises the result. The pending
-/// states count against `max_states`.
+/// [`Lexer::next_inhibited`](super::Lexer::next_inhibited); minimises the result. `lazy` says
+/// per terminal whether it is lazy (its lexemes may be backtracked to). The pending states
+/// count against `max_states`, their guards against `max_memory`.
 pub(crate) fn add_pending(
     dfa: Dfa,
     class_lo: &[u8],
+    lazy: &[bool],
     max_states: usize,
+    max_memory: usize,
 ) -> Result<WithPending, LexerBuildError> {
     let k = dfa.class_len;
     let n = dfa.state_len();
     let inside = inside_char(&dfa, class_lo);
-    let start = dfa.start;
-    let mut ext = dfa;
+    let backtracks: Vec<bool> = dfa
+        .accepted
+        .iter()
+        .map(|a| a.iter().any(|t| lazy[t.as_usize()]))
+        .collect();
     let mut new = Pending {
+        base: &dfa,
+        inside: &inside,
+        backtracks: &backtracks,
         ids: AHashMap::new(),
+        keys: Vec::new(),
         queue: Vec::new(),
         max_states,
-        base: n,
+        max_memory,
+        memory: 0,
     };
 
-    // The first byte after each accepting state's lexeme.
-    let mut rows: Vec<(u32, Vec<u32>)> = Vec::new();
-    for e in 0..n {
-        if ext.accepted[e].is_empty() {
+    // Per state (lexeme states, then pending ones): its row and its inhibited row (empty
+    // where it accepts nothing). Lexeme states keep their rows.
+    let mut inhibited: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (e, row) in inhibited.iter_mut().enumerate() {
+        if dfa.accepted[e].is_empty() {
             continue;
         }
-        let mut row = vec![DEAD; k];
-        for (c, slot) in row.iter_mut().enumerate() {
-            if ext.fail[e].contains(c as u8) {
-                continue; // The look-ahead fails: the terminals do not match here.
+        *row = (0..k)
+            .map(|c| new.inhibited(e as u32, &[], c))
+            .collect::<Result<_, _>>()?;
+    }
+    let mut rows: Vec<Vec<u32>> = Vec::new();
+    let mut pending_inhibited: Vec<Vec<u32>> = Vec::new();
+    while let Some(id) = new.queue.pop() {
+        let i = id as usize - n;
+        if rows.len() <= i {
+            rows.resize(i + 1, Vec::new());
+            pending_inhibited.resize(i + 1, Vec::new());
+        }
+        let (t, guards) = new.keys[i].clone();
+        rows[i] = (0..k)
+            .map(|c| new.next(t, &guards, c))
+            .collect::<Result<_, _>>()?;
+        if !dfa.accepted[t as usize].is_empty() {
+            pending_inhibited[i] = (0..k)
+                .map(|c| new.inhibited(t, &guards, c))
+                .collect::<Result<_, _>>()?;
+        }
+    }
+    let keys = std::mem::take(&mut new.keys);
+    rows.resize(keys.len(), Vec::new());
+    pending_inhibited.resize(keys.len(), Vec::new());
+    inhibited.extend(pending_inhibited);
+    let total = n + keys.len();
+    let guarded: Vec<bool> = (0..total).map(|s| s >= n).collect();
+    let inside_old: Vec<bool> = (0..total)
+        .map(|s| match s.checked_sub(n) {
+            None => inside[s],
+            Some(i) => {
+                let (t, guards) = &keys[i];
+                inside[*t as usize] || guards.iter().any(|g| g.1 == CHAR)
             }
-            let g = ext.table[e * k + c];
-            let t = ext.table[start as usize * k + c];
-            *slot = if g == DEAD {
-                t
-            } else if !inside[g as usize] || t == DEAD {
-                DEAD
-            } else {
-                new.state(&mut ext, t, g)?
-            };
-        }
-        rows.push((e as u32, row));
-    }
-    // The pending states' rows.
-    while let Some((id, t, u)) = new.queue.pop() {
-        for c in 0..k {
-            let u2 = ext.table[u as usize * k + c];
-            let t2 = ext.table[t as usize * k + c];
-            let to = if u2 == DEAD {
-                t2
-            } else if !inside[u2 as usize] || t2 == DEAD {
-                DEAD
-            } else {
-                new.state(&mut ext, t2, u2)?
-            };
-            ext.table[id as usize * k + c] = to;
-        }
-    }
+        })
+        .collect();
 
-    let roots: Vec<u32> = (n as u32..ext.state_len() as u32).collect();
-    let (dfa, map) = if roots.is_empty() {
+    // The DFA over the classes and, when a pending state accepts, their inhibited twins (a
+    // pending state's inhibited row depends on its guards, which its rows alone may not show).
+    let wide = keys
+        .iter()
+        .any(|(t, _)| !dfa.accepted[*t as usize].is_empty());
+    let width = if wide { 2 * k } else { k };
+    let mut ext = Dfa {
+        class_len: width,
+        table: Vec::with_capacity(total * width),
+        accepted: dfa.accepted.clone(),
+        fail: dfa.fail.clone(),
+        start: dfa.start,
+    };
+    for s in 0..total {
+        match s.checked_sub(n) {
+            None => ext.table.extend_from_slice(&dfa.table[s * k..(s + 1) * k]),
+            Some(i) => ext.table.extend_from_slice(&rows[i]),
+        }
+        if wide {
+            if inhibited[s].is_empty() {
+                ext.table.extend(std::iter::repeat(DEAD).take(k));
+            } else {
+                ext.table.extend_from_slice(&inhibited[s]);
+            }
+        }
+        if s >= n {
+            let t = keys[s - n].0 as usize;
+            ext.accepted.push(dfa.accepted[t].clone());
+            ext.fail.push(dfa.fail[t]);
+        }
+    }
+    let roots: Vec<u32> = (n as u32..total as u32).collect();
+    let (mut min, map) = if roots.is_empty() {
         let map = (0..n as u32).collect();
         (ext, map)
     } else {
         minimize_with_roots(&ext, &roots)
     };
-    let inside_char = {
-        let mut v = vec![false; dfa.state_len()];
-        for (old, &new) in map.iter().enumerate() {
-            // Pending states are inside a character by construction.
-            v[new as usize] |= if old < n { inside[old] } else { new != DEAD };
+    let m = min.state_len();
+    let mut inside_char = vec![false; m];
+    let mut guarded_new = vec![false; m];
+    for (old, &new) in map.iter().enumerate() {
+        if new != DEAD {
+            inside_char[new as usize] |= inside_old[old];
+            guarded_new[new as usize] |= guarded[old];
         }
-        v
-    };
-    let mut row_of = vec![NO_ROW; dfa.state_len()];
+    }
+    // The inhibited rows, shared where equal.
+    let mut row_of = vec![NO_ROW; m];
     let mut table = Vec::new();
     let mut interned: AHashMap<Vec<u32>, u32> = AHashMap::new();
-    for (e, row) in rows {
-        let row: Vec<u32> = row.iter().map(|&s| map[s as usize]).collect();
+    let mut intern = |s: usize, row: Vec<u32>, row_of: &mut Vec<u32>| {
         let next = interned.len() as u32;
         let r = *interned.entry(row).or_insert_with_key(|row| {
             table.extend_from_slice(row);
             next
         });
-        row_of[map[e as usize] as usize] = r;
+        row_of[s] = r;
+    };
+    if wide {
+        for s in 0..m {
+            if !min.accepted[s].is_empty() {
+                let row = min.table[s * width + k..(s + 1) * width].to_vec();
+                intern(s, row, &mut row_of);
+            }
+        }
+        let narrow: Vec<u32> = (0..m)
+            .flat_map(|s| min.table[s * width..s * width + k].iter().copied())
+            .collect();
+        min.table = narrow;
+        min.class_len = k;
+    } else {
+        for (e, row) in inhibited.into_iter().enumerate() {
+            if row.is_empty() {
+                continue;
+            }
+            let row: Vec<u32> = row.iter().map(|&s| map[s as usize]).collect();
+            intern(map[e] as usize, row, &mut row_of);
+        }
     }
     Ok(WithPending {
-        dfa,
+        dfa: min,
         inside_char,
+        guarded: guarded_new,
         row_of,
         table,
     })

@@ -26,10 +26,12 @@ impl Lexer {
     /// the look-ahead of its terminals holds on the next byte; it always holds at the end),
     /// and lexing restarts at [`start`](Lexer::start) with that character; otherwise lexing
     /// fails. It never backs up to an earlier, shorter match, except to the last character
-    /// boundary: after a lexeme that accepts, a byte that begins a multi-byte character may
-    /// extend the lexeme or not, which the rest of the character decides (at most three more
-    /// bytes). This is what the streaming parser does with its two branches, the one that
-    /// goes on and the inhibited one ([`next_inhibited`](Lexer::next_inhibited)).
+    /// boundary (after a lexeme that accepts, a byte that begins a multi-byte character may
+    /// extend the lexeme or not, which the rest of the character decides) and to the last
+    /// match of a lazy terminal that a longer reading never matched (see the
+    /// [module docs](super#backtracking-to-a-lazy-match)). This is what the streaming parser
+    /// does with its branches, the ones that go on and the inhibited ones
+    /// ([`next_inhibited`](Lexer::next_inhibited)), and this function simulates them.
     ///
     /// An error is at the first byte that neither branch can read (or at `input.len()`, with
     /// an incomplete lexeme or character there), in the lexeme the longest match was reading:
@@ -38,60 +40,118 @@ impl Lexer {
     /// Every lexeme is returned, including those of `%ignore`d terminals (see
     /// [`TerminalSpec::ignored`](super::TerminalSpec::ignored)); the caller filters them.
     pub fn tokenize(&self, input: &[u8]) -> Result<Vec<Lexeme>, LexError> {
-        let mut lexemes = Vec::new();
-        let mut state = self.start();
-        let mut lexeme_start = 0;
-        // A character that may or may not extend the lexeme: it began at `at`, where the
-        // lexeme was complete in `ended`, and the branch that ended the lexeme there reads it
-        // in `branch`.
-        let mut fork: Option<(usize, LexState, LexState)> = None;
+        // The branches the streaming parser would keep, oldest (the longest reading) first;
+        // the lexemes they emitted form a tree (each entry points to the one before it).
+        let mut emitted: Vec<(Lexeme, Option<usize>)> = Vec::new();
+        let mut branches = vec![Branch {
+            start: 0,
+            state: self.start(),
+            inhibitor: None,
+            last: None,
+        }];
+        let mut next_branches: Vec<Branch> = Vec::new();
         for (i, &b) in input.iter().enumerate() {
-            let next = self.next(state, b);
-            let (at, ended, branch) = match fork {
-                Some((at, ended, branch)) => (at, ended, self.next(branch, b)),
-                None => (i, state, self.next_inhibited(state, b)),
-            };
-            match (self.is_dead(next), self.is_dead(branch)) {
-                (false, false) => fork = Some((at, ended, branch)),
-                (false, true) => fork = None,
-                (true, false) => {
-                    lexemes.push(Lexeme {
-                        start: lexeme_start,
-                        end: at,
-                        terminals: SmallVec::from_slice(self.accepted(ended)),
-                    });
-                    lexeme_start = at;
-                    fork = None;
-                    state = branch;
+            next_branches.clear();
+            for br in &branches {
+                let s = match br.inhibitor {
+                    Some(inh) => self.next_inhibited(inh, b),
+                    None => self.next(br.state, b),
+                };
+                if self.is_dead(s) {
                     continue;
                 }
-                (true, true) => {
-                    // A complete lexeme that this byte ends: the error is in the next one.
-                    let ended_here = fork.is_none()
-                        && !self.accepted(state).is_empty()
-                        && !self.look_ahead_fails(state, b);
-                    return Err(LexError {
-                        offset: i,
-                        lexeme_start: if ended_here { i } else { lexeme_start },
-                    });
+                if self.can_grow(s) {
+                    push_branch(
+                        &mut next_branches,
+                        Branch {
+                            start: br.start,
+                            state: s,
+                            inhibitor: None,
+                            last: br.last,
+                        },
+                    );
+                }
+                if !self.accepted(s).is_empty() {
+                    emitted.push((
+                        Lexeme {
+                            start: br.start,
+                            end: i + 1,
+                            terminals: SmallVec::from_slice(self.accepted(s)),
+                        },
+                        br.last,
+                    ));
+                    push_branch(
+                        &mut next_branches,
+                        Branch {
+                            start: i + 1,
+                            state: self.start(),
+                            inhibitor: self.inhibits(s).then_some(s),
+                            last: Some(emitted.len() - 1),
+                        },
+                    );
                 }
             }
-            state = next;
-        }
-        if lexeme_start < input.len() {
-            let accepted = self.accepted(state);
-            if accepted.is_empty() {
+            if next_branches.is_empty() {
+                // The longest reading's lexeme: the new one if it was complete before this
+                // byte and the byte ends it.
+                let main = &branches[0];
+                let ended_here = main.inhibitor.is_none()
+                    && !self.accepted(main.state).is_empty()
+                    && !self.look_ahead_fails(main.state, b);
                 return Err(LexError {
-                    offset: input.len(),
-                    lexeme_start,
+                    offset: i,
+                    lexeme_start: if ended_here { i } else { main.start },
                 });
             }
-            lexemes.push(Lexeme {
-                start: lexeme_start,
+            std::mem::swap(&mut branches, &mut next_branches);
+        }
+        // The first branch whose lexeme is complete at the end (or empty: the input ended
+        // with a lexeme it emitted).
+        let done = branches
+            .iter()
+            .find(|br| br.start == input.len() || !self.accepted(br.state).is_empty());
+        let Some(done) = done else {
+            return Err(LexError {
+                offset: input.len(),
+                lexeme_start: branches[0].start,
+            });
+        };
+        let mut out = Vec::new();
+        if done.start < input.len() {
+            out.push(Lexeme {
+                start: done.start,
                 end: input.len(),
-                terminals: SmallVec::from_slice(accepted),
+                terminals: SmallVec::from_slice(self.accepted(done.state)),
             });
         }
-        Ok(lexemes)
+        let mut at = done.last;
+        while let Some(e) = at {
+            out.push(emitted[e].0.clone());
+            at = emitted[e].1;
+        }
+        out.reverse();
+        Ok(out)
+    }
+}
+
+/// One branch of [`Lexer::tokenize`].
+struct Branch {
+    /// Where its current lexeme starts.
+    start: usize,
+    state: LexState,
+    /// The state that inhibits it, before its first byte.
+    inhibitor: Option<LexState>,
+    /// Its last emitted lexeme (an index into the tree of emitted lexemes).
+    last: Option<usize>,
+}
+
+/// Adds `branch` unless a branch in the same state and inhibition is there already: from
+/// there on they behave alike, and the older one is kept.
+fn push_branch(branches: &mut Vec<Branch>, branch: Branch) {
+    if !branches
+        .iter()
+        .any(|b| b.state == branch.state && b.inhibitor == branch.inhibitor)
+    {
+        branches.push(branch);
     }
 }
