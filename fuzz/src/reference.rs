@@ -3,18 +3,21 @@
 //!
 //! For each terminal it keeps two anchored regexes: the pattern itself (`^(?:p)$`, "this lexeme
 //! is a full match") and [`Re::prefix`] ("some continuation makes this a full match"). A lazy
-//! terminal (one with a non-greedy repetition in its HIR) matches only its shortest lexeme:
-//! once a prefix of the lexeme matches fully, the terminal neither matches nor is viable on any
-//! longer lexeme. Lexing reads bytes while some terminal is still viable, then emits the
-//! terminals that match the lexeme read so far, tie-broken by priority and then literal over
-//! regex; it never backs up to a shorter match, except to the last character boundary when it
-//! stops inside a character. Nothing here uses munch's lexer.
+//! terminal (one with a non-greedy repetition in its HIR) matches what Python's `re` matches:
+//! it matches a lexeme iff the `regex` crate's leftmost-first match of `^(?:p)` on it spans
+//! it, and is viable iff that or a backtracking search ([`Re::first_event`]) first meets a
+//! path needing more text. Lexing reads bytes while some terminal is still viable, then emits
+//! the terminals that match the lexeme read so far, tie-broken by priority and then literal
+//! over regex; it never backs up to a shorter match, except to the last character boundary
+//! when it stops inside a character (the lexer's default configuration: no going back to a
+//! lazy match). Nothing here uses munch's lexer.
 
 use munch_lexer::dfa::TerminalSpec;
 use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::hir::{Hir, HirKind};
 
 use crate::re::Re;
+use munch_testkit::re::FirstEvent;
 use crate::repro::{call, Repro};
 
 /// A terminal's pattern.
@@ -135,17 +138,27 @@ pub fn hir_is_lazy(hir: &Hir) -> bool {
 /// The `regex`-crate view of one terminal.
 #[derive(Debug)]
 struct Matcher {
+    re: Re,
     full: Regex,
     prefix: Regex,
+    /// `^(?:p)`: the leftmost-first match at the start.
+    first: Regex,
     lazy: bool,
 }
 
-fn anchored(pattern: &str) -> Regex {
-    RegexBuilder::new(&format!("^(?:{pattern})$"))
+fn compile(pattern: &str) -> Regex {
+    RegexBuilder::new(pattern)
         .size_limit(1 << 26)
         .build()
         .expect("generated patterns compile")
 }
+
+fn anchored(pattern: &str) -> Regex {
+    compile(&format!("^(?:{pattern})$"))
+}
+
+/// Steps for [`Re::first_event`]: far more than generated cases need.
+const STEPS: u64 = 100_000_000;
 
 impl Matcher {
     fn new(pattern: &Pattern) -> Matcher {
@@ -153,26 +166,34 @@ impl Matcher {
         Matcher {
             full: anchored(&re.pattern()),
             prefix: anchored(&re.prefix()),
+            first: compile(&format!("^(?:{})", re.pattern())),
             lazy: hir_is_lazy(&pattern.hir()),
+            re,
         }
     }
 
-    /// The shortest non-empty prefix of `text` that is a full match.
-    fn first_match(&self, text: &[u8]) -> Option<usize> {
-        (1..=text.len()).find(|&l| self.full.is_match(&text[..l]))
-    }
-
-    /// Whether the terminal matches the lexeme `lexeme` (a lazy one only its first match).
+    /// Whether the terminal matches the lexeme `lexeme` (a lazy one: its leftmost-first match
+    /// spans it).
     fn matches(&self, lexeme: &[u8]) -> bool {
         !lexeme.is_empty()
-            && self.full.is_match(lexeme)
-            && (!self.lazy || self.first_match(lexeme) == Some(lexeme.len()))
+            && if self.lazy {
+                self.first.find(lexeme).map(|m| m.end()) == Some(lexeme.len())
+            } else {
+                self.full.is_match(lexeme)
+            }
     }
 
-    /// Whether the lexeme can still grow into a match of the terminal.
+    /// Whether the lexeme is or can still grow into a match of the terminal.
     fn viable(&self, lexeme: &[u8]) -> bool {
-        self.prefix.is_match(lexeme)
-            && !(self.lazy && matches!(self.first_match(lexeme), Some(f) if f < lexeme.len()))
+        if !self.lazy {
+            return self.prefix.is_match(lexeme);
+        }
+        match self.re.first_event(lexeme, STEPS) {
+            Some(FirstEvent::MoreText) => true,
+            Some(FirstEvent::Match(m)) => m == lexeme.len() && m > 0,
+            Some(FirstEvent::NoMatch) => false,
+            None => panic!("the backtracking search ran out of steps on {:?}", self.re),
+        }
     }
 }
 

@@ -12,6 +12,7 @@ use munch_lexer::dfa::{Lexer, LexerBuildErrorKind, LexerConfig, TerminalSpec};
 use munch_lexer::{LexState, TerminalId};
 use munch_testkit::re::{FirstEvent, Re, BOUNDS};
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 use regex::bytes::Regex;
 use regex_syntax::hir::Hir;
 
@@ -240,10 +241,13 @@ fn tie_break(terms: &[Term], matched: &[usize]) -> Vec<TerminalId> {
 /// stopped, or, after backing up, where the longer reading stopped if no later.
 /// Lexemes as (start, end, terminals); an error as (offset, lexeme start).
 #[allow(clippy::type_complexity)]
+/// With `backtrack`, a reading that ends on no match goes back to its last match if a lazy
+/// terminal completes it ([`LexerConfig::backtrack_lazy`]).
 fn reference_tokenize(
     terms: &[Term],
     oracles: &[Oracle],
     input: &[u8],
+    backtrack: bool,
 ) -> Result<Vec<(usize, usize, Vec<TerminalId>)>, (usize, usize)> {
     let alive = |lexeme: &[u8]| oracles.iter().any(|o| o.viable(lexeme, lexeme.len()));
     let accepted = |lexeme: &[u8]| {
@@ -252,14 +256,52 @@ fn reference_tokenize(
             .collect();
         tie_break(terms, &matched)
     };
-    let lazy = |accepted: &Vec<TerminalId>| accepted.iter().any(|t| oracles[t.as_usize()].lazy);
+    let lazy = |accepted: &Vec<TerminalId>| {
+        backtrack && accepted.iter().any(|t| oracles[t.as_usize()].lazy)
+    };
     munch_testkit::lexing::longest_match_lazy(input, alive, accepted, lazy)
 }
 
 /// Builds the lexer for `terms`, which must not match the empty string.
 fn lexer_of(terms: &[Term]) -> Lexer {
+    lexer_with(terms, false)
+}
+
+/// [`lexer_of`], going back to lazy matches if `backtrack`.
+fn lexer_with(terms: &[Term], backtrack: bool) -> Lexer {
     let specs: Vec<TerminalSpec> = terms.iter().enumerate().map(|(i, t)| spec(i, t)).collect();
-    Lexer::new(&specs, &LexerConfig::default()).unwrap()
+    let config = LexerConfig {
+        backtrack_lazy: backtrack,
+        ..LexerConfig::default()
+    };
+    Lexer::new(&specs, &config).unwrap()
+}
+
+/// `tokenize` of both configurations against the reference.
+fn check_tokenize(terms: &[Term], input: &[u8]) -> Result<(), TestCaseError> {
+    let oracles: Vec<Oracle> = terms.iter().map(|t| Oracle::new(&t.re)).collect();
+    for backtrack in [false, true] {
+        let lexer = lexer_with(terms, backtrack);
+        let expected = reference_tokenize(terms, &oracles, input, backtrack);
+        let got = lexer
+            .tokenize(input)
+            .map(|ls| {
+                ls.into_iter()
+                    .map(|l| (l.start, l.end, l.terminals.to_vec()))
+                    .collect()
+            })
+            .map_err(|e| (e.offset, e.lexeme_start));
+        let patterns: Vec<String> = terms.iter().map(|t| t.re.pattern()).collect();
+        prop_assert_eq!(
+            got,
+            expected,
+            "{:?} on {:?} (backtrack {})",
+            patterns,
+            input,
+            backtrack
+        );
+    }
+    Ok(())
 }
 
 /// Drops the terminals that match the empty string (a build error, tested separately).
@@ -338,15 +380,7 @@ proptest! {
         input in any_input(),
     ) {
         prop_assume!(!terms.is_empty());
-        let lexer = lexer_of(&terms);
-        let oracles: Vec<Oracle> = terms.iter().map(|t| Oracle::new(&t.re)).collect();
-        let expected = reference_tokenize(&terms, &oracles, &input);
-        let got = lexer
-            .tokenize(&input)
-            .map(|ls| ls.into_iter().map(|l| (l.start, l.end, l.terminals.to_vec())).collect())
-            .map_err(|e| (e.offset, e.lexeme_start));
-        let patterns: Vec<String> = terms.iter().map(|t| t.re.pattern()).collect();
-        prop_assert_eq!(got, expected, "{:?} on {:?}", patterns, input);
+        check_tokenize(&terms, &input)?;
     }
 
     /// Several terminals: per-state facts hang together, the DFA is minimal, and along the
@@ -451,15 +485,7 @@ proptest! {
             .prop_map(|pieces| pieces.concat()),
     ) {
         prop_assume!(!terms.is_empty());
-        let lexer = lexer_of(&terms);
-        let oracles: Vec<Oracle> = terms.iter().map(|t| Oracle::new(&t.re)).collect();
-        let expected = reference_tokenize(&terms, &oracles, &input);
-        let got = lexer
-            .tokenize(&input)
-            .map(|ls| ls.into_iter().map(|l| (l.start, l.end, l.terminals.to_vec())).collect())
-            .map_err(|e| (e.offset, e.lexeme_start));
-        let patterns: Vec<String> = terms.iter().map(|t| t.re.pattern()).collect();
-        prop_assert_eq!(got, expected, "{:?} on {:?}", patterns, input);
+        check_tokenize(&terms, &input)?;
     }
 }
 
@@ -467,8 +493,8 @@ proptest! {
     #![proptest_config(config(3000))]
 
     /// A lazy terminal alone over ASCII: its lexeme (the last accepting state before the DFA
-    /// dies, and the first lexeme `tokenize` emits, backtracking included) is the match of a
-    /// leftmost-first search, Python's `re.match`.
+    /// dies, and the first lexeme `tokenize` emits when the lexer goes back to lazy matches)
+    /// is the match of a leftmost-first search, Python's `re.match`.
     #[test]
     fn lazy_lexeme_is_the_leftmost_first_match(
         re in any_re_over(&['a', 'b', 'c'])
@@ -479,7 +505,7 @@ proptest! {
     ) {
         let oracle = Oracle::new(&re);
         let term = Term { re: re.clone(), is_literal: false, priority: 0, ignored: false };
-        let lexer = Lexer::new(&[spec(0, &term)], &LexerConfig::default()).unwrap();
+        let lexer = lexer_with(&[term], true);
         let expected = oracle.leftmost_first(&input).filter(|&l| l > 0);
         let mut s = lexer.start();
         let mut found = None;

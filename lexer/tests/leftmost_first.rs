@@ -3,7 +3,7 @@
 //! lexemes were checked with `python3 -c 'import re; print(re.match(P, text))'` on the
 //! patterns Lark 1.3.1 compiles for SynCode's python.lark.
 
-use munch_lexer::dfa::{look_around_name, Lexer, LookAroundKind, TerminalSpec};
+use munch_lexer::dfa::{look_around_name, Lexer, LexerConfig, LookAroundKind, TerminalSpec};
 
 mod common;
 use common::{build, lit, walk};
@@ -34,11 +34,20 @@ fn re(name: &str, pattern: &str) -> TerminalSpec {
 const LONG_STRING: &str = r#"(?s:(?i:[ubf]?r?("""(?<!\\).*?"""|'''(?<!\\).*?''')))"#;
 const STRING: &str = r#"(?s:(?i:[ubf]?r?("(?!"").*?"|'(?!'').*?')))"#;
 
-/// SynCode's python.lark terminals that matter here, as Lark joins them.
+/// SynCode's python.lark terminals that matter here, as Lark joins them, in a lexer that goes
+/// back to lazy matches.
 fn python() -> Lexer {
+    python_with(true)
+}
+
+fn python_with(backtrack: bool) -> Lexer {
     let comment = format!(r"(?:{LONG_STRING}|#.*(\n[\t ]*)+)");
     let nl = format!(r"(?:(?:{comment}|(\r?\n[\t ]*)+))+");
-    build(&[
+    let config = LexerConfig {
+        backtrack_lazy: backtrack,
+        ..LexerConfig::default()
+    };
+    let specs = [
         re("_NL", &nl),
         re("COMMENT", &comment),
         re("LONG_STRING", LONG_STRING),
@@ -48,7 +57,8 @@ fn python() -> Lexer {
         re("WS_INLINE", "[ \t]+"),
         lit("COLON", ":"),
         lit("COMMA", ","),
-    ])
+    ];
+    Lexer::new(&specs, &config).unwrap()
 }
 
 /// The lexemes of `text` as `text:NAME` (the first tied terminal).
@@ -127,6 +137,15 @@ fn the_lexer_goes_back_to_a_lazy_match_the_longer_reading_never_extends() {
         .iter()
         .fold(lexer.next_inhibited(nl, b'"'), |s, &b| lexer.next(s, b));
     assert!(lexer.is_dead(lexer.next(q, b'"')));
+    // By default the lexer never goes back: "fr" runs into `o` with nothing matched.
+    let plain = python_with(false);
+    assert_eq!(
+        lex(&plain, "\nfrom x"),
+        ["error: no terminal matches at byte 3"]
+    );
+    assert!(lexer.state_len() > plain.state_len());
+    // Where the longer reading matches or dies at once, both agree.
+    assert_eq!(lex(&plain, "\n    x"), lex(&lexer, "\n    x"));
 }
 
 #[test]

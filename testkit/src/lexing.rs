@@ -54,12 +54,13 @@ pub fn longest_match_lazy<T: IsEmpty>(
                 _ => err,
             });
         }
-        // A reading that stopped no further than an older one leaves the older one the
-        // error's lexeme (the oldest reading still going where the last one stops).
-        if m < l && backed_up.is_none_or(|b| b.0 < i + l) {
-            backed_up = Some((i + l, i));
-        } else if m == l {
+        // The oldest reading that went past this lexeme's end stays the error's lexeme while
+        // the lexemes that follow end before where it stopped.
+        if backed_up.is_some_and(|b| b.0 <= i + m) {
             backed_up = None;
+        }
+        if m < l && backed_up.is_none() {
+            backed_up = Some((i + l, i));
         }
         out.push((i, i + m, completed));
         i += m;

@@ -668,7 +668,8 @@ impl Determinizer<'_> {
             let mut fail = FailSet::EMPTY;
             // A lexeme a lazy terminal matches may end before any byte: the lexer goes back to
             // it if the longer reading never matches.
-            let backtracks = accepted.iter().any(|t| self.nfa.lazy[t.as_usize()]);
+            let backtracks =
+                self.config.backtrack_lazy && accepted.iter().any(|t| self.nfa.lazy[t.as_usize()]);
             for (class, &lo) in class_lo.iter().enumerate() {
                 // A byte that goes on with the lexeme ends it only if it begins a multi-byte
                 // character (which may turn out not to extend it), or if the lexer may go back.

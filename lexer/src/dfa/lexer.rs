@@ -13,7 +13,7 @@ use super::set::TerminalSet;
 use super::TerminalSpec;
 use crate::{LexState, TerminalId};
 
-/// Budgets for [`Lexer::new`].
+/// Budgets and options for [`Lexer::new`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LexerConfig {
     /// The most DFA states the subset construction may create (before minimisation).
@@ -29,6 +29,14 @@ pub struct LexerConfig {
     /// recurses over the HIR, so this bounds its stack use. Default 250 (regex-syntax's parser
     /// default), which fits a 2 MiB thread stack even in an unoptimised build.
     pub nest_limit: usize,
+    /// Go back to a lazy terminal's last match when the longer reading never matches again,
+    /// through guarded pending states (see the
+    /// [module docs](super#backtracking-to-a-lazy-match)): what Python's `re` does, and what
+    /// SynCode's python.lark needs (its `_NL` loop around docstrings). Default `false`: the
+    /// parser, the oracle and the trie masker follow these states, but the token tables of the
+    /// spanner and wda maskers (`munch-tokens`) assume a pending state accepts nothing and
+    /// lasts one character, so they are not exact on them yet.
+    pub backtrack_lazy: bool,
 }
 
 impl Default for LexerConfig {
@@ -38,6 +46,7 @@ impl Default for LexerConfig {
             max_build_memory: 512 << 20,
             nfa_size_limit: 10 << 20,
             nest_limit: 250,
+            backtrack_lazy: false,
         }
     }
 }
@@ -106,6 +115,11 @@ impl Lexer {
         }
         let dfa = determinize(&nfa, &class_lo, specs, config)?;
         let lazy_flags = std::mem::take(&mut nfa.lazy);
+        // The terminals whose lexemes the lexer may go back to.
+        let backtracking: Vec<bool> = lazy_flags
+            .iter()
+            .map(|&l| l && config.backtrack_lazy)
+            .collect();
         drop(nfa);
         let WithPending {
             dfa,
@@ -116,7 +130,7 @@ impl Lexer {
         } = add_pending(
             minimize(&dfa),
             &class_lo,
-            &lazy_flags,
+            &backtracking,
             config.max_states,
             config.max_build_memory,
         )?;

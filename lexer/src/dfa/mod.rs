@@ -46,8 +46,9 @@
 //!   while the next state is not dead. When the next character cannot extend the lexeme (or the
 //!   input ends), the lexeme read so far is emitted if its state accepts something, and lexing
 //!   restarts at the start state with that character; otherwise it is an error. It never goes
-//!   back to an earlier accepting state, except to the last match of a lazy terminal when the
-//!   longer reading never matches (see [below](#backtracking-to-a-lazy-match)). The lookahead is a character, not a byte: after
+//!   back to an earlier accepting state (unless [`LexerConfig::backtrack_lazy`] lets it go
+//!   back to a lazy terminal's last match, see [below](#backtracking-to-a-lazy-match)). The
+//!   lookahead is a character, not a byte: after
 //!   `é` with `KEY: /[a-zé]+/` and `VAL: /[^\x00-\x7f;→ ]+/`, the first byte of `→` could begin
 //!   a `VAL` character, but `→` is not one, so `é` ends there (as in Lark, whose `re` matches
 //!   characters). [`Lexer::tokenize`] does exactly this on a whole input.
@@ -77,21 +78,24 @@
 //! # Pending states
 //!
 //! A pending state is a state of the DFA like any other (reached only through
-//! [`Lexer::next_inhibited`], never from the start state): it accepts nothing, it is
-//! [`inside_char`](Lexer::inside_char), its [`reachable`](Lexer::reachable) terminals are those
-//! its continuations complete once the character ends the previous lexeme, and
-//! [`Lexer::next`] moves it. So a parser head or a masker in a pending state needs nothing
-//! beyond its lexer state, and a head's inhibitor is only ever read by its first byte. The
-//! pending states are built from the minimal DFA (see `pending.rs`) and minimised with it; a
-//! lexer whose terminals are all ASCII has none.
+//! [`Lexer::next_inhibited`], never from the start state): one waiting on a character accepts
+//! nothing and is [`inside_char`](Lexer::inside_char); one guarded by the longer reading of a
+//! lazy match (next section) accepts what its own lexeme accepts. Its
+//! [`reachable`](Lexer::reachable) terminals are those its continuations complete while the
+//! branch lives, and [`Lexer::next`] moves it. So a parser head or a masker in a pending state
+//! needs nothing beyond its lexer state, and a head's inhibitor is only ever read by its first
+//! byte. The pending states are built from the minimal DFA (see `pending.rs`) and minimised
+//! with it; a lexer whose terminals are all ASCII and greedy has none.
 //!
 //! # Backtracking to a lazy match
 //!
 //! Python's `re` gives a lazy terminal its last match before its threads die, which may lie
 //! several bytes back: SynCode's `_NL: (/(\r?\n[\t ]*)+/ | COMMENT)+`, where `COMMENT` may be a
 //! `LONG_STRING` (`/[ubf]?r?""".*?"""/`), matches `"\n"` in `"\nfrom"` only once `o` shows that
-//! `fr` does not begin a string. So after a lexeme `s` that a lazy terminal matches, the
-//! inhibited branch lives on while the longer reading is undecided: it reads its next lexemes
+//! `fr` does not begin a string. By default the lexer does not go back (longest match, no
+//! backtracking: `"\nfrom"` is an error at `o`). With
+//! [`LexerConfig::backtrack_lazy`] it does: after a lexeme `s` that a lazy terminal matches,
+//! the inhibited branch lives on while the longer reading is undecided: it reads its next lexemes
 //! in *guarded* pending states that also run the longer reading, and dies as soon as that
 //! reading matches (longest match: the longer lexeme wins); once the longer reading dies the
 //! guard is gone. The other branch reads on as usual and dies with the longer reading. A
@@ -99,6 +103,11 @@
 //! it cannot grow ([`Lexer::inhibits`]), so that the guard goes on in its inhibited branch.
 //! Exactly one branch is left once every guard is decided, and [`Lexer::tokenize`] gives the
 //! same lexemes. Lexemes that no lazy terminal matches are never backtracked to.
+//!
+//! The option is off by default because the token tables of the spanner and wda maskers
+//! (`munch-tokens`) model a pending state as one that accepts nothing and lasts one character;
+//! the parser, the oracle and the trie masker, which step the lexer byte by byte, follow
+//! guarded states as they are.
 //!
 //! # Look-around
 //!

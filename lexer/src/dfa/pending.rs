@@ -16,12 +16,31 @@
 //!   lexeme did not end at `e`: the branch dies;
 //! - `next(u, c)` still inside the character: still pending, `(next(t, c), next(u, c))`.
 //!
-//! These are transitions like any other, so a pending state is a state of the lexer's DFA: it
-//! accepts nothing, its reachable terminals are those its continuations complete, and a head or
+//! These are transitions like any other, so a pending state is a state of the lexer's DFA (this
+//! one accepts nothing), its reachable terminals are those its continuations complete, and a head or
 //! a masker reads bytes in it with [`Lexer::next`](super::Lexer::next). Only the first byte
 //! after the lexeme needs its own table, [`Lexer::next_inhibited`](super::Lexer::next_inhibited),
-//! built here for every accepting state. The DFA with the pending states is minimised again, so
-//! a pending state that behaves like a lexeme state is that state.
+//! built here for every accepting state.
+//!
+//! # Guards
+//!
+//! In general a pending state is `(t, guards)`: `t` the state of the branch's own lexeme and
+//! each guard a longer reading of an earlier lexeme that the branch handed over, with what
+//! kills the branch: a *character* guard (`u` above) dies with the branch once the character
+//! that extends its lexeme is complete, and is dropped when it is dead; an *accept* guard
+//! (after a lexeme that a lazy terminal matches, see the
+//! [module docs](super#backtracking-to-a-lazy-match)) kills the branch when the longer reading
+//! matches, and is dropped when it dies. With no guard left the state is `t`. A guarded state
+//! accepts what `t` accepts; its inhibited branch keeps the guards and adds one for the lexeme
+//! of `t`. Guards run only on lexeme states (the DFA before this step), so there are finitely
+//! many pending states; they count against the state budget and their guards against the
+//! memory budget.
+//!
+//! The DFA with the pending states is minimised again, so a pending state that behaves like a
+//! lexeme state is that state. Where a pending state accepts, its inhibited row depends on its
+//! guards, which its own row may not show; then the minimisation reads each state's inhibited
+//! row as a second set of byte classes, so that only states whose inhibited branches behave
+//! alike merge.
 //!
 //! Every terminal matches only valid UTF-8 (checked when the NFA is built), so every live state
 //! is either at a character boundary (its lexeme is whole characters; it may accept, and every
@@ -192,7 +211,8 @@ fn inside_char(dfa: &Dfa, class_lo: &[u8]) -> Vec<bool> {
 
 /// Adds the pending states to `dfa` (minimal, all its patterns UTF-8) and builds the table of
 /// [`Lexer::next_inhibited`](super::Lexer::next_inhibited); minimises the result. `lazy` says
-/// per terminal whether it is lazy (its lexemes may be backtracked to). The pending states
+/// per terminal whether the lexer may go back to its lexemes (a lazy terminal, with
+/// [`LexerConfig::backtrack_lazy`](super::LexerConfig::backtrack_lazy)). The pending states
 /// count against `max_states`, their guards against `max_memory`.
 pub(crate) fn add_pending(
     dfa: Dfa,

@@ -27,8 +27,9 @@ impl Lexer {
     /// and lexing restarts at [`start`](Lexer::start) with that character; otherwise lexing
     /// fails. It never backs up to an earlier, shorter match, except to the last character
     /// boundary (after a lexeme that accepts, a byte that begins a multi-byte character may
-    /// extend the lexeme or not, which the rest of the character decides) and to the last
-    /// match of a lazy terminal that a longer reading never matched (see the
+    /// extend the lexeme or not, which the rest of the character decides) and, with
+    /// [`LexerConfig::backtrack_lazy`](super::LexerConfig::backtrack_lazy), to the last match of
+    /// a lazy terminal that a longer reading never matched (see the
     /// [module docs](super#backtracking-to-a-lazy-match)). This is what the streaming parser
     /// does with its branches, the ones that go on and the inhibited ones
     /// ([`next_inhibited`](Lexer::next_inhibited)), and this function simulates them.
