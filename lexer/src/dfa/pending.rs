@@ -306,7 +306,7 @@ pub(crate) fn add_pending(
         }
         if wide {
             if inhibited[s].is_empty() {
-                ext.table.extend(std::iter::repeat(DEAD).take(k));
+                ext.table.extend(std::iter::repeat_n(DEAD, k));
             } else {
                 ext.table.extend_from_slice(&inhibited[s]);
             }
