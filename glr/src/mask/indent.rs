@@ -101,6 +101,10 @@ struct Class {
     /// Where the first token's first newline byte is: its commit is split there, and the
     /// first part shared by the classes of one mask.
     split: usize,
+    /// A token that no class holds (so the masker's answer for it is exact) with the same
+    /// signature as the class: the first part alone or followed by a space (`"),"` for
+    /// `"),\n    "` inside brackets, `" "` for `"\n  "`). Its bit answers the class.
+    equivalent: Option<TokenId>,
 }
 
 /// A head's lexer configuration: state, inhibitor, lexeme empty.
@@ -297,7 +301,7 @@ impl IndentFix {
         heads.dedup();
         let classes = self.classes(parser, vocab, heads);
         let trie = vocab.trie();
-        // The states after each class's first part, committed once per mask.
+        // The states after each class's first part, committed once per mask (`None`: refused).
         let mut firsts: AHashMap<&[u8], Option<ParserState>> = AHashMap::new();
         for class in classes.iter() {
             let Some(bytes) = trie
@@ -309,22 +313,34 @@ impl IndentFix {
             };
             // A refused prefix refuses the token (the guards are no class's members, so the
             // masker's answer for them stands).
-            let allowed = class.guards.iter().all(|&g| mask.contains(g))
-                && firsts
-                    .entry(&bytes[..class.split])
-                    .or_insert_with_key(|first| state.after(first))
-                    .as_ref()
-                    .and_then(|s| s.after(&bytes[class.split..]))
-                    .is_some_and(|s| s.is_live());
-            for &n in class.nodes.iter() {
-                for &t in trie.tokens_at(n) {
-                    if allowed {
-                        mask.insert(t);
-                    } else {
-                        mask.remove(t);
-                    }
-                }
+            if let Some(u) = class.equivalent {
+                let allowed = mask.contains(u);
+                set_class(trie, &class.nodes, allowed, mask);
+                continue;
             }
+            if !class.guards.iter().all(|&g| mask.contains(g)) {
+                set_class(trie, &class.nodes, false, mask);
+                continue;
+            }
+            let first = &bytes[..class.split];
+            if !firsts.contains_key(first) {
+                // From the longest first part committed before that begins this one (a commit
+                // may be split anywhere: the mask contract reads the text, not the pieces).
+                let after = match (1..first.len())
+                    .rev()
+                    .find_map(|k| Some((k, firsts.get(&first[..k])?)))
+                {
+                    Some((_, None)) => None,
+                    Some((k, Some(s))) => s.after(&first[k..]),
+                    None => state.after(first),
+                };
+                firsts.insert(first, after);
+            }
+            let allowed = firsts[first]
+                .as_ref()
+                .and_then(|s| s.after(&bytes[class.split..]))
+                .is_some_and(|s| s.is_live());
+            set_class(trie, &class.nodes, allowed, mask);
         }
     }
 
@@ -399,10 +415,28 @@ impl IndentFix {
                         guards.extend(trie.tokens_at(n).first().copied());
                     }
                 }
+                // The token's first part alone, or followed by a space, when it is a token the
+                // masker answers exactly (no newline byte: no class holds it) and the parser
+                // cannot tell it apart from the class.
+                let first = &bytes[..split];
+                let spaced = [first, b" "].concat();
+                let equivalent = [first, &spaced[..]]
+                    .into_iter()
+                    .filter(|u| {
+                        guarded && !u.is_empty() && !u.iter().any(|&b| self.nl_bytes[b as usize])
+                    })
+                    .find_map(|u| {
+                        let t = trie
+                            .find(u)
+                            .and_then(|n| trie.tokens_at(n).first().copied())?;
+                        let sig = signature(parser, &heads, u)?;
+                        (Some(sig) == signature(parser, &heads, bytes)).then_some(t)
+                    });
                 Class {
                     nodes: nodes.into(),
                     guards: guards.into(),
                     split,
+                    equivalent,
                 }
             })
             .collect();
@@ -649,6 +683,24 @@ impl IndentFix {
     }
 }
 
+/// Sets or clears the tokens at trie nodes `nodes` in `mask`.
+fn set_class(
+    trie: &munch_vocab::TokenTrie,
+    nodes: &[TrieNode],
+    allowed: bool,
+    mask: &mut MaskMut<'_>,
+) {
+    for &n in nodes {
+        for &t in trie.tokens_at(n) {
+            if allowed {
+                mask.insert(t);
+            } else {
+                mask.remove(t);
+            }
+        }
+    }
+}
+
 /// A head's lexer configuration.
 fn config_of(h: Head<'_>) -> LexConfig {
     (h.lex_state(), h.inhibitor(), h.lexeme_is_empty())
@@ -762,11 +814,20 @@ fn signature(parser: &Parser, heads: &[HeadKey], bytes: &[u8]) -> Option<Signatu
             if !accepted.is_empty() {
                 let reads = accepted.contains(&nl) && b.depth.is_none_or(|d| d == 0);
                 let mut events = events.clone();
-                events.push(Event {
-                    state: s,
-                    width: reads.then_some((width, newline)),
-                });
-                let depth = if accepted.len() > 1 {
+                // An ignored lexeme, or a newline the indenter drops, leaves the head's node
+                // and context as they were: the parser sees nothing.
+                let unseen = accepted
+                    .iter()
+                    .all(|&t| parser.is_ignored(t) || (t == nl && b.depth.is_some_and(|d| d > 0)));
+                if !unseen {
+                    events.push(Event {
+                        state: s,
+                        width: reads.then_some((width, newline)),
+                    });
+                }
+                let depth = if unseen {
+                    b.depth
+                } else if accepted.len() > 1 {
                     // A tie forks the parser: each terminal moves its own depth.
                     None
                 } else {
@@ -792,6 +853,33 @@ fn signature(parser: &Parser, heads: &[HeadKey], bytes: &[u8]) -> Option<Signatu
         std::mem::swap(&mut paths, &mut next);
         next.clear();
     }
+    // Where a path ends, only the head's liveness is asked, and some ends are live whatever
+    // the parser says: a lexeme that may still become an ignored terminal (or a newline inside
+    // brackets), and an empty lexeme. The latter because its head's node was made by a shift
+    // (or is a head of the state, or its node after a lexeme the parser does not see), and in
+    // a reduced grammar (every symbol derives some text; `cfg::reduce` makes it so) the stack
+    // after a shift is a viable prefix, which some terminal continues or which the indenter's
+    // final dedents accept: `is_head_live` holds. Such ends are one, whatever their state.
+    for (b, _) in paths.iter_mut() {
+        let live = b.empty
+            || lexer
+                .reachable(b.state)
+                .iter()
+                .any(|u| parser.is_ignored(u) || (u == nl && b.depth.is_some_and(|d| d > 0)));
+        if live {
+            *b = Branch {
+                state: lexer.dead(),
+                inhibitor: None,
+                empty: false,
+                depth: None,
+                width: 0,
+                newline: false,
+                ..*b
+            };
+        }
+    }
+    paths.sort_unstable();
+    paths.dedup();
     Some(paths)
 }
 

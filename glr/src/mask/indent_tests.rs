@@ -16,9 +16,10 @@ stmt: simple | compound
 simple: expr ("=" expr)? _NEWLINE
 compound: "if" expr ":" suite
 suite: simple | _NEWLINE _INDENT stmt+ _DEDENT
-expr: NAME | NAME "(" [args] ")" | "(" args ")" | "[" [args] "]"
+expr: NAME | STRING | NAME "(" [args] ")" | "(" args ")" | "[" [args] "]"
 args: expr ("," expr)* [","]
 NAME: /[a-z]+/
+STRING: /'[^'\n]*'/
 _NEWLINE: ( /\r?\n[\t ]*/ | COMMENT )+
 COMMENT: /#[^\n]*/
 %ignore /[\t ]+/
@@ -32,6 +33,7 @@ const TEXTS: &[&str] = &[
     "x = [a,\n b,\n]\n",
     "if a:\n  if b:\n    c\n  # k\n  d\n",
     "f(\n)\nif a:\n\tb\n        c\n",
+    "x = f('a b',\n  c)\n",
 ];
 
 /// Single printable bytes, and tokens mixing newlines, indentation, brackets and words.
@@ -39,7 +41,7 @@ const TOKENS: &[&str] = &[
     "\n", "\n ", "\n  ", "\n    ", "\n\n", "\n\t", "\n\n  ", " \n", ",\n", ",\n    ", "(\n", ")\n",
     "),\n", "[\n", "]\n", ":\n", ":\n    ", ":\n  b", "\n# c\n", "# c", "#", "  ", "    ", "  x",
     " x", "    if", "\n    e", "\n  )", "),", "(a", "a,", "c\n", "\n]", " =", "\tb", "\n\tb",
-    "\r\n", "\n  #",
+    "\r\n", "\n  #", ", ", "), ", "'a\n", "'a ",
 ];
 
 fn parser() -> Arc<Parser> {
@@ -102,7 +104,7 @@ fn classes_hold_tokens_with_one_answer() {
     let (parser, vocab) = (parser(), vocab());
     let fix = IndentFix::new(&parser).unwrap();
     let trie = vocab.trie();
-    let mut merged = 0;
+    let (mut merged, mut equivalents) = (0, 0);
     for state in states(&parser) {
         let nl = parser.indenter().unwrap().newline();
         let lexer = parser.lexer();
@@ -126,9 +128,18 @@ fn classes_hold_tokens_with_one_answer() {
                 .collect();
             assert!(answers.iter().all(|&a| a == answers[0]), "{state:?}");
             merged += usize::from(class.nodes.len() > 1);
+            if let Some(u) = class.equivalent {
+                let spaced = vocab.token_bytes(u).unwrap();
+                assert_eq!(others.allows(spaced), answers[0], "{state:?} {spaced:?}");
+                equivalents += 1;
+            }
         }
     }
     assert!(merged > 0, "some classes hold several tokens");
+    assert!(
+        equivalents > 0,
+        "some classes are answered by a spaced token"
+    );
 
     // After `b(c,` the newline is dropped: its width no longer tells tokens apart.
     let mut s = ParserState::new(Arc::clone(&parser));
@@ -144,6 +155,17 @@ fn classes_hold_tokens_with_one_answer() {
     };
     let newline = class_of("\n");
     assert!(newline.is_some());
+    let spaced = |text: &str| classes[class_of(text).unwrap()].equivalent;
+    let token = |text: &str| {
+        trie.tokens_at(trie.find(text.as_bytes()).unwrap())
+            .first()
+            .copied()
+    };
+    assert_eq!(spaced(",\n    "), token(","), "the first part alone");
+    assert_eq!(
+        spaced("\n"),
+        trie.tokens_at(trie.find(b" ").unwrap()).first().copied()
+    );
     for text in ["\n ", "\n    ", "\n\n", "\n\n  ", "\n\t"] {
         assert_eq!(class_of(text), newline, "{text:?}");
     }
