@@ -296,6 +296,14 @@ impl Lexer {
         }
     }
 
+    /// Whether the lexer goes back to lazy matches ([`LexerConfig::backtrack_lazy`] on a
+    /// grammar with a lazy terminal): some of its states are guarded pending states, which the
+    /// parser, the oracle and the trie masker follow and the token tables of `munch-tokens` do
+    /// not model yet.
+    pub fn backtracks(&self) -> bool {
+        self.guarded.iter().any(|&g| g)
+    }
+
     /// Whether the lexemes that lead to `s` end inside a UTF-8 character: `s` accepts nothing
     /// and only continuation bytes (`0x80..=0xBF`) extend them. Pending states are inside a
     /// character too. The other states that are not dead are at a character boundary.

@@ -36,6 +36,14 @@ pub(crate) fn build(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SpannerMasker, SpannerBuildError> {
     let started = Instant::now();
+    if parser.lexer().backtracks() {
+        return Err(SpannerBuildError {
+            kind: SpannerBuildErrorKind::Unsupported(
+                "a lexer that goes back to lazy matches (`LexerConfig::backtrack_lazy`); use the \
+                 trie masker",
+            ),
+        });
+    }
     let p = &*parser;
     // Everything below reads the tables' classes: states and terminals no run tells apart are
     // one (a keyword set's thousands of terminals and states are a handful).

@@ -60,6 +60,10 @@ pub(crate) struct Prepared {
     pub(crate) class_len: usize,
 }
 
+/// What the token tables cannot model yet, named in the refusal.
+pub(crate) const BACKTRACKING: &str =
+    "a lexer that goes back to lazy matches (`LexerConfig::backtrack_lazy`); use the trie masker";
+
 /// Token spans, continuations and initial item sets, over lexical blocks. For the eager
 /// build (`eager`), the spans' build is held to [`WdaConfig::max_memory`] too.
 pub(crate) fn prepare(
@@ -68,6 +72,9 @@ pub(crate) fn prepare(
     config: &WdaConfig,
     eager: bool,
 ) -> Result<Prepared, WdaBuildError> {
+    if parser.lexer().backtracks() {
+        return Err(WdaBuildError::unsupported(BACKTRACKING));
+    }
     let lr = Arc::new(ClassTables::new(Arc::clone(parser)));
     // `$` is a terminal of the templates too (end of sequence is decided by the automaton).
     if lr.tables().eof_index() >= TERMINAL_LIMIT {
