@@ -293,13 +293,7 @@ impl IndentFix {
     /// per class of tokens that the parser cannot tell apart ([`signature`]).
     fn recheck(&self, vocab: &Vocabulary, state: &ParserState, mask: &mut MaskMut<'_>) {
         let parser = state.parser();
-        let mut heads: Vec<HeadKey> = state
-            .heads()
-            .map(|h| (config_of(h), h.indent().paren_level()))
-            .collect();
-        heads.sort_unstable();
-        heads.dedup();
-        let classes = self.classes(parser, vocab, heads);
+        let classes = self.classes(parser, vocab, head_keys(state));
         let trie = vocab.trie();
         // The states after each class's first part, committed once per mask (`None`: refused).
         let mut firsts: AHashMap<&[u8], Option<ParserState>> = AHashMap::new();
@@ -699,6 +693,17 @@ fn set_class(
             }
         }
     }
+}
+
+/// The distinct (lexer configuration, bracket depth) of `state`'s heads, sorted.
+fn head_keys(state: &ParserState) -> Vec<HeadKey> {
+    let mut heads: Vec<HeadKey> = state
+        .heads()
+        .map(|h| (config_of(h), h.indent().paren_level()))
+        .collect();
+    heads.sort_unstable();
+    heads.dedup();
+    heads
 }
 
 /// A head's lexer configuration.

@@ -6,9 +6,7 @@ use std::sync::Arc;
 use munch_vocab::{TokenId, Vocabulary};
 
 use super::*;
-use crate::lark::{load, LoadConfig};
 use crate::mask::{Masker, Oracle};
-use crate::parser::{ParserConfig, Postlex};
 
 const GRAMMAR: &str = r#"
 start: (_NEWLINE | stmt)*
@@ -45,12 +43,7 @@ const TOKENS: &[&str] = &[
 ];
 
 fn parser() -> Arc<Parser> {
-    let g = load(GRAMMAR.as_bytes(), &LoadConfig::default()).unwrap();
-    let config = ParserConfig {
-        postlex: Postlex::Python,
-        ..ParserConfig::default()
-    };
-    Arc::new(Parser::new(&g, &config).unwrap())
+    crate::parser::indent_tests::indented_parser(GRAMMAR)
 }
 
 fn vocab() -> Arc<Vocabulary> {
@@ -110,12 +103,7 @@ fn classes_hold_tokens_with_one_answer() {
         let lexer = parser.lexer();
         let others = state
             .restricted(|h| h.lexeme_is_empty() || !lexer.reachable(h.lex_state()).contains(nl));
-        let mut heads: Vec<HeadKey> = others
-            .heads()
-            .map(|h| (config_of(h), h.indent().paren_level()))
-            .collect();
-        heads.sort_unstable();
-        heads.dedup();
+        let heads = head_keys(&others);
         if heads.is_empty() {
             continue;
         }
@@ -142,46 +130,40 @@ fn classes_hold_tokens_with_one_answer() {
     );
 
     // After `b(c,` the newline is dropped: its width no longer tells tokens apart.
-    let mut s = ParserState::new(Arc::clone(&parser));
-    s.commit_bytes(b"if a:\n    b(c,").unwrap();
-    let heads: Vec<HeadKey> = s
-        .heads()
-        .map(|h| (config_of(h), h.indent().paren_level()))
-        .collect();
-    let classes = fix.classes(&parser, &vocab, heads);
-    let class_of = |text: &str| {
-        let n = trie.find(text.as_bytes()).unwrap();
-        classes.iter().position(|c| c.nodes.contains(&n))
-    };
-    let newline = class_of("\n");
+    let classes = classes_after(&fix, &parser, &vocab, "if a:\n    b(c,");
+    let class = |text: &str| class_of(&classes, &vocab, text);
+    let newline = class("\n");
     assert!(newline.is_some());
-    let spaced = |text: &str| classes[class_of(text).unwrap()].equivalent;
+    for text in ["\n ", "\n    ", "\n\n", "\n\n  ", "\n\t"] {
+        assert_eq!(class(text), newline, "{text:?}");
+    }
+    let equivalent = |text: &str| classes[class(text).unwrap()].equivalent;
     let token = |text: &str| {
         trie.tokens_at(trie.find(text.as_bytes()).unwrap())
             .first()
             .copied()
     };
-    assert_eq!(spaced(",\n    "), token(","), "the first part alone");
-    assert_eq!(
-        spaced("\n"),
-        trie.tokens_at(trie.find(b" ").unwrap()).first().copied()
-    );
-    for text in ["\n ", "\n    ", "\n\n", "\n\n  ", "\n\t"] {
-        assert_eq!(class_of(text), newline, "{text:?}");
-    }
+    assert_eq!(equivalent(",\n    "), token(","), "the first part alone");
+    assert_eq!(equivalent("\n"), token(" "), "a space for the newline");
     // At the top level the width decides: an indent there is refused, not the bare newline.
-    let mut s = ParserState::new(Arc::clone(&parser));
-    s.commit_bytes(b"a").unwrap();
-    let heads: Vec<HeadKey> = s
-        .heads()
-        .map(|h| (config_of(h), h.indent().paren_level()))
-        .collect();
-    let classes = fix.classes(&parser, &vocab, heads);
-    let class_of = |text: &str| {
-        let n = trie.find(text.as_bytes()).unwrap();
-        classes.iter().position(|c| c.nodes.contains(&n))
-    };
-    assert_ne!(class_of("\n    e"), class_of("\n\tb"));
+    let classes = classes_after(&fix, &parser, &vocab, "a");
+    assert_ne!(
+        class_of(&classes, &vocab, "\n    e"),
+        class_of(&classes, &vocab, "\n\tb")
+    );
+}
+
+/// The classes of the tokens that need the context from the heads after `text`.
+fn classes_after(fix: &IndentFix, parser: &Arc<Parser>, vocab: &Vocabulary, text: &str) -> Classes {
+    let mut s = ParserState::new(Arc::clone(parser));
+    s.commit_bytes(text.as_bytes()).unwrap();
+    fix.classes(parser, vocab, head_keys(&s))
+}
+
+/// The index of the class holding `text`'s token.
+fn class_of(classes: &Classes, vocab: &Vocabulary, text: &str) -> Option<usize> {
+    let n = vocab.trie().find(text.as_bytes()).unwrap();
+    classes.iter().position(|c| c.nodes.contains(&n))
 }
 
 /// Only a newline, a carriage return or a comment's `#` begins a lexeme that may become

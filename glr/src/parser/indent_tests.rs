@@ -22,7 +22,12 @@ COMMENT: /#[^\n]*/
 "#;
 
 fn parser() -> Arc<Parser> {
-    let g = load(GRAMMAR.as_bytes(), &LoadConfig::default()).unwrap();
+    indented_parser(GRAMMAR)
+}
+
+/// The parser of Lark grammar `source` with Lark's `PythonIndenter`.
+pub(crate) fn indented_parser(source: &str) -> Arc<Parser> {
+    let g = load(source.as_bytes(), &LoadConfig::default()).unwrap();
     let config = ParserConfig {
         postlex: Postlex::Python,
         ..ParserConfig::default()

@@ -22,7 +22,7 @@ mod accept_tests;
 mod chain_tests;
 mod indent;
 #[cfg(test)]
-mod indent_tests;
+pub(crate) mod indent_tests;
 mod rnglr;
 mod state;
 mod terminal;
