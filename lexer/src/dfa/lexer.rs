@@ -76,6 +76,8 @@ pub struct Lexer {
     inside_char: Box<[bool]>,
     /// Per state: a pending state whose guards still run (see `pending.rs`).
     guarded: Box<[bool]>,
+    /// Some lazy terminal is gone back to ([`LexerConfig::backtrack_lazy`]).
+    backtracks: bool,
     /// Per accepting state: its row of `inhibited` (rows are shared), else [`NO_ROW`].
     inhibited_row: Box<[u32]>,
     /// `inhibited[row * class_len + class]`: see [`Lexer::next_inhibited`].
@@ -120,6 +122,7 @@ impl Lexer {
             .iter()
             .map(|&l| l && config.backtrack_lazy)
             .collect();
+        let backtracks = backtracking.iter().any(|&b| b);
         drop(nfa);
         let WithPending {
             dfa,
@@ -186,6 +189,7 @@ impl Lexer {
             can_grow,
             inside_char: inside_char.into_boxed_slice(),
             guarded: guarded.into_boxed_slice(),
+            backtracks,
             inhibited_row: inhibited_row.into_boxed_slice(),
             inhibited: inhibited.into_boxed_slice(),
             fail_index,
@@ -297,11 +301,11 @@ impl Lexer {
     }
 
     /// Whether the lexer goes back to lazy matches ([`LexerConfig::backtrack_lazy`] on a
-    /// grammar with a lazy terminal): some of its states are guarded pending states, which the
-    /// parser, the oracle and the trie masker follow and the token tables of `munch-tokens` do
-    /// not model yet.
+    /// grammar with a lazy terminal): then some pending states accept and outlast a character,
+    /// which the parser, the oracle and the trie masker follow and the token tables of
+    /// `munch-tokens` do not model yet.
     pub fn backtracks(&self) -> bool {
-        self.guarded.iter().any(|&g| g)
+        self.backtracks
     }
 
     /// Whether the lexemes that lead to `s` end inside a UTF-8 character: `s` accepts nothing
