@@ -96,7 +96,10 @@ struct Class {
     /// Their trie nodes, in preorder; the first one's token is committed for all.
     nodes: Box<[TrieNode]>,
     /// Tokens spelling prefixes of the first one before its first newline byte (none when
-    /// some head's lexeme may become the newline): one refused refuses the class.
+    /// some head's lexeme may become the newline): one refused refuses the class. Refused
+    /// means its commit failed at a byte, or it ended where no head is live; a head with an
+    /// empty lexeme is live after any shift in a reduced grammar, and one inside a lexeme that
+    /// no terminal it may become can follow stays so until it dies: neither recovers.
     guards: Box<[TokenId]>,
     /// Where the first token's first newline byte is: its commit is split there, and the
     /// first part shared by the classes of one mask.
