@@ -169,6 +169,24 @@ fn errors_say_where_and_what() {
     assert!(s.is_accepting());
 }
 
+/// A rejection names what could have followed a lexeme that the next bytes went on extending
+/// (`;` after `ab`), not only what could extend it.
+#[test]
+fn a_rejection_names_what_follows_a_lexeme_that_could_end() {
+    let p = parser("s -> NAME ';'\nNAME: /[a-z]+/");
+    let err = ParserState::new(p).commit_bytes(b"ab!").unwrap_err();
+    match err.kind() {
+        CommitErrorKind::Rejected {
+            offset, expected, ..
+        } => {
+            assert_eq!(*offset, 2);
+            assert!(expected.contains(&";".to_string()), "{expected:?}");
+            assert!(expected.contains(&"NAME".to_string()), "{expected:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn budgets_are_typed_errors_and_leave_the_state_unchanged() {
     let g = dsl::parse("e -> e e | 'a' | ε").unwrap();

@@ -361,6 +361,25 @@ impl ParserState {
     /// within `max_rollback` (a speculative commit, whose state is dropped, does neither: at the
     /// history's limit every token of a brute-force mask would otherwise copy it).
     fn commit_inner(&mut self, bytes: &[u8], explain: bool) -> Result<(), CommitError> {
+        match self.commit_with(bytes, explain, true) {
+            // The shortcut drops heads that die on the next byte, whose expected terminals
+            // the rejection names: a rejection to explain is made again without it (the state
+            // is unchanged on error).
+            Err(e) if explain && matches!(e.kind(), CommitErrorKind::Rejected { .. }) => {
+                self.commit_with(bytes, explain, false)
+            }
+            result => result,
+        }
+    }
+
+    /// [`ParserState::commit_inner`]; `shortcut`: a lexeme that the next byte of `bytes`
+    /// extends is not shifted.
+    fn commit_with(
+        &mut self,
+        bytes: &[u8],
+        explain: bool,
+        shortcut: bool,
+    ) -> Result<(), CommitError> {
         let p = &*self.parser;
         let lexer = p.lexer();
         let mut heads: Heads = self.snap.heads.clone();
@@ -421,7 +440,7 @@ impl ParserState {
             // not made, unless nothing else goes on (then they carry the rejection to the byte
             // that kills them, as without this shortcut).
             let mut skipped: SmallVec<[Group; 2]> = SmallVec::new();
-            if let Some(&after) = bytes.get(offset + 1) {
+            if let Some(&after) = bytes.get(offset + 1).filter(|_| shortcut) {
                 let (dies, lives): (SmallVec<[Group; 2]>, _) = groups
                     .into_iter()
                     .partition(|g| lexer.is_dead(lexer.next_inhibited(g.lex, after)));
