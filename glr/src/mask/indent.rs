@@ -113,8 +113,10 @@ struct Class {
 /// A head's lexer configuration: state, inhibitor, lexeme empty.
 type LexConfig = (LexState, Option<LexState>, bool);
 
-/// The most lexer configurations [`IndentFix`] remembers before it starts over.
-const INDENT_FIX_MEMO_LEN: usize = 4096;
+/// The most sets of heads whose classes [`IndentFix`] remembers before it starts over (a
+/// set's classes take tens of kilobytes with a 128k vocabulary; real texts meet a few dozen
+/// sets).
+const INDENT_FIX_MEMO_LEN: usize = 512;
 
 /// The most line-start groupings [`IndentFix`] remembers before it starts over (a grammar's
 /// newline terminal is read in a handful of lexer states).
