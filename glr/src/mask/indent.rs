@@ -492,8 +492,8 @@ impl IndentFix {
             }
         }
         // Per (lexer state, action) where the lexeme ends: the heads that completed it, their
-        // mask, their mask reading whole tokens from a fresh lexeme, whether they are outside
-        // brackets. None: nothing goes on.
+        // exact mask, the masker's mask of them reading whole tokens from a fresh lexeme,
+        // whether they are outside brackets. None: nothing goes on.
         type After = Option<(ParserState, TokenMask, TokenMask, bool)>;
         let mut after: AHashMap<(LexState, NlAction), After> = Default::default();
         for group in &groups.ends {
@@ -521,8 +521,10 @@ impl IndentFix {
                 if s.head_len() == 0 {
                     return None;
                 }
+                // Their exact mask (the fix through the masker: their lexemes are empty, so no
+                // line start again): a token's rest is looked up in it.
                 let mut m = TokenMask::new(vocab.len());
-                plain(&s, m.as_mut());
+                self.fill(vocab, &s, m.as_mut(), &mut *plain);
                 // The same heads reading the whole token from a fresh lexeme: its leading
                 // spaces and tabs become an ignored lexeme there.
                 let fresh = s.without_inhibitors();
@@ -545,19 +547,9 @@ impl IndentFix {
                 let id = trie
                     .find(rest)
                     .and_then(|n| trie.tokens_at(n).first().copied());
-                let simple = || {
-                    s.heads().all(|h| {
-                        !self.needs_context(
-                            &parser,
-                            config_of(h),
-                            h.indent().paren_level() == 0,
-                            rest,
-                        )
-                    })
-                };
                 let allowed = match id {
-                    Some(r) if simple() => m.contains(r),
-                    _ => s.allows(rest),
+                    Some(r) => m.contains(r),
+                    None => s.allows(rest),
                 };
                 if allowed {
                     mask.insert(t);
