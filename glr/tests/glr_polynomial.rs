@@ -61,16 +61,19 @@ fn else_if_chains_are_linear() {
     // shifts and `else` dies. The reducer remembers where such a deterministic path ends, so
     // each `else` costs the same whatever the length of the chain.
     let chain = |n: usize| format!("{}x=1;", "if (x) x=1; else ".repeat(n));
+    // Linear doubles the work from 200 to 400 links, quadratic quadruples it. The least budget
+    // moves between runs (the hash maps' seeds order the reductions, and the memo samples
+    // nodes): 2.0-2.6 times measured, so the bound is 3.
     let (short, long) = (work(tricky(), &chain(200)), work(tricky(), &chain(400)));
     assert!(
-        long * 10 < short * 25,
+        long < short * 3,
         "{short} units at 200 links, {long} at 400"
     );
     // The same inside a block, where both the name and the `else` paths end at the `{`.
     let block = |n: usize| format!("{{ {}x=1; }}", "if (x) x=1; else ".repeat(n));
     let (short, long) = (work(tricky(), &block(200)), work(tricky(), &block(400)));
     assert!(
-        long * 10 < short * 25,
+        long < short * 3,
         "{short} units at 200 links, {long} at 400"
     );
     // Past the memo's generations (16 k entries each): 20,000 links at 20 times the work of
