@@ -346,7 +346,7 @@ impl IndentFix {
     /// The tokens whose answer from heads in `heads` the context may change
     /// ([`needs_context`]), as trie nodes in classes of equal [`signature`] (memoised).
     fn classes(&self, parser: &Parser, vocab: &Vocabulary, heads: Vec<HeadKey>) -> Classes {
-        if let Some(classes) = self.memo.read().ok().and_then(|m| m.get(&heads).cloned()) {
+        if let Some(classes) = recall(&self.memo, &heads) {
             return classes;
         }
         let trie = vocab.trie();
@@ -372,7 +372,7 @@ impl IndentFix {
         }
         nodes.sort_unstable();
         nodes.dedup();
-        let mut by_signature: AHashMap<Option<Signature>, Vec<TrieNode>> = AHashMap::new();
+        let mut by_signature: AHashMap<Signature, Vec<TrieNode>> = AHashMap::new();
         let mut alone: Vec<TrieNode> = Vec::new();
         for n in nodes {
             let Some(bytes) = trie
@@ -383,7 +383,7 @@ impl IndentFix {
                 continue;
             };
             match signature(parser, &heads, bytes) {
-                Some(sig) => by_signature.entry(Some(sig)).or_default().push(n),
+                Some(sig) => by_signature.entry(sig).or_default().push(n),
                 None => alone.push(n),
             }
         }
@@ -393,9 +393,10 @@ impl IndentFix {
             .iter()
             .any(|&(config, _)| self.may_enter_newline(parser, config));
         let mut classes: Vec<Class> = by_signature
-            .into_values()
-            .chain(alone.into_iter().map(|n| vec![n]))
-            .map(|nodes| {
+            .into_iter()
+            .map(|(sig, nodes)| (Some(sig), nodes))
+            .chain(alone.into_iter().map(|n| (None, vec![n])))
+            .map(|(sig, nodes)| {
                 let bytes = trie
                     .tokens_at(nodes[0])
                     .first()
@@ -422,14 +423,16 @@ impl IndentFix {
                 let equivalent = [first, &spaced[..]]
                     .into_iter()
                     .filter(|u| {
-                        guarded && !u.is_empty() && !u.iter().any(|&b| self.nl_bytes[b as usize])
+                        guarded
+                            && sig.is_some()
+                            && !u.is_empty()
+                            && !u.iter().any(|&b| self.nl_bytes[b as usize])
                     })
                     .find_map(|u| {
                         let t = trie
                             .find(u)
                             .and_then(|n| trie.tokens_at(n).first().copied())?;
-                        let sig = signature(parser, &heads, u)?;
-                        (Some(sig) == signature(parser, &heads, bytes)).then_some(t)
+                        (signature(parser, &heads, u) == sig).then_some(t)
                     });
                 Class {
                     nodes: nodes.into(),
@@ -441,12 +444,7 @@ impl IndentFix {
             .collect();
         classes.sort_unstable_by_key(|c| c.nodes[0]);
         let classes: Classes = classes.into();
-        if let Ok(mut m) = self.memo.write() {
-            if m.len() >= INDENT_FIX_MEMO_LEN {
-                m.clear();
-            }
-            m.insert(heads, Arc::clone(&classes));
-        }
+        remember(&self.memo, heads, Arc::clone(&classes), INDENT_FIX_MEMO_LEN);
         classes
     }
 
@@ -561,12 +559,7 @@ impl IndentFix {
     /// The vocabulary grouped by how a head inside a would-be newline lexeme in lexer state
     /// `s` reads each token (memoised).
     fn line_start(&self, parser: &Parser, vocab: &Vocabulary, s: LexState) -> Arc<LineStart> {
-        if let Some(groups) = self
-            .line_starts
-            .read()
-            .ok()
-            .and_then(|m| m.get(&s).cloned())
-        {
+        if let Some(groups) = recall(&self.line_starts, &s) {
             return groups;
         }
         let lexer = parser.lexer();
@@ -627,12 +620,12 @@ impl IndentFix {
             .collect();
         ends.sort_unstable_by(|a, b| (&a.prefix, a.state).cmp(&(&b.prefix, b.state)));
         let groups = Arc::new(LineStart { inside, ends });
-        if let Ok(mut m) = self.line_starts.write() {
-            if m.len() >= LINE_START_MEMO_LEN {
-                m.clear();
-            }
-            m.insert(s, Arc::clone(&groups));
-        }
+        remember(
+            &self.line_starts,
+            s,
+            Arc::clone(&groups),
+            LINE_START_MEMO_LEN,
+        );
         groups
     }
 
@@ -671,6 +664,26 @@ impl IndentFix {
                 .map(|(t, _)| t)
                 .collect()
         })
+    }
+}
+
+/// The value `memo` holds for `key`.
+fn recall<K: std::hash::Hash + Eq, V: Clone>(memo: &RwLock<AHashMap<K, V>>, key: &K) -> Option<V> {
+    memo.read().ok().and_then(|m| m.get(key).cloned())
+}
+
+/// Stores `value` for `key` in `memo`, which starts over when it holds `cap` entries.
+fn remember<K: std::hash::Hash + Eq, V>(
+    memo: &RwLock<AHashMap<K, V>>,
+    key: K,
+    value: V,
+    cap: usize,
+) {
+    if let Ok(mut m) = memo.write() {
+        if m.len() >= cap {
+            m.clear();
+        }
+        m.insert(key, value);
     }
 }
 
