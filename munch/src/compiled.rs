@@ -168,16 +168,17 @@ impl Config {
 
     /// The most bytes a table masker's build may hold at once: the token spans' tables while
     /// they are built, then everything the spanner's or the wda's build holds (the spans, the
-    /// wda's construction, the tables kept); the vocabulary and the parser are not counted.
-    /// `None` keeps their defaults. The trie and the oracle build no tables.
+    /// wda's construction, the tables kept; the on-demand wda's tables and cache together);
+    /// the vocabulary and the parser are not counted. `None` keeps their defaults. The trie and the oracle build no tables.
     pub fn max_memory(mut self, bytes: Option<usize>) -> Config {
         self.max_memory = bytes;
         self
     }
 
     /// Whether the wda builds its automaton on demand (`true`: the lexical side up front, in
-    /// milliseconds, and each state the first time a mask reads it, in a cache of
-    /// [`Config::max_memory`] bytes, 256 MiB by default) rather than whole before the first
+    /// milliseconds, and each state the first time a mask reads it, in a cache of 256 MiB by
+    /// default; with [`Config::max_memory`], the lexical side and the cache together stay
+    /// within it) rather than whole before the first
     /// mask (`false`, the default: seconds for a programming language, but no mask ever waits,
     /// and an artifact can be saved). The masks are the same. Other maskers ignore it.
     pub fn lazy(mut self, lazy: bool) -> Config {

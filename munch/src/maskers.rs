@@ -119,6 +119,8 @@ pub(crate) fn construct(
                 ..Default::default()
             };
             if let Some(bytes) = max_memory {
+                // The whole masker, its cache included, is held to it.
+                wda.max_memory = bytes;
                 wda.cache_capacity = bytes;
             }
             let masker =
@@ -136,6 +138,8 @@ pub(crate) fn construct(
                 "lazy": true,
                 "token_classes": s.token_classes,
                 "blocks": s.blocks,
+                "table_bytes": s.table_bytes,
+                "cache_capacity": s.cache_capacity,
             });
             Ok(Built::plain(Arc::new(masker), stats))
         }

@@ -304,6 +304,25 @@ fn a_failed_build_falls_back_and_says_why() {
     }
     let ok = compile(&json(), MaskerKind::best());
     assert!(ok.fell_back().is_none());
+    // The on-demand wda too: the spans' build first, then its tables and cache as a whole.
+    let lazy = Config::new()
+        .masker(MaskerKind::Wda)
+        .lazy(true)
+        .fallback(None);
+    let err = Compiled::new(&json(), vocab(), &lazy.clone().max_memory(Some(1))).unwrap_err();
+    assert!(err.to_string().contains("max_memory"), "{err}");
+    let budget = 20 << 20;
+    let compiled = Compiled::new(&json(), vocab(), &lazy.max_memory(Some(budget))).unwrap();
+    let stats = &compiled.stats().masker;
+    let (tables, capacity) = (
+        stats["table_bytes"].as_u64(),
+        stats["cache_capacity"].as_u64(),
+    );
+    assert_eq!(
+        capacity,
+        tables.map(|t| (budget as u64 - t) / 2),
+        "{stats:?}"
+    );
 }
 
 #[test]

@@ -64,13 +64,29 @@ pub(crate) struct Prepared {
 pub(crate) const BACKTRACKING: &str =
     "a lexer that goes back to lazy matches (`LexerConfig::backtrack_lazy`); use the trie masker";
 
-/// Token spans, continuations and initial item sets, over lexical blocks. For the eager
-/// build (`eager`), the spans' build is held to [`WdaConfig::max_memory`] too.
+impl Prepared {
+    /// The heap bytes held from here to the end of either build: the spans, the LR classes,
+    /// the continuations, every point's initial items and the blocks (the weights apart).
+    pub(crate) fn held_bytes(&self) -> usize {
+        let items = |v: &[(Vec<(Item, Weight)>, Weight)]| {
+            v.len() * 32 + v.iter().map(|(i, _)| i.capacity() * 16).sum::<usize>()
+        };
+        self.spans.heap_bytes()
+            + self.lr.heap_bytes()
+            + self.lexical.conts.heap_bytes()
+            + self.lexical.points.capacity() * std::mem::size_of::<munch_tokens::LexPoint>()
+            + items(&self.lexical.initial)
+            + items(&self.initial)
+            + self.lex_blocks.block_of.capacity() * 4
+    }
+}
+
+/// Token spans, continuations and initial item sets, over lexical blocks; the spans' build is
+/// held to [`WdaConfig::max_memory`] too (both builds hold the spans to the end).
 pub(crate) fn prepare(
     parser: &Arc<Parser>,
     vocab: &Vocabulary,
     config: &WdaConfig,
-    eager: bool,
 ) -> Result<Prepared, WdaBuildError> {
     if parser.lexer().backtracks() {
         return Err(WdaBuildError::unsupported(BACKTRACKING));
@@ -86,7 +102,7 @@ pub(crate) fn prepare(
         ));
     }
     let t0 = Instant::now();
-    let spans = build_spans(parser, &lr, vocab, config, eager)?;
+    let spans = build_spans(parser, &lr, vocab, config)?;
     if crate::determinize::debug() {
         eprintln!(
             "wda: token spans {:.3} s, {} bytes at most, {} kept",
@@ -146,7 +162,7 @@ pub(crate) fn prepare(
 }
 
 /// The token spans, their build held to [`SpansConfig::max_bytes`](munch_tokens::SpansConfig)
-/// and, for the eager build, to [`WdaConfig::max_memory`]: everything the build allocates is
+/// and to [`WdaConfig::max_memory`]: everything the build allocates is
 /// charged before it is allocated, so a build past the lower of the two stops early with an
 /// error naming it ([`WdaBudget::Memory`] when it is `max_memory`).
 fn build_spans(
@@ -154,10 +170,9 @@ fn build_spans(
     lr: &ClassTables,
     vocab: &Vocabulary,
     config: &WdaConfig,
-    eager: bool,
 ) -> Result<TokenSpans, WdaBuildError> {
     let mut spans = config.spans.clone();
-    let memory_binds = eager && config.max_memory <= spans.max_bytes;
+    let memory_binds = config.max_memory <= spans.max_bytes;
     if memory_binds {
         spans.max_bytes = config.max_memory;
     }
@@ -223,6 +238,9 @@ pub(crate) fn build(
     config: &WdaConfig,
 ) -> Result<(Dwa, f64), WdaBuildError> {
     let t0 = Instant::now();
+    let prepared = prepare(parser, vocab, config)?;
+    // Held from here to the end.
+    let held = prepared.held_bytes();
     let Prepared {
         lr,
         spans,
@@ -231,7 +249,7 @@ pub(crate) fn build(
         mut weights,
         lex_blocks,
         class_len,
-    } = prepare(parser, vocab, config, true)?;
+    } = prepared;
     let eos_class = class_len;
     if crate::determinize::debug() {
         let items: Vec<usize> = lexical.initial.iter().map(|(i, _)| i.len()).collect();
@@ -256,17 +274,6 @@ pub(crate) fn build(
             Ok(())
         }
     };
-    // Held from here to the end: the spans, the continuations, every point's initial items.
-    let items = |v: &[(Vec<(Item, Weight)>, Weight)]| {
-        v.len() * 32 + v.iter().map(|(i, _)| i.capacity() * 16).sum::<usize>()
-    };
-    let held = spans.heap_bytes()
-        + lr.heap_bytes()
-        + lexical.conts.heap_bytes()
-        + lexical.points.capacity() * std::mem::size_of::<munch_tokens::LexPoint>()
-        + items(&lexical.initial)
-        + items(&initial)
-        + lex_blocks.block_of.capacity() * 4;
     charge(held + weights.heap)?;
     let budget = |e: Exceeded| match e {
         Exceeded::States => WdaBuildError::budget(WdaBudget::States, config.max_states as u64),

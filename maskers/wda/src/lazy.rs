@@ -72,6 +72,12 @@ pub struct LazyStats {
     pub transitions: usize,
     /// Approximate heap bytes of the cache now.
     pub cache_bytes: usize,
+    /// The cache's capacity: [`WdaConfig::cache_capacity`], or less where
+    /// [`WdaConfig::max_memory`] leaves less (see [`LazyWdaMasker::new`]).
+    pub cache_capacity: usize,
+    /// Heap bytes of the tables built up front and kept for the masker's lifetime (the
+    /// continuations, every point's initial items, the LR classes, the expansion tables).
+    pub table_bytes: usize,
     /// Times the cache was cleared because it reached its capacity.
     pub clears: u64,
     /// Transitions computed since the masker was built (across clears).
@@ -96,8 +102,8 @@ pub struct LazyStats {
 /// a transition not yet computed takes the write lock and computes it. Work done for one
 /// sequence serves every other, which a cache per thread would repeat once per thread.
 ///
-/// Budgets from [`WdaConfig`]: [`cache_capacity`](WdaConfig::cache_capacity) (clear when
-/// reached), [`min_clears`](WdaConfig::min_clears) and
+/// Budgets from [`WdaConfig`]: [`max_memory`](WdaConfig::max_memory) for the whole masker,
+/// [`cache_capacity`](WdaConfig::cache_capacity) (clear when reached), [`min_clears`](WdaConfig::min_clears) and
 /// [`min_masks_per_clear`](WdaConfig::min_masks_per_clear) (when to give up to the
 /// fallback), and the lexical side's own ([`spans`](WdaConfig::spans),
 /// [`max_continuations`](WdaConfig::max_continuations)).
@@ -126,6 +132,8 @@ pub struct LazyWdaMasker {
     /// Masks answered, as flushed by the threads' caches.
     masks: AtomicU64,
     capacity: usize,
+    /// Heap bytes of the tables held up front.
+    table_bytes: usize,
     min_clears: u64,
     min_masks_per_clear: u64,
     build_s: f64,
@@ -171,14 +179,24 @@ impl LazyWdaMasker {
     /// demand. Falls back to the [`Oracle`] if it ever gives up (see
     /// [`LazyWdaMasker::with_fallback`]).
     ///
-    /// Errors: the lexical side's budgets (the token spans', continuations), or a grammar too
-    /// large for the automaton's encoding.
+    /// Memory: [`WdaConfig::max_memory`] bounds the whole masker. The token spans' build is
+    /// held to it (as the eager build's is), then the tables kept (the continuations, every
+    /// point's initial items, the expansion tables) are charged to it, and
+    /// the cache gets half of what is left, up to [`WdaConfig::cache_capacity`] (one mask may
+    /// take the cache past its capacity by at most the capacity before it is cleared, see
+    /// [`LazyStats::cache_capacity`]).
+    ///
+    /// Errors: the lexical side's budgets (the token spans', continuations), `max_memory` when
+    /// the tables kept up front leave the cache less than 8 MiB, or a grammar too large for the
+    /// automaton's encoding.
     pub fn new(
         parser: Arc<Parser>,
         vocab: Arc<Vocabulary>,
         config: &WdaConfig,
     ) -> Result<LazyWdaMasker, WdaBuildError> {
         let t0 = Instant::now();
+        let prepared = prepare(&parser, &vocab, config)?;
+        let held = prepared.held_bytes();
         let Prepared {
             lr,
             spans,
@@ -187,7 +205,7 @@ impl LazyWdaMasker {
             weights,
             lex_blocks,
             class_len,
-        } = prepare(&parser, &vocab, config, false)?;
+        } = prepared;
         let t_prepared = t0.elapsed().as_secs_f64();
         let lexer = parser.lexer();
         let mut plain = vec![NONE; lexer.state_len()];
@@ -215,18 +233,16 @@ impl LazyWdaMasker {
             runs,
             all,
         );
+        // The spans are dropped below, and the expansion tables keep their runs.
+        let table_bytes = held - spans.heap_bytes() + weights.heap + expand.heap_bytes();
+        let capacity = cache_capacity(config, table_bytes)?;
+        drop(spans);
         let starts = initial.len();
         let lex_start = lexer.start().as_u32();
         let mut m = LazyWdaMasker {
             indent: IndentFix::new(&parser).map(Arc::new),
             fallback: Arc::new(Oracle::new(Arc::clone(&vocab))),
-            engine: RwLock::new(Engine::new(
-                &lr,
-                &lexical.conts,
-                &weights,
-                starts,
-                config.cache_capacity,
-            )),
+            engine: RwLock::new(Engine::new(&lr, &lexical.conts, &weights, starts, capacity)),
             parser,
             lr,
             vocab,
@@ -239,7 +255,8 @@ impl LazyWdaMasker {
             expand,
             gave_up: AtomicBool::new(false),
             masks: AtomicU64::new(0),
-            capacity: config.cache_capacity,
+            capacity,
+            table_bytes,
             min_clears: config.min_clears as u64,
             min_masks_per_clear: config.min_masks_per_clear as u64,
             build_s: 0.0,
@@ -269,6 +286,8 @@ impl LazyWdaMasker {
             states: eng.c.b.len(),
             transitions: eng.trans.len(),
             cache_bytes: eng.heap_bytes(),
+            cache_capacity: self.capacity,
+            table_bytes: self.table_bytes,
             clears: eng.clears,
             computed: eng.computed,
             gave_up: self.gave_up.load(Ordering::Relaxed),
@@ -426,6 +445,22 @@ impl LazyWdaMasker {
         self.clear(eng);
         true
     }
+}
+
+/// The cache's capacity: half of what `table_bytes` leave of [`WdaConfig::max_memory`] (a mask
+/// may take the cache past its capacity by as much again, or by [`MIN_MASK_BYTES`], before it
+/// is cleared), at most [`WdaConfig::cache_capacity`]; a
+/// [`WdaBudget::Memory`](crate::WdaBudget::Memory) error when that half is below what one mask
+/// may need.
+fn cache_capacity(config: &WdaConfig, table_bytes: usize) -> Result<usize, WdaBuildError> {
+    let room = config.max_memory.saturating_sub(table_bytes) / 2;
+    if room < MIN_MASK_BYTES {
+        return Err(WdaBuildError::budget(
+            crate::WdaBudget::Memory,
+            config.max_memory as u64,
+        ));
+    }
+    Ok(room.min(config.cache_capacity))
 }
 
 fn or_into(acc: &mut [u64], w: &[u64]) {

@@ -139,7 +139,9 @@ pub struct WdaConfig {
     /// [`SpansConfig::max_bytes`]), then the token spans, continuations and initial items, the
     /// summaries, item sets, maps, weights and automaton of the construction, minimisation,
     /// and the run-time tables (approximate: each table at its capacity).
-    /// [`WdaStats::heap_bytes`] never exceeds it. Default 1.5 GiB.
+    /// [`WdaStats::heap_bytes`] never exceeds it. The [`LazyWdaMasker`] is held to it as a
+    /// whole: the spans' build, then the tables it keeps, and its cache in what they leave
+    /// (see [`LazyWdaMasker::new`]). Default 1.5 GiB.
     pub max_memory: usize,
     /// The most continuations (what may follow a terminal inside a token) the spans may need.
     /// Default 20,000,000.
@@ -147,7 +149,8 @@ pub struct WdaConfig {
     /// Budgets of the token-spans build.
     pub spans: SpansConfig,
     /// [`LazyWdaMasker`] only: the most heap bytes its cache of states, transitions and
-    /// summaries may hold (approximate); reaching it clears the cache. Default 256 MiB.
+    /// summaries may hold (approximate); reaching it clears the cache. Lowered to half of what
+    /// the tables kept leave of [`max_memory`](WdaConfig::max_memory). Default 256 MiB.
     pub cache_capacity: usize,
     /// [`LazyWdaMasker`] only: the clears after which a cache that thrashes (fewer than
     /// [`min_masks_per_clear`](WdaConfig::min_masks_per_clear) masks answered since the last

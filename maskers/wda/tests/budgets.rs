@@ -9,7 +9,7 @@ use common::*;
 use munch_glr::lr::ClassTables;
 use munch_glr::mask::Oracle;
 use munch_glr::parser::Parser;
-use munch_masker_wda::{WdaBudget, WdaConfig, WdaMasker};
+use munch_masker_wda::{LazyWdaMasker, WdaBudget, WdaConfig, WdaMasker};
 use munch_testkit::grammar::builtin;
 use munch_tokens::{SpansBudget, SpansConfig, TokenSpans};
 use munch_vocab::Vocabulary;
@@ -258,4 +258,43 @@ fn sparse_token_ids_build_within_a_small_budget() {
     assert!(wda.stats().heap_bytes <= budget);
     let oracle = Oracle::new(Arc::clone(&vocab));
     assert!(teacher_forced(&wda, &oracle, &parser, &vocab, "ab abxa b y", 3) > 2);
+}
+
+/// The on-demand automaton is held to `max_memory` as a whole: below what its tables kept up
+/// front need, plus the least cache (one mask's summaries, twice over), it is refused naming
+/// `max_memory`; above, its cache gets half of what the tables leave (a mask may overshoot the
+/// capacity by as much again before the cache is cleared), and its masks are the oracle's.
+#[test]
+fn the_lazy_automaton_is_held_to_max_memory() {
+    let (parser, vocab) = dot_heavy();
+    let lazy = |max_memory: usize| {
+        let config = WdaConfig {
+            max_memory,
+            ..WdaConfig::default()
+        };
+        LazyWdaMasker::new(Arc::clone(&parser), Arc::clone(&vocab), &config)
+    };
+    let tables = lazy(WdaConfig::default().max_memory)
+        .unwrap()
+        .stats()
+        .table_bytes;
+    assert!(tables > 0);
+    let least = tables + 2 * (4 << 20);
+    let e = lazy(least - 1).err().expect("the tables leave too little");
+    assert_eq!(
+        e.exceeded(),
+        Some((WdaBudget::Memory, least as u64 - 1)),
+        "{e}"
+    );
+    for budget in [least, tables + (40 << 20)] {
+        let m = lazy(budget).unwrap();
+        let s = m.stats();
+        assert_eq!(s.table_bytes, tables);
+        assert_eq!(s.cache_capacity, (budget - tables) / 2);
+        let oracle = Oracle::new(Arc::clone(&vocab));
+        teacher_forced(&m, &oracle, &parser, &vocab, "ab ab aaaaaaaa xaaaay", 1);
+    }
+    // The default budget leaves the cache its default capacity.
+    let s = lazy(WdaConfig::default().max_memory).unwrap().stats();
+    assert_eq!(s.cache_capacity, WdaConfig::default().cache_capacity);
 }
