@@ -195,3 +195,47 @@ fn an_endless_tokenizer_is_refused_at_the_limit() {
         "{err}"
     );
 }
+
+/// Every parser budget is an option of every command that builds a parser, and a grammar or
+/// text past it is an error naming it (`check` and `compile` exit 2; `parse` rejects the file
+/// and exits 1), while the defaults build and accept the same input.
+#[test]
+fn parser_budgets_are_options_named_in_their_errors() {
+    let dir = temp_dir("budgets");
+    let text = dir.join("t.json");
+    std::fs::write(&text, r#"{"a": [1, 2, {"b": null}]}"#).unwrap();
+    let text = s(&text);
+    for (option, value, budget) in [
+        ("--max-lexer-states", "3", "max_states"),
+        ("--max-lr-states", "3", "max_lr_states"),
+        ("--max-lr-actions", "10", "max_lr_actions"),
+    ] {
+        let (code, out, err) = munch(&["check", "builtin:json", option, value]);
+        assert_eq!(code, 2, "{option}: {out} {err}");
+        assert!(out.contains(budget), "{option}: {out}");
+        let (code, _, err) = munch(&[
+            "compile",
+            "builtin:json",
+            "--tokenizer",
+            TOKENIZER,
+            "--masker",
+            "trie",
+            option,
+            value,
+        ]);
+        assert_eq!(code, 2, "{option}: {err}");
+        assert!(err.contains(budget), "{option}: {err}");
+    }
+    for (option, value, budget) in [
+        ("--max-work-per-commit", "20", "max_work_per_commit"),
+        ("--max-nodes-per-step", "1", "max_nodes_per_step"),
+    ] {
+        let (code, out, err) = munch(&["parse", "builtin:json", &text, option, value]);
+        assert_eq!(code, 1, "{option}: {out} {err}");
+        assert!(out.contains(budget), "{option}: {out}");
+    }
+    let (code, out, err) = munch(&["parse", "builtin:json", &text]);
+    assert_eq!(code, 0, "{out} {err}");
+    let (code, out, err) = munch(&["check", "builtin:json"]);
+    assert_eq!(code, 0, "{out} {err}");
+}

@@ -36,7 +36,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut code = ExitCode::SUCCESS;
     let config = ParserConfig {
         postlex: source.postlex(),
-        ..ParserConfig::default()
+        ..args.grammar.parser_config()
     };
     match Parser::new(&grammar, &config) {
         Ok(parser) => {

@@ -42,7 +42,8 @@ pub struct Args {
     #[arg(long, value_name = "BYTES")]
     max_memory: Option<usize>,
     /// Build the wda on demand: the lexical side now, each automaton state the first time a
-    /// mask reads it (in a cache of `--max-memory` bytes, 256 MiB by default). Same masks.
+    /// mask reads it (in a cache of 256 MiB by default; with `--max-memory`, the lexical side
+    /// and the cache together stay within it). Same masks.
     #[arg(long)]
     lazy: bool,
 }
@@ -88,6 +89,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let (grammar, vocab) = args.input.load()?;
     // The masker asked for, or an error: a measurement of another masker would mislead.
     let config = Config::new()
+        .parser(args.input.grammar.parser_config())
         .masker(kind)
         .fallback(None)
         .max_memory(args.max_memory)

@@ -17,7 +17,6 @@ use std::time::Instant;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
-use munch::glr::parser::ParserConfig;
 use munch::stats::Summary;
 use munch::teacher::Outcome;
 use munch::{Compiled, Config, MaskerKind, Vocabulary};
@@ -63,7 +62,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let parser = args
         .grammar_opts
         .grammar(&args.grammar)?
-        .build_parser(&ParserConfig::default())?;
+        .build_parser(&args.grammar_opts.budgets.config())?;
     let built = started.elapsed();
     println!(
         "grammar {}: {} terminals, {} lexer states, {} LR states, {} conflicts (built in {:.1} ms)",

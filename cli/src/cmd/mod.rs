@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use munch::glr::parser::ParserConfig;
 use munch::{Compiled, Config, Grammar, Vocabulary};
 
 pub mod check;
@@ -35,6 +36,75 @@ pub struct GrammarOpts {
     /// grammar is refused before it is parsed.
     #[arg(long = "max-grammar-bytes", value_name = "BYTES")]
     pub max_grammar_bytes: Option<usize>,
+    #[command(flatten)]
+    pub budgets: ParserBudgets,
+}
+
+/// The parser's build and commit budgets (`ParserConfig`), on every command that builds one: a
+/// grammar or text past a budget is an error naming it.
+#[derive(clap::Args, Clone, Debug)]
+pub struct ParserBudgets {
+    /// The most states the lexer DFA's construction may create.
+    #[arg(long, value_name = "N", default_value_t = ParserConfig::default().lexer.max_states)]
+    pub max_lexer_states: usize,
+    /// The most states of the LR automaton.
+    #[arg(long, value_name = "N", default_value_t = ParserConfig::default().max_lr_states)]
+    pub max_lr_states: usize,
+    /// The most entries the LR tables may store (shifts, gotos, reductions and their
+    /// lookahead sets).
+    #[arg(long, value_name = "N", default_value_t = ParserConfig::default().max_lr_actions)]
+    pub max_lr_actions: usize,
+    /// The most live parser heads (stack node × lexer state) after any byte.
+    #[arg(long, value_name = "N", default_value_t = ParserConfig::default().max_heads)]
+    pub max_heads: usize,
+    /// The most stack nodes one byte may build.
+    #[arg(long, value_name = "N", default_value_t = ParserConfig::default().max_nodes_per_step)]
+    pub max_nodes_per_step: usize,
+    /// The parser's work budget per commit (reduction items and GSS edges walked; `parse`
+    /// commits a file at once, the mask commands a token at a time).
+    #[arg(long, value_name = "N", default_value_t = ParserConfig::default().max_work_per_commit)]
+    pub max_work_per_commit: usize,
+    /// The most commits the parser keeps for rollback (older history is dropped, so memory
+    /// stays bounded on long texts).
+    #[arg(long, value_name = "N", default_value_t = ParserConfig::default().max_rollback)]
+    pub max_rollback: usize,
+}
+
+impl Default for ParserBudgets {
+    fn default() -> Self {
+        ParserBudgets::from(&ParserConfig::default())
+    }
+}
+
+impl From<&ParserConfig> for ParserBudgets {
+    fn from(c: &ParserConfig) -> Self {
+        ParserBudgets {
+            max_lexer_states: c.lexer.max_states,
+            max_lr_states: c.max_lr_states,
+            max_lr_actions: c.max_lr_actions,
+            max_heads: c.max_heads,
+            max_nodes_per_step: c.max_nodes_per_step,
+            max_work_per_commit: c.max_work_per_commit,
+            max_rollback: c.max_rollback,
+        }
+    }
+}
+
+impl ParserBudgets {
+    /// The parser configuration with these budgets (the rest at its defaults).
+    pub fn config(&self) -> ParserConfig {
+        let mut c = ParserConfig {
+            max_lr_states: self.max_lr_states,
+            max_lr_actions: self.max_lr_actions,
+            max_heads: self.max_heads,
+            max_nodes_per_step: self.max_nodes_per_step,
+            max_work_per_commit: self.max_work_per_commit,
+            max_rollback: self.max_rollback,
+            ..ParserConfig::default()
+        };
+        c.lexer.max_states = self.max_lexer_states;
+        c
+    }
 }
 
 /// `--postlex NAME`.
@@ -78,6 +148,11 @@ impl GrammarArg {
     /// The grammar named, read with the options (not yet loaded).
     pub fn named(&self) -> Result<Grammar, CliError> {
         self.opts.grammar(&self.grammar)
+    }
+
+    /// The parser's configuration: the budgets given (the post-lexer comes with the grammar).
+    pub fn parser_config(&self) -> ParserConfig {
+        self.opts.budgets.config()
     }
 }
 

@@ -4,7 +4,6 @@
 
 use std::process::ExitCode;
 
-use munch::glr::parser::ParserConfig;
 use munch::parse::{line_column, parse_text};
 
 use super::CliError;
@@ -21,22 +20,13 @@ pub struct Args {
     /// /dev/zero) is an error naming this limit, read no further.
     #[arg(long, default_value_t = 64 << 20)]
     max_input_bytes: u64,
-    /// The parser's work budget per commit (reduction items and GSS edges walked; a file is
-    /// one commit): a text past it is an error naming the budget.
-    #[arg(long, default_value_t = ParserConfig::default().max_work_per_commit)]
-    max_work_per_commit: usize,
-    /// The most commits the parser keeps for rollback (older history is dropped, so memory
-    /// stays bounded on long texts).
-    #[arg(long, default_value_t = ParserConfig::default().max_rollback)]
-    max_rollback: usize,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let parser = args.grammar.named()?.build_parser(&ParserConfig {
-        max_work_per_commit: args.max_work_per_commit,
-        max_rollback: args.max_rollback,
-        ..ParserConfig::default()
-    })?;
+    let parser = args
+        .grammar
+        .named()?
+        .build_parser(&args.grammar.parser_config())?;
     let mut accepted = 0;
     for file in &args.files {
         let verdict = match super::read_bounded(file, args.max_input_bytes) {

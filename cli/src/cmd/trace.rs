@@ -40,6 +40,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use munch::glr::mask::MaskCache;
+use munch::glr::parser::ParserConfig;
 use munch::stats::{us, Summary, SummaryUs};
 use munch::teacher::{Outcome, Step, Teacher};
 use munch::{Compiled, Config, Grammar, MaskerKind, TokenId, TokenMask, Vocabulary};
@@ -111,7 +112,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let tokens = vocab.encode(text).map_err(|e| format!("{name}: {e}"))?;
         inputs.push((name, tokens.iter().map(|t| t.as_u32()).collect::<Vec<_>>()));
     }
-    let compiled = compile_all(&grammar, vocab, &kinds)?;
+    let compiled = compile_all(&grammar, vocab, &kinds, args.input.grammar.parser_config())?;
     let check_oracle = args.oracle || args.oracle_sample.is_some_and(|n| n > 0);
     let mut tracer = Tracer::new(&compiled, check_oracle)?;
     tracer.set_file_total(inputs.len());
@@ -192,8 +193,15 @@ fn compile_all(
     grammar: &Grammar,
     vocab: Arc<Vocabulary>,
     kinds: &[(MaskerKind, bool)],
+    parser: ParserConfig,
 ) -> Result<Vec<Compiled>, CliError> {
-    let config = |(kind, lazy)| Config::new().masker(kind).fallback(None).lazy(lazy);
+    let config = |(kind, lazy)| {
+        Config::new()
+            .parser(parser.clone())
+            .masker(kind)
+            .fallback(None)
+            .lazy(lazy)
+    };
     let (&first, rest) = kinds.split_first().ok_or("no masker to build")?;
     let mut compiled = vec![super::compile(grammar, vocab, &config(first))?];
     for &kind in rest {
