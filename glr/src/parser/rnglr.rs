@@ -367,6 +367,9 @@ pub(crate) struct Reduced {
     pub shifts: SmallVec<[(u32, LrState); 4]>,
     /// Some node accepts (only under `$`).
     pub accepted: bool,
+    /// No reduction added a node or an edge and no two frontier nodes merged: scratch node `i`
+    /// is a copy of frontier node `i` (same state, same edges).
+    pub copies_frontier: bool,
 }
 
 /// One run of the reducer.
@@ -387,6 +390,8 @@ struct Reducer<'a> {
     left: &'a mut Allowance,
     /// This thread's, kept across runs (see [`Chains`]).
     chains: &'a mut Chains,
+    /// Some reduction reached a scratch node (added an edge or a node).
+    reduced: bool,
 }
 
 /// The key of a walk in [`Reducer::seen`]: ids take at most 96 bits.
@@ -502,6 +507,7 @@ impl Reducer<'_> {
         u: Target,
         follow: bool,
     ) -> Result<Option<(NonterminalId, u32)>, Exceeded> {
+        self.reduced = true;
         let w = match slot {
             Some(w) => w,
             None => {
@@ -767,7 +773,9 @@ fn reduce_with(
             nodes: Vec::new(),
             shifts: SmallVec::new(),
             accepted: false,
+            copies_frontier: false,
         },
+        reduced: false,
         items: pool.items,
         seen: pool.seen,
         left,
@@ -780,8 +788,10 @@ fn reduce_with(
         items,
         seen,
         left,
+        reduced,
         ..
     } = r;
+    out.copies_frontier = !reduced && s.nodes.len() == frontier.len();
     Pool {
         many: s.many,
         seen,
@@ -853,6 +863,28 @@ pub(crate) fn shift(
     for &k in ks {
         let mut red = reduce(tables, frontier, k, left, Stop::Never)?;
         if red.shifts.is_empty() {
+            continue;
+        }
+        if red.copies_frontier {
+            // Nothing reduced: the scratch level would copy the frontier, so the new nodes
+            // point at the frontier's own nodes (once each: another lookahead may shift the
+            // same node to the same state).
+            for &(i, to) in &red.shifts {
+                let node = &frontier[i as usize];
+                let edge = Edge::Down(node.clone());
+                match targets.iter_mut().find(|(s, _)| *s == to) {
+                    Some((_, edges)) => {
+                        let id = node.id();
+                        if !edges
+                            .iter()
+                            .any(|e| matches!(e, Edge::Down(n) if n.id() == id))
+                        {
+                            edges.push(edge)
+                        }
+                    }
+                    None => targets.push((to, SmallVec::from_elem(edge, 1))),
+                }
+            }
             continue;
         }
         keep_shifting(&mut red);

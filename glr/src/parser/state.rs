@@ -439,16 +439,10 @@ impl ParserState {
             // fails) did not end here: its inhibited heads would die on that byte, so they are
             // not made, unless nothing else goes on (then they carry the rejection to the byte
             // that kills them, as without this shortcut).
-            let mut skipped: SmallVec<[Group; 2]> = SmallVec::new();
             if let Some(&after) = bytes.get(offset + 1).filter(|_| shortcut) {
-                let (dies, lives): (SmallVec<[Group; 2]>, _) = groups
-                    .into_iter()
-                    .partition(|g| lexer.is_dead(lexer.next_inhibited(g.lex, after)));
-                skipped = dies;
-                groups = lives;
-            }
-            if next.is_empty() {
-                groups.append(&mut skipped);
+                if !next.is_empty() && !groups.is_empty() {
+                    groups.retain(|g| !lexer.is_dead(lexer.next_inhibited(g.lex, after)));
+                }
             }
             for g in groups {
                 let inhibitor = lexer.inhibits(g.lex).then_some(g.lex);
