@@ -27,23 +27,25 @@ pub(crate) fn partition(class_len: usize, words: usize, weights: &[u64]) -> Bloc
     // (weight, old block), so classes keep sharing an id iff they were in the same weights.
     let mut block_of: Vec<u32> = vec![0; class_len];
     let mut next = 1u32;
-    let mut fresh: Vec<(u32, u32)> = Vec::new();
-    for w in weights.chunks(words.max(1)) {
-        fresh.clear();
+    // Per old block: the weight that last moved it (`seen`), and where to (`to`). Blocks only
+    // grow in number (at most one per class and weight), so both grow as they are made.
+    let mut seen: Vec<u32> = vec![NONE];
+    let mut to: Vec<u32> = vec![0];
+    for (i, w) in weights.chunks(words.max(1)).enumerate() {
+        let i = i as u32;
         for c in iter_bits(w) {
             if c >= class_len {
                 break;
             }
-            let old = block_of[c];
-            let new = match fresh.iter().find(|&&(o, _)| o == old) {
-                Some(&(_, n)) => n,
-                None => {
-                    fresh.push((old, next));
-                    next += 1;
-                    next - 1
-                }
-            };
-            block_of[c] = new;
+            let old = block_of[c] as usize;
+            if seen[old] != i {
+                seen[old] = i;
+                to[old] = next;
+                seen.push(NONE);
+                to.push(0);
+                next += 1;
+            }
+            block_of[c] = to[old];
         }
     }
     // Renumber densely in order of first class; block 0 (in no weight) goes away.
