@@ -192,6 +192,42 @@ pub(crate) fn char_spellings(c: char, enc: Encoding) -> String {
     }
 }
 
+/// Every accepted spelling of the controls `controls` (below U+0020, none twice), as one regex:
+/// `\u00` then the two hex digits, letters in either case, grouped by the first digit; and the
+/// short escapes of those that have one. What [`char_spellings`] gives each, joined.
+fn control_spellings(controls: &[u32]) -> String {
+    let mut alts = Vec::new();
+    let mut groups = Vec::new();
+    for high in 0..2u32 {
+        let low: Vec<u32> = controls
+            .iter()
+            .filter(|&&v| v >> 4 == high)
+            .map(|&v| v & 0xF)
+            .collect();
+        if low.is_empty() {
+            continue;
+        }
+        let mut digits = String::new();
+        for d in low {
+            let c = char::from_digit(d, 16).unwrap_or('0');
+            digits.push(c);
+            if c.is_ascii_alphabetic() {
+                digits.push(c.to_ascii_uppercase());
+            }
+        }
+        groups.push(format!("{high}[{digits}]"));
+    }
+    alts.push(format!(r"\\u00(?:{})", groups.join("|")));
+    let short: String = controls
+        .iter()
+        .filter_map(|&v| short_escape(char::from_u32(v)?))
+        .collect();
+    if !short.is_empty() {
+        alts.push(format!(r"\\[{short}]"));
+    }
+    format!("(?:{})", alts.join("|"))
+}
+
 /// A character class: the characters written as themselves in one `[...]`, and the ones that
 /// need other spellings as alternatives beside it.
 fn class(ranges: &[(char, char)], enc: Encoding) -> String {
@@ -250,7 +286,17 @@ fn class(ranges: &[(char, char)], enc: Encoding) -> String {
         s.push(']');
         alts.push(s);
     }
-    for c in special {
+    // The controls as one alternative (a negated class holds all 32: one alternative each
+    // made property-name exclusions kilobytes long).
+    let controls: Vec<u32> = special
+        .iter()
+        .map(|&c| c as u32)
+        .filter(|&v| v < 0x20)
+        .collect();
+    if !controls.is_empty() {
+        alts.push(control_spellings(&controls));
+    }
+    for c in special.into_iter().filter(|&c| c as u32 >= 0x20) {
         alts.push(char_spellings(c, enc));
     }
     match alts.len() {
@@ -306,6 +352,31 @@ mod tests {
             i += 1;
         }
         out
+    }
+
+    /// A class's controls are one alternative, with the same spellings as one per control.
+    #[test]
+    fn controls_of_a_class() {
+        for v in 0..0x20u32 {
+            for upper in [false, true] {
+                let mut u = format!(r"\u{v:04x}");
+                if upper {
+                    u = u.to_ascii_uppercase().replacen('U', "u", 1);
+                }
+                assert!(json_matches("[^a]", &u), "{u}");
+                let in_small = v <= 5 || v == 0x1a;
+                assert_eq!(json_matches(r"[\x00-\x05\x1a]", &u), in_small, "{u}");
+            }
+        }
+        for short in [r"\b", r"\f", r"\n", r"\r", r"\t"] {
+            assert!(json_matches("[^a]", short), "{short}");
+        }
+        assert!(json_matches(r"[\n\t]+", r"\n\t\u000A\u0009"));
+        assert!(!json_matches(r"[\n\t]", r"\r"));
+        assert!(!json_matches(r"[\n\t]", r"\u000d"));
+        assert!(!json_matches(r"[\x00-\x05\x1a]", r"\b"));
+        assert!(!json_matches("[^a]", "\n"), "a raw newline");
+        assert!(!json_matches("[^a]", r"\u0020"), "a needless escape");
     }
 
     #[test]
