@@ -89,8 +89,11 @@ for k in spanner wda; do
 done
 row 'dot-heavy terminal, wda --lazy, --max-memory 100 MB' "$m" compile "$d/dot.lark" \
     --tokenizer "$tok" --masker wda --lazy --max-memory 100000000
-row 'tokenizer naming id 4,194,303, wda' "$m" compile builtin:json \
+row 'tokenizer naming id 4,194,303, dot-heavy terminal, wda' "$m" compile "$d/dot.lark" \
     --tokenizer "$d/sparse.json" --masker wda
 row 'parse /dev/zero' "$m" parse builtin:json /dev/zero
 row 'parse /dev/urandom' "$m" parse builtin:json /dev/urandom
 row 'parse a 20 MB JSON array' "$m" parse builtin:json "$d/array20m.json"
+row 'trace /dev/zero, wda' "$m" trace builtin:json /dev/zero --tokenizer "$tok" --masker wda
+row 'trace a 20 MB JSON array, wda' "$m" trace builtin:json "$d/array20m.json" \
+    --tokenizer "$tok" --masker wda
