@@ -34,19 +34,24 @@
 //! - first byte `b`: if `i = Some(inh)`, the token goes on in
 //!   [`Lexer::next_inhibited`]`(inh, b)` (dead if the byte's character extends that lexeme, or
 //!   its terminals' look-ahead fails on it; a pending state if the character may or may not);
-//! - each byte `b` in state `s`: with `g = next(s, b)` and, if [`Lexer::accepted`]`(s)` is not
-//!   empty, `p = next_inhibited(s, b)`: if only `g` is not dead, go on in `g`; if only `p`,
-//!   the lexeme ending in `s` is *emitted* and `b` starts a new lexeme in `p`; if both (`b`
-//!   begins a character that may or may not extend the lexeme), follow both until the
-//!   character is complete, when at most one is left; if neither, the token is dead;
-//! - after the last byte the lexer is in a state `end` that is not dead (the open lexeme; it
-//!   may accept already, the parser decides what that means), and if the token ends inside a
-//!   character with both readings alive, in a pending state after one more lexeme
-//!   ([`Span::fork`]).
+//! - each byte `b`, on each reading of the token so far, in state `s`: with `g = next(s, b)`
+//!   and, if [`Lexer::accepted`]`(s)` is not empty, `p = next_inhibited(s, b)`: the reading
+//!   goes on in `g`, and in `p` with the lexeme ending in `s` *emitted* (`b` starts a new
+//!   lexeme), each where it is not dead. Both live where `b` begins a character that may or
+//!   may not extend the lexeme, until the character is complete; and with
+//!   [`LexerConfig::backtrack_lazy`](munch_lexer::dfa::LexerConfig::backtrack_lazy), after a
+//!   lazy lexeme, while its longer reading is undecided: then `p` is a guarded pending state
+//!   that may accept and emit lexemes of its own, so a token may have several readings at
+//!   once. With no reading left the token is dead;
+//! - after the last byte each reading is in a state that is not dead (the open lexeme; it
+//!   may accept already, the parser decides what that means): the reading that goes on with
+//!   the open lexeme ends in `end`, the others in pending states after more lexemes
+//!   ([`Span::forks`]).
 //!
-//! So from each point a token is either dead or realises exactly one [`Span`]: the emitted
-//! lexemes, `end` and the fork. An emitted lexeme is named by a state whose accepted terminals are the
-//! lexeme's: the lowest such state ([`Span::emitted`]), so lexemes that differ only in the
+//! So from each point a token is either dead or realises exactly one [`Span`]: the lexemes
+//! every reading emitted, `end` and the forks. An emitted lexeme is named by a state whose
+//! accepted terminals are the lexeme's: the lowest such state ([`Span::emitted`]), so lexemes
+//! that differ only in the
 //! state they ended in (`0x1F` and `12` as one number terminal) give one span. Ignored
 //! terminals are emitted like any other; tied terminals all stay in the accepted set.
 //!
@@ -179,28 +184,34 @@ pub struct LexPoint {
 /// What a token does from a point: the lexemes it completes, and the state it leaves open.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Span<'a> {
-    /// The lexemes completed inside the token, in order, each named by the lowest state whose
-    /// [`Lexer::accepted`] equals the lexeme's terminals (use only `accepted` of it), or with
-    /// [`TokenSpans::build_keyed`] whose terminals have the same keys.
+    /// The lexemes completed inside the token (on every reading, see [`Span::forks`]), in
+    /// order, each named by the lowest state whose [`Lexer::accepted`] equals the lexeme's
+    /// terminals (use only `accepted` of it), or with [`TokenSpans::build_keyed`] whose
+    /// terminals have the same keys.
     pub emitted: &'a [LexState],
-    /// The state after the last byte: the open lexeme, never dead.
+    /// The state after the last byte: the open lexeme. Never dead when `forks` is empty; dead
+    /// only if every reading of the token emits more than `emitted` (the lexer never makes
+    /// such a span: some reading always goes on with the lexeme the others ended).
     pub end: LexState,
-    /// When the token ends inside a character that began right after a complete lexeme, and
-    /// that character may or may not extend it: the other way to read the token. `end` is
-    /// the lexeme going on; the fork is the lexeme ending there.
-    pub fork: Option<Fork>,
+    /// The other readings of the token, sorted, when its bytes may be read several ways until
+    /// more bytes decide: a token that ends inside a character that began right after a
+    /// complete lexeme and may or may not extend it, or (with
+    /// [`LexerConfig::backtrack_lazy`](munch_lexer::dfa::LexerConfig::backtrack_lazy)) one
+    /// that ends while a lazy lexeme's longer reading is undecided. `end` is the reading that
+    /// goes on with the open lexeme.
+    pub forks: &'a [Fork],
 }
 
-/// The other reading of a token that ends inside a character (see [`Span::fork`]): after the
-/// span's emitted lexemes, one more lexeme ends where the character begins, and the rest of
-/// the token is read in a pending state (see the
-/// [`dfa` docs](munch_lexer::dfa#pending-states)). Which reading is right, the rest of the
-/// character decides; a masker allows a token if either leaves the parser live.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Another reading of a token (see [`Span::forks`]): after the span's emitted lexemes, more
+/// lexemes end, and the rest of the token is read in a pending state (see the
+/// [`dfa` docs](munch_lexer::dfa#pending-states)). Which reading is right, the bytes after the
+/// token decide; a masker allows a token if some reading leaves the parser live.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Fork {
-    /// The lexeme that ends, named like [`Span::emitted`]'s.
-    pub lexeme: LexState,
-    /// The pending state after the last byte, never dead.
+    /// The lexemes that end past the span's emitted ones, in order, named like
+    /// [`Span::emitted`]'s; never empty.
+    pub lexemes: Box<[LexState]>,
+    /// The state after the last byte, never dead.
     pub state: LexState,
 }
 
@@ -266,8 +277,10 @@ pub struct TokenSpans {
     emitted_start: Vec<u32>,
     emitted: Vec<LexState>,
     end: Vec<LexState>,
-    /// Per span: its fork's index in `forks`, or [`NONE`].
+    /// Per span: its forks, `forks[fork_start[fork[i]]..fork_start[fork[i] + 1]]`, or
+    /// [`NONE`] (none).
     fork: Vec<u32>,
+    fork_start: Vec<u32>,
     forks: Vec<Fork>,
     blocks: Vec<BlockSpans>,
     inverse: Vec<OnceLock<Inverse>>,
@@ -318,7 +331,7 @@ impl TokenSpans {
         meter.charge(vec_bytes::<&[LexPoint]>(block_len))?;
         let point_blocks: Vec<&[LexPoint]> = points.chunks(BLOCK).collect();
         let text = TextIndex::new(vocab, &meter)?;
-        let tables = LexTables::new(lexer, &meter, key)?;
+        let tables = LexTables::new(lexer, &meter, key, vocab.max_token_bytes())?;
         // Each block refines the classes as soon as it is walked, and keeps each class's
         // behaviour instead of each token's (classes made later behave as the class they split
         // from), and the configurations of those behaviours alone: what a block keeps grows
@@ -434,6 +447,7 @@ impl TokenSpans {
             emitted: spans.emitted,
             end: spans.end,
             fork: spans.fork,
+            fork_start: spans.fork_start,
             forks: spans.forks,
             blocks,
             inverse,
@@ -508,9 +522,12 @@ impl TokenSpans {
             emitted: &self.emitted
                 [self.emitted_start[i] as usize..self.emitted_start[i + 1] as usize],
             end: self.end[i],
-            fork: match self.fork[i] {
-                NONE => None,
-                f => Some(self.forks[f as usize]),
+            forks: match self.fork[i] {
+                NONE => &[],
+                f => {
+                    let f = f as usize;
+                    &self.forks[self.fork_start[f] as usize..self.fork_start[f + 1] as usize]
+                }
             },
         }
     }
@@ -569,7 +586,13 @@ impl TokenSpans {
             + self.classes.heap_bytes()
             + self.emitted_start.capacity() * 4
             + (self.emitted.capacity() + self.end.capacity() + self.fork.capacity()) * 4
+            + self.fork_start.capacity() * 4
             + self.forks.capacity() * std::mem::size_of::<Fork>()
+            + self
+                .forks
+                .iter()
+                .map(|f| f.lexemes.len() * std::mem::size_of::<LexState>())
+                .sum::<usize>()
             + blocks
             + self.inverse.capacity() * std::mem::size_of::<OnceLock<Inverse>>()
             + inverse
@@ -635,7 +658,7 @@ pub(crate) fn build_classes(
     let meter = Meter::new(config.max_bytes);
     let (points, state_point, inhibitor_point) = all_points(lexer, &meter)?;
     let state_points = state_point.iter().filter(|&&p| p != NONE).count();
-    let tables = LexTables::new(lexer, &meter, &|t| t.as_u32())?;
+    let tables = LexTables::new(lexer, &meter, &|t| t.as_u32(), vocab.max_token_bytes())?;
     let start = lexer.start();
     let keyed = |inh: LexState| {
         (0..lexer.class_len() as u8).all(|k| {
@@ -1032,8 +1055,9 @@ struct SpanInterner<'m> {
     emitted: Vec<LexState>,
     end: Vec<LexState>,
     fork: Vec<u32>,
+    fork_start: Vec<u32>,
     forks: Vec<Fork>,
-    /// Per fork of [`LexTables`]: its index in `forks`, once a span has it.
+    /// Per fork of [`LexTables`]: its index in `fork_start`, once a span has it.
     fork_index: AHashMap<u32, u32>,
     limit: usize,
     meter: &'m Meter,
@@ -1055,6 +1079,7 @@ impl<'m> SpanInterner<'m> {
             emitted: Vec::new(),
             end: Vec::new(),
             fork: Vec::new(),
+            fork_start: meter.vec(1, 0)?,
             forks: Vec::new(),
             fork_index: AHashMap::new(),
             limit,
@@ -1087,21 +1112,34 @@ impl<'m> SpanInterner<'m> {
             seqs.collect(seq, &tables.lexemes, &mut self.emitted, self.meter)?;
             self.meter
                 .push(&mut self.emitted_start, self.emitted.len() as u32)?;
-            let (end, fork) = tables.open(open);
+            let (end, others) = tables.open(open);
             self.meter.push(&mut self.end, end)?;
-            let fork = match fork {
-                None => NONE,
-                Some((lexeme, state)) => {
-                    if !self.fork_index.contains_key(&open) {
-                        self.meter.reserve_map(&mut self.fork_index, 1)?;
-                        self.meter.reserve(&mut self.forks, 1)?;
-                    }
-                    let forks = &mut self.forks;
-                    *self.fork_index.entry(open).or_insert_with(|| {
-                        forks.push(Fork { lexeme, state });
-                        forks.len() as u32 - 1
+            let fork = if others.is_empty() {
+                NONE
+            } else if let Some(&f) = self.fork_index.get(&open) {
+                f
+            } else {
+                let bytes: usize = others
+                    .iter()
+                    .map(|(_, l)| vec_bytes::<LexState>(l.len()))
+                    .sum();
+                self.meter.charge(bytes)?;
+                self.meter.reserve_map(&mut self.fork_index, 1)?;
+                self.meter.reserve(&mut self.forks, others.len())?;
+                let mut others: Vec<Fork> = others
+                    .into_iter()
+                    .map(|(state, lexemes)| Fork {
+                        lexemes: lexemes.into_boxed_slice(),
+                        state,
                     })
-                }
+                    .collect();
+                others.sort_unstable();
+                self.forks.extend(others);
+                let f = self.fork_start.len() as u32 - 1;
+                self.meter
+                    .push(&mut self.fork_start, self.forks.len() as u32)?;
+                self.fork_index.insert(open, f);
+                f
             };
             self.meter.push(&mut self.fork, fork)?;
         }

@@ -258,11 +258,20 @@ impl<'m> Seqs<'m> {
 /// What the lexer gives the walk, precomputed per state.
 ///
 /// A configuration's open part `q` is a lexer state (`0..state_len`), or a *fork*
-/// (`state_len..`): the token is inside a character that began right after a complete lexeme,
-/// and may extend that lexeme or not (see the [`dfa` docs](munch_lexer::dfa#inhibited-terminals)).
-/// A fork is `(g, lexeme, p)`: the state `g` the lexeme would be in if the character extends
-/// it, the lexeme, and the pending state `p` of the branch that ended it. Once the character is
-/// complete one of the two is left: `g` (nothing emitted) or `p` (the lexeme emitted).
+/// (`state_len..`): the token's bytes so far have several readings, each still alive. This
+/// happens in two ways (see the [`dfa` docs](munch_lexer::dfa#pending-states)): the token is
+/// inside a character that began right after a complete lexeme and may or may not extend it;
+/// or the lexer goes back to lazy matches and the branch that handed a lazy lexeme over reads
+/// its next lexemes in guarded pending states while the longer reading is undecided (then the
+/// branches may emit lexemes of their own, and split again where a guarded state accepts).
+/// A fork is its [`Branch`]es, each a state and the lexemes it has emitted since the
+/// configuration's emitted lexemes (whatever all branches emitted is moved into those), sorted:
+/// so equal readings are equal forks. Once every guard is decided one branch is left.
+///
+/// Every branch steps alike: in state `s` a byte of class `k` leads to `next(s, k)`, and if
+/// `s` accepts, to `next_inhibited(s, k)` with the lexeme of `s` emitted; the live ones are
+/// the readings after it. A fork's row is needed only while a token can still go on, so forks
+/// first reached at the longest token's length get no row.
 pub(super) struct LexTables<'a> {
     pub(super) lexer: &'a Lexer,
     /// Lexer states plus forks: the rows of `outcome`.
@@ -270,14 +279,13 @@ pub(super) struct LexTables<'a> {
     /// `outcome[k * width + q]`: what a byte of class `k` does in `q`, folded into one word for
     /// the walk's inner loop: the next state or fork if nothing is emitted; else [`EMIT`] `|`
     /// the emitted lexeme's index in [`lexemes`](LexTables::lexemes) if the byte starts a new
-    /// lexeme in `next(start, byte)`; else [`EMIT`] `|` [`SIDE`] `|` an index into
-    /// [`side`](LexTables::side) when a fork ends its lexeme; else 0 (dead). Row 0 (dead) maps
-    /// to 0.
+    /// lexeme in `next(start, byte)` and that is all; else [`EMIT`] `|` [`SIDE`] `|` an index
+    /// into [`side`](LexTables::side); else 0 (dead). Row 0 (dead) maps to 0.
     pub(super) outcome: Vec<u32>,
-    /// Forks resolved by ending their lexeme: (the state after, the emitted lexeme's index).
-    pub(super) side: Vec<(u32, u32)>,
-    /// The forks, from `state_len`: (g, lexeme index, pending state).
-    pub(super) forks: Vec<(u32, u32, u32)>,
+    /// Outcomes that emit otherwise: (the state or fork after, the emitted lexemes' indices).
+    pub(super) side: Vec<(u32, Box<[u32]>)>,
+    /// The forks, from `state_len`.
+    pub(super) forks: Vec<Box<[Branch]>>,
     /// The lexemes, from index 1 (0 is unused): each is named by the lowest state whose
     /// accepted terminals have the same keys (its terminals are all the parser will ever see
     /// of it; by default each terminal is its own key).
@@ -286,43 +294,111 @@ pub(super) struct LexTables<'a> {
     pub(super) shift: u32,
 }
 
+/// One reading of a fork: its lexer state, and the lexemes (indices into
+/// [`LexTables::lexemes`]) it has emitted past the configuration's.
+pub(super) type Branch = (u32, Box<[u32]>);
+
 /// What tells lexemes apart: a key per accepted terminal ([`TokenSpans::build_keyed`](super::TokenSpans::build_keyed)).
 pub(super) type LexemeKey<'k> = dyn Fn(munch_lexer::TerminalId) -> u32 + Sync + 'k;
 
 /// The flag of an [`LexTables::outcome`] that emits a lexeme (state ids stay below it).
 pub(super) const EMIT: u32 = 1 << 31;
-/// With [`EMIT`]: the state after and the lexeme are in [`LexTables::side`].
+/// With [`EMIT`]: the state after and the lexemes are in [`LexTables::side`].
 pub(super) const SIDE: u32 = 1 << 30;
 
-/// Interned forks, charged to a [`Meter`] as they are found.
+/// Interned forks and side outcomes, charged to a [`Meter`] as they are found.
 struct Forks<'m> {
-    list: Vec<(u32, u32, u32)>,
-    ids: AHashMap<(u32, u32, u32), u32>,
+    list: Vec<Box<[Branch]>>,
+    /// Per fork: how many bytes from a lexer state first reach it.
+    depth: Vec<usize>,
+    ids: AHashMap<Box<[Branch]>, u32>,
+    side: Vec<(u32, Box<[u32]>)>,
+    side_ids: AHashMap<(u32, Box<[u32]>), u32>,
     state_len: usize,
     meter: &'m Meter,
 }
 
 impl Forks<'_> {
-    /// The row of fork `key`, new or not.
-    fn id(&mut self, key: (u32, u32, u32)) -> Result<u32, SpansBuildError> {
+    /// The row of fork `key`, new or not; a new one is first reached after `depth` bytes.
+    fn id(&mut self, key: Box<[Branch]>, depth: usize) -> Result<u32, SpansBuildError> {
         if let Some(&id) = self.ids.get(&key) {
             return Ok(id);
         }
+        if self.state_len + self.list.len() >= SIDE as usize {
+            return Err(SpansBuildError::new(SpansBudget::Spans, u64::from(SIDE)));
+        }
+        let bytes: usize = key.iter().map(|(_, l)| vec_bytes::<u32>(l.len())).sum();
+        self.meter
+            .charge(2 * (bytes + vec_bytes::<Branch>(key.len())))?;
         self.meter.reserve_map(&mut self.ids, 1)?;
-        self.meter.push(&mut self.list, key)?;
+        self.meter.push(&mut self.list, key.clone())?;
+        self.meter.push(&mut self.depth, depth)?;
         let id = (self.state_len + self.list.len() - 1) as u32;
         self.ids.insert(key, id);
         Ok(id)
     }
+
+    /// The outcome of the readings `branches` (live, any order) after a byte of class `k`
+    /// whose plain restart is `restart`, first reached after `depth` bytes: the lexemes
+    /// every reading emitted go to the configuration, the rest is a state or a fork.
+    fn outcome(
+        &mut self,
+        mut branches: Vec<Branch>,
+        restart: u32,
+        depth: usize,
+    ) -> Result<u32, SpansBuildError> {
+        if branches.is_empty() {
+            return Ok(0);
+        }
+        branches.sort_unstable();
+        branches.dedup();
+        // The lexemes every reading emitted: a prefix of each.
+        let first = branches[0].1.clone();
+        let common = branches.iter().fold(first.len(), |n, (_, l)| {
+            n.min(
+                l.iter()
+                    .zip(&first[..n])
+                    .take_while(|(a, b)| a == b)
+                    .count(),
+            )
+        });
+        let after = if branches.len() == 1 {
+            branches[0].0
+        } else {
+            let key: Box<[Branch]> = branches
+                .into_iter()
+                .map(|(s, l)| (s, l[common..].into()))
+                .collect();
+            self.id(key, depth)?
+        };
+        Ok(match &first[..common] {
+            [] => after,
+            &[lexeme] if after == restart => EMIT | lexeme,
+            lexemes => {
+                let key = (after, Box::<[u32]>::from(lexemes));
+                if let Some(&id) = self.side_ids.get(&key) {
+                    return Ok(EMIT | SIDE | id);
+                }
+                self.meter.charge(2 * vec_bytes::<u32>(lexemes.len()))?;
+                self.meter.reserve_map(&mut self.side_ids, 1)?;
+                self.meter.push(&mut self.side, key.clone())?;
+                let id = self.side.len() as u32 - 1;
+                self.side_ids.insert(key, id);
+                EMIT | SIDE | id
+            }
+        })
+    }
 }
 
 impl<'a> LexTables<'a> {
-    /// The tables of `lexer`, charged to `meter` (they live as long as the build). Two
-    /// lexemes are one when their accepted terminals have the same `key`s.
+    /// The tables of `lexer` for tokens of at most `max_token_bytes` bytes, charged to
+    /// `meter` (they live as long as the build). Two lexemes are one when their accepted
+    /// terminals have the same `key`s.
     pub(super) fn new(
         lexer: &'a Lexer,
         meter: &Meter,
         key: &LexemeKey<'_>,
+        max_token_bytes: usize,
     ) -> Result<Self, SpansBuildError> {
         let state_len = lexer.state_len();
         let class_len = lexer.class_len();
@@ -358,64 +434,68 @@ impl<'a> LexTables<'a> {
         drop(index);
         meter.release(index_bytes);
         meter.shrink(&mut lexemes);
-        let live = |s: LexState| !lexer.is_dead(s);
+        // The live readings of `branches` after a byte of class `k`.
+        let step = |branches: &[Branch], k: u8| -> Vec<Branch> {
+            let mut out = Vec::new();
+            for (s, l) in branches {
+                let s = LexState::from(*s);
+                let g = lexer.next_class(s, k);
+                if !lexer.is_dead(g) {
+                    out.push((g.as_u32(), l.clone()));
+                }
+                if let Some(lexeme) = emitted[s.as_usize()] {
+                    let p = lexer.next_inhibited_class(s, k);
+                    if !lexer.is_dead(p) {
+                        let mut l = l.to_vec();
+                        l.push(lexeme);
+                        out.push((p.as_u32(), l.into()));
+                    }
+                }
+            }
+            out
+        };
         // Rows per state, then per fork (found as the rows are filled).
         let mut rows: Vec<u32> = meter.vec(state_len.saturating_mul(class_len), 0)?;
         let mut forks = Forks {
             list: Vec::new(),
+            depth: Vec::new(),
             ids: AHashMap::new(),
+            side: Vec::new(),
+            side_ids: AHashMap::new(),
             state_len,
             meter,
         };
+        let restart: Vec<u32> = (0..class_len)
+            .map(|k| lexer.next_class(lexer.start(), k as u8).as_u32())
+            .collect();
         for s in 1..state_len {
             let state = LexState::from_usize(s);
             if lexer.is_dead(state) {
                 continue;
             }
-            for k in 0..class_len {
-                let g = lexer.next_class(state, k as u8);
-                let p = lexer.next_inhibited_class(state, k as u8);
-                rows[s * class_len + k] = match (live(g), live(p), emitted[s]) {
-                    (true, true, Some(lexeme)) => forks.id((g.as_u32(), lexeme, p.as_u32()))?,
-                    (true, _, _) => g.as_u32(),
-                    // `p` is `next(start, k)` here: the byte does not extend the lexeme.
-                    (false, true, Some(lexeme)) => EMIT | lexeme,
-                    _ => 0,
-                };
+            let here: [Branch; 1] = [(s as u32, Box::default())];
+            for (k, &restart) in restart.iter().enumerate() {
+                rows[s * class_len + k] = forks.outcome(step(&here, k as u8), restart, 1)?;
             }
         }
-        drop(emitted);
-        meter.release(emitted_bytes);
-        let mut side: Vec<(u32, u32)> = Vec::new();
-        let mut side_ids: AHashMap<(u32, u32), u32> = AHashMap::new();
         let mut f = 0;
         while f < forks.list.len() {
-            let (g, lexeme, p) = forks.list[f];
             meter.reserve(&mut rows, class_len)?;
-            for k in 0..class_len {
-                let g2 = lexer.next_class(LexState::from(g), k as u8);
-                let p2 = lexer.next_class(LexState::from(p), k as u8);
-                let o = match (live(g2), live(p2)) {
-                    (true, true) => forks.id((g2.as_u32(), lexeme, p2.as_u32()))?,
-                    (true, false) => g2.as_u32(),
-                    (false, true) => {
-                        let next = side.len() as u32;
-                        if !side_ids.contains_key(&(p2.as_u32(), lexeme)) {
-                            meter.reserve_map(&mut side_ids, 1)?;
-                            meter.reserve(&mut side, 1)?;
-                        }
-                        let id = *side_ids.entry((p2.as_u32(), lexeme)).or_insert_with(|| {
-                            side.push((p2.as_u32(), lexeme));
-                            next
-                        });
-                        EMIT | SIDE | id
-                    }
-                    (false, false) => 0,
-                };
-                rows.push(o);
+            let depth = forks.depth[f];
+            if depth >= max_token_bytes {
+                // Only a token's last byte reaches it: its row is never read.
+                rows.extend(std::iter::repeat_n(0, class_len));
+            } else {
+                let branches = forks.list[f].clone();
+                for (k, &restart) in restart.iter().enumerate() {
+                    let o = forks.outcome(step(&branches, k as u8), restart, depth + 1)?;
+                    rows.push(o);
+                }
             }
             f += 1;
         }
+        drop(emitted);
+        meter.release(emitted_bytes);
         // Transpose to one row per class.
         let width = state_len + forks.list.len();
         let mut outcome = meter.vec(width.saturating_mul(class_len), 0u32)?;
@@ -425,13 +505,14 @@ impl<'a> LexTables<'a> {
             }
         }
         meter.free(rows);
-        meter.free_map(side_ids);
+        meter.free_map(forks.side_ids);
         meter.free_map(forks.ids);
+        meter.free(forks.depth);
         Ok(LexTables {
             lexer,
             width,
             outcome,
-            side,
+            side: forks.side,
             forks: forks.list,
             lexemes,
             shift,
@@ -440,24 +521,44 @@ impl<'a> LexTables<'a> {
 
     /// Heap bytes held (what is charged for them).
     pub(super) fn heap_bytes(&self) -> usize {
-        vec_bytes::<u32>(self.outcome.capacity())
+        let lists: usize = self
+            .forks
+            .iter()
+            .flat_map(|f| f.iter())
+            .map(|(_, l)| l.len())
+            .sum();
+        let side: usize = self.side.iter().map(|(_, l)| l.len()).sum();
+        vec_bytes::<u32>(self.outcome.capacity() + lists + side)
             + vec_bytes::<LexState>(self.lexemes.capacity())
-            + vec_bytes::<(u32, u32)>(self.side.capacity())
-            + vec_bytes::<(u32, u32, u32)>(self.forks.capacity())
+            + vec_bytes::<(u32, Box<[u32]>)>(self.side.capacity())
+            + self
+                .forks
+                .iter()
+                .map(|f| vec_bytes::<Branch>(f.len()))
+                .sum::<usize>()
+            + vec_bytes::<Box<[Branch]>>(self.forks.capacity())
     }
 
-    /// The open part of a configuration whose `q` is a lexer state or a fork: the state, and
-    /// the fork's (lexeme, pending state) if it is one.
-    pub(super) fn open(&self, q: u32) -> (LexState, Option<(LexState, LexState)>) {
+    /// The open part `q` of a configuration (a lexer state or a fork) as readings: the state of
+    /// the reading that emitted nothing more (dead if there is none), and every other
+    /// reading's state and lexemes (named like [`LexTables::lexemes`]).
+    pub(super) fn open(&self, q: u32) -> (LexState, Vec<(LexState, Vec<LexState>)>) {
         let n = self.lexer.state_len();
         match (q as usize).checked_sub(n) {
-            None => (LexState::from(q), None),
+            None => (LexState::from(q), Vec::new()),
             Some(f) => {
-                let (g, lexeme, p) = self.forks[f];
-                (
-                    LexState::from(g),
-                    Some((self.lexemes[lexeme as usize], LexState::from(p))),
-                )
+                let mut end = self.lexer.dead();
+                let mut others = Vec::new();
+                for (s, l) in self.forks[f].iter() {
+                    let s = LexState::from(*s);
+                    if l.is_empty() && self.lexer.is_dead(end) {
+                        end = s;
+                    } else {
+                        let named = l.iter().map(|&i| self.lexemes[i as usize]).collect();
+                        others.push((s, named));
+                    }
+                }
+                (end, others)
             }
         }
     }
@@ -844,9 +945,9 @@ impl BlockWalk<'_, '_, '_> {
             } else if o & SIDE == 0 {
                 (restart, seqs.append(e, o & !EMIT))
             } else {
-                // A fork that ends its lexeme: rare (inside a character).
-                let (after, lexeme) = side[(o & !(EMIT | SIDE)) as usize];
-                (after, seqs.append(e, lexeme))
+                // Rare: a fork resolved, or a guarded pending state after a lexeme.
+                let (after, lexemes) = &side[(o & !(EMIT | SIDE)) as usize];
+                (*after, lexemes.iter().fold(e, |e, &l| seqs.append(e, l)))
             };
             live |= q2;
             *nq = q2;

@@ -27,6 +27,11 @@ const SEED: u64 = 0x6d75_6e63_685f_7370;
 type Term = (&'static str, bool, i32, bool);
 
 fn lexer(terms: &[(String, bool, i32, bool)]) -> Lexer {
+    lexer_with(terms, false)
+}
+
+/// The lexer of `terms`, going back to lazy matches if `backtrack_lazy`.
+fn lexer_with(terms: &[(String, bool, i32, bool)], backtrack_lazy: bool) -> Lexer {
     let specs: Vec<TerminalSpec> = terms
         .iter()
         .enumerate()
@@ -40,7 +45,11 @@ fn lexer(terms: &[(String, bool, i32, bool)]) -> Lexer {
             },
         )
         .collect();
-    Lexer::new(&specs, &LexerConfig::default()).expect("test lexers build")
+    let config = LexerConfig {
+        backtrack_lazy,
+        ..LexerConfig::default()
+    };
+    Lexer::new(&specs, &config).expect("test lexers build")
 }
 
 fn lexer_of(terms: &[Term]) -> Lexer {
@@ -56,45 +65,58 @@ fn vocab_of(tokens: &[&[u8]]) -> Vocabulary {
         .expect("test vocabularies build")
 }
 
-/// A simulated span: the accepted terminals of each emitted lexeme, the end state, and the
-/// fork (the accepted terminals of the lexeme that may end, and the pending state).
-type SimSpan = (
-    Vec<Vec<TerminalId>>,
-    LexState,
-    Option<(Vec<TerminalId>, LexState)>,
-);
+/// A simulated span: the accepted terminals of each lexeme every reading emitted, the end
+/// state of the reading that emitted nothing more, and the other readings (the accepted
+/// terminals of their further lexemes, and their state), sorted.
+type SimSpan = (Vec<Vec<TerminalId>>, LexState, Vec<SimFork>);
+type SimFork = (Vec<Vec<TerminalId>>, LexState);
 
-/// Reads `bytes` from `point` as the module docs define it, one byte at a time.
+/// Reads `bytes` from `point` as the module docs define it, one byte at a time, following
+/// every reading.
 fn simulate(lexer: &Lexer, point: LexPoint, bytes: &[u8]) -> Option<SimSpan> {
-    let mut s = point.state;
-    let mut emitted = Vec::new();
-    // A character that may or may not extend the lexeme: its terminals and the pending state.
-    let mut fork: Option<(Vec<TerminalId>, LexState)> = None;
+    // The readings: state and emitted lexemes.
+    let mut readings: BTreeSet<(LexState, Vec<Vec<TerminalId>>)> =
+        BTreeSet::from([(point.state, Vec::new())]);
     for (i, &b) in bytes.iter().enumerate() {
-        let (g, p, lexeme) = match (i, point.inhibitor, fork.take()) {
-            (0, Some(inh), _) => (lexer.next_inhibited(inh, b), lexer.dead(), Vec::new()),
-            (_, _, Some((lexeme, p))) => (lexer.next(s, b), lexer.next(p, b), lexeme),
-            _ => (
-                lexer.next(s, b),
-                lexer.next_inhibited(s, b),
-                lexer.accepted(s).to_vec(),
-            ),
-        };
-        match (lexer.is_dead(g), lexer.is_dead(p)) {
-            (false, false) => {
-                fork = Some((lexeme, p));
-                s = g;
+        let mut next = BTreeSet::new();
+        for (s, emitted) in readings {
+            if let (0, Some(inh)) = (i, point.inhibitor) {
+                next.insert((lexer.next_inhibited(inh, b), emitted));
+                continue;
             }
-            (false, true) => s = g,
-            // The lexeme ends before `b`: `b` starts the next one.
-            (true, false) => {
-                emitted.push(lexeme);
-                s = p;
+            next.insert((lexer.next(s, b), emitted.clone()));
+            if !lexer.accepted(s).is_empty() {
+                // The lexeme ends before `b`: `b` starts the next one.
+                let mut emitted = emitted;
+                emitted.push(lexer.accepted(s).to_vec());
+                next.insert((lexer.next_inhibited(s, b), emitted));
             }
-            (true, true) => return None,
+        }
+        readings = next
+            .into_iter()
+            .filter(|(s, _)| !lexer.is_dead(*s))
+            .collect();
+    }
+    let first = readings.first()?.1.clone();
+    let common = readings.iter().fold(first.len(), |n, (_, e)| {
+        n.min(
+            e.iter()
+                .zip(&first[..n])
+                .take_while(|(a, b)| a == b)
+                .count(),
+        )
+    });
+    let mut end = lexer.dead();
+    let mut forks = Vec::new();
+    for (s, e) in readings {
+        if e.len() == common && lexer.is_dead(end) {
+            end = s;
+        } else {
+            forks.push((e[common..].to_vec(), s));
         }
     }
-    Some((emitted, s, fork))
+    forks.sort();
+    Some((first[..common].to_vec(), end, forks))
 }
 
 /// The points as the module docs list them, rebuilt from the lexer.
@@ -153,10 +175,16 @@ fn check(lexer: &Lexer, vocab: &Vocabulary, spans: &TokenSpans) -> Vec<Vec<u32>>
                     .iter()
                     .map(|&e| lexer.accepted(e).to_vec())
                     .collect();
-                let fork = span
-                    .fork
-                    .map(|f| (lexer.accepted(f.lexeme).to_vec(), f.state));
-                (emitted, span.end, fork)
+                let mut forks: Vec<SimFork> = span
+                    .forks
+                    .iter()
+                    .map(|f| {
+                        let lexemes = f.lexemes.iter().map(|&e| lexer.accepted(e).to_vec());
+                        (lexemes.collect(), f.state)
+                    })
+                    .collect();
+                forks.sort();
+                (emitted, span.end, forks)
             });
             for &t in members {
                 let bytes = vocab.token_bytes(t).expect("members have bytes");
@@ -175,7 +203,7 @@ fn check(lexer: &Lexer, vocab: &Vocabulary, spans: &TokenSpans) -> Vec<Vec<u32>>
     let distinct: BTreeSet<_> = (0..spans.span_len())
         .map(|s| {
             let span = spans.span(munch_tokens::SpanId::from_usize(s));
-            (span.emitted.to_vec(), span.end, span.fork)
+            (span.emitted.to_vec(), span.end, span.forks.to_vec())
         })
         .collect();
     assert_eq!(distinct.len(), spans.span_len());
@@ -499,9 +527,12 @@ fn tokens_ending_inside_a_character_that_may_end_the_lexeme() {
     let span = spans.span(spans.span_of(start, class_of(&spans, 0)).unwrap());
     assert!(span.emitted.is_empty());
     assert_eq!(span.end, lexer.walk(lexer.start(), b"\xC3\xA9\xE2"));
-    let fork = span.fork.expect("a fork");
+    let [fork] = span.forks else {
+        panic!("one fork: {:?}", span.forks);
+    };
     let e = lexer.walk(lexer.start(), e_acute);
-    assert_eq!(lexer.accepted(fork.lexeme), lexer.accepted(e));
+    assert_eq!(fork.lexemes.len(), 1);
+    assert_eq!(lexer.accepted(fork.lexemes[0]), lexer.accepted(e));
     assert_eq!(fork.state, lexer.next_inhibited(e, 0xE2));
     // From that pending state, the rest of → completes the arrow; from the VAL lexeme it is
     // dead.
@@ -522,7 +553,7 @@ fn tokens_ending_inside_a_character_that_may_end_the_lexeme() {
     assert_eq!(spans.span_of(going_on, class_of(&spans, 1)), None);
     // `é€` is one VAL lexeme: no fork once the character is complete.
     let span = spans.span(spans.span_of(start, class_of(&spans, 7)).unwrap());
-    assert!(span.emitted.is_empty() && span.fork.is_none());
+    assert!(span.emitted.is_empty() && span.forks.is_empty());
     // After `é` was handed over inhibited, E2 leaves the pending state.
     let inhibited = spans
         .point(LexPoint {
@@ -533,6 +564,83 @@ fn tokens_ending_inside_a_character_that_may_end_the_lexeme() {
     let lead = spans.span(spans.span_of(inhibited, class_of(&spans, 9)).unwrap());
     assert_eq!(lead.end, fork.state);
     assert_eq!(spans.span_of(inhibited, class_of(&spans, 10)), None);
+}
+
+#[test]
+fn readings_of_a_lexer_that_goes_back_to_lazy_matches() {
+    // SynCode's `_NL` shape: `NL` loops around a lazy `#{…}#` comment, so after `\n` the
+    // branch that handed `NL` over reads `#`, `{`, a word… in guarded pending states while the
+    // comment is undecided.
+    let terms: Vec<(String, bool, i32, bool)> = [
+        ("\n(?:\n|#\\{(?:.|\n)*?\\}#)*", false),
+        ("#", true),
+        ("\\{", true),
+        ("\\}", true),
+        ("[a-z]+", false),
+    ]
+    .iter()
+    .map(|&(p, l)| (p.to_string(), l, 0, false))
+    .collect();
+    let lexer = lexer_with(&terms, true);
+    assert!(lexer.backtracks());
+    // 0 "\n#{a", 1 "}", 2 "#", 3 "}#", 4 "\n", 5 "a}b"
+    let vocab = vocab_of(&[b"\n#{a", b"}", b"#", b"}#", b"\n", b"a}b"]);
+    let spans = build(&lexer, &vocab);
+    check(&lexer, &vocab, &spans);
+    let start = spans
+        .point(LexPoint {
+            state: lexer.start(),
+            inhibitor: None,
+        })
+        .unwrap();
+    // "\n#{a": the comment going on, or `NL # {` emitted and a word open.
+    let span = spans.span(spans.span_of(start, class_of(&spans, 0)).unwrap());
+    assert!(span.emitted.is_empty());
+    assert_eq!(span.end, lexer.walk(lexer.start(), b"\n#{a"));
+    let [fork] = span.forks else {
+        panic!("one other reading: {:?}", span.forks);
+    };
+    let names: Vec<&[TerminalId]> = fork.lexemes.iter().map(|&e| lexer.accepted(e)).collect();
+    let t = TerminalId::from;
+    assert_eq!(names, [&[t(0)][..], &[t(1)], &[t(2)]]);
+    assert_eq!(lexer.accepted(fork.state), [t(4)]);
+    assert!(
+        lexer.inhibits(fork.state),
+        "a guarded word is handed over inhibited"
+    );
+    // From the guarded word, "}#" ends the comment: the guarded branch dies, so the token
+    // emits the word and `}` and is dead... only on that reading; from the comment's state it
+    // closes the comment.
+    let guarded = spans
+        .point(LexPoint {
+            state: fork.state,
+            inhibitor: None,
+        })
+        .unwrap();
+    assert_eq!(spans.span_of(guarded, class_of(&spans, 3)), None);
+    let comment = spans
+        .point(LexPoint {
+            state: span.end,
+            inhibitor: None,
+        })
+        .unwrap();
+    let closed = spans.span(spans.span_of(comment, class_of(&spans, 3)).unwrap());
+    assert!(closed.emitted.is_empty() && closed.forks.is_empty());
+    assert_eq!(closed.end, lexer.walk(lexer.start(), b"\n#{a}#"));
+    // "a}b" from the guarded `{`: the word and `}` are emitted and `b` is open, all guarded
+    // (the comment's reading is the guard inside these states, not a reading of this point).
+    let hash = lexer.next_inhibited(lexer.walk(lexer.start(), b"\n"), b'#');
+    let brace = lexer.next_inhibited(hash, b'{');
+    assert!(lexer.inhibits(brace));
+    let after_brace = spans
+        .point(LexPoint {
+            state: lexer.start(),
+            inhibitor: Some(brace),
+        })
+        .unwrap();
+    let span = spans.span(spans.span_of(after_brace, class_of(&spans, 5)).unwrap());
+    assert_eq!(span.emitted.len(), 2);
+    assert!(span.forks.is_empty());
 }
 
 #[test]
@@ -771,9 +879,10 @@ proptest! {
         terms in any_terms(),
         tokens in any_vocab(),
         picks in prop::collection::vec(any::<u64>(), 4),
+        backtrack_lazy in any::<bool>(),
     ) {
         prop_assume!(!terms.is_empty());
-        let lexer = lexer(&terms);
+        let lexer = lexer_with(&terms, backtrack_lazy);
         let vocab = Vocabulary::from_token_bytes(tokens, vec![]).unwrap();
         let spans = build(&lexer, &vocab);
         check(&lexer, &vocab, &spans);

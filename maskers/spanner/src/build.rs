@@ -36,14 +36,6 @@ pub(crate) fn build(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<SpannerMasker, SpannerBuildError> {
     let started = Instant::now();
-    if parser.lexer().backtracks() {
-        return Err(SpannerBuildError {
-            kind: SpannerBuildErrorKind::Unsupported(
-                "a lexer that goes back to lazy matches (`LexerConfig::backtrack_lazy`); use the \
-                 trie masker",
-            ),
-        });
-    }
     let p = &*parser;
     // Everything below reads the tables' classes: states and terminals no run tells apart are
     // one (a keyword set's thousands of terminals and states are a handful).
@@ -82,27 +74,32 @@ pub(crate) fn build(
     let tau_of_span_bytes = spans.span_len().saturating_mul(8);
     charge.check(spans_bytes.saturating_add(tau_of_span_bytes))?;
     let mut taus = Taus::new(p, &lr);
-    // Per span: its terminal span, and that of its fork (the other reading of a token that
-    // ends inside a character: one more lexeme, ending where the character began).
+    // Per span: its terminal span, and those of its forks (the other readings of a token
+    // whose bytes are read several ways until more bytes decide: more lexemes, then a pending
+    // state), in `fork_taus[fork_tau_start[i]..fork_tau_start[i + 1]]`.
     let mut tau_of_span: Vec<u32> = Vec::with_capacity(spans.span_len());
-    let mut fork_tau_of_span: Vec<u32> = Vec::with_capacity(spans.span_len());
+    let mut fork_tau_start: Vec<u32> = Vec::with_capacity(spans.span_len() + 1);
+    let mut fork_taus: Vec<u32> = Vec::new();
+    fork_tau_start.push(0);
     let mut emitted: Vec<munch_lexer::LexState> = Vec::new();
     for i in 0..spans.span_len() {
         if i % 4096 == 0 {
-            charge.check(spans_bytes + tau_of_span_bytes + taus.heap_bytes())?;
+            charge
+                .check(spans_bytes + tau_of_span_bytes + fork_taus.len() * 4 + taus.heap_bytes())?;
         }
         let span = spans.span(SpanId::from_usize(i));
         tau_of_span.push(taus.of_span(p, span.emitted, span.end).unwrap_or(NONE));
-        fork_tau_of_span.push(match span.fork {
-            None => NONE,
-            Some(fork) => {
-                emitted.clear();
-                emitted.extend_from_slice(span.emitted);
-                emitted.push(fork.lexeme);
-                taus.of_span(p, &emitted, fork.state).unwrap_or(NONE)
+        for fork in span.forks {
+            emitted.clear();
+            emitted.extend_from_slice(span.emitted);
+            emitted.extend_from_slice(&fork.lexemes);
+            if let Some(tau) = taus.of_span(p, &emitted, fork.state) {
+                fork_taus.push(tau);
             }
-        });
+        }
+        fork_tau_start.push(fork_taus.len() as u32);
     }
+    let tau_of_span_bytes = tau_of_span_bytes + fork_taus.len() * 4;
     // Held from here to the end: the spans, their terminal spans and the trie's preorder.
     let order = Preorder::new(&taus);
     let held = spans_bytes + tau_of_span_bytes + taus.heap_bytes() + order.heap_bytes();
@@ -219,11 +216,10 @@ pub(crate) fn build(
         for c in 0..class_len {
             let c = ClassId::from_usize(c);
             if let Some(span) = spans.span_of(pid, c) {
-                // A class with a fork is allowed if either reading is: it is in both spans.
-                for tau in [
-                    tau_of_span[span.as_usize()],
-                    fork_tau_of_span[span.as_usize()],
-                ] {
+                // A class with forks is allowed if some reading is: it is in each one's span.
+                let i = span.as_usize();
+                let forks = &fork_taus[fork_tau_start[i] as usize..fork_tau_start[i + 1] as usize];
+                for &tau in std::iter::once(&tau_of_span[i]).chain(forks) {
                     if tau != NONE {
                         pairs.push((tau, c));
                     }

@@ -140,8 +140,6 @@ pub struct SpannerBuildError {
 pub enum SpannerBuildErrorKind {
     /// The lexical spans exceeded one of their budgets.
     Spans(SpansBuildError),
-    /// The grammar's lexer is one the spanner is not exact with yet (named).
-    Unsupported(&'static str),
     /// A budget of [`SpannerConfig`] was exceeded.
     Budget {
         /// The field's name (`max_sim_nodes`, `max_closures`, `max_table_bytes`).
@@ -163,13 +161,11 @@ impl SpannerBuildError {
         &self.kind
     }
 
-    /// The name of the budget that was exceeded, whichever stage it belongs to (`None` when
-    /// the build was refused for another reason).
-    pub fn budget_name(&self) -> Option<&'static str> {
+    /// The name of the budget that was exceeded, whichever stage it belongs to.
+    pub fn budget_name(&self) -> &'static str {
         match &self.kind {
-            SpannerBuildErrorKind::Spans(e) => Some(e.budget().name()),
-            SpannerBuildErrorKind::Budget { name, .. } => Some(name),
-            SpannerBuildErrorKind::Unsupported(_) => None,
+            SpannerBuildErrorKind::Spans(e) => e.budget().name(),
+            SpannerBuildErrorKind::Budget { name, .. } => name,
         }
     }
 }
@@ -181,7 +177,6 @@ impl fmt::Display for SpannerBuildError {
             SpannerBuildErrorKind::Budget { name, limit } => {
                 write!(f, "spanner: budget `{name}` ({limit}) exceeded")
             }
-            SpannerBuildErrorKind::Unsupported(what) => write!(f, "spanner: not exact with {what}"),
         }
     }
 }
@@ -190,7 +185,7 @@ impl std::error::Error for SpannerBuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             SpannerBuildErrorKind::Spans(e) => Some(e),
-            SpannerBuildErrorKind::Budget { .. } | SpannerBuildErrorKind::Unsupported(_) => None,
+            SpannerBuildErrorKind::Budget { .. } => None,
         }
     }
 }

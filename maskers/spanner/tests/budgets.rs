@@ -30,20 +30,20 @@ fn each_budget_is_named_when_exceeded() {
         max_sim_nodes: 1,
         ..SpannerConfig::default()
     });
-    assert_eq!(e.budget_name(), Some("max_sim_nodes"));
+    assert_eq!(e.budget_name(), "max_sim_nodes");
     assert!(e.to_string().contains("max_sim_nodes"), "{e}");
 
     let e = build_error(SpannerConfig {
         max_closures: 0,
         ..SpannerConfig::default()
     });
-    assert_eq!(e.budget_name(), Some("max_closures"));
+    assert_eq!(e.budget_name(), "max_closures");
 
     let e = build_error(SpannerConfig {
         max_table_bytes: 100,
         ..SpannerConfig::default()
     });
-    assert_eq!(e.budget_name(), Some("max_table_bytes"));
+    assert_eq!(e.budget_name(), "max_table_bytes");
     assert!(matches!(
         e.kind(),
         SpannerBuildErrorKind::Budget { limit: 100, .. }
@@ -56,7 +56,7 @@ fn each_budget_is_named_when_exceeded() {
         },
         ..SpannerConfig::default()
     });
-    assert_eq!(e.budget_name(), Some("max_classes"));
+    assert_eq!(e.budget_name(), "max_classes");
     assert!(matches!(e.kind(), SpannerBuildErrorKind::Spans(_)));
     assert!(std::error::Error::source(&e).is_some());
 }
@@ -123,7 +123,7 @@ fn table_budget_holds(parser: Arc<Parser>, vocab: Arc<Vocabulary>) {
         0,
     ] {
         let e = build(below).expect_err("a budget below the build's bytes");
-        assert_eq!(e.budget_name(), Some("max_table_bytes"), "{e}");
+        assert_eq!(e.budget_name(), "max_table_bytes", "{e}");
         assert!(
             matches!(e.kind(), SpannerBuildErrorKind::Budget { limit, .. } if *limit == below as u64),
             "{e}"
@@ -184,7 +184,7 @@ fn the_lexical_spans_build_is_held_to_max_table_bytes() {
             .unwrap()
             .build_bytes();
         let e = build(spans_peak - 1).expect_err("below the spans' peak");
-        assert_eq!(e.budget_name(), Some("max_table_bytes"), "{e}");
+        assert_eq!(e.budget_name(), "max_table_bytes", "{e}");
         assert!(
             e.to_string().contains(&format!("({})", spans_peak - 1)),
             "{e}"

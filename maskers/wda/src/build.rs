@@ -60,10 +60,6 @@ pub(crate) struct Prepared {
     pub(crate) class_len: usize,
 }
 
-/// What the token tables cannot model yet, named in the refusal.
-pub(crate) const BACKTRACKING: &str =
-    "a lexer that goes back to lazy matches (`LexerConfig::backtrack_lazy`); use the trie masker";
-
 impl Prepared {
     /// The heap bytes held from here to the end of either build: the spans, the LR classes,
     /// the continuations, every point's initial items and the blocks (the weights apart).
@@ -88,9 +84,6 @@ pub(crate) fn prepare(
     vocab: &Vocabulary,
     config: &WdaConfig,
 ) -> Result<Prepared, WdaBuildError> {
-    if parser.lexer().backtracks() {
-        return Err(WdaBuildError::unsupported(BACKTRACKING));
-    }
     let lr = Arc::new(ClassTables::new(Arc::clone(parser)));
     // `$` is a terminal of the templates too (end of sequence is decided by the automaton).
     if lr.tables().eof_index() >= TERMINAL_LIMIT {

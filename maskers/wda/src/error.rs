@@ -46,7 +46,6 @@ enum BuildKind {
     Budget { budget: WdaBudget, limit: u64 },
     Spans(SpansBuildError),
     TooLarge(&'static str),
-    Unsupported(&'static str),
 }
 
 impl WdaBuildError {
@@ -62,12 +61,6 @@ impl WdaBuildError {
         }
     }
 
-    pub(crate) fn unsupported(what: &'static str) -> Self {
-        WdaBuildError {
-            kind: BuildKind::Unsupported(what),
-        }
-    }
-
     pub(crate) fn spans(e: SpansBuildError) -> Self {
         WdaBuildError {
             kind: BuildKind::Spans(e),
@@ -79,7 +72,7 @@ impl WdaBuildError {
     pub fn exceeded(&self) -> Option<(WdaBudget, u64)> {
         match self.kind {
             BuildKind::Budget { budget, limit } => Some((budget, limit)),
-            BuildKind::Spans(_) | BuildKind::TooLarge(_) | BuildKind::Unsupported(_) => None,
+            BuildKind::Spans(_) | BuildKind::TooLarge(_) => None,
         }
     }
 
@@ -87,7 +80,7 @@ impl WdaBuildError {
     pub fn spans_error(&self) -> Option<&SpansBuildError> {
         match &self.kind {
             BuildKind::Spans(e) => Some(e),
-            BuildKind::Budget { .. } | BuildKind::TooLarge(_) | BuildKind::Unsupported(_) => None,
+            BuildKind::Budget { .. } | BuildKind::TooLarge(_) => None,
         }
     }
 }
@@ -115,9 +108,6 @@ impl fmt::Display for WdaBuildError {
                     "weighted-automaton masker: the grammar has too many {what}"
                 )
             }
-            BuildKind::Unsupported(what) => {
-                write!(f, "weighted-automaton masker: not exact with {what}")
-            }
         }
     }
 }
@@ -126,7 +116,7 @@ impl std::error::Error for WdaBuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             BuildKind::Spans(e) => Some(e),
-            BuildKind::Budget { .. } | BuildKind::TooLarge(_) | BuildKind::Unsupported(_) => None,
+            BuildKind::Budget { .. } | BuildKind::TooLarge(_) => None,
         }
     }
 }

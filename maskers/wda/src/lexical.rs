@@ -10,9 +10,10 @@
 //!   kept: the GLR parser follows each) and, if one of them is ignored, everything `κ` offers
 //!   (that branch leaves the stack alone).
 //!
-//! A span with a fork `(f, p)` (a token that ends inside a character that may or may not
-//! extend the last complete lexeme `f`) ends in `End(end)` or `Lex(f, End(p))`: the
-//! continuation offering what either offers.
+//! A span with forks `(f1 … fj, p)` (other readings of a token whose bytes are read several
+//! ways until more bytes decide: one that ends inside a character that may or may not extend
+//! the last complete lexeme, or while a lazy lexeme's longer reading is undecided) ends in
+//! `End(end)` or any `Lex(f1, … Lex(fj, End(p)))`: the continuation offering what any offers.
 //!
 //! This is the commit's semantics for one head: lexemes completed inside the token are shifted
 //! (or skipped when ignored) in order, and after the last byte the head is live iff its open
@@ -289,10 +290,12 @@ impl Lexical {
 fn span_root(cb: &mut ContBuilder<'_>, spans: &TokenSpans, s: SpanId) -> Cont {
     let span = spans.span(s);
     let mut k = cb.end(span.end);
-    if let Some(fork) = span.fork {
-        // The other reading: one more lexeme, ending where the last character began.
-        let end = cb.end(fork.state);
-        let other = cb.lex(fork.lexeme, end);
+    for fork in span.forks {
+        // Another reading: more lexemes, then a pending state.
+        let mut other = cb.end(fork.state);
+        for &e in fork.lexemes.iter().rev() {
+            other = cb.lex(e, other);
+        }
         k = cb.either(k, other);
     }
     for &e in span.emitted.iter().rev() {
