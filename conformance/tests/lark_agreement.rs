@@ -426,8 +426,8 @@ fn python_indentation_agrees_with_lark() {
 /// SynCode's python.lark (newline terminal `_NL`, a greedy loop around comments and lazy
 /// docstrings, so its indentation lexes only if the loop keeps iterating past a lazy match,
 /// and a line starting with `f`, `r`, `b` or `u` only if the lexer goes back to that match,
-/// as Python's `re` does) from `start`, on the same kind of texts, with
-/// `LexerConfig::backtrack_lazy`. Every disagreement must be
+/// as Python's `re` does: `LexerConfig::backtrack_lazy`, the default) from `start`, on the
+/// same kind of texts. Every disagreement must be
 /// a documented tie: Lark's basic lexer takes a docstring as `_NL`, the first of the terminals
 /// tied on it in its order, and its indenter drops that `_NL` inside brackets, so Lark refuses
 /// the token after it; munch hands every tied terminal (`_NL`, `COMMENT`, `LONG_STRING`) to
@@ -436,8 +436,8 @@ fn python_indentation_agrees_with_lark() {
 fn syncode_python_indentation_agrees_with_lark() {
     // The lexer goes back to the newline's lazy match (`"\n"` before `from`, where `fr` might
     // have begun a docstring), as Python's `re` does.
-    let mut config = ParserConfig::default();
-    config.lexer.backtrack_lazy = true;
+    let config = ParserConfig::default();
+    assert!(config.lexer.backtrack_lazy);
     indentation_agreement(
         "SynCode's python.lark",
         &syncode_path("python"),

@@ -257,11 +257,17 @@ impl RefLexer {
 
     /// Longest match with one character of lookahead over all of `input`: read while some
     /// terminal is viable; if that stops inside a character, back up to the last character
-    /// boundary (at most three bytes) and emit there. An error is where the reading stopped,
-    /// or, after backing up, where the longer reading stopped if the next lexeme fails no
-    /// later.
+    /// boundary (at most three bytes) and emit there; if it stops on no match, back up to its
+    /// last match if a lazy terminal completes it (munch's default,
+    /// `LexerConfig::backtrack_lazy`). An error is where the reading stopped, or, after
+    /// backing up, where the longer reading stopped if the next lexeme fails no later.
     pub fn tokenize(&self, input: &[u8]) -> Result<Vec<RefLexeme>, RefLexError> {
-        munch_testkit::lexing::longest_match(input, |l| self.alive(l), |l| self.accepted(l))
+        munch_testkit::lexing::longest_match_lazy(
+            input,
+            |l| self.alive(l),
+            |l| self.accepted(l),
+            |accepted: &Vec<usize>| accepted.iter().any(|&t| self.is_lazy(t)),
+        )
     }
 }
 

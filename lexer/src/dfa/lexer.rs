@@ -31,11 +31,10 @@ pub struct LexerConfig {
     pub nest_limit: usize,
     /// Go back to a lazy terminal's last match when the longer reading never matches again,
     /// through guarded pending states (see the
-    /// [module docs](super#backtracking-to-a-lazy-match)): what Python's `re` does, and what
-    /// SynCode's python.lark needs (its `_NL` loop around docstrings). Default `false`: the
-    /// parser, the oracle and the trie masker follow these states, but the token tables of the
-    /// spanner and wda maskers (`munch-tokens`) assume a pending state accepts nothing and
-    /// lasts one character, so they are not exact on them yet.
+    /// [module docs](super#backtracking-to-a-lazy-match)): what Python's `re` does, so what
+    /// Lark means, and what SynCode's python.lark needs (its `_NL` loop around docstrings).
+    /// Default `true`; `false` keeps plain longest match with no backtracking to lazy matches
+    /// either.
     pub backtrack_lazy: bool,
 }
 
@@ -46,7 +45,7 @@ impl Default for LexerConfig {
             max_build_memory: 512 << 20,
             nfa_size_limit: 10 << 20,
             nest_limit: 250,
-            backtrack_lazy: false,
+            backtrack_lazy: true,
         }
     }
 }
@@ -301,9 +300,8 @@ impl Lexer {
     }
 
     /// Whether the lexer goes back to lazy matches ([`LexerConfig::backtrack_lazy`] on a
-    /// grammar with a lazy terminal): then some pending states accept and outlast a character,
-    /// which the parser, the oracle and the trie masker follow and the token tables of
-    /// `munch-tokens` do not model yet.
+    /// grammar with a lazy terminal): then some pending states accept and outlast a character
+    /// (see the [module docs](super#backtracking-to-a-lazy-match)).
     pub fn backtracks(&self) -> bool {
         self.backtracks
     }

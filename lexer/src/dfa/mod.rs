@@ -42,12 +42,12 @@
 //!   (`^ $ \b \B \A \z`), and the look-arounds of the next section that cannot be exact are
 //!   build errors naming the terminal. A terminal with no pattern (`hir: None`, a `%declare`d
 //!   one) never matches.
-//! - **Longest match with one character of lookahead, no backtracking.** A lexer reads bytes
-//!   while the next state is not dead. When the next character cannot extend the lexeme (or the
-//!   input ends), the lexeme read so far is emitted if its state accepts something, and lexing
-//!   restarts at the start state with that character; otherwise it is an error. It never goes
-//!   back to an earlier accepting state (unless [`LexerConfig::backtrack_lazy`] lets it go
-//!   back to a lazy terminal's last match, see [below](#backtracking-to-a-lazy-match)). The
+//! - **Longest match with one character of lookahead, no backtracking but to lazy matches.** A
+//!   lexer reads bytes while the next state is not dead. When the next character cannot extend
+//!   the lexeme (or the input ends), the lexeme read so far is emitted if its state accepts
+//!   something, and lexing restarts at the start state with that character; otherwise it is an
+//!   error. It never goes back to an earlier accepting state, except to a lazy terminal's last
+//!   match (see [below](#backtracking-to-a-lazy-match); [`LexerConfig::backtrack_lazy`]). The
 //!   lookahead is a character, not a byte: after
 //!   `é` with `KEY: /[a-zé]+/` and `VAL: /[^\x00-\x7f;→ ]+/`, the first byte of `→` could begin
 //!   a `VAL` character, but `→` is not one, so `é` ends there (as in Lark, whose `re` matches
@@ -92,9 +92,9 @@
 //! Python's `re` gives a lazy terminal its last match before its threads die, which may lie
 //! several bytes back: SynCode's `_NL: (/(\r?\n[\t ]*)+/ | COMMENT)+`, where `COMMENT` may be a
 //! `LONG_STRING` (`/[ubf]?r?""".*?"""/`), matches `"\n"` in `"\nfrom"` only once `o` shows that
-//! `fr` does not begin a string. By default the lexer does not go back (longest match, no
-//! backtracking: `"\nfrom"` is an error at `o`). With
-//! [`LexerConfig::backtrack_lazy`] it does: after a lexeme `s` that a lazy terminal matches,
+//! `fr` does not begin a string. The lexer goes back to it (with
+//! [`LexerConfig::backtrack_lazy`], the default; turned off, `"\nfrom"` is an error at `o`):
+//! after a lexeme `s` that a lazy terminal matches,
 //! the inhibited branch lives on while the longer reading is undecided: it reads its next lexemes
 //! in *guarded* pending states that also run the longer reading, and dies as soon as that
 //! reading matches (longest match: the longer lexeme wins); once the longer reading dies the
@@ -104,11 +104,11 @@
 //! Exactly one branch is left once every guard is decided, and [`Lexer::tokenize`] gives the
 //! same lexemes. Lexemes that no lazy terminal matches are never backtracked to.
 //!
-//! The option is off by default because the token tables of the spanner and wda maskers
-//! (`munch-tokens`) model a pending state as one that accepts nothing and lasts one character;
-//! the parser, the oracle and the trie masker, which step the lexer byte by byte, follow
-//! guarded states as they are.
-//!
+//! Everything that reads the lexer follows these states through the same API: the parser, the
+//! oracle and the trie masker step it byte by byte; the token tables of the spanner and wda
+//! maskers (`munch-tokens`) read a token's bytes on every reading at once, so a token may leave
+//! several (the longer reading, and the guarded branch after one or more lexemes).
+
 //! # Look-around
 //!
 //! A pattern may hold Python's look-arounds, written as reserved capture groups (see

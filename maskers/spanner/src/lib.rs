@@ -9,9 +9,11 @@
 //! 1. **Lexical spans** ([`munch_tokens::TokenSpans`]): from each lexer point `q` (a
 //!    head's lexer state and inhibitor), each token class is dead or realises one span: the
 //!    lexemes it completes and the lexeme it leaves open (GreatGramma's token-level lexing
-//!    transducer; its inverse per point is `T_inv`). A token that ends inside a character
-//!    that may or may not extend a complete lexeme has two readings (the span's fork): its
-//!    class belongs to both terminal spans below, and is allowed if either is.
+//!    transducer; its inverse per point is `T_inv`). A token whose bytes are read several
+//!    ways until more bytes decide (one that ends inside a character that may or may not
+//!    extend a complete lexeme, or while a lazy lexeme's longer reading is undecided) has
+//!    several readings (the span's forks): its class belongs to each one's terminal span
+//!    below, and is allowed if any is.
 //! 2. **Terminal spans** (`tau`): what the parser sees of a span: per completed lexeme its
 //!    accepted terminals (ties fork; ignored terminals leave the stack as it is), and the
 //!    terminals the open lexeme can still complete (ignored ones, or shiftable ones, keep the
