@@ -194,7 +194,7 @@ fn the_corpus_covers_what_it_should() {
             "no case uses synthetic:{name}"
         );
     }
-    for grammar in ["json", "go", "java", "sql", "c"] {
+    for grammar in ["json", "go", "java", "sql", "c", "python"] {
         let g = suite::GrammarRef::Syncode(grammar.to_string());
         for tokenizer in ["llama2", "llama3", "qwen3", "gemma3", "gptoss"] {
             let t = suite::TokenizerRef::Real(tokenizer.to_string());
