@@ -74,7 +74,8 @@
 //! [`TokenClasses::build`] computes the same partition without the span tables, for a masker
 //! that needs only the classes: it walks the points `(s, None)` alone (the inhibitor points
 //! become one more refinement key, but for those whose first byte may leave a pending state,
-//! walked too: lexers where a character may or may not extend a lexeme) in one wide block per
+//! walked too: lexers where a character may or may not extend a lexeme, or that go back to
+//! lazy matches) in one wide block per
 //! thread (see `class_blocks`), about 55–75 ms for Go on two threads.
 //!
 //! Per-token tables are indexed by the text tokens' dense numbers, not by id, so a tokenizer
@@ -224,7 +225,8 @@ pub struct SpansConfig {
     /// The most distinct spans over all points. Default 10,000,000.
     pub max_spans: usize,
     /// The most walk steps: trie nodes visited per block plus lexer steps where a new
-    /// configuration vector is computed. Default 2,000,000,000.
+    /// configuration vector is computed; counted apart, the lexer steps that fill the rows of
+    /// forks (bytes a token's several readings read at once). Default 2,000,000,000.
     pub max_work: u64,
     /// The most heap bytes the build holds at once: every table it allocates (the lexer's
     /// per-state tables, each walk's configurations, sequences and behaviour per text token,
@@ -331,7 +333,7 @@ impl TokenSpans {
         meter.charge(vec_bytes::<&[LexPoint]>(block_len))?;
         let point_blocks: Vec<&[LexPoint]> = points.chunks(BLOCK).collect();
         let text = TextIndex::new(vocab, &meter)?;
-        let tables = LexTables::new(lexer, &meter, key, vocab.max_token_bytes())?;
+        let tables = LexTables::new(lexer, &meter, key, vocab.max_token_bytes(), config.max_work)?;
         // Each block refines the classes as soon as it is walked, and keeps each class's
         // behaviour instead of each token's (classes made later behave as the class they split
         // from), and the configurations of those behaviours alone: what a block keeps grows
@@ -644,8 +646,9 @@ type AllPoints = (Vec<LexPoint>, Vec<u32>, Vec<u32>);
 /// the points `(s, None)` are walked, and the inhibitor points of that kind refine the classes
 /// by one key per token: nothing for tokens dead from the start state (dead from every
 /// inhibitor point too), otherwise the set of those inhibitors its first byte's class kills.
-/// The other inhibitor points (a first byte may begin a character that may or may not extend
-/// the lexeme, leaving a pending state: lexers with multi-byte characters) are walked too. The
+/// The other inhibitor points (a first byte may leave a pending state: it begins a character
+/// that may or may not extend the lexeme, or the lexeme is a lazy one whose longer reading the
+/// lexer may give up) are walked too. The
 /// partition is the one [`TokenSpans::build`] computes from all points; on SynCode's grammars
 /// the inhibitor points are a fifth to two fifths of them.
 ///
@@ -658,7 +661,13 @@ pub(crate) fn build_classes(
     let meter = Meter::new(config.max_bytes);
     let (points, state_point, inhibitor_point) = all_points(lexer, &meter)?;
     let state_points = state_point.iter().filter(|&&p| p != NONE).count();
-    let tables = LexTables::new(lexer, &meter, &|t| t.as_u32(), vocab.max_token_bytes())?;
+    let tables = LexTables::new(
+        lexer,
+        &meter,
+        &|t| t.as_u32(),
+        vocab.max_token_bytes(),
+        config.max_work,
+    )?;
     let start = lexer.start();
     let keyed = |inh: LexState| {
         (0..lexer.class_len() as u8).all(|k| {

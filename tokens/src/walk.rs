@@ -325,7 +325,8 @@ impl Forks<'_> {
             return Ok(id);
         }
         if self.state_len + self.list.len() >= SIDE as usize {
-            return Err(SpansBuildError::new(SpansBudget::Spans, u64::from(SIDE)));
+            // Ids stay below the flags; so many forks would hold far more than any byte budget.
+            return Err(self.meter.exceeded());
         }
         let bytes: usize = key.iter().map(|(_, l)| vec_bytes::<u32>(l.len())).sum();
         self.meter
@@ -393,12 +394,14 @@ impl Forks<'_> {
 impl<'a> LexTables<'a> {
     /// The tables of `lexer` for tokens of at most `max_token_bytes` bytes, charged to
     /// `meter` (they live as long as the build). Two lexemes are one when their accepted
-    /// terminals have the same `key`s.
+    /// terminals have the same `key`s. Each fork's row costs a lexer step per branch and byte
+    /// class, counted against `max_work`.
     pub(super) fn new(
         lexer: &'a Lexer,
         meter: &Meter,
         key: &LexemeKey<'_>,
         max_token_bytes: usize,
+        max_work: u64,
     ) -> Result<Self, SpansBuildError> {
         let state_len = lexer.state_len();
         let class_len = lexer.class_len();
@@ -479,7 +482,12 @@ impl<'a> LexTables<'a> {
             }
         }
         let mut f = 0;
+        let mut work = 0u64;
         while f < forks.list.len() {
+            work += (forks.list[f].len() * class_len) as u64;
+            if work > max_work {
+                return Err(SpansBuildError::new(SpansBudget::Work, max_work));
+            }
             meter.reserve(&mut rows, class_len)?;
             let depth = forks.depth[f];
             if depth >= max_token_bytes {
