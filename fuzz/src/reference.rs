@@ -17,8 +17,8 @@ use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::hir::{Hir, HirKind};
 
 use crate::re::Re;
-use munch_testkit::re::FirstEvent;
 use crate::repro::{call, Repro};
+use munch_testkit::re::FirstEvent;
 
 /// A terminal's pattern.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

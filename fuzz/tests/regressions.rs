@@ -379,3 +379,57 @@ fn wda_builds_for_an_empty_vocabulary() {
     };
     artifacts::check(&case).unwrap();
 }
+
+/// Found by `lexer` once the reference went back to lazy matches like munch's default lexer
+/// (`LexerConfig::backtrack_lazy`). `T0` matches `b` lazily; its longer reading `bé` (of `T1`)
+/// and the lexeme `é` read after going back both end where the stray byte `0x80` fails.
+/// `Lexer::tokenize` gave the error to the longest reading's lexeme (start 1), which the lexer
+/// goes back from because it never matched; the reference gives it to the new lexeme at
+/// `0x80`, as for any lexeme that ends where the text fails. Fixed in `Lexer::tokenize`: a
+/// longest reading that accepts nothing cedes the error to a younger branch whose lexeme ends
+/// there.
+#[test]
+fn lexer_error_after_going_back_to_a_lazy_match() {
+    let case = LexerCase {
+        terms: vec![
+            Term::new(
+                Pattern::Regex(Re::Cat(vec![
+                    Re::Rep {
+                        sub: Box::new(Re::Cat(vec![
+                            Re::Dot,
+                            Re::Set(vec!['a', 'a']),
+                            Re::Set(vec!['a']),
+                        ])),
+                        min: 0,
+                        max: None,
+                        lazy: true,
+                    },
+                    Re::Alt(vec![
+                        Re::Cat(vec![Re::Dot, Re::Set(vec!['a']), Re::Char('a')]),
+                        Re::Cat(vec![Re::Set(vec!['a']), Re::Char('a'), Re::Char('a')]),
+                        Re::Dot,
+                    ]),
+                ])),
+                0,
+                true,
+            ),
+            Term::new(
+                Pattern::Regex(Re::Cat(vec![
+                    Re::Dot,
+                    Re::Cat(vec![
+                        Re::NotSet(vec!['c', 'c', 'c']),
+                        Re::Set(vec!['a']),
+                        Re::Cat(vec![Re::Char('a'), Re::Dot]),
+                    ]),
+                ])),
+                0,
+                true,
+            ),
+            Term::new(Pattern::Regex(Re::Set(vec!['a'])), 0, true),
+            Term::new(Pattern::Regex(Re::Char('a')), 0, true),
+            Term::new(Pattern::Literal("a".to_string()), 0, true),
+        ],
+        input: Bytes(b"bb\xc3\xa9\x80".to_vec()),
+    };
+    lexer::check(&case).unwrap();
+}

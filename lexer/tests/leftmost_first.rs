@@ -178,3 +178,23 @@ fn priority_inside_a_lazy_terminal() {
     assert_eq!(lex(&nl, "\n  x"), [r#""\n  ":NL"#, r#""x":X"#]);
     assert_eq!(lex(&nl, "\n#a\n#b\nx"), [r#""\n#a\n#b\n":NL"#, r#""x":X"#]);
 }
+
+/// Fuzz regression (the `lexer` target, once its reference went back to lazy matches too):
+/// `b` is a lazy match whose longer reading `bé` (of `T1`) dies on the stray byte `0x80`, the
+/// same byte that follows the lexeme `é` read after going back. The error belongs to the new
+/// lexeme at `0x80`, as for a lexeme that ends where the text fails, not to the longer
+/// reading the lexer went back from (it reported `lexeme_start` 1).
+#[test]
+fn an_error_after_going_back_belongs_to_the_lexeme_that_ends_there() {
+    let specs = [
+        common::re("T0", "(?:.aa)*?(?:.aa|aaa|.)"),
+        common::re("T1", ".[^c]aa."),
+    ];
+    let lexer = Lexer::new(&specs, &LexerConfig::default()).unwrap();
+    let e = lexer.tokenize(b"bb\xc3\xa9\x80").unwrap_err();
+    assert_eq!((e.offset, e.lexeme_start), (4, 4));
+    // The same text without the stray byte lexes as `b`, `b`, `é`.
+    let lexemes = lexer.tokenize("bbé".as_bytes()).unwrap();
+    let spans: Vec<(usize, usize)> = lexemes.iter().map(|l| (l.start, l.end)).collect();
+    assert_eq!(spans, [(0, 1), (1, 2), (2, 4)]);
+}

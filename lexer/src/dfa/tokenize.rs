@@ -94,11 +94,20 @@ impl Lexer {
             }
             if next_branches.is_empty() {
                 // The longest reading's lexeme: the new one if it was complete before this
-                // byte and the byte ends it.
+                // byte and the byte ends it. A longest reading that never matched past a lazy
+                // lexeme is gone back from: then the new one too if the lexemes read after
+                // that lazy one end here.
+                let ends_here = |br: &Branch| {
+                    br.inhibitor.is_none()
+                        && !self.accepted(br.state).is_empty()
+                        && !self.look_ahead_fails(br.state, b)
+                };
                 let main = &branches[0];
-                let ended_here = main.inhibitor.is_none()
-                    && !self.accepted(main.state).is_empty()
-                    && !self.look_ahead_fails(main.state, b);
+                let ended_here = ends_here(main)
+                    || self.accepted(main.state).is_empty()
+                        && branches[1..]
+                            .iter()
+                            .any(|br| br.start > main.start && ends_here(br));
                 return Err(LexError {
                     offset: i,
                     lexeme_start: if ended_here { i } else { main.start },
