@@ -48,6 +48,19 @@ GT: ">"
 WORD: /[a-z]+/
 "#;
 
+/// The longer reading is another terminal, which the parser cannot take here: after `<a>`
+/// (a lazy `C`), `D` may still match at a later `>>`, but `D` is allowed only after `!`. So a
+/// token such as `<a>b ` is allowed only through its other reading, `C` and `WORD` read while
+/// guarded and a space open: a masker that dropped that reading would refuse it.
+const OTHER_TERMINAL: &str = r#"
+start: C (WORD | GT)* | "!" D
+C: /<.*?>/
+D: /<.*>>/
+WORD: /[a-z]+/
+GT: ">"
+%ignore " "
+"#;
+
 fn parser(grammar: &str, backtrack: bool) -> Arc<Parser> {
     let mut config = ParserConfig::default();
     config.lexer.backtrack_lazy = backtrack;
@@ -60,7 +73,8 @@ fn parser(grammar: &str, backtrack: bool) -> Arc<Parser> {
 fn vocab() -> Arc<Vocabulary> {
     munch_testkit::vocab::printable_and(&[
         "\n\"", "\"\"\"", "\n", "cd\"\n", "\"\n\"", "ab\n", "\n#", "#{", "{a", "}#", "}\n", "a}",
-        "\n<", "<[", "]>", "]]", ">>", "x>", "\n\n", "\"\"", "\n\"\"",
+        "\n<", "<[", "]>", "]]", ">>", "x>", "\n\n", "\"\"", "\n\"\"", "<a>b ", "<a>", "b c", "c>",
+        "!<", "a>b", "> y", "<a>b", "\n#{a", "\n<[x",
     ])
 }
 
@@ -164,5 +178,12 @@ fn nested_guards_decided_across_token_boundaries() {
         "a\n[x]\n<a>b<[y]>",
     ] {
         every_masker_equals_the_oracle(NESTED, text);
+    }
+}
+
+#[test]
+fn a_longer_reading_the_parser_cannot_take() {
+    for text in ["<a>b c>", "<a>b >a", "!<a>b>>", "<x> y>z >"] {
+        every_masker_equals_the_oracle(OTHER_TERMINAL, text);
     }
 }
