@@ -108,7 +108,7 @@
 //! oracle and the trie masker step it byte by byte; the token tables of the spanner and wda
 //! maskers (`munch-tokens`) read a token's bytes on every reading at once, so a token may leave
 //! several (the longer reading, and the guarded branch after one or more lexemes).
-
+//!
 //! # Look-around
 //!
 //! A pattern may hold Python's look-arounds, written as reserved capture groups (see
