@@ -103,7 +103,8 @@ pub struct LazyStats {
 /// sequence serves every other, which a cache per thread would repeat once per thread.
 ///
 /// Budgets from [`WdaConfig`]: [`max_memory`](WdaConfig::max_memory) for the whole masker,
-/// [`cache_capacity`](WdaConfig::cache_capacity) (clear when reached), [`min_clears`](WdaConfig::min_clears) and
+/// [`cache_capacity`](WdaConfig::cache_capacity) (clear when reached),
+/// [`min_clears`](WdaConfig::min_clears) and
 /// [`min_masks_per_clear`](WdaConfig::min_masks_per_clear) (when to give up to the
 /// fallback), and the lexical side's own ([`spans`](WdaConfig::spans),
 /// [`max_continuations`](WdaConfig::max_continuations)).
@@ -181,9 +182,9 @@ impl LazyWdaMasker {
     ///
     /// Memory: [`WdaConfig::max_memory`] bounds the whole masker. The token spans' build is
     /// held to it (as the eager build's is), then the tables kept (the continuations, every
-    /// point's initial items, the expansion tables) are charged to it, and
-    /// the cache gets half of what is left, up to [`WdaConfig::cache_capacity`] (one mask may
-    /// take the cache past its capacity by at most the capacity before it is cleared, see
+    /// point's initial items, the expansion tables) are charged to it, and the cache gets half
+    /// of what is left, up to [`WdaConfig::cache_capacity`] (one mask may take the cache past
+    /// its capacity by at most the capacity before it is cleared, see
     /// [`LazyStats::cache_capacity`]).
     ///
     /// Errors: the lexical side's budgets (the token spans', continuations), `max_memory` when
