@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Iterable, List, Sequence
 
@@ -154,7 +156,46 @@ def bits(row) -> List[int]:
     return out
 
 
+REPO = Path(__file__).resolve().parents[2]
+
+
+def cache_dir() -> Path:
+    """munch's cache folder (what `cargo test` fetches goes there)."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "munch"
+
+
 def llama3_tokenizer_path() -> Path:
     """Where munch's tools cache the real Llama 3 tokenizer (`cargo test` fetches it)."""
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "munch" / "tokenizers" / "llama3" / "tokenizer.json"
+    return cache_dir() / "tokenizers" / "llama3" / "tokenizer.json"
+
+
+def cli_binary() -> Path:
+    """The release `munch` CLI of this checkout, built if missing (skips without cargo)."""
+    target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
+    binary = target / "release" / "munch"
+    if binary.is_file():
+        return binary
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        pytest.skip(f"no {binary}, and no cargo to build it")
+    build = subprocess.run(
+        [cargo, "build", "--release", "-p", "munch-cli"], cwd=REPO, capture_output=True, text=True
+    )
+    assert build.returncode == 0, build.stderr[-4000:]
+    return binary
+
+
+def run_generate(*args: str):
+    """`munch generate ARGS`: the texts and the summary line, once the run has ended well
+    (exit 0, one line per finished text, no bugs); the completed process for its stderr."""
+    run = subprocess.run(
+        [str(cli_binary()), "generate", *args], capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    lines = run.stdout.strip().splitlines()
+    summary = json.loads(lines[-1])
+    texts = [json.loads(line) for line in lines[:-1]]
+    assert len(texts) == summary["finished"]
+    assert summary.get("bugs", 0) == 0, run.stderr
+    return texts, summary, run

@@ -21,17 +21,14 @@ suite makes); skipped, with the reason, where one is missing.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import byte_unicode, tokenizer_json
+from conftest import byte_unicode, cache_dir, run_generate, tokenizer_json
 
-REPO = Path(__file__).resolve().parents[2]
 
 # Whole lines and line starts of Python, many of them beginning with a string prefix's letter
 # (`from`, `for`, `rb`, `u`, `f(`, `bar`), and single characters to go on with.
@@ -67,11 +64,6 @@ print(json.dumps(out))
 """
 
 
-def cache_dir() -> Path:
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "munch"
-
-
 def lark_python() -> str:
     """A Python that imports `lark`: this one, else munch's cached `lark-venv`."""
     try:
@@ -84,21 +76,6 @@ def lark_python() -> str:
     if venv.is_file():
         return str(venv)
     pytest.skip(f"no lark here and no {venv} (cargo test -p munch-conformance makes it)")
-
-
-def cli_binary() -> Path:
-    target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
-    binary = target / "release" / "munch"
-    if binary.is_file():
-        return binary
-    cargo = shutil.which("cargo")
-    if cargo is None:
-        pytest.skip(f"no {binary}, and no cargo to build it")
-    build = subprocess.run(
-        [cargo, "build", "--release", "-p", "munch-cli"], cwd=REPO, capture_output=True, text=True
-    )
-    assert build.returncode == 0, build.stderr[-4000:]
-    return binary
 
 
 def python_tokenizer(directory: Path) -> Path:
@@ -125,20 +102,10 @@ def test_generated_python_parses_with_lark(masker, tmp_path):
         pytest.skip(f"no {grammar} (cargo test -p munch-conformance fetches SynCode's grammars)")
     lark = lark_python()
     tokenizer = python_tokenizer(tmp_path)
-    run = subprocess.run(
-        [str(cli_binary()), "generate", "syncode:python", "--postlex", "python",
-         "--tokenizer", str(tokenizer), "--masker", masker,
-         "-n", "300", "--seed", "11", "--max-tokens", "80"],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    texts, summary, run = run_generate(
+        "syncode:python", "--postlex", "python", "--tokenizer", str(tokenizer),
+        "--masker", masker, "-n", "300", "--seed", "11", "--max-tokens", "80",
     )
-    assert run.returncode == 0, run.stderr[-4000:]
-    lines = run.stdout.strip().splitlines()
-    summary = json.loads(lines[-1])
-    texts = [json.loads(line) for line in lines[:-1]]
-    assert len(texts) == summary["finished"]
-    assert summary.get("bugs", 0) == 0, run.stderr
     # No dead-end check: the tokenizer has no quote character, so a prefix that only a string
     # can go on from (`x r`, where a name cannot stand but `r"…"` could) has no token; such
     # samples are not printed.

@@ -4,14 +4,12 @@ real validator (jsonschema)."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import munch
+from conftest import run_generate
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -63,25 +61,6 @@ def test_regex(tokenizer):
         munch.Grammar.from_regex(r"(a)\1")
 
 
-def cli_binary() -> Path:
-    target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
-    binary = target / "release" / "munch"
-    if binary.is_file():
-        help_text = subprocess.run(
-            [str(binary), "generate", "--help"], capture_output=True, text=True, timeout=60
-        ).stdout
-        if "schema:" in help_text or "schema" in help_text:
-            return binary
-    cargo = shutil.which("cargo")
-    if cargo is None:
-        pytest.skip(f"no {binary}, and no cargo to build it")
-    build = subprocess.run(
-        [cargo, "build", "--release", "-p", "munch-cli"], cwd=REPO, capture_output=True, text=True
-    )
-    assert build.returncode == 0, build.stderr[-4000:]
-    return binary
-
-
 SCHEMAS = sorted((REPO / "bench" / "schemas").glob("*.json"))
 
 
@@ -89,19 +68,10 @@ SCHEMAS = sorted((REPO / "bench" / "schemas").glob("*.json"))
 def test_generated_text_validates(path, tokenizer_path):
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads(path.read_text())
-    run = subprocess.run(
-        [str(cli_binary()), "generate", f"schema:{path}", "--tokenizer", str(tokenizer_path),
-         "-n", "8", "--seed", "7", "--max-tokens", "400"],
-        capture_output=True,
-        text=True,
-        timeout=600,
+    texts, summary, run = run_generate(
+        f"schema:{path}", "--tokenizer", str(tokenizer_path),
+        "-n", "8", "--seed", "7", "--max-tokens", "400",
     )
-    assert run.returncode == 0, run.stderr[-4000:]
-    lines = run.stdout.strip().splitlines()
-    summary = json.loads(lines[-1])
-    texts = [json.loads(line) for line in lines[:-1]]
-    assert len(texts) == summary["finished"]
-    assert summary.get("bugs", 0) == 0, run.stderr
     assert summary["dead_ends"] == 0, run.stderr
     checker = jsonschema.Draft202012Validator(
         schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER
