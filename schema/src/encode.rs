@@ -286,8 +286,8 @@ fn class(ranges: &[(char, char)], enc: Encoding) -> String {
         s.push(']');
         alts.push(s);
     }
-    // The controls as one alternative (a negated class holds all 32: one alternative each
-    // made property-name exclusions kilobytes long).
+    // The controls as one alternative: a negated class holds all 32, and one alternative each
+    // would make property-name exclusions kilobytes of regex per character.
     let controls: Vec<u32> = special
         .iter()
         .map(|&c| c as u32)

@@ -295,6 +295,13 @@ fn build(lexer: &Lexer, vocab: &Vocabulary) -> TokenSpans {
     spans
 }
 
+/// The point `(state, inhibitor)` of `spans`, which must have it.
+fn point(spans: &TokenSpans, state: LexState, inhibitor: Option<LexState>) -> PointId {
+    spans
+        .point(LexPoint { state, inhibitor })
+        .unwrap_or_else(|| panic!("no point ({state:?}, {inhibitor:?})"))
+}
+
 fn class_of(spans: &TokenSpans, t: u32) -> ClassId {
     spans
         .classes()
@@ -334,12 +341,7 @@ fn identifiers_keywords_and_spaces() {
     // From the identifier state, " a" emits the identifier (a state accepting only [a-z]+)
     // and then the ignored space, and ends in an identifier.
     let ident = lexer.next(lexer.start(), b'a');
-    let p = spans
-        .point(LexPoint {
-            state: ident,
-            inhibitor: None,
-        })
-        .unwrap();
+    let p = point(&spans, ident, None);
     let span = spans.span(spans.span_of(p, class_of(&spans, 4)).unwrap());
     let names: Vec<Vec<TerminalId>> = span
         .emitted
@@ -401,12 +403,7 @@ fn ties_keep_every_terminal_and_literals_win() {
     let vocab = vocab_of(&[b"ab;", b"ba;", b"aa;", b"bb;", b"ab"]);
     let spans = build(&lexer, &vocab);
     check(&lexer, &vocab, &spans);
-    let start = spans
-        .point(LexPoint {
-            state: lexer.start(),
-            inhibitor: None,
-        })
-        .unwrap();
+    let start = point(&spans, lexer.start(), None);
     let emitted = |t: u32| {
         let s = spans.span_of(start, class_of(&spans, t)).unwrap();
         lexer.accepted(spans.span(s).emitted[0]).to_vec()
@@ -467,14 +464,7 @@ fn tokens_that_split_utf8_characters() {
     // The lead byte of é is alive from the start state (an identifier may start with é) and
     // inside a string; its continuation byte alone is dead from both, and alive right after
     // the lead byte.
-    let point = |state| {
-        spans
-            .point(LexPoint {
-                state,
-                inhibitor: None,
-            })
-            .unwrap()
-    };
+    let point = |state| point(&spans, state, None);
     let start = point(lexer.start());
     let inside = point(lexer.next(lexer.start(), b'"'));
     let after_lead = point(lexer.next(lexer.start(), e_acute[0]));
@@ -516,12 +506,7 @@ fn tokens_ending_inside_a_character_that_may_end_the_lexeme() {
     ]);
     let spans = build(&lexer, &vocab);
     check(&lexer, &vocab, &spans);
-    let start = spans
-        .point(LexPoint {
-            state: lexer.start(),
-            inhibitor: None,
-        })
-        .unwrap();
+    let start = point(&spans, lexer.start(), None);
     // From the start, `é` + E2 reads `é` going on (a VAL lexeme inside a character) or ending
     // (KEY or VAL), with the pending state after E2.
     let span = spans.span(spans.span_of(start, class_of(&spans, 0)).unwrap());
@@ -536,31 +521,16 @@ fn tokens_ending_inside_a_character_that_may_end_the_lexeme() {
     assert_eq!(fork.state, lexer.next_inhibited(e, 0xE2));
     // From that pending state, the rest of → completes the arrow; from the VAL lexeme it is
     // dead.
-    let pending = spans
-        .point(LexPoint {
-            state: fork.state,
-            inhibitor: None,
-        })
-        .unwrap();
+    let pending = point(&spans, fork.state, None);
     let rest = spans.span(spans.span_of(pending, class_of(&spans, 1)).unwrap());
     assert_eq!(rest.end, lexer.walk(lexer.start(), arrow));
-    let going_on = spans
-        .point(LexPoint {
-            state: span.end,
-            inhibitor: None,
-        })
-        .unwrap();
+    let going_on = point(&spans, span.end, None);
     assert_eq!(spans.span_of(going_on, class_of(&spans, 1)), None);
     // `é€` is one VAL lexeme: no fork once the character is complete.
     let span = spans.span(spans.span_of(start, class_of(&spans, 7)).unwrap());
     assert!(span.emitted.is_empty() && span.forks.is_empty());
     // After `é` was handed over inhibited, E2 leaves the pending state.
-    let inhibited = spans
-        .point(LexPoint {
-            state: lexer.start(),
-            inhibitor: Some(e),
-        })
-        .unwrap();
+    let inhibited = point(&spans, lexer.start(), Some(e));
     let lead = spans.span(spans.span_of(inhibited, class_of(&spans, 9)).unwrap());
     assert_eq!(lead.end, fork.state);
     assert_eq!(spans.span_of(inhibited, class_of(&spans, 10)), None);
@@ -587,12 +557,7 @@ fn readings_of_a_lexer_that_goes_back_to_lazy_matches() {
     let vocab = vocab_of(&[b"\n#{a", b"}", b"#", b"}#", b"\n", b"a}b"]);
     let spans = build(&lexer, &vocab);
     check(&lexer, &vocab, &spans);
-    let start = spans
-        .point(LexPoint {
-            state: lexer.start(),
-            inhibitor: None,
-        })
-        .unwrap();
+    let start = point(&spans, lexer.start(), None);
     // "\n#{a": the comment going on, or `NL # {` emitted and a word open.
     let span = spans.span(spans.span_of(start, class_of(&spans, 0)).unwrap());
     assert!(span.emitted.is_empty());
@@ -611,19 +576,9 @@ fn readings_of_a_lexer_that_goes_back_to_lazy_matches() {
     // From the guarded word, "}#" ends the comment: the guarded branch dies, so the token
     // emits the word and `}` and is dead... only on that reading; from the comment's state it
     // closes the comment.
-    let guarded = spans
-        .point(LexPoint {
-            state: fork.state,
-            inhibitor: None,
-        })
-        .unwrap();
+    let guarded = point(&spans, fork.state, None);
     assert_eq!(spans.span_of(guarded, class_of(&spans, 3)), None);
-    let comment = spans
-        .point(LexPoint {
-            state: span.end,
-            inhibitor: None,
-        })
-        .unwrap();
+    let comment = point(&spans, span.end, None);
     let closed = spans.span(spans.span_of(comment, class_of(&spans, 3)).unwrap());
     assert!(closed.emitted.is_empty() && closed.forks.is_empty());
     assert_eq!(closed.end, lexer.walk(lexer.start(), b"\n#{a}#"));
@@ -632,12 +587,7 @@ fn readings_of_a_lexer_that_goes_back_to_lazy_matches() {
     let hash = lexer.next_inhibited(lexer.walk(lexer.start(), b"\n"), b'#');
     let brace = lexer.next_inhibited(hash, b'{');
     assert!(lexer.inhibits(brace));
-    let after_brace = spans
-        .point(LexPoint {
-            state: lexer.start(),
-            inhibitor: Some(brace),
-        })
-        .unwrap();
+    let after_brace = point(&spans, lexer.start(), Some(brace));
     let span = spans.span(spans.span_of(after_brace, class_of(&spans, 5)).unwrap());
     assert_eq!(span.emitted.len(), 2);
     assert!(span.forks.is_empty());
@@ -915,12 +865,7 @@ fn keyed_lexemes_merge_spans_that_differ_only_in_equal_keys() {
     let keyed = TokenSpans::build_keyed(&lexer, &vocab, &SpansConfig::default(), &key).unwrap();
     assert!(keyed.span_len() < plain.span_len());
     // "k1 " and "k2 " from the start: one emitted lexeme of the shared key, the same end.
-    let start = keyed
-        .point(LexPoint {
-            state: lexer.start(),
-            inhibitor: None,
-        })
-        .unwrap();
+    let start = point(&keyed, lexer.start(), None);
     let span = |t: usize| {
         let c = keyed.classes().class_of(TokenId::from_usize(t)).unwrap();
         keyed.span_of(start, c).unwrap()
