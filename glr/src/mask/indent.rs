@@ -32,18 +32,23 @@ use crate::parser::{indent_bracket_delta, Head, NlAction, Parser, ParserState, S
 ///   before their last byte (`":\n    x"`), or hold one inside brackets: a few hundred to a
 ///   few thousand.
 /// - **Heads inside a lexeme that may become the newline** (after `"\n"`, inside a comment
-///   that Lark's `_NEWLINE` absorbs) are answered from each token's walk through that one
-///   lexeme. When the lexeme ends at the token's first byte the head contributes nothing (the
-///   completion was handed over with the byte before, by a sibling head the masker sees).
-///   When it does not end, the growing head is live exactly when the masker would say (the
-///   context only adds bracket depth). When it ends after a prefix at width `w`, the
-///   indenter's action for `w` decides: an inconsistent dedent allows nothing; otherwise the
-///   heads that completed the newline with that action (one commit and masker calls per
-///   distinct action: same level, indent, dedent to each level) decide the rest of the token.
-///   When the prefix is spaces and tabs that a fresh lexeme reads as one `%ignore`d lexeme
-///   (both python.lark files ignore `[\t \f]+`), the token itself is looked up in the mask of
-///   those heads with no inhibitor: the common case, a line's indentation and its first word
-///   in one token (`"    return"`), costs a bit test. Otherwise the rest is committed.
+///   that Lark's `_NEWLINE` absorbs, inside a docstring that SynCode's `_NL` absorbs) are
+///   answered from each token's walk through that one lexeme. A commit of the token is the
+///   union of its readings: the lexeme takes the whole token, or it ends after a prefix (the
+///   longest one, or a shorter one that a longer reading waits on: a lazy quantifier, a
+///   look-ahead) and the heads that completed it read the rest. When the lexeme takes the
+///   whole token, the growing head is live exactly when the masker would say (the context
+///   only adds bracket depth). When it ends after a prefix, the heads that completed it
+///   depend on the lexer state there and, for the newline, on the indenter's action for the
+///   prefix's width (an inconsistent dedent allows nothing; an indent pushes the width, which
+///   the rest may read again): one commit and one exact mask of those heads (the fix through
+///   the masker) per such key and mask, in which the rest is a bit when it is a token, else a
+///   commit. When the prefix is spaces and tabs that a fresh lexeme reads as one `%ignore`d
+///   lexeme (both python.lark files ignore `[\t \f]+`), the token itself is looked up in the
+///   masker's mask of those heads with no inhibitor: the common case, a line's indentation
+///   and its first word in one token (`"    return"`), costs a bit-set operation. A completion
+///   at the token's first byte is none of these: a sibling head, which the masker sees, made
+///   it with the byte before.
 ///
 /// # What is computed once
 ///
@@ -59,15 +64,18 @@ use crate::parser::{indent_bracket_delta, Head, NlAction, Parser, ParserState, S
 ///   path of the lexer completes, with the newline widths the indenter reads, and where it
 ///   ends; inside brackets `"\n"`, `"\n    "` and `"\n\n  "` are one class). A mask commits
 ///   one token per class, and none where a prefix of it before its first newline byte is
-///   itself a token the masker refused; classes sharing that prefix share its commit.
+///   itself a token the masker refused; classes sharing that prefix share its commit. Nor
+///   where the context can only add to the masker's answer ([`Effect::Adds`]: a newline that
+///   brackets drop at the token's last byte, a token ending inside a lexeme that may become
+///   one inside brackets, as `"(r"` may begin `r"""`) and the masker allows the token.
 /// - From a head inside a would-be newline lexeme, how a token reads (the lexeme ends at its
-///   first byte, stays open to its end, or ends after a prefix of spaces, tabs and newlines) is
-///   a function of the head's lexer state. The vocabulary is grouped once per such state by
-///   that reading: tokens that stay inside, by the state they leave; tokens that end it, by
-///   their prefix (which gives the width, hence the indenter's action) and the state where it
-///   ends. A mask then costs one bit-set operation per group: the common group, a space and a
-///   word (`" return"`), is the mask of the heads that completed the newline with that action,
-///   ANDed with the group.
+///   first byte, stays open to its end, or ends after one or more prefixes) is a function of
+///   the head's lexer state. The vocabulary is grouped once per such state by that reading:
+///   tokens that stay inside, by the state they leave; tokens that end it, by each prefix
+///   (which gives the width, hence the indenter's action) and the state where it ends, with
+///   the rest's token id. A mask then costs one bit-set operation or one bit per token of a
+///   group: the common group, a space and a word (`" return"`), is the mask of the heads that
+///   completed the newline with that action, ANDed with the group.
 pub struct IndentFix {
     /// Bytes that can begin a lexeme which may become the newline terminal ([`nl_bytes`]).
     nl_bytes: [bool; 256],
@@ -80,7 +88,19 @@ pub struct IndentFix {
     /// Per lexer state inside a would-be newline lexeme: the vocabulary grouped by how a head
     /// there reads it.
     line_starts: RwLock<AHashMap<LexState, Arc<LineStart>>>,
+    /// Per state with a head inside a would-be newline lexeme (by its heads' identities): its
+    /// mask. Inside a docstring or a comment the head's node stays and its lexer state
+    /// recurs, so the masks of a long one repeat.
+    inside_masks: RwLock<AHashMap<Vec<HeadId>, Arc<TokenMask>>>,
 }
+
+/// What makes a head's future: its node (GSS node ids are never reused in a process), lexer
+/// configuration and indentation context.
+type HeadId = (crate::gss::GssNodeId, LexConfig, crate::parser::IndentCtx);
+
+/// The most masks of states inside a would-be newline lexeme that [`IndentFix`] remembers
+/// before it starts over (16 KB each with a 128k vocabulary).
+const INSIDE_MASK_MEMO_LEN: usize = 32;
 
 /// A list of token ids, shared.
 type TokenList = Arc<[TokenId]>;
@@ -108,6 +128,9 @@ struct Class {
     /// signature as the class: the first part alone or followed by a space (`"),"` for
     /// `"),\n    "` inside brackets, `" "` for `"\n  "`). Its bit answers the class.
     equivalent: Option<TokenId>,
+    /// Whether the context can only add to the masker's answer for the first token
+    /// ([`Effect::Adds`] from every head): then a token the masker allows is allowed.
+    only_adds: bool,
 }
 
 /// A head's lexer configuration: state, inhibitor, lexeme empty.
@@ -122,14 +145,18 @@ const INDENT_FIX_MEMO_LEN: usize = 512;
 /// newline terminal is read in a handful of lexer states).
 const LINE_START_MEMO_LEN: usize = 64;
 
-/// How a head inside a would-be newline lexeme reads one token.
-enum Walk {
-    /// The lexeme ends at the first byte: the head contributes nothing.
-    Boundary,
-    /// The whole token stays inside the lexeme, which ends in this lexer state.
-    Inside(LexState),
-    /// The lexeme ends after `len` bytes, in this lexer state.
-    Ends { len: usize, state: LexState },
+/// How a head inside a would-be newline lexeme reads one token: where its lexeme may end
+/// inside the token, and where it goes on to the token's end.
+struct Reading {
+    /// The (length, lexer state) of each prefix after which the lexeme completes and the next
+    /// byte does not kill the completion (a byte that ends the lexeme, or one that a longer
+    /// lexeme may take while the completion waits on it). A completion at the token's first
+    /// byte is not one: a sibling head made it with the byte before.
+    ends: smallvec::SmallVec<[(usize, LexState); 2]>,
+    /// The lexer state after the whole token, when the lexeme takes every byte of it.
+    inside: Option<LexState>,
+    /// The longest prefix after which the lexeme's state accepts (0: none).
+    last_accept: usize,
 }
 
 /// The vocabulary as read by a head inside a would-be newline lexeme in one lexer state.
@@ -150,17 +177,36 @@ struct EndGroup {
 }
 
 enum EndKind {
-    /// The lexeme is not the newline terminal alone (ties, or an ignored terminal): each token
-    /// is committed.
-    General(Vec<TokenId>),
+    /// The lexeme is not the newline terminal alone (ties, or an ignored terminal): each
+    /// token's rest is answered by the heads that completed the lexeme.
+    General(Vec<RestOf>),
     /// The lexeme is the newline terminal. Indexed by whether the heads that complete it are
     /// outside brackets: the tokens that one bit of those heads' mask from a fresh lexeme
     /// answers ([`same_as_ignored`]), and the others, answered one by one.
     Newline {
         fresh: [TokenSet; 2],
-        each: [Vec<TokenId>; 2],
+        each: [Vec<RestOf>; 2],
     },
 }
+
+/// A token that ends a would-be newline lexeme after a prefix, and its rest as a token (when
+/// the vocabulary has it: the rest is then a bit of a mask, not a commit).
+type RestOf = (TokenId, Option<TokenId>);
+
+/// The heads that completed a would-be newline lexeme, in one mask of [`IndentFix::fill`].
+struct Completed {
+    state: ParserState,
+    /// Their exact mask, made when a group asks for more rests than [`FEW_RESTS`].
+    exact: Option<TokenMask>,
+    /// The masker's mask of them reading whole tokens from a fresh lexeme, and whether they
+    /// are outside brackets (made for the newline-alone groups only).
+    fresh: Option<(TokenMask, bool)>,
+}
+
+/// The most rests of a group that [`IndentFix::fill`] commits one by one from the heads that
+/// completed its lexeme; more are looked up in those heads' exact mask (which costs a mask of
+/// the masker and the fix, tens of commits' worth).
+const FEW_RESTS: usize = 24;
 
 /// A set of tokens: listed when few, bits when many (then a mask costs a pass over words, not
 /// a test per token).
@@ -228,6 +274,7 @@ impl IndentFix {
             candidates: OnceLock::new(),
             memo: Default::default(),
             line_starts: Default::default(),
+            inside_masks: Default::default(),
         })
     }
 
@@ -264,6 +311,18 @@ impl IndentFix {
         let lexer = parser.lexer();
         let in_newline =
             |h: Head<'_>| !h.lexeme_is_empty() && lexer.reachable(h.lex_state()).contains(nl);
+        let key: Option<Vec<HeadId>> = state.heads().any(in_newline).then(|| {
+            let mut key: Vec<HeadId> = state
+                .heads()
+                .map(|h| (h.node().id(), config_of(h), h.indent().clone()))
+                .collect();
+            key.sort_unstable_by_key(|a| (a.0, a.1));
+            key
+        });
+        if let Some(known) = key.as_ref().and_then(|k| recall(&self.inside_masks, k)) {
+            mask.copy_from(&known);
+            return;
+        }
         let others = state.restricted(|h| !in_newline(h));
         if others.head_len() > 0 {
             plain(&others, mask.reborrow());
@@ -291,6 +350,16 @@ impl IndentFix {
             mask.remove(eos);
         }
         set_eos(vocab, state, &mut mask);
+        if let Some(key) = key {
+            let mut known = TokenMask::new(vocab.len());
+            known.as_mut().words_mut().copy_from_slice(mask.words());
+            remember(
+                &self.inside_masks,
+                key,
+                Arc::new(known),
+                INSIDE_MASK_MEMO_LEN,
+            );
+        }
     }
 
     /// Answers again, by committing them, the tokens whose lexing from a head of `state` (no
@@ -303,13 +372,18 @@ impl IndentFix {
         // The states after each class's first part, committed once per mask (`None`: refused).
         let mut firsts: AHashMap<&[u8], Option<ParserState>> = AHashMap::new();
         for class in classes.iter() {
-            let Some(bytes) = trie
+            let Some((first_token, bytes)) = trie
                 .tokens_at(class.nodes[0])
                 .first()
-                .and_then(|&t| vocab.token_bytes(t))
+                .and_then(|&t| Some((t, vocab.token_bytes(t)?)))
             else {
                 continue;
             };
+            // The masker's answer still stands for the class's tokens (classes are disjoint).
+            if class.only_adds && mask.contains(first_token) {
+                set_class(trie, &class.nodes, true, mask);
+                continue;
+            }
             // A refused prefix refuses the token (the guards are no class's members, so the
             // masker's answer for them stands).
             if let Some(u) = class.equivalent {
@@ -434,11 +508,15 @@ impl IndentFix {
                             .and_then(|n| trie.tokens_at(n).first().copied())?;
                         (signature(parser, &heads, u) == sig).then_some(t)
                     });
+                let only_adds = heads.iter().all(|&(config, paren)| {
+                    context_effect(parser, config, paren == 0, bytes) != Effect::Any
+                });
                 Class {
                     nodes: nodes.into(),
                     guards: guards.into(),
                     split,
                     equivalent,
+                    only_adds,
                 }
             })
             .collect();
@@ -489,68 +567,90 @@ impl IndentFix {
                 commit_each(&mut tokens.iter(), mask);
             }
         }
-        // Per (lexer state, action) where the lexeme ends: the heads that completed it, their
-        // exact mask, the masker's mask of them reading whole tokens from a fresh lexeme,
-        // whether they are outside brackets. None: nothing goes on.
-        type After = Option<(ParserState, TokenMask, TokenMask, bool)>;
-        let mut after: AHashMap<(LexState, NlAction), After> = Default::default();
+        // Per (lexer state where the lexeme ends, the indenter's action and the width it
+        // pushes): the heads that completed the lexeme and their exact mask. None: nothing
+        // goes on.
+        let mut after: AHashMap<(LexState, Option<NlAction>, u32), Option<Completed>> =
+            Default::default();
         for group in &groups.ends {
-            let (fresh, each) = match &group.kind {
-                EndKind::General(tokens) => {
-                    commit_each(&mut tokens.iter().copied(), mask);
-                    continue;
-                }
-                EndKind::Newline { fresh, each } => (fresh, each),
-            };
             let width = group
                 .prefix
                 .iter()
                 .fold(ctx.clone(), |w, &b| w.read(b, false));
-            let action = width.nl_action();
-            if action == NlAction::Error {
+            let action = lexer
+                .accepted(group.state)
+                .contains(&nl)
+                .then(|| width.nl_action());
+            let newline_alone = matches!(group.kind, EndKind::Newline { .. });
+            if newline_alone && action == Some(NlAction::Error) {
                 continue;
             }
-            let entry = after.entry((group.state, action)).or_insert_with(|| {
-                let mut s = one.clone();
-                s.commit_bytes(&group.prefix).ok()?;
-                // The heads that completed the lexeme (the one still reading it dies on the
-                // rest's first byte).
-                let s = s.restricted(|h| h.lexeme_is_empty());
-                if s.head_len() == 0 {
-                    return None;
-                }
-                // Their exact mask (the fix through the masker: their lexemes are empty, so no
-                // line start again): a token's rest is looked up in it.
-                let mut m = TokenMask::new(vocab.len());
-                self.fill(vocab, &s, m.as_mut(), &mut *plain);
+            // An indent pushes the width: the rest of a token may read it again.
+            let pushed = match action {
+                Some(NlAction::Indent) => width.width(),
+                _ => 0,
+            };
+            let entry = after
+                .entry((group.state, action, pushed))
+                .or_insert_with(|| {
+                    let mut s = one.clone();
+                    s.commit_bytes(&group.prefix).ok()?;
+                    // The heads that completed the lexeme (the one still reading it dies on
+                    // the rest's first byte).
+                    let s = s.restricted(|h| h.lexeme_is_empty());
+                    if s.head_len() == 0 {
+                        return None;
+                    }
+                    Some(Completed {
+                        state: s,
+                        exact: None,
+                        fresh: None,
+                    })
+                });
+            let Some(done) = entry else {
+                continue;
+            };
+            if newline_alone && done.fresh.is_none() {
                 // The same heads reading the whole token from a fresh lexeme: its leading
                 // spaces and tabs become an ignored lexeme there.
-                let fresh = s.without_inhibitors();
+                let fresh = done.state.without_inhibitors();
                 let mut whole = TokenMask::new(vocab.len());
                 plain(&fresh, whole.as_mut());
                 let paren_zero = fresh.heads().all(|h| h.indent().paren_level() == 0);
-                Some((s, m, whole, paren_zero))
-            });
-            let Some((s, m, whole, paren_zero)) = entry else {
-                continue;
+                done.fresh = Some((whole, paren_zero));
+            }
+            let rests = match &group.kind {
+                EndKind::General(tokens) => tokens.len(),
+                EndKind::Newline { each, .. } => each[0].len().max(each[1].len()),
             };
-            let side = usize::from(*paren_zero);
-            fresh[side].add_within(mask, whole);
-            let trie = vocab.trie();
-            for &t in &each[side] {
-                let Some(bytes) = vocab.token_bytes(t) else {
-                    continue;
-                };
-                let rest = &bytes[group.prefix.len()..];
-                let id = trie
-                    .find(rest)
-                    .and_then(|n| trie.tokens_at(n).first().copied());
-                let allowed = match id {
-                    Some(r) => m.contains(r),
-                    None => s.allows(rest),
-                };
-                if allowed {
-                    mask.insert(t);
+            if rests > FEW_RESTS && done.exact.is_none() {
+                // Their exact mask (the fix through the masker: their lexemes are empty, so no
+                // line start again): a token's rest is looked up in it.
+                let mut exact = TokenMask::new(vocab.len());
+                self.fill(vocab, &done.state, exact.as_mut(), &mut *plain);
+                done.exact = Some(exact);
+            }
+            let done = &*done;
+            // A token is its prefix, which completes the lexeme, then its rest, which those
+            // heads read (a commit may be split anywhere).
+            let rest_allowed = |&(t, rest): &RestOf| match (rest, &done.exact) {
+                (Some(r), Some(exact)) => exact.contains(r),
+                _ => vocab
+                    .token_bytes(t)
+                    .is_some_and(|bytes| done.state.allows(&bytes[group.prefix.len()..])),
+            };
+            let each = match (&group.kind, &done.fresh) {
+                (EndKind::General(tokens), _) => tokens,
+                (EndKind::Newline { fresh, each }, Some((whole, paren_zero))) => {
+                    let side = usize::from(*paren_zero);
+                    fresh[side].add_within(mask, whole);
+                    &each[side]
+                }
+                (EndKind::Newline { .. }, None) => continue,
+            };
+            for te in each {
+                if rest_allowed(te) {
+                    mask.insert(te.0);
                 }
             }
         }
@@ -566,33 +666,38 @@ impl IndentFix {
         let start = (lexer.start(), None, true);
         let mut inside: AHashMap<LexState, Vec<TokenId>> = AHashMap::new();
         // (general tokens, fresh per side, each per side) per (prefix, state).
-        type Sorted = (Vec<TokenId>, [Vec<TokenId>; 2], [Vec<TokenId>; 2]);
+        type Sorted = (Vec<RestOf>, [Vec<TokenId>; 2], [Vec<RestOf>; 2]);
+        let trie = vocab.trie();
+        let token_of = |bytes: &[u8]| {
+            trie.find(bytes)
+                .and_then(|n| trie.tokens_at(n).first().copied())
+        };
         let mut ends: AHashMap<(&[u8], LexState), Sorted> = AHashMap::new();
         let newline_alone = |state: LexState| {
             let nl = parser.indenter().map(|i| i.newline());
             lexer.accepted(state).len() == 1 && lexer.accepted(state).first().copied() == nl
         };
         for (t, bytes) in vocab.text_tokens() {
-            match walk(parser, s, bytes) {
-                Walk::Boundary => {}
-                Walk::Inside(end) => inside.entry(end).or_default().push(t),
-                Walk::Ends { len, state } => {
-                    let (prefix, rest) = bytes.split_at(len);
-                    let sorted = ends.entry((prefix, state)).or_default();
-                    if !newline_alone(state) {
-                        sorted.0.push(t);
-                    } else if lexer.is_dead(lexer.next_inhibited(state, rest[0])) {
-                        // The completed lexeme's look-ahead fails there, or no lexeme begins
-                        // with that byte: never allowed.
+            let reading = walk(parser, s, bytes);
+            if let Some(end) = reading.inside {
+                inside.entry(end).or_default().push(t);
+            }
+            for &(len, state) in &reading.ends {
+                let (prefix, rest) = bytes.split_at(len);
+                let sorted = ends.entry((prefix, state)).or_default();
+                if !newline_alone(state) {
+                    sorted.0.push((t, token_of(rest)));
+                    continue;
+                }
+                // The fresh reading has no inhibitor: it stands for the completed heads only
+                // when no longer lexeme completes inside the token (which would end them).
+                let ignored =
+                    reading.last_accept == len && same_as_ignored(parser, prefix, rest[0]);
+                for (side, paren_zero) in [false, true].into_iter().enumerate() {
+                    if ignored && !self.needs_context(parser, start, paren_zero, bytes) {
+                        sorted.1[side].push(t);
                     } else {
-                        let ignored = same_as_ignored(parser, prefix, rest[0]);
-                        for (side, paren_zero) in [false, true].into_iter().enumerate() {
-                            if ignored && !self.needs_context(parser, start, paren_zero, bytes) {
-                                sorted.1[side].push(t);
-                            } else {
-                                sorted.2[side].push(t);
-                            }
-                        }
+                        sorted.2[side].push((t, token_of(rest)));
                     }
                 }
             }
@@ -953,40 +1058,75 @@ fn allows(state: &ParserState, vocab: &Vocabulary, t: TokenId) -> bool {
         .is_some_and(|bytes| state.allows(bytes))
 }
 
-/// How a head in lexer state `s` (inside a lexeme) reads `bytes` while they extend its lexeme.
-fn walk(parser: &Parser, mut s: LexState, bytes: &[u8]) -> Walk {
+/// How a head in lexer state `s` (inside a lexeme) reads `bytes` ([`Reading`]). A commit of
+/// the token is the union of its lexings: the lexeme ends after one of the `ends` (its
+/// completed heads read the rest), or takes the whole token.
+fn walk(parser: &Parser, mut s: LexState, bytes: &[u8]) -> Reading {
     let lexer = parser.lexer();
+    let mut reading = Reading {
+        ends: smallvec::SmallVec::new(),
+        inside: None,
+        last_accept: 0,
+    };
     for (i, &b) in bytes.iter().enumerate() {
-        let next = lexer.next(s, b);
-        if lexer.is_dead(next) {
-            return if i == 0 {
-                Walk::Boundary
-            } else {
-                Walk::Ends { len: i, state: s }
-            };
+        if i > 0 && !lexer.accepted(s).is_empty() {
+            reading.last_accept = i;
+            if !lexer.is_dead(lexer.next_inhibited(s, b)) {
+                reading.ends.push((i, s));
+            }
         }
-        s = next;
+        s = lexer.next(s, b);
+        if lexer.is_dead(s) {
+            return reading;
+        }
     }
-    Walk::Inside(s)
+    if !lexer.accepted(s).is_empty() {
+        reading.last_accept = bytes.len();
+    }
+    reading.inside = Some(s);
+    reading
 }
 
 /// Whether the context may change the answer for `bytes` from a head in lexer configuration
-/// `config`, outside brackets when `paren_zero` (at depth ≥ 1 otherwise): running every branch
-/// of the streaming lexer over the bytes (without the parser), some branch completes the
-/// newline terminal where the indenter may act otherwise than a plain shift, or ends inside a
-/// lexeme that may still become one inside brackets.
+/// `config`, outside brackets when `paren_zero` (at depth ≥ 1 otherwise) ([`context_effect`]).
+fn needs_context(parser: &Parser, config: LexConfig, paren_zero: bool, bytes: &[u8]) -> bool {
+    context_effect(parser, config, paren_zero, bytes) != Effect::None
+}
+
+/// What the indentation context may do to a token's answer from a head, against the masker's
+/// (which reads the newline terminal as any other).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Effect {
+    /// Nothing: the masker's answer is exact.
+    None,
+    /// It may allow a token the masker refuses, never the reverse: a newline the indenter
+    /// drops inside brackets at the token's last byte or where the next byte ends it anyway,
+    /// or a token ending inside a lexeme that may still become one inside brackets (the
+    /// masker's reading keeps the head live only where the parser can shift the newline; the
+    /// indenter's, always).
+    Adds,
+    /// Anything: a newline completed where the indenter acts (outside brackets, its width
+    /// read) or one the rest of the token reads past.
+    Any,
+}
+
+/// [`Effect`] of `bytes` from a head in lexer configuration `config`, outside brackets when
+/// `paren_zero` (at depth ≥ 1 otherwise): running every branch of the streaming lexer over the
+/// bytes (without the parser), where some branch completes the newline terminal, or ends inside
+/// a lexeme that may still become one inside brackets.
 ///
 /// Outside brackets, a newline lexeme completed at the token's last byte that can still grow
 /// changes nothing: the head that goes on reading it is live exactly when the masker says (it
 /// can shift the newline, or go on to another terminal), and when it is not, no width makes the
 /// newline shiftable either. A completion that the next byte of the token does not kill, or
 /// inside brackets, needs the context.
-fn needs_context(parser: &Parser, config: LexConfig, paren_zero: bool, bytes: &[u8]) -> bool {
+fn context_effect(parser: &Parser, config: LexConfig, paren_zero: bool, bytes: &[u8]) -> Effect {
     let Some(ind) = parser.indenter() else {
-        return false;
+        return Effect::None;
     };
     let nl = ind.newline();
     let lexer = parser.lexer();
+    let mut effect = Effect::None;
     // (lexer state, inhibitor, lexeme empty, bracket depth when known: `None` is ≥ 1).
     type Branch = (LexState, Option<LexState>, bool, Option<u32>);
     let start_depth = paren_zero.then_some(0);
@@ -1010,8 +1150,13 @@ fn needs_context(parser: &Parser, config: LexConfig, paren_zero: bool, bytes: &[
                 let last = i + 1 == bytes.len();
                 // (A character that may or may not extend it leaves the question open.)
                 let killed = !last && lexer.is_dead(lexer.next_inhibited(s, bytes[i + 1]));
-                if depth != Some(0) || !(killed || (last && lexer.can_grow(s))) {
-                    return true;
+                let outside = depth == Some(0);
+                if outside && (killed || (last && lexer.can_grow(s))) {
+                    // Nothing: see above.
+                } else if killed || (last && !outside) {
+                    effect = effect.max(Effect::Adds);
+                } else {
+                    return Effect::Any;
                 }
             }
             if !accepted.is_empty() {
@@ -1028,12 +1173,16 @@ fn needs_context(parser: &Parser, config: LexConfig, paren_zero: bool, bytes: &[
         std::mem::swap(&mut configs, &mut next);
         next.clear();
         if configs.is_empty() {
-            return false;
+            return effect;
         }
     }
-    configs
+    let open = configs
         .iter()
-        .any(|&(s, _, empty, depth)| !empty && depth != Some(0) && lexer.reachable(s).contains(nl))
+        .any(|&(s, _, empty, depth)| !empty && depth != Some(0) && lexer.reachable(s).contains(nl));
+    if open {
+        effect = effect.max(Effect::Adds);
+    }
+    effect
 }
 
 // The fix is shared by compiled maskers across threads.
