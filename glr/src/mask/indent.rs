@@ -55,10 +55,13 @@ use crate::parser::{indent_bracket_delta, Head, NlAction, Parser, ParserState, S
 /// Both passes over the vocabulary are memoised, so that a mask costs work in proportion to
 /// the classes of tokens whose answer the context may change, not to the vocabulary:
 ///
-/// - Only a lexeme that begins with one of a few bytes (`"\n"`, `"\r"`, `"#"` in both
-///   python.lark files) can become the newline terminal. A token without such a byte, read from
-///   a head whose lexeme cannot become one, never needs the context; the tokens that hold one
-///   are listed once, and [`needs_context`] runs on those alone.
+/// - Only a lexeme that begins with one of a few bytes (`"\n"`, `"\r"`, `"#"` in Lark's
+///   python.lark; SynCode's adds the quotes and string prefixes of its docstrings) can become
+///   the newline terminal. A token without such a byte, read from a head whose lexeme cannot
+///   become one, never needs the context; the tokens that hold one are listed once, and
+///   [`needs_context`] runs on those alone, once per head configuration (and skips a token
+///   whose first byte ends the head's branch, or which a fresh lexeme reads as an uninhibited
+///   one does).
 /// - Per set of heads (lexer configuration and bracket depth), the tokens that need the
 ///   context are put in classes the parser cannot tell apart ([`signature`]: the lexemes each
 ///   path of the lexer completes, with the newline widths the indenter reads, and where it
@@ -92,7 +95,19 @@ pub struct IndentFix {
     /// mask. Inside a docstring or a comment the head's node stays and its lexer state
     /// recurs, so the masks of a long one repeat.
     inside_masks: RwLock<AHashMap<Vec<HeadId>, Arc<TokenMask>>>,
+    /// Per lexer configuration and whether outside brackets: the tokens [`needs_context`]
+    /// names from a head there ([`IndentFix::needs_of`]).
+    needs: RwLock<AHashMap<(LexConfig, bool), TrieNodes>>,
+    /// Those from a fresh lexeme with no inhibitor, by token id, inside and outside brackets.
+    fresh_needs: [OnceLock<TokenMask>; 2],
 }
+
+/// Trie nodes, shared.
+type TrieNodes = Arc<[TrieNode]>;
+
+/// The most lexer configurations whose tokens needing the context [`IndentFix`] remembers
+/// before it starts over.
+const NEEDS_MEMO_LEN: usize = 1024;
 
 /// What makes a head's future: its node (GSS node ids are never reused in a process), lexer
 /// configuration and indentation context.
@@ -275,6 +290,8 @@ impl IndentFix {
             memo: Default::default(),
             line_starts: Default::default(),
             inside_masks: Default::default(),
+            needs: Default::default(),
+            fresh_needs: Default::default(),
         })
     }
 
@@ -426,23 +443,7 @@ impl IndentFix {
         let trie = vocab.trie();
         let mut nodes: Vec<TrieNode> = Vec::new();
         for &(config, paren) in &heads {
-            let needs = |bytes: &[u8]| needs_context(parser, config, paren == 0, bytes);
-            if self.may_enter_newline(parser, config) {
-                nodes.extend(
-                    vocab
-                        .text_tokens()
-                        .filter(|&(_, bytes)| needs(bytes))
-                        .filter_map(|(_, bytes)| trie.find(bytes)),
-                );
-            } else {
-                nodes.extend(
-                    self.candidates(vocab)
-                        .iter()
-                        .filter_map(|&t| vocab.token_bytes(t))
-                        .filter(|bytes| needs(bytes))
-                        .filter_map(|bytes| trie.find(bytes)),
-                );
-            }
+            nodes.extend_from_slice(&self.needs_of(parser, vocab, config, paren == 0));
         }
         nodes.sort_unstable();
         nodes.dedup();
@@ -524,6 +525,76 @@ impl IndentFix {
         let classes: Classes = classes.into();
         remember(&self.memo, heads, Arc::clone(&classes), INDENT_FIX_MEMO_LEN);
         classes
+    }
+
+    /// The trie nodes of the tokens that need the context from a head in lexer configuration
+    /// `config`, outside brackets when `paren_zero` ([`needs_context`]; memoised per
+    /// configuration, which recurs in many sets of heads). A token whose first byte kills the
+    /// head's branch needs nothing; from a fresh lexeme whose inhibitor reads the first byte as
+    /// the start state does, the answer is the uninhibited fresh lexeme's, computed once.
+    fn needs_of(
+        &self,
+        parser: &Parser,
+        vocab: &Vocabulary,
+        config: LexConfig,
+        paren_zero: bool,
+    ) -> TrieNodes {
+        if let Some(nodes) = recall(&self.needs, &(config, paren_zero)) {
+            return nodes;
+        }
+        let lexer = parser.lexer();
+        let trie = vocab.trie();
+        let (state, inhibitor, empty) = config;
+        let plain_start = (lexer.start(), None, true);
+        let first = |b: u8| match inhibitor {
+            Some(i) => lexer.next_inhibited(i, b),
+            None => lexer.next(state, b),
+        };
+        // The uninhibited fresh lexeme's tokens, by id.
+        let fresh: Option<&TokenMask> = (empty && config != plain_start).then(|| {
+            self.fresh_needs[usize::from(paren_zero)].get_or_init(|| {
+                let mut set = TokenMask::new(vocab.len());
+                for &n in self.needs_of(parser, vocab, plain_start, paren_zero).iter() {
+                    trie.tokens_at(n).iter().for_each(|&t| set.insert(t));
+                }
+                set
+            })
+        });
+        let read = |t: TokenId, bytes: &[u8]| {
+            let Some(&b) = bytes.first() else {
+                return false;
+            };
+            let s = first(b);
+            if lexer.is_dead(s) {
+                return false;
+            }
+            match fresh {
+                Some(set) if s == lexer.next(lexer.start(), b) => set.contains(t),
+                _ => needs_context(parser, config, paren_zero, bytes),
+            }
+        };
+        let nodes: Vec<TrieNode> = if self.may_enter_newline(parser, config) {
+            vocab
+                .text_tokens()
+                .filter(|&(t, bytes)| read(t, bytes))
+                .filter_map(|(_, bytes)| trie.find(bytes))
+                .collect()
+        } else {
+            self.candidates(vocab)
+                .iter()
+                .filter_map(|&t| Some((t, vocab.token_bytes(t)?)))
+                .filter(|&(t, bytes)| read(t, bytes))
+                .filter_map(|(_, bytes)| trie.find(bytes))
+                .collect()
+        };
+        let nodes: TrieNodes = nodes.into();
+        remember(
+            &self.needs,
+            (config, paren_zero),
+            Arc::clone(&nodes),
+            NEEDS_MEMO_LEN,
+        );
+        nodes
     }
 
     /// Adds to `mask` the tokens allowed by `one`, a state whose one head is inside a lexeme

@@ -317,3 +317,41 @@ fn newline_bytes_are_the_ones_that_begin_it() {
         }
     }
 }
+
+/// The memoised tokens needing the context from a head (first byte read once, a fresh
+/// lexeme's answers shared) are those [`needs_context`] names when run on every token.
+#[test]
+fn needs_of_is_needs_context_on_every_token() {
+    let grammars = [
+        (parser(), vocab(), TEXTS),
+        (
+            crate::parser::indent_tests::indented_parser(&docstring_grammar()),
+            vocab_of(DOCSTRING_TOKENS),
+            DOCSTRING_TEXTS,
+        ),
+    ];
+    let mut checked = 0;
+    for (parser, vocab, texts) in grammars {
+        let fix = IndentFix::new(&parser).unwrap();
+        let trie = vocab.trie();
+        let mut configs: Vec<(LexConfig, bool)> = states_of(&parser, texts)
+            .iter()
+            .flat_map(|s| head_keys(s).into_iter().map(|(c, paren)| (c, paren == 0)))
+            .collect();
+        configs.sort_unstable();
+        configs.dedup();
+        for (config, paren_zero) in configs {
+            let mut want: Vec<TrieNode> = vocab
+                .text_tokens()
+                .filter(|&(_, bytes)| needs_context(&parser, config, paren_zero, bytes))
+                .filter_map(|(_, bytes)| trie.find(bytes))
+                .collect();
+            want.sort_unstable();
+            let mut got = fix.needs_of(&parser, &vocab, config, paren_zero).to_vec();
+            got.sort_unstable();
+            assert_eq!(got, want, "{config:?} outside brackets: {paren_zero}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 20);
+}
