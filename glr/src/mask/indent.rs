@@ -188,6 +188,10 @@ struct EndGroup {
     prefix: Box<[u8]>,
     /// The lexer state where the lexeme ends.
     state: LexState,
+    /// Whether the lexeme is the prefix's only reading (no shorter one ends inside it): then
+    /// the heads after the prefix with an empty lexeme are the lexeme's completions alone,
+    /// the same for every prefix ending in this state with this indentation action.
+    alone: bool,
     kind: EndKind,
 }
 
@@ -639,10 +643,11 @@ impl IndentFix {
             }
         }
         // Per (lexer state where the lexeme ends, the indenter's action and the width it
-        // pushes): the heads that completed the lexeme and their exact mask. None: nothing
+        // pushes, the prefix itself where a shorter reading ends inside it): the heads that
+        // completed the lexeme, with a lexeme of their own, and their exact mask. None: nothing
         // goes on.
-        let mut after: AHashMap<(LexState, Option<NlAction>, u32), Option<Completed>> =
-            Default::default();
+        type AfterKey<'g> = (LexState, Option<NlAction>, u32, Option<&'g [u8]>);
+        let mut after: AHashMap<AfterKey<'_>, Option<Completed>> = Default::default();
         for group in &groups.ends {
             let width = group
                 .prefix
@@ -662,12 +667,19 @@ impl IndentFix {
                 _ => 0,
             };
             let entry = after
-                .entry((group.state, action, pushed))
+                .entry((
+                    group.state,
+                    action,
+                    pushed,
+                    (!group.alone).then_some(&group.prefix[..]),
+                ))
                 .or_insert_with(|| {
                     let mut s = one.clone();
                     s.commit_bytes(&group.prefix).ok()?;
-                    // The heads that completed the lexeme (the one still reading it dies on
-                    // the rest's first byte).
+                    // The heads that completed the lexeme, and those of shorter readings with
+                    // a lexeme just completed (the one still reading it dies on the rest's first
+                    // byte; the others' lexemes go on, and the rest is theirs: each such token
+                    // has a group for that reading too).
                     let s = s.restricted(|h| h.lexeme_is_empty());
                     if s.head_len() == 0 {
                         return None;
@@ -784,6 +796,7 @@ impl IndentFix {
             .map(|((prefix, state), (general, [f0, f1], each))| EndGroup {
                 prefix: prefix.into(),
                 state,
+                alone: walk(parser, s, prefix).ends.is_empty(),
                 kind: if general.is_empty() {
                     EndKind::Newline {
                         fresh: [TokenSet::new(f0, n), TokenSet::new(f1, n)],
