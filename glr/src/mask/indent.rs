@@ -514,7 +514,7 @@ impl IndentFix {
                         (signature(parser, &heads, u) == sig).then_some(t)
                     });
                 let only_adds = heads.iter().all(|&(config, paren)| {
-                    context_effect(parser, config, paren == 0, bytes) != Effect::Any
+                    context_effect(parser, config, Some(paren), bytes) != Effect::Any
                 });
                 Class {
                     nodes: nodes.into(),
@@ -1174,7 +1174,7 @@ fn walk(parser: &Parser, mut s: LexState, bytes: &[u8]) -> Reading {
 /// Whether the context may change the answer for `bytes` from a head in lexer configuration
 /// `config`, outside brackets when `paren_zero` (at depth ≥ 1 otherwise) ([`context_effect`]).
 fn needs_context(parser: &Parser, config: LexConfig, paren_zero: bool, bytes: &[u8]) -> bool {
-    context_effect(parser, config, paren_zero, bytes) != Effect::None
+    context_effect(parser, config, paren_zero.then_some(0), bytes) != Effect::None
 }
 
 /// What the indentation context may do to a token's answer from a head, against the masker's
@@ -1194,28 +1194,29 @@ enum Effect {
     Any,
 }
 
-/// [`Effect`] of `bytes` from a head in lexer configuration `config`, outside brackets when
-/// `paren_zero` (at depth ≥ 1 otherwise): running every branch of the streaming lexer over the
-/// bytes (without the parser), where some branch completes the newline terminal, or ends inside
-/// a lexeme that may still become one inside brackets.
+/// [`Effect`] of `bytes` from a head in lexer configuration `config` at bracket depth `depth`
+/// (`None`: unknown, at least 1 at the start), running every branch of the streaming lexer
+/// over the bytes (without the parser), where some branch completes the newline terminal, or
+/// ends inside a lexeme that may still become one inside brackets. Where the depth is unknown
+/// the effect is the larger of those at every depth.
 ///
 /// Outside brackets, a newline lexeme completed at the token's last byte that can still grow
 /// changes nothing: the head that goes on reading it is live exactly when the masker says (it
 /// can shift the newline, or go on to another terminal), and when it is not, no width makes the
-/// newline shiftable either. A completion that the next byte of the token does not kill, or
-/// inside brackets, needs the context.
-fn context_effect(parser: &Parser, config: LexConfig, paren_zero: bool, bytes: &[u8]) -> Effect {
+/// newline shiftable either. A completion that the next byte of the token kills changes
+/// nothing outside brackets and can only add inside (the newline dropped instead of shifted, on
+/// a branch that dies at once either way). Any other completion may change anything.
+fn context_effect(parser: &Parser, config: LexConfig, depth: Option<u32>, bytes: &[u8]) -> Effect {
     let Some(ind) = parser.indenter() else {
         return Effect::None;
     };
     let nl = ind.newline();
     let lexer = parser.lexer();
     let mut effect = Effect::None;
-    // (lexer state, inhibitor, lexeme empty, bracket depth when known: `None` is ≥ 1).
+    // (lexer state, inhibitor, lexeme empty, bracket depth when known).
     type Branch = (LexState, Option<LexState>, bool, Option<u32>);
-    let start_depth = paren_zero.then_some(0);
     let mut configs: smallvec::SmallVec<[Branch; 4]> =
-        smallvec::smallvec![(config.0, config.1, config.2, start_depth)];
+        smallvec::smallvec![(config.0, config.1, config.2, depth)];
     let mut next: smallvec::SmallVec<[Branch; 4]> = smallvec::SmallVec::new();
     for (i, &b) in bytes.iter().enumerate() {
         for &(s, inh, _, depth) in &configs {
@@ -1234,20 +1235,25 @@ fn context_effect(parser: &Parser, config: LexConfig, paren_zero: bool, bytes: &
                 let last = i + 1 == bytes.len();
                 // (A character that may or may not extend it leaves the question open.)
                 let killed = !last && lexer.is_dead(lexer.next_inhibited(s, bytes[i + 1]));
+                let grows = last && lexer.can_grow(s);
                 let outside = depth == Some(0);
-                if outside && (killed || (last && lexer.can_grow(s))) {
+                let inside = depth.is_some_and(|d| d > 0);
+                if outside && (killed || grows) {
                     // Nothing: see above.
-                } else if killed || (last && !outside) {
+                } else if killed || (last && (inside || grows)) {
                     effect = effect.max(Effect::Adds);
                 } else {
                     return Effect::Any;
                 }
             }
             if !accepted.is_empty() {
-                let mut depth = depth;
-                for &t in accepted {
-                    depth = indent_bracket_delta(ind, t, depth);
-                }
+                // A tie forks the parser: the depth is known when every terminal leaves it so.
+                let first = indent_bracket_delta(ind, accepted[0], depth);
+                let depth = accepted[1..]
+                    .iter()
+                    .all(|&t| indent_bracket_delta(ind, t, depth) == first)
+                    .then_some(first)
+                    .flatten();
                 let c = (lexer.start(), lexer.inhibits(s).then_some(s), true, depth);
                 if !next.contains(&c) {
                     next.push(c);
