@@ -130,18 +130,19 @@ type Classes = Arc<[Class]>;
 struct Class {
     /// Their trie nodes, in preorder; the first one's token is committed for all.
     nodes: Box<[TrieNode]>,
-    /// Tokens spelling prefixes of the first one before its first newline byte (none when
-    /// some head's lexeme may become the newline): one refused refuses the class. Refused
-    /// means its commit failed at a byte, or it ended where no head is live; a head with an
-    /// empty lexeme is live after any shift in a reduced grammar, and one inside a lexeme that
-    /// no terminal it may become can follow stays so until it dies: neither recovers.
+    /// Tokens spelling proper prefixes of the first one that no class holds (so the masker's
+    /// answer for them is exact): one refused refuses the class. Refused means its commit
+    /// failed at a byte, or it ended where no head is live; a head with an empty lexeme is live
+    /// after any shift in a reduced grammar, and one inside a lexeme that no terminal it may
+    /// become can follow stays so until it dies: neither recovers.
     guards: Box<[TokenId]>,
     /// Where the first token's first newline byte is: its commit is split there, and the
     /// first part shared by the classes of one mask.
     split: usize,
     /// A token that no class holds (so the masker's answer for it is exact) with the same
-    /// signature as the class: the first part alone or followed by a space (`"),"` for
-    /// `"),\n    "` inside brackets, `" "` for `"\n  "`). Its bit answers the class.
+    /// signature as the class: the first token's part before its first or last newline byte,
+    /// alone or followed by a space (`"),"` for `"),\n    "` inside brackets, `" "` for `"\n  "`).
+    /// Its bit answers the class.
     equivalent: Option<TokenId>,
     /// Whether the context can only add to the masker's answer for the first token
     /// ([`Effect::Adds`] from every head): then a token the masker allows is allowed.
@@ -451,9 +452,11 @@ impl IndentFix {
         }
         nodes.sort_unstable();
         nodes.dedup();
+        // Every class's tokens, sorted: the masker's answer for any other token is exact.
+        let members = nodes;
         let mut by_signature: AHashMap<Signature, Vec<TrieNode>> = AHashMap::new();
         let mut alone: Vec<TrieNode> = Vec::new();
-        for n in nodes {
+        for &n in &members {
             let Some(bytes) = trie
                 .tokens_at(n)
                 .first()
@@ -466,11 +469,6 @@ impl IndentFix {
                 None => alone.push(n),
             }
         }
-        // Guards hold when no head's lexeme may become the newline without one of `nl_bytes`:
-        // then a token's prefix before its first such byte is no class's member.
-        let guarded = !heads
-            .iter()
-            .any(|&(config, _)| self.may_enter_newline(parser, config));
         let mut classes: Vec<Class> = by_signature
             .into_iter()
             .map(|(sig, nodes)| (Some(sig), nodes))
@@ -485,33 +483,32 @@ impl IndentFix {
                     .iter()
                     .position(|&b| self.nl_bytes[b as usize])
                     .unwrap_or(bytes.len());
+                // The tokens spelling proper prefixes of the first one that no class holds: the
+                // masker answers them exactly, and one refused refuses the class.
                 let mut guards = Vec::new();
-                if guarded {
-                    let mut n = trie.root();
-                    for &b in &bytes[..split] {
-                        let Some(c) = trie.child(n, b) else { break };
-                        n = c;
+                let mut n = trie.root();
+                for &b in bytes.iter().take(bytes.len().saturating_sub(1)) {
+                    let Some(c) = trie.child(n, b) else { break };
+                    n = c;
+                    if members.binary_search(&n).is_err() {
                         guards.extend(trie.tokens_at(n).first().copied());
                     }
                 }
-                // The token's first part alone, or followed by a space, when it is a token the
-                // masker answers exactly (no newline byte: no class holds it) and the parser
-                // cannot tell it apart from the class.
-                let first = &bytes[..split];
-                let spaced = [first, b" "].concat();
-                let equivalent = [first, &spaced[..]]
-                    .into_iter()
-                    .filter(|u| {
-                        guarded
-                            && sig.is_some()
-                            && !u.is_empty()
-                            && !u.iter().any(|&b| self.nl_bytes[b as usize])
-                    })
+                // The token's part before its first or last newline byte, alone or followed by a space
+                // (`"),"` for `"),\n    "` inside brackets, `" \"\"){"` for `" \"\"){\n"`), when
+                // it is a token that no class holds (the masker answers it exactly) and the
+                // parser cannot tell it apart from the class.
+                let is_nl = |&j: &usize| self.nl_bytes[bytes[j] as usize];
+                let last = (0..bytes.len()).rev().find(is_nl);
+                let cuts = (0..bytes.len()).find(is_nl).into_iter().chain(last);
+                let equivalent = cuts
+                    .flat_map(|j| [bytes[..j].to_vec(), [&bytes[..j], b" "].concat()])
+                    .filter(|u| sig.is_some() && !u.is_empty())
                     .find_map(|u| {
-                        let t = trie
-                            .find(u)
-                            .and_then(|n| trie.tokens_at(n).first().copied())?;
-                        (signature(parser, &heads, u) == sig).then_some(t)
+                        let n = trie.find(&u)?;
+                        let t = trie.tokens_at(n).first().copied()?;
+                        let exact = members.binary_search(&n).is_err();
+                        (exact && signature(parser, &heads, &u) == sig).then_some(t)
                     });
                 let only_adds = heads.iter().all(|&(config, paren)| {
                     context_effect(parser, config, Some(paren), bytes) != Effect::Any
