@@ -66,11 +66,12 @@ use crate::parser::{indent_bracket_delta, Head, NlAction, Parser, ParserState, S
 ///   context are put in classes the parser cannot tell apart ([`signature`]: the lexemes each
 ///   path of the lexer completes, with the newline widths the indenter reads, and where it
 ///   ends; inside brackets `"\n"`, `"\n    "` and `"\n\n  "` are one class). A mask commits
-///   one token per class, and none where a prefix of it before its first newline byte is
-///   itself a token the masker refused; classes sharing that prefix share its commit. Nor
-///   where the context can only add to the masker's answer ([`Effect::Adds`]: a newline that
-///   brackets drop at the token's last byte, a token ending inside a lexeme that may become
-///   one inside brackets, as `"(r"` may begin `r"""`) and the masker allows the token.
+///   one token per class, in the trie's order so that neighbours share the commit of their
+///   common prefix; none where a prefix of it that no class holds is a token the masker
+///   refused, or where a token no class holds has the class's signature (its bit answers).
+///   Nor where the context can only add to the masker's answer ([`Effect::Adds`]: a newline
+///   that brackets drop at the token's last byte, a token ending inside a lexeme that may
+///   become one inside brackets, as `"(r"` may begin `r"""`) and the masker allows the token.
 /// - From a head inside a would-be newline lexeme, how a token reads (the lexeme ends at its
 ///   first byte, stays open to its end, or ends after one or more prefixes) is a function of
 ///   the head's lexer state. The vocabulary is grouped once per such state by that reading:
@@ -136,9 +137,6 @@ struct Class {
     /// after any shift in a reduced grammar, and one inside a lexeme that no terminal it may
     /// become can follow stays so until it dies: neither recovers.
     guards: Box<[TokenId]>,
-    /// Where the first token's first newline byte is: its commit is split there, and the
-    /// first part shared by the classes of one mask.
-    split: usize,
     /// A token that no class holds (so the masker's answer for it is exact) with the same
     /// signature as the class: the first token's part before its first or last newline byte,
     /// alone or followed by a space (`"),"` for `"),\n    "` inside brackets, `" "` for `"\n  "`).
@@ -391,9 +389,21 @@ impl IndentFix {
         let parser = state.parser();
         let classes = self.classes(parser, vocab, head_keys(state));
         let trie = vocab.trie();
-        // The states after each class's first part, committed once per mask (`None`: refused).
-        let mut firsts: AHashMap<&[u8], Option<ParserState>> = AHashMap::new();
-        for class in classes.iter() {
+        // The states after some prefixes of the last committed token, by length, shortest first
+        // (`None`: refused). The classes come in the trie's order, so a token shares its longest
+        // prefix with its neighbours: each is committed from the longest prefix kept, in at
+        // most two pieces, the first ending where it parts from the next class's token (a
+        // commit may be split anywhere: the mask contract reads the text, not the pieces).
+        let mut path: Vec<(usize, Option<ParserState>)> = vec![(0, Some(state.clone()))];
+        let mut last: &[u8] = &[];
+        let bytes_of = |c: &Class| {
+            trie.tokens_at(c.nodes[0])
+                .first()
+                .and_then(|&t| vocab.token_bytes(t))
+                .unwrap_or_default()
+        };
+        let common = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        for (i, class) in classes.iter().enumerate() {
             let Some((first_token, bytes)) = trie
                 .tokens_at(class.nodes[0])
                 .first()
@@ -417,23 +427,24 @@ impl IndentFix {
                 set_class(trie, &class.nodes, false, mask);
                 continue;
             }
-            let first = &bytes[..class.split];
-            if !firsts.contains_key(first) {
-                // From the longest first part committed before that begins this one (a commit
-                // may be split anywhere: the mask contract reads the text, not the pieces).
-                let after = match (1..first.len())
-                    .rev()
-                    .find_map(|k| Some((k, firsts.get(&first[..k])?)))
-                {
-                    Some((_, None)) => None,
-                    Some((k, Some(s))) => s.after(&first[k..]),
-                    None => state.after(first),
-                };
-                firsts.insert(first, after);
+            let shared = common(last, bytes);
+            while path.last().is_some_and(|&(len, _)| len > shared) {
+                path.pop();
             }
-            let allowed = firsts[first]
-                .as_ref()
-                .and_then(|s| s.after(&bytes[class.split..]))
+            let next = classes.get(i + 1).map_or(0, |c| common(bytes, bytes_of(c)));
+            for cut in [next, bytes.len()] {
+                let Some(&(len, ref top)) = path.last() else {
+                    break;
+                };
+                if cut > len {
+                    let after = top.as_ref().and_then(|s| s.after(&bytes[len..cut]));
+                    path.push((cut, after));
+                }
+            }
+            last = bytes;
+            let allowed = path
+                .last()
+                .and_then(|(_, s)| s.as_ref())
                 .is_some_and(|s| s.is_live());
             set_class(trie, &class.nodes, allowed, mask);
         }
@@ -479,10 +490,6 @@ impl IndentFix {
                     .first()
                     .and_then(|&t| vocab.token_bytes(t))
                     .unwrap_or_default();
-                let split = bytes
-                    .iter()
-                    .position(|&b| self.nl_bytes[b as usize])
-                    .unwrap_or(bytes.len());
                 // The tokens spelling proper prefixes of the first one that no class holds: the
                 // masker answers them exactly, and one refused refuses the class.
                 let mut guards = Vec::new();
@@ -516,7 +523,6 @@ impl IndentFix {
                 Class {
                     nodes: nodes.into(),
                     guards: guards.into(),
-                    split,
                     equivalent,
                     only_adds,
                 }
