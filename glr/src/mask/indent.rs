@@ -557,16 +557,8 @@ impl IndentFix {
             Some(i) => lexer.next_inhibited(i, b),
             None => lexer.next(state, b),
         };
-        // The uninhibited fresh lexeme's tokens, by id.
-        let fresh: Option<&TokenMask> = (empty && config != plain_start).then(|| {
-            self.fresh_needs[usize::from(paren_zero)].get_or_init(|| {
-                let mut set = TokenMask::new(vocab.len());
-                for &n in self.needs_of(parser, vocab, plain_start, paren_zero).iter() {
-                    trie.tokens_at(n).iter().for_each(|&t| set.insert(t));
-                }
-                set
-            })
-        });
+        let fresh: Option<&TokenMask> =
+            (empty && config != plain_start).then(|| self.fresh_needs(parser, vocab, paren_zero));
         let read = |t: TokenId, bytes: &[u8]| {
             let Some(&b) = bytes.first() else {
                 return false;
@@ -602,6 +594,20 @@ impl IndentFix {
             NEEDS_MEMO_LEN,
         );
         nodes
+    }
+
+    /// The tokens that need the context from a fresh lexeme with no inhibitor, outside
+    /// brackets when `paren_zero`, by id (made once).
+    fn fresh_needs(&self, parser: &Parser, vocab: &Vocabulary, paren_zero: bool) -> &TokenMask {
+        self.fresh_needs[usize::from(paren_zero)].get_or_init(|| {
+            let plain_start = (parser.lexer().start(), None, true);
+            let mut set = TokenMask::new(vocab.len());
+            for &n in self.needs_of(parser, vocab, plain_start, paren_zero).iter() {
+                let trie = vocab.trie();
+                trie.tokens_at(n).iter().for_each(|&t| set.insert(t));
+            }
+            set
+        })
     }
 
     /// Adds to `mask` the tokens allowed by `one`, a state whose one head is inside a lexeme
@@ -749,7 +755,6 @@ impl IndentFix {
             return groups;
         }
         let lexer = parser.lexer();
-        let start = (lexer.start(), None, true);
         let mut inside: AHashMap<LexState, Vec<TokenId>> = AHashMap::new();
         // (general tokens, fresh per side, each per side) per (prefix, state).
         type Sorted = (Vec<RestOf>, [Vec<TokenId>; 2], [Vec<RestOf>; 2]);
@@ -780,7 +785,7 @@ impl IndentFix {
                 let ignored =
                     reading.last_accept == len && same_as_ignored(parser, prefix, rest[0]);
                 for (side, paren_zero) in [false, true].into_iter().enumerate() {
-                    if ignored && !self.needs_context(parser, start, paren_zero, bytes) {
+                    if ignored && !self.fresh_needs(parser, vocab, paren_zero).contains(t) {
                         sorted.1[side].push(t);
                     } else {
                         sorted.2[side].push((t, token_of(rest)));
@@ -819,23 +824,6 @@ impl IndentFix {
             LINE_START_MEMO_LEN,
         );
         groups
-    }
-
-    /// [`needs_context`], answered without reading the token when none of its bytes can begin
-    /// a newline lexeme.
-    fn needs_context(
-        &self,
-        parser: &Parser,
-        config: LexConfig,
-        paren_zero: bool,
-        bytes: &[u8],
-    ) -> bool {
-        if !self.may_enter_newline(parser, config)
-            && !bytes.iter().any(|&b| self.nl_bytes[b as usize])
-        {
-            return false;
-        }
-        needs_context(parser, config, paren_zero, bytes)
     }
 
     /// Whether a head in `config` is already inside a lexeme that may become the newline
