@@ -26,11 +26,12 @@
 
 use ahash::AHashSet;
 use munch_glr::gss::{GssNode, GssNodeId};
+use munch_glr::mask::MaskMut;
 use munch_glr::parser::ParserState;
 use munch_lexer::LexState;
 
 use munch_tokens::{ExpandCache, Expanded, Expander, Tables};
-use munch_vocab::TokenId;
+use munch_vocab::{TokenId, Vocabulary};
 
 use crate::bits::{is_subset, Weight};
 use crate::determinize::{StateId, DEAD};
@@ -432,6 +433,24 @@ impl Dwa {
         self.expansion
             .0
             .expand_cached(&mut cache.expanded, &cache.acc, words)
+    }
+
+    /// Writes the mask of the last [`Dwa::run`] into `mask`: the tokens of its classes
+    /// ([`Dwa::expand`]) and, if it allows end of sequence ([`Dwa::take_eos`]), `vocab`'s EOS
+    /// tokens.
+    pub(crate) fn write_mask(
+        &self,
+        cache: &mut RunCache,
+        vocab: &Vocabulary,
+        mask: &mut MaskMut<'_>,
+    ) {
+        let eos = self.take_eos(cache);
+        let _ = self.expand(cache, mask.words_mut());
+        if eos {
+            for &t in vocab.eos() {
+                mask.insert(t);
+            }
+        }
     }
 
     /// [`Dwa::expand`] without the result cache (for profiling).

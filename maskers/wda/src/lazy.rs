@@ -656,13 +656,8 @@ impl LazyWdaMasker {
             self.fallback.fill_into(fallback, state, mask);
             return;
         }
-        let eos = self.expand.take_eos(&mut cache.run);
-        let _ = self.expand.expand(&mut cache.run, mask.words_mut());
-        if eos {
-            for &t in self.vocab.eos() {
-                mask.insert(t);
-            }
-        }
+        self.expand
+            .write_mask(&mut cache.run, &self.vocab, &mut mask);
     }
 }
 

@@ -376,13 +376,7 @@ impl WdaMasker {
     fn fill_plain(&self, cache: &mut MaskCache, state: &ParserState, mut mask: MaskMut<'_>) {
         let cache: &mut dwa::RunCache = cache.get_mut();
         self.dwa.run(cache, state);
-        let eos = self.dwa.take_eos(cache);
-        let _ = self.dwa.expand(cache, mask.words_mut());
-        if eos {
-            for &t in self.vocab.eos() {
-                mask.insert(t);
-            }
-        }
+        self.dwa.write_mask(cache, &self.vocab, &mut mask);
     }
 }
 
