@@ -108,6 +108,11 @@ pub(crate) fn parts(i: Item) -> (u32, u32, Cont) {
     ((i >> 48) as u32, ((i >> 32) & 0xFFFF) as u32, i as u32)
 }
 
+/// LR state `x` (the ids the summaries store fit an `LrState`).
+fn lr_state(x: u32) -> LrState {
+    LrState::new(x as usize).expect("LR state ids fit")
+}
+
 /// What a continuation offers: the controls `(terminal, continuation)` (sorted) and whether it
 /// succeeds outright.
 type Offer = (Box<[(u32, Cont)]>, bool);
@@ -450,10 +455,7 @@ impl Templates {
             return (g != u32::MAX).then_some(g);
         }
         self.tables()
-            .goto(
-                LrState::new(x as usize).expect("LR state ids fit"),
-                NonterminalId::from_usize(nt as usize),
-            )
+            .goto(lr_state(x), NonterminalId::from_usize(nt as usize))
             .map(|g| g.as_u32())
     }
 
@@ -516,7 +518,7 @@ impl Templates {
             match task {
                 ETask::Eval(u) => {
                     let (t, x) = self.e_key[u as usize];
-                    let xs = LrState::new(x as usize).expect("LR state ids fit");
+                    let xs = lr_state(x);
                     for &a in tables.actions_at(xs, t) {
                         match a {
                             Action::Shift(_) => self.e_add(u, SH)?,
@@ -559,6 +561,14 @@ impl Templates {
         Ok(u)
     }
 
+    /// The `i`-th state pushed on `x` by ε-reductions, where `ex` is `E(T, x)`, if `T` can
+    /// be shifted there.
+    fn pushed_at(&mut self, t: u32, ex: u32, i: usize) -> Result<Option<u32>, SummaryBudget> {
+        let g = self.e_srcs[ex as usize][i];
+        let eg = self.e(t, g)?;
+        Ok(self.e_sh[eg as usize].then_some(g))
+    }
+
     // ---- P(T, κ, x) ----
 
     fn p_unknown(&mut self, t: u32, k: Cont, x: u32) -> Result<u32, SummaryBudget> {
@@ -589,6 +599,18 @@ impl Templates {
         Ok(())
     }
 
+    /// Control `(T, κ)` of `P(dst)` exits with reduction `code` below the top: one symbol
+    /// fewer to pop, or the goto it lands in, read as a configuration of `dst`.
+    fn p_exit(&mut self, dst: u32, t: u32, code: u32, k: Cont) -> Result<(), SummaryBudget> {
+        let (a, r) = self.split(code);
+        if r > 0 {
+            self.p_add(dst, item(t, code - 1, k))?;
+        } else if let Some(g) = self.goto(self.p_key[dst as usize].2, a) {
+            self.p_tasks.push(PTask::Conf(dst, t, k, g));
+        }
+        Ok(())
+    }
+
     fn p_run(&mut self) -> Result<(), SummaryBudget> {
         if self.p_tasks.is_empty() {
             return Ok(());
@@ -600,7 +622,7 @@ impl Templates {
             match task {
                 PTask::Eval(u) => {
                     let (t, k, x) = self.p_key[u as usize];
-                    let xs = LrState::new(x as usize).expect("LR state ids fit");
+                    let xs = lr_state(x);
                     for &a in tables.actions_at(xs, t) {
                         match a {
                             Action::Shift(to) => {
@@ -619,9 +641,7 @@ impl Templates {
                     }
                     let ex = self.e(t, x)?;
                     for i in 0..self.e_srcs[ex as usize].len() {
-                        let g = self.e_srcs[ex as usize][i];
-                        let eg = self.e(t, g)?;
-                        if self.e_sh[eg as usize] {
+                        if let Some(g) = self.pushed_at(t, ex, i)? {
                             self.p_link(t, k, g, u)?;
                         }
                     }
@@ -632,30 +652,18 @@ impl Templates {
                         continue;
                     }
                     let (t, code, k) = parts(o);
-                    let (a, r) = self.split(code);
-                    if r > 0 {
-                        self.p_add(dst, item(t, code - 1, k))?;
-                    } else if let Some(g) = self.goto(self.p_key[dst as usize].2, a) {
-                        self.p_tasks.push(PTask::Conf(dst, t, k, g));
-                    }
+                    self.p_exit(dst, t, code, k)?;
                 }
                 PTask::Conf(dst, t, k, y) => {
                     if !self.p_confs.insert((dst, t, k, y)) {
                         continue;
                     }
                     self.count(1)?;
-                    let x = self.p_key[dst as usize].2;
                     let ey = self.e(t, y)?;
                     for i in 0..self.e.out[ey as usize].len() {
                         let code = self.e.out[ey as usize][i];
-                        if code == SH {
-                            continue;
-                        }
-                        let (a, r) = self.split(code);
-                        if r > 0 {
-                            self.p_add(dst, item(t, code - 1, k))?;
-                        } else if let Some(g) = self.goto(x, a) {
-                            self.p_tasks.push(PTask::Conf(dst, t, k, g));
+                        if code != SH {
+                            self.p_exit(dst, t, code, k)?;
                         }
                     }
                     if self.e_sh[ey as usize] {
@@ -679,7 +687,7 @@ impl Templates {
             .copied()
             .filter(|&c| c != SH)
             .collect();
-        let xs = LrState::new(x as usize).expect("LR state ids fit");
+        let xs = lr_state(x);
         let tables = self.lr.tables();
         let shift = tables.actions_at(xs, t).iter().find_map(|a| match a {
             Action::Shift(to) => Some(to.as_u32()),
@@ -691,9 +699,7 @@ impl Templates {
             .any(|a| matches!(a, Action::Accept));
         let mut pushed = Vec::new();
         for i in 0..self.e_srcs[ex as usize].len() {
-            let g = self.e_srcs[ex as usize][i];
-            let eg = self.e(t, g)?;
-            if self.e_sh[eg as usize] {
+            if let Some(g) = self.pushed_at(t, ex, i)? {
                 pushed.push(g);
             }
         }
