@@ -275,15 +275,7 @@ pub struct TokenSpans {
     /// Per state: the point `(start, Some(s))`, or [`NONE`].
     inhibitor_point: Vec<u32>,
     classes: Arc<TokenClasses>,
-    /// Span `i` emits `emitted[emitted_start[i]..emitted_start[i + 1]]` and ends in `end[i]`.
-    emitted_start: Vec<u32>,
-    emitted: Vec<LexState>,
-    end: Vec<LexState>,
-    /// Per span: its forks, `forks[fork_start[fork[i]]..fork_start[fork[i] + 1]]`, or
-    /// [`NONE`] (none).
-    fork: Vec<u32>,
-    fork_start: Vec<u32>,
-    forks: Vec<Fork>,
+    table: SpanTable,
     blocks: Vec<BlockSpans>,
     inverse: Vec<OnceLock<Inverse>>,
     /// The most bytes the build held at once.
@@ -445,12 +437,7 @@ impl TokenSpans {
             state_point,
             inhibitor_point,
             classes,
-            emitted_start: spans.emitted_start,
-            emitted: spans.emitted,
-            end: spans.end,
-            fork: spans.fork,
-            fork_start: spans.fork_start,
-            forks: spans.forks,
+            table: spans.table,
             blocks,
             inverse,
             build_bytes: meter.peak(),
@@ -513,25 +500,13 @@ impl TokenSpans {
     /// The number of distinct spans realised by some token from some point.
     #[inline]
     pub fn span_len(&self) -> usize {
-        self.end.len()
+        self.table.len()
     }
 
     /// The span `id`. Panics if `id` is out of range.
     #[inline]
     pub fn span(&self, id: SpanId) -> Span<'_> {
-        let i = id.as_usize();
-        Span {
-            emitted: &self.emitted
-                [self.emitted_start[i] as usize..self.emitted_start[i + 1] as usize],
-            end: self.end[i],
-            forks: match self.fork[i] {
-                NONE => &[],
-                f => {
-                    let f = f as usize;
-                    &self.forks[self.fork_start[f] as usize..self.fork_start[f + 1] as usize]
-                }
-            },
-        }
+        self.table.span(id.as_usize())
     }
 
     /// The span the tokens of class `c` realise from point `p`; `None` if they are dead there.
@@ -586,15 +561,7 @@ impl TokenSpans {
         self.points.capacity() * std::mem::size_of::<LexPoint>()
             + (self.state_point.capacity() + self.inhibitor_point.capacity()) * 4
             + self.classes.heap_bytes()
-            + self.emitted_start.capacity() * 4
-            + (self.emitted.capacity() + self.end.capacity() + self.fork.capacity()) * 4
-            + self.fork_start.capacity() * 4
-            + self.forks.capacity() * std::mem::size_of::<Fork>()
-            + self
-                .forks
-                .iter()
-                .map(|f| f.lexemes.len() * std::mem::size_of::<LexState>())
-                .sum::<usize>()
+            + self.table.heap_bytes()
             + blocks
             + self.inverse.capacity() * std::mem::size_of::<OnceLock<Inverse>>()
             + inverse
@@ -1060,12 +1027,7 @@ struct SpanInterner<'m> {
     index: AHashMap<(u32, u32), u32>,
     /// By open part, the spans that emit nothing (most of them): no hashing.
     by_end: Vec<u32>,
-    emitted_start: Vec<u32>,
-    emitted: Vec<LexState>,
-    end: Vec<LexState>,
-    fork: Vec<u32>,
-    fork_start: Vec<u32>,
-    forks: Vec<Fork>,
+    table: SpanTable,
     /// Per fork of [`LexTables`]: its index in `fork_start`, once a span has it.
     fork_index: AHashMap<u32, u32>,
     limit: usize,
@@ -1084,12 +1046,14 @@ impl<'m> SpanInterner<'m> {
         Ok(SpanInterner {
             index: AHashMap::new(),
             by_end: meter.vec(width, NONE)?,
-            emitted_start: meter.vec(1, 0)?,
-            emitted: Vec::new(),
-            end: Vec::new(),
-            fork: Vec::new(),
-            fork_start: meter.vec(1, 0)?,
-            forks: Vec::new(),
+            table: SpanTable {
+                emitted_start: meter.vec(1, 0)?,
+                emitted: Vec::new(),
+                end: Vec::new(),
+                fork: Vec::new(),
+                fork_start: meter.vec(1, 0)?,
+                forks: Vec::new(),
+            },
             fork_index: AHashMap::new(),
             limit,
             meter,
@@ -1103,7 +1067,7 @@ impl<'m> SpanInterner<'m> {
         seq: Emitted,
         open: u32,
     ) -> Result<u32, SpansBuildError> {
-        let next = self.end.len() as u32;
+        let next = self.table.len() as u32;
         let id = if seq == 0 {
             let id = &mut self.by_end[open as usize];
             if *id == NONE {
@@ -1115,14 +1079,16 @@ impl<'m> SpanInterner<'m> {
             *self.index.entry((seq, open)).or_insert(next)
         };
         if id == next {
-            if self.end.len() >= self.limit {
+            if self.table.len() >= self.limit {
                 return Err(SpansBuildError::new(SpansBudget::Spans, self.limit as u64));
             }
-            seqs.collect(seq, &tables.lexemes, &mut self.emitted, self.meter)?;
-            self.meter
-                .push(&mut self.emitted_start, self.emitted.len() as u32)?;
+            seqs.collect(seq, &tables.lexemes, &mut self.table.emitted, self.meter)?;
+            self.meter.push(
+                &mut self.table.emitted_start,
+                self.table.emitted.len() as u32,
+            )?;
             let (end, others) = tables.open(open);
-            self.meter.push(&mut self.end, end)?;
+            self.meter.push(&mut self.table.end, end)?;
             let fork = if others.is_empty() {
                 NONE
             } else if let Some(&f) = self.fork_index.get(&open) {
@@ -1134,7 +1100,7 @@ impl<'m> SpanInterner<'m> {
                     .sum();
                 self.meter.charge(bytes)?;
                 self.meter.reserve_map(&mut self.fork_index, 1)?;
-                self.meter.reserve(&mut self.forks, others.len())?;
+                self.meter.reserve(&mut self.table.forks, others.len())?;
                 let mut others: Vec<Fork> = others
                     .into_iter()
                     .map(|(state, lexemes)| Fork {
@@ -1143,15 +1109,66 @@ impl<'m> SpanInterner<'m> {
                     })
                     .collect();
                 others.sort_unstable();
-                self.forks.extend(others);
-                let f = self.fork_start.len() as u32 - 1;
+                self.table.forks.extend(others);
+                let f = self.table.fork_start.len() as u32 - 1;
                 self.meter
-                    .push(&mut self.fork_start, self.forks.len() as u32)?;
+                    .push(&mut self.table.fork_start, self.table.forks.len() as u32)?;
                 self.fork_index.insert(open, f);
                 f
             };
-            self.meter.push(&mut self.fork, fork)?;
+            self.meter.push(&mut self.table.fork, fork)?;
         }
         Ok(id)
+    }
+}
+
+/// The distinct spans, by [`SpanId`]: span `i` emits
+/// `emitted[emitted_start[i]..emitted_start[i + 1]]` and ends in `end[i]`; its forks are
+/// `forks[fork_start[fork[i]]..fork_start[fork[i] + 1]]`, or none if `fork[i]` is [`NONE`].
+#[derive(Debug)]
+struct SpanTable {
+    emitted_start: Vec<u32>,
+    emitted: Vec<LexState>,
+    end: Vec<LexState>,
+    fork: Vec<u32>,
+    fork_start: Vec<u32>,
+    forks: Vec<Fork>,
+}
+
+impl SpanTable {
+    /// The number of spans.
+    #[inline]
+    fn len(&self) -> usize {
+        self.end.len()
+    }
+
+    /// Span `i`. Panics if `i` is out of range.
+    #[inline]
+    fn span(&self, i: usize) -> Span<'_> {
+        Span {
+            emitted: &self.emitted
+                [self.emitted_start[i] as usize..self.emitted_start[i + 1] as usize],
+            end: self.end[i],
+            forks: match self.fork[i] {
+                NONE => &[],
+                f => {
+                    let f = f as usize;
+                    &self.forks[self.fork_start[f] as usize..self.fork_start[f + 1] as usize]
+                }
+            },
+        }
+    }
+
+    /// Heap bytes held.
+    fn heap_bytes(&self) -> usize {
+        self.emitted_start.capacity() * 4
+            + (self.emitted.capacity() + self.end.capacity() + self.fork.capacity()) * 4
+            + self.fork_start.capacity() * 4
+            + self.forks.capacity() * std::mem::size_of::<Fork>()
+            + self
+                .forks
+                .iter()
+                .map(|f| f.lexemes.len() * std::mem::size_of::<LexState>())
+                .sum::<usize>()
     }
 }
