@@ -1,13 +1,13 @@
 //! The lexer DFA's semantics on hand-written terminal sets: tie-breaking, laziness, UTF-8,
 //! growth and reachability, longest match without backtracking, and build errors.
 
-use munch_lexer::dfa::{LexError, Lexer, LexerBuildErrorKind, LexerConfig, TerminalSpec};
+use munch_lexer::dfa::{Lexer, LexerBuildErrorKind, LexerConfig, TerminalSpec};
 use munch_lexer::{LexState, TerminalId};
 use regex_syntax::hir::Hir;
 use regex_syntax::ParserBuilder;
 
 mod common;
-use common::{build, lit, re, walk, with_priority};
+use common::{build, lex, lit, re, walk, with_priority};
 
 /// A case-insensitive literal (`"x"i` in Lark).
 fn lit_i(name: &str, text: &str) -> TerminalSpec {
@@ -24,22 +24,6 @@ fn lit_i(name: &str, text: &str) -> TerminalSpec {
 
 fn t(i: u32) -> TerminalId {
     TerminalId::from(i)
-}
-
-/// `tokenize` as (lexeme text, terminal names) pairs.
-fn lex(lexer: &Lexer, input: &str) -> Result<Vec<(String, Vec<String>)>, LexError> {
-    Ok(lexer
-        .tokenize(input.as_bytes())?
-        .into_iter()
-        .map(|l| {
-            let names = l
-                .terminals
-                .iter()
-                .map(|&id| lexer.terminal(id).name.clone())
-                .collect();
-            (input[l.start..l.end].to_string(), names)
-        })
-        .collect())
 }
 
 /// `lex` with each lexeme shown as `text:NAME[,NAME]`.

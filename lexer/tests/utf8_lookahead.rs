@@ -10,19 +10,7 @@ use common::{build, lit, re, walk};
 
 /// `input` lexed, as (text, terminal names) pairs.
 fn lex(lexer: &Lexer, input: &str) -> Vec<(String, Vec<String>)> {
-    lexer
-        .tokenize(input.as_bytes())
-        .unwrap_or_else(|e| panic!("{input:?}: {e:?}"))
-        .into_iter()
-        .map(|l| {
-            let names = l
-                .terminals
-                .iter()
-                .map(|&t| lexer.terminal(t).name.clone())
-                .collect();
-            (input[l.start..l.end].to_string(), names)
-        })
-        .collect()
+    common::lex(lexer, input).unwrap_or_else(|e| panic!("{input:?}: {e:?}"))
 }
 
 fn pairs(expected: &[(&str, &[&str])]) -> Vec<(String, Vec<String>)> {

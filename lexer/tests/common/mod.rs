@@ -1,10 +1,10 @@
 //! What the lexer's test files share: terminal specs as Lark writes them, a lexer built with
-//! the default configuration, and the state a text leads to.
+//! the default configuration, the state a text leads to and a text's lexemes.
 
 // Each test file uses some of these.
 #![allow(dead_code)]
 
-use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
+use munch_lexer::dfa::{LexError, Lexer, LexerConfig, TerminalSpec};
 use munch_lexer::LexState;
 use regex_syntax::hir::Hir;
 
@@ -43,4 +43,20 @@ pub fn build(specs: &[TerminalSpec]) -> Lexer {
 /// The state after reading `text` from the start.
 pub fn walk(lexer: &Lexer, text: &[u8]) -> LexState {
     text.iter().fold(lexer.start(), |s, &b| lexer.next(s, b))
+}
+
+/// `tokenize` as (lexeme text, terminal names) pairs.
+pub fn lex(lexer: &Lexer, input: &str) -> Result<Vec<(String, Vec<String>)>, LexError> {
+    Ok(lexer
+        .tokenize(input.as_bytes())?
+        .into_iter()
+        .map(|l| {
+            let names = l
+                .terminals
+                .iter()
+                .map(|&id| lexer.terminal(id).name.clone())
+                .collect();
+            (input[l.start..l.end].to_string(), names)
+        })
+        .collect())
 }
