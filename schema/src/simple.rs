@@ -640,41 +640,21 @@ impl Normalizer<'_> {
         };
         // Draft-04 spells exclusiveness as a boolean beside minimum/maximum.
         let flag = |k: &str| matches!(obj.get(k), Some(Value::Bool(true)));
-        if let Some(v) = num("minimum")? {
-            s.lo = tighter_lo(
-                s.lo,
-                Bound {
-                    value: v,
-                    exclusive: flag("exclusiveMinimum"),
-                },
-            );
+        for (k, exclusive) in [
+            ("minimum", flag("exclusiveMinimum")),
+            ("exclusiveMinimum", true),
+        ] {
+            if let Some(value) = num(k)? {
+                s.lo = tighter_lo(s.lo, Bound { value, exclusive });
+            }
         }
-        if let Some(v) = num("exclusiveMinimum")? {
-            s.lo = tighter_lo(
-                s.lo,
-                Bound {
-                    value: v,
-                    exclusive: true,
-                },
-            );
-        }
-        if let Some(v) = num("maximum")? {
-            s.hi = tighter_hi(
-                s.hi,
-                Bound {
-                    value: v,
-                    exclusive: flag("exclusiveMaximum"),
-                },
-            );
-        }
-        if let Some(v) = num("exclusiveMaximum")? {
-            s.hi = tighter_hi(
-                s.hi,
-                Bound {
-                    value: v,
-                    exclusive: true,
-                },
-            );
+        for (k, exclusive) in [
+            ("maximum", flag("exclusiveMaximum")),
+            ("exclusiveMaximum", true),
+        ] {
+            if let Some(value) = num(k)? {
+                s.hi = tighter_hi(s.hi, Bound { value, exclusive });
+            }
         }
         if let Some(m) = num("multipleOf")? {
             if m.neg || m == Dec::zero() {
