@@ -96,30 +96,34 @@ fn regex_anchors_are_refused_at_their_file_line_and_column() {
     }
 }
 
-#[test]
-fn a_grammar_through_a_pipe_is_read() {
+/// Runs `munch ARGS` in bash (for its process substitutions) and checks that it succeeds: its
+/// stdout, or `None` (the test is skipped) where there is no `/bin/bash`.
+fn munch_in_bash(args: &str) -> Option<String> {
     if !std::path::Path::new("/bin/bash").exists() {
         eprintln!("skipped: no /bin/bash for a process substitution");
-        return;
+        return None;
     }
-    let dir = temp_dir("pipe");
-    let g = dir.join("g.lark");
-    std::fs::write(&g, "start: \"a\"+\n").unwrap();
-    let text = dir.join("t.txt");
-    std::fs::write(&text, "aaa").unwrap();
     let out = Command::new("/bin/bash")
         .arg("-c")
-        .arg(format!(
-            "{} parse <(cat {}) {}",
-            env!("CARGO_BIN_EXE_munch"),
-            s(&g),
-            s(&text)
-        ))
+        .arg(format!("{} {args}", env!("CARGO_BIN_EXE_munch")))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    Some(stdout.into_owned())
+}
+
+#[test]
+fn a_grammar_through_a_pipe_is_read() {
+    let dir = temp_dir("pipe");
+    let g = dir.join("g.lark");
+    std::fs::write(&g, "start: \"a\"+\n").unwrap();
+    let text = dir.join("t.txt");
+    std::fs::write(&text, "aaa").unwrap();
+    let Some(stdout) = munch_in_bash(&format!("parse <(cat {}) {}", s(&g), s(&text))) else {
+        return;
+    };
     assert!(stdout.contains("\"accepted\":true"), "{stdout}");
 }
 
@@ -150,10 +154,9 @@ fn trace_reads_no_more_than_max_input_bytes() {
 
 #[test]
 fn a_tokenizer_through_a_pipe_is_read() {
-    if !std::path::Path::new("/bin/bash").exists() {
-        eprintln!("skipped: no /bin/bash for a process substitution");
+    let Some(stdout) = munch_in_bash(&format!("vocab <(cat {TOKENIZER})")) else {
         return;
-    }
+    };
     let (code, direct, err) = munch(&["vocab", TOKENIZER]);
     assert_eq!(code, 0, "{err}");
     let sizes = |json: &str| {
@@ -164,17 +167,6 @@ fn a_tokenizer_through_a_pipe_is_read() {
             v["trie_nodes"].clone(),
         )
     };
-    let out = Command::new("/bin/bash")
-        .arg("-c")
-        .arg(format!(
-            "{} vocab <(cat {TOKENIZER})",
-            env!("CARGO_BIN_EXE_munch"),
-        ))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert_eq!(sizes(&stdout), sizes(&direct), "{stdout} vs {direct}");
     assert!(sizes(&direct).0.as_u64() > Some(0), "{direct}");
 }
