@@ -5,7 +5,7 @@
 use std::process::Command;
 
 mod common;
-use common::{munch, s, temp_dir};
+use common::{munch, s, temp_dir, write};
 
 const TOKENIZER: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -76,23 +76,19 @@ fn regex_anchors_are_refused_at_their_file_line_and_column() {
         ("dollar.lark", "start: A\nA: /^a$/\n", 2),
         ("az.lark", "start: \"x\" B\n\nB: /\\Aa\\Z/\n", 3),
     ] {
-        let g = dir.join(name);
-        std::fs::write(&g, text).unwrap();
-        let (code, out, _) = munch(&["check", &s(&g)]);
+        let g = write(&dir, name, text);
+        let (code, out, _) = munch(&["check", &g]);
         assert_eq!(code, 2, "{out}");
-        assert!(out.contains(&format!("{}:{line}:1: lexer", s(&g))), "{out}");
+        assert!(out.contains(&format!("{g}:{line}:1: lexer")), "{out}");
         // Named as the grammar spells it (the JSON line escapes the backslash).
         assert!(
             out.contains("anchor or boundary `^` or `\\\\A`")
                 || out.contains("anchor or boundary `$` or `\\\\Z`"),
             "{out}"
         );
-        let (code, _, err) = munch(&["parse", &s(&g), &s(&g)]);
+        let (code, _, err) = munch(&["parse", &g, &g]);
         assert_eq!(code, 2, "{err}");
-        assert!(
-            err.starts_with(&format!("{}:{line}:1: lexer", s(&g))),
-            "{err}"
-        );
+        assert!(err.starts_with(&format!("{g}:{line}:1: lexer")), "{err}");
     }
 }
 
@@ -117,11 +113,9 @@ fn munch_in_bash(args: &str) -> Option<String> {
 #[test]
 fn a_grammar_through_a_pipe_is_read() {
     let dir = temp_dir("pipe");
-    let g = dir.join("g.lark");
-    std::fs::write(&g, "start: \"a\"+\n").unwrap();
-    let text = dir.join("t.txt");
-    std::fs::write(&text, "aaa").unwrap();
-    let Some(stdout) = munch_in_bash(&format!("parse <(cat {}) {}", s(&g), s(&text))) else {
+    let g = write(&dir, "g.lark", "start: \"a\"+\n");
+    let text = write(&dir, "t.txt", "aaa");
+    let Some(stdout) = munch_in_bash(&format!("parse <(cat {g}) {text}")) else {
         return;
     };
     assert!(stdout.contains("\"accepted\":true"), "{stdout}");
@@ -130,8 +124,7 @@ fn a_grammar_through_a_pipe_is_read() {
 #[test]
 fn trace_reads_no_more_than_max_input_bytes() {
     let dir = temp_dir("trace");
-    let text = dir.join("long.json");
-    std::fs::write(&text, format!("[{}1]", "1,".repeat(100))).unwrap();
+    let text = write(&dir, "long.json", format!("[{}1]", "1,".repeat(100)));
     let trace = |extra: &[&str], path: &str| {
         let mut args = vec!["trace", "builtin:json", "--tokenizer", TOKENIZER];
         args.extend_from_slice(&["--masker", "trie"]);
@@ -139,7 +132,7 @@ fn trace_reads_no_more_than_max_input_bytes() {
         args.push(path);
         munch(&args)
     };
-    let (code, _, err) = trace(&["--max-input-bytes", "100"], &s(&text));
+    let (code, _, err) = trace(&["--max-input-bytes", "100"], &text);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("longer than 100 bytes (--max-input-bytes)"),
@@ -194,9 +187,7 @@ fn an_endless_tokenizer_is_refused_at_the_limit() {
 #[test]
 fn parser_budgets_are_options_named_in_their_errors() {
     let dir = temp_dir("budgets");
-    let text = dir.join("t.json");
-    std::fs::write(&text, r#"{"a": [1, 2, {"b": null}]}"#).unwrap();
-    let text = s(&text);
+    let text = write(&dir, "t.json", r#"{"a": [1, 2, {"b": null}]}"#);
     for (option, value, budget) in [
         ("--max-lexer-states", "3", "max_states"),
         ("--max-lr-states", "3", "max_lr_states"),

@@ -13,7 +13,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::{munch, temp_dir};
+use common::{munch, temp_dir, write};
 
 /// `COMMAND GRAMMAR --tokenizer llama3 --masker MASKER`, then `rest`.
 fn llama3<'a>(
@@ -38,11 +38,7 @@ fn llama3<'a>(
 fn write_files(dir: &std::path::Path, files: &[(&str, &str)]) -> Vec<String> {
     files
         .iter()
-        .map(|(name, text)| {
-            let path = dir.join(name);
-            std::fs::write(&path, text).unwrap();
-            path.display().to_string()
-        })
+        .map(|(name, text)| write(dir, name, text))
         .collect()
 }
 

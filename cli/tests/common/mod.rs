@@ -1,4 +1,5 @@
-//! What the CLI's test files share: running the binary and a scratch directory per test.
+//! What the CLI's test files share: running the binary, a scratch directory per test and the
+//! files written there.
 
 // Each test file uses some of these.
 #![allow(dead_code)]
@@ -29,6 +30,13 @@ pub fn temp_dir(test: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Writes `text` to `name` in `dir`; the file's path as an argument.
+pub fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    s(&path)
 }
 
 /// A path as an argument.
