@@ -15,6 +15,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use munch_testkit::files::spread;
 use munch_vocab::cache::cache_dir;
 
 /// Why a corpus could not be had.
@@ -108,13 +109,6 @@ pub fn files(language: Language, n: usize, max_bytes: u64) -> Result<Vec<PathBuf
 /// munch's own SQL queries.
 pub fn sql_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../grammars/corpus/sql")
-}
-
-fn spread(all: &[PathBuf], n: usize) -> Vec<PathBuf> {
-    if all.len() <= n {
-        return all.to_vec();
-    }
-    (0..n).map(|i| all[i * all.len() / n].clone()).collect()
 }
 
 fn collect(root: &Path, extension: &str, max_bytes: u64) -> Result<Vec<PathBuf>, CorpusError> {

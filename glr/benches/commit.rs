@@ -12,33 +12,12 @@ use std::sync::Arc;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use munch_glr::lark::{load, LoadConfig};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_testkit::files::files_under;
 use munch_vocab::{cache::cache_dir, TokenId, Vocabulary};
 
 /// At most this many files per grammar, each at most this many bytes.
 const FILES: usize = 6;
 const MAX_BYTES: u64 = 8_000;
-
-/// The files under `dir` (recursively) with `extension` and at most [`MAX_BYTES`] bytes, sorted.
-fn files(dir: &Path, extension: &str) -> Vec<PathBuf> {
-    let mut all = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(d) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|e| e == extension)
-                && path.metadata().is_ok_and(|m| m.len() <= MAX_BYTES)
-            {
-                all.push(path);
-            }
-        }
-    }
-    all.sort();
-    all
-}
 
 /// The token sequences of the files the grammar accepts (the benchmark commits whole files).
 fn accepted_sequences(
@@ -91,7 +70,8 @@ fn commit(c: &mut Criterion) {
         };
         let grammar = load(source.as_bytes(), &LoadConfig::default()).expect("SynCode loads");
         let parser = Arc::new(Parser::new(&grammar, &ParserConfig::default()).expect("builds"));
-        let sequences = accepted_sequences(&parser, &vocab, &files(&dir, extension));
+        let sequences =
+            accepted_sequences(&parser, &vocab, &files_under(&dir, extension, MAX_BYTES));
         if sequences.is_empty() {
             eprintln!(
                 "commit/{name} skipped: no accepted files in {}",

@@ -7,6 +7,7 @@
 //! - [`dsl`]: a tiny text form of grammars (`s -> 'a' s | ε`), whose anonymous terminals are named
 //!   by their text, so expected CFGs and tables read as the grammar does.
 //! - [`earley`]: a slow, simple reference recogniser that the GLR parser is checked against.
+//! - [`files`]: the real files of one kind under a folder (a corpus cache), evenly spread.
 //! - [`generate`]: seeded random sentences of a grammar, and lexemes of its terminals, so that a
 //!   failing seed replays.
 //! - [`grammar`]: compiled parsers of a Lark or DSL text, a built-in or a SynCode grammar, for
@@ -23,6 +24,7 @@
 
 pub mod dsl;
 pub mod earley;
+pub mod files;
 pub mod generate;
 pub mod grammar;
 pub mod lexing;

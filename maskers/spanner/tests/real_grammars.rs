@@ -107,24 +107,7 @@ fn files(dir: &Path, extension: &str, n: usize) -> Vec<PathBuf> {
 /// Real files cached by the conformance corpus (`~/.cache/munch/corpus/<dir>`), if present.
 fn cached(dir: &str, extension: &str, n: usize, max_bytes: u64) -> Vec<(String, String)> {
     let root = munch_vocab::cache::cache_dir().join("corpus").join(dir);
-    let mut paths: Vec<PathBuf> = Vec::new();
-    let mut stack = vec![root];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == extension)
-                && e.metadata().is_ok_and(|m| m.len() <= max_bytes)
-            {
-                paths.push(p);
-            }
-        }
-    }
-    paths.sort();
+    let paths = munch_testkit::files::files_under(&root, extension, max_bytes);
     let step = (paths.len() / n.max(1)).max(1);
     let picked: Vec<PathBuf> = paths.into_iter().step_by(step).take(n).collect();
     read_all(&picked)

@@ -224,25 +224,8 @@ pub fn corpus(
     n: usize,
     max_bytes: u64,
 ) -> Vec<std::path::PathBuf> {
-    let mut all = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            let Ok(meta) = e.metadata() else { continue };
-            if meta.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == extension) && meta.len() <= max_bytes {
-                all.push(p);
-            }
-        }
-    }
-    all.sort();
-    if all.len() <= n {
-        return all;
-    }
-    (0..n).map(|i| all[i * all.len() / n].clone()).collect()
+    munch_testkit::files::spread(
+        &munch_testkit::files::files_under(dir, extension, max_bytes),
+        n,
+    )
 }
