@@ -104,6 +104,21 @@ fn files(dir: &Path, extension: &str, n: usize) -> Vec<PathBuf> {
     all.into_iter().take(n).collect()
 }
 
+/// The first `n` files of munch's own corpus of `language` (`grammars/corpus/LANGUAGE`, by
+/// their extension `.LANGUAGE`), read.
+fn own_corpus(language: &str, n: usize) -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../grammars/corpus")
+        .join(language);
+    let texts = read_all(&files(&dir, language, n));
+    assert!(
+        !texts.is_empty(),
+        "no {language} files in {}",
+        dir.display()
+    );
+    texts
+}
+
 /// Real files cached by the conformance corpus (`~/.cache/munch/corpus/<dir>`), if present.
 fn cached(dir: &str, extension: &str, n: usize, max_bytes: u64) -> Vec<(String, String)> {
     let root = munch_vocab::cache::cache_dir().join("corpus").join(dir);
@@ -176,10 +191,7 @@ public class Counter<T> implements Comparable<Counter<T>> {
     ignore = "release only: builds the tables of a real grammar"
 )]
 fn syncode_json_llama3() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammars/corpus/json");
-    let texts = read_all(&files(&dir, "json", 6));
-    assert!(!texts.is_empty());
-    let steps = compare(&syncode("json"), &llama3(), &texts, 40);
+    let steps = compare(&syncode("json"), &llama3(), &own_corpus("json", 6), 40);
     assert!(steps > 300, "{steps}");
 }
 
@@ -189,10 +201,7 @@ fn syncode_json_llama3() {
     ignore = "release only: builds the tables of a real grammar"
 )]
 fn syncode_sql_llama3() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammars/corpus/sql");
-    let texts = read_all(&files(&dir, "sql", 40));
-    assert!(!texts.is_empty());
-    let steps = compare(&syncode("sql"), &llama3(), &texts, 25);
+    let steps = compare(&syncode("sql"), &llama3(), &own_corpus("sql", 40), 25);
     assert!(steps > 200, "{steps}");
 }
 
