@@ -7,7 +7,7 @@ use regex_syntax::hir::Hir;
 use regex_syntax::ParserBuilder;
 
 mod common;
-use common::{build, lex, lit, re, walk, with_priority};
+use common::{build, build_err, lex, lit, re, walk, with_priority};
 
 /// A case-insensitive literal (`"x"i` in Lark).
 fn lit_i(name: &str, text: &str) -> TerminalSpec {
@@ -211,11 +211,7 @@ fn raw_byte_patterns_are_refused() {
         spec.hir = Some(hir);
         spec
     };
-    let err = Lexer::new(
-        &[re("A", "a"), bytes(r"(?-u:\xFF+)", "FF")],
-        &LexerConfig::default(),
-    )
-    .unwrap_err();
+    let err = build_err(&[re("A", "a"), bytes(r"(?-u:\xFF+)", "FF")]);
     match err.kind() {
         LexerBuildErrorKind::Unsupported {
             terminal,
@@ -363,11 +359,7 @@ fn look_around_is_a_typed_error_naming_the_terminal() {
         ("foo$", r"`$` or `\Z` (the end of the text"),
         ("(?m:foo$)", "`$` under the `m` flag"),
     ] {
-        let err = Lexer::new(
-            &[re("OK", "[a-z]+"), re("BAD", pattern)],
-            &LexerConfig::default(),
-        )
-        .unwrap_err();
+        let err = build_err(&[re("OK", "[a-z]+"), re("BAD", pattern)]);
         match err.kind() {
             LexerBuildErrorKind::Unsupported {
                 terminal,
@@ -389,7 +381,7 @@ fn look_around_is_a_typed_error_naming_the_terminal() {
 #[test]
 fn empty_match_is_a_typed_error() {
     for pattern in ["a*", "(a|)", "a?b?", "(?:ab)*?"] {
-        let err = Lexer::new(&[re("E", pattern)], &LexerConfig::default()).unwrap_err();
+        let err = build_err(&[re("E", pattern)]);
         assert_eq!(
             err.kind(),
             &LexerBuildErrorKind::EmptyMatch {

@@ -3,12 +3,11 @@
 //! streaming consequences (a look-ahead past the lexeme inhibits it), and what stays an error.
 
 use munch_lexer::dfa::{
-    look_around_name, LexError, Lexer, LexerBuildErrorKind, LexerConfig, LookAroundKind,
-    TerminalSpec,
+    look_around_name, LexError, Lexer, LexerBuildErrorKind, LookAroundKind, TerminalSpec,
 };
 
 mod common;
-use common::{build, walk, with_priority};
+use common::{build, build_err, walk, with_priority};
 
 /// A regex terminal; `(?!` `(?<!` `(?<=` `(?=` in `pattern` are rewritten to the reserved
 /// groups a front end emits.
@@ -159,11 +158,7 @@ fn look_around_that_cannot_be_exact_is_a_typed_error() {
         ),
         ("a(?!b(?!c))", "look-ahead `(?!...)` inside a look-around"),
     ] {
-        let err = Lexer::new(
-            &[re("OK", "[a-z]"), re("BAD", pattern)],
-            &LexerConfig::default(),
-        )
-        .unwrap_err();
+        let err = build_err(&[re("OK", "[a-z]"), re("BAD", pattern)]);
         match err.kind() {
             LexerBuildErrorKind::Unsupported { name, what: w, .. } => {
                 assert_eq!((name.as_str(), w.as_str()), ("BAD", what), "{pattern}")
@@ -183,7 +178,7 @@ fn look_around_that_cannot_be_exact_is_a_typed_error() {
     assert!(!lexer.has_look_ahead(if_));
     // A look-ahead tie with a terminal that has none is refused: on `a` before `b` the
     // winner would change.
-    let err = Lexer::new(&[re("A", "a(?!b)"), re("B", "a")], &LexerConfig::default()).unwrap_err();
+    let err = build_err(&[re("A", "a(?!b)"), re("B", "a")]);
     assert!(
         matches!(err.kind(), LexerBuildErrorKind::Unsupported { .. }),
         "{err}"

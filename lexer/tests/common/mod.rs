@@ -4,7 +4,7 @@
 // Each test file uses some of these.
 #![allow(dead_code)]
 
-use munch_lexer::dfa::{LexError, Lexer, LexerConfig, TerminalSpec};
+use munch_lexer::dfa::{LexError, Lexer, LexerBuildError, LexerConfig, TerminalSpec};
 use munch_lexer::LexState;
 use regex_syntax::hir::Hir;
 
@@ -38,6 +38,11 @@ pub fn with_priority(spec: TerminalSpec, priority: i32) -> TerminalSpec {
 /// The lexer of `specs`, with the default configuration.
 pub fn build(specs: &[TerminalSpec]) -> Lexer {
     Lexer::new(specs, &LexerConfig::default()).unwrap()
+}
+
+/// Why the lexer of `specs`, with the default configuration, is refused.
+pub fn build_err(specs: &[TerminalSpec]) -> LexerBuildError {
+    Lexer::new(specs, &LexerConfig::default()).unwrap_err()
 }
 
 /// The state after reading `text` from the start.
