@@ -1125,29 +1125,20 @@ pub(crate) fn anchored_match(
     enc: Encoding,
     whole: bool,
 ) -> Result<String, String> {
+    use crate::length::{concat_parts, uncaptured};
     use regex_syntax::hir::{HirKind, Look};
     let any = match enc {
         Encoding::Json => format!("{JSON_CHAR}*"),
         Encoding::Raw => r"[\x00-\U0010ffff]*".to_string(),
     };
-    let mut h = hir;
-    while let HirKind::Capture(c) = h.kind() {
-        h = &c.sub;
-    }
+    let h = uncaptured(hir);
     let branches: Vec<&regex_syntax::hir::Hir> = match h.kind() {
         HirKind::Alternation(subs) => subs.iter().collect(),
         _ => vec![h],
     };
     let mut alts = Vec::new();
     for b in branches {
-        let mut b = b;
-        while let HirKind::Capture(c) = b.kind() {
-            b = &c.sub;
-        }
-        let parts: Vec<&regex_syntax::hir::Hir> = match b.kind() {
-            HirKind::Concat(subs) => subs.iter().collect(),
-            _ => vec![b],
-        };
+        let parts = concat_parts(uncaptured(b));
         let mut lo = 0;
         let mut hi = parts.len();
         let mut start = false;

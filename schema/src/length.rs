@@ -43,21 +43,32 @@ fn len_range(hir: &Hir) -> (u64, Option<u64>) {
     }
 }
 
-/// The whole-string matches of `hir` (a pattern anchored at both ends) whose length is in
-/// `[min, max]`, as a HIR without the anchors; `None` when that is not expressible by folding.
-pub(crate) fn fold(hir: &Hir, min: u64, max: Option<u64>) -> Option<Hir> {
+/// `hir` inside its capture groups, if it is one.
+pub(crate) fn uncaptured(hir: &Hir) -> &Hir {
     let mut h = hir;
     while let HirKind::Capture(c) = h.kind() {
         h = &c.sub;
     }
+    h
+}
+
+/// The parts of `hir` if it is a concatenation, else `hir` alone.
+pub(crate) fn concat_parts(hir: &Hir) -> Vec<&Hir> {
+    match hir.kind() {
+        HirKind::Concat(subs) => subs.iter().collect(),
+        _ => vec![hir],
+    }
+}
+
+/// The whole-string matches of `hir` (a pattern anchored at both ends) whose length is in
+/// `[min, max]`, as a HIR without the anchors; `None` when that is not expressible by folding.
+pub(crate) fn fold(hir: &Hir, min: u64, max: Option<u64>) -> Option<Hir> {
+    let h = uncaptured(hir);
     if let HirKind::Alternation(branches) = h.kind() {
         let folded: Option<Vec<Hir>> = branches.iter().map(|b| fold(b, min, max)).collect();
         return folded.map(Hir::alternation);
     }
-    let parts: Vec<&Hir> = match h.kind() {
-        HirKind::Concat(subs) => subs.iter().collect(),
-        _ => vec![h],
-    };
+    let parts = concat_parts(h);
     let n = parts.len();
     let anchored = n >= 2
         && matches!(parts[0].kind(), HirKind::Look(Look::Start))
