@@ -193,12 +193,7 @@ fn escape(chars: &[char], i: usize, in_class: bool) -> Result<(String, usize), S
             _ => return Err("invalid control escape \\c".into()),
         },
         'x' => {
-            let h: String = chars
-                .get(i..i + 2)
-                .ok_or("short \\x escape")?
-                .iter()
-                .collect();
-            let v = u32::from_str_radix(&h, 16).map_err(|_| "invalid \\x escape")?;
+            let v = hex_digits(chars, i, 2, "short \\x escape", "invalid \\x escape")?;
             return Ok((format!("\\x{{{v:X}}}"), i + 2));
         }
         'u' => {
@@ -248,13 +243,21 @@ fn unicode_escape(chars: &[char], i: usize) -> Result<(u32, usize), String> {
         let v = u32::from_str_radix(&h, 16).map_err(|_| "invalid \\u{} escape")?;
         return Ok((v, i + close + 1));
     }
-    let h: String = chars
-        .get(i..i + 4)
-        .ok_or("short \\u escape")?
-        .iter()
-        .collect();
-    let v = u32::from_str_radix(&h, 16).map_err(|_| "invalid \\u escape")?;
+    let v = hex_digits(chars, i, 4, "short \\u escape", "invalid \\u escape")?;
     Ok((v, i + 4))
+}
+
+/// The `n` hex digits at `i`, as a number: `short` when there are fewer characters, `invalid`
+/// when they are not hex digits.
+fn hex_digits(
+    chars: &[char],
+    i: usize,
+    n: usize,
+    short: &str,
+    invalid: &str,
+) -> Result<u32, String> {
+    let h: String = chars.get(i..i + n).ok_or(short)?.iter().collect();
+    u32::from_str_radix(&h, 16).map_err(|_| invalid.to_string())
 }
 
 #[cfg(test)]
