@@ -208,10 +208,7 @@ impl Sim {
                 let mut edges: SmallVec<[NodeRef; 2]> = self.nodes[top as usize]
                     .edges
                     .iter()
-                    .map(|&e| match e {
-                        NodeRef::Local(j) if j as usize >= mark => self.canon[j as usize - mark],
-                        e => e,
-                    })
+                    .map(|&e| self.canonical(mark, e))
                     .collect();
                 edges.sort_unstable();
                 edges.dedup();
@@ -224,18 +221,21 @@ impl Sim {
                 self.canon[at] = NodeRef::Local(id);
             }
         }
-        let mut out: Frontier = frontier
-            .iter()
-            .map(|&f| match f {
-                NodeRef::Local(i) if i as usize >= mark => self.canon[i as usize - mark],
-                f => f,
-            })
-            .collect();
+        let mut out: Frontier = frontier.iter().map(|&f| self.canonical(mark, f)).collect();
         out.sort_unstable();
         out.dedup();
         self.nodes.truncate(mark);
         self.nodes.append(&mut self.made);
         out
+    }
+
+    /// `r` in canonical refs once [`Self::canonicalize`] has visited it: a node since `mark`
+    /// by the node it became, one before `mark` as it is.
+    fn canonical(&self, mark: usize, r: NodeRef) -> NodeRef {
+        match r {
+            NodeRef::Local(j) if j as usize >= mark => self.canon[j as usize - mark],
+            r => r,
+        }
     }
 
     /// The frontier of the bare stack `s` (nothing below).
