@@ -113,8 +113,9 @@ impl Taus {
         }
     }
 
-    /// Splits terminals into those the parser may shift and whether one is ignored.
-    fn split(&self, terms: impl Iterator<Item = TerminalId>) -> (Box<[u32]>, bool) {
+    /// Splits terminals into those the parser may shift and whether one is ignored; `None`
+    /// when neither (no stack can take them).
+    fn split(&self, terms: impl Iterator<Item = TerminalId>) -> Option<(Box<[u32]>, bool)> {
         let mut shiftable = Vec::new();
         let mut ignored = false;
         for t in terms {
@@ -124,18 +125,18 @@ impl Taus {
                 shiftable.push(self.class[t.as_usize()]);
             }
         }
+        if shiftable.is_empty() && !ignored {
+            return None;
+        }
         shiftable.sort_unstable();
         shiftable.dedup();
-        (shiftable.into_boxed_slice(), ignored)
+        Some((shiftable.into_boxed_slice(), ignored))
     }
 
     /// The accepted set of an emitted lexeme with terminals `terms`; `None` when no stack can
     /// take it.
     pub(crate) fn intern_acc(&mut self, terms: impl Iterator<Item = TerminalId>) -> Option<u32> {
-        let key = self.split(terms);
-        if key.0.is_empty() && !key.1 {
-            return None;
-        }
+        let key = self.split(terms)?;
         let next = self.accs.len() as u32;
         let id = *self.acc_index.entry(key.clone()).or_insert(next);
         if id == next {
@@ -150,10 +151,7 @@ impl Taus {
     /// The reach set of an open lexeme that can complete `terms`; `None` when no stack can
     /// take it.
     pub(crate) fn intern_reach(&mut self, terms: impl Iterator<Item = TerminalId>) -> Option<u32> {
-        let key = self.split(terms);
-        if key.0.is_empty() && !key.1 {
-            return None;
-        }
+        let key = self.split(terms)?;
         let next = self.reaches.len() as u32;
         let id = *self.reach_index.entry(key.clone()).or_insert(next);
         if id == next {
