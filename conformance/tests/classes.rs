@@ -21,6 +21,7 @@ use munch::{Compiled, Config, MaskerKind, Matcher};
 use munch_conformance::corpus::{self, Language};
 use munch_glr::mask::TokenMask;
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
+use munch_testkit::files::files_under;
 use munch_testkit::generate::SeededRng;
 use munch_tokens::{ClassId, LexPoint, SpansConfig, TokenSpans};
 use munch_vocab::{TokenId, Vocabulary};
@@ -276,13 +277,8 @@ fn check_real(grammar: &str, tokenizer: &str, files: &[PathBuf], every: usize, m
 
 fn json_files() -> Vec<PathBuf> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../grammars/corpus/json");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+    let files = files_under(&dir, "json", u64::MAX);
+    assert!(!files.is_empty(), "no JSON files in {}", dir.display());
     files
 }
 

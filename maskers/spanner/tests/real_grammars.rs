@@ -12,6 +12,7 @@ use munch_glr::mask::{Masker, Oracle, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
 use munch_masker_spanner::{SpannerConfig, SpannerMasker};
 use munch_masker_trie::TrieMasker;
+use munch_testkit::files::files_under;
 use munch_testkit::grammar::syncode;
 use munch_vocab::Vocabulary;
 
@@ -91,26 +92,15 @@ fn read_all(paths: &[PathBuf]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn files(dir: &Path, extension: &str, n: usize) -> Vec<PathBuf> {
-    let mut all: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == extension))
-                .collect()
-        })
-        .unwrap_or_default();
-    all.sort();
-    all.into_iter().take(n).collect()
-}
-
 /// The first `n` files of munch's own corpus of `language` (`grammars/corpus/LANGUAGE`, by
 /// their extension `.LANGUAGE`), read.
 fn own_corpus(language: &str, n: usize) -> Vec<(String, String)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../grammars/corpus")
         .join(language);
-    let texts = read_all(&files(&dir, language, n));
+    let mut paths = files_under(&dir, language, u64::MAX);
+    paths.truncate(n);
+    let texts = read_all(&paths);
     assert!(
         !texts.is_empty(),
         "no {language} files in {}",
@@ -122,7 +112,7 @@ fn own_corpus(language: &str, n: usize) -> Vec<(String, String)> {
 /// Real files cached by the conformance corpus (`~/.cache/munch/corpus/<dir>`), if present.
 fn cached(dir: &str, extension: &str, n: usize, max_bytes: u64) -> Vec<(String, String)> {
     let root = munch_vocab::cache::cache_dir().join("corpus").join(dir);
-    let paths = munch_testkit::files::files_under(&root, extension, max_bytes);
+    let paths = files_under(&root, extension, max_bytes);
     let step = (paths.len() / n.max(1)).max(1);
     let picked: Vec<PathBuf> = paths.into_iter().step_by(step).take(n).collect();
     read_all(&picked)
