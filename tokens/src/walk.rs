@@ -742,17 +742,7 @@ impl Liveness {
     /// The points behaviour `f` keeps alive, in order.
     pub(super) fn alive_points(&self, f: u32) -> impl Iterator<Item = usize> + '_ {
         let row = &self.bits[f as usize * self.words..(f as usize + 1) * self.words];
-        row.iter().enumerate().flat_map(|(w, &word)| {
-            let mut word = word;
-            std::iter::from_fn(move || {
-                if word == 0 {
-                    return None;
-                }
-                let j = word.trailing_zeros() as usize;
-                word &= word - 1;
-                Some(w * 64 + j)
-            })
-        })
+        munch_vocab::bits::Ones::<u32>::new(row).map(|j| j as usize)
     }
 
     /// Frees the bits, giving them back to `meter`.
