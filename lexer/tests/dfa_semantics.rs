@@ -26,6 +26,11 @@ fn t(i: u32) -> TerminalId {
     TerminalId::from(i)
 }
 
+/// The terminals accepted after reading `text` from the start.
+fn accepted<'l>(lexer: &'l Lexer, text: &[u8]) -> &'l [TerminalId] {
+    lexer.accepted(walk(lexer, text))
+}
+
 /// `lex` with each lexeme shown as `text:NAME[,NAME]`.
 fn lex_str(lexer: &Lexer, input: &str) -> String {
     match lex(lexer, input) {
@@ -41,9 +46,9 @@ fn lex_str(lexer: &Lexer, input: &str) -> String {
 #[test]
 fn keywords_beat_identifiers_only_on_the_same_lexeme() {
     let lexer = build(&[lit("IF", "if"), re("NAME", "[a-z]+"), re("WS", " +")]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"if")), &[t(0)]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"i")), &[t(1)]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"iff")), &[t(1)]);
+    assert_eq!(accepted(&lexer, b"if"), &[t(0)]);
+    assert_eq!(accepted(&lexer, b"i"), &[t(1)]);
+    assert_eq!(accepted(&lexer, b"iff"), &[t(1)]);
     assert_eq!(
         lex_str(&lexer, "if iffy i"),
         r#""if":IF " ":WS "iffy":NAME " ":WS "i":NAME"#
@@ -69,17 +74,17 @@ fn operators_take_the_longest_match() {
 fn priority_beats_literalness_and_may_be_negative() {
     // A higher-priority regex beats a literal.
     let lexer = build(&[lit("IF", "if"), with_priority(re("NAME", "[a-z]+"), 2)]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"if")), &[t(1)]);
+    assert_eq!(accepted(&lexer, b"if"), &[t(1)]);
     // A negative-priority literal loses to a default-priority regex.
     let lexer = build(&[with_priority(lit("IF", "if"), -1), re("NAME", "[a-z]+")]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"if")), &[t(1)]);
+    assert_eq!(accepted(&lexer, b"if"), &[t(1)]);
     // Among negative priorities the higher one still wins.
     let lexer = build(&[
         with_priority(re("A", "[a-z]+"), -3),
         with_priority(re("B", "[a-c]+"), -2),
     ]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"ab")), &[t(1)]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"ax")), &[t(0)]);
+    assert_eq!(accepted(&lexer, b"ab"), &[t(1)]);
+    assert_eq!(accepted(&lexer, b"ax"), &[t(0)]);
 }
 
 #[test]
@@ -90,10 +95,10 @@ fn ties_of_equal_rank_all_remain_sorted() {
         lit("ZERO", "0"),
         lit("ZERO_TOO", "0"),
     ]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"12")), &[t(0), t(1)]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"1f")), &[t(0)]);
+    assert_eq!(accepted(&lexer, b"12"), &[t(0), t(1)]);
+    assert_eq!(accepted(&lexer, b"1f"), &[t(0)]);
     // Two literals tie on "0" and beat both regexes.
-    assert_eq!(lexer.accepted(walk(&lexer, b"0")), &[t(2), t(3)]);
+    assert_eq!(accepted(&lexer, b"0"), &[t(2), t(3)]);
     assert_eq!(lexer.tokenize(b"0").unwrap().len(), 1);
 }
 
@@ -103,15 +108,15 @@ fn ignored_terminals_tie_like_any_other() {
     ws.ignored = true;
     let lexer = build(&[ws, re("SPACES", " +"), re("NAME", "[a-z]+")]);
     // Both match "  " with equal rank: both remain, the parser decides.
-    assert_eq!(lexer.accepted(walk(&lexer, b"  ")), &[t(0), t(1)]);
-    assert_eq!(lexer.accepted(walk(&lexer, b" \t")), &[t(0)]);
+    assert_eq!(accepted(&lexer, b"  "), &[t(0), t(1)]);
+    assert_eq!(accepted(&lexer, b" \t"), &[t(0)]);
     // tokenize reports ignored lexemes too.
     assert_eq!(lex_str(&lexer, "a \tb"), r#""a":NAME " \t":WS "b":NAME"#);
     // With a lower priority the ignored terminal drops out of the tie.
     let mut ws = with_priority(re("WS", "[ \t]+"), -1);
     ws.ignored = true;
     let lexer = build(&[ws, re("SPACES", " +")]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"  ")), &[t(1)]);
+    assert_eq!(accepted(&lexer, b"  "), &[t(1)]);
 }
 
 #[test]
@@ -159,9 +164,9 @@ fn lazy_string_vs_greedy_string() {
 #[test]
 fn case_insensitive_literal_is_still_a_literal() {
     let lexer = build(&[lit_i("SELECT", "select"), re("NAME", "[a-zA-Z]+")]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"SeLeCt")), &[t(0)]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"select")), &[t(0)]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"selects")), &[t(1)]);
+    assert_eq!(accepted(&lexer, b"SeLeCt"), &[t(0)]);
+    assert_eq!(accepted(&lexer, b"select"), &[t(0)]);
+    assert_eq!(accepted(&lexer, b"selects"), &[t(1)]);
 }
 
 #[test]
@@ -186,8 +191,8 @@ fn multi_byte_utf8_terminals() {
         lexer.reachable(three).iter().collect::<Vec<_>>(),
         [t(1), t(2)]
     );
-    assert_eq!(lexer.accepted(walk(&lexer, "🎉".as_bytes())), &[t(1)]);
-    assert_eq!(lexer.accepted(walk(&lexer, "🎈".as_bytes())), &[t(2)]);
+    assert_eq!(accepted(&lexer, "🎉".as_bytes()), &[t(1)]);
+    assert_eq!(accepted(&lexer, "🎈".as_bytes()), &[t(2)]);
     // Invalid UTF-8 matches no Unicode class.
     let err = lexer.tokenize(b"\xCE\xB1\xFF").unwrap_err();
     assert_eq!((err.offset, err.lexeme_start), (2, 2));
@@ -332,7 +337,7 @@ fn terminals_without_pattern_never_match() {
     let lexer = build(&[declared.clone(), re("NAME", "[a-z]+"), declared]);
     assert_eq!(lexer.terminal_len(), 3);
     assert_eq!(lexer.terminal(t(2)).name, "DECLARED");
-    assert_eq!(lexer.accepted(walk(&lexer, b"x")), &[t(1)]);
+    assert_eq!(accepted(&lexer, b"x"), &[t(1)]);
     assert_eq!(
         lexer.reachable(lexer.start()).iter().collect::<Vec<_>>(),
         [t(1)]
@@ -671,7 +676,7 @@ fn deep_patterns_hit_the_nest_limit_not_the_stack() {
 #[test]
 fn pattern_with_an_empty_class_never_matches() {
     let lexer = build(&[re("NOTHING", r"a\P{any}"), re("A", "a")]);
-    assert_eq!(lexer.accepted(walk(&lexer, b"a")), &[t(1)]);
+    assert_eq!(accepted(&lexer, b"a"), &[t(1)]);
     assert_eq!(
         lexer.reachable(lexer.start()).iter().collect::<Vec<_>>(),
         [t(1)]
