@@ -9,6 +9,7 @@
 //!
 //! The random source is [`SeededRng`] (SplitMix64, a few lines that no dependency upgrade
 //! changes): a seed recorded in a test or a fuzz reproduction replays the same sentence.
+//! [`XorShift`] is the smaller one tests draw their walks from.
 
 use munch_lexer::TerminalId;
 use regex_syntax::hir::{Class, Hir, HirKind};
@@ -39,6 +40,27 @@ impl SeededRng {
     /// A number in `0..n` (`n > 0`).
     pub fn below(&mut self, n: usize) -> usize {
         (self.next_u64() % n.max(1) as u64) as usize
+    }
+}
+
+/// Marsaglia's xorshift64 (shifts 13, 7, 17): the smaller generator tests draw walks and
+/// damaged inputs from, so that a failing seed replays. The state is the last number drawn; a
+/// zero state stays zero.
+#[derive(Clone, Debug)]
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    /// The next 64 random bits (the new state).
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
     }
 }
 

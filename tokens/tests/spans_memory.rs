@@ -10,6 +10,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
+use munch_testkit::generate::XorShift;
 use munch_tokens::{SpansBudget, SpansConfig, TokenClasses, TokenSpans};
 use munch_vocab::{TokenId, Vocabulary};
 
@@ -97,18 +98,12 @@ fn lexer(patterns: &[&str]) -> Lexer {
 /// two-byte character, seeded.
 fn vocabulary(len: usize) -> Vocabulary {
     let alphabet: [&[u8]; 6] = [b"a", b"b", b"x", b"y", b" ", "\u{e9}".as_bytes()];
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
     let mut tokens: Vec<Option<Vec<u8>>> = Vec::with_capacity(len);
     for _ in 0..len {
-        let pieces = 1 + next() % 8;
+        let pieces = 1 + rng.next_u64() % 8;
         let token: Vec<u8> = (0..pieces)
-            .flat_map(|_| alphabet[(next() % 6) as usize].to_vec())
+            .flat_map(|_| alphabet[(rng.next_u64() % 6) as usize].to_vec())
             .collect();
         tokens.push(Some(token));
     }

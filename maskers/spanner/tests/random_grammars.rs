@@ -12,6 +12,7 @@ use munch_glr::lark::{load, LoadConfig};
 use munch_glr::mask::{Masker, Oracle};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
 use munch_masker_spanner::{SpannerConfig, SpannerMasker};
+use munch_testkit::generate::XorShift;
 use munch_vocab::{TokenId, Vocabulary};
 use proptest::prelude::*;
 
@@ -132,14 +133,6 @@ fn vocab(case: &Case) -> Arc<Vocabulary> {
     )
 }
 
-/// A small xorshift, so that a case's walks are a function of its seed.
-fn next(seed: &mut u64) -> u64 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 7;
-    *seed ^= *seed << 17;
-    *seed
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
@@ -159,7 +152,8 @@ proptest! {
             .unwrap_or_else(|e| panic!("{e}\n{text}"));
         let oracle = Oracle::new(Arc::clone(&vocab));
         let (mut sc, mut oc) = (spanner.create_cache(), oracle.create_cache());
-        let mut seed = case.seed | 1;
+        // Xorshift, so that a case's walks are a function of its seed.
+        let mut rng = XorShift(case.seed | 1);
         for walk in 0..4 {
             let mut state = ParserState::new(Arc::clone(&parser));
             let mut prefix = String::new();
@@ -180,7 +174,7 @@ proptest! {
                 if allowed.is_empty() {
                     break;
                 }
-                let t = allowed[(next(&mut seed) % allowed.len() as u64) as usize];
+                let t = allowed[rng.below(allowed.len())];
                 state.commit_token(&vocab, t).unwrap();
                 prefix.push_str(&String::from_utf8_lossy(vocab.token_bytes(t).unwrap()));
             }

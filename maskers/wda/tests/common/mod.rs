@@ -8,6 +8,7 @@ use std::sync::Arc;
 use munch_glr::mask::{MaskCache, Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserState};
 use munch_masker_wda::{LazyWdaMasker, WdaConfig, WdaMasker};
+use munch_testkit::generate::XorShift;
 use munch_testkit::vocab;
 use munch_vocab::{TokenId, Vocabulary};
 
@@ -169,7 +170,7 @@ pub fn random_walk(
     steps: usize,
 ) -> usize {
     let mut walk = Walk::new(wda, reference, parser, vocab);
-    let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut rng = XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     for step in 0..steps {
         walk.fill(true, step, usize::MAX)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
@@ -182,10 +183,7 @@ pub fn random_walk(
         if allowed.is_empty() {
             break;
         }
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        let t = allowed[(rng % allowed.len() as u64) as usize];
+        let t = allowed[rng.below(allowed.len())];
         walk.commit(t)
             .unwrap_or_else(|e| panic!("seed {seed} step {step}: allowed token refused: {e}"));
     }
