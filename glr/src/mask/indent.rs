@@ -773,7 +773,7 @@ impl IndentFix {
             if let Some(end) = reading.inside {
                 inside.entry(end).or_default().push(t);
             }
-            for &(len, state) in &reading.ends {
+            for (k, &(len, state)) in reading.ends.iter().enumerate() {
                 let (prefix, rest) = bytes.split_at(len);
                 let sorted = ends.entry((prefix, state)).or_default();
                 if !newline_alone(state) {
@@ -781,9 +781,12 @@ impl IndentFix {
                     continue;
                 }
                 // The fresh reading has no inhibitor: it stands for the completed heads only
-                // when no longer lexeme completes inside the token (which would end them).
-                let ignored =
-                    reading.last_accept == len && same_as_ignored(parser, prefix, rest[0]);
+                // when no longer lexeme completes inside the token (which would end them), and
+                // when no shorter reading ends inside the prefix (its heads, with inhibitors of
+                // their own, are among those after the prefix).
+                let ignored = k == 0
+                    && reading.last_accept == len
+                    && same_as_ignored(parser, prefix, rest[0]);
                 for (side, paren_zero) in [false, true].into_iter().enumerate() {
                     if ignored && !self.fresh_needs(parser, vocab, paren_zero).contains(t) {
                         sorted.1[side].push(t);
