@@ -45,7 +45,7 @@ const PLOTS: &str = "Plots: `bench/results/cdf-GRAMMAR.png` (mask latency CDF pe
                      tokenizer), `bench/results/mask-vs-vocab.png`.";
 
 /// The command, the settings, the main tokenizer's table and, when `detailed`, every engine's
-/// settings and the notes on adapted copies.
+/// settings, the run's notes and the notes on adapted copies.
 fn main_table(results: &Results, detailed: bool) -> String {
     let mut out = String::from(
         "### Side by side with llguidance, glrmask and XGrammar\n\n```sh\ncargo run --release -p \
@@ -80,6 +80,11 @@ fn main_table(results: &Results, detailed: bool) -> String {
     if detailed && !engines.is_empty() {
         out.push_str("Engines: ");
         out.push_str(&engines.join("; "));
+        out.push_str(".\n\n");
+    }
+    if detailed && !results.notes.is_empty() {
+        out.push_str("Notes: ");
+        out.push_str(&results.notes.join("; "));
         out.push_str(".\n\n");
     }
     let _ = writeln!(
