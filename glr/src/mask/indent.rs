@@ -416,8 +416,8 @@ impl IndentFix {
                 set_class(trie, &class.nodes, true, mask);
                 continue;
             }
-            // A refused prefix refuses the token (the guards are no class's members, so the
-            // masker's answer for them stands).
+            // An equivalent's bit, and a guard's, are the masker's exact answers (no class holds
+            // them); a refused prefix refuses the token.
             if let Some(u) = class.equivalent {
                 let allowed = mask.contains(u);
                 set_class(trie, &class.nodes, allowed, mask);
@@ -601,9 +601,9 @@ impl IndentFix {
     fn fresh_needs(&self, parser: &Parser, vocab: &Vocabulary, paren_zero: bool) -> &TokenMask {
         self.fresh_needs[usize::from(paren_zero)].get_or_init(|| {
             let plain_start = (parser.lexer().start(), None, true);
+            let trie = vocab.trie();
             let mut set = TokenMask::new(vocab.len());
             for &n in self.needs_of(parser, vocab, plain_start, paren_zero).iter() {
-                let trie = vocab.trie();
                 trie.tokens_at(n).iter().for_each(|&t| set.insert(t));
             }
             set
@@ -756,14 +756,15 @@ impl IndentFix {
         }
         let lexer = parser.lexer();
         let mut inside: AHashMap<LexState, Vec<TokenId>> = AHashMap::new();
-        // (general tokens, fresh per side, each per side) per (prefix, state).
+        // (general tokens, fresh per side, each per side) per (prefix, state, whether the
+        // lexeme is the prefix's only reading: no shorter one ends inside it).
         type Sorted = (Vec<RestOf>, [Vec<TokenId>; 2], [Vec<RestOf>; 2]);
         let trie = vocab.trie();
         let token_of = |bytes: &[u8]| {
             trie.find(bytes)
                 .and_then(|n| trie.tokens_at(n).first().copied())
         };
-        let mut ends: AHashMap<(&[u8], LexState), Sorted> = AHashMap::new();
+        let mut ends: AHashMap<(&[u8], LexState, bool), Sorted> = AHashMap::new();
         let newline_alone = |state: LexState| {
             let nl = parser.indenter().map(|i| i.newline());
             lexer.accepted(state).len() == 1 && lexer.accepted(state).first().copied() == nl
@@ -775,7 +776,8 @@ impl IndentFix {
             }
             for (k, &(len, state)) in reading.ends.iter().enumerate() {
                 let (prefix, rest) = bytes.split_at(len);
-                let sorted = ends.entry((prefix, state)).or_default();
+                let alone = k == 0;
+                let sorted = ends.entry((prefix, state, alone)).or_default();
                 if !newline_alone(state) {
                     sorted.0.push((t, token_of(rest)));
                     continue;
@@ -784,9 +786,8 @@ impl IndentFix {
                 // when no longer lexeme completes inside the token (which would end them), and
                 // when no shorter reading ends inside the prefix (its heads, with inhibitors of
                 // their own, are among those after the prefix).
-                let ignored = k == 0
-                    && reading.last_accept == len
-                    && same_as_ignored(parser, prefix, rest[0]);
+                let ignored =
+                    alone && reading.last_accept == len && same_as_ignored(parser, prefix, rest[0]);
                 for (side, paren_zero) in [false, true].into_iter().enumerate() {
                     if ignored && !self.fresh_needs(parser, vocab, paren_zero).contains(t) {
                         sorted.1[side].push(t);
@@ -804,19 +805,21 @@ impl IndentFix {
         inside.sort_unstable_by_key(|&(end, _)| end);
         let mut ends: Vec<EndGroup> = ends
             .into_iter()
-            .map(|((prefix, state), (general, [f0, f1], each))| EndGroup {
-                prefix: prefix.into(),
-                state,
-                alone: walk(parser, s, prefix).ends.is_empty(),
-                kind: if general.is_empty() {
-                    EndKind::Newline {
-                        fresh: [TokenSet::new(f0, n), TokenSet::new(f1, n)],
-                        each,
-                    }
-                } else {
-                    EndKind::General(general)
+            .map(
+                |((prefix, state, alone), (general, [f0, f1], each))| EndGroup {
+                    prefix: prefix.into(),
+                    state,
+                    alone,
+                    kind: if general.is_empty() {
+                        EndKind::Newline {
+                            fresh: [TokenSet::new(f0, n), TokenSet::new(f1, n)],
+                            each,
+                        }
+                    } else {
+                        EndKind::General(general)
+                    },
                 },
-            })
+            )
             .collect();
         ends.sort_unstable_by(|a, b| (&a.prefix, a.state).cmp(&(&b.prefix, b.state)));
         let groups = Arc::new(LineStart { inside, ends });
