@@ -1,5 +1,8 @@
 //! The `munch` command-line tool.
 
+// One unsafe block (SIGPIPE's disposition, in `main`), with its `SAFETY:` comment.
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};

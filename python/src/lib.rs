@@ -8,6 +8,9 @@
 
 // All APIs need docs!
 #![deny(missing_docs)]
+// Unsafe code writes bitmasks into the caller's arrays (`bitmask`): every block with its
+// `SAFETY:` comment.
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 use pyo3::prelude::*;
 

@@ -6,6 +6,8 @@
 //! succeeds or is refused. One test function: the allocator counts every thread of the
 //! process, so nothing else may run beside it.
 
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
