@@ -3,7 +3,7 @@
 //! distinct spans, the build time and the tables' heap size.
 //!
 //! ```text
-//! cargo run --release -p munch-conformance --example token_classes [GRAMMAR...] [-- TOKENIZER...]
+//! cargo run --release -p munch-bench --example token_classes [GRAMMAR...] [-- TOKENIZER...]
 //! ```
 //!
 //! Defaults: json go java sql c × llama2 llama3 qwen3 gemma3 gptoss. The tokenizers and
