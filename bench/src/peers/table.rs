@@ -224,7 +224,7 @@ fn main_row(run: &Run) -> String {
                 .and_then(|e| e.lines().next())
                 .unwrap_or("")
                 .replace('|', "\\|");
-            let why: String = why.chars().take(120).collect();
+            let why = clip(&why, 120);
             format!(
                 "| {} | {} | {}: {} | | | | | | | | | | |",
                 run.grammar,
@@ -234,6 +234,16 @@ fn main_row(run: &Run) -> String {
             )
         }
     }
+}
+
+/// `text` cut to at most `max` characters at a word's end, with an ellipsis where it was cut.
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let head: String = text.chars().take(max).collect();
+    let cut = head.rfind(' ').unwrap_or(head.len());
+    format!("{}…", head[..cut].trim_end())
 }
 
 fn status_word(run: &Run) -> &'static str {
@@ -472,5 +482,12 @@ mod tests {
         assert_eq!(fmt_us(12.34), "12.3");
         assert_eq!(fmt_us(123.4), "123");
         assert_eq!(fmt_us(1_234_567.0), "1,234,567");
+    }
+
+    #[test]
+    fn long_errors_are_clipped_at_a_word() {
+        assert_eq!(clip("short enough", 20), "short enough");
+        assert_eq!(clip("use the whole grammar instead", 14), "use the whole…");
+        assert_eq!(clip("überlänge", 4), "über…");
     }
 }
