@@ -124,6 +124,72 @@ pub fn label_with(
     Ok(labels)
 }
 
+/// A grammar of Lark's own test suite that Lark loads.
+#[derive(Clone, Debug, Deserialize)]
+pub struct SuiteGrammar {
+    /// The grammar, written out.
+    pub file: PathBuf,
+    /// The test file it comes from, and the line of the string.
+    pub source: String,
+    /// That line.
+    pub line: u32,
+    /// The parser Lark loaded it with (`lalr`, else `earley`).
+    pub mode: String,
+}
+
+/// The grammars of Lark's test suite (the `tests/` folder of the [`LARK_VERSION`] source
+/// distribution, fetched once with pip) that Lark itself loads, written out by
+/// `scripts/lark_test_grammars.py` under the cache.
+pub fn suite_grammars() -> Result<Vec<SuiteGrammar>, CorpusError> {
+    let root = cache_dir().join(format!("lark-src-{LARK_VERSION}"));
+    let tests = root.join(format!("lark-{LARK_VERSION}")).join("tests");
+    if !tests.is_dir() {
+        std::fs::create_dir_all(&root)
+            .map_err(|e| CorpusError::new(format!("{}: {e}", root.display())))?;
+        run(Command::new(python()?)
+            .args([
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+            ])
+            .arg(format!("lark=={LARK_VERSION}"))
+            .arg("-d")
+            .arg(&root))?;
+        let sdist = root.join(format!("lark-{LARK_VERSION}.tar.gz"));
+        run(Command::new("tar")
+            .arg("xzf")
+            .arg(&sdist)
+            .arg("-C")
+            .arg(&root))?;
+    }
+    let out = root.join("grammars");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/lark_test_grammars.py");
+    let output = Command::new(python()?)
+        .arg(&script)
+        .arg(&tests)
+        .arg(&out)
+        .output()
+        .map_err(|e| CorpusError::new(format!("running Lark: {e}")))?;
+    if !output.status.success() {
+        return Err(CorpusError::new(format!(
+            "{} failed: {}",
+            script.display(),
+            String::from_utf8_lossy(&output.stderr)
+        )));
+    }
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .map_err(|e| CorpusError::new(format!("bad line from Lark ({e}): {l}")))
+        })
+        .collect()
+}
+
 fn run(command: &mut Command) -> Result<(), CorpusError> {
     let status = command
         .status()
