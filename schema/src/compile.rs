@@ -25,15 +25,32 @@ use std::collections::{HashMap, VecDeque};
 
 use serde_json::Value;
 
-use crate::encode::{self, Encoding, JSON_CHAR, JSON_CODE_POINT};
+use crate::boolean::{self, Budget};
+use crate::encode::{self, Encoding, JSON_CHAR, JSON_CODE_POINT, PROFILE_CHAR};
 use crate::error::{SchemaError, SchemaErrorKind};
 use crate::number::{self, Bound, Dec};
 use crate::options::{PropertyOrder, SchemaOptions, Whitespace};
 use crate::simple::{is_false, ty, Conj, Normalizer, Simple, Sub};
 
 /// The generic JSON string terminal's regex.
+/// The most patterns with different schemas whose keys [`Emitter::pattern_members`] splits
+/// (into as many key terminals as non-empty sets of them: 15 for 4).
+const MAX_SPLIT_PATTERNS: usize = 4;
+
+/// The automata and regex of one split of keys ([`boolean::combine`]).
+const KEY_BUDGET: Budget = Budget {
+    states: 4_096,
+    bytes: 256 << 10,
+};
+
 fn any_string() -> String {
     format!(r"\x22{JSON_CHAR}*\x22")
+}
+
+/// Any JSON string in the profile's spellings ([`encode`]): where keys are split by patterns,
+/// every key is a constrained string.
+fn profile_string() -> String {
+    format!(r"\x22{PROFILE_CHAR}*\x22")
 }
 
 pub(crate) struct Emitter<'a> {
@@ -764,58 +781,34 @@ impl<'a> Emitter<'a> {
         let s = &s;
         let mut others: Vec<String> = Vec::new();
         let additional_false = is_false(&s.additional);
+        // With patterns, the exact split of the keys (`pattern_members`) takes the additional
+        // properties too; where its automata exceed their budget, the lenient option falls
+        // back to pattern keys that may overlap.
+        let mut split = false;
         if !s.pattern_props.is_empty() {
-            if !additional_false {
-                self.norm.relax(
-                    &ptr,
-                    "patternProperties",
-                    "with additional properties allowed (needs the complement of the patterns)",
-                )?;
+            if !s.names.is_empty() {
+                self.norm
+                    .relax(&ptr, "propertyNames", "together with patternProperties")?;
             }
-            let first = serde_json::to_string(
-                &s.pattern_props[0]
-                    .1
-                    .iter()
-                    .map(|x| &x.value)
-                    .collect::<Vec<_>>(),
-            )
-            .unwrap_or_default();
-            let same = s.pattern_props.iter().all(|(_, c, _)| {
-                serde_json::to_string(&c.iter().map(|x| &x.value).collect::<Vec<_>>())
-                    .unwrap_or_default()
-                    == first
-            });
-            if !same {
-                self.norm.relax(
-                    &ptr,
-                    "patternProperties",
-                    "several patterns with different schemas (a key may match more than one)",
-                )?;
-            }
-            for (p, c, pptr) in &s.pattern_props {
-                for name in &all_names {
-                    if crate::simple::pattern_matches(p, name, pptr)? {
-                        self.norm.relax(
-                            &ptr,
-                            "patternProperties",
-                            "a pattern that matches a declared property name",
-                        )?;
+            match self.pattern_members(s, &all_names, &ptr)? {
+                Some(ms) => {
+                    others.extend(ms);
+                    split = true;
+                }
+                None => {
+                    for (p, c, pptr) in &s.pattern_props {
+                        let key = self.pattern_string(p, pptr)?;
+                        let key = self.terminal(key);
+                        if let Some(v) = self.rule_for(c, &ptr)? {
+                            let m = self.name("m");
+                            self.add_rule(format!("{m}: {key} _kv {v}"), &ptr)?;
+                            others.push(m);
+                        }
                     }
-                }
-                if !s.names.is_empty() {
-                    self.norm
-                        .relax(&ptr, "propertyNames", "together with patternProperties")?;
-                }
-                let key = self.pattern_string(p, pptr)?;
-                let key = self.terminal(key);
-                if let Some(v) = self.rule_for(c, &ptr)? {
-                    let m = self.name("m");
-                    self.add_rule(format!("{m}: {key} _kv {v}"), &ptr)?;
-                    others.push(m);
                 }
             }
         }
-        if !additional_false && (s.pattern_props.is_empty() || self.norm.lenient) {
+        if !additional_false && !split {
             if let Some(v) = self.rule_for(&s.additional, &ptr)? {
                 let keys = self.additional_keys(s, &all_names)?;
                 for key in keys {
@@ -906,6 +899,110 @@ impl<'a> Emitter<'a> {
         self.list(&a, start, "\"{\"", "\"}\"", &ptr)
     }
 
+    /// The members for the keys that `patternProperties` and the additional properties take,
+    /// exactly: a key takes the schemas of every pattern that matches it (the keys are split
+    /// by the set of patterns they match, [`MAX_SPLIT_PATTERNS`] patterns with different
+    /// schemas at most), declared names are taken out (their members add the patterns'
+    /// schemas to their own), and the additional properties take the keys that no pattern
+    /// matches. `None` (after a relaxation, lenient only) where the keys' automata exceed
+    /// [`KEY_BUDGET`].
+    fn pattern_members(
+        &mut self,
+        s: &Simple,
+        declared: &[String],
+        ptr: &str,
+    ) -> Result<Option<Vec<String>>, SchemaError> {
+        let mut keys: Vec<(String, Conj)> = Vec::new();
+        for (p, c, pptr) in &s.pattern_props {
+            keys.push((self.pattern_string(p, pptr)?, c.clone()));
+        }
+        let schema_text = |c: &Conj| {
+            serde_json::to_string(&c.iter().map(|x| &x.value).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        // Patterns with one schema are one pattern (their union).
+        if keys
+            .iter()
+            .all(|(_, c)| schema_text(c) == schema_text(&keys[0].1))
+        {
+            let union = keys
+                .iter()
+                .map(|(k, _)| format!("(?:{k})"))
+                .collect::<Vec<_>>();
+            keys = vec![(union.join("|"), keys[0].1.clone())];
+        }
+        if keys.len() > MAX_SPLIT_PATTERNS {
+            self.norm.relax(
+                ptr,
+                "patternProperties",
+                "more patterns with different schemas than a key split takes",
+            )?;
+            return Ok(None);
+        }
+        let names: Vec<String> = declared.iter().map(|k| literal_string(k)).collect();
+        let mut members = Vec::new();
+        for subset in 1..1usize << keys.len() {
+            let (inside, outside): (Vec<_>, Vec<_>) = keys
+                .iter()
+                .enumerate()
+                .partition(|(i, _)| subset >> i & 1 == 1);
+            let include: Vec<String> = inside.iter().map(|(_, k)| k.0.clone()).collect();
+            let mut exclude: Vec<String> = outside.iter().map(|(_, k)| k.0.clone()).collect();
+            exclude.extend(names.iter().cloned());
+            let Some(key) = self.key_combination(&include, &exclude, "patternProperties", ptr)?
+            else {
+                return Ok(None);
+            };
+            let Some(key) = key else { continue };
+            let conj: Conj = inside
+                .iter()
+                .flat_map(|(_, k)| k.1.iter().cloned())
+                .collect();
+            if let Some(v) = self.rule_for(&conj, ptr)? {
+                let key = self.terminal(key);
+                let m = self.name("m");
+                self.add_rule(format!("{m}: {key} _kv {v}"), ptr)?;
+                members.push(m);
+            }
+        }
+        if !is_false(&s.additional) {
+            let mut exclude: Vec<String> = keys.into_iter().map(|k| k.0).collect();
+            exclude.extend(names);
+            let Some(key) =
+                self.key_combination(&[profile_string()], &exclude, "patternProperties", ptr)?
+            else {
+                return Ok(None);
+            };
+            if let (Some(key), Some(v)) = (key, self.rule_for(&s.additional, ptr)?) {
+                let key = self.terminal(key);
+                let m = self.name("m");
+                self.add_rule(format!("{m}: {key} _kv {v}"), ptr)?;
+                members.push(m);
+            }
+        }
+        Ok(Some(members))
+    }
+
+    /// The key regex for the strings every `include` matches and no `exclude` does (`Some(None)`
+    /// when there are none); `None` after a relaxation of `keyword` (lenient) where the
+    /// automata cannot make it.
+    fn key_combination(
+        &mut self,
+        include: &[String],
+        exclude: &[String],
+        keyword: &str,
+        ptr: &str,
+    ) -> Result<Option<Option<String>>, SchemaError> {
+        match boolean::combine(include, exclude, KEY_BUDGET) {
+            Ok(key) => Ok(Some(key)),
+            Err(e) => {
+                self.norm
+                    .relax(ptr, keyword, &format!("splitting the keys: {e}"))?;
+                Ok(None)
+            }
+        }
+    }
+
     /// Key terminals for additional properties: any key but the declared ones, narrowed by
     /// `propertyNames`.
     fn additional_keys(
@@ -945,23 +1042,34 @@ impl<'a> Emitter<'a> {
             }
             return Ok(keys);
         }
-        if !props.is_empty() {
-            self.norm.relax(
-                &s.obj_ptr,
-                "propertyNames",
-                "with declared properties and additional ones allowed",
-            )?;
-        }
+        // The names' strings, the declared ones taken out.
+        let declared: Vec<String> = props.iter().map(|k| literal_string(k)).collect();
         let mut keys = Vec::new();
         for n in &names {
             if n.types & ty::STR == 0 {
                 continue;
             }
-            if let Some(r) = self.string_regex(n)? {
-                let t = self.terminal(r);
-                if !keys.contains(&t) {
-                    keys.push(t);
+            let Some(r) = self.string_regex(n)? else {
+                continue;
+            };
+            let r = if declared.is_empty() {
+                r
+            } else {
+                let ptr = s.obj_ptr.clone();
+                match self.key_combination(
+                    std::slice::from_ref(&r),
+                    &declared,
+                    "propertyNames",
+                    &ptr,
+                )? {
+                    Some(Some(r)) => r,
+                    Some(None) => continue,
+                    None => r,
                 }
+            };
+            let t = self.terminal(r);
+            if !keys.contains(&t) {
+                keys.push(t);
             }
         }
         Ok(keys)

@@ -34,6 +34,11 @@ pub(crate) enum Encoding {
     Json,
 }
 
+/// One character of a JSON string, in the profile's spellings (the module docs): itself, or
+/// for `"`, `\`, `/` and the controls their escapes.
+pub(crate) const PROFILE_CHAR: &str =
+    r"(?:[^\x22\\\x00-\x1f]|\\[\x22\\\/bfnrt]|\\u00(?:[01][0-9a-fA-F]|22|5[cC]))";
+
 /// One character of a JSON string, any spelling (the generic string content).
 pub(crate) const JSON_CHAR: &str = r"(?:[^\x22\\\x00-\x1f]|\\[\x22\\\/bfnrt]|\\u[0-9a-fA-F]{4})";
 

@@ -58,7 +58,9 @@
 //!   exponent (whether `1e2` is at most 100 is not regular in general); `1.0` is an integer.
 //!
 //! Compiled: `type`, `enum`, `const`, `properties`, `required`, `additionalProperties`,
-//! `patternProperties` (with `additionalProperties: false`, one schema for all patterns),
+//! `patternProperties` (a key takes every matching pattern's schema; additional properties take
+//! the keys no pattern matches and no property declares: intersections and differences of the
+//! key regexes, computed on automata; at most 4 patterns with different schemas),
 //! `propertyNames`, `min/maxProperties`, `items`, `prefixItems`, `additionalItems`,
 //! `min/maxItems`, `contains`/`minContains`, `anyOf`, `allOf`, `oneOf` (branches that provably
 //! exclude each other: types, `const`/`enum` values, a required discriminator), `not` and
@@ -75,6 +77,7 @@
 // All APIs need docs: the facade and the Python bindings document from here.
 #![deny(missing_docs)]
 
+mod boolean;
 mod compile;
 mod ecma;
 pub mod encode;

@@ -351,3 +351,51 @@ fn regex_constraints() {
     );
     assert!(munch_schema::regex_grammar("a*").is_err());
 }
+
+#[test]
+fn keys_are_split_by_the_patterns_they_match() {
+    // A declared name takes its schema and every matching pattern's; a key matching several
+    // patterns takes all their schemas; the additional properties take the rest.
+    check(
+        json!({
+            "properties": {"x-id": {"type": "integer"}},
+            "patternProperties": {"^x-": {"minimum": 0}, "id$": {"type": "number"}},
+            "additionalProperties": {"type": "string"}
+        }),
+        &compact(),
+        &[
+            r#"{"x-id":3}"#,
+            r#"{"x-a":"s"}"#,
+            r#"{"x-a":1.5,"x-b":true}"#,
+            r#"{"uid":1.5}"#,
+            r#"{"x-uid":2.5,"b":"s"}"#,
+            r#"{"b":"s","x":"t"}"#,
+            r#"{"a\n\u001f":"s"}"#,
+        ],
+        &[
+            r#"{"x-id":-3}"#,
+            r#"{"x-id":1.5}"#,
+            r#"{"x-a":-1}"#,
+            r#"{"uid":"s"}"#,
+            r#"{"x-uid":-2.5}"#,
+            r#"{"x-uid":"s"}"#,
+            r#"{"b":1}"#,
+            r#"{"\u0062":1}"#,
+            // Split keys are constrained strings: spelled as the profile says (`encode`).
+            r#"{"\u0078-a":null}"#,
+            r#"{"\u0062":"s"}"#,
+        ],
+    );
+    // Property names beside declared properties: the declared ones are taken out of the
+    // names' keys.
+    check(
+        json!({
+            "properties": {"ID": {"type": "integer"}},
+            "propertyNames": {"pattern": "^[A-Z]+$"},
+            "additionalProperties": {"type": "string"}
+        }),
+        &compact(),
+        &[r#"{"ID":1}"#, r#"{"ID":2,"AB":"s"}"#, r#"{"I":"s"}"#],
+        &[r#"{"ID":"s"}"#, r#"{"AB":1}"#, r#"{"ab":"s"}"#],
+    );
+}
