@@ -63,14 +63,16 @@
 //! key regexes, computed on automata; at most 4 patterns with different schemas),
 //! `propertyNames`, `min/maxProperties`, `items`, `prefixItems`, `additionalItems`,
 //! `min/maxItems`, `contains`/`minContains`, `anyOf`, `allOf`, `oneOf` (branches that provably
-//! exclude each other: types, `const`/`enum` values, a required discriminator), `not` and
-//! `if`/`then`/`else` on type tests, `$ref` into the document (`$defs`, `definitions`,
+//! exclude each other: types, `const`/`enum` values, a required discriminator; else each branch
+//! with the complements of the others), `not` and `if`/`then`/`else` through complements (of
+//! types, `const`/`enum` over null and booleans, `required`, and `properties` in turn),
+//! `$ref` into the document (`$defs`, `definitions`,
 //! recursion), `min/maxLength`, `pattern`, `format` (the [`format::FORMATS`]), numeric bounds,
 //! `multipleOf` (powers of ten, 2 on integers), boolean schemas; annotations and formats munch
 //! does not know are ignored (as validators do).
 //! `uniqueItems` over a finite domain of at most 8 values (`enum` items, booleans). Refused:
 //! `uniqueItems` on other arrays of more than one item, `maxContains`, `not`/`if` of other
-//! schemas, overlapping `oneOf`, other `multipleOf`s, a pattern together with a length or a
+//! schemas and overlapping `oneOf` whose branches' complements are not among those, other `multipleOf`s, a pattern together with a length or a
 //! second pattern (a length folds into an anchored pattern with one variable-length piece, and is
 //! dropped where every match fits it), `dependent*`, `unevaluated*`, remote references.
 

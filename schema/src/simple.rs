@@ -37,6 +37,8 @@ pub(crate) mod ty {
     pub const ARR: u8 = 32;
     pub const OBJ: u8 = 64;
     pub const ALL: u8 = 127;
+    /// Each kind alone.
+    pub const KINDS: [u8; 7] = [NULL, BOOL, INT, FRAC, STR, ARR, OBJ];
 }
 
 /// One conjunction of atomic keywords.
@@ -405,15 +407,8 @@ impl Normalizer<'_> {
                 // Per kind of value: branches must not overlap, except where two branches
                 // both take every value of that kind (then no value of it is in `oneOf`).
                 let mut excluded = 0u8;
-                for t in [
-                    ty::NULL,
-                    ty::BOOL,
-                    ty::INT,
-                    ty::FRAC,
-                    ty::STR,
-                    ty::ARR,
-                    ty::OBJ,
-                ] {
+                let mut overlap = false;
+                for t in ty::KINDS {
                     for i in 0..branches.len() {
                         for j in i + 1..branches.len() {
                             for a in &branches[i] {
@@ -435,22 +430,51 @@ impl Normalizer<'_> {
                                     if a.takes_all(t) && b.takes_all(t) {
                                         excluded |= t;
                                     } else {
-                                        self.relax(
-                                            ptr,
-                                            "oneOf",
-                                            "branches that may overlap (exactly-one needs a complement)",
-                                        )?;
+                                        overlap = true;
                                     }
                                 }
                             }
                         }
                     }
                 }
-                for b in branches.iter_mut() {
-                    for s in b.iter_mut() {
-                        s.types &= !excluded;
+                if overlap {
+                    // Exactly one: each branch with the complements of the others.
+                    let p = join(ptr, key);
+                    let mut exact: Option<Vec<Vec<Simple>>> = Some(Vec::new());
+                    for i in 0..branches.len() {
+                        let mut only = branches[i].clone();
+                        for (j, other) in branches.iter().enumerate() {
+                            if j == i {
+                                continue;
+                            }
+                            match self.complement(other, &p)? {
+                                Some(c) => only = self.cross(only, c, &p)?,
+                                None => {
+                                    exact = None;
+                                    break;
+                                }
+                            }
+                        }
+                        match exact.as_mut() {
+                            Some(e) => e.push(only),
+                            None => break,
+                        }
                     }
-                    b.retain(|s| s.types != 0);
+                    match exact {
+                        Some(e) => branches = e,
+                        None => self.relax(
+                            ptr,
+                            "oneOf",
+                            "branches that may overlap, whose complements munch does not write",
+                        )?,
+                    }
+                } else {
+                    for b in branches.iter_mut() {
+                        for s in b.iter_mut() {
+                            s.types &= !excluded;
+                        }
+                        b.retain(|s| s.types != 0);
+                    }
                 }
             }
             let union: Vec<Simple> = branches.into_iter().flatten().collect();
@@ -459,29 +483,12 @@ impl Normalizer<'_> {
         if let Some(n) = obj.get("not") {
             let p = join(ptr, "not");
             let d = self.one(n, &p, depth + 1)?;
-            let comp = if d.is_empty() {
-                Some(Simple::any())
-            } else {
-                let mut types = 0u8;
-                let mut ok = true;
-                for s in &d {
-                    if s.types_only() {
-                        types |= s.types;
-                    } else {
-                        ok = false;
-                    }
-                }
-                ok.then(|| Simple {
-                    types: ty::ALL & !types,
-                    ..Simple::any()
-                })
-            };
-            match comp {
-                Some(c) => acc = self.cross(acc, vec![c], &p)?,
+            match self.complement(&d, &p)? {
+                Some(c) => acc = self.cross(acc, c, &p)?,
                 None => self.relax(
                     ptr,
                     "not",
-                    "the complement of this schema is not a type set",
+                    "the complement of this schema is not one munch writes",
                 )?,
             }
         }
@@ -523,15 +530,36 @@ impl Normalizer<'_> {
                         let union: Vec<Simple> = yes.into_iter().chain(no).collect();
                         acc = self.cross(acc, union, &p)?;
                     }
-                    None => self.relax(
-                        ptr,
-                        "if",
-                        "a condition other than a type test needs a complement",
-                    )?,
+                    None => match self.complement(&i, &p)? {
+                        Some(not_i) => {
+                            let yes = self.cross(i, then, &p)?;
+                            let no = self.cross(not_i, els, &p)?;
+                            let union: Vec<Simple> = yes.into_iter().chain(no).collect();
+                            acc = self.cross(acc, union, &p)?;
+                        }
+                        None => self.relax(
+                            ptr,
+                            "if",
+                            "the complement of the condition is not one munch writes",
+                        )?,
+                    },
                 }
             }
         }
         Ok(acc)
+    }
+
+    /// The values that no member of the disjunction `d` takes, as a disjunction: the cross of
+    /// what each member rejects ([`rejected_by`]); `None` where one of those is not written.
+    fn complement(&mut self, d: &[Simple], ptr: &str) -> Result<Option<Vec<Simple>>, SchemaError> {
+        let mut acc = vec![Simple::any()];
+        for s in d {
+            let Some(r) = rejected_by(s, ptr) else {
+                return Ok(None);
+            };
+            acc = self.cross(acc, r, ptr)?;
+        }
+        Ok(Some(acc))
     }
 
     /// Whether no value satisfies both (conservatively: `false` when unsure).
@@ -1126,6 +1154,114 @@ pub(crate) fn merge(a: &Simple, b: &Simple, ptr: &str) -> Result<Option<Simple>,
     m.min_props = m.min_props.max(b.min_props);
     m.max_props = min_opt(m.max_props, b.max_props);
     Ok(Some(m))
+}
+
+/// The values one [`Simple`] rejects, as a disjunction: the values of other types, and for each
+/// constraint the values of its type that break it. Written for the types, `enum`/`const` over
+/// null and booleans (and over types none of its values has), `required` (an object without
+/// the key: the key's schema `false`) and `properties` (an object with the key, its value under
+/// `not` of the key's schema, left for the normaliser to complement in turn); `None` where
+/// another constraint is set.
+fn rejected_by(s: &Simple, ptr: &str) -> Option<Vec<Simple>> {
+    let kinds = ty::KINDS;
+    let mut out = Vec::new();
+    let others = ty::ALL & !s.types;
+    if others != 0 {
+        out.push(Simple {
+            types: others,
+            ..Simple::any()
+        });
+    }
+    let of_kind = |t: u8| Simple {
+        types: t,
+        ..Simple::any()
+    };
+    if let Some(values) = &s.enum_ {
+        let plain = Simple {
+            enum_: None,
+            ..s.clone()
+        };
+        for t in kinds.into_iter().filter(|&t| s.types & t != 0) {
+            if !plain.takes_all(t) {
+                return None;
+            }
+            let kind_of = |v: &Value| match v {
+                Value::Null => ty::NULL,
+                Value::Bool(_) => ty::BOOL,
+                Value::Number(_) => ty::INT | ty::FRAC,
+                Value::String(_) => ty::STR,
+                Value::Array(_) => ty::ARR,
+                Value::Object(_) => ty::OBJ,
+            };
+            let listed: Vec<&Value> = values.iter().filter(|v| kind_of(v) & t != 0).collect();
+            match t {
+                _ if listed.is_empty() => out.push(of_kind(t)),
+                ty::NULL => {}
+                ty::BOOL => {
+                    let rest: Vec<Value> = [false, true]
+                        .into_iter()
+                        .map(Value::Bool)
+                        .filter(|b| !listed.contains(&b))
+                        .collect();
+                    if !rest.is_empty() {
+                        out.push(Simple {
+                            types: ty::BOOL,
+                            enum_: Some(rest),
+                            enum_ptr: ptr.to_string(),
+                            ..Simple::any()
+                        });
+                    }
+                }
+                _ => return None,
+            }
+        }
+        return Some(out);
+    }
+    let unconstrained = Simple {
+        required: Vec::new(),
+        props: Vec::new(),
+        ..s.clone()
+    };
+    if kinds
+        .into_iter()
+        .any(|t| s.types & t != 0 && !unconstrained.takes_all(t))
+    {
+        return None;
+    }
+    if s.types & ty::OBJ == 0 {
+        return Some(out);
+    }
+    let object = |required: Vec<String>, key: &str, value: Value| Simple {
+        types: ty::OBJ,
+        required,
+        props: vec![(
+            key.to_string(),
+            vec![Sub {
+                value,
+                ptr: ptr.to_string(),
+            }],
+        )],
+        obj_ptr: ptr.to_string(),
+        ..Simple::any()
+    };
+    for k in &s.required {
+        out.push(object(Vec::new(), k, Value::Bool(false)));
+    }
+    for (k, conj) in &s.props {
+        if conj.is_empty() {
+            continue;
+        }
+        let schema = match &conj[..] {
+            [one] => one.value.clone(),
+            all => serde_json::json!({ "allOf": all.iter().map(|c| &c.value).collect::<Vec<_>>() }),
+        };
+        out.push(object(
+            vec![k.clone()],
+            k,
+            serde_json::json!({ "not": schema }),
+        ));
+    }
+    Some(out)
 }
 
 fn has_object_keywords(s: &Simple) -> bool {

@@ -399,3 +399,59 @@ fn keys_are_split_by_the_patterns_they_match() {
         &[r#"{"ID":"s"}"#, r#"{"AB":1}"#, r#"{"ab":"s"}"#],
     );
 }
+
+#[test]
+fn not_if_and_overlapping_one_of_through_complements() {
+    let any_order = SchemaOptions {
+        property_order: PropertyOrder::Any,
+        ..compact()
+    };
+    // `required` holds for every non-object, so its complement is objects without the key.
+    check(
+        json!({"not": {"required": ["a"]}}),
+        &any_order,
+        &["{}", r#"{"b":1}"#],
+        &[r#"{"a":1}"#, r#"{"b":1,"a":null}"#, "1", r#""s""#, "null"],
+    );
+    // A condition on a property's value.
+    check(
+        json!({
+            "type": "object",
+            "if": {"properties": {"kind": {"const": true}}, "required": ["kind"]},
+            "then": {"required": ["x"]},
+            "else": {"properties": {"x": false}}
+        }),
+        &any_order,
+        &[
+            r#"{"kind":true,"x":1}"#,
+            r#"{"x":1,"kind":true}"#,
+            r#"{"kind":false}"#,
+            r#"{"kind":"yes"}"#,
+            "{}",
+        ],
+        &[
+            r#"{"kind":true}"#,
+            r#"{"kind":false,"x":1}"#,
+            r#"{"x":1}"#,
+            "1",
+        ],
+    );
+    // Exactly one of two branches that overlap.
+    check(
+        json!({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+        &any_order,
+        &[r#"{"a":1}"#, r#"{"b":1,"c":2}"#],
+        &[r#"{"a":1,"b":2}"#, "{}", "1", "[]"],
+    );
+    // A complement munch does not write stays a typed refusal.
+    for schema in [
+        json!({"not": {"minimum": 2}}),
+        json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}),
+    ] {
+        let err = compile(&schema, &compact()).unwrap_err();
+        assert!(
+            matches!(err.kind(), SchemaErrorKind::Unsupported { .. }),
+            "{err}"
+        );
+    }
+}
