@@ -243,9 +243,6 @@ pub(crate) struct Normalizer<'a> {
 
 /// Keywords munch knows it does not compile (they constrain instances).
 const UNSUPPORTED: &[&str] = &[
-    "dependentRequired",
-    "dependentSchemas",
-    "dependencies",
     "unevaluatedProperties",
     "unevaluatedItems",
     "$dynamicRef",
@@ -383,6 +380,54 @@ impl Normalizer<'_> {
         }
         let base = self.atomic(obj, ptr)?;
         let mut acc = vec![base];
+        // A dependency is met by an object without the key, by one with the dependency (the
+        // keys it requires, or its schema), and by any other value.
+        for key in ["dependentRequired", "dependentSchemas", "dependencies"] {
+            let Some(deps) = obj.get(key) else { continue };
+            let deps = deps
+                .as_object()
+                .ok_or_else(|| SchemaError::invalid(ptr, key, "not an object"))?;
+            for (name, dep) in deps {
+                let p = join(&join(ptr, key), name);
+                let met = match dep {
+                    Value::Array(keys) if key != "dependentSchemas" => {
+                        let required = keys
+                            .iter()
+                            .map(|k| k.as_str().map(str::to_string))
+                            .collect::<Option<Vec<String>>>()
+                            .ok_or_else(|| {
+                                SchemaError::invalid(&p, key, "not an array of strings")
+                            })?;
+                        vec![Simple {
+                            types: ty::OBJ,
+                            required,
+                            obj_ptr: p.clone(),
+                            ..Simple::any()
+                        }]
+                    }
+                    _ if key != "dependentRequired" => self.one(dep, &p, depth + 1)?,
+                    _ => return Err(SchemaError::invalid(&p, key, "not an array")),
+                };
+                let without = Simple {
+                    types: ty::OBJ,
+                    props: vec![(
+                        name.clone(),
+                        vec![Sub {
+                            value: Value::Bool(false),
+                            ptr: p.clone(),
+                        }],
+                    )],
+                    obj_ptr: p.clone(),
+                    ..Simple::any()
+                };
+                let other = Simple {
+                    types: ty::ALL & !ty::OBJ,
+                    ..Simple::any()
+                };
+                let union: Vec<Simple> = [other, without].into_iter().chain(met).collect();
+                acc = self.cross(acc, union, &p)?;
+            }
+        }
         if let Some(all) = obj.get("allOf") {
             let list = all
                 .as_array()

@@ -454,4 +454,21 @@ fn not_if_and_overlapping_one_of_through_complements() {
             "{err}"
         );
     }
+    // A dependency: an object without the key, or with what the key depends on.
+    check(
+        json!({
+            "dependentRequired": {"a": ["b"]},
+            "dependencies": {"c": {"properties": {"d": {"type": "integer"}}}}
+        }),
+        &any_order,
+        &[
+            "{}",
+            r#"{"b":1}"#,
+            r#"{"a":1,"b":2}"#,
+            r#"{"c":1,"d":2}"#,
+            r#"{"d":"s"}"#,
+            "1",
+        ],
+        &[r#"{"a":1}"#, r#"{"c":1,"d":"s"}"#, r#"{"a":1,"c":0}"#],
+    );
 }
