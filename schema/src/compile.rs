@@ -47,8 +47,8 @@ fn any_string() -> String {
     format!(r"\x22{JSON_CHAR}*\x22")
 }
 
-/// Any JSON string in the profile's spellings ([`encode`]): where keys are split by patterns,
-/// every key is a constrained string.
+/// Any JSON string in the profile's spellings ([`encode`]): where strings are told apart by
+/// their characters (keys split by patterns, excluded strings), every one is constrained.
 fn profile_string() -> String {
     format!(r"\x22{PROFILE_CHAR}*\x22")
 }
@@ -324,12 +324,25 @@ impl<'a> Emitter<'a> {
         }
         let (lo, hi) = (s.lo.as_ref(), s.hi.as_ref());
         if frac_ok && !int_ok {
+            let non_integer = r"-?(?:0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*".to_string();
             if lo.is_some() || hi.is_some() {
-                self.norm
-                    .relax(&s.obj_ptr, "type", "non-integer numbers within bounds")?;
-                return Ok(number::number_regex(false, lo, hi, None));
+                // The numbers within bounds that are not integers, on automata.
+                let Some(within) = number::number_regex(false, lo, hi, None) else {
+                    return Ok(None);
+                };
+                return match boolean::combine(&[within.clone(), non_integer], &[], KEY_BUDGET) {
+                    Ok(r) => Ok(r),
+                    Err(e) => {
+                        self.norm.relax(
+                            &s.obj_ptr,
+                            "type",
+                            &format!("non-integer numbers within bounds: {e}"),
+                        )?;
+                        Ok(Some(within))
+                    }
+                };
             }
-            return Ok(Some(r"-?(?:0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*".to_string()));
+            return Ok(Some(non_integer));
         }
         if let Some(k) = places {
             if lo.is_some() || hi.is_some() {
@@ -340,64 +353,93 @@ impl<'a> Emitter<'a> {
         Ok(number::number_regex(!frac_ok, lo, hi, None))
     }
 
-    /// The string terminal's regex for `s`, `None` when no string is allowed.
+    /// The string terminal's regex for `s`, `None` when no string is allowed: the intersection
+    /// of its patterns, formats and length, less its excluded strings (one regex as is; more,
+    /// or exclusions, on automata, [`boolean::combine`]).
     fn string_regex(&mut self, s: &Simple) -> Result<Option<String>, SchemaError> {
         if s.max_len.is_some_and(|m| s.min_len > m) {
             return Ok(None);
         }
         let len_constrained = s.min_len > 0 || s.max_len.is_some();
-        let mut shapes: Vec<(String, String, bool)> = Vec::new();
+        let mut shapes: Vec<(String, String, &'static str)> = Vec::new();
         for (p, ptr) in &s.patterns {
-            shapes.push((p.clone(), ptr.clone(), false));
+            shapes.push((p.clone(), ptr.clone(), "pattern"));
         }
         for (f, ptr) in &s.formats {
             shapes.push((
                 crate::format::pattern(f).unwrap_or_default(),
                 ptr.clone(),
-                true,
+                "format",
             ));
         }
-        if shapes.len() > 1 {
-            let (_, ptr, _) = shapes[1].clone();
-            let kw = if shapes[1].2 { "format" } else { "pattern" };
-            self.norm.relax(
-                parent(&ptr),
-                kw,
-                "more than one pattern or format on one string",
-            )?;
-            shapes.truncate(1);
-        }
-        if let Some((p, ptr, _)) = shapes.first().cloned() {
-            if len_constrained {
-                if let Ok(hir) = crate::ecma::parse(&p) {
-                    if let Some(folded) = crate::length::fold(&hir, s.min_len, s.max_len) {
-                        let body = encode::emit(&folded, Encoding::Json).map_err(|reason| {
-                            SchemaError::new(
-                                SchemaErrorKind::Pattern {
-                                    pattern: p.clone(),
-                                    reason,
-                                },
-                                ptr.as_str(),
-                            )
-                        })?;
-                        return Ok(Some(format!(r"\x22(?:{body})\x22")));
-                    }
+        let mut parts: Vec<String> = Vec::new();
+        let mut length_done = !len_constrained;
+        if let ([(p, ptr, _)], false) = (&shapes[..], length_done) {
+            // A length folds into an anchored pattern with one variable-length piece.
+            if let Ok(hir) = crate::ecma::parse(p) {
+                if let Some(folded) = crate::length::fold(&hir, s.min_len, s.max_len) {
+                    let body = encode::emit(&folded, Encoding::Json).map_err(|reason| {
+                        SchemaError::new(
+                            SchemaErrorKind::Pattern {
+                                pattern: p.clone(),
+                                reason,
+                            },
+                            ptr.as_str(),
+                        )
+                    })?;
+                    parts.push(format!(r"\x22(?:{body})\x22"));
+                    length_done = true;
                 }
-                self.norm.relax(
-                    &s.len_ptr,
-                    if s.min_len > 0 {
-                        "minLength"
-                    } else {
-                        "maxLength"
-                    },
-                    "a length together with a pattern or format",
-                )?;
             }
-            return self.pattern_string(&p, &ptr).map(Some);
         }
-        if !len_constrained {
-            return Ok(Some(any_string()));
+        if parts.is_empty() {
+            for (p, ptr, _) in &shapes {
+                parts.push(self.pattern_string(p, ptr)?);
+            }
         }
+        if !length_done {
+            parts.push(self.length_string(s)?);
+        }
+        if parts.is_empty() {
+            parts.push(any_string());
+        }
+        let excluded: Vec<String> = s.excluded.iter().map(|x| literal_string(x)).collect();
+        if !excluded.is_empty() {
+            // Excluded strings constrain the characters: the profile's spellings, so that no
+            // other spelling of an excluded string gets through.
+            parts.push(profile_string());
+        }
+        if parts.len() == 1 && excluded.is_empty() {
+            return Ok(parts.pop());
+        }
+        match boolean::combine(&parts, &excluded, KEY_BUDGET) {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                // Relaxed (lenient): the first constraint alone.
+                let (ptr, keyword) = match shapes.get(1) {
+                    Some((_, ptr, keyword)) => (parent(ptr).to_string(), *keyword),
+                    None if len_constrained => (
+                        s.len_ptr.clone(),
+                        if s.min_len > 0 {
+                            "minLength"
+                        } else {
+                            "maxLength"
+                        },
+                    ),
+                    None => (s.enum_ptr.clone(), "not"),
+                };
+                self.norm.relax(
+                    &ptr,
+                    keyword,
+                    &format!("the string's constraints together: {e}"),
+                )?;
+                Ok(parts.into_iter().next())
+            }
+        }
+    }
+
+    /// The string terminal's regex for `s`'s length alone (every spelling).
+    fn length_string(&mut self, s: &Simple) -> Result<String, SchemaError> {
         let max_len = self.opts.max_length as u64;
         if s.min_len > max_len || s.max_len.is_some_and(|m| m > max_len) {
             return Err(SchemaError::budget(
@@ -411,7 +453,7 @@ impl<'a> Emitter<'a> {
             Some(m) => format!("{{{},{m}}}", s.min_len),
             None => format!("{{{},}}", s.min_len),
         };
-        Ok(Some(format!(r"\x22{JSON_CODE_POINT}{q}\x22")))
+        Ok(format!(r"\x22{JSON_CODE_POINT}{q}\x22"))
     }
 
     /// A JSON string containing a match of ECMA pattern `p` (anchors taken as the spec has them).
@@ -1056,12 +1098,10 @@ impl<'a> Emitter<'a> {
                 r
             } else {
                 let ptr = s.obj_ptr.clone();
-                match self.key_combination(
-                    std::slice::from_ref(&r),
-                    &declared,
-                    "propertyNames",
-                    &ptr,
-                )? {
+                // In the profile's spellings, so that no other spelling of a declared name
+                // gets through.
+                let include = [r.clone(), profile_string()];
+                match self.key_combination(&include, &declared, "propertyNames", &ptr)? {
                     Some(Some(r)) => r,
                     Some(None) => continue,
                     None => r,

@@ -65,7 +65,9 @@
 //! `min/maxItems`, `contains`/`minContains`, `anyOf`, `allOf`, `oneOf` (branches that provably
 //! exclude each other: types, `const`/`enum` values, a required discriminator; else each branch
 //! with the complements of the others), `not` and `if`/`then`/`else` through complements (of
-//! types, `const`/`enum` over null and booleans, `required`, and `properties` in turn),
+//! types, `const`/`enum` over null, booleans and strings, numeric bounds, string lengths,
+//! `required`, and `properties` in turn; several string constraints, or a string's exclusions,
+//! meet on automata),
 //! `dependentRequired`/`dependentSchemas` and draft-07's `dependencies` (an object without the
 //! key, or with what it depends on), `$ref` into the document (`$defs`, `definitions`,
 //! recursion), `min/maxLength`, `pattern`, `format` (the [`format::FORMATS`]), numeric bounds,
@@ -74,9 +76,9 @@
 //! `uniqueItems` over a finite domain of at most 8 values (`enum` items, booleans). Refused:
 //! `uniqueItems` on other arrays of more than one item, `maxContains`, `not`/`if` of other
 //! schemas and overlapping `oneOf` whose branches' complements are not among those, other
-//! `multipleOf`s, a pattern together with a length or a second pattern (a length folds into an
-//! anchored pattern with one variable-length piece, and is dropped where every match fits it),
-//! `unevaluated*`, remote references.
+//! `multipleOf`s, string constraints whose automata exceed their budget (a length folds into an
+//! anchored pattern with one variable-length piece where it can, else meets the pattern on
+//! automata), `unevaluated*`, remote references.
 
 // All APIs need docs: the facade and the Python bindings document from here.
 #![deny(missing_docs)]

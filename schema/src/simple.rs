@@ -57,6 +57,8 @@ pub(crate) struct Simple {
     pub len_ptr: String,
     pub patterns: Vec<(String, String)>,
     pub formats: Vec<(String, String)>,
+    /// Strings rejected whatever else holds (from the complement of an `enum`/`const`).
+    pub excluded: Vec<String>,
     // Arrays.
     pub prefix: Vec<Conj>,
     pub items: Conj,
@@ -98,6 +100,7 @@ impl Simple {
             len_ptr: String::new(),
             patterns: Vec::new(),
             formats: Vec::new(),
+            excluded: Vec::new(),
             prefix: Vec::new(),
             items: Vec::new(),
             min_items: 0,
@@ -126,6 +129,7 @@ impl Simple {
             && self.max_len.is_none()
             && self.patterns.is_empty()
             && self.formats.is_empty()
+            && self.excluded.is_empty()
             && self.prefix.is_empty()
             && self.items.is_empty()
             && self.min_items == 0
@@ -155,6 +159,7 @@ impl Simple {
                     && self.max_len.is_none()
                     && self.patterns.is_empty()
                     && self.formats.is_empty()
+                    && self.excluded.is_empty()
             }
             ty::ARR => {
                 self.prefix.is_empty()
@@ -928,7 +933,7 @@ impl Normalizer<'_> {
                 Ok(true)
             }
             Value::String(st) => {
-                if s.types & ty::STR == 0 {
+                if s.types & ty::STR == 0 || s.excluded.contains(st) {
                     return Ok(false);
                 }
                 let n = st.chars().count() as u64;
@@ -1139,6 +1144,15 @@ pub(crate) fn merge(a: &Simple, b: &Simple, ptr: &str) -> Result<Option<Simple>,
             m.formats.push(f.clone());
         }
     }
+    for x in &b.excluded {
+        if !m.excluded.contains(x) {
+            m.excluded.push(x.clone());
+        }
+    }
+    if let Some(e) = m.enum_.as_mut() {
+        let excluded = &m.excluded;
+        e.retain(|v| !matches!(v, Value::String(x) if excluded.contains(x)));
+    }
     // Arrays.
     let n = a.prefix.len().max(b.prefix.len());
     let mut prefix = Vec::with_capacity(n);
@@ -1203,10 +1217,11 @@ pub(crate) fn merge(a: &Simple, b: &Simple, ptr: &str) -> Result<Option<Simple>,
 
 /// The values one [`Simple`] rejects, as a disjunction: the values of other types, and for each
 /// constraint the values of its type that break it. Written for the types, `enum`/`const` over
-/// null and booleans (and over types none of its values has), `required` (an object without
-/// the key: the key's schema `false`) and `properties` (an object with the key, its value under
-/// `not` of the key's schema, left for the normaliser to complement in turn); `None` where
-/// another constraint is set.
+/// null, booleans and strings (and over types none of its values has), numeric bounds, string
+/// lengths, excluded strings, `required` (an object without the key: the key's schema
+/// `false`) and `properties` (an object with the key, its value under `not` of the key's
+/// schema, left for the normaliser to complement in turn); `None` where another constraint is
+/// set.
 fn rejected_by(s: &Simple, ptr: &str) -> Option<Vec<Simple>> {
     let kinds = ty::KINDS;
     let mut out = Vec::new();
@@ -1242,6 +1257,14 @@ fn rejected_by(s: &Simple, ptr: &str) -> Option<Vec<Simple>> {
             match t {
                 _ if listed.is_empty() => out.push(of_kind(t)),
                 ty::NULL => {}
+                ty::STR => out.push(Simple {
+                    types: ty::STR,
+                    excluded: listed
+                        .iter()
+                        .filter_map(|v| v.as_str().map(str::to_string))
+                        .collect(),
+                    ..Simple::any()
+                }),
                 ty::BOOL => {
                     let rest: Vec<Value> = [false, true]
                         .into_iter()
@@ -1265,6 +1288,11 @@ fn rejected_by(s: &Simple, ptr: &str) -> Option<Vec<Simple>> {
     let unconstrained = Simple {
         required: Vec::new(),
         props: Vec::new(),
+        lo: None,
+        hi: None,
+        min_len: 0,
+        max_len: None,
+        excluded: Vec::new(),
         ..s.clone()
     };
     if kinds
@@ -1272,6 +1300,55 @@ fn rejected_by(s: &Simple, ptr: &str) -> Option<Vec<Simple>> {
         .any(|t| s.types & t != 0 && !unconstrained.takes_all(t))
     {
         return None;
+    }
+    // A number below the least or above the most.
+    let numbers = s.types & (ty::INT | ty::FRAC);
+    if numbers != 0 {
+        let beyond = |b: &Bound| Bound {
+            value: b.value.clone(),
+            exclusive: !b.exclusive,
+        };
+        if let Some(lo) = &s.lo {
+            out.push(Simple {
+                types: numbers,
+                hi: Some(beyond(lo)),
+                ..Simple::any()
+            });
+        }
+        if let Some(hi) = &s.hi {
+            out.push(Simple {
+                types: numbers,
+                lo: Some(beyond(hi)),
+                ..Simple::any()
+            });
+        }
+    }
+    // A string shorter than the least or longer than the most.
+    if s.types & ty::STR != 0 {
+        if s.min_len > 0 {
+            out.push(Simple {
+                types: ty::STR,
+                max_len: Some(s.min_len - 1),
+                len_ptr: ptr.to_string(),
+                ..Simple::any()
+            });
+        }
+        if let Some(m) = s.max_len {
+            out.push(Simple {
+                types: ty::STR,
+                min_len: m + 1,
+                len_ptr: ptr.to_string(),
+                ..Simple::any()
+            });
+        }
+    }
+    if s.types & ty::STR != 0 && !s.excluded.is_empty() {
+        out.push(Simple {
+            types: ty::STR,
+            enum_: Some(s.excluded.iter().cloned().map(Value::String).collect()),
+            enum_ptr: ptr.to_string(),
+            ..Simple::any()
+        });
     }
     if s.types & ty::OBJ == 0 {
         return Some(out);

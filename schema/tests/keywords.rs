@@ -396,7 +396,12 @@ fn keys_are_split_by_the_patterns_they_match() {
         }),
         &compact(),
         &[r#"{"ID":1}"#, r#"{"ID":2,"AB":"s"}"#, r#"{"I":"s"}"#],
-        &[r#"{"ID":"s"}"#, r#"{"AB":1}"#, r#"{"ab":"s"}"#],
+        &[
+            r#"{"ID":"s"}"#,
+            r#"{"AB":1}"#,
+            r#"{"ab":"s"}"#,
+            r#"{"\u0049D":"s"}"#,
+        ],
     );
 }
 
@@ -443,10 +448,36 @@ fn not_if_and_overlapping_one_of_through_complements() {
         &[r#"{"a":1}"#, r#"{"b":1,"c":2}"#],
         &[r#"{"a":1,"b":2}"#, "{}", "1", "[]"],
     );
+    // Numeric bounds and string values have complements too.
+    check(
+        json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}),
+        &compact(),
+        &["1", "-1", "2.5", r#""s""#],
+        &["2", "3", "2.0"],
+    );
+    check(
+        json!({"not": {"enum": ["a", true, null]}}),
+        &compact(),
+        &[r#""b""#, r#""aa""#, "2", "false", "[]"],
+        &[r#""a""#, r#""\u0061""#, "null", "true"],
+    );
+    check(
+        json!({"type": "string", "oneOf": [{"minLength": 2}, {"maxLength": 4}]}),
+        &compact(),
+        &[r#""a""#, r#""abcde""#, r#""""#],
+        &[r#""ab""#, r#""abcd""#, "1"],
+    );
+    // Several string constraints meet on automata.
+    check(
+        json!({"type": "string", "allOf": [{"pattern": "^a"}, {"pattern": "b$"}], "maxLength": 4}),
+        &compact(),
+        &[r#""ab""#, r#""axxb""#],
+        &[r#""ba""#, r#""a""#, r#""axxxb""#],
+    );
     // A complement munch does not write stays a typed refusal.
     for schema in [
-        json!({"not": {"minimum": 2}}),
-        json!({"oneOf": [{"type": "integer"}, {"minimum": 2}]}),
+        json!({"not": {"multipleOf": 3}}),
+        json!({"oneOf": [{"type": "integer"}, {"multipleOf": 3}]}),
     ] {
         let err = compile(&schema, &compact()).unwrap_err();
         assert!(
