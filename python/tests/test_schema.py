@@ -61,7 +61,12 @@ def test_regex(tokenizer):
         munch.Grammar.from_regex(r"(a)\1")
 
 
-SCHEMAS = sorted((REPO / "bench" / "schemas").glob("*.json"))
+# The benchmark's real-world-shaped schemas, and small ones for the keywords compiled through
+# automata and complements (patternProperties beside other keys, if/then/else, not,
+# dependentRequired, overlapping oneOf).
+SCHEMAS = sorted((REPO / "bench" / "schemas").glob("*.json")) + sorted(
+    (REPO / "python" / "tests" / "data" / "schemas").glob("*.json")
+)
 
 
 @pytest.mark.parametrize("path", SCHEMAS, ids=[p.stem for p in SCHEMAS])
