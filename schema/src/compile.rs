@@ -30,7 +30,7 @@ use crate::encode::{self, Encoding, JSON_CHAR, JSON_CODE_POINT, PROFILE_CHAR};
 use crate::error::{SchemaError, SchemaErrorKind};
 use crate::number::{self, Bound, Dec};
 use crate::options::{PropertyOrder, SchemaOptions, Whitespace};
-use crate::simple::{is_false, ty, Conj, Normalizer, Simple, Sub};
+use crate::simple::{is_false, is_true, ty, Conj, Normalizer, Simple, Sub};
 
 /// The generic JSON string terminal's regex.
 /// The most patterns with different schemas whose keys [`Emitter::pattern_members`] splits
@@ -180,10 +180,7 @@ impl<'a> Emitter<'a> {
         if is_false(conj) {
             return Ok(None);
         }
-        if conj
-            .iter()
-            .all(|s| s.value == Value::Bool(true) || is_empty_obj(&s.value))
-        {
+        if is_true(conj) {
             return Ok(Some(self.generic()));
         }
         let key = serde_json::to_string(&conj.iter().map(|s| &s.value).collect::<Vec<_>>())
@@ -812,13 +809,9 @@ impl<'a> Emitter<'a> {
         }
         // Other members. A pattern whose schema takes anything, beside additional properties
         // that take anything too, changes nothing: such patterns are dropped.
-        let any = |c: &Conj| {
-            c.iter()
-                .all(|x| x.value == Value::Bool(true) || is_empty_obj(&x.value))
-        };
         let mut s = s.clone();
-        if any(&s.additional) {
-            s.pattern_props.retain(|(_, c, _)| !any(c));
+        if is_true(&s.additional) {
+            s.pattern_props.retain(|(_, c, _)| !is_true(c));
         }
         let s = &s;
         let mut others: Vec<String> = Vec::new();
@@ -1115,27 +1108,6 @@ impl<'a> Emitter<'a> {
         Ok(keys)
     }
 }
-
-fn is_empty_obj(v: &Value) -> bool {
-    matches!(v, Value::Object(m) if m.keys().all(|k| IGNORED.contains(&k.as_str())))
-}
-
-/// Keywords that never constrain an instance.
-const IGNORED: &[&str] = &[
-    "title",
-    "description",
-    "default",
-    "examples",
-    "$comment",
-    "$schema",
-    "$id",
-    "$anchor",
-    "deprecated",
-    "readOnly",
-    "writeOnly",
-    "contentMediaType",
-    "contentEncoding",
-];
 
 /// The pointer without its last token (a keyword's schema).
 fn parent(ptr: &str) -> &str {

@@ -25,6 +25,33 @@ pub(crate) fn is_false(conj: &Conj) -> bool {
     conj.iter().any(|s| s.value == Value::Bool(false))
 }
 
+/// Whether every value satisfies the conjunction on its face (`true`, `{}`, annotations only).
+pub(crate) fn is_true(conj: &Conj) -> bool {
+    conj.iter()
+        .all(|s| s.value == Value::Bool(true) || is_empty_obj(&s.value))
+}
+
+pub(crate) fn is_empty_obj(v: &Value) -> bool {
+    matches!(v, Value::Object(m) if m.keys().all(|k| IGNORED.contains(&k.as_str())))
+}
+
+/// Keywords that never constrain an instance.
+const IGNORED: &[&str] = &[
+    "title",
+    "description",
+    "default",
+    "examples",
+    "$comment",
+    "$schema",
+    "$id",
+    "$anchor",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "contentMediaType",
+    "contentEncoding",
+];
+
 /// Kinds of JSON value.
 pub(crate) mod ty {
     pub const NULL: u8 = 1;
@@ -246,6 +273,9 @@ pub(crate) struct Normalizer<'a> {
     pub relaxations: Vec<crate::Relaxation>,
 }
 
+/// How many pairs of alternatives a cross may try per alternative it may keep.
+const CROSS_PAIRS_PER_ALTERNATIVE: usize = 16;
+
 /// Keywords munch knows it does not compile (they constrain instances).
 const UNSUPPORTED: &[&str] = &[
     "unevaluatedProperties",
@@ -288,17 +318,23 @@ impl Normalizer<'_> {
         b: Vec<Simple>,
         ptr: &str,
     ) -> Result<Vec<Simple>, SchemaError> {
-        if a.len() * b.len() > self.max_alternatives {
-            return Err(SchemaError::budget(
-                "max_alternatives",
-                self.max_alternatives,
-                ptr,
-            ));
+        // The budget bounds the alternatives kept; pairs that cannot meet (an object schema
+        // and a string one) cost a merge each, so the pairs tried are bounded too, more loosely.
+        let over = || SchemaError::budget("max_alternatives", self.max_alternatives, ptr);
+        if a.len() * b.len()
+            > self
+                .max_alternatives
+                .saturating_mul(CROSS_PAIRS_PER_ALTERNATIVE)
+        {
+            return Err(over());
         }
         let mut out = Vec::new();
         for x in &a {
             for y in &b {
                 if let Some(m) = merge(x, y, ptr)? {
+                    if out.len() == self.max_alternatives {
+                        return Err(over());
+                    }
                     out.push(m);
                 }
             }
@@ -1212,6 +1248,17 @@ pub(crate) fn merge(a: &Simple, b: &Simple, ptr: &str) -> Result<Option<Simple>,
     m.names.extend(b.names.iter().cloned());
     m.min_props = m.min_props.max(b.min_props);
     m.max_props = min_opt(m.max_props, b.max_props);
+    // A required key that no value may take leaves no object.
+    if m.types & ty::OBJ != 0
+        && m.required
+            .iter()
+            .any(|k| m.props.iter().any(|(p, c)| p == k && is_false(c)))
+    {
+        m.types &= !ty::OBJ;
+        if m.types == 0 {
+            return Ok(None);
+        }
+    }
     Ok(Some(m))
 }
 
@@ -1370,7 +1417,7 @@ fn rejected_by(s: &Simple, ptr: &str) -> Option<Vec<Simple>> {
         out.push(object(Vec::new(), k, Value::Bool(false)));
     }
     for (k, conj) in &s.props {
-        if conj.is_empty() {
+        if is_true(conj) {
             continue;
         }
         let schema = match &conj[..] {
