@@ -26,11 +26,14 @@ use std::collections::{BTreeSet, HashMap};
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 
-/// The most states of any automaton, and the longest regex, one combination may make.
+/// The most states of any automaton, transitions of any DFA, and the longest regex, one
+/// combination may make.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Budget {
     /// States of an NFA, a DFA or the product.
     pub states: usize,
+    /// Transitions of a DFA or the product (states times intervals of the alphabet).
+    pub cells: usize,
     /// Bytes of the regex written.
     pub bytes: usize,
 }
@@ -79,14 +82,17 @@ pub(crate) fn combine(
         .iter()
         .map(|h| {
             let nfa = Nfa::of(h, &alphabet, budget.states)?;
-            Dfa::of(&nfa, alphabet.len(), budget.states)
+            Dfa::of(&nfa, alphabet.len(), budget)
         })
         .collect::<Result<Vec<Dfa>, _>>()?;
-    let product = Dfa::product(&dfas, include.len(), budget.states)?;
+    let product = Dfa::product(&dfas, include.len(), budget)?;
     let Some(live) = product.trimmed() else {
         return Ok(None);
     };
-    let minimal = live.minimised();
+    // Minimising shortens the regex; a DFA too large to minimise in the budget is written as is.
+    let minimal = live
+        .minimised(budget.cells.saturating_mul(WORK_PER_CELL))
+        .unwrap_or(live);
     minimal.regex(&alphabet, budget.bytes).map(Some)
 }
 
@@ -296,6 +302,9 @@ struct Dfa {
     accept: Vec<bool>,
 }
 
+/// NFA edges the subset construction may look at per transition cell of its budget.
+const WORK_PER_CELL: usize = 16;
+
 const DEAD: u32 = 0;
 const START: u32 = 1;
 
@@ -309,7 +318,7 @@ impl Dfa {
     }
 
     /// The subset construction.
-    fn of(nfa: &Nfa, symbols: usize, max_states: usize) -> Result<Dfa, BoolError> {
+    fn of(nfa: &Nfa, symbols: usize, budget: Budget) -> Result<Dfa, BoolError> {
         let mut seen = vec![false; nfa.eps.len()];
         let mut closure = |set: &mut Vec<u32>| {
             for &q in set.iter() {
@@ -333,9 +342,15 @@ impl Dfa {
         let mut start = vec![0u32];
         closure(&mut start);
         let accepts = |set: &Vec<u32>| set.binary_search(&nfa.accept).is_ok();
-        Dfa::explore(start, symbols, max_states, accepts, |set, a| {
+        // Edges looked at, bounded like the transitions' cells (a set may hold every state).
+        let mut work = 0usize;
+        Dfa::explore(start, symbols, budget, accepts, |set, a| {
             let mut to: Vec<u32> = Vec::new();
             for &q in set {
+                work += nfa.edges[q as usize].len() + 1;
+                if work > budget.cells.saturating_mul(WORK_PER_CELL) {
+                    return Err(BoolError::TooBig);
+                }
                 for &(lo, hi, t) in &nfa.edges[q as usize] {
                     if (lo as usize..hi as usize).contains(&a) {
                         to.push(t);
@@ -345,13 +360,13 @@ impl Dfa {
             to.sort_unstable();
             to.dedup();
             closure(&mut to);
-            (!to.is_empty()).then_some(to)
+            Ok((!to.is_empty()).then_some(to))
         })
     }
 
     /// The DFAs run side by side: accepting where the first `include` accept and the others do
     /// not.
-    fn product(dfas: &[Dfa], include: usize, max_states: usize) -> Result<Dfa, BoolError> {
+    fn product(dfas: &[Dfa], include: usize, budget: Budget) -> Result<Dfa, BoolError> {
         let accepts = |t: &Vec<u32>| {
             t.iter()
                 .zip(dfas)
@@ -359,10 +374,10 @@ impl Dfa {
                 .all(|(i, (&s, d))| d.accept[s as usize] == (i < include))
         };
         let start = vec![START; dfas.len()];
-        Dfa::explore(start, dfas[0].symbols, max_states, accepts, |t, a| {
+        Dfa::explore(start, dfas[0].symbols, budget, accepts, |t, a| {
             let to: Vec<u32> = t.iter().zip(dfas).map(|(&q, d)| d.step(q, a)).collect();
             // Dead once an included DFA is.
-            (!to[..include].contains(&DEAD)).then_some(to)
+            Ok((!to[..include].contains(&DEAD)).then_some(to))
         })
     }
 
@@ -371,9 +386,9 @@ impl Dfa {
     fn explore<K: Clone + Eq + std::hash::Hash>(
         start: K,
         symbols: usize,
-        max_states: usize,
+        budget: Budget,
         accepts: impl Fn(&K) -> bool,
-        mut step: impl FnMut(&K, usize) -> Option<K>,
+        mut step: impl FnMut(&K, usize) -> Result<Option<K>, BoolError>,
     ) -> Result<Dfa, BoolError> {
         let mut dfa = Dfa {
             symbols,
@@ -386,13 +401,13 @@ impl Dfa {
         let mut todo = vec![START];
         while let Some(s) = todo.pop() {
             for a in 0..symbols {
-                let Some(to) = step(&keys[s as usize], a) else {
+                let Some(to) = step(&keys[s as usize], a)? else {
                     continue;
                 };
                 let id = match ids.get(&to) {
                     Some(&id) => id,
                     None => {
-                        if dfa.len() >= max_states {
+                        if dfa.len() >= budget.states || dfa.next.len() + symbols > budget.cells {
                             return Err(BoolError::TooBig);
                         }
                         let id = dfa.len() as u32;
@@ -446,12 +461,19 @@ impl Dfa {
 
     /// Moore's refinement: states that no string tells apart merged (dead and start keep
     /// their numbers).
-    fn minimised(&self) -> Dfa {
+    /// `None` where the refinement would take more than `max_work` transition reads (an
+    /// unfinished refinement merges states it has not told apart yet, so it is not kept).
+    fn minimised(&self, max_work: usize) -> Option<Dfa> {
         let n = self.len();
         let mut class: Vec<u32> = (0..n).map(|s| u32::from(self.accept[s])).collect();
         class[DEAD as usize] = 2;
         let mut count = 0;
+        let mut work = 0usize;
         loop {
+            work += n * self.symbols;
+            if work > max_work {
+                return None;
+            }
             let mut ids: HashMap<(u32, Vec<u32>), u32> = HashMap::new();
             let next: Vec<u32> = (0..n)
                 .map(|s| {
@@ -489,7 +511,7 @@ impl Dfa {
                 out.next[m * self.symbols + a] = number[&class[self.step(s as u32, a) as usize]];
             }
         }
-        out
+        Some(out)
     }
 
     /// The language as a regex, by state elimination (the state with the fewest paths through
@@ -715,6 +737,7 @@ mod tests {
 
     const BUDGET: Budget = Budget {
         states: 10_000,
+        cells: 1 << 24,
         bytes: 1 << 20,
     };
 
@@ -777,15 +800,28 @@ mod tests {
     fn the_budgets_hold() {
         let tight = Budget {
             states: 8,
-            bytes: 1 << 20,
+            ..BUDGET
         };
         assert_eq!(
             combine(&["[a-z]{20}".into()], &[], tight),
             Err(BoolError::TooBig)
         );
+        // States times intervals of the alphabet (here 9) bound the transitions.
+        let narrow = Budget {
+            cells: 20,
+            ..BUDGET
+        };
+        assert_eq!(
+            combine(
+                &["[a-z][0-9]+".into()],
+                &["a[0-9]*".into(), "[b-y]5".into()],
+                narrow
+            ),
+            Err(BoolError::TooBig)
+        );
         let short = Budget {
-            states: 10_000,
             bytes: 10,
+            ..BUDGET
         };
         assert_eq!(
             combine(&["[a-z]*".into()], &["abcdefgh".into()], short),

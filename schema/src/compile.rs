@@ -40,6 +40,7 @@ const MAX_SPLIT_PATTERNS: usize = 4;
 /// The automata and regex of one split of keys ([`boolean::combine`]).
 const KEY_BUDGET: Budget = Budget {
     states: 4_096,
+    cells: 1 << 22,
     bytes: 256 << 10,
 };
 
