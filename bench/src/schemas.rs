@@ -68,13 +68,13 @@ impl SchemaArgs {
     }
 }
 
-/// The value at fraction `p` of `sorted` (the sample at rank `round((n - 1) p)`); NaN when
-/// empty.
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+/// The nearest-rank percentile ([`munch::stats::nearest_rank`]) of `sorted` (ascending) at
+/// `basis_points` (5000 is the median), for times in milliseconds; NaN when there are none.
+pub fn percentile(sorted: &[f64], basis_points: u32) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+    munch::stats::nearest_rank(sorted, basis_points)
 }
 
 #[cfg(test)]
@@ -116,7 +116,7 @@ mod tests {
     #[test]
     fn percentiles_pick_samples() {
         let v = [1.0, 2.0, 3.0, 4.0, 5.0];
-        assert_eq!((percentile(&v, 0.5), percentile(&v, 0.99)), (3.0, 5.0));
-        assert!(percentile(&[], 0.5).is_nan());
+        assert_eq!((percentile(&v, 5000), percentile(&v, 9900)), (3.0, 5.0));
+        assert!(percentile(&[], 5000).is_nan());
     }
 }

@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use munch_glr::lark::{load, LoadConfig};
 use munch_glr::parser::{Parser, ParserConfig, ParserState, Postlex};
+use munch_vocab::stats::Summary;
 use munch_vocab::Vocabulary;
 
 struct Step {
@@ -23,11 +24,6 @@ struct Step {
     heads_after: usize,
     commit_ns: u64,
     accept_ns: u64,
-}
-
-fn percentile(sorted: &[u64], p: f64) -> f64 {
-    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i] as f64 / 1000.0
 }
 
 fn main() {
@@ -103,24 +99,22 @@ fn main() {
             }
         }
     }
-    let mut commit: Vec<u64> = steps.iter().map(|s| s.commit_ns).collect();
-    let mut accept: Vec<u64> = steps.iter().map(|s| s.accept_ns).collect();
-    commit.sort_unstable();
-    accept.sort_unstable();
+    let commit_ns: Vec<u64> = steps.iter().map(|s| s.commit_ns).collect();
+    let accept_ns: Vec<u64> = steps.iter().map(|s| s.accept_ns).collect();
+    let commit = Summary::from_ns(&commit_ns).expect("some tokens").to_us();
+    let accept = Summary::from_ns(&accept_ns).expect("some tokens").to_us();
     println!(
         "{} tokens; commit p50 {:.2} p90 {:.2} p99 {:.2} max {:.2} µs; sum {:.1} ms",
         steps.len(),
-        percentile(&commit, 0.5),
-        percentile(&commit, 0.9),
-        percentile(&commit, 0.99),
-        percentile(&commit, 1.0),
-        commit.iter().sum::<u64>() as f64 / 1e6
+        commit.p50_us,
+        commit.p90_us,
+        commit.p99_us,
+        commit.max_us,
+        commit_ns.iter().sum::<u64>() as f64 / 1e6
     );
     println!(
         "is_accepting p50 {:.2} p99 {:.2} max {:.2} µs",
-        percentile(&accept, 0.5),
-        percentile(&accept, 0.99),
-        percentile(&accept, 1.0)
+        accept.p50_us, accept.p99_us, accept.max_us
     );
     let show = |s: &Step| {
         format!(

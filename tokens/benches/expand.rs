@@ -39,6 +39,7 @@ use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
 use munch_tokens::{
     ClassId, ClassSet, ExpandCache, LexPoint, SpansConfig, TokenClasses, TokenSpans,
 };
+use munch_vocab::stats::nearest_rank;
 use munch_vocab::Vocabulary;
 use regex_syntax::hir::{Capture, Hir, HirKind, Repetition};
 
@@ -446,16 +447,16 @@ fn bench_recorded(path: &std::path::Path) {
             }
         }
         times.sort_by(f64::total_cmp);
-        let at = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+        let at = |basis_points| nearest_rank(&times, basis_points);
         eprintln!(
             "  {}: ns/call over the steps (fastest of {passes} passes; timer {timer:.0}): min {:.0} median {:.0} mean {:.0} p90 {:.0} p99 {:.0} max {:.0}",
             if cached { "expand_cached" } else { "expand" },
-            at(0.0),
-            at(0.5),
+            at(0),
+            at(5000),
             times.iter().sum::<f64>() / times.len().max(1) as f64,
-            at(0.9),
-            at(0.99),
-            at(1.0),
+            at(9000),
+            at(9900),
+            at(10_000),
         );
     }
 }
@@ -566,17 +567,19 @@ fn analyze(lexer: &Lexer, vocab: &Vocabulary, classes: &TokenClasses, sets: &[Cl
     };
     let report = |label: &str, mut d: Vec<u64>| {
         d.sort_unstable();
-        let at = |p: f64| {
-            d.get(((d.len().max(1) - 1) as f64 * p) as usize)
-                .copied()
-                .unwrap_or(0)
+        let at = |basis_points| {
+            if d.is_empty() {
+                0
+            } else {
+                nearest_rank(&d, basis_points)
+            }
         };
         eprintln!(
             "  {label}: runs p50 {} p90 {} p99 {} max {} (over {} sets)",
-            at(0.5),
-            at(0.9),
-            at(0.99),
-            at(1.0),
+            at(5000),
+            at(9000),
+            at(9900),
+            at(10_000),
             d.len()
         );
     };

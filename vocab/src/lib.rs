@@ -16,6 +16,8 @@
 //!   [`Vocabulary::load`] also takes their names. Without the feature nothing here runs a
 //!   program or reaches the network.
 //! - [`TokenId`], and the checked-id pattern the other crates' ids share.
+//! - [`bits`] and [`stats`]: the word-bit iterator and the nearest-rank latency summary, shared
+//!   by the crates above.
 //! - [`VocabError`]: the one error type, with the file, token id or byte offset involved.
 //!
 //! # Bytes of a token
@@ -90,6 +92,7 @@ pub mod fetch;
 mod file;
 mod hf;
 mod id;
+pub mod stats;
 mod trie;
 
 use std::path::{Path, PathBuf};

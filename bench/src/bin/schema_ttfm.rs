@@ -92,7 +92,7 @@ fn main() {
         let med = |i: usize| {
             let mut v: Vec<f64> = rows.iter().map(|r| r[i]).collect();
             v.sort_by(f64::total_cmp);
-            percentile(&v, 0.5)
+            percentile(&v, 5000)
         };
         println!(
             "{name:<22} {:>9.0} {:>9.2} {:>9.2} {:>9.0} {:>9.2} {:>7}",
@@ -111,7 +111,7 @@ fn main() {
         all.len(),
         files.len() - failed,
         failed,
-        percentile(&all, 0.5),
-        percentile(&all, 0.99)
+        percentile(&all, 5000),
+        percentile(&all, 9900)
     );
 }

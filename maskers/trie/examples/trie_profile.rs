@@ -20,6 +20,7 @@ use std::time::Instant;
 use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::ParserState;
 use munch_masker_trie::{TrieMasker, WalkStats};
+use munch_vocab::stats::nearest_rank;
 use munch_vocab::TokenId;
 
 /// Removes `--name VALUE` from `args`, returning the value.
@@ -42,26 +43,25 @@ fn take_flag(args: &mut Vec<String>, name: &str) -> bool {
     found.is_some()
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i]
-}
-
 fn summary(label: &str, times: &[f64]) {
     let mut sorted = times.to_vec();
     sorted.sort_by(f64::total_cmp);
     let mean = sorted.iter().sum::<f64>() / sorted.len().max(1) as f64;
+    let at = |basis_points| {
+        if sorted.is_empty() {
+            0.0
+        } else {
+            nearest_rank(&sorted, basis_points)
+        }
+    };
     println!(
         "{label}: n {} mean {mean:.2} p50 {:.2} p90 {:.2} p99 {:.2} p99.9 {:.2} max {:.2} µs",
         sorted.len(),
-        percentile(&sorted, 0.5),
-        percentile(&sorted, 0.9),
-        percentile(&sorted, 0.99),
-        percentile(&sorted, 0.999),
-        sorted.last().copied().unwrap_or(0.0),
+        at(5000),
+        at(9000),
+        at(9900),
+        at(9990),
+        at(10_000),
     );
 }
 

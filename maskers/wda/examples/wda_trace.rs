@@ -25,6 +25,7 @@ use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
 use munch_masker_trie::TrieMasker;
 use munch_masker_wda::{MaskProfile, WdaConfig, WdaMasker};
+use munch_vocab::stats::nearest_rank;
 use munch_vocab::Vocabulary;
 
 fn main() {
@@ -245,17 +246,19 @@ fn main() {
     if !summary.is_empty() {
         let med = |mut v: Vec<f64>| {
             v.sort_by(|a, b| a.total_cmp(b));
-            let at = |p: f64| {
-                v.get(((v.len() as f64 - 1.0) * p) as usize)
-                    .copied()
-                    .unwrap_or(0.0)
+            let at = |basis_points| {
+                if v.is_empty() {
+                    0.0
+                } else {
+                    nearest_rank(&v, basis_points)
+                }
             };
             format!(
                 "n {} p50 {:.2} p90 {:.2} p99 {:.2}",
                 v.len(),
-                at(0.5),
-                at(0.9),
-                at(0.99)
+                at(5000),
+                at(9000),
+                at(9900)
             )
         };
         for kind in ["Repeat", "Scratch", "Entry", "Base"] {
@@ -271,23 +274,23 @@ fn main() {
     }
     if eos_first {
         eos_times.sort_by(|a, b| a.total_cmp(b));
-        let at = |p: f64| eos_times[((eos_times.len() as f64 - 1.0) * p) as usize];
+        let at = |basis_points| nearest_rank(&eos_times, basis_points);
         println!(
             "end of sequence: p50 {:.2} µs, p99 {:.2} µs, max {:.2} µs",
-            at(0.5),
-            at(0.99),
-            at(1.0)
+            at(5000),
+            at(9900),
+            at(10_000)
         );
     }
     times.sort_by(|a, b| a.total_cmp(b));
-    let pct = |p: f64| times[((times.len() as f64 - 1.0) * p).round() as usize];
+    let pct = |basis_points| nearest_rank(&times, basis_points);
     println!(
         "{} masks: p50 {:.2} µs, p90 {:.2} µs, p99 {:.2} µs, p99.9 {:.2} µs, max {:.2} µs; {} mismatches vs trie",
         times.len(),
-        pct(0.5),
-        pct(0.9),
-        pct(0.99),
-        pct(0.999),
+        pct(5000),
+        pct(9000),
+        pct(9900),
+        pct(9990),
         times.last().copied().unwrap_or(0.0),
         mismatches
     );
