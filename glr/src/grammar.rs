@@ -19,20 +19,10 @@ use regex_syntax::hir::Hir;
 
 use crate::span::Span;
 
-/// A rule (nonterminal) of the grammar: an index into [`Grammar::rules`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct RuleId(u32);
-
-impl RuleId {
-    /// The id for `index`, or `None` past `u32::MAX`.
-    pub fn new(index: usize) -> Option<Self> {
-        u32::try_from(index).ok().map(Self)
-    }
-    /// The id as an index into [`Grammar::rules`].
-    pub fn as_usize(self) -> usize {
-        self.0 as usize
-    }
-}
+munch_vocab::define_id!(
+    /// A rule (nonterminal) of the grammar: an index into [`Grammar::rules`].
+    RuleId
+);
 
 /// A context-free grammar with lexical terminals, as loaded from Lark.
 #[derive(Clone, Debug)]

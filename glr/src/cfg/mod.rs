@@ -34,31 +34,11 @@ use munch_lexer::TerminalId;
 
 use crate::grammar::{Grammar, RuleId};
 
-/// A nonterminal of a [`Cfg`]: the grammar's rules keep their [`RuleId`] index, helper
-/// nonterminals made by [`lower`] come after them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NonterminalId(u32);
-
-impl NonterminalId {
-    /// The id for `index`, or `None` past `u32::MAX - 1`.
-    pub fn new(index: usize) -> Option<Self> {
-        u32::try_from(index)
-            .ok()
-            .filter(|&i| i != u32::MAX)
-            .map(Self)
-    }
-    /// The id for `index`, for indices already bounded by a checked container.
-    ///
-    /// # Panics
-    /// When `index` does not fit.
-    pub fn from_usize(index: usize) -> Self {
-        Self::new(index).expect("NonterminalId index out of range")
-    }
-    /// The id as an index into [`Cfg::nonterminals`].
-    pub fn as_usize(self) -> usize {
-        self.0 as usize
-    }
-}
+munch_vocab::define_id!(
+    /// A nonterminal of a [`Cfg`], an index into [`Cfg::nonterminals`]: the grammar's rules keep
+    /// their [`RuleId`] index, helper nonterminals made by [`lower`] come after them.
+    NonterminalId
+);
 
 /// A grammar symbol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -35,32 +35,14 @@ use crate::cfg::{Cfg, NonterminalId};
 pub use conflict::{Conflict, LrItem};
 pub use quotient::{ClassTables, Quotient};
 
-/// A state of the LR automaton; state 0 is the start.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct LrState(u32);
+munch_vocab::define_id!(
+    /// A state of the LR automaton; state 0 is the start.
+    LrState
+);
 
 impl LrState {
     /// The start state.
     pub const START: LrState = LrState(0);
-
-    /// The id for `index`, or `None` past `u32::MAX`.
-    pub fn new(index: usize) -> Option<Self> {
-        u32::try_from(index).ok().map(Self)
-    }
-    /// The id as an index.
-    pub fn as_usize(self) -> usize {
-        self.0 as usize
-    }
-    /// The id as a raw `u32`.
-    pub fn as_u32(self) -> u32 {
-        self.0
-    }
-}
-
-impl fmt::Display for LrState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
 }
 
 /// What the parser may see next: a terminal or the end of input.
