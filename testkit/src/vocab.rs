@@ -12,6 +12,7 @@
 //! - [`corners`] is the word list of the maskers' tests: tokens that span terminals, overlap
 //!   keywords, make the `+`/`++`/`+=` family, open and close comments, and split UTF-8
 //!   characters.
+//! - [`sparse`] holds a few words at the top of the largest vocabulary munch takes.
 //! - [`synthetic`] builds the conformance corpus's `synthetic:NAME` vocabularies ([`SYNTHETIC`]).
 
 use std::sync::Arc;
@@ -53,6 +54,20 @@ pub fn bytes_and<W: AsRef<[u8]>>(words: &[W]) -> Arc<Vocabulary> {
 /// The printable ASCII bytes (ids 0–94), then `words`, then EOS.
 pub fn printable_and<W: AsRef<[u8]>>(words: &[W]) -> Arc<Vocabulary> {
     with_eos(printable().into_iter().chain(words_of(words)))
+}
+
+/// A vocabulary of the largest size munch takes ([`Vocabulary::MAX_LEN`] ids) holding only
+/// `words` and EOS: EOS is the last id, `words[i]` is the id `i + 2` places before it, every
+/// other id is a special token. For the builds whose cost must follow the text tokens, not the
+/// ids.
+pub fn sparse<W: AsRef<[u8]>>(words: &[W]) -> Arc<Vocabulary> {
+    let last = Vocabulary::MAX_LEN - 1;
+    let mut tokens: Vec<Option<Vec<u8>>> = vec![None; Vocabulary::MAX_LEN];
+    for (i, w) in words.iter().enumerate() {
+        tokens[last - 1 - i] = Some(w.as_ref().to_vec());
+    }
+    let eos = TokenId::from_usize(last);
+    Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).expect("a valid test vocabulary"))
 }
 
 fn words_of<W: AsRef<[u8]>>(words: &[W]) -> impl Iterator<Item = Option<Vec<u8>>> + '_ {

@@ -155,13 +155,7 @@ fn table_budget_holds_on_a_dot_heavy_terminal() {
 fn the_lexical_spans_build_is_held_to_max_table_bytes() {
     let parser = munch_testkit::grammar::parser("start: A\nA: /[^x]{0,300}x[^y]{0,300}y/\n");
     let dense = munch_testkit::vocab::printable_and(&["xy", "ab", "aaaaaaaa", "ab ab ab", "xaaaa"]);
-    let last = Vocabulary::MAX_LEN - 1;
-    let mut tokens: Vec<Option<Vec<u8>>> = vec![None; Vocabulary::MAX_LEN];
-    for (i, t) in ["a", "b", "x", "y", " ", "ab", "xa"].iter().enumerate() {
-        tokens[last - 1 - i] = Some(t.as_bytes().to_vec());
-    }
-    let eos = munch_vocab::TokenId::from_usize(last);
-    let sparse = Arc::new(Vocabulary::from_token_bytes(tokens, vec![eos]).unwrap());
+    let sparse = munch_testkit::vocab::sparse(&["a", "b", "x", "y", " ", "ab", "xa"]);
     for vocab in [dense, sparse] {
         let config = |max_table_bytes: usize| SpannerConfig {
             max_table_bytes,

@@ -236,17 +236,7 @@ fn the_token_spans_build_is_held_to_max_memory() {
 #[test]
 fn sparse_token_ids_build_within_a_small_budget() {
     let parser = munch_testkit::grammar::parser("start: A\nA: /[^x]{0,300}x[^y]{0,300}y/\n");
-    let last = Vocabulary::MAX_LEN - 1;
-    let mut tokens: Vec<Option<Vec<u8>>> = vec![None; Vocabulary::MAX_LEN];
-    for (i, t) in ["a", "b", "x", "y", " ", "ab", "xa", "\u{e9}"]
-        .iter()
-        .enumerate()
-    {
-        tokens[last - 1 - i] = Some(t.as_bytes().to_vec());
-    }
-    let vocab = Arc::new(
-        Vocabulary::from_token_bytes(tokens, vec![munch_vocab::TokenId::from_usize(last)]).unwrap(),
-    );
+    let vocab = munch_testkit::vocab::sparse(&["a", "b", "x", "y", " ", "ab", "xa", "\u{e9}"]);
     // As the front door sets it: one budget for the spans and the masker.
     let budget = 128 << 20;
     let mut config = WdaConfig {
