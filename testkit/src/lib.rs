@@ -12,6 +12,8 @@
 //!   failing seed replays.
 //! - [`grammar`]: compiled parsers of a Lark or DSL text, a built-in or a SynCode grammar, for
 //!   tests whose grammar is part of the test.
+//! - [`lexers`]: terminal specs as Lark writes them (`lit`, `re`) and the lexer of a list of
+//!   them, for tests whose terminals are part of the test.
 //! - [`npm`]: npm packages of test data (the JSON Schema Test Suite), fetched once into the cache.
 //! - [`props`]: seeded property-test settings, so that a failing case replays.
 //! - [`re`]: small regex syntax trees written out for munch and the `regex` crate, with the pattern
@@ -27,6 +29,7 @@ pub mod earley;
 pub mod files;
 pub mod generate;
 pub mod grammar;
+pub mod lexers;
 pub mod lexing;
 pub mod npm;
 pub mod props;

@@ -36,6 +36,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
+use munch_testkit::lexers;
 use munch_tokens::{
     ClassId, ClassSet, ExpandCache, LexPoint, SpansConfig, TokenClasses, TokenSpans,
 };
@@ -50,14 +51,12 @@ fn lexer(terms: &[Terminal<'_>]) -> Lexer {
     let specs: Vec<TerminalSpec> = terms
         .iter()
         .map(|(name, re, is_literal, ignored)| TerminalSpec {
-            name: name.to_string(),
-            hir: Some(regex_syntax::parse(re).expect("bench patterns parse")),
             is_literal: *is_literal,
-            priority: 0,
             ignored: *ignored,
+            ..lexers::re(name, re)
         })
         .collect();
-    Lexer::new(&specs, &LexerConfig::default()).expect("bench lexer builds")
+    lexers::build(&specs)
 }
 
 fn regex(name: &str, re: &str, ignored: bool) -> Terminal<'static> {

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
 use munch_lexer::{LexState, TerminalId};
+use munch_testkit::lexers;
 use munch_tokens::{
     ClassId, ClassSet, ExpandCache, LexPoint, PointId, SpansBudget, SpansConfig, TokenClasses,
     TokenSpans,
@@ -37,11 +38,10 @@ fn lexer_with(terms: &[(String, bool, i32, bool)], backtrack_lazy: bool) -> Lexe
         .enumerate()
         .map(
             |(i, (pattern, is_literal, priority, ignored))| TerminalSpec {
-                name: format!("T{i}"),
-                hir: Some(regex_syntax::parse(pattern).expect("test patterns parse")),
                 is_literal: *is_literal,
                 priority: *priority,
                 ignored: *ignored,
+                ..lexers::re(&format!("T{i}"), pattern)
             },
         )
         .collect();
@@ -49,7 +49,7 @@ fn lexer_with(terms: &[(String, bool, i32, bool)], backtrack_lazy: bool) -> Lexe
         backtrack_lazy,
         ..LexerConfig::default()
     };
-    Lexer::new(&specs, &config).expect("test lexers build")
+    lexers::build_with(&specs, &config)
 }
 
 fn lexer_of(terms: &[Term]) -> Lexer {

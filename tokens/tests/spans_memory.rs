@@ -11,8 +11,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
 use munch_testkit::generate::XorShift;
+use munch_testkit::lexers;
 use munch_tokens::{SpansBudget, SpansConfig, TokenClasses, TokenSpans};
 use munch_vocab::{TokenId, Vocabulary};
 
@@ -81,21 +81,6 @@ fn measured<T>(f: impl FnOnce() -> T) -> (T, usize) {
 /// byte of the longest token) and per thread a handful of small vectors.
 const ALLOWANCE: usize = 64 << 10;
 
-fn lexer(patterns: &[&str]) -> Lexer {
-    let specs: Vec<TerminalSpec> = patterns
-        .iter()
-        .enumerate()
-        .map(|(i, p)| TerminalSpec {
-            name: format!("T{i}"),
-            hir: Some(regex_syntax::parse(p).expect("test patterns parse")),
-            is_literal: false,
-            priority: 0,
-            ignored: false,
-        })
-        .collect();
-    Lexer::new(&specs, &LexerConfig::default()).expect("test lexers build")
-}
-
 /// Tokens of 1 to 8 bytes from a small alphabet holding the regex's delimiters and a
 /// two-byte character, seeded.
 fn vocabulary(len: usize) -> Vocabulary {
@@ -122,7 +107,7 @@ fn config(max_bytes: usize) -> SpansConfig {
 #[test]
 fn builds_hold_at_most_their_byte_budget() {
     // A dot-heavy regex: about 2,400 lexer states, 38 blocks of points.
-    let lexer = lexer(&["[^x]{0,300}x[^y]{0,300}y", " "]);
+    let lexer = lexers::of_patterns(&["[^x]{0,300}x[^y]{0,300}y", " "]);
     assert!(lexer.state_len() > 2000, "{}", lexer.state_len());
     let vocab = vocabulary(20_000);
 

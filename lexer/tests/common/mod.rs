@@ -2,42 +2,17 @@
 //! the default configuration, the state a text leads to and a text's lexemes.
 
 // Each test file uses some of these.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use munch_lexer::dfa::{LexError, Lexer, LexerBuildError, LexerConfig, TerminalSpec};
 use munch_lexer::LexState;
-use regex_syntax::hir::Hir;
-
-/// A literal terminal (`"x"` in Lark).
-pub fn lit(name: &str, text: &str) -> TerminalSpec {
-    TerminalSpec {
-        name: name.to_string(),
-        hir: Some(Hir::literal(text.as_bytes())),
-        is_literal: true,
-        priority: 0,
-        ignored: false,
-    }
-}
-
-/// A regex terminal (`/x/` in Lark).
-pub fn re(name: &str, pattern: &str) -> TerminalSpec {
-    TerminalSpec {
-        name: name.to_string(),
-        hir: Some(regex_syntax::Parser::new().parse(pattern).unwrap()),
-        is_literal: false,
-        priority: 0,
-        ignored: false,
-    }
-}
+/// Literal and regex terminals (`"x"` and `/x/` in Lark), and the lexer of a list of them with
+/// the default configuration.
+pub use munch_testkit::lexers::{build, lit, re};
 
 /// `spec` with another priority.
 pub fn with_priority(spec: TerminalSpec, priority: i32) -> TerminalSpec {
     TerminalSpec { priority, ..spec }
-}
-
-/// The lexer of `specs`, with the default configuration.
-pub fn build(specs: &[TerminalSpec]) -> Lexer {
-    Lexer::new(specs, &LexerConfig::default()).unwrap()
 }
 
 /// Why the lexer of `specs`, with the default configuration, is refused.
