@@ -64,9 +64,7 @@ GT: ">"
 fn parser(grammar: &str, backtrack: bool) -> Arc<Parser> {
     let mut config = ParserConfig::default();
     config.lexer.backtrack_lazy = backtrack;
-    munch::Grammar::lark(grammar)
-        .build_parser(&config)
-        .unwrap_or_else(|e| panic!("{e}"))
+    munch_testkit::grammar::parser_with(grammar, &config)
 }
 
 /// Printable ASCII and tokens that cut across the guards' decisions.

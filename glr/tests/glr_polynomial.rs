@@ -7,16 +7,14 @@
 
 use std::sync::Arc;
 
-use munch_glr::lark::{self, LoadConfig};
 use munch_glr::parser::{CommitErrorKind, Parser, ParserConfig, ParserState};
 
 fn parser(src: &str, max_work_per_commit: usize) -> Arc<Parser> {
-    let grammar = lark::load(src.as_bytes(), &LoadConfig::default()).expect("test grammar loads");
     let config = ParserConfig {
         max_work_per_commit,
         ..ParserConfig::default()
     };
-    Arc::new(Parser::new(&grammar, &config).expect("test grammar builds"))
+    munch_testkit::grammar::parser_with(src, &config)
 }
 
 /// Commits `text` at once (one commit: the budget covers the whole text) and checks acceptance.

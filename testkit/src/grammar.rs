@@ -1,5 +1,5 @@
-//! Compiled parsers for tests: a grammar in, an [`Arc<Parser>`] with the default
-//! [`ParserConfig`] out.
+//! Compiled parsers for tests: a grammar in, an [`Arc<Parser>`] out, with the default
+//! [`ParserConfig`] or a given one.
 //!
 //! A test's grammar is part of the test, so these panic, with the loader's message, when the
 //! grammar does not load or build.
@@ -17,8 +17,24 @@ use crate::dsl;
 /// # Panics
 /// When the grammar does not load or its parser does not build.
 pub fn parser(source: &str) -> Arc<Parser> {
-    let grammar = load(source.as_bytes(), &LoadConfig::default()).unwrap_or_else(|e| panic!("{e}"));
-    Arc::new(Parser::new(&grammar, &ParserConfig::default()).unwrap_or_else(|e| panic!("{e}")))
+    parser_with(source, &ParserConfig::default())
+}
+
+/// The parser of the Lark grammar `source` under `config`.
+///
+/// # Panics
+/// When the grammar does not load or its parser does not build.
+pub fn parser_with(source: &str, config: &ParserConfig) -> Arc<Parser> {
+    try_parser_with(source, config).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The parser of the Lark grammar `source` under `config`, or the loader's or the parser
+/// builder's message, for tests of grammars that may be refused.
+pub fn try_parser_with(source: &str, config: &ParserConfig) -> Result<Arc<Parser>, String> {
+    let grammar = load(source.as_bytes(), &LoadConfig::default()).map_err(|e| e.to_string())?;
+    Parser::new(&grammar, config)
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
 }
 
 /// The parser of the grammar `source`, written in the test [`dsl`].

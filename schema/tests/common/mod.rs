@@ -4,17 +4,13 @@
 
 use std::sync::Arc;
 
-use munch_glr::lark::{load, LoadConfig};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
 use munch_schema::{compile, SchemaOptions};
 use serde_json::Value;
 
 /// The parser of a Lark text, or the loader's message.
 pub fn parser(lark: &str) -> Result<Arc<Parser>, String> {
-    let g = load(lark.as_bytes(), &LoadConfig::default()).map_err(|e| e.to_string())?;
-    Parser::new(&g, &ParserConfig::default())
-        .map(Arc::new)
-        .map_err(|e| e.to_string())
+    munch_testkit::grammar::try_parser_with(lark, &ParserConfig::default())
 }
 
 /// Whether `text` is a whole sentence.
