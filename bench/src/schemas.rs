@@ -71,10 +71,7 @@ impl SchemaArgs {
 /// The nearest-rank percentile ([`munch::stats::nearest_rank`]) of `sorted` (ascending) at
 /// `basis_points` (5000 is the median), for times in milliseconds; NaN when there are none.
 pub fn percentile(sorted: &[f64], basis_points: u32) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    munch::stats::nearest_rank(sorted, basis_points)
+    munch::stats::checked_nearest_rank(sorted, basis_points).unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! The summaries ([`Summary`], [`SummaryUs`], [`nearest_rank`]) are `munch_vocab::stats`'s,
 //! shared with the benchmarks and the lower crates' examples; the memory reading is here.
 
-pub use munch_vocab::stats::{nearest_rank, us, Summary, SummaryUs};
+pub use munch_vocab::stats::{checked_nearest_rank, nearest_rank, us, Summary, SummaryUs};
 
 /// The process's peak resident set size in bytes (`VmHWM` in `/proc/self/status`), where the
 /// system reports it (Linux); `None` elsewhere.

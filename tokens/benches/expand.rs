@@ -40,7 +40,7 @@ use munch_testkit::lexers;
 use munch_tokens::{
     ClassId, ClassSet, ExpandCache, LexPoint, SpansConfig, TokenClasses, TokenSpans,
 };
-use munch_vocab::stats::nearest_rank;
+use munch_vocab::stats::{checked_nearest_rank, nearest_rank};
 use munch_vocab::Vocabulary;
 use regex_syntax::hir::{Capture, Hir, HirKind, Repetition};
 
@@ -566,13 +566,7 @@ fn analyze(lexer: &Lexer, vocab: &Vocabulary, classes: &TokenClasses, sets: &[Cl
     };
     let report = |label: &str, mut d: Vec<u64>| {
         d.sort_unstable();
-        let at = |basis_points| {
-            if d.is_empty() {
-                0
-            } else {
-                nearest_rank(&d, basis_points)
-            }
-        };
+        let at = |basis_points| checked_nearest_rank(&d, basis_points).unwrap_or(0);
         eprintln!(
             "  {label}: runs p50 {} p90 {} p99 {} max {} (over {} sets)",
             at(5000),

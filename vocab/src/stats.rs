@@ -96,6 +96,15 @@ pub fn us(ns: f64) -> f64 {
     ns.round() / 1e3
 }
 
+/// [`nearest_rank`], or `None` when there are no samples (for reports that print a
+/// placeholder then).
+///
+/// # Panics
+/// When `basis_points` exceeds 10000.
+pub fn checked_nearest_rank<T: Copy>(sorted: &[T], basis_points: u32) -> Option<T> {
+    (!sorted.is_empty()).then(|| nearest_rank(sorted, basis_points))
+}
+
 /// The nearest-rank percentile of `sorted` (ascending, non-empty) at `basis_points` (0 to
 /// 10000; 9990 is p99.9): the sample of 1-based rank `⌈basis_points · n / 10000⌉`, or the first
 /// sample for 0.
@@ -124,6 +133,8 @@ mod tests {
         // ⌈0.999 · 100⌉ = 100.
         assert_eq!(nearest_rank(&samples, 9990), 100);
         assert_eq!(nearest_rank(&samples, 10_000), 100);
+        assert_eq!(checked_nearest_rank(&samples, 5000), Some(50));
+        assert_eq!(checked_nearest_rank::<u64>(&[], 5000), None);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use std::time::Instant;
 use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::ParserState;
 use munch_masker_trie::{TrieMasker, WalkStats};
-use munch_vocab::stats::nearest_rank;
+use munch_vocab::stats::checked_nearest_rank;
 use munch_vocab::TokenId;
 
 /// Removes `--name VALUE` from `args`, returning the value.
@@ -47,13 +47,7 @@ fn summary(label: &str, times: &[f64]) {
     let mut sorted = times.to_vec();
     sorted.sort_by(f64::total_cmp);
     let mean = sorted.iter().sum::<f64>() / sorted.len().max(1) as f64;
-    let at = |basis_points| {
-        if sorted.is_empty() {
-            0.0
-        } else {
-            nearest_rank(&sorted, basis_points)
-        }
-    };
+    let at = |basis_points| checked_nearest_rank(&sorted, basis_points).unwrap_or(0.0);
     println!(
         "{label}: n {} mean {mean:.2} p50 {:.2} p90 {:.2} p99 {:.2} p99.9 {:.2} max {:.2} µs",
         sorted.len(),

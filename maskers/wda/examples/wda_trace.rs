@@ -25,7 +25,7 @@ use munch_glr::mask::{Masker, TokenMask};
 use munch_glr::parser::{Parser, ParserConfig, ParserState};
 use munch_masker_trie::TrieMasker;
 use munch_masker_wda::{MaskProfile, WdaConfig, WdaMasker};
-use munch_vocab::stats::nearest_rank;
+use munch_vocab::stats::{checked_nearest_rank, nearest_rank};
 use munch_vocab::Vocabulary;
 
 fn main() {
@@ -246,13 +246,7 @@ fn main() {
     if !summary.is_empty() {
         let med = |mut v: Vec<f64>| {
             v.sort_by(|a, b| a.total_cmp(b));
-            let at = |basis_points| {
-                if v.is_empty() {
-                    0.0
-                } else {
-                    nearest_rank(&v, basis_points)
-                }
-            };
+            let at = |basis_points| checked_nearest_rank(&v, basis_points).unwrap_or(0.0);
             format!(
                 "n {} p50 {:.2} p90 {:.2} p99 {:.2}",
                 v.len(),
