@@ -206,7 +206,7 @@ impl Parser {
             indenter.as_ref().is_some_and(|i| i.emits(t))
         })
         .map_err(ParserBuildErrorKind::MissingPatterns)?;
-        let lexer = Lexer::new(&grammar.terminal_specs(), &config.lexer).map_err(|e| {
+        let lexer = Lexer::from_specs(grammar.terminal_specs(), &config.lexer).map_err(|e| {
             let at = e
                 .terminal()
                 .and_then(|t| grammar.terminals.get(t.as_usize()))

@@ -387,8 +387,11 @@ pub(crate) fn determinize(
 
     let mut buckets: Vec<Vec<u64>> = vec![Vec::new(); class_len];
     // Within one state, many classes lead to the same threads (every letter of an
-    // identifier): compute each distinct target once.
-    let mut local: AHashMap<(Vec<u64>, u32), u32> = AHashMap::new();
+    // identifier): compute each distinct target once. The key is a class's bucket as filled
+    // (its order follows the state's threads, so equal threads come in the same order) with
+    // the history after it, which decide the target; a hit allocates nothing.
+    let mut local: AHashMap<Box<[u64]>, u32> = AHashMap::new();
+    let mut sorted: Vec<u64> = Vec::new();
     while let Some((id, (threads, history, _))) = d.queue.pop_front() {
         buckets.iter_mut().for_each(Vec::clear);
         for &t in threads.iter() {
@@ -424,15 +427,17 @@ pub(crate) fn determinize(
                     history_after = d.looks.history(nfa, Some((history, c as u8)));
                 }
             }
-            canonical_order(nfa, bucket);
-            bucket.dedup();
-            let probe = (std::mem::take(bucket), history_after);
-            let target = match local.get(&probe) {
+            bucket.push(u64::from(history_after));
+            let target = match local.get(bucket.as_slice()) {
                 Some(&t) => t,
                 None => {
-                    let key = d.closure(&probe.0, history_after)?;
+                    sorted.clear();
+                    sorted.extend_from_slice(&bucket[..bucket.len() - 1]);
+                    canonical_order(nfa, &mut sorted);
+                    sorted.dedup();
+                    let key = d.closure(&sorted, history_after)?;
                     let t = d.intern(key)?;
-                    local.insert(probe, t);
+                    local.insert(bucket.as_slice().into(), t);
                     t
                 }
             };

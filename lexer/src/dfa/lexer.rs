@@ -98,6 +98,14 @@ impl Lexer {
     /// and every budget of `config`, each with its own kind. Terminals with `hir: None` are kept
     /// (they have ids) but never match.
     pub fn new(specs: &[TerminalSpec], config: &LexerConfig) -> Result<Lexer, LexerBuildError> {
+        Lexer::from_specs(specs.to_vec(), config)
+    }
+
+    /// [`Lexer::new`] keeping `specs` as they are, without copying their patterns.
+    pub fn from_specs(
+        specs: Vec<TerminalSpec>,
+        config: &LexerConfig,
+    ) -> Result<Lexer, LexerBuildError> {
         if specs.len() >= TerminalId::LIMIT {
             return Err(LexerBuildError::new(
                 LexerBuildErrorKind::TooManyTerminals {
@@ -106,7 +114,7 @@ impl Lexer {
                 },
             ));
         }
-        let mut nfa = Nfa::build(specs, config)?;
+        let mut nfa = Nfa::build(&specs, config)?;
         let classes = nfa.byte_classes();
         nfa.ranges_to_classes(&classes);
         // Classes are byte ranges: each one's lowest byte says what kind of UTF-8 byte it is.
@@ -114,7 +122,7 @@ impl Lexer {
         for b in (0..=255u8).rev() {
             class_lo[classes.get(b) as usize] = b;
         }
-        let dfa = determinize(&nfa, &class_lo, specs, config)?;
+        let dfa = determinize(&nfa, &class_lo, &specs, config)?;
         let lazy_flags = std::mem::take(&mut nfa.lazy);
         // The terminals whose lexemes the lexer may go back to.
         let backtracking: Vec<bool> = lazy_flags
@@ -177,7 +185,7 @@ impl Lexer {
             })
             .collect();
         Ok(Lexer {
-            specs: specs.to_vec(),
+            specs,
             lazy,
             classes: *classes.map(),
             class_len: dfa.class_len,

@@ -221,31 +221,39 @@ impl Predecessors {
     }
 }
 
-/// Builds [`Predecessors`] for `dfa`.
+/// Builds [`Predecessors`] for `dfa`: two passes over the table, counting then placing each
+/// distinct edge (sources come out in increasing order, as the states are scanned).
 pub(crate) fn distinct_predecessors(dfa: &Dfa) -> Predecessors {
     let n = dfa.state_len();
     let k = dfa.class_len;
-    let mut edges: Vec<(u32, u32)> = Vec::new();
-    let mut row: Vec<u32> = Vec::with_capacity(k);
-    for s in 0..n {
-        row.clear();
-        row.extend_from_slice(&dfa.table[s * k..(s + 1) * k]);
-        row.sort_unstable();
-        row.dedup();
-        edges.extend(row.iter().map(|&t| (t, s as u32)));
-    }
-    edges.sort_unstable();
+    // `last[t]`: one more than the last state seen with a transition to `t`, so that a row's
+    // repeated targets count once.
+    let mut last = vec![0u32; n];
     let mut offsets = vec![0usize; n + 1];
-    for &(t, _) in &edges {
-        offsets[t as usize + 1] += 1;
+    for s in 0..n {
+        for &t in &dfa.table[s * k..(s + 1) * k] {
+            if last[t as usize] != s as u32 + 1 {
+                last[t as usize] = s as u32 + 1;
+                offsets[t as usize + 1] += 1;
+            }
+        }
     }
     for i in 1..=n {
         offsets[i] += offsets[i - 1];
     }
-    Predecessors {
-        offsets,
-        sources: edges.into_iter().map(|(_, s)| s).collect(),
+    last.fill(0);
+    let mut fill = offsets[..n].to_vec();
+    let mut sources = vec![0u32; offsets[n]];
+    for s in 0..n {
+        for &t in &dfa.table[s * k..(s + 1) * k] {
+            if last[t as usize] != s as u32 + 1 {
+                last[t as usize] = s as u32 + 1;
+                sources[fill[t as usize]] = s as u32;
+                fill[t as usize] += 1;
+            }
+        }
     }
+    Predecessors { offsets, sources }
 }
 
 /// The quotient DFA of `dfa` by `block_of`, renumbered (see [`minimize_with_roots`]), and the

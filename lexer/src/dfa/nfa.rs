@@ -6,6 +6,9 @@
 //! nodes separate — rather than one multi-pattern NFA — is what lets the determiniser track
 //! matches and laziness per terminal.
 
+use std::borrow::Cow;
+use std::cell::RefCell;
+
 use regex_automata::nfa::thompson::{self, State, WhichCaptures};
 use regex_automata::util::primitives::StateID;
 use regex_syntax::hir::{Hir, HirKind, Look};
@@ -150,6 +153,18 @@ impl Nfa {
             behind: vec![false; specs.len()],
             memory: 0,
         };
+        COMPILER.with_borrow_mut(|compiler| nfa.add_terminals(compiler, specs, config))?;
+        Ok(nfa)
+    }
+
+    /// Checks and compiles each terminal of `specs` with `compiler`, appending its nodes.
+    fn add_terminals(
+        &mut self,
+        compiler: &mut thompson::Compiler,
+        specs: &[TerminalSpec],
+        config: &LexerConfig,
+    ) -> Result<(), LexerBuildError> {
+        let nfa = self;
         for (index, spec) in specs.iter().enumerate() {
             let terminal = TerminalId::from_usize(index);
             let Some(hir) = &spec.hir else { continue };
@@ -187,19 +202,20 @@ impl Nfa {
                 })
             };
             let (main, looks) = if facts.look_around {
-                look::extract(hir).map_err(&unsupported)?
+                let (main, looks) = look::extract(hir).map_err(&unsupported)?;
+                (Cow::Owned(main), looks)
             } else {
-                (hir.clone(), Vec::new())
+                (Cow::Borrowed(hir), Vec::new())
             };
             let base = nfa.looks.len() as u32;
-            let compiled = compile(terminal, spec, &main, !looks.is_empty(), config)?;
+            let compiled = compile(compiler, terminal, spec, &main, !looks.is_empty(), config)?;
             let start = nfa.append(terminal, spec, &compiled, Owned::Terminal(base), config)?;
             for (i, l) in looks.iter().enumerate() {
                 let index = base + i as u32;
                 if l.kind == LookAroundKind::Ahead {
                     return Err(unsupported(l.kind.syntax().to_string()));
                 }
-                let sub = compile(terminal, spec, &l.sub, false, config)?;
+                let sub = compile(compiler, terminal, spec, &l.sub, false, config)?;
                 let sub_start = nfa.append(terminal, spec, &sub, Owned::Look(index), config)?;
                 nfa.looks.push(LookSub {
                     kind: l.kind,
@@ -231,7 +247,7 @@ impl Nfa {
             }
             nfa.starts.push(start);
         }
-        Ok(nfa)
+        Ok(())
     }
 
     /// Copies the states of `compiled` reachable from its anchored start into `self`; returns
@@ -453,9 +469,18 @@ enum Owned {
     Look(u32),
 }
 
-/// Compiles one terminal's HIR with the Thompson compiler, within the NFA budget; `captures`
-/// keeps the capture states (the look-around positions).
+thread_local! {
+    /// The Thompson compiler of this thread's lexer builds: scratch space that each compile
+    /// resets, kept for its buffers. The first Unicode class a compiler meets allocates and
+    /// fills a UTF-8 state map of 10,000 entries (about 400 KB); a fresh compiler per build
+    /// would pay that on every schema, where it is a large part of the NFA's cost.
+    static COMPILER: RefCell<thompson::Compiler> = RefCell::new(thompson::Compiler::new());
+}
+
+/// Compiles one terminal's HIR with `compiler`, within the NFA budget; `captures` keeps the
+/// capture states (the look-around positions).
 fn compile(
+    compiler: &mut thompson::Compiler,
     terminal: TerminalId,
     spec: &TerminalSpec,
     hir: &Hir,
@@ -463,7 +488,7 @@ fn compile(
     config: &LexerConfig,
 ) -> Result<thompson::NFA, LexerBuildError> {
     let limit = config.nfa_size_limit;
-    thompson::Compiler::new()
+    compiler
         .configure(
             thompson::Config::new()
                 .which_captures(if captures {

@@ -106,7 +106,8 @@ impl Pending<'_> {
     /// The guards after a byte of class `c`, `None` if one of them kills the branch.
     fn step_guards(&self, guards: &[Guard], c: usize) -> Option<Vec<Guard>> {
         let k = self.base.class_len;
-        let mut out = Vec::with_capacity(guards.len() + 1);
+        // Most branches carry no guard: their steps allocate nothing.
+        let mut out = Vec::new();
         for &(g, kind) in guards {
             let g2 = self.base.table[g as usize * k + c];
             if g2 == DEAD {
