@@ -280,11 +280,16 @@ struct Inside {
     boundary: Vec<u64>,
 }
 
-/// A set of tokens: a whole mask from the root (cheap to OR), a list below a node (small).
+/// A set of tokens: a whole mask when it holds many (cheap to OR), else a list.
 enum Group {
     Mask(TokenMask),
     List(Vec<TokenId>),
 }
+
+/// A group from the root of more than `words / MASK_WORDS_PER_TOKEN` tokens (`words`: the
+/// mask's 32-bit words) is a mask: setting one listed token costs about as much as ORing this
+/// many words.
+const MASK_WORDS_PER_TOKEN: usize = 8;
 
 impl Group {
     fn add_to(&self, mask: &mut MaskMut<'_>) {
@@ -700,65 +705,76 @@ impl Inside {
     ) -> Inside {
         let base = root.as_usize();
         let end = trie.subtree_end(root).as_usize();
-        let base_depth = trie.depth(root);
         let mut boundary = vec![0u64; (end - base).div_ceil(64)];
-        let mut groups: Vec<(LexState, Group)> = Vec::new();
-        // `states[d]`: the lexer state after the first `d` bytes below `root`; `path[d]`: the
-        // relative index of the node at that depth (`path[0]` unused).
-        let mut states: Vec<LexState> = vec![start];
-        let mut path: Vec<usize> = vec![0];
+        let mut lists: Vec<(LexState, Vec<TokenId>)> = Vec::new();
+        // The nodes of the current path that the lexeme reaches, from `root` on: the end of
+        // each one's subtree, the lexer state after it, and its index relative to `root`
+        // (unused for `root`). A node's children follow it in preorder, each one's subtree
+        // ending where the next begins, so a dead child is skipped whole.
+        let mut path: Vec<(usize, LexState, usize)> = vec![(end, start, 0)];
         let mut n = base + 1;
-        while n < end {
+        while let Some(&(parent_end, s, _)) = path.last() {
+            if n == parent_end {
+                path.pop();
+                continue;
+            }
             let node = TrieNode::new(n as u32);
-            let depth = trie.depth(node) - base_depth;
-            states.truncate(depth);
-            path.truncate(depth);
-            let s = states[depth - 1];
             let byte = trie.byte(node);
             let grown = match inhibitor {
                 // The inhibited terminal may have been a shorter match.
-                Some(i) if depth == 1 => lexer.next_inhibited(i, byte),
+                Some(i) if path.len() == 1 => lexer.next_inhibited(i, byte),
                 _ => lexer.next(s, byte),
             };
+            let rel = n - base - 1;
             if !lexer.is_dead(lexer.next_inhibited(s, byte)) {
                 // A boundary: this node and its ancestors hold one.
-                let rel = n - base - 1;
-                for &a in path.iter().skip(1).chain(std::iter::once(&rel)).rev() {
+                for a in path[1..]
+                    .iter()
+                    .map(|p| p.2)
+                    .chain(std::iter::once(rel))
+                    .rev()
+                {
                     if boundary[a / 64] & (1 << (a % 64)) != 0 {
                         break;
                     }
                     boundary[a / 64] |= 1 << (a % 64);
                 }
             }
+            let subtree_end = trie.subtree_end(node).as_usize();
             if lexer.is_dead(grown) {
-                n = trie.subtree_end(node).as_usize();
+                n = subtree_end;
                 continue;
             }
             let tokens = trie.tokens_at(node);
             if !tokens.is_empty() {
-                let group = match groups.iter().position(|(e, _)| *e == grown) {
+                let group = match lists.iter().position(|(e, _)| *e == grown) {
                     Some(g) => g,
                     None => {
-                        let empty = if base == 0 {
-                            Group::Mask(TokenMask::new(len))
-                        } else {
-                            Group::List(Vec::new())
-                        };
-                        groups.push((grown, empty));
-                        groups.len() - 1
+                        lists.push((grown, Vec::new()));
+                        lists.len() - 1
                     }
                 };
-                for &t in tokens {
-                    match &mut groups[group].1 {
-                        Group::Mask(m) => m.insert(t),
-                        Group::List(l) => l.push(t),
-                    }
-                }
+                lists[group].1.extend_from_slice(tokens);
             }
-            states.push(grown);
-            path.push(n - base - 1);
+            path.push((subtree_end, grown, rel));
             n += 1;
         }
+        // A mask is ORed a word at a time, a list a token at a time: a group from the root
+        // takes the cheaper form (below a node, groups are small and kept as lists).
+        let words = len.div_ceil(32);
+        let groups = lists
+            .into_iter()
+            .map(|(end, tokens)| {
+                let group = if base == 0 && tokens.len() > words / MASK_WORDS_PER_TOKEN {
+                    let mut m = TokenMask::new(len);
+                    tokens.iter().for_each(|&t| m.insert(t));
+                    Group::Mask(m)
+                } else {
+                    Group::List(tokens)
+                };
+                (end, group)
+            })
+            .collect();
         Inside {
             root: base,
             groups,
