@@ -292,13 +292,24 @@ impl Grammar {
             file_name: self.name.clone(),
             import_paths: self.import_paths.clone(),
             base_dir: self.base_dir.clone(),
-            lark_grammars: self.lark_grammars.clone().or_else(lark_grammars_dir),
+            // Only `%import` reads the folder; finding it lists a directory, which a grammar
+            // without imports (every JSON Schema's) need not pay for.
+            lark_grammars: self
+                .lark_grammars
+                .clone()
+                .or_else(|| may_import(&self.text).then(lark_grammars_dir).flatten()),
             max_grammar_bytes: self.max_bytes,
             ..LoadConfig::default()
         };
         lark::load(&self.text, &config)
             .map_err(|e| CompileError::new(CompileErrorKind::Grammar(Box::new(e))))
     }
+}
+
+/// Whether Lark text may hold an `%import` statement (a cheap over-approximation: the
+/// word anywhere, comments and strings included).
+fn may_import(text: &[u8]) -> bool {
+    text.windows(b"%import".len()).any(|w| w == b"%import")
 }
 
 /// The most bytes read from a grammar or schema file: a longer or endless one (a pipe that
