@@ -133,10 +133,23 @@ fn canonical_order(nfa: &Nfa, threads: &mut [u64]) {
     threads.sort_by_key(key);
 }
 
-/// A state's identity during construction: sorted live threads (`node << 32 | watcher`), the
-/// history, and the matched terminals with their conditions (0: unconditional), tie-broken
-/// when none is conditional.
-type Key = (Box<[u64]>, u32, Box<[(TerminalId, u32)]>);
+/// A state's identity during construction, in one slice so that a closure is looked up
+/// without allocating: the number of threads; the live threads (`node << 32 | watcher`) in
+/// canonical order; the history; the matched terminals with their conditions
+/// (`terminal << 32 | condition`, 0: unconditional), tie-broken when none is conditional.
+/// [`key_parts`] reads it back.
+type Key = [u64];
+
+/// A [`Key`]'s threads, history and matched terminals.
+fn key_parts(key: &Key) -> (&[u64], u32, &[u64]) {
+    let n = key[0] as usize;
+    (&key[1..=n], key[n + 1] as u32, &key[n + 2..])
+}
+
+/// A matched terminal of a [`Key`] and its condition.
+fn match_parts(m: u64) -> (TerminalId, u32) {
+    (TerminalId::from_usize((m >> 32) as usize), m as u32)
+}
 
 /// Sets of NFA nodes (or of watcher ids), interned; id 0 is the empty set.
 struct Interner {
@@ -317,12 +330,15 @@ struct Determinizer<'a> {
     seen: ahash::AHashSet<u64>,
     stack: Vec<u64>,
     matched: Vec<(TerminalId, u32)>,
-    ids: AHashMap<Key, u32>,
+    /// The current closure's threads, and its key ([`Determinizer::closure`]).
+    threads: Vec<u64>,
+    key: Vec<u64>,
+    ids: AHashMap<Box<Key>, u32>,
     dfa: Dfa,
     /// Per state: its matched terminals with their conditions, when one is conditional.
     conditional: Vec<Box<[(TerminalId, u32)]>>,
     /// States whose row is still to be filled, with their keys.
-    queue: VecDeque<(u32, Key)>,
+    queue: VecDeque<(u32, Box<Key>)>,
     memory: usize,
     looks: Looks,
 }
@@ -352,6 +368,8 @@ pub(crate) fn determinize(
         seen: ahash::AHashSet::new(),
         stack: Vec::new(),
         matched: Vec::new(),
+        threads: Vec::new(),
+        key: Vec::new(),
         ids: AHashMap::new(),
         dfa: Dfa {
             class_len,
@@ -372,7 +390,9 @@ pub(crate) fn determinize(
             behind_starts,
         },
     };
-    let dead = d.intern((Box::new([]), 0, Box::new([])))?;
+    // No threads, history 0, nothing matched.
+    d.key.extend([0, 0]);
+    let dead = d.intern()?;
     debug_assert_eq!(dead, DEAD);
     // The dead state's row is all DEAD already; it needs no expansion.
     d.queue.clear();
@@ -382,8 +402,8 @@ pub(crate) fn determinize(
     } else {
         0
     };
-    let key = d.closure(&seeds, history)?;
-    d.dfa.start = d.intern(key)?;
+    d.closure(&seeds, history)?;
+    d.dfa.start = d.intern()?;
 
     let mut buckets: Vec<Vec<u64>> = vec![Vec::new(); class_len];
     // Within one state, many classes lead to the same threads (every letter of an
@@ -392,7 +412,8 @@ pub(crate) fn determinize(
     // the history after it, which decide the target; a hit allocates nothing.
     let mut local: AHashMap<Box<[u64]>, u32> = AHashMap::new();
     let mut sorted: Vec<u64> = Vec::new();
-    while let Some((id, (threads, history, _))) = d.queue.pop_front() {
+    while let Some((id, key)) = d.queue.pop_front() {
+        let (threads, history, _) = key_parts(&key);
         buckets.iter_mut().for_each(Vec::clear);
         for &t in threads.iter() {
             match &nfa.nodes[(t >> 32) as usize] {
@@ -435,8 +456,8 @@ pub(crate) fn determinize(
                     sorted.extend_from_slice(&bucket[..bucket.len() - 1]);
                     canonical_order(nfa, &mut sorted);
                     sorted.dedup();
-                    let key = d.closure(&sorted, history_after)?;
-                    let t = d.intern(key)?;
+                    d.closure(&sorted, history_after)?;
+                    let t = d.intern()?;
                     local.insert(bucket.as_slice().into(), t);
                     t
                 }
@@ -501,10 +522,10 @@ impl Determinizer<'_> {
         Ok(())
     }
 
-    /// The ε-closure of `seeds` (threads) at a position with history `history`: its threads
-    /// (minus those of lazy terminals that match unconditionally), sorted, and the matched
-    /// terminals with their conditions.
-    fn closure(&mut self, seeds: &[u64], history: u32) -> Result<Key, LexerBuildError> {
+    /// The ε-closure of `seeds` (threads) at a position with history `history`, as the key in
+    /// `self.key`: its threads (minus those of lazy terminals that match unconditionally),
+    /// sorted, and the matched terminals with their conditions.
+    fn closure(&mut self, seeds: &[u64], history: u32) -> Result<(), LexerBuildError> {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             // Stamps wrapped around: forget them all so none looks current.
@@ -513,7 +534,8 @@ impl Determinizer<'_> {
         }
         let nodes = &self.nfa.nodes;
         let nfa = self.nfa;
-        let mut threads = Vec::new();
+        let mut threads = std::mem::take(&mut self.threads);
+        threads.clear();
         // Priority terminals that matched unconditionally in this closure: their threads of
         // lower priority, still to come, are dropped.
         let mut cut: Vec<TerminalId> = Vec::new();
@@ -580,32 +602,36 @@ impl Determinizer<'_> {
             while j < self.matched.len() && self.matched[j].0 == t {
                 j += 1;
             }
-            let watchers: Vec<u32> = self.matched[i..j].iter().map(|m| m.1).collect();
-            let c = if watchers[0] == 0 {
+            let c = if self.matched[i].1 == 0 {
                 0
             } else {
+                let watchers: Vec<u32> = self.matched[i..j].iter().map(|m| m.1).collect();
                 self.looks.conditions.intern(&watchers)
             };
             matched.push((t, c));
             i = j;
         }
         canonical_order(nfa, &mut threads);
-        let terminals: Vec<TerminalId> = matched.iter().map(|m| m.0).collect();
-        let matched: Box<[(TerminalId, u32)]> = if matched.iter().all(|m| m.1 == 0) {
-            tie_break(self.specs, &terminals)
-                .iter()
-                .map(|&t| (t, 0))
-                .collect()
+        self.key.clear();
+        self.key.push(threads.len() as u64);
+        self.key.extend_from_slice(&threads);
+        self.key.push(u64::from(history));
+        let encode = |(t, c): (TerminalId, u32)| (t.as_usize() as u64) << 32 | u64::from(c);
+        if matched.iter().all(|m| m.1 == 0) {
+            let terminals: Vec<TerminalId> = matched.iter().map(|m| m.0).collect();
+            let kept = tie_break(self.specs, &terminals);
+            self.key.extend(kept.iter().map(|&t| encode((t, 0))));
         } else {
-            matched.into()
-        };
-        Ok((threads.into(), history, matched))
+            self.key.extend(matched.iter().copied().map(encode));
+        }
+        self.threads = threads;
+        Ok(())
     }
 
-    /// The id of the state `key`, adding it (with an all-DEAD row, queued for expansion) if
-    /// new.
-    fn intern(&mut self, key: Key) -> Result<u32, LexerBuildError> {
-        if let Some(&id) = self.ids.get(&key) {
+    /// The id of the state whose key is `self.key`, adding it (with an all-DEAD row, queued
+    /// for expansion) if new.
+    fn intern(&mut self) -> Result<u32, LexerBuildError> {
+        if let Some(&id) = self.ids.get(self.key.as_slice()) {
             return Ok(id);
         }
         let id = self.dfa.accepted.len();
@@ -616,15 +642,17 @@ impl Determinizer<'_> {
         }
         // The key twice (map and queue), its accepted set in the DFA, the table row, and the
         // map's own overhead, roughly.
-        self.memory += 2 * key.0.len() * 4 + 3 * key.2.len() * 4 + self.class_len * 4 + 64;
+        let key: Box<Key> = self.key.as_slice().into();
+        let (threads, _, matched) = key_parts(&key);
+        self.memory += 2 * threads.len() * 4 + 3 * matched.len() * 4 + self.class_len * 4 + 64;
         if self.memory > self.config.max_build_memory {
             return Err(LexerBuildError::new(LexerBuildErrorKind::TooMuchMemory {
                 limit: self.config.max_build_memory,
             }));
         }
         let id = id as u32;
-        let terminals: Vec<TerminalId> = key.2.iter().map(|m| m.0).collect();
-        let conditional = key.2.iter().any(|m| m.1 != 0);
+        let terminals: Vec<TerminalId> = matched.iter().map(|&m| match_parts(m).0).collect();
+        let conditional = matched.iter().any(|&m| match_parts(m).1 != 0);
         self.dfa.accepted.push(if conditional {
             tie_break(self.specs, &terminals)
         } else {
@@ -632,7 +660,7 @@ impl Determinizer<'_> {
         });
         self.dfa.fail.push(FailSet::EMPTY);
         self.conditional.push(if conditional {
-            key.2.clone()
+            matched.iter().map(|&m| match_parts(m)).collect()
         } else {
             Box::new([])
         });
