@@ -705,44 +705,38 @@ impl Inside {
     ) -> Inside {
         let base = root.as_usize();
         let end = trie.subtree_end(root).as_usize();
+        let base_depth = trie.depth(root);
         let mut boundary = vec![0u64; (end - base).div_ceil(64)];
         let mut lists: Vec<(LexState, Vec<TokenId>)> = Vec::new();
-        // The nodes of the current path that the lexeme reaches, from `root` on: the end of
-        // each one's subtree, the lexer state after it, and its index relative to `root`
-        // (unused for `root`). A node's children follow it in preorder, each one's subtree
-        // ending where the next begins, so a dead child is skipped whole.
-        let mut path: Vec<(usize, LexState, usize)> = vec![(end, start, 0)];
+        // `states[d]`: the lexer state after the first `d` bytes below `root`; `path[d]`: the
+        // relative index of the node at that depth (`path[0]` unused).
+        let mut states: Vec<LexState> = vec![start];
+        let mut path: Vec<usize> = vec![0];
         let mut n = base + 1;
-        while let Some(&(parent_end, s, _)) = path.last() {
-            if n == parent_end {
-                path.pop();
-                continue;
-            }
+        while n < end {
             let node = TrieNode::new(n as u32);
+            let depth = trie.depth(node) - base_depth;
+            states.truncate(depth);
+            path.truncate(depth);
+            let s = states[depth - 1];
             let byte = trie.byte(node);
             let grown = match inhibitor {
                 // The inhibited terminal may have been a shorter match.
-                Some(i) if path.len() == 1 => lexer.next_inhibited(i, byte),
+                Some(i) if depth == 1 => lexer.next_inhibited(i, byte),
                 _ => lexer.next(s, byte),
             };
-            let rel = n - base - 1;
             if !lexer.is_dead(lexer.next_inhibited(s, byte)) {
                 // A boundary: this node and its ancestors hold one.
-                for a in path[1..]
-                    .iter()
-                    .map(|p| p.2)
-                    .chain(std::iter::once(rel))
-                    .rev()
-                {
+                let rel = n - base - 1;
+                for &a in path.iter().skip(1).chain(std::iter::once(&rel)).rev() {
                     if boundary[a / 64] & (1 << (a % 64)) != 0 {
                         break;
                     }
                     boundary[a / 64] |= 1 << (a % 64);
                 }
             }
-            let subtree_end = trie.subtree_end(node).as_usize();
             if lexer.is_dead(grown) {
-                n = subtree_end;
+                n = trie.subtree_end(node).as_usize();
                 continue;
             }
             let tokens = trie.tokens_at(node);
@@ -756,7 +750,8 @@ impl Inside {
                 };
                 lists[group].1.extend_from_slice(tokens);
             }
-            path.push((subtree_end, grown, rel));
+            states.push(grown);
+            path.push(n - base - 1);
             n += 1;
         }
         // A mask is ORed a word at a time, a list a token at a time: a group from the root
