@@ -297,7 +297,6 @@ pub(crate) struct Templates {
     p_tasks: Vec<PTask>,
     // Closures the determiniser asks for.
     pre_memo: AHashMap<(u32, u32, u32), Pre>,
-    shifted_memo: AHashMap<(u32, Cont, u32), Box<[Item]>>,
     scratch_entries: Vec<(u32, Cont, u32, bool)>,
     scratch_seen: Vec<(u32, Cont, u32)>,
     scratch_big: HashSet<(u32, Cont, u32), ahash::RandomState>,
@@ -358,7 +357,6 @@ impl Templates {
             p_confs: AHashSet::new(),
             p_tasks: Vec::new(),
             pre_memo: AHashMap::new(),
-            shifted_memo: AHashMap::new(),
             scratch_entries: Vec::new(),
             scratch_seen: Vec::new(),
             scratch_big: fixed_set(),
@@ -395,15 +393,13 @@ impl Templates {
         (code / self.stride, code % self.stride)
     }
 
-    /// (E unknowns, P unknowns, P outcomes, pre-shift closures, top memo entries), for
-    /// `MUNCH_WDA_DEBUG`.
-    pub(crate) fn counts(&self) -> [usize; 5] {
+    /// (E unknowns, P unknowns, P outcomes, pre-shift closures), for `MUNCH_WDA_DEBUG`.
+    pub(crate) fn counts(&self) -> [usize; 4] {
         [
             self.e_key.len(),
             self.p_key.len(),
             self.p.seen.len(),
             self.pre_memo.len(),
-            self.shifted_memo.len(),
         ]
     }
 
@@ -433,7 +429,6 @@ impl Templates {
             + set(&self.p_confs)
             + vec(&self.p_tasks)
             + map(&self.pre_memo)
-            + map(&self.shifted_memo)
             + vec(&self.scratch_entries)
             + vec(&self.scratch_seen)
             + set(&self.scratch_big)
@@ -713,7 +708,9 @@ impl Templates {
 
     /// The post-shift outcomes below `x` of control `(T, κ)` having read `x` at the top (the
     /// `P(T, κ, x)` of the [module docs](self), mapped here through `x` rather than kept as an
-    /// unknown per top state, which would multiply the controls by the LR states).
+    /// unknown per top state, which would multiply the controls by the LR states). Not
+    /// memoised here: the construction keeps a whole group's outcomes, and a `(T, κ, x)` seldom
+    /// recurs outside its group (Go with Llama 3: one call in five, for a table of 35 MB).
     pub(crate) fn shifted(
         &mut self,
         top: &Top,
@@ -722,11 +719,6 @@ impl Templates {
         x: u32,
         out: &mut Vec<Item>,
     ) -> Result<(), SummaryBudget> {
-        if let Some(v) = self.shifted_memo.get(&(t, k, x)) {
-            out.extend_from_slice(v);
-            return Ok(());
-        }
-        let from = out.len();
         let mut entries = std::mem::take(&mut self.scratch_entries);
         entries.clear();
         if let Some(to) = top.shift {
@@ -742,11 +734,7 @@ impl Templates {
         entries.extend(top.pushed.iter().map(|&g| (t, k, g, false)));
         let r = self.over(x, &mut entries, out);
         self.scratch_entries = entries;
-        r?;
-        let v: Box<[Item]> = out[from..].into();
-        self.count(1 + v.len())?;
-        self.shifted_memo.insert((t, k, x), v);
-        Ok(())
+        r
     }
 
     /// The pre-shift closure of `goto(x, A)` pushed on `x` under terminal `T`.
