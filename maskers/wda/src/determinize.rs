@@ -43,7 +43,7 @@ use smallvec::SmallVec;
 
 use crate::bits::{Weight, Weights, EMPTY};
 use crate::kmaps::{KMap, KMaps};
-use crate::template::{Cont, Item, SummaryBudget, Templates, Top, INIT, SUCC};
+use crate::template::{Cont, Item, Pre, SummaryBudget, Templates, Top, INIT, SUCC};
 
 /// A state id; state 0 is the empty item set (nothing left to decide).
 pub(crate) type StateId = u32;
@@ -419,10 +419,12 @@ pub(crate) struct Construction {
     pub(crate) b: Builder,
     asm: Assembler,
     outs: Vec<Item>,
-    /// Post-shift outcomes per `(group key, key set, x)`: `post_arena[from..to]`, each
-    /// `(index in the map, outcome)`.
+    /// Post-shift outcomes per `(group key, key set, x)`: `post_outcome[from..to]`, each
+    /// from the continuation at `post_index[..]` in the map (two arrays, not one of pairs,
+    /// which would pad every entry to 16 bytes: the largest table of the construction).
     post_memo: AHashMap<(u32, u32, u32), (usize, usize)>,
-    post_arena: Vec<(u32, Item)>,
+    post_index: Vec<u32>,
+    post_outcome: Vec<Item>,
     yes_bits: Vec<u64>,
 }
 
@@ -444,7 +446,8 @@ impl Construction {
             asm: Assembler::default(),
             outs: Vec::new(),
             post_memo: AHashMap::new(),
-            post_arena: Vec::new(),
+            post_index: Vec::new(),
+            post_outcome: Vec::new(),
             yes_bits: vec![0; words],
         }
     }
@@ -471,7 +474,8 @@ impl Construction {
             + self.km.heap
             + weights.heap
             + tpl.heap_bytes()
-            + self.post_arena.capacity() * 16
+            + self.post_index.capacity() * 4
+            + self.post_outcome.capacity() * 8
             + self.post_memo.capacity() * 24
             + self.outs.capacity() * 8
     }
@@ -496,7 +500,8 @@ impl Construction {
             asm,
             outs,
             post_memo,
-            post_arena,
+            post_index,
+            post_outcome,
             yes_bits,
         } = self;
         asm.clear();
@@ -525,36 +530,38 @@ impl Construction {
                         NonterminalId::from_usize(a as usize)
                     )
                     .is_some());
-                let pre = tpl.pre(t, a, x)?.clone();
-                for &c in pre.codes.iter() {
+                let pre = tpl.pre(t, a, x)?;
+                for &c in tpl.pre_codes(pre) {
                     asm.whole((t << 16) | c, m);
                 }
-                (!pre.shift_at.is_empty()).then_some(Shifted::Exit(pre.shift_at))
+                (!tpl.pre_shift_at(pre).is_empty()).then_some(Shifted::Exit(pre))
             };
             let Some(shifts) = shifts else { continue };
             // Post-shift outcomes per continuation, memoised for the whole key set (maps
-            // with the same continuations recur with other weights): `(index, outcome)`.
+            // with the same continuations recur with other weights).
             let memo_key = (key, km.kset(m), x);
             let span = match post_memo.get(&memo_key) {
                 Some(&span) => span,
                 None => {
-                    let from = post_arena.len();
+                    let from = post_outcome.len();
                     for i in 0..km.get(m).len() {
                         let k = km.get(m)[i].0;
                         outs.clear();
                         match &shifts {
                             Shifted::Top(top) => tpl.shifted(top, t, k, x, outs)?,
-                            Shifted::Exit(at) => tpl.post(at, t, k, x, outs)?,
+                            Shifted::Exit(pre) => tpl.post(*pre, t, k, x, outs)?,
                         }
-                        post_arena.extend(outs.iter().map(|&o| (i as u32, o)));
+                        post_index.resize(post_index.len() + outs.len(), i as u32);
+                        post_outcome.extend_from_slice(outs);
                     }
-                    let span = (from, post_arena.len());
+                    let span = (from, post_outcome.len());
                     post_memo.insert(memo_key, span);
                     span
                 }
             };
             let entries = km.get(m);
-            for &(i, o) in &post_arena[span.0..span.1] {
+            let range = span.0..span.1;
+            for (&i, &o) in post_index[range.clone()].iter().zip(&post_outcome[range]) {
                 let w = entries[i as usize].1;
                 if o == SUCC {
                     any_yes = true;
@@ -580,7 +587,7 @@ impl Construction {
 /// the pre-shift run of an exit.
 enum Shifted {
     Top(Top),
-    Exit(Box<[u32]>),
+    Exit(Pre),
 }
 
 /// Collects one target state: whole maps and single `(κ, weight)` entries per group key,

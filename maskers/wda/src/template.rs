@@ -196,12 +196,15 @@ impl Top {
     }
 }
 
-/// The pre-shift closure of "`goto(x, A)` pushed on `x`" under a terminal: the codes of the
-/// exits below `x`, and the pushed states where the terminal can be shifted.
-#[derive(Clone, Debug, Default)]
+/// The pre-shift closure of "`goto(x, A)` pushed on `x`" under a terminal, as
+/// [`Templates::pre`] memoises it: the codes of the exits below `x`
+/// ([`Templates::pre_codes`]), and the pushed states where the terminal can be shifted
+/// ([`Templates::pre_shift_at`]), two ranges of one arena.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Pre {
-    pub(crate) codes: Box<[u32]>,
-    pub(crate) shift_at: Box<[u32]>,
+    start: u32,
+    mid: u32,
+    end: u32,
 }
 
 enum ETask {
@@ -276,6 +279,9 @@ pub(crate) struct Templates {
     conts: Arc<Conts>,
     /// One more than the most pops an exit can have left (the longest production).
     stride: u32,
+    /// `⌈2^32 / stride⌉`: [`Templates::split`] divides by multiplying, exact for the 16-bit
+    /// codes (a division was a tenth of the closures' time).
+    reciprocal: u64,
     /// `goto(x, A)` at `x * nt_len + A` (`u32::MAX`: none), when the table is small enough.
     gotos: Vec<u32>,
     nt_len: usize,
@@ -289,14 +295,17 @@ pub(crate) struct Templates {
     /// The states pushed on `x` whose `E` flows into `E(T, x)`.
     e_srcs: Vec<Vec<u32>>,
     e_tasks: Vec<ETask>,
-    // P(T, κ, x)
-    p_index: AHashMap<(u32, Cont, u32), u32>,
+    // P(T, κ, x), found by `E(T, x)`'s unknown and `κ` in one word.
+    p_index: AHashMap<u64, u32>,
     p_key: Vec<(u32, Cont, u32)>,
     p: Flow<Item>,
+    /// The configurations `(P unknown, T, κ, y)` taken in the current run of the P tasks.
     p_confs: AHashSet<(u32, u32, Cont, u32)>,
     p_tasks: Vec<PTask>,
     // Closures the determiniser asks for.
-    pre_memo: AHashMap<(u32, u32, u32), Pre>,
+    /// By `(T, A, x)` in one word (terminals and nonterminals fit 16 bits, see [`item`]).
+    pre_memo: AHashMap<u64, Pre>,
+    pre_arena: Vec<u32>,
     scratch_entries: Vec<(u32, Cont, u32, bool)>,
     scratch_seen: Vec<(u32, Cont, u32)>,
     scratch_big: HashSet<(u32, Cont, u32), ahash::RandomState>,
@@ -341,6 +350,7 @@ impl Templates {
             lr,
             conts,
             stride,
+            reciprocal: (1u64 << 32).div_ceil(stride as u64),
             gotos,
             nt_len,
             state_len,
@@ -357,6 +367,7 @@ impl Templates {
             p_confs: AHashSet::new(),
             p_tasks: Vec::new(),
             pre_memo: AHashMap::new(),
+            pre_arena: Vec::new(),
             scratch_entries: Vec::new(),
             scratch_seen: Vec::new(),
             scratch_big: fixed_set(),
@@ -390,7 +401,11 @@ impl Templates {
     /// `(nonterminal, pops left)` of a code.
     #[inline]
     pub(crate) fn split(&self, code: u32) -> (u32, u32) {
-        (code / self.stride, code % self.stride)
+        // With `code, stride < 2^16`, `code · ⌈2^32 / stride⌉` errs by less than `code` units
+        // of `2^-32`, too little to cross the next multiple of `stride`.
+        debug_assert!(code <= 0xFFFF && self.stride <= 0xFFFF);
+        let a = ((code as u64 * self.reciprocal) >> 32) as u32;
+        (a, code - a * self.stride)
     }
 
     /// (E unknowns, P unknowns, P outcomes, pre-shift closures), for `MUNCH_WDA_DEBUG`.
@@ -429,6 +444,7 @@ impl Templates {
             + set(&self.p_confs)
             + vec(&self.p_tasks)
             + map(&self.pre_memo)
+            + vec(&self.pre_arena)
             + vec(&self.scratch_entries)
             + vec(&self.scratch_seen)
             + set(&self.scratch_big)
@@ -567,11 +583,12 @@ impl Templates {
     // ---- P(T, κ, x) ----
 
     fn p_unknown(&mut self, t: u32, k: Cont, x: u32) -> Result<u32, SummaryBudget> {
-        if let Some(&u) = self.p_index.get(&(t, k, x)) {
+        let key = (self.e_unknown(t, x)? as u64) << 32 | k as u64;
+        if let Some(&u) = self.p_index.get(&key) {
             return Ok(u);
         }
         let u = self.p_key.len() as u32;
-        self.p_index.insert((t, k, x), u);
+        self.p_index.insert(key, u);
         self.p_key.push((t, k, x));
         self.p.push();
         self.p_tasks.push(PTask::Eval(u));
@@ -667,6 +684,14 @@ impl Templates {
                 }
             }
         }
+        // The tasks ran out, so every unknown is complete, and a complete unknown is never
+        // given a configuration again: the set serves one run. A large one is let go (the
+        // largest table of the summaries otherwise), a small one cleared.
+        if self.p_confs.capacity() > 1024 {
+            self.p_confs = AHashSet::new();
+        } else {
+            self.p_confs.clear();
+        }
         Ok(())
     }
 
@@ -738,58 +763,73 @@ impl Templates {
     }
 
     /// The pre-shift closure of `goto(x, A)` pushed on `x` under terminal `T`.
-    pub(crate) fn pre(&mut self, t: u32, a: u32, x: u32) -> Result<&Pre, SummaryBudget> {
-        if !self.pre_memo.contains_key(&(t, a, x)) {
-            let mut codes: Vec<u32> = Vec::new();
-            let mut shift_at: Vec<u32> = Vec::new();
-            let mut seen: Vec<u32> = Vec::new();
-            let mut stack: Vec<u32> = Vec::new();
-            if let Some(g) = self.goto(x, a) {
-                stack.push(g);
-                seen.push(g);
-            }
-            while let Some(g) = stack.pop() {
-                let eg = self.e(t, g)?;
-                if self.e_sh[eg as usize] {
-                    shift_at.push(g);
-                }
-                for i in 0..self.e.out[eg as usize].len() {
-                    let code = self.e.out[eg as usize][i];
-                    if code == SH {
-                        continue;
-                    }
-                    let (b, r) = self.split(code);
-                    if r > 0 {
-                        codes.push(code - 1);
-                    } else if let Some(g2) = self.goto(x, b) {
-                        if !seen.contains(&g2) {
-                            seen.push(g2);
-                            stack.push(g2);
-                        }
-                    }
-                }
-            }
-            codes.sort_unstable();
-            codes.dedup();
-            shift_at.sort_unstable();
-            self.count(1 + codes.len() + shift_at.len())?;
-            self.pre_memo.insert(
-                (t, a, x),
-                Pre {
-                    codes: codes.into(),
-                    shift_at: shift_at.into(),
-                },
-            );
+    pub(crate) fn pre(&mut self, t: u32, a: u32, x: u32) -> Result<Pre, SummaryBudget> {
+        let key = (t as u64) << 48 | (a as u64) << 32 | x as u64;
+        if let Some(&pre) = self.pre_memo.get(&key) {
+            return Ok(pre);
         }
-        Ok(&self.pre_memo[&(t, a, x)])
+        let mut codes: Vec<u32> = Vec::new();
+        let mut shift_at: Vec<u32> = Vec::new();
+        let mut seen: Vec<u32> = Vec::new();
+        let mut stack: Vec<u32> = Vec::new();
+        if let Some(g) = self.goto(x, a) {
+            stack.push(g);
+            seen.push(g);
+        }
+        while let Some(g) = stack.pop() {
+            let eg = self.e(t, g)?;
+            if self.e_sh[eg as usize] {
+                shift_at.push(g);
+            }
+            for i in 0..self.e.out[eg as usize].len() {
+                let code = self.e.out[eg as usize][i];
+                if code == SH {
+                    continue;
+                }
+                let (b, r) = self.split(code);
+                if r > 0 {
+                    codes.push(code - 1);
+                } else if let Some(g2) = self.goto(x, b) {
+                    if !seen.contains(&g2) {
+                        seen.push(g2);
+                        stack.push(g2);
+                    }
+                }
+            }
+        }
+        codes.sort_unstable();
+        codes.dedup();
+        shift_at.sort_unstable();
+        self.count(1 + codes.len() + shift_at.len())?;
+        let start = self.pre_arena.len();
+        self.pre_arena.extend_from_slice(&codes);
+        let mid = self.pre_arena.len();
+        self.pre_arena.extend_from_slice(&shift_at);
+        let pre = Pre {
+            start: start as u32,
+            mid: mid as u32,
+            end: self.pre_arena.len() as u32,
+        };
+        self.pre_memo.insert(key, pre);
+        Ok(pre)
+    }
+
+    /// The codes of the exits below `x` of a [`Templates::pre`] closure.
+    pub(crate) fn pre_codes(&self, pre: Pre) -> &[u32] {
+        &self.pre_arena[pre.start as usize..pre.mid as usize]
+    }
+
+    /// The pushed states where a [`Templates::pre`] closure's terminal can be shifted.
+    pub(crate) fn pre_shift_at(&self, pre: Pre) -> &[u32] {
+        &self.pre_arena[pre.mid as usize..pre.end as usize]
     }
 
     /// The post-shift outcomes below `x` of control `(T, κ)` with `goto(x, A)` pushed on `x`:
-    /// the shifts at the states of [`Templates::pre`]`(T, A, x).shift_at`, each continuation
+    /// the shifts at the states of [`Templates::pre_shift_at`]`(pre)`, each continuation
     /// run and mapped through `x`.
     pub(crate) fn post(
         &mut self,
-        shift_at: &[u32],
+        pre: Pre,
         t: u32,
         k: Cont,
         x: u32,
@@ -797,6 +837,7 @@ impl Templates {
     ) -> Result<(), SummaryBudget> {
         let mut entries = std::mem::take(&mut self.scratch_entries);
         entries.clear();
+        let shift_at = &self.pre_arena[pre.mid as usize..pre.end as usize];
         entries.extend(shift_at.iter().map(|&g| (t, k, g, false)));
         let r = self.over(x, &mut entries, out);
         self.scratch_entries = entries;

@@ -71,10 +71,10 @@ fn read(lr: &ClassTables, tpl: &mut Templates, node: &GssNode, k: Cont) -> bool 
             if r > 0 {
                 outs.push(it - (1 << 32));
             } else {
-                let pre = tpl.pre(t, a, x).unwrap().clone();
-                outs.extend(pre.codes.iter().map(|&c| item(t, c, k)));
-                if !pre.shift_at.is_empty() {
-                    tpl.post(&pre.shift_at, t, k, x, &mut outs).unwrap();
+                let pre = tpl.pre(t, a, x).unwrap();
+                outs.extend(tpl.pre_codes(pre).iter().map(|&c| item(t, c, k)));
+                if !tpl.pre_shift_at(pre).is_empty() {
+                    tpl.post(pre, t, k, x, &mut outs).unwrap();
                 }
             }
         }
