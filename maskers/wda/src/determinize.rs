@@ -509,7 +509,8 @@ impl Construction {
             asm.whole(key, m);
         }
         yes_bits.fill(0);
-        let mut any_yes = false;
+        // The weights unioned into `yes_bits` so far (the last, to skip its repeats).
+        let mut last_yes = EMPTY;
         for &gi in sel {
             let (key, m) = groups[gi];
             let (t, code) = (key >> 16, key & 0xFFFF);
@@ -564,16 +565,18 @@ impl Construction {
             for (&i, &o) in post_index[range.clone()].iter().zip(&post_outcome[range]) {
                 let w = entries[i as usize].1;
                 if o == SUCC {
-                    any_yes = true;
-                    for (a, b) in yes_bits.iter_mut().zip(weights.get(w)) {
-                        *a |= b;
+                    if w != last_yes {
+                        last_yes = w;
+                        for (a, b) in yes_bits.iter_mut().zip(weights.get(w)) {
+                            *a |= b;
+                        }
                     }
                 } else {
                     asm.single((o >> 32) as u32, o as u32, w);
                 }
             }
         }
-        let yes = if any_yes {
+        let yes = if last_yes != EMPTY {
             weights.intern_words(yes_bits)
         } else {
             EMPTY

@@ -75,6 +75,7 @@ use ahash::{AHashMap, AHashSet};
 use munch_glr::cfg::NonterminalId;
 use munch_glr::lr::ClassTables;
 use munch_glr::lr::{Action, LrState, LrTables};
+use smallvec::SmallVec;
 
 /// A continuation: an index into [`Conts`].
 pub(crate) type Cont = u32;
@@ -218,14 +219,18 @@ enum PTask {
     Conf(u32, u32, Cont, u32),
 }
 
+/// An unknown's outcomes or links: most have two at most, kept inline (no allocation, and no
+/// second cache miss when the closures read them).
+type Few<T> = SmallVec<[T; 2]>;
+
 /// The unknowns of one system of set equations, solved by propagation (`E` and `P` are two):
 /// each unknown has outcomes, and a link `src → dst` says that every outcome of `src` flows
 /// into `dst`, through the rewrite the system's `Apply` task makes. Adding an outcome or a link
 /// queues that task for each pair it newly joins.
 #[derive(Default)]
 struct Flow<O> {
-    out: Vec<Vec<O>>,
-    deps: Vec<Vec<u32>>,
+    out: Vec<Few<O>>,
+    deps: Vec<Few<u32>>,
     seen: AHashSet<(u32, O)>,
     edges: AHashSet<(u32, u32)>,
 }
@@ -233,8 +238,8 @@ struct Flow<O> {
 impl<O: Copy + Eq + std::hash::Hash> Flow<O> {
     /// A new unknown with no outcomes and no links.
     fn push(&mut self) {
-        self.out.push(Vec::new());
-        self.deps.push(Vec::new());
+        self.out.push(Few::new());
+        self.deps.push(Few::new());
     }
 
     /// Adds outcome `o` to `u`, queueing `apply(v, o)` for every `v` that `u` flows into;
@@ -261,7 +266,7 @@ impl<O: Copy + Eq + std::hash::Hash> Flow<O> {
 
     /// Heap bytes at capacity (see [`Templates::heap_bytes`]).
     fn heap_bytes(&self) -> usize {
-        let vecs = (self.out.capacity() + self.deps.capacity()) * std::mem::size_of::<Vec<u32>>();
+        let vecs = (self.out.capacity() + self.deps.capacity()) * std::mem::size_of::<Few<u32>>();
         let pair = std::mem::size_of::<(u32, O)>() + 1;
         vecs + self.seen.capacity() * pair + self.edges.capacity() * 9
     }
