@@ -69,7 +69,7 @@
 
 use std::sync::Arc;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use ahash::{AHashMap, AHashSet};
 use munch_glr::cfg::NonterminalId;
@@ -300,8 +300,11 @@ pub(crate) struct Templates {
     /// The states pushed on `x` whose `E` flows into `E(T, x)`.
     e_srcs: Vec<Vec<u32>>,
     e_tasks: Vec<ETask>,
-    // P(T, κ, x), found by `E(T, x)`'s unknown and `κ` in one word.
-    p_index: AHashMap<u64, u32>,
+    /// P(T, κ, x) by `κ`, one small table per `E(T, x)` unknown: a closure asks for one
+    /// `(T, x)` under every continuation of a group in turn, and finds its table in cache.
+    p_index: Vec<HashMap<Cont, u32, ahash::RandomState>>,
+    /// The slots of the `p_index` tables, all together (kept as they grow).
+    p_index_slots: usize,
     p_key: Vec<(u32, Cont, u32)>,
     p: Flow<Item>,
     /// The configurations `(P unknown, T, κ, y)` taken in the current run of the P tasks.
@@ -366,7 +369,8 @@ impl Templates {
             e_sh: Vec::new(),
             e_srcs: Vec::new(),
             e_tasks: Vec::new(),
-            p_index: AHashMap::new(),
+            p_index: Vec::new(),
+            p_index_slots: 0,
             p_key: Vec::new(),
             p: Flow::default(),
             p_confs: AHashSet::new(),
@@ -443,7 +447,9 @@ impl Templates {
             + vec(&self.e_sh)
             + vec(&self.e_srcs)
             + vec(&self.e_tasks)
-            + map(&self.p_index)
+            + self.p_index.capacity()
+                * std::mem::size_of::<HashMap<Cont, u32, ahash::RandomState>>()
+            + self.p_index_slots * (std::mem::size_of::<(Cont, u32)>() + 1)
             + vec(&self.p_key)
             + self.p.heap_bytes()
             + set(&self.p_confs)
@@ -499,6 +505,11 @@ impl Templates {
         self.e.push();
         self.e_sh.push(false);
         self.e_srcs.push(Vec::new());
+        // Seeded without drawing randomness, which would cost more than most tables hold.
+        self.p_index
+            .push(HashMap::with_hasher(ahash::RandomState::with_seeds(
+                1, 2, 3, 4,
+            )));
         self.e_tasks.push(ETask::Eval(u));
         self.count(1)?;
         Ok(u)
@@ -588,12 +599,15 @@ impl Templates {
     // ---- P(T, κ, x) ----
 
     fn p_unknown(&mut self, t: u32, k: Cont, x: u32) -> Result<u32, SummaryBudget> {
-        let key = (self.e_unknown(t, x)? as u64) << 32 | k as u64;
-        if let Some(&u) = self.p_index.get(&key) {
+        let ex = self.e_unknown(t, x)? as usize;
+        if let Some(&u) = self.p_index[ex].get(&k) {
             return Ok(u);
         }
         let u = self.p_key.len() as u32;
-        self.p_index.insert(key, u);
+        let table = &mut self.p_index[ex];
+        self.p_index_slots -= table.capacity();
+        table.insert(k, u);
+        self.p_index_slots += table.capacity();
         self.p_key.push((t, k, x));
         self.p.push();
         self.p_tasks.push(PTask::Eval(u));
