@@ -419,13 +419,84 @@ pub(crate) struct Construction {
     pub(crate) b: Builder,
     asm: Assembler,
     outs: Vec<Item>,
-    /// Post-shift outcomes per `(group key, key set, x)`: `post_outcome[from..to]`, each
-    /// from the continuation at `post_index[..]` in the map (two arrays, not one of pairs,
-    /// which would pad every entry to 16 bytes: the largest table of the construction).
-    post_memo: AHashMap<(u32, u32, u32), (usize, usize)>,
-    post_index: Vec<u32>,
-    post_outcome: Vec<Item>,
+    /// Post-shift outcomes per `(group key, key set, x)`, each with the index in the map of
+    /// the continuation it comes from.
+    post_memo: AHashMap<(u32, u32, u32), Span>,
+    post: Outcomes,
     yes_bits: Vec<u64>,
+}
+
+/// Where a span of [`Outcomes`] lies: `(chunk, from, to)`.
+type Span = (u32, u32, u32);
+
+/// The post-shift outcomes of the memoised groups, the largest table of the construction:
+/// `(index in the map, outcome)` in two arrays (pairs would pad every entry to 16 bytes), in
+/// chunks that never move (one growing array would copy itself at each doubling, and the
+/// copies it leaves behind stay in the process's memory).
+#[derive(Default)]
+struct Outcomes {
+    chunks: Vec<(Vec<u32>, Vec<Item>)>,
+    /// The span being collected.
+    index: Vec<u32>,
+    outcome: Vec<Item>,
+    /// Heap bytes of the chunks.
+    heap: usize,
+}
+
+impl Outcomes {
+    /// Entries per chunk (a longer span gets a chunk of its own length).
+    const CHUNK: usize = 1 << 18;
+
+    /// Starts a span (dropping what a span left unfinished, by an error, had collected).
+    fn begin(&mut self) {
+        self.index.clear();
+        self.outcome.clear();
+    }
+
+    /// Adds the outcomes of the continuation at index `i` to the span being collected.
+    fn add(&mut self, i: u32, outs: &[Item]) {
+        self.index.resize(self.index.len() + outs.len(), i);
+        self.outcome.extend_from_slice(outs);
+    }
+
+    /// Stores the span collected.
+    fn finish(&mut self) -> Span {
+        let len = self.outcome.len();
+        if len == 0 {
+            return (0, 0, 0);
+        }
+        let fits = self
+            .chunks
+            .last()
+            .is_some_and(|(_, outcome)| outcome.capacity() - outcome.len() >= len);
+        if !fits {
+            let cap = Self::CHUNK.max(len);
+            self.chunks
+                .push((Vec::with_capacity(cap), Vec::with_capacity(cap)));
+            self.heap += cap * 12;
+        }
+        let c = self.chunks.len() - 1;
+        let (index, outcome) = &mut self.chunks[c];
+        let from = outcome.len();
+        index.append(&mut self.index);
+        outcome.append(&mut self.outcome);
+        (c as u32, from as u32, outcome.len() as u32)
+    }
+
+    /// The indices and outcomes of a span.
+    fn get(&self, (c, from, to): Span) -> (&[u32], &[Item]) {
+        if from == to {
+            return (&[], &[]);
+        }
+        let (index, outcome) = &self.chunks[c as usize];
+        let range = from as usize..to as usize;
+        (&index[range.clone()], &outcome[range])
+    }
+
+    /// Approximate heap bytes: the chunks and the span being collected.
+    fn heap_bytes(&self) -> usize {
+        self.heap + self.index.capacity() * 4 + self.outcome.capacity() * 8
+    }
 }
 
 impl Construction {
@@ -446,8 +517,7 @@ impl Construction {
             asm: Assembler::default(),
             outs: Vec::new(),
             post_memo: AHashMap::new(),
-            post_index: Vec::new(),
-            post_outcome: Vec::new(),
+            post: Outcomes::default(),
             yes_bits: vec![0; words],
         }
     }
@@ -474,9 +544,8 @@ impl Construction {
             + self.km.heap
             + weights.heap
             + tpl.heap_bytes()
-            + self.post_index.capacity() * 4
-            + self.post_outcome.capacity() * 8
-            + self.post_memo.capacity() * 24
+            + self.post.heap_bytes()
+            + self.post_memo.capacity() * 25
             + self.outs.capacity() * 8
     }
 
@@ -500,8 +569,7 @@ impl Construction {
             asm,
             outs,
             post_memo,
-            post_index,
-            post_outcome,
+            post,
             yes_bits,
         } = self;
         asm.clear();
@@ -544,7 +612,7 @@ impl Construction {
             let span = match post_memo.get(&memo_key) {
                 Some(&span) => span,
                 None => {
-                    let from = post_outcome.len();
+                    post.begin();
                     for i in 0..km.get(m).len() {
                         let k = km.get(m)[i].0;
                         outs.clear();
@@ -552,17 +620,16 @@ impl Construction {
                             Shifted::Top(top) => tpl.shifted(top, t, k, x, outs)?,
                             Shifted::Exit(pre) => tpl.post(*pre, t, k, x, outs)?,
                         }
-                        post_index.resize(post_index.len() + outs.len(), i as u32);
-                        post_outcome.extend_from_slice(outs);
+                        post.add(i as u32, outs);
                     }
-                    let span = (from, post_outcome.len());
+                    let span = post.finish();
                     post_memo.insert(memo_key, span);
                     span
                 }
             };
             let entries = km.get(m);
-            let range = span.0..span.1;
-            for (&i, &o) in post_index[range.clone()].iter().zip(&post_outcome[range]) {
+            let (index, outcome) = post.get(span);
+            for (&i, &o) in index.iter().zip(outcome) {
                 let w = entries[i as usize].1;
                 if o == SUCC {
                     if w != last_yes {
