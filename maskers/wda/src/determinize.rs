@@ -426,21 +426,44 @@ pub(crate) struct Construction {
     yes_bits: Vec<u64>,
 }
 
-/// Where a span of [`Outcomes`] lies: `(chunk, from, to)`.
+/// Where a span of [`Outcomes`] lies: `(chunk, from, to)`, the chunk's top bit set for a
+/// wide one.
 type Span = (u32, u32, u32);
+
+/// The top bit of a wide chunk's number in a [`Span`].
+const WIDE: u32 = 1 << 31;
 
 /// The post-shift outcomes of the memoised groups, the largest table of the construction:
 /// `(index in the map, outcome)` in two arrays (pairs would pad every entry to 16 bytes), in
 /// chunks that never move (one growing array would copy itself at each doubling, and the
-/// copies it leaves behind stay in the process's memory).
+/// copies it leaves behind stay in the process's memory). Indices take 16 bits, as a map of
+/// at most 2^16 continuations needs (in practice every map); a span from a larger map is a
+/// wide chunk of its own.
 #[derive(Default)]
 struct Outcomes {
-    chunks: Vec<(Vec<u32>, Vec<Item>)>,
+    chunks: Vec<(Vec<u16>, Vec<Item>)>,
+    wide: Vec<(Vec<u32>, Vec<Item>)>,
     /// The span being collected.
     index: Vec<u32>,
     outcome: Vec<Item>,
     /// Heap bytes of the chunks.
     heap: usize,
+}
+
+/// The indices of a span of [`Outcomes`].
+enum Indices<'a> {
+    Narrow(&'a [u16]),
+    Wide(&'a [u32]),
+}
+
+impl Indices<'_> {
+    #[inline]
+    fn at(&self, j: usize) -> u32 {
+        match self {
+            Indices::Narrow(v) => v[j] as u32,
+            Indices::Wide(v) => v[j],
+        }
+    }
 }
 
 impl Outcomes {
@@ -465,6 +488,14 @@ impl Outcomes {
         if len == 0 {
             return (0, 0, 0);
         }
+        // Indices ascend: the last is the largest.
+        if self.index.last().is_some_and(|&i| i > u16::MAX as u32) {
+            self.heap += len * 12;
+            let index = std::mem::take(&mut self.index);
+            let outcome = std::mem::take(&mut self.outcome);
+            self.wide.push((index, outcome));
+            return (WIDE | (self.wide.len() - 1) as u32, 0, len as u32);
+        }
         let fits = self
             .chunks
             .last()
@@ -473,24 +504,28 @@ impl Outcomes {
             let cap = Self::CHUNK.max(len);
             self.chunks
                 .push((Vec::with_capacity(cap), Vec::with_capacity(cap)));
-            self.heap += cap * 12;
+            self.heap += cap * 10;
         }
         let c = self.chunks.len() - 1;
         let (index, outcome) = &mut self.chunks[c];
         let from = outcome.len();
-        index.append(&mut self.index);
+        index.extend(self.index.iter().map(|&i| i as u16));
         outcome.append(&mut self.outcome);
         (c as u32, from as u32, outcome.len() as u32)
     }
 
     /// The indices and outcomes of a span.
-    fn get(&self, (c, from, to): Span) -> (&[u32], &[Item]) {
-        if from == to {
-            return (&[], &[]);
-        }
-        let (index, outcome) = &self.chunks[c as usize];
+    fn get(&self, (c, from, to): Span) -> (Indices<'_>, &[Item]) {
         let range = from as usize..to as usize;
-        (&index[range.clone()], &outcome[range])
+        if from == to {
+            (Indices::Narrow(&[]), &[])
+        } else if c & WIDE != 0 {
+            let (index, outcome) = &self.wide[(c & !WIDE) as usize];
+            (Indices::Wide(&index[range.clone()]), &outcome[range])
+        } else {
+            let (index, outcome) = &self.chunks[c as usize];
+            (Indices::Narrow(&index[range.clone()]), &outcome[range])
+        }
     }
 
     /// Approximate heap bytes: the chunks and the span being collected.
@@ -629,7 +664,8 @@ impl Construction {
             };
             let entries = km.get(m);
             let (index, outcome) = post.get(span);
-            for (&i, &o) in index.iter().zip(outcome) {
+            for (j, &o) in outcome.iter().enumerate() {
+                let i = index.at(j);
                 let w = entries[i as usize].1;
                 if o == SUCC {
                     if w != last_yes {
@@ -812,4 +848,40 @@ impl Builder {
 /// Whether `MUNCH_WDA_DEBUG` asks for build progress on stderr.
 pub(crate) fn debug() -> bool {
     std::env::var_os("MUNCH_WDA_DEBUG").is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_keep_narrow_and_wide_spans() {
+        let mut post = Outcomes::default();
+        let mut spans = Vec::new();
+        let cases: [&[(u32, &[Item])]; 4] = [
+            &[(0, &[7]), (3, &[8, 9])],
+            &[],
+            &[(2, &[5]), (70_000, &[6])],
+            &[(65_535, &[SUCC])],
+        ];
+        for case in cases {
+            post.begin();
+            for &(i, outs) in case {
+                post.add(i, outs);
+            }
+            spans.push(post.finish());
+        }
+        for (case, &span) in cases.iter().zip(&spans) {
+            let (index, outcome) = post.get(span);
+            let got: Vec<(u32, Item)> = (0..outcome.len())
+                .map(|j| (index.at(j), outcome[j]))
+                .collect();
+            let want: Vec<(u32, Item)> = case
+                .iter()
+                .flat_map(|&(i, outs)| outs.iter().map(move |&o| (i, o)))
+                .collect();
+            assert_eq!(got, want);
+        }
+        assert!(spans[2].0 & WIDE != 0 && spans[3].0 & WIDE == 0);
+    }
 }
