@@ -849,7 +849,7 @@ pub(super) fn walk_block(
             stack.pop();
         }
         let parent = stack.last().map_or(ROOT, |&(_, f)| f);
-        let n = TrieNode::new(node);
+        let n = TrieNode::from(node);
         let class = tables.lexer.byte_class(trie.byte(n)) as usize;
         let slot = parent as usize * class_len + class;
         let mut f = w.trans[slot];

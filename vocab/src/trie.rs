@@ -14,31 +14,14 @@
 use super::{VocabError, VocabErrorKind};
 use crate::TokenId;
 
-/// A node of a [`TokenTrie`]: an index in preorder, `0` being the root.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct TrieNode(u32);
+crate::define_id!(
+    /// A node of a [`TokenTrie`]: an index in preorder, `0` being the root.
+    TrieNode
+);
 
 impl TrieNode {
     /// The root (the empty prefix).
     pub const ROOT: TrieNode = TrieNode(0);
-
-    /// The node with preorder index `index` (not checked against any trie).
-    #[inline]
-    pub fn new(index: u32) -> Self {
-        Self(index)
-    }
-
-    /// The preorder index.
-    #[inline]
-    pub fn as_usize(self) -> usize {
-        self.0 as usize
-    }
-
-    /// The preorder index as a raw `u32`.
-    #[inline]
-    pub fn as_u32(self) -> u32 {
-        self.0
-    }
 }
 
 /// The byte trie of all text tokens of a [`Vocabulary`](super::Vocabulary).

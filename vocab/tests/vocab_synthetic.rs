@@ -232,7 +232,7 @@ fn tries_of_loaded_vocabularies_hold_every_text_token() {
             assert!(trie.tokens_at(n).contains(&t));
         }
         let total: usize = (0..trie.node_len())
-            .map(|n| trie.tokens_at(munch_vocab::TrieNode::new(n as u32)).len())
+            .map(|n| trie.tokens_at(munch_vocab::TrieNode::from(n as u32)).len())
             .sum();
         assert_eq!(total, v.text_tokens().count());
     }
@@ -684,7 +684,7 @@ mod trie_props {
             // Preorder: each node's subtree is a contiguous range of deeper nodes, and its
             // children partition that range in ascending byte order.
             for n in 0..t.node_len() {
-                let node = munch_vocab::TrieNode::new(n as u32);
+                let node = munch_vocab::TrieNode::from(n as u32);
                 let end = t.subtree_end(node).as_usize();
                 prop_assert!(end > n && end <= t.node_len());
                 let mut next = n + 1;

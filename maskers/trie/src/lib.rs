@@ -500,7 +500,7 @@ impl TrieMasker {
         let mut next: SmallVec<[Config; 2]> = SmallVec::new();
         let mut n = 1;
         while n < end {
-            let node = TrieNode::new(n as u32);
+            let node = TrieNode::from(n as u32);
             let depth = trie.depth(node);
             cache.stats.nodes += 1;
             cache.frames.truncate(depth);
@@ -714,7 +714,7 @@ impl Inside {
         let mut path: Vec<usize> = vec![0];
         let mut n = base + 1;
         while n < end {
-            let node = TrieNode::new(n as u32);
+            let node = TrieNode::from(n as u32);
             let depth = trie.depth(node) - base_depth;
             states.truncate(depth);
             path.truncate(depth);
