@@ -55,6 +55,8 @@
 //! gather over five tables of class bytes: Llama 3 × Java's random half of its classes takes
 //! about 0.8 µs (`EXPAND_MIN_ONLY=1 cargo bench -p munch-tokens --bench expand`).
 
+use munch_vocab::bits;
+
 use super::deposit::{low_bits, Deposit};
 use super::kernels::{combine, count_in, Words};
 use super::unions::Unions;
@@ -437,10 +439,10 @@ impl Expander {
                     // Runs kept for sets with few of its group's classes; or no members.
                 } else if p.runs.len() - start == 1 {
                     p.single_run[c] = p.runs.pop().unwrap_or((0, 0));
-                    p.single[c / 64] |= 1 << (c % 64);
+                    bits::insert(&mut p.single, c);
                     p.single_len += 1;
                 } else {
-                    p.multi[c / 64] |= 1 << (c % 64);
+                    bits::insert(&mut p.multi, c);
                     p.multi_len += 1;
                     p.multi_runs += (p.runs.len() - start) as u64;
                 }

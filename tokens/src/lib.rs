@@ -142,6 +142,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ahash::AHashMap;
+use munch_vocab::bits;
 
 pub use classes::TokenClasses;
 pub use error::{SpansBudget, SpansBuildError};
@@ -768,7 +769,7 @@ fn alive_sets(
         for (c, &f) in behaviours.iter().enumerate() {
             for j in b.alive_points(f) {
                 if j < width {
-                    sets[j * words + c / 64] |= 1 << (c % 64);
+                    bits::insert(&mut sets[j * words..(j + 1) * words], c);
                 }
             }
         }

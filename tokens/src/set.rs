@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use munch_vocab::bits;
+
 use super::ClassId;
 
 /// A set of [`ClassId`]s below a fixed length, as `u64` words.
@@ -52,86 +54,63 @@ impl ClassSet {
     #[inline]
     pub fn insert(&mut self, c: ClassId) -> bool {
         let i = self.index(c);
-        let bit = 1u64 << (i % 64);
-        let word = &mut self.words[i / 64];
-        let absent = *word & bit == 0;
-        *word |= bit;
-        absent
+        bits::insert(&mut self.words, i)
     }
 
     /// Removes `c`; returns whether it was present. Panics if `c` is not below `len()`.
     #[inline]
     pub fn remove(&mut self, c: ClassId) -> bool {
         let i = self.index(c);
-        let bit = 1u64 << (i % 64);
-        let word = &mut self.words[i / 64];
-        let present = *word & bit != 0;
-        *word &= !bit;
-        present
+        bits::remove(&mut self.words, i)
     }
 
     /// Whether `c` is in the set (false for a class not below `len()`).
     #[inline]
     pub fn contains(&self, c: ClassId) -> bool {
         let i = c.as_usize();
-        i < self.len && self.words[i / 64] & (1u64 << (i % 64)) != 0
+        i < self.len && bits::contains(&self.words, i)
     }
 
     /// Adds every member of `other`; returns whether `self` changed.
     pub fn union_with(&mut self, other: &ClassSet) -> bool {
         self.check_len(other);
-        let mut changed = 0;
-        for (a, &b) in self.words.iter_mut().zip(&other.words) {
-            changed |= b & !*a;
-            *a |= b;
-        }
-        changed != 0
+        bits::union_with(&mut self.words, &other.words)
     }
 
     /// Keeps only the members of `other`.
     pub fn intersect_with(&mut self, other: &ClassSet) {
         self.check_len(other);
-        for (a, &b) in self.words.iter_mut().zip(&other.words) {
-            *a &= b;
-        }
+        bits::intersect_with(&mut self.words, &other.words);
     }
 
     /// Removes every member of `other`.
     pub fn difference_with(&mut self, other: &ClassSet) {
         self.check_len(other);
-        for (a, &b) in self.words.iter_mut().zip(&other.words) {
-            *a &= !b;
-        }
+        bits::difference_with(&mut self.words, &other.words);
     }
 
     /// Whether the two sets share a member.
     pub fn intersects(&self, other: &ClassSet) -> bool {
         self.check_len(other);
-        self.words
-            .iter()
-            .zip(&other.words)
-            .any(|(&a, &b)| a & b != 0)
+        bits::intersects(&self.words, &other.words)
     }
 
     /// Whether every member of `self` is in `other`.
     pub fn is_subset(&self, other: &ClassSet) -> bool {
         self.check_len(other);
-        self.words
-            .iter()
-            .zip(&other.words)
-            .all(|(&a, &b)| a & !b == 0)
+        bits::is_subset(&self.words, &other.words)
     }
 
     /// Whether the set has no member.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.words.iter().all(|&w| w == 0)
+        bits::is_empty(&self.words)
     }
 
     /// The number of members.
     #[inline]
     pub fn count(&self) -> usize {
-        self.words.iter().map(|w| w.count_ones() as usize).sum()
+        bits::count(&self.words)
     }
 
     /// Removes every member.

@@ -1,5 +1,9 @@
-//! [`Ones`]: the set bits of `u64` words as ids, the iterator of every bit set over ids (the
-//! lexer's terminal sets, the token classes' class sets).
+//! Bit sets as `u64` words, for every set over ids in munch (the lexer's terminal sets and byte
+//! classes, the token classes' class sets, the weighted automaton's weights): [`Ones`], the
+//! iterator over the members, and the word-level operations each set type is built on (bit `b`
+//! of word `w` is member `64 w + b`). The set types differ in how they size their words (the
+//! terminal sets grow, the class sets have a fixed length); the operations take slices and read
+//! a word past the end of the shorter operand as zero.
 
 use std::marker::PhantomData;
 
@@ -61,6 +65,91 @@ impl<I: From<u32>> Iterator for Ones<'_, I> {
     }
 }
 
+/// Whether `i` is a member (false past the words).
+#[inline]
+pub fn contains(words: &[u64], i: usize) -> bool {
+    words
+        .get(i / 64)
+        .is_some_and(|w| w & (1u64 << (i % 64)) != 0)
+}
+
+/// Adds `i`; returns whether it was absent. Panics when `i` is past the words.
+#[inline]
+pub fn insert(words: &mut [u64], i: usize) -> bool {
+    let bit = 1u64 << (i % 64);
+    let word = &mut words[i / 64];
+    let absent = *word & bit == 0;
+    *word |= bit;
+    absent
+}
+
+/// Removes `i`; returns whether it was present (false past the words).
+#[inline]
+pub fn remove(words: &mut [u64], i: usize) -> bool {
+    let bit = 1u64 << (i % 64);
+    match words.get_mut(i / 64) {
+        Some(word) if *word & bit != 0 => {
+            *word &= !bit;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// `a ∪= b`; returns whether `a` changed. `b` must have no member past `a`'s words.
+#[inline]
+pub fn union_with(a: &mut [u64], b: &[u64]) -> bool {
+    debug_assert!(b.iter().skip(a.len()).all(|&w| w == 0));
+    let mut changed = 0;
+    for (x, &y) in a.iter_mut().zip(b) {
+        changed |= y & !*x;
+        *x |= y;
+    }
+    changed != 0
+}
+
+/// `a ∩= b`.
+#[inline]
+pub fn intersect_with(a: &mut [u64], b: &[u64]) {
+    for (i, x) in a.iter_mut().enumerate() {
+        *x &= b.get(i).copied().unwrap_or(0);
+    }
+}
+
+/// `a ∖= b`.
+#[inline]
+pub fn difference_with(a: &mut [u64], b: &[u64]) {
+    for (x, &y) in a.iter_mut().zip(b) {
+        *x &= !y;
+    }
+}
+
+/// `a ∩ b ≠ ∅`.
+#[inline]
+pub fn intersects(a: &[u64], b: &[u64]) -> bool {
+    a.iter().zip(b).any(|(x, y)| x & y != 0)
+}
+
+/// `a ⊆ b`.
+#[inline]
+pub fn is_subset(a: &[u64], b: &[u64]) -> bool {
+    a.iter()
+        .enumerate()
+        .all(|(i, x)| x & !b.get(i).copied().unwrap_or(0) == 0)
+}
+
+/// The number of members.
+#[inline]
+pub fn count(words: &[u64]) -> usize {
+    words.iter().map(|w| w.count_ones() as usize).sum()
+}
+
+/// Whether there is no member.
+#[inline]
+pub fn is_empty(words: &[u64]) -> bool {
+    words.iter().all(|&w| w == 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,5 +161,22 @@ mod tests {
         assert_eq!(got, [1, 3, 191, 192]);
         assert_eq!(Ones::<u32>::new(&[]).count(), 0);
         assert_eq!(Ones::<u32>::new(&[0, 0]).count(), 0);
+    }
+
+    #[test]
+    fn word_operations_read_missing_words_as_zero() {
+        let mut a = vec![0u64; 2];
+        assert!(insert(&mut a, 3) && !insert(&mut a, 3) && insert(&mut a, 70));
+        assert!(contains(&a, 70) && !contains(&a, 71) && !contains(&a, 500));
+        let b = [1u64 << 3];
+        assert!(intersects(&a, &b) && is_subset(&b, &a) && !is_subset(&a, &b));
+        assert!(!union_with(&mut a, &b) && count(&a) == 2);
+        let mut c = a.clone();
+        intersect_with(&mut c, &b);
+        assert_eq!(c, [1 << 3, 0]);
+        difference_with(&mut a, &b);
+        assert_eq!(a, [0, 1 << 6]);
+        assert!(remove(&mut a, 70) && !remove(&mut a, 70) && !remove(&mut a, 900));
+        assert!(is_empty(&a));
     }
 }

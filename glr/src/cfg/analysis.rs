@@ -4,6 +4,7 @@
 //! [`Analysis::first_contains`] whether it derives a string starting with a given terminal.
 
 use munch_lexer::TerminalId;
+use munch_vocab::bits;
 
 use super::{Cfg, NonterminalId, Symbol};
 
@@ -31,8 +32,7 @@ impl Analysis {
             for s in &p.rhs {
                 match *s {
                     Symbol::Terminal(t) => {
-                        let (w, b) = (t.as_usize() / 64, t.as_usize() % 64);
-                        first[lhs * words + w] |= 1 << b;
+                        bits::insert(&mut first[lhs * words..(lhs + 1) * words], t.as_usize());
                         break;
                     }
                     Symbol::Nonterminal(m) => {
@@ -88,8 +88,8 @@ impl Analysis {
 
     /// Whether `n` derives a string that starts with `t`.
     pub fn first_contains(&self, n: NonterminalId, t: TerminalId) -> bool {
-        let (w, b) = (t.as_usize() / 64, t.as_usize() % 64);
-        w < self.words && self.first[n.as_usize() * self.words + w] & (1 << b) != 0
+        let row = n.as_usize() * self.words;
+        bits::contains(&self.first[row..row + self.words], t.as_usize())
     }
 
     /// The FIRST set of `n`, in increasing id order.

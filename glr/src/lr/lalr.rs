@@ -19,6 +19,7 @@
 //! recursion without reducing through ε-edges built at the current position.
 
 use ahash::AHashMap;
+use munch_vocab::bits;
 
 use super::lr0::{Grammar0, Lr0};
 
@@ -37,7 +38,8 @@ impl Rows {
         }
     }
     fn set(&mut self, row: usize, bit: u32) {
-        self.bits[row * self.words + bit as usize / 64] |= 1 << (bit % 64);
+        let words = self.words;
+        bits::insert(&mut self.bits[row * words..(row + 1) * words], bit as usize);
     }
     fn row(&self, row: usize) -> &[u64] {
         &self.bits[row * self.words..(row + 1) * self.words]

@@ -28,6 +28,7 @@ mod quotient;
 use std::fmt;
 
 use munch_lexer::TerminalId;
+use munch_vocab::bits;
 
 use crate::cfg::analysis::Analysis;
 use crate::cfg::{Cfg, NonterminalId};
@@ -436,8 +437,8 @@ impl LrTables {
     /// Whether lookahead set `set` holds lookahead index `k`.
     #[inline]
     fn set_has(&self, set: u32, k: u32) -> bool {
-        let w = set as usize * self.set_words + k as usize / 64;
-        self.lookahead_sets[w] >> (k % 64) & 1 != 0
+        let set = set as usize * self.set_words;
+        bits::contains(&self.lookahead_sets[set..set + self.set_words], k as usize)
     }
 
     /// The number of entries of the direct shift index, 0 when lookups search instead.
@@ -525,7 +526,7 @@ impl LrTables {
     pub fn add_state_lookaheads(&self, state: LrState, out: &mut [u64]) {
         let s = state.as_usize();
         for &k in &self.shift_keys[self.shift_start[s] as usize..self.shift_start[s + 1] as usize] {
-            out[k as usize / 64] |= 1 << (k % 64);
+            bits::insert(out, k as usize);
         }
         let (lo, hi) = (
             self.reduce_start[s] as usize,
@@ -534,13 +535,10 @@ impl LrTables {
         for &set in &self.reduce_sets[lo..hi] {
             let words = &self.lookahead_sets
                 [set as usize * self.set_words..(set as usize + 1) * self.set_words];
-            for (o, &w) in out.iter_mut().zip(words) {
-                *o |= w;
-            }
+            bits::union_with(out, words);
         }
         if self.accepting[s] {
-            let k = self.terminal_len as usize;
-            out[k / 64] |= 1 << (k % 64);
+            bits::insert(out, self.terminal_len as usize);
         }
     }
 
@@ -810,9 +808,7 @@ impl<'a> LookaheadSet<'a> {
 
     /// Whether the set holds lookahead index `k`.
     pub fn contains(&self, k: u32) -> bool {
-        self.words
-            .get(k as usize / 64)
-            .is_some_and(|w| w >> (k % 64) & 1 != 0)
+        bits::contains(self.words, k as usize)
     }
 
     /// The number of lookaheads in the set.

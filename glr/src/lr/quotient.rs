@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use ahash::AHashMap;
 use munch_lexer::TerminalId;
+use munch_vocab::bits;
 
 use super::{dense_index, Action, LrState, LrTables};
 use crate::parser::Parser;
@@ -200,7 +201,7 @@ fn classes(t: &LrTables) -> Option<(Vec<u32>, usize, Vec<u32>, usize)> {
         .map(|set| {
             let words = &t.lookahead_sets[set * t.set_words..(set + 1) * t.set_words];
             (0..=t.terminal_len)
-                .filter(|&k| words[k as usize / 64] >> (k % 64) & 1 != 0)
+                .filter(|&k| bits::contains(words, k as usize))
                 .collect()
         })
         .collect();
@@ -343,9 +344,8 @@ fn build(
             let words = &t.lookahead_sets[set * t.set_words..(set + 1) * t.set_words];
             let mut out = vec![0u64; set_words];
             for k in 0..=t.terminal_len {
-                if words[k as usize / 64] >> (k % 64) & 1 != 0 {
-                    let c = lookahead_class[k as usize] as usize;
-                    out[c / 64] |= 1 << (c % 64);
+                if bits::contains(words, k as usize) {
+                    bits::insert(&mut out, lookahead_class[k as usize] as usize);
                 }
             }
             let id = set_index.len() as u32;

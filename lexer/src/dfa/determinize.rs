@@ -82,12 +82,12 @@ impl FailSet {
     pub const EMPTY: FailSet = FailSet([0; 4]);
 
     pub fn insert(&mut self, class: u8) {
-        self.0[class as usize / 64] |= 1 << (class % 64);
+        munch_vocab::bits::insert(&mut self.0, usize::from(class));
     }
 
     #[inline]
     pub fn contains(&self, class: u8) -> bool {
-        self.0[class as usize / 64] & (1 << (class % 64)) != 0
+        munch_vocab::bits::contains(&self.0, usize::from(class))
     }
 }
 

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
+use munch_vocab::bits;
+
 use crate::TerminalId;
 
 /// A set of terminals, stored as a bitset in `u64` words.
@@ -27,32 +29,22 @@ impl TerminalSet {
 
     /// Adds `id`; returns whether it was new.
     pub fn insert(&mut self, id: TerminalId) -> bool {
-        let (word, bit) = split(id);
-        if word >= self.words.len() {
-            self.words.resize(word + 1, 0);
+        let i = id.as_usize();
+        if i / 64 >= self.words.len() {
+            self.words.resize(i / 64 + 1, 0);
         }
-        let was = self.words[word] & bit != 0;
-        self.words[word] |= bit;
-        !was
+        bits::insert(&mut self.words, i)
     }
 
     /// Removes `id`; returns whether it was present.
     pub fn remove(&mut self, id: TerminalId) -> bool {
-        let (word, bit) = split(id);
-        match self.words.get_mut(word) {
-            Some(w) if *w & bit != 0 => {
-                *w &= !bit;
-                true
-            }
-            _ => false,
-        }
+        bits::remove(&mut self.words, id.as_usize())
     }
 
     /// Whether `id` is a member.
     #[inline]
     pub fn contains(&self, id: TerminalId) -> bool {
-        let (word, bit) = split(id);
-        self.words.get(word).is_some_and(|w| w & bit != 0)
+        bits::contains(&self.words, id.as_usize())
     }
 
     /// The members in increasing order.
@@ -62,12 +54,12 @@ impl TerminalSet {
 
     /// The number of members.
     pub fn len(&self) -> usize {
-        self.words.iter().map(|w| w.count_ones() as usize).sum()
+        bits::count(&self.words)
     }
 
     /// Whether the set has no member.
     pub fn is_empty(&self) -> bool {
-        self.words.iter().all(|&w| w == 0)
+        bits::is_empty(&self.words)
     }
 
     /// Removes every member (keeps the capacity).
@@ -80,43 +72,27 @@ impl TerminalSet {
         if other.words.len() > self.words.len() {
             self.words.resize(other.words.len(), 0);
         }
-        let mut changed = false;
-        for (mine, theirs) in self.words.iter_mut().zip(&other.words) {
-            let before = *mine;
-            *mine |= theirs;
-            changed |= *mine != before;
-        }
-        changed
+        bits::union_with(&mut self.words, &other.words)
     }
 
     /// Keeps only the members that are also in `other`.
     pub fn intersect_with(&mut self, other: &TerminalSet) {
-        for (i, mine) in self.words.iter_mut().enumerate() {
-            *mine &= other.words.get(i).copied().unwrap_or(0);
-        }
+        bits::intersect_with(&mut self.words, &other.words);
     }
 
     /// Removes every member of `other`.
     pub fn difference_with(&mut self, other: &TerminalSet) {
-        for (mine, theirs) in self.words.iter_mut().zip(&other.words) {
-            *mine &= !theirs;
-        }
+        bits::difference_with(&mut self.words, &other.words);
     }
 
     /// Whether the two sets share a member.
     pub fn intersects(&self, other: &TerminalSet) -> bool {
-        self.words
-            .iter()
-            .zip(&other.words)
-            .any(|(mine, theirs)| mine & theirs != 0)
+        bits::intersects(&self.words, &other.words)
     }
 
     /// Whether every member of `self` is in `other`.
     pub fn is_subset(&self, other: &TerminalSet) -> bool {
-        self.words
-            .iter()
-            .enumerate()
-            .all(|(i, mine)| mine & !other.words.get(i).copied().unwrap_or(0) == 0)
+        bits::is_subset(&self.words, &other.words)
     }
 
     /// The words without trailing zero words: what equality and hashing look at.
@@ -128,12 +104,6 @@ impl TerminalSet {
             .map_or(0, |i| i + 1);
         &self.words[..end]
     }
-}
-
-#[inline]
-fn split(id: TerminalId) -> (usize, u64) {
-    let index = id.as_usize();
-    (index / 64, 1u64 << (index % 64))
 }
 
 impl PartialEq for TerminalSet {

@@ -18,7 +18,7 @@ impl Bits {
     }
 
     pub(crate) fn insert(&mut self, i: usize) {
-        self.0[i / 64] |= 1 << (i % 64);
+        munch_vocab::bits::insert(&mut self.0, i);
     }
 }
 
@@ -27,17 +27,7 @@ pub(crate) fn iter_bits(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
     munch_vocab::bits::Ones::<u32>::new(words).map(|b| b as usize)
 }
 
-/// `a ⊆ b`, word by word.
-#[inline]
-pub(crate) fn is_subset(a: &[u64], b: &[u64]) -> bool {
-    a.iter().zip(b).all(|(x, y)| x & !y == 0)
-}
-
-/// `a ∩ b ≠ ∅`.
-#[inline]
-pub(crate) fn intersects(a: &[u64], b: &[u64]) -> bool {
-    a.iter().zip(b).any(|(x, y)| x & y != 0)
-}
+pub(crate) use munch_vocab::bits::{intersects, is_subset};
 
 /// A weight: the id of an interned class set. Weight 0 is the empty set.
 pub(crate) type Weight = u32;
