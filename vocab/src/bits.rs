@@ -111,9 +111,11 @@ pub fn union_with(a: &mut [u64], b: &[u64]) -> bool {
 /// `a ∩= b`.
 #[inline]
 pub fn intersect_with(a: &mut [u64], b: &[u64]) {
-    for (i, x) in a.iter_mut().enumerate() {
-        *x &= b.get(i).copied().unwrap_or(0);
+    let (head, tail) = a.split_at_mut(b.len().min(a.len()));
+    for (x, &y) in head.iter_mut().zip(b) {
+        *x &= y;
     }
+    tail.fill(0);
 }
 
 /// `a ∖= b`.
@@ -133,9 +135,8 @@ pub fn intersects(a: &[u64], b: &[u64]) -> bool {
 /// `a ⊆ b`.
 #[inline]
 pub fn is_subset(a: &[u64], b: &[u64]) -> bool {
-    a.iter()
-        .enumerate()
-        .all(|(i, x)| x & !b.get(i).copied().unwrap_or(0) == 0)
+    let (head, tail) = a.split_at(b.len().min(a.len()));
+    head.iter().zip(b).all(|(x, y)| x & !y == 0) && tail.iter().all(|&x| x == 0)
 }
 
 /// The number of members.
