@@ -22,7 +22,7 @@
 //! The regexes must be greedy and free of look-around (the emitter's key regexes are). The
 //! states of every automaton and the length of the regex written are bounded ([`Budget`]).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 
@@ -520,10 +520,11 @@ impl Dfa {
         let n = self.len();
         // Nodes: the states 1..n, then a new start `n` and a new final `n + 1`.
         let (first, last) = (n, n + 1);
-        let mut out: Vec<HashMap<usize, Re>> = vec![HashMap::new(); n + 2];
+        // Ordered maps, so that the regex written is the same on every run.
+        let mut out: Vec<BTreeMap<usize, Re>> = vec![BTreeMap::new(); n + 2];
         let mut into: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); n + 2];
         fn add(
-            out: &mut [HashMap<usize, Re>],
+            out: &mut [BTreeMap<usize, Re>],
             into: &mut [BTreeSet<usize>],
             p: usize,
             q: usize,
@@ -537,7 +538,7 @@ impl Dfa {
             if self.accept[s] {
                 add(&mut out, &mut into, s, last, Re::empty());
             }
-            let mut by_target: HashMap<u32, Vec<usize>> = HashMap::new();
+            let mut by_target: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
             for a in 0..self.symbols {
                 let t = self.step(s as u32, a);
                 if t != DEAD {
@@ -555,6 +556,7 @@ impl Dfa {
             }
         }
         let mut remaining: BTreeSet<usize> = (1..n).collect();
+        let mut written = 0usize;
         while let Some(k) = remaining.iter().copied().min_by_key(|&k| {
             let ins = into[k].iter().filter(|&&p| p != k).count();
             let outs = out[k].keys().filter(|&&q| q != k).count();
@@ -563,7 +565,7 @@ impl Dfa {
             remaining.remove(&k);
             let looped = out[k].remove(&k).map(Re::star);
             into[k].remove(&k);
-            let outs: Vec<(usize, Re)> = out[k].drain().collect();
+            let outs: Vec<(usize, Re)> = std::mem::take(&mut out[k]).into_iter().collect();
             for (q, _) in &outs {
                 into[*q].remove(&k);
             }
@@ -582,7 +584,11 @@ impl Dfa {
                         Some(old) => old.or(&path),
                         None => path,
                     };
-                    if merged.text.len() > max_bytes {
+                    // Each edge, and all the edges written on the way, within the budget.
+                    written += merged.text.len();
+                    if merged.text.len() > max_bytes
+                        || written > max_bytes.saturating_mul(WORK_PER_CELL)
+                    {
                         return Err(BoolError::TooBig);
                     }
                     add(&mut out, &mut into, p, *q, merged);

@@ -282,7 +282,7 @@ impl<'a> Emitter<'a> {
     }
 
     fn number_regex(&mut self, s: &Simple) -> Result<Option<String>, SchemaError> {
-        let mut int_ok = s.types & ty::INT != 0;
+        let int_ok = s.types & ty::INT != 0;
         let frac_ok = s.types & ty::FRAC != 0;
         let mut places: Option<usize> = None;
         for (m, ptr) in s.multiple_of.clone() {
@@ -313,19 +313,21 @@ impl<'a> Emitter<'a> {
                 )?;
             }
         }
-        if places == Some(0) {
-            int_ok = true;
-        }
+        // A multiple of 1 has an integer value: no non-integer is one.
         let frac_ok = frac_ok && places != Some(0);
         if !int_ok && !frac_ok {
             return Ok(None);
         }
         let (lo, hi) = (s.lo.as_ref(), s.hi.as_ref());
         if frac_ok && !int_ok {
-            let non_integer = r"-?(?:0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*".to_string();
+            // A non-integer: a fraction with a non-zero digit (within `places` of the point).
+            let non_integer = match places {
+                Some(k) => format!(r"-?(?:0|[1-9][0-9]*)\.[0-9]{{0,{}}}[1-9]0*", k - 1),
+                None => r"-?(?:0|[1-9][0-9]*)\.[0-9]*[1-9][0-9]*".to_string(),
+            };
             if lo.is_some() || hi.is_some() {
                 // The numbers within bounds that are not integers, on automata.
-                let Some(within) = number::number_regex(false, lo, hi, None) else {
+                let Some(within) = number::number_regex(false, lo, hi, places) else {
                     return Ok(None);
                 };
                 return match boolean::combine(&[within.clone(), non_integer], &[], KEY_BUDGET) {
@@ -982,7 +984,13 @@ impl<'a> Emitter<'a> {
                 .iter()
                 .enumerate()
                 .partition(|(i, _)| subset >> i & 1 == 1);
-            let include: Vec<String> = inside.iter().map(|(_, k)| k.0.clone()).collect();
+            // In the profile's spellings, so that no other spelling of a declared name or of a
+            // key another pattern matches gets through.
+            let include: Vec<String> = inside
+                .iter()
+                .map(|(_, k)| k.0.clone())
+                .chain([profile_string()])
+                .collect();
             let mut exclude: Vec<String> = outside.iter().map(|(_, k)| k.0.clone()).collect();
             exclude.extend(names.iter().cloned());
             let Some(key) = self.key_combination(&include, &exclude, "patternProperties", ptr)?
@@ -1061,11 +1069,16 @@ impl<'a> Emitter<'a> {
             return Ok(vec![self.terminal(r)]);
         }
         let names = self.norm.normalize(&s.names, 0)?;
-        // A finite set of names: each one not declared.
-        if names.iter().all(|n| n.enum_.is_some()) {
-            let mut keys = Vec::new();
-            for n in &names {
-                for v in n.enum_.clone().unwrap_or_default() {
+        // The names' strings, the declared ones taken out.
+        let declared: Vec<String> = props.iter().map(|k| literal_string(k)).collect();
+        let mut keys = Vec::new();
+        for n in &names {
+            if n.types & ty::STR == 0 {
+                continue;
+            }
+            // An alternative that lists its names: each one not declared.
+            if let Some(values) = n.enum_.clone() {
+                for v in values {
                     if let Value::String(k) = &v {
                         if !props.contains(k) && self.norm.admits(n, &v, 0)? {
                             let t = self.terminal(literal_string(k));
@@ -1075,14 +1088,6 @@ impl<'a> Emitter<'a> {
                         }
                     }
                 }
-            }
-            return Ok(keys);
-        }
-        // The names' strings, the declared ones taken out.
-        let declared: Vec<String> = props.iter().map(|k| literal_string(k)).collect();
-        let mut keys = Vec::new();
-        for n in &names {
-            if n.types & ty::STR == 0 {
                 continue;
             }
             let Some(r) = self.string_regex(n)? else {

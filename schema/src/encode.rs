@@ -140,7 +140,8 @@ pub(crate) fn lit(c: char) -> String {
         c if c.is_ascii_alphanumeric() => c.to_string(),
         '\\' => r"\\".to_string(),
         '/' => r"\/".to_string(),
-        '"' | '\'' | ' ' => format!("\\x{v:02x}"),
+        // `\<` and `\>` are word boundaries to regex-syntax, which reads this text too.
+        '"' | '\'' | ' ' | '<' | '>' => format!("\\x{v:02x}"),
         c if c.is_ascii_punctuation() => format!("\\{c}"),
         _ if v < 0x100 => format!("\\x{v:02x}"),
         _ if v < 0x10000 => format!("\\u{v:04x}"),

@@ -466,7 +466,7 @@ impl Normalizer<'_> {
                     ..Simple::any()
                 };
                 let union: Vec<Simple> = [other, without].into_iter().chain(met).collect();
-                acc = self.cross(acc, union, &p)?;
+                acc = self.cross_or_relax(acc, union, ptr, key)?;
             }
         }
         if let Some(all) = obj.get("allOf") {
@@ -570,7 +570,7 @@ impl Normalizer<'_> {
             let p = join(ptr, "not");
             let d = self.one(n, &p, depth + 1)?;
             match self.complement(&d, &p)? {
-                Some(c) => acc = self.cross(acc, c, &p)?,
+                Some(c) => acc = self.cross_or_relax(acc, c, ptr, "not")?,
                 None => self.relax(
                     ptr,
                     "not",
@@ -621,7 +621,7 @@ impl Normalizer<'_> {
                             let yes = self.cross(i, then, &p)?;
                             let no = self.cross(not_i, els, &p)?;
                             let union: Vec<Simple> = yes.into_iter().chain(no).collect();
-                            acc = self.cross(acc, union, &p)?;
+                            acc = self.cross_or_relax(acc, union, ptr, "if")?;
                         }
                         None => self.relax(
                             ptr,
@@ -633,6 +633,25 @@ impl Normalizer<'_> {
             }
         }
         Ok(acc)
+    }
+
+    /// [`Normalizer::cross`] for a keyword munch compiles through complements or dependencies:
+    /// where two of the alternatives cannot be merged (an unsupported combination), the keyword
+    /// is refused, or (lenient) relaxed and `acc` kept. `ptr` is the schema's pointer.
+    fn cross_or_relax(
+        &mut self,
+        acc: Vec<Simple>,
+        other: Vec<Simple>,
+        ptr: &str,
+        keyword: &str,
+    ) -> Result<Vec<Simple>, SchemaError> {
+        match self.cross(acc.clone(), other, &join(ptr, keyword)) {
+            Err(e) if matches!(e.kind(), SchemaErrorKind::Unsupported { .. }) => {
+                self.relax(ptr, keyword, &e.to_string())?;
+                Ok(acc)
+            }
+            result => result,
+        }
     }
 
     /// The values that no member of the disjunction `d` takes, as a disjunction: the cross of
@@ -1310,6 +1329,7 @@ fn rejected_by(s: &Simple, ptr: &str) -> Option<Vec<Simple>> {
                         .iter()
                         .filter_map(|v| v.as_str().map(str::to_string))
                         .collect(),
+                    enum_ptr: ptr.to_string(),
                     ..Simple::any()
                 }),
                 ty::BOOL => {

@@ -503,3 +503,70 @@ fn not_if_and_overlapping_one_of_through_complements() {
         &[r#"{"a":1}"#, r#"{"c":1,"d":"s"}"#, r#"{"a":1,"c":0}"#],
     );
 }
+
+#[test]
+fn found_in_review() {
+    let any_order = SchemaOptions {
+        property_order: PropertyOrder::Any,
+        ..compact()
+    };
+    // A key spelled with escapes is the key it spells: it takes the declared name's schema, or
+    // every pattern it matches (here it is refused: the profile spells constrained keys).
+    check(
+        json!({"properties": {"xa": {"type": "integer"}}, "patternProperties": {"^x": {"type": "string"}}}),
+        &any_order,
+        &[r#"{"xb":"s"}"#, "{}"],
+        &[r#"{"x\u0061":"s"}"#, r#"{"xa":"s"}"#, r#"{"xa":1}"#],
+    );
+    check(
+        json!({"patternProperties": {"^x": {"type": "string"}, "a$": {"type": "integer"}}}),
+        &any_order,
+        &[r#"{"xb":"s"}"#, r#"{"ba":1}"#],
+        &[r#"{"x\u0061":"s"}"#, r#"{"xa":"s"}"#, r#"{"xa":1}"#],
+    );
+    // Non-integers under a multipleOf keep its decimal places; a multiple of 1 is no
+    // non-integer.
+    check(
+        json!({"type": "number", "multipleOf": 0.01, "minimum": 0, "maximum": 1, "not": {"type": "integer"}}),
+        &compact(),
+        &["0.25", "0.5", "0.10"],
+        &["0.001", "1", "0", "1.5"],
+    );
+    check(
+        json!({"multipleOf": 1, "not": {"type": "integer"}}),
+        &compact(),
+        &[r#""s""#, "true"],
+        &["3", "3.5", "3.0"],
+    );
+    // Property names from an enum beside a pattern.
+    check(
+        json!({"propertyNames": {"anyOf": [{"enum": ["a"]}, {"pattern": "^x"}]}}),
+        &any_order,
+        &[r#"{"a":1}"#, r#"{"xy":1}"#],
+        &[r#"{"zz":1}"#, r#"{"ab":1}"#],
+    );
+    // `<` and `>` in a string that automata read.
+    check(
+        json!({"type": "string", "not": {"const": "<none>"}}),
+        &compact(),
+        &[r#""<x>""#, r#""none""#],
+        &[r#""<none>""#],
+    );
+}
+
+#[test]
+fn an_unsupported_combination_under_a_dependency_is_relaxed_when_lenient() {
+    let schema = json!({"patternProperties": {"^x": {}}, "dependentRequired": {"a": ["b"]}});
+    let err = compile(&schema, &compact()).unwrap_err();
+    assert!(
+        matches!(err.kind(), SchemaErrorKind::Unsupported { .. }),
+        "{err}"
+    );
+    let lenient = SchemaOptions {
+        lenient: true,
+        ..compact()
+    };
+    let c = compile(&schema, &lenient).unwrap();
+    assert_eq!(c.relaxations().len(), 1);
+    assert_eq!(c.relaxations()[0].keyword, "dependentRequired");
+}
