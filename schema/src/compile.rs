@@ -37,8 +37,9 @@ use crate::simple::{is_false, is_true, ty, Conj, Normalizer, Simple, Sub};
 /// (into as many key terminals as non-empty sets of them: 15 for 4).
 const MAX_SPLIT_PATTERNS: usize = 4;
 
-/// The automata and regex of one split of keys ([`boolean::combine`]).
-const KEY_BUDGET: Budget = Budget {
+/// The automata and regex of one combination of regexes ([`boolean::combine`]: keys split by
+/// patterns, a string's constraints together, non-integers within bounds).
+const COMBINE_BUDGET: Budget = Budget {
     states: 4_096,
     cells: 1 << 22,
     bytes: 256 << 10,
@@ -330,17 +331,11 @@ impl<'a> Emitter<'a> {
                 let Some(within) = number::number_regex(false, lo, hi, places) else {
                     return Ok(None);
                 };
-                return match boolean::combine(&[within.clone(), non_integer], &[], KEY_BUDGET) {
-                    Ok(r) => Ok(r),
-                    Err(e) => {
-                        self.norm.relax(
-                            &s.obj_ptr,
-                            "type",
-                            &format!("non-integer numbers within bounds: {e}"),
-                        )?;
-                        Ok(Some(within))
-                    }
-                };
+                let parts = [within.clone(), non_integer];
+                let at = ("type", s.obj_ptr.as_str());
+                return Ok(self
+                    .combined(&parts, &[], at, "non-integer numbers within bounds")?
+                    .unwrap_or(Some(within)));
             }
             return Ok(Some(non_integer));
         }
@@ -412,30 +407,23 @@ impl<'a> Emitter<'a> {
         if parts.len() == 1 && excluded.is_empty() {
             return Ok(parts.pop());
         }
-        match boolean::combine(&parts, &excluded, KEY_BUDGET) {
-            Ok(r) => Ok(r),
-            Err(e) => {
-                // Relaxed (lenient): the first constraint alone.
-                let (ptr, keyword) = match shapes.get(1) {
-                    Some((_, ptr, keyword)) => (parent(ptr).to_string(), *keyword),
-                    None if len_constrained => (
-                        s.len_ptr.clone(),
-                        if s.min_len > 0 {
-                            "minLength"
-                        } else {
-                            "maxLength"
-                        },
-                    ),
-                    None => (s.enum_ptr.clone(), "not"),
-                };
-                self.norm.relax(
-                    &ptr,
-                    keyword,
-                    &format!("the string's constraints together: {e}"),
-                )?;
-                Ok(parts.into_iter().next())
-            }
-        }
+        // Relaxed (lenient): the first constraint alone, the refusal naming the second.
+        let (ptr, keyword) = match shapes.get(1) {
+            Some((_, ptr, keyword)) => (parent(ptr).to_string(), *keyword),
+            None if len_constrained => (
+                s.len_ptr.clone(),
+                if s.min_len > 0 {
+                    "minLength"
+                } else {
+                    "maxLength"
+                },
+            ),
+            None => (s.enum_ptr.clone(), "not"),
+        };
+        let what = "the string's constraints together";
+        Ok(self
+            .combined(&parts, &excluded, (keyword, &ptr), what)?
+            .unwrap_or_else(|| parts.into_iter().next()))
     }
 
     /// The string terminal's regex for `s`'s length alone (every spelling).
@@ -943,7 +931,7 @@ impl<'a> Emitter<'a> {
     /// schemas at most), declared names are taken out (their members add the patterns'
     /// schemas to their own), and the additional properties take the keys that no pattern
     /// matches. `None` (after a relaxation, lenient only) where the keys' automata exceed
-    /// [`KEY_BUDGET`].
+    /// [`COMBINE_BUDGET`].
     fn pattern_members(
         &mut self,
         s: &Simple,
@@ -993,7 +981,12 @@ impl<'a> Emitter<'a> {
                 .collect();
             let mut exclude: Vec<String> = outside.iter().map(|(_, k)| k.0.clone()).collect();
             exclude.extend(names.iter().cloned());
-            let Some(key) = self.key_combination(&include, &exclude, "patternProperties", ptr)?
+            let Some(key) = self.combined(
+                &include,
+                &exclude,
+                ("patternProperties", ptr),
+                "splitting the keys",
+            )?
             else {
                 return Ok(None);
             };
@@ -1012,8 +1005,12 @@ impl<'a> Emitter<'a> {
         if !is_false(&s.additional) {
             let mut exclude: Vec<String> = keys.into_iter().map(|k| k.0).collect();
             exclude.extend(names);
-            let Some(key) =
-                self.key_combination(&[profile_string()], &exclude, "patternProperties", ptr)?
+            let Some(key) = self.combined(
+                &[profile_string()],
+                &exclude,
+                ("patternProperties", ptr),
+                "splitting the keys",
+            )?
             else {
                 return Ok(None);
             };
@@ -1027,21 +1024,20 @@ impl<'a> Emitter<'a> {
         Ok(Some(members))
     }
 
-    /// The key regex for the strings every `include` matches and no `exclude` does (`Some(None)`
-    /// when there are none); `None` after a relaxation of `keyword` (lenient) where the
-    /// automata cannot make it.
-    fn key_combination(
+    /// The regex for the strings every `include` matches and no `exclude` does (`Some(None)`
+    /// when there are none); `None` after a relaxation of `keyword` at `ptr` (lenient) where
+    /// the automata exceed [`COMBINE_BUDGET`], `what` saying what was combined.
+    fn combined(
         &mut self,
         include: &[String],
         exclude: &[String],
-        keyword: &str,
-        ptr: &str,
+        (keyword, ptr): (&str, &str),
+        what: &str,
     ) -> Result<Option<Option<String>>, SchemaError> {
-        match boolean::combine(include, exclude, KEY_BUDGET) {
-            Ok(key) => Ok(Some(key)),
+        match boolean::combine(include, exclude, COMBINE_BUDGET) {
+            Ok(r) => Ok(Some(r)),
             Err(e) => {
-                self.norm
-                    .relax(ptr, keyword, &format!("splitting the keys: {e}"))?;
+                self.norm.relax(ptr, keyword, &format!("{what}: {e}"))?;
                 Ok(None)
             }
         }
@@ -1100,7 +1096,12 @@ impl<'a> Emitter<'a> {
                 // In the profile's spellings, so that no other spelling of a declared name
                 // gets through.
                 let include = [r.clone(), profile_string()];
-                match self.key_combination(&include, &declared, "propertyNames", &ptr)? {
+                match self.combined(
+                    &include,
+                    &declared,
+                    ("propertyNames", &ptr),
+                    "splitting the keys",
+                )? {
                     Some(Some(r)) => r,
                     Some(None) => continue,
                     None => r,
