@@ -1151,92 +1151,145 @@ pub(crate) fn literal_string(s: &str) -> String {
     out
 }
 
-/// A JSON string whose value is none of `names`: walk the names' trie; at each node the string
-/// may end (unless a name ends there), leave the trie by a character no name continues with
-/// (then anything), or go down the trie.
+/// A JSON string whose value is none of `names`. Take the longest prefix of the value that
+/// begins a name (a node of the names' trie): either the value is that prefix and no name ends
+/// there, or the next character is one the node does not continue with, then anything. Written
+/// as `"(?:(?:(?:P)(?:OTHER)|D)R|E)"`: `P` every node, `OTHER` a character in no name, `D`
+/// every node then a character of the names that it does not continue with, `E` the nodes no
+/// name ends at, `R` any characters. Each large piece (`OTHER`, `R`) is written once: the
+/// regex grows with the names' total length, not with that times the size of a character
+/// class in JSON spellings (an object with thirty properties and additional ones allowed
+/// wrote 50 KB of regex).
 fn not_in(names: &[String]) -> String {
     let chars: Vec<Vec<char>> = names.iter().map(|n| n.chars().collect()).collect();
-    let idx: Vec<usize> = (0..chars.len()).collect();
-    format!(r"\x22{}\x22", trie_rest(&chars, &idx, 0))
+    let mut in_names: Vec<char> = chars.iter().flatten().copied().collect();
+    in_names.sort_unstable();
+    in_names.dedup();
+    let all: Vec<usize> = (0..chars.len()).collect();
+    // Where the value leaves the trie: after any node by a character in no name, or after a
+    // node by a character of the names that it does not continue with.
+    let mut leave = Vec::new();
+    if let Some(other) = class_without(&in_names) {
+        leave.push(format!("(?:{})(?:{other})", trie_nodes(&chars, &all, 0)));
+    }
+    if let Some(d) = trie_walk(&chars, &all, 0, &mut |_, next| {
+        let small: Vec<char> = in_names
+            .iter()
+            .filter(|c| !next.contains(c))
+            .copied()
+            .collect();
+        class_of(&small)
+    }) {
+        leave.push(d);
+    }
+    let mut alts = Vec::new();
+    if !leave.is_empty() {
+        alts.push(format!("(?:{}){JSON_CHAR}*", leave.join("|")));
+    }
+    if let Some(e) = trie_walk(&chars, &all, 0, &mut |ends_here, _| {
+        (!ends_here).then(String::new)
+    }) {
+        alts.push(e);
+    }
+    if alts.is_empty() {
+        // Not reached: `D` is there whenever the names have a character (at a leaf, every
+        // one of them is a deviation), and `P·OTHER` whenever they leave one out.
+        return r"\x22[^\x00-\U0010ffff]\x22".to_string();
+    }
+    format!(r"\x22(?:{})\x22", alts.join("|"))
 }
 
-fn trie_rest(names: &[Vec<char>], live: &[usize], depth: usize) -> String {
+/// Every node of the names' trie below `depth` (the empty prefix included), as one regex.
+fn trie_nodes(names: &[Vec<char>], live: &[usize], depth: usize) -> String {
+    let mut kids = Vec::new();
+    for (c, sub) in trie_children(names, live, depth) {
+        kids.push(format!(
+            "{}{}",
+            encode::char_spellings(c, Encoding::Json),
+            trie_nodes(names, &sub, depth + 1)
+        ));
+    }
+    if kids.is_empty() {
+        String::new()
+    } else {
+        format!("(?:{})?", kids.join("|"))
+    }
+}
+
+/// The names' trie as a regex: at each node, `leaf(ends_here, next)` (a name ends at the node;
+/// the characters the node continues with) gives what may follow the node's prefix there, or
+/// `None`; the children go on. `None` when no node gives anything.
+fn trie_walk(
+    names: &[Vec<char>],
+    live: &[usize],
+    depth: usize,
+    leaf: &mut dyn FnMut(bool, &[char]) -> Option<String>,
+) -> Option<String> {
     let ends_here = live.iter().any(|&i| names[i].len() == depth);
+    let children = trie_children(names, live, depth);
+    let next: Vec<char> = children.iter().map(|(c, _)| *c).collect();
+    let mut alts: Vec<String> = leaf(ends_here, &next).into_iter().collect();
+    for (c, sub) in children {
+        if let Some(rest) = trie_walk(names, &sub, depth + 1, leaf) {
+            alts.push(format!(
+                "{}{rest}",
+                encode::char_spellings(c, Encoding::Json)
+            ));
+        }
+    }
+    (!alts.is_empty()).then(|| format!("(?:{})", alts.join("|")))
+}
+
+/// The characters the names in `live` continue with at `depth`, each with those names.
+fn trie_children(names: &[Vec<char>], live: &[usize], depth: usize) -> Vec<(char, Vec<usize>)> {
     let mut next: Vec<char> = live
         .iter()
         .filter_map(|&i| names[i].get(depth).copied())
         .collect();
     next.sort_unstable();
     next.dedup();
-    let mut alts = Vec::new();
-    if !ends_here {
-        alts.push(String::new());
-    }
-    // A character outside `next`: the complement class, in JSON spellings.
-    let mut ranges = Vec::new();
-    let mut lo = 0u32;
-    for &c in &next {
-        let v = c as u32;
-        if v > lo {
-            ranges.push((lo, v - 1));
-        }
-        lo = v + 1;
-    }
-    if lo <= 0x10FFFF {
-        ranges.push((lo, 0x10FFFF));
-    }
-    let class: Vec<(char, char)> = ranges
-        .into_iter()
-        .filter_map(|(a, b)| {
-            // Skip the surrogate gap.
-            let a = if (0xD800..0xE000).contains(&a) {
-                0xE000
-            } else {
-                a
-            };
-            let b = if (0xD800..0xE000).contains(&b) {
-                0xD7FF
-            } else {
-                b
-            };
-            if a > b {
-                return None;
-            }
-            if a < 0xD800 && b >= 0xE000 {
-                return Some(vec![
-                    (char::from_u32(a)?, '\u{D7FF}'),
-                    ('\u{E000}', char::from_u32(b)?),
-                ]);
-            }
-            Some(vec![(char::from_u32(a)?, char::from_u32(b)?)])
+    next.into_iter()
+        .map(|c| {
+            let sub = live
+                .iter()
+                .copied()
+                .filter(|&i| names[i].get(depth) == Some(&c))
+                .collect();
+            (c, sub)
         })
-        .flatten()
-        .collect();
-    if !class.is_empty() {
-        let cls = regex_syntax::hir::Hir::class(regex_syntax::hir::Class::Unicode(
-            regex_syntax::hir::ClassUnicode::new(
-                class
-                    .iter()
-                    .map(|&(a, b)| regex_syntax::hir::ClassUnicodeRange::new(a, b)),
-            ),
-        ));
-        if let Ok(c) = encode::emit(&cls, Encoding::Json) {
-            alts.push(format!("{c}{JSON_CHAR}*"));
-        }
+        .collect()
+}
+
+/// One character of `chars` (sorted), in the profile's JSON spellings; `None` if empty.
+fn class_of(chars: &[char]) -> Option<String> {
+    if chars.is_empty() {
+        return None;
     }
-    for c in next {
-        let sub: Vec<usize> = live
+    let cls = regex_syntax::hir::ClassUnicode::new(
+        chars
             .iter()
-            .copied()
-            .filter(|&i| names[i].get(depth) == Some(&c))
-            .collect();
-        let rest = trie_rest(names, &sub, depth + 1);
-        alts.push(format!(
-            "{}(?:{rest})",
-            encode::char_spellings(c, Encoding::Json)
-        ));
+            .map(|&c| regex_syntax::hir::ClassUnicodeRange::new(c, c)),
+    );
+    emit_class(cls)
+}
+
+/// One character outside `chars` (sorted), in the profile's JSON spellings; `None` if none.
+fn class_without(chars: &[char]) -> Option<String> {
+    let mut cls = regex_syntax::hir::ClassUnicode::new(
+        chars
+            .iter()
+            .map(|&c| regex_syntax::hir::ClassUnicodeRange::new(c, c)),
+    );
+    cls.negate();
+    emit_class(cls)
+}
+
+fn emit_class(cls: regex_syntax::hir::ClassUnicode) -> Option<String> {
+    if cls.ranges().is_empty() {
+        return None;
     }
-    format!("(?:{})", alts.join("|"))
+    let hir = regex_syntax::hir::Hir::class(regex_syntax::hir::Class::Unicode(cls));
+    encode::emit(&hir, Encoding::Json).ok()
 }
 
 /// The content regex for "contains a match of `hir`": anchors at the ends are honoured, a
@@ -1291,4 +1344,57 @@ pub(crate) fn anchored_match(
         ));
     }
     Ok(alts.join("|"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_in;
+
+    /// `not_in(names)` against its meaning, on every string up to length 3 over the names'
+    /// characters and others (a quote, a slash, a control character, a non-ASCII one), each
+    /// written as `JSON.stringify` writes it; and no other spelling of a name gets through.
+    #[test]
+    fn not_in_takes_every_string_but_the_names() {
+        let cases: &[&[&str]] = &[
+            &["code", "data", "error", "status"],
+            &["a", "ab", "abc"],
+            &["", "x"],
+            &["q\"t", "s/l", "é", "\u{1}"],
+        ];
+        let alphabet = ['a', 'b', 'c', 'x', '"', '/', 'é', '\u{1}', '\\', 'z'];
+        for names in cases {
+            let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+            let re = regex_automata::meta::Regex::new(&format!("^(?:{})$", not_in(&names)))
+                .expect("a valid regex");
+            let mut strings = vec![String::new()];
+            let mut frontier = vec![String::new()];
+            for _ in 0..3 {
+                let mut next = Vec::new();
+                for s in &frontier {
+                    for c in alphabet {
+                        next.push(format!("{s}{c}"));
+                    }
+                }
+                strings.extend(next.iter().cloned());
+                frontier = next;
+            }
+            strings.extend(names.iter().map(|n| format!("{n}z")));
+            for s in &strings {
+                let json = serde_json::to_string(s).unwrap();
+                assert_eq!(
+                    re.is_match(&json),
+                    !names.contains(s),
+                    "{json} against {names:?}"
+                );
+            }
+            for n in names
+                .iter()
+                .filter(|n| n.starts_with(|c: char| c.is_ascii_lowercase()))
+            {
+                let first = n.chars().next().unwrap();
+                let spelled = format!("\"\\u{:04x}{}\"", first as u32, &n[1..]);
+                assert!(!re.is_match(&spelled), "{spelled} spells {n}");
+            }
+        }
+    }
 }
