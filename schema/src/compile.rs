@@ -349,8 +349,9 @@ impl<'a> Emitter<'a> {
     }
 
     /// The string terminal's regex for `s`, `None` when no string is allowed: the intersection
-    /// of its patterns, formats and length, less its excluded strings (one regex as is; more,
-    /// or exclusions, on automata, [`boolean::combine`]).
+    /// of its patterns, formats and length, less its excluded strings and the strings its
+    /// refused patterns match (one regex as is; more, or exclusions, on automata,
+    /// [`boolean::combine`]).
     fn string_regex(&mut self, s: &Simple) -> Result<Option<String>, SchemaError> {
         if s.max_len.is_some_and(|m| s.min_len > m) {
             return Ok(None);
@@ -398,7 +399,10 @@ impl<'a> Emitter<'a> {
         if parts.is_empty() {
             parts.push(any_string());
         }
-        let excluded: Vec<String> = s.excluded.iter().map(|x| literal_string(x)).collect();
+        let mut excluded: Vec<String> = s.excluded.iter().map(|x| literal_string(x)).collect();
+        for (p, ptr) in &s.not_patterns {
+            excluded.push(self.pattern_string(p, ptr)?);
+        }
         if !excluded.is_empty() {
             // Excluded strings constrain the characters: the profile's spellings, so that no
             // other spelling of an excluded string gets through.
@@ -418,7 +422,10 @@ impl<'a> Emitter<'a> {
                     "maxLength"
                 },
             ),
-            None => (s.enum_ptr.clone(), "not"),
+            None => match s.not_patterns.first() {
+                Some((_, ptr)) if s.excluded.is_empty() => (parent(ptr).to_string(), "not"),
+                _ => (s.enum_ptr.clone(), "not"),
+            },
         };
         let what = "the string's constraints together";
         Ok(self

@@ -66,8 +66,9 @@
 //! exclude each other: types, `const`/`enum` values, a required discriminator; else each branch
 //! with the complements of the others), `not` and `if`/`then`/`else` through complements (of
 //! types, `const`/`enum` over null, booleans and strings, numeric bounds, string lengths,
-//! `required`, and `properties` in turn; several string constraints, or a string's exclusions,
-//! meet on automata),
+//! patterns and formats, `required`, and `properties` in turn; in `oneOf`, of
+//! `additionalProperties: false` beside other closed objects; several string constraints, or a
+//! string's exclusions, meet on automata),
 //! `dependentRequired`/`dependentSchemas` and draft-07's `dependencies` (an object without the
 //! key, or with what it depends on), `$ref` into the document (`$defs`, `definitions`,
 //! recursion), `min/maxLength`, `pattern`, `format` (the [`format::FORMATS`]), numeric bounds,

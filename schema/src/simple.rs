@@ -86,6 +86,9 @@ pub(crate) struct Simple {
     pub formats: Vec<(String, String)>,
     /// Strings rejected whatever else holds (from the complement of an `enum`/`const`).
     pub excluded: Vec<String>,
+    /// Patterns (ECMA-262; a `format`'s own pattern) that no string may match, each with its
+    /// keyword's pointer (from the complement of a `pattern` or `format`).
+    pub not_patterns: Vec<(String, String)>,
     // Arrays.
     pub prefix: Vec<Conj>,
     pub items: Conj,
@@ -128,6 +131,7 @@ impl Simple {
             patterns: Vec::new(),
             formats: Vec::new(),
             excluded: Vec::new(),
+            not_patterns: Vec::new(),
             prefix: Vec::new(),
             items: Vec::new(),
             min_items: 0,
@@ -157,6 +161,7 @@ impl Simple {
             && self.patterns.is_empty()
             && self.formats.is_empty()
             && self.excluded.is_empty()
+            && self.not_patterns.is_empty()
             && self.prefix.is_empty()
             && self.items.is_empty()
             && self.min_items == 0
@@ -187,6 +192,7 @@ impl Simple {
                     && self.patterns.is_empty()
                     && self.formats.is_empty()
                     && self.excluded.is_empty()
+                    && self.not_patterns.is_empty()
             }
             ty::ARR => {
                 self.prefix.is_empty()
@@ -533,7 +539,7 @@ impl Normalizer<'_> {
                             if j == i {
                                 continue;
                             }
-                            match self.complement(other, &p)? {
+                            match self.complement(other, Some(&only), &p)? {
                                 Some(c) => only = self.cross(only, c, &p)?,
                                 None => {
                                     exact = None;
@@ -569,7 +575,7 @@ impl Normalizer<'_> {
         if let Some(n) = obj.get("not") {
             let p = join(ptr, "not");
             let d = self.one(n, &p, depth + 1)?;
-            match self.complement(&d, &p)? {
+            match self.complement(&d, None, &p)? {
                 Some(c) => acc = self.cross_or_relax(acc, c, ptr, "not")?,
                 None => self.relax(
                     ptr,
@@ -616,7 +622,7 @@ impl Normalizer<'_> {
                         let union: Vec<Simple> = yes.into_iter().chain(no).collect();
                         acc = self.cross(acc, union, &p)?;
                     }
-                    None => match self.complement(&i, &p)? {
+                    None => match self.complement(&i, None, &p)? {
                         Some(not_i) => {
                             let yes = self.cross(i, then, &p)?;
                             let no = self.cross(not_i, els, &p)?;
@@ -656,10 +662,17 @@ impl Normalizer<'_> {
 
     /// The values that no member of the disjunction `d` takes, as a disjunction: the cross of
     /// what each member rejects ([`rejected_by`]); `None` where one of those is not written.
-    fn complement(&mut self, d: &[Simple], ptr: &str) -> Result<Option<Vec<Simple>>, SchemaError> {
+    /// `within`: the union the complement will be intersected with, if known (some pieces are
+    /// written only there).
+    fn complement(
+        &mut self,
+        d: &[Simple],
+        within: Option<&[Simple]>,
+        ptr: &str,
+    ) -> Result<Option<Vec<Simple>>, SchemaError> {
         let mut acc = vec![Simple::any()];
         for s in d {
-            let Some(r) = rejected_by(s, ptr) else {
+            let Some(r) = rejected_by(s, within, ptr) else {
                 return Ok(None);
             };
             acc = self.cross(acc, r, ptr)?;
@@ -1006,6 +1019,11 @@ impl Normalizer<'_> {
                         return Ok(false);
                     }
                 }
+                for (p, ptr) in &s.not_patterns {
+                    if pattern_matches(p, st, ptr)? {
+                        return Ok(false);
+                    }
+                }
                 Ok(true)
             }
             Value::Array(a) => {
@@ -1204,6 +1222,11 @@ pub(crate) fn merge(a: &Simple, b: &Simple, ptr: &str) -> Result<Option<Simple>,
             m.excluded.push(x.clone());
         }
     }
+    for p in &b.not_patterns {
+        if !m.not_patterns.iter().any(|q| q.0 == p.0) {
+            m.not_patterns.push(p.clone());
+        }
+    }
     if let Some(e) = m.enum_.as_mut() {
         let excluded = &m.excluded;
         e.retain(|v| !matches!(v, Value::String(x) if excluded.contains(x)));
@@ -1284,11 +1307,16 @@ pub(crate) fn merge(a: &Simple, b: &Simple, ptr: &str) -> Result<Option<Simple>,
 /// The values one [`Simple`] rejects, as a disjunction: the values of other types, and for each
 /// constraint the values of its type that break it. Written for the types, `enum`/`const` over
 /// null, booleans and strings (and over types none of its values has), numeric bounds, string
-/// lengths, excluded strings, `required` (an object without the key: the key's schema
-/// `false`) and `properties` (an object with the key, its value under `not` of the key's
-/// schema, left for the normaliser to complement in turn); `None` where another constraint is
-/// set.
-fn rejected_by(s: &Simple, ptr: &str) -> Option<Vec<Simple>> {
+/// lengths, patterns and formats (the strings they do not match), excluded strings,
+/// `required` (an object without the key: the key's schema `false`) and `properties` (an
+/// object with the key, its value under `not` of the key's schema, left for the normaliser to
+/// complement in turn); `None` where another constraint is set.
+///
+/// `additionalProperties: false` (with no `patternProperties` or `propertyNames`) is written
+/// only `within` a union whose objects are closed in turn: an object there that has a key the
+/// closed one does not declare has one of its own declared keys that the closed one lacks,
+/// so the piece is "requires that key", for each such key.
+fn rejected_by(s: &Simple, within: Option<&[Simple]>, ptr: &str) -> Option<Vec<Simple>> {
     let kinds = ty::KINDS;
     let mut out = Vec::new();
     let others = ty::ALL & !s.types;
@@ -1360,7 +1388,43 @@ fn rejected_by(s: &Simple, ptr: &str) -> Option<Vec<Simple>> {
         min_len: 0,
         max_len: None,
         excluded: Vec::new(),
+        patterns: Vec::new(),
+        formats: Vec::new(),
+        not_patterns: Vec::new(),
         ..s.clone()
+    };
+    let closed = s.types & ty::OBJ != 0
+        && is_false(&s.additional)
+        && s.pattern_props.is_empty()
+        && s.names.is_empty();
+    // The keys, declared by the union's objects, that a closed `s` forbids; `None` when some
+    // object of the union may have a key it does not declare.
+    let extra_keys = match (closed, within) {
+        (true, Some(within)) => {
+            let mut keys: Vec<String> = Vec::new();
+            let mut all_closed = true;
+            for w in within.iter().filter(|w| w.types & ty::OBJ != 0) {
+                if !(is_false(&w.additional) && w.pattern_props.is_empty()) {
+                    all_closed = false;
+                    break;
+                }
+                for (k, _) in &w.props {
+                    if !s.props.iter().any(|(p, _)| p == k) && !keys.contains(k) {
+                        keys.push(k.clone());
+                    }
+                }
+            }
+            all_closed.then_some(keys)
+        }
+        _ => None,
+    };
+    let unconstrained = if extra_keys.is_some() {
+        Simple {
+            additional: Vec::new(),
+            ..unconstrained
+        }
+    } else {
+        unconstrained
     };
     if kinds
         .into_iter()
@@ -1409,6 +1473,27 @@ fn rejected_by(s: &Simple, ptr: &str) -> Option<Vec<Simple>> {
             });
         }
     }
+    // A string that some pattern or format does not match, or that a refused one matches.
+    if s.types & ty::STR != 0 {
+        let formats = s.formats.iter().map(|(f, ptr)| {
+            let p = crate::format::pattern(f).unwrap_or_default();
+            (p, ptr.clone())
+        });
+        for (p, ptr) in s.patterns.iter().cloned().chain(formats) {
+            out.push(Simple {
+                types: ty::STR,
+                not_patterns: vec![(p, ptr)],
+                ..Simple::any()
+            });
+        }
+        for (p, ptr) in &s.not_patterns {
+            out.push(Simple {
+                types: ty::STR,
+                patterns: vec![(p.clone(), ptr.clone())],
+                ..Simple::any()
+            });
+        }
+    }
     if s.types & ty::STR != 0 && !s.excluded.is_empty() {
         out.push(Simple {
             types: ty::STR,
@@ -1433,11 +1518,36 @@ fn rejected_by(s: &Simple, ptr: &str) -> Option<Vec<Simple>> {
         obj_ptr: ptr.to_string(),
         ..Simple::any()
     };
-    for k in &s.required {
+    // Pieces that are empty within the union are left out: an object there that must have
+    // the key, or whose value for it meets the same schema (or that cannot have it).
+    let union_objects = || {
+        within
+            .into_iter()
+            .flatten()
+            .filter(|w| w.types & ty::OBJ != 0)
+    };
+    let always_has =
+        |k: &String| within.is_some() && union_objects().all(|w| w.required.contains(k));
+    let same_value = |k: &String, conj: &Conj| {
+        within.is_some()
+            && union_objects().all(|w| match w.props.iter().find(|(p, _)| p == k) {
+                Some((_, c)) => same_conj(c, conj),
+                None => is_false(&w.additional) && w.pattern_props.is_empty(),
+            })
+    };
+    for k in s.required.iter().filter(|k| !always_has(k)) {
         out.push(object(Vec::new(), k, Value::Bool(false)));
     }
+    for k in extra_keys.iter().flatten() {
+        out.push(Simple {
+            types: ty::OBJ,
+            required: vec![k.clone()],
+            obj_ptr: ptr.to_string(),
+            ..Simple::any()
+        });
+    }
     for (k, conj) in &s.props {
-        if is_true(conj) {
+        if is_true(conj) || same_value(k, conj) {
             continue;
         }
         let schema = match &conj[..] {
@@ -1451,6 +1561,11 @@ fn rejected_by(s: &Simple, ptr: &str) -> Option<Vec<Simple>> {
         ));
     }
     Some(out)
+}
+
+/// Whether two conjunctions are the same schemas, written the same way.
+fn same_conj(a: &Conj, b: &Conj) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.value == y.value)
 }
 
 fn has_object_keywords(s: &Simple) -> bool {

@@ -474,6 +474,67 @@ fn not_if_and_overlapping_one_of_through_complements() {
         &[r#""ab""#, r#""axxb""#],
         &[r#""ba""#, r#""a""#, r#""axxxb""#],
     );
+    // A pattern's complement: the strings it does not match (unanchored, as ECMA-262 reads
+    // it), in the profile's spellings so no other spelling of a matching string gets through.
+    check(
+        json!({"type": "string", "not": {"pattern": "^ab"}}),
+        &compact(),
+        &[r#""a""#, r#""ba""#, r#""""#, r#""xab""#],
+        &[r#""ab""#, r#""abc""#, r#""\u0061b""#, "1"],
+    );
+    // Exactly one of a pattern and a format, and `if` on a format.
+    check(
+        json!({"oneOf": [{"type": "string", "pattern": "^[0-9]+$"}, {"type": "string", "format": "date"}]}),
+        &compact(),
+        &[r#""12""#, r#""2024-01-31""#],
+        &[r#""x""#, r#""2024-13-01""#, "12"],
+    );
+    check(
+        json!({
+            "type": "string",
+            "if": {"format": "uuid"},
+            "then": {"pattern": "^0"},
+            "else": {"maxLength": 2}
+        }),
+        &compact(),
+        &[r#""00000000-0000-0000-0000-000000000000""#, r#""ab""#],
+        &[r#""10000000-0000-0000-0000-000000000000""#, r#""abc""#],
+    );
+    // Exactly one of two closed objects: an object of one branch that has a key the other does
+    // not declare; `{}` and `{"n":1}` are in both, so in neither.
+    check(
+        json!({"oneOf": [
+            {"type": "object", "properties": {"env": {"type": "string"}, "n": {"type": "integer"}}, "additionalProperties": false},
+            {"type": "object", "properties": {"file": {"type": "string"}, "n": {"type": "integer"}}, "additionalProperties": false}
+        ]}),
+        &any_order,
+        &[
+            r#"{"env":"a"}"#,
+            r#"{"n":1,"file":"b"}"#,
+            r#"{"env":"a","n":2}"#,
+        ],
+        &[
+            "{}",
+            r#"{"n":1}"#,
+            r#"{"env":"a","file":"b"}"#,
+            r#"{"x":1}"#,
+            r#"{"env":1}"#,
+            r#"{"env":"a","n":"x"}"#,
+        ],
+    );
+    // Beside an open object, what a closed one rejects is not written.
+    let err = compile(
+        &json!({"oneOf": [
+            {"type": "object", "properties": {"a": {}}, "additionalProperties": false},
+            {"type": "object", "properties": {"a": {"type": "integer"}}}
+        ]}),
+        &compact(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err.kind(), SchemaErrorKind::Unsupported { .. }),
+        "{err}"
+    );
     // A complement munch does not write stays a typed refusal.
     for schema in [
         json!({"not": {"multipleOf": 3}}),
