@@ -170,7 +170,7 @@ impl Simple {
             && self.unique.is_none()
             && self.props.is_empty()
             && self.required.is_empty()
-            && self.additional.is_empty()
+            && is_true(&self.additional)
             && self.pattern_props.is_empty()
             && self.names.is_empty()
             && self.min_props == any.min_props
@@ -205,7 +205,7 @@ impl Simple {
             ty::OBJ => {
                 self.props.is_empty()
                     && self.required.is_empty()
-                    && self.additional.is_empty()
+                    && is_true(&self.additional)
                     && self.pattern_props.is_empty()
                     && self.names.is_empty()
                     && self.min_props == 0

@@ -441,9 +441,10 @@ fn not_if_and_overlapping_one_of_through_complements() {
             "1",
         ],
     );
-    // Exactly one of two branches that overlap.
+    // Exactly one of two branches that overlap (`additionalProperties: true` constrains
+    // nothing, so has nothing to complement).
     check(
-        json!({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+        json!({"oneOf": [{"required": ["a"], "additionalProperties": true}, {"required": ["b"]}]}),
         &any_order,
         &[r#"{"a":1}"#, r#"{"b":1,"c":2}"#],
         &[r#"{"a":1,"b":2}"#, "{}", "1", "[]"],
