@@ -65,8 +65,9 @@
 //! `min/maxItems`, `contains`/`minContains`, `anyOf`, `allOf`, `oneOf` (branches that provably
 //! exclude each other: types, `const`/`enum` values, a required discriminator; else each branch
 //! with the complements of the others), `not` and `if`/`then`/`else` through complements (of
-//! types, `const`/`enum` over null, booleans and strings, numeric bounds, string lengths,
-//! patterns and formats, `required`, and `properties` in turn; in `oneOf`, of
+//! types, `const`/`enum` over null, booleans, numbers and strings, numeric bounds, string
+//! lengths, patterns and formats, array lengths, `items`, `prefixItems` and `contains`,
+//! `required`, and `properties` in turn; in `oneOf`, of
 //! `additionalProperties: false` beside other closed objects; several string constraints, or a
 //! string's exclusions, meet on automata),
 //! `dependentRequired`/`dependentSchemas` and draft-07's `dependencies` (an object without the

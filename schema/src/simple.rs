@@ -1306,9 +1306,11 @@ pub(crate) fn merge(a: &Simple, b: &Simple, ptr: &str) -> Result<Option<Simple>,
 
 /// The values one [`Simple`] rejects, as a disjunction: the values of other types, and for each
 /// constraint the values of its type that break it. Written for the types, `enum`/`const` over
-/// null, booleans and strings (and over types none of its values has), numeric bounds, string
-/// lengths, patterns and formats (the strings they do not match), excluded strings,
-/// `required` (an object without the key: the key's schema `false`) and `properties` (an
+/// null, booleans, numbers and strings (and over types none of its values has), numeric bounds, string
+/// lengths, patterns and formats (the strings they do not match), excluded strings, array
+/// lengths, `prefixItems`, `items` beside no prefix (an item under `not` of it: `contains`),
+/// `contains` of at least one (every item under `not` of it), `required` (an object without
+/// the key: the key's schema `false`) and `properties` (an
 /// object with the key, its value under `not` of the key's schema, left for the normaliser to
 /// complement in turn); `None` where another constraint is set.
 ///
@@ -1360,6 +1362,34 @@ fn rejected_by(s: &Simple, within: Option<&[Simple]>, ptr: &str) -> Option<Vec<S
                     enum_ptr: ptr.to_string(),
                     ..Simple::any()
                 }),
+                // The numbers between and beyond the listed ones.
+                ty::INT | ty::FRAC => {
+                    let mut values = listed
+                        .iter()
+                        .map(|v| Dec::parse(&v.to_string()))
+                        .collect::<Option<Vec<Dec>>>()?;
+                    values.sort();
+                    values.dedup();
+                    let open = |value: &Dec| Bound {
+                        value: value.clone(),
+                        exclusive: true,
+                    };
+                    let mut lo = None;
+                    for v in &values {
+                        out.push(Simple {
+                            types: t,
+                            lo,
+                            hi: Some(open(v)),
+                            ..Simple::any()
+                        });
+                        lo = Some(open(v));
+                    }
+                    out.push(Simple {
+                        types: t,
+                        lo,
+                        ..Simple::any()
+                    });
+                }
                 ty::BOOL => {
                     let rest: Vec<Value> = [false, true]
                         .into_iter()
@@ -1392,6 +1422,22 @@ fn rejected_by(s: &Simple, within: Option<&[Simple]>, ptr: &str) -> Option<Vec<S
         formats: Vec::new(),
         not_patterns: Vec::new(),
         ..s.clone()
+    };
+    // Array constraints with complements: lengths, `prefixItems`, `items` beside no prefix,
+    // `contains` of at least one.
+    let arrays = (s.prefix.is_empty() || is_true(&s.items))
+        && s.contains.iter().all(|c| c.min <= 1 && c.max.is_none());
+    let unconstrained = if arrays {
+        Simple {
+            prefix: Vec::new(),
+            items: Vec::new(),
+            min_items: 0,
+            max_items: None,
+            contains: Vec::new(),
+            ..unconstrained
+        }
+    } else {
+        unconstrained
     };
     let closed = s.types & ty::OBJ != 0
         && is_false(&s.additional)
@@ -1502,6 +1548,52 @@ fn rejected_by(s: &Simple, within: Option<&[Simple]>, ptr: &str) -> Option<Vec<S
             ..Simple::any()
         });
     }
+    // An array too short or too long, with an item that breaks its place's schema, or with
+    // no item that `contains` takes.
+    if s.types & ty::ARR != 0 {
+        let array = |f: &dyn Fn(&mut Simple)| {
+            let mut a = Simple {
+                types: ty::ARR,
+                ..Simple::any()
+            };
+            f(&mut a);
+            a
+        };
+        let not = |conj: &Conj| {
+            vec![Sub {
+                value: serde_json::json!({ "not": conj_schema(conj) }),
+                ptr: ptr.to_string(),
+            }]
+        };
+        if s.min_items > 0 {
+            out.push(array(&|a| a.max_items = Some(s.min_items - 1)));
+        }
+        if let Some(m) = s.max_items {
+            out.push(array(&|a| a.min_items = m + 1));
+        }
+        for (i, conj) in s.prefix.iter().enumerate() {
+            if !is_true(conj) {
+                out.push(array(&|a| {
+                    a.min_items = i as u64 + 1;
+                    a.prefix = vec![Vec::new(); i];
+                    a.prefix.push(not(conj));
+                }));
+            }
+        }
+        if s.prefix.is_empty() && !is_true(&s.items) {
+            out.push(array(&|a| {
+                a.contains = vec![Contains {
+                    schema: not(&s.items),
+                    min: 1,
+                    max: None,
+                    ptr: ptr.to_string(),
+                }]
+            }));
+        }
+        for c in s.contains.iter().filter(|c| c.min == 1) {
+            out.push(array(&|a| a.items = not(&c.schema)));
+        }
+    }
     if s.types & ty::OBJ == 0 {
         return Some(out);
     }
@@ -1550,17 +1642,21 @@ fn rejected_by(s: &Simple, within: Option<&[Simple]>, ptr: &str) -> Option<Vec<S
         if is_true(conj) || same_value(k, conj) {
             continue;
         }
-        let schema = match &conj[..] {
-            [one] => one.value.clone(),
-            all => serde_json::json!({ "allOf": all.iter().map(|c| &c.value).collect::<Vec<_>>() }),
-        };
         out.push(object(
             vec![k.clone()],
             k,
-            serde_json::json!({ "not": schema }),
+            serde_json::json!({ "not": conj_schema(conj) }),
         ));
     }
     Some(out)
+}
+
+/// One schema for a conjunction.
+fn conj_schema(conj: &Conj) -> Value {
+    match &conj[..] {
+        [one] => one.value.clone(),
+        all => serde_json::json!({ "allOf": all.iter().map(|c| &c.value).collect::<Vec<_>>() }),
+    }
 }
 
 /// Whether two conjunctions are the same schemas, written the same way.

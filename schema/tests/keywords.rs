@@ -536,6 +536,36 @@ fn not_if_and_overlapping_one_of_through_complements() {
         matches!(err.kind(), SchemaErrorKind::Unsupported { .. }),
         "{err}"
     );
+    // Listed numbers: the numbers between and beyond them (1.0 is 1).
+    check(
+        json!({"not": {"enum": [1, 2.5, "a"]}}),
+        &compact(),
+        &["0", "1.5", "2", "3", "-1", "2.51", r#""b""#],
+        &["1", "1.0", "2.5", "2.50", r#""a""#],
+    );
+    // Arrays: lengths, items, prefixes and `contains` have complements.
+    check(
+        json!({"not": {"type": "array", "items": {"type": "integer"}, "minItems": 1}}),
+        &compact(),
+        &["[]", r#"["a"]"#, r#"[1,"a"]"#, "1", "{}"],
+        &["[1]", "[1,2]"],
+    );
+    check(
+        json!({"type": "array", "not": {"prefixItems": [{"const": "a"}], "maxItems": 2}}),
+        &compact(),
+        &["[2]", r#"["a",2,3]"#, r#"["x",1]"#],
+        &["[]", r#"["a"]"#, r#"["a",5]"#],
+    );
+    check(
+        json!({
+            "type": "array",
+            "if": {"contains": {"const": "uv"}},
+            "then": {"maxItems": 1}
+        }),
+        &compact(),
+        &[r#"["uv"]"#, r#"["a","b"]"#, "[]"],
+        &[r#"["uv","a"]"#, r#"["a","uv"]"#],
+    );
     // A complement munch does not write stays a typed refusal.
     for schema in [
         json!({"not": {"multipleOf": 3}}),
