@@ -10,6 +10,7 @@ use munch_glr::lr::{LrConfig, LrTables};
 use munch_lexer::dfa::{Lexer, LexerConfig};
 
 fn main() {
+    munch::alloc::configure();
     let mut files = Vec::new();
     let mut runs = 21;
     let mut args = std::env::args().skip(1);

@@ -16,6 +16,7 @@ use munch_tokens::{SpansConfig, TokenSpans};
 use munch_vocab::Vocabulary;
 
 fn main() {
+    munch::alloc::configure();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (grammars, tokenizers) = match args.iter().position(|a| a == "--") {
         Some(i) => (args[..i].to_vec(), args[i + 1..].to_vec()),

@@ -14,3 +14,8 @@
 #[cfg(feature = "peers")]
 pub mod peers;
 pub mod schemas;
+
+/// Every benchmark binary allocates with mimalloc, set up by `munch::alloc::configure` first
+/// thing in `main`, as the `munch` command and the Python module do.
+#[global_allocator]
+static ALLOCATOR: munch::alloc::MiMalloc = munch::alloc::MiMalloc;

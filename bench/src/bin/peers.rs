@@ -71,6 +71,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    munch::alloc::configure();
     let args = Args::parse();
     match run_main(args) {
         Ok(()) => ExitCode::SUCCESS,

@@ -50,6 +50,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    munch::alloc::configure();
     match run_main(Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

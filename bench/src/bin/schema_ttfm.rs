@@ -18,6 +18,7 @@ use munch::{Compiled, Config, Grammar, SchemaOptions, Vocabulary};
 use munch_bench::schemas::{percentile, SchemaArgs};
 
 fn main() {
+    munch::alloc::configure();
     let SchemaArgs {
         files,
         tokenizer,

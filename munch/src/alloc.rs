@@ -1,0 +1,55 @@
+//! The allocator of the binaries built on munch (feature `mimalloc`): the `munch` command, the
+//! benchmarks and the Python module declare
+//!
+//! ```ignore
+//! #[global_allocator]
+//! static ALLOCATOR: munch::alloc::MiMalloc = munch::alloc::MiMalloc;
+//! ```
+//!
+//! and call [`configure`] first thing. munch's builds (a schema's grammar, lexer DFA, LR
+//! tables, token classes) allocate many small vectors; with the system allocator its
+//! bookkeeping was a fifth of a JSON schema's time to first mask, and mimalloc takes most of
+//! that away (`bench/PERFORMANCE.md`). The library itself leaves the allocator to its users.
+
+pub use mimalloc::MiMalloc;
+
+/// mimalloc's `mi_option_purge_delay`: its place in mimalloc's `mi_option_e`, just before
+/// `mi_option_use_numa_nodes` (16), which the bindings name while they do not name this one;
+/// the test below checks both and the purge delay's default.
+const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Sets the allocator up for munch's builds: freed memory goes back to the system at once
+/// instead of up to a second later (mimalloc 3's default purge delay). The eager wda build frees and allocates large tables in bursts;
+/// with the delay its peak resident memory was 10% above the system allocator's, without it
+/// below (`bench/PERFORMANCE.md`). Cheap; call it once, before the first build.
+pub fn configure() {
+    // SAFETY: `mi_option_set` stores one integer in mimalloc's option table; any process may
+    // call it at any time, and 0 is a documented value of this option ("purge at once").
+    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 0) }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The index is the purge delay's: its default in mimalloc 3's option table (1,000 ms)
+    /// until [`configure`] sets it to 0, just before the option the bindings name next.
+    #[test]
+    fn the_purge_delay_is_the_option_configure_sets() {
+        // SAFETY: reading and writing mimalloc options is allowed at any time.
+        let (before, numa) = unsafe {
+            (
+                libmimalloc_sys::mi_option_get(super::PURGE_DELAY),
+                libmimalloc_sys::mi_option_get(libmimalloc_sys::mi_option_use_numa_nodes),
+            )
+        };
+        assert!(before == 1000 || before == 0, "purge delay read {before}");
+        assert_eq!(numa, 0);
+        assert_eq!(
+            libmimalloc_sys::mi_option_use_numa_nodes - 1,
+            super::PURGE_DELAY
+        );
+        super::configure();
+        // SAFETY: as above.
+        let after = unsafe { libmimalloc_sys::mi_option_get(super::PURGE_DELAY) };
+        assert_eq!(after, 0);
+    }
+}
