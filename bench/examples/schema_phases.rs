@@ -3,6 +3,8 @@
 //!
 //! `cargo run --release -p munch-bench --example schema_phases -- SCHEMA.json... [--runs N]`
 
+// Links the benchmarks' library, which sets the allocator (mimalloc, as munch's binaries).
+use munch_bench as _;
 use std::time::Instant;
 
 use munch_glr::cfg::{normalize, NormalizeConfig};

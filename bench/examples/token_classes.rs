@@ -9,6 +9,8 @@
 //! Defaults: json go java sql c × llama2 llama3 qwen3 gemma3 gptoss. The tokenizers and
 //! grammars are fetched into the cache on first use.
 
+// Links the benchmarks' library, which sets the allocator (mimalloc, as munch's binaries).
+use munch_bench as _;
 use std::time::Instant;
 
 use munch_glr::parser::ParserConfig;
