@@ -80,7 +80,9 @@
 //! schemas and overlapping `oneOf` whose branches' complements are not among those, other
 //! `multipleOf`s, string constraints whose automata exceed their budget (a length folds into an
 //! anchored pattern with one variable-length piece where it can, else meets the pattern on
-//! automata), `unevaluated*`, remote references.
+//! automata), `unevaluatedItems`, `unevaluatedProperties` beside `anyOf`, `oneOf`, `if`,
+//! dependencies or `patternProperties` (beside `properties`, `allOf` and `$ref` it is compiled as
+//! `additionalProperties` beside the keys they declare), remote references.
 
 // All APIs need docs: the facade and the Python bindings document from here.
 #![deny(missing_docs)]

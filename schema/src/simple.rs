@@ -279,16 +279,33 @@ pub(crate) struct Normalizer<'a> {
     pub relaxations: Vec<crate::Relaxation>,
 }
 
+/// What an `unevaluatedProperties` sees evaluated in place ([`Normalizer::evaluated`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Evaluated {
+    /// The keys listed.
+    Keys,
+    /// Every key (an `additionalProperties` in place).
+    All,
+    /// Keys that depend on the instance.
+    Unknown,
+}
+
+impl Evaluated {
+    /// Both places' keys together.
+    fn and(self, other: Evaluated) -> Evaluated {
+        match (self, other) {
+            (Evaluated::Unknown, _) | (_, Evaluated::Unknown) => Evaluated::Unknown,
+            (Evaluated::All, _) | (_, Evaluated::All) => Evaluated::All,
+            _ => Evaluated::Keys,
+        }
+    }
+}
+
 /// How many pairs of alternatives a cross may try per alternative it may keep.
 const CROSS_PAIRS_PER_ALTERNATIVE: usize = 16;
 
 /// Keywords munch knows it does not compile (they constrain instances).
-const UNSUPPORTED: &[&str] = &[
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "$dynamicRef",
-    "$recursiveRef",
-];
+const UNSUPPORTED: &[&str] = &["unevaluatedItems", "$dynamicRef", "$recursiveRef"];
 
 impl Normalizer<'_> {
     /// An unsupported keyword: an error, or (lenient) a recorded relaxation.
@@ -392,6 +409,14 @@ impl Normalizer<'_> {
                 ))
             }
         };
+        if let Some(extra) = self.unevaluated_properties(obj, ptr)? {
+            // The schema without the keyword, and the keyword as `additionalProperties` beside
+            // the keys the schema evaluates.
+            let mut rest = obj.clone();
+            rest.remove("unevaluatedProperties");
+            let d = self.one(&Value::Object(rest), ptr, depth)?;
+            return self.cross(d, extra, ptr);
+        }
         if let Some(r) = obj.get("$ref") {
             let r = r
                 .as_str()
@@ -405,6 +430,112 @@ impl Normalizer<'_> {
             return self.cross(d, rest, ptr);
         }
         self.one_without_ref(obj, ptr, depth)
+    }
+
+    /// `unevaluatedProperties` where the keys its schema evaluates are known without reading an
+    /// instance: those of `properties` here and in what `allOf` and `$ref` bring in place. Then
+    /// it is `additionalProperties` beside exactly those keys (`Some`, to cross with the schema
+    /// without it), or redundant where an `additionalProperties` there evaluates every key
+    /// (`Some` of anything). `None` where the keyword is absent or trivial, or after a
+    /// relaxation (lenient) where `anyOf`, `oneOf`, `if`, dependencies or `patternProperties`
+    /// in place decide which keys are evaluated.
+    fn unevaluated_properties(
+        &mut self,
+        obj: &serde_json::Map<String, Value>,
+        ptr: &str,
+    ) -> Result<Option<Vec<Simple>>, SchemaError> {
+        let Some(x) = obj.get("unevaluatedProperties") else {
+            return Ok(None);
+        };
+        if matches!(x, Value::Bool(true)) || x.as_object().is_some_and(|m| m.is_empty()) {
+            return Ok(None);
+        }
+        let mut keys = Vec::new();
+        let mut seen = Vec::new();
+        match self.evaluated(obj, ptr, true, &mut keys, &mut seen)? {
+            Evaluated::Keys => Ok(Some(vec![Simple {
+                types: ty::ALL,
+                props: keys.into_iter().map(|k| (k, Vec::new())).collect(),
+                additional: vec![Sub {
+                    value: x.clone(),
+                    ptr: join(ptr, "unevaluatedProperties"),
+                }],
+                obj_ptr: ptr.to_string(),
+                ..Simple::any()
+            }])),
+            Evaluated::All => Ok(Some(vec![Simple::any()])),
+            Evaluated::Unknown => {
+                self.relax(
+                    ptr,
+                    "unevaluatedProperties",
+                    "the keys its schema evaluates are not listed in place (anyOf, oneOf, if, \
+                     dependencies or patternProperties decide them)",
+                )?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Adds the keys `obj` evaluates in place to `keys` (see
+    /// [`Normalizer::unevaluated_properties`]); `top`: `obj` is the schema with the keyword.
+    fn evaluated(
+        &self,
+        obj: &serde_json::Map<String, Value>,
+        ptr: &str,
+        top: bool,
+        keys: &mut Vec<String>,
+        seen: &mut Vec<String>,
+    ) -> Result<Evaluated, SchemaError> {
+        const BY_INSTANCE: &[&str] = &[
+            "anyOf",
+            "oneOf",
+            "if",
+            "dependentSchemas",
+            "dependencies",
+            "patternProperties",
+            "$dynamicRef",
+            "$recursiveRef",
+        ];
+        if BY_INSTANCE.iter().any(|k| obj.contains_key(*k))
+            || (!top && obj.contains_key("unevaluatedProperties"))
+        {
+            return Ok(Evaluated::Unknown);
+        }
+        if obj.contains_key("additionalProperties") {
+            return Ok(Evaluated::All);
+        }
+        if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+            for k in props.keys() {
+                if !keys.contains(k) {
+                    keys.push(k.clone());
+                }
+            }
+        }
+        let mut found = Evaluated::Keys;
+        let mut visit = |this: &Self, v: &Value, p: &str, seen: &mut Vec<String>| {
+            let Value::Object(o) = v else {
+                return Ok(Evaluated::Keys);
+            };
+            if seen.iter().any(|s| s == p) {
+                // A cycle in place: an infinite schema, whose keys are not listed here.
+                return Ok(Evaluated::Unknown);
+            }
+            seen.push(p.to_string());
+            let r = this.evaluated(o, p, false, keys, seen);
+            seen.pop();
+            r
+        };
+        if let Some(r) = obj.get("$ref").and_then(Value::as_str) {
+            let target = self.resolve(r, ptr)?;
+            found = found.and(visit(self, &target.value, &target.ptr, seen)?);
+        }
+        if let Some(all) = obj.get("allOf").and_then(Value::as_array) {
+            for (i, v) in all.iter().enumerate() {
+                let p = join(&join(ptr, "allOf"), &i.to_string());
+                found = found.and(visit(self, v, &p, seen)?);
+            }
+        }
+        Ok(found)
     }
 
     fn one_without_ref(

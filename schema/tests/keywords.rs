@@ -566,6 +566,25 @@ fn not_if_and_overlapping_one_of_through_complements() {
         &[r#"["uv"]"#, r#"["a","b"]"#, "[]"],
         &[r#"["uv","a"]"#, r#"["a","uv"]"#],
     );
+    // `unevaluatedProperties` beside `allOf`/`$ref`: the keys they declare are evaluated.
+    check(
+        json!({
+            "$defs": {"named": {"properties": {"name": {"type": "string"}}}},
+            "allOf": [{"$ref": "#/$defs/named"}, {"properties": {"age": {"type": "integer"}}}],
+            "properties": {"id": {"type": "integer"}},
+            "unevaluatedProperties": false
+        }),
+        &any_order,
+        &[r#"{"name":"a","age":1,"id":2}"#, "{}", r#"{"age":3}"#, "1"],
+        &[r#"{"name":"a","x":1}"#, r#"{"x":1}"#, r#"{"age":"a"}"#],
+    );
+    // Evaluated keys that depend on the instance stay a refusal.
+    let err = compile(
+        &json!({"anyOf": [{"properties": {"a": {}}}], "unevaluatedProperties": false}),
+        &compact(),
+    )
+    .unwrap_err();
+    assert_eq!(err.keyword(), Some("unevaluatedProperties"), "{err}");
     // A complement munch does not write stays a typed refusal.
     for schema in [
         json!({"not": {"multipleOf": 3}}),
