@@ -1795,8 +1795,9 @@ fn same_conj(a: &Conj, b: &Conj) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.value == y.value)
 }
 
+/// Whether `s` says anything about an object's members (`additionalProperties: true` does not).
 fn has_object_keywords(s: &Simple) -> bool {
-    !s.props.is_empty() || !s.additional.is_empty() || !s.pattern_props.is_empty()
+    !s.props.is_empty() || !is_true(&s.additional) || !s.pattern_props.is_empty()
 }
 
 fn min_opt(a: Option<u64>, b: Option<u64>) -> Option<u64> {

@@ -566,6 +566,16 @@ fn not_if_and_overlapping_one_of_through_complements() {
         &[r#"["uv"]"#, r#"["a","b"]"#, "[]"],
         &[r#"["uv","a"]"#, r#"["a","uv"]"#],
     );
+    // `additionalProperties: true` beside `patternProperties` says nothing about the members.
+    check(
+        json!({
+            "patternProperties": {"^x": {"type": "integer"}},
+            "anyOf": [{"type": "object", "additionalProperties": true}, {"type": "string"}]
+        }),
+        &any_order,
+        &[r#"{"x1":1,"y":"s"}"#, r#""s""#, "{}"],
+        &[r#"{"x1":"s"}"#, "1"],
+    );
     // `unevaluatedProperties` beside `allOf`/`$ref`: the keys they declare are evaluated.
     check(
         json!({
