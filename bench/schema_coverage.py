@@ -15,6 +15,7 @@ keyword and its JSON pointer).
 import argparse
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import time
@@ -107,7 +108,9 @@ def main():
             try:
                 row[name] = compile_(text)
             except Exception as e:  # each engine's own error type
-                row[name] = str(e).splitlines()[0] if str(e) else type(e).__name__
+                msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+                # XGrammar's errors begin with its log prefix: `[12:00:00] /path/file.cc:12: `.
+                row[name] = re.sub(r"^\[[0-9:]+\] \S+:[0-9]+: ", "", msg)
         for n in names:
             counts[n] += row[n] == "ok"
         cells = [r if r == "ok" else r[:70].replace("|", "/") for r in (row[n] for n in names)]
