@@ -1437,13 +1437,13 @@ pub(crate) fn merge(a: &Simple, b: &Simple, ptr: &str) -> Result<Option<Simple>,
 
 /// The values one [`Simple`] rejects, as a disjunction: the values of other types, and for each
 /// constraint the values of its type that break it. Written for the types, `enum`/`const` over
-/// null, booleans, numbers and strings (and over types none of its values has), numeric bounds, string
-/// lengths, patterns and formats (the strings they do not match), excluded strings, array
-/// lengths, `prefixItems`, `items` beside no prefix (an item under `not` of it: `contains`),
-/// `contains` of at least one (every item under `not` of it), `required` (an object without
-/// the key: the key's schema `false`) and `properties` (an
-/// object with the key, its value under `not` of the key's schema, left for the normaliser to
-/// complement in turn); `None` where another constraint is set.
+/// null, booleans, numbers and strings (and over types none of its values has), numeric
+/// bounds, string lengths, patterns and formats (the strings they do not match), excluded
+/// strings, array lengths, `prefixItems`, `items` beside no prefix (an item under `not` of it:
+/// `contains`), `contains` of at least one (every item under `not` of it), `required` (an
+/// object without the key: the key's schema `false`) and `properties` (an object with the key,
+/// its value under `not` of the key's schema, left for the normaliser to complement in turn);
+/// `None` where another constraint is set.
 ///
 /// `additionalProperties: false` (with no `patternProperties` or `propertyNames`) is written
 /// only `within` a union whose objects are closed in turn: an object there that has a key the
