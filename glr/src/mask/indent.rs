@@ -101,7 +101,13 @@ pub struct IndentFix {
     needs: RwLock<AHashMap<(LexConfig, bool), TrieNodes>>,
     /// Those from a fresh lexeme with no inhibitor, by token id, inside and outside brackets.
     fresh_needs: [OnceLock<TokenMask>; 2],
+    /// Per sequence of terminals: whether the rest shifts once the first has ([`after_first`]).
+    reach: RwLock<AHashMap<smallvec::SmallVec<[TerminalId; 4]>, Arc<RestReach>>>,
 }
+
+/// The most sequences of terminals whose [`Reach`] [`IndentFix`] remembers before it starts
+/// over.
+const REACH_MEMO_LEN: usize = 1 << 16;
 
 /// Trie nodes, shared.
 type TrieNodes = Arc<[TrieNode]>;
@@ -131,6 +137,8 @@ type Classes = Arc<[Class]>;
 struct Class {
     /// Their trie nodes, in preorder; the first one's token is committed for all.
     nodes: Box<[TrieNode]>,
+    /// The first node's token.
+    first: TokenId,
     /// Tokens spelling proper prefixes of the first one that no class holds (so the masker's
     /// answer for them is exact): one refused refuses the class. Refused means its commit
     /// failed at a byte, or it ended where no head is live; a head with an empty lexeme is live
@@ -145,6 +153,70 @@ struct Class {
     /// Whether the context can only add to the masker's answer for the first token
     /// ([`Effect::Adds`] from every head): then a token the masker allows is allowed.
     only_adds: bool,
+    /// The class's [`signature`] as terminals the parser shifts, when no path of it reads a
+    /// newline's width (the indenter drops every newline it completes) or ties terminals:
+    /// then the class is allowed iff some path's terminals shift from its heads and its end
+    /// is live ([`IndentFix::shifts`]), which asks the parser, not the lexer again.
+    shifts: Option<Box<[ShiftPath]>>,
+}
+
+/// A path of a class's [`signature`] as the parser sees it: from the heads of one key (an
+/// index into the sorted [`HeadKey`]s), the terminals shifted, and where it ends.
+struct ShiftPath {
+    origin: u32,
+    terminals: smallvec::SmallVec<[TerminalId; 4]>,
+    end: PathEnd,
+    /// Whether the terminals after the first shift once the first has, by the state it
+    /// shifts from ([`after_first`]).
+    rest: Arc<RestReach>,
+}
+
+/// Whether some terminals shift after the first, by the LR state the first shifts from.
+#[derive(Debug)]
+struct RestReach {
+    /// The same answer from every state: [`Reach::Always`], [`Reach::Never`], else
+    /// [`Reach::Depends`] (then [`RestReach::by_top`] says).
+    all: Reach,
+    /// Per LR state that shifts the first terminal (sorted): the answer on a stack whose top
+    /// is that state and the first terminal ([`Reach::Depends`] when a reduction pops it).
+    by_top: Box<[(crate::lr::LrState, Reach)]>,
+}
+
+impl RestReach {
+    fn at_top(&self, x: crate::lr::LrState) -> Reach {
+        match self.all {
+            Reach::Depends => self
+                .by_top
+                .binary_search_by_key(&x, |&(s, _)| s)
+                .map_or(Reach::Depends, |i| self.by_top[i].1),
+            all => all,
+        }
+    }
+}
+
+/// Whether some terminals shift after the first, read from the LR tables alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reach {
+    /// On every stack where the first shifts.
+    Always,
+    /// On none.
+    Never,
+    /// It depends on the stack below the first terminal's shift.
+    Depends,
+}
+
+/// Where a [`ShiftPath`] ends.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PathEnd {
+    /// Live once its terminals are shifted: an empty lexeme, or one that may still become an
+    /// ignored terminal or a newline inside brackets (see [`signature`]).
+    Live,
+    /// Inside a lexeme in this lexer state, which no ignored terminal or newline is reachable
+    /// from: live iff the parser can shift a terminal reachable from it.
+    Inside(LexState),
+    /// Past its terminals, something only a commit answers (a newline whose width the indenter
+    /// reads, a tie): the path is dead when its terminals do not shift, else unknown.
+    Unknown,
 }
 
 /// A head's lexer configuration: state, inhibitor, lexeme empty.
@@ -295,6 +367,7 @@ impl IndentFix {
             inside_masks: Default::default(),
             needs: Default::default(),
             fresh_needs: Default::default(),
+            reach: Default::default(),
         })
     }
 
@@ -382,19 +455,23 @@ impl IndentFix {
         }
     }
 
-    /// Answers again, by committing them, the tokens whose lexing from a head of `state` (no
-    /// head inside a would-be newline) completes or ends inside a newline lexeme: one commit
-    /// per class of tokens that the parser cannot tell apart ([`signature`]).
+    /// Answers again the tokens whose lexing from a head of `state` (no head inside a
+    /// would-be newline) completes or ends inside a newline lexeme, one answer per class of
+    /// tokens that the parser cannot tell apart ([`signature`]): from a bit of the masker's
+    /// mask where one answers, else from the parser's tables ([`Shifts`]), else by committing
+    /// the class's first token.
     fn recheck(&self, vocab: &Vocabulary, state: &ParserState, mask: &mut MaskMut<'_>) {
         let parser = state.parser();
-        let classes = self.classes(parser, vocab, head_keys(state));
+        let heads = head_keys(state);
+        let classes = self.classes(parser, vocab, heads.clone());
         let trie = vocab.trie();
+        let mut shifts: Option<Shifts> = None;
         // The states after some prefixes of the last committed token, by length, shortest first
         // (`None`: refused). The classes come in the trie's order, so a token shares its longest
         // prefix with its neighbours: each is committed from the longest prefix kept, in at
         // most two pieces, the first ending where it parts from the next class's token (a
         // commit may be split anywhere: the mask contract reads the text, not the pieces).
-        let mut path: Vec<(usize, Option<ParserState>)> = vec![(0, Some(state.clone()))];
+        let mut path: Vec<(usize, Option<ParserState>)> = Vec::new();
         let mut last: &[u8] = &[];
         let bytes_of = |c: &Class| {
             trie.tokens_at(c.nodes[0])
@@ -404,15 +481,8 @@ impl IndentFix {
         };
         let common = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
         for (i, class) in classes.iter().enumerate() {
-            let Some((first_token, bytes)) = trie
-                .tokens_at(class.nodes[0])
-                .first()
-                .and_then(|&t| Some((t, vocab.token_bytes(t)?)))
-            else {
-                continue;
-            };
             // The masker's answer still stands for the class's tokens (classes are disjoint).
-            if class.only_adds && mask.contains(first_token) {
+            if class.only_adds && mask.contains(class.first) {
                 set_class(trie, &class.nodes, true, mask);
                 continue;
             }
@@ -427,8 +497,21 @@ impl IndentFix {
                 set_class(trie, &class.nodes, false, mask);
                 continue;
             }
+            if let Some(paths) = &class.shifts {
+                let shifts = shifts.get_or_insert_with(|| Shifts::new(state, &heads));
+                if let Some(allowed) = shifts.allows(parser, paths) {
+                    set_class(trie, &class.nodes, allowed, mask);
+                    continue;
+                }
+            }
+            let Some(bytes) = vocab.token_bytes(class.first) else {
+                continue;
+            };
+            if path.is_empty() {
+                path.push((0, Some(state.clone())));
+            }
             let shared = common(last, bytes);
-            while path.last().is_some_and(|&(len, _)| len > shared) {
+            while path.len() > 1 && path.last().is_some_and(|&(len, _)| len > shared) {
                 path.pop();
             }
             let next = classes.get(i + 1).map_or(0, |c| common(bytes, bytes_of(c)));
@@ -484,7 +567,7 @@ impl IndentFix {
             .into_iter()
             .map(|(sig, nodes)| (Some(sig), nodes))
             .chain(alone.into_iter().map(|n| (None, vec![n])))
-            .map(|(sig, nodes)| {
+            .filter_map(|(sig, nodes)| {
                 let bytes = trie
                     .tokens_at(nodes[0])
                     .first()
@@ -520,12 +603,15 @@ impl IndentFix {
                 let only_adds = heads.iter().all(|&(config, paren)| {
                     context_effect(parser, config, Some(paren), bytes) != Effect::Any
                 });
-                Class {
+                let shifts = sig.as_ref().and_then(|sig| self.shift_paths(parser, sig));
+                Some(Class {
+                    first: trie.tokens_at(nodes[0]).first().copied()?,
                     nodes: nodes.into(),
                     guards: guards.into(),
                     equivalent,
                     only_adds,
-                }
+                    shifts,
+                })
             })
             .collect();
         classes.sort_unstable_by_key(|c| c.nodes[0]);
@@ -832,6 +918,19 @@ impl IndentFix {
         groups
     }
 
+    /// [`shift_paths`] with [`after_first`] memoised.
+    fn shift_paths(&self, parser: &Parser, sig: &Signature) -> Option<Box<[ShiftPath]>> {
+        shift_paths(parser, sig, &|terminals| {
+            let key = smallvec::SmallVec::from_slice(terminals);
+            if let Some(r) = recall(&self.reach, &key) {
+                return r;
+            }
+            let r = Arc::new(after_first(parser, terminals));
+            remember(&self.reach, key, Arc::clone(&r), REACH_MEMO_LEN);
+            r
+        })
+    }
+
     /// Whether a head in `config` is already inside a lexeme that may become the newline
     /// terminal without reading one of [`IndentFix::nl_bytes`] (its lexeme is under way and
     /// can still become it).
@@ -1082,6 +1181,525 @@ fn signature(parser: &Parser, heads: &[HeadKey], bytes: &[u8]) -> Option<Signatu
     paths.sort_unstable();
     paths.dedup();
     Some(paths)
+}
+
+/// The [`ShiftPath`]s of signature `sig`, when none of its paths reads a newline's width or
+/// ties terminals, and none ends inside a lexeme that may become the newline (`None`
+/// otherwise).
+fn shift_paths(
+    parser: &Parser,
+    sig: &Signature,
+    reach: &dyn Fn(&[TerminalId]) -> Arc<RestReach>,
+) -> Option<Box<[ShiftPath]>> {
+    let nl = parser.indenter()?.newline();
+    let lexer = parser.lexer();
+    let mut paths = Vec::with_capacity(sig.len());
+    for (b, events) in sig {
+        let simple = |e: &Event| match lexer.accepted(e.state) {
+            &[t] if e.width.is_none() && t != nl && !parser.is_ignored(t) => Some(t),
+            _ => None,
+        };
+        let mut terminals: smallvec::SmallVec<[TerminalId; 4]> =
+            events.iter().map_while(simple).collect();
+        let terminal_len = parser.cfg().terminal_len();
+        let mut path = |terminals: smallvec::SmallVec<[TerminalId; 4]>, end| {
+            // A terminal the grammar never uses is never shifted: the path is dead.
+            if terminals.iter().any(|t| t.as_usize() >= terminal_len) {
+                return;
+            }
+            let rest = reach(&terminals);
+            paths.push(ShiftPath {
+                origin: b.origin,
+                terminals,
+                end,
+                rest,
+            });
+        };
+        if let Some(e) = events.get(terminals.len()) {
+            // A newline the indenter reads is shifted before its indents or dedents.
+            if lexer.accepted(e.state) == [nl] {
+                terminals.push(nl);
+            }
+            path(terminals, PathEnd::Unknown);
+            continue;
+        }
+        // [`signature`] gives every end that is live whatever the parser says the dead
+        // state; the others are inside a lexeme, which no ignored terminal is reachable from,
+        // nor the newline unless outside brackets: live iff the parser can shift a terminal
+        // reachable from it after the path's own (one path each, when few).
+        if b.state == lexer.dead() {
+            path(terminals, PathEnd::Live);
+            continue;
+        }
+        let reachable = lexer.reachable(b.state);
+        if b.empty || (reachable.contains(nl) && b.depth != Some(0)) {
+            path(terminals, PathEnd::Unknown);
+        } else if reachable.iter().count() <= INSIDE_PATHS {
+            for u in reachable.iter() {
+                let mut longer = terminals.clone();
+                longer.push(u);
+                path(longer, PathEnd::Live);
+            }
+        } else {
+            path(terminals, PathEnd::Inside(b.state));
+        }
+    }
+    Some(paths.into())
+}
+
+/// The most terminals reachable from a lexeme that [`shift_paths`] tries one path each.
+const INSIDE_PATHS: usize = 8;
+
+/// The parser's answers for [`ShiftPath`]s from the heads of one state, in one mask: the
+/// frontier after each sequence of terminals asked (sequences share their beginnings).
+struct Shifts {
+    /// Per [`HeadKey`] of the state (sorted), its heads' nodes.
+    origins: Vec<smallvec::SmallVec<[crate::gss::GssNode; 2]>>,
+    /// The frontier after (origin, terminals); empty: they do not shift.
+    frontiers: AHashMap<(u32, smallvec::SmallVec<[TerminalId; 8]>), Frontier>,
+    /// The LR states from which the heads of (origin) shift (terminal); `None`: a budget was
+    /// exceeded.
+    tops: AHashMap<(u32, TerminalId), Option<smallvec::SmallVec<[crate::lr::LrState; 4]>>>,
+    /// Per origin, its heads' stacks ([`Shifts::stacks`]).
+    stacks: AHashMap<u32, Option<Arc<[Stack]>>>,
+    cache: ShiftCache,
+}
+
+/// LR states of a stack, the deepest first.
+type Stack = smallvec::SmallVec<[crate::lr::LrState; 16]>;
+
+/// How deep [`Shifts::stacks`] reads a head's stack.
+const STACK_DEPTH: usize = 64;
+
+/// The most stacks [`Shifts::stacks`] reads for one origin (a GSS forks below its heads).
+const STACK_PATHS: usize = 8;
+
+/// The most table steps one run over a head's stack takes.
+const STACK_RUN_WORK: usize = 4096;
+
+/// GSS nodes after some shifts; `None`: a budget was exceeded.
+type Frontier = Option<smallvec::SmallVec<[crate::gss::GssNode; 2]>>;
+
+impl Shifts {
+    fn new(state: &ParserState, heads: &[HeadKey]) -> Shifts {
+        let mut origins = vec![smallvec::SmallVec::new(); heads.len()];
+        for h in state.heads() {
+            if let Ok(i) = heads.binary_search(&(config_of(h), h.indent().paren_level())) {
+                let nodes: &mut smallvec::SmallVec<[crate::gss::GssNode; 2]> = &mut origins[i];
+                if !nodes.iter().any(|n| n.id() == h.node().id()) {
+                    nodes.push(h.node().clone());
+                }
+            }
+        }
+        Shifts {
+            origins,
+            frontiers: AHashMap::default(),
+            tops: AHashMap::default(),
+            stacks: AHashMap::default(),
+            cache: ShiftCache::new(),
+        }
+    }
+
+    /// Whether some path's terminals shift from its heads and its end is live (`None`: a
+    /// budget was exceeded; commit instead).
+    fn allows(&mut self, parser: &Parser, paths: &[ShiftPath]) -> Option<bool> {
+        // First what the tables decide: the states each path's first terminal shifts from,
+        // and whether the rest shifts on a stack with that state on top.
+        let mut open = false;
+        for path in paths {
+            let Some(&first) = path.terminals.first() else {
+                match path.end {
+                    PathEnd::Live => return Some(true),
+                    _ => {
+                        open = true;
+                        continue;
+                    }
+                }
+            };
+            if path.rest.all == Reach::Never {
+                continue;
+            }
+            if let PathEnd::Inside(_) = path.end {
+                open = true;
+                continue;
+            }
+            // A path past its terminals (ending inside a lexeme, or unknown) is dead when they
+            // do not shift.
+            let mut depends = false;
+            for x in self.tops(parser, path.origin, first)? {
+                match (path.rest.at_top(x), path.end) {
+                    (Reach::Never, _) => {}
+                    (Reach::Always, PathEnd::Live) => return Some(true),
+                    (Reach::Always, _) => open = true,
+                    (Reach::Depends, _) => depends = true,
+                }
+            }
+            if !depends {
+                continue;
+            }
+            // Where it depends on the stack below: the tables run on the heads' own stacks,
+            // as deep as they are read.
+            let Some(stacks) = self.stacks(path.origin) else {
+                open = true;
+                continue;
+            };
+            let ks: smallvec::SmallVec<[u32; 8]> =
+                path.terminals.iter().map(|t| t.as_u32()).collect();
+            for stack in stacks.iter() {
+                let mut stack = stack.clone();
+                let mut budget = STACK_RUN_WORK;
+                match (
+                    run_tables(parser.tables(), &mut stack, &ks, &mut budget, 0),
+                    path.end,
+                ) {
+                    (Reach::Never, _) => {}
+                    (Reach::Always, PathEnd::Live) => return Some(true),
+                    _ => open = true,
+                }
+            }
+        }
+        if !open {
+            return Some(false);
+        }
+        // Some path past its terminals that only a commit answers.
+        let mut unknown = false;
+        for path in paths {
+            let Some((&last, before)) = path.terminals.split_last() else {
+                // No terminal: the head's own lexeme goes on (heads of a state are live).
+                match path.end {
+                    PathEnd::Live => return Some(true),
+                    PathEnd::Inside(q) => {
+                        let nodes = self.origins.get(path.origin as usize)?.clone();
+                        if self.reads_on(parser, &nodes, q) {
+                            return Some(true);
+                        }
+                        continue;
+                    }
+                    PathEnd::Unknown => {
+                        unknown = true;
+                        continue;
+                    }
+                }
+            };
+            let frontier = self.frontier(parser, path.origin, before)?;
+            let live = match path.end {
+                PathEnd::Unknown => {
+                    unknown |= frontier
+                        .iter()
+                        .any(|n| parser.can_shift(n, last, &mut self.cache));
+                    false
+                }
+                PathEnd::Live => frontier
+                    .iter()
+                    .any(|n| parser.can_shift(n, last, &mut self.cache)),
+                PathEnd::Inside(q) => {
+                    let after = self.frontier(parser, path.origin, &path.terminals)?;
+                    self.reads_on(parser, &after, q)
+                }
+            };
+            if live {
+                return Some(true);
+            }
+        }
+        (!unknown).then_some(false)
+    }
+
+    /// The stacks of the heads of `origin`, as LR states from the deepest read to the top (at
+    /// most [`STACK_DEPTH`] deep), when they are at most [`STACK_PATHS`] (memoised).
+    fn stacks(&mut self, origin: u32) -> Option<Arc<[Stack]>> {
+        if let Some(known) = self.stacks.get(&origin) {
+            return known.clone();
+        }
+        let mut stacks: Vec<Stack> = Vec::new();
+        let mut ok = true;
+        for n in self.origins.get(origin as usize)? {
+            // Depth first, each pending entry a node and the states above it (top first).
+            let mut pending: Vec<(crate::gss::NodeRef<'_>, Stack)> =
+                vec![(n.as_ref(), smallvec::SmallVec::new())];
+            while let Some((node, mut above)) = pending.pop() {
+                above.push(node.state());
+                let edges = node.edges();
+                if edges.is_empty() || above.len() >= STACK_DEPTH {
+                    above.reverse();
+                    stacks.push(above);
+                } else {
+                    for e in edges {
+                        pending.push((node.follow(e), above.clone()));
+                    }
+                }
+                if stacks.len() + pending.len() > STACK_PATHS {
+                    ok = false;
+                    break;
+                }
+            }
+            if !ok {
+                break;
+            }
+        }
+        let stacks: Option<Arc<[Stack]>> = ok.then(|| stacks.into());
+        self.stacks.insert(origin, stacks.clone());
+        stacks
+    }
+
+    /// The LR states from which the heads of `origin` shift `first` (memoised).
+    fn tops(
+        &mut self,
+        parser: &Parser,
+        origin: u32,
+        first: TerminalId,
+    ) -> Option<smallvec::SmallVec<[crate::lr::LrState; 4]>> {
+        if let Some(known) = self.tops.get(&(origin, first)) {
+            return known.clone();
+        }
+        // On the heads' stacks by the tables alone when the reductions stay within them.
+        if let Some(stacks) = self.stacks(origin) {
+            let mut tops = smallvec::SmallVec::new();
+            let mut budget = STACK_RUN_WORK;
+            let k = first.as_u32();
+            let read = stacks.iter().all(|stack| {
+                let mut stack = stack.clone();
+                shift_tops(parser.tables(), &mut stack, k, &mut tops, &mut budget, 0)
+            });
+            if read {
+                tops.sort_unstable();
+                tops.dedup();
+                self.tops.insert((origin, first), Some(tops.clone()));
+                return Some(tops);
+            }
+        }
+        let mut tops = smallvec::SmallVec::new();
+        let mut ok = true;
+        for n in self.origins.get(origin as usize)? {
+            match parser.shift_tops(n, first) {
+                Some(t) => tops.extend(t),
+                None => ok = false,
+            }
+        }
+        tops.sort_unstable();
+        tops.dedup();
+        let tops = ok.then_some(tops);
+        self.tops.insert((origin, first), tops.clone());
+        tops
+    }
+
+    /// Whether a head on one of `nodes` inside a lexeme in lexer state `q` is live.
+    fn reads_on(&mut self, parser: &Parser, nodes: &[crate::gss::GssNode], q: LexState) -> bool {
+        let reachable = parser.lexer().reachable(q);
+        nodes.iter().any(|n| {
+            reachable
+                .iter()
+                .any(|u| parser.can_shift(n, u, &mut self.cache))
+        })
+    }
+
+    /// The frontier after shifting `terminals` onto the heads of `origin`.
+    fn frontier(
+        &mut self,
+        parser: &Parser,
+        origin: u32,
+        terminals: &[TerminalId],
+    ) -> Option<smallvec::SmallVec<[crate::gss::GssNode; 2]>> {
+        let Some((&last, before)) = terminals.split_last() else {
+            return self.origins.get(origin as usize).cloned();
+        };
+        let key = (origin, smallvec::SmallVec::from_slice(terminals));
+        if let Some(known) = self.frontiers.get(&key) {
+            return known.clone();
+        }
+        let below = self.frontier(parser, origin, before)?;
+        let after = if below.is_empty() {
+            Some(smallvec::SmallVec::new())
+        } else {
+            parser.shift_frontier(&below, last).ok()
+        };
+        self.frontiers.insert(key, after.clone());
+        after
+    }
+}
+
+/// Whether `terminals[1..]` shift once `terminals[0]` has (the last one shiftable after its
+/// reductions), on every stack, on none, or depending on the stack: from every LR state `x`
+/// that shifts the first terminal to `s`, the tables are run on a stack whose top is `x s`,
+/// and a reduction that pops `x` depends on what lies below.
+fn after_first(parser: &Parser, terminals: &[TerminalId]) -> RestReach {
+    let tables = parser.tables();
+    let always = || RestReach {
+        all: Reach::Always,
+        by_top: Box::new([]),
+    };
+    let Some((&first, rest)) = terminals.split_first() else {
+        return always();
+    };
+    if rest.is_empty() {
+        return always();
+    }
+    let rest: smallvec::SmallVec<[u32; 8]> = rest.iter().map(|t| t.as_u32()).collect();
+    let mut by_top: Vec<(crate::lr::LrState, Reach)> = Vec::new();
+    let mut budget = AFTER_FIRST_WORK;
+    for x in (0..tables.state_len()).filter_map(crate::lr::LrState::new) {
+        let mut reach = Reach::Never;
+        for a in tables.actions_at(x, first.as_u32()) {
+            let crate::lr::Action::Shift(s) = *a else {
+                continue;
+            };
+            let mut stack: smallvec::SmallVec<[crate::lr::LrState; 16]> = smallvec::smallvec![x, s];
+            reach = match (reach, run_tables(tables, &mut stack, &rest, &mut budget, 0)) {
+                (Reach::Always, _) | (_, Reach::Always) => Reach::Always,
+                (Reach::Depends, _) | (_, Reach::Depends) => Reach::Depends,
+                _ => Reach::Never,
+            };
+            by_top.push((x, reach));
+        }
+    }
+    by_top.sort_unstable_by_key(|&(x, _)| x);
+    by_top.dedup_by_key(|&mut (x, _)| x);
+    let all = match by_top.first() {
+        Some(&(_, r)) if by_top.iter().all(|&(_, q)| q == r) => r,
+        None => Reach::Never,
+        _ => Reach::Depends,
+    };
+    RestReach {
+        all,
+        by_top: if all == Reach::Depends {
+            by_top.into()
+        } else {
+            Box::new([])
+        },
+    }
+}
+
+/// The most nested steps (shifts and reductions) [`run_tables`] takes on one run.
+const RUN_TABLES_DEPTH: usize = 256;
+
+/// The most table steps [`after_first`] takes for one sequence before it says
+/// [`Reach::Depends`].
+const AFTER_FIRST_WORK: usize = 200_000;
+
+/// Runs the LR tables on `stack` (its bottom state's own stack unknown) over lookaheads
+/// `rest`, every action of a conflict in turn: [`Reach::Always`] when some run shifts them
+/// all, [`Reach::Never`] when every run stops, [`Reach::Depends`] when none shifts them all
+/// and some pops the bottom state (or the work runs out).
+fn run_tables(
+    tables: &crate::lr::LrTables,
+    stack: &mut smallvec::SmallVec<[crate::lr::LrState; 16]>,
+    rest: &[u32],
+    budget: &mut usize,
+    depth: usize,
+) -> Reach {
+    let Some((&k, after)) = rest.split_first() else {
+        return Reach::Always;
+    };
+    if depth > RUN_TABLES_DEPTH {
+        return Reach::Depends;
+    }
+    let Some(&top) = stack.last() else {
+        return Reach::Depends;
+    };
+    let mut result = Reach::Never;
+    for a in tables.actions_at(top, k) {
+        if *budget == 0 {
+            return Reach::Depends;
+        }
+        *budget -= 1;
+        let r = match *a {
+            crate::lr::Action::Shift(t) => {
+                stack.push(t);
+                let r = run_tables(tables, stack, after, budget, depth + 1);
+                stack.pop();
+                r
+            }
+            crate::lr::Action::Reduce { lhs, len, .. } => {
+                reduce_then(tables, stack, len as usize, lhs, rest, budget, depth)
+            }
+            crate::lr::Action::Accept => Reach::Never,
+        };
+        match r {
+            Reach::Always => return Reach::Always,
+            Reach::Depends => result = Reach::Depends,
+            Reach::Never => {}
+        }
+    }
+    result
+}
+
+/// Adds to `tops` the states from which `stack` shifts lookahead `k` after the reductions
+/// it allows; `false` when a reduction pops the whole stack (what lies below decides) or the
+/// work runs out.
+fn shift_tops(
+    tables: &crate::lr::LrTables,
+    stack: &mut Stack,
+    k: u32,
+    tops: &mut smallvec::SmallVec<[crate::lr::LrState; 4]>,
+    budget: &mut usize,
+    depth: usize,
+) -> bool {
+    let Some(&top) = stack.last() else {
+        return false;
+    };
+    if depth > RUN_TABLES_DEPTH {
+        return false;
+    }
+    for a in tables.actions_at(top, k) {
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
+        match *a {
+            crate::lr::Action::Shift(_) => tops.push(top),
+            crate::lr::Action::Reduce { lhs, len, .. } => {
+                let len = len as usize;
+                if len >= stack.len() {
+                    return false;
+                }
+                let popped: Stack = stack.drain(stack.len() - len..).collect();
+                let ok = match stack.last().and_then(|&t| tables.goto(t, lhs)) {
+                    Some(g) => {
+                        stack.push(g);
+                        let ok = shift_tops(tables, stack, k, tops, budget, depth + 1);
+                        stack.pop();
+                        ok
+                    }
+                    None => true,
+                };
+                stack.extend(popped);
+                if !ok {
+                    return false;
+                }
+            }
+            crate::lr::Action::Accept => {}
+        }
+    }
+    true
+}
+
+/// Pops `len` states off `stack` (keeping at least one), goes to `lhs`, runs on over `rest`,
+/// and restores the stack.
+fn reduce_then(
+    tables: &crate::lr::LrTables,
+    stack: &mut smallvec::SmallVec<[crate::lr::LrState; 16]>,
+    len: usize,
+    lhs: crate::cfg::NonterminalId,
+    rest: &[u32],
+    budget: &mut usize,
+    depth: usize,
+) -> Reach {
+    if len >= stack.len() {
+        return Reach::Depends;
+    }
+    let popped: smallvec::SmallVec<[crate::lr::LrState; 16]> =
+        stack.drain(stack.len() - len..).collect();
+    let r = match stack.last().and_then(|&top| tables.goto(top, lhs)) {
+        Some(g) => {
+            stack.push(g);
+            let r = run_tables(tables, stack, rest, budget, depth + 1);
+            stack.pop();
+            r
+        }
+        // No goto: the reduction cannot happen on this stack.
+        None => Reach::Never,
+    };
+    stack.extend(popped);
+    r
 }
 
 /// The most paths [`signature`] follows.

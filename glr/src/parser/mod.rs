@@ -38,7 +38,7 @@ use crate::cfg::patterns::{self, MissingPatterns};
 use crate::cfg::{normalize, Cfg, NormalizeConfig, NormalizeError};
 use crate::grammar::Grammar;
 use crate::gss::{GssNode, GssNodeId};
-use crate::lr::{Action, Conflict, LrBuildError, LrConfig, LrTables};
+use crate::lr::{Action, Conflict, LrBuildError, LrConfig, LrState, LrTables};
 use crate::span::Span;
 
 pub(crate) use indent::indent_bracket_delta;
@@ -349,6 +349,41 @@ impl Parser {
             &mut self.step_allowance(),
         )
         .map_err(|e| self.budget_error(e, 0))
+    }
+
+    /// The LR states from which the stacks of `node` shift `t` after the reductions it
+    /// allows (each once; empty when `t` cannot be shifted there). `None` when the reductions
+    /// exceed a commit's step budget.
+    pub(crate) fn shift_tops(
+        &self,
+        node: &GssNode,
+        t: TerminalId,
+    ) -> Option<SmallVec<[LrState; 4]>> {
+        if t.as_usize() >= self.cfg().terminal_len() || self.is_ignored(t) {
+            return Some(SmallVec::new());
+        }
+        let k = t.as_u32();
+        let actions = self.tables.actions_at(node.state(), k);
+        if actions.iter().all(|a| matches!(a, Action::Shift(_))) {
+            // Nothing to reduce first: the node's own state shifts, or nothing does.
+            return Some(if actions.is_empty() {
+                SmallVec::new()
+            } else {
+                smallvec::smallvec![node.state()]
+            });
+        }
+        let reduced = rnglr::reduce(
+            &self.tables,
+            std::slice::from_ref(node),
+            k,
+            &mut self.step_allowance(),
+            rnglr::Stop::Never,
+        )
+        .ok()?;
+        let mut tops: SmallVec<[LrState; 4]> = reduced.shift_tops().collect();
+        tops.sort_unstable();
+        tops.dedup();
+        Some(tops)
     }
 
     /// What one parser step may spend, as the first byte of a commit.

@@ -372,6 +372,15 @@ pub(crate) struct Reduced {
     pub copies_frontier: bool,
 }
 
+impl Reduced {
+    /// The LR state on top when each shift happens (the state it shifts from).
+    pub(crate) fn shift_tops(&self) -> impl Iterator<Item = LrState> + '_ {
+        self.shifts
+            .iter()
+            .filter_map(|&(i, _)| self.nodes.get(i as usize).map(|n| n.state))
+    }
+}
+
 /// One run of the reducer.
 ///
 /// A walk's outcome depends only on (node, lhs, rest) — the nodes below a frozen node never
