@@ -103,6 +103,8 @@ pub struct IndentFix {
     fresh_needs: [OnceLock<TokenMask>; 2],
     /// Per sequence of terminals: whether the rest shifts once the first has ([`after_first`]).
     reach: RwLock<AHashMap<smallvec::SmallVec<[TerminalId; 4]>, Arc<RestReach>>>,
+    /// Per terminal, the LR states that shift it and where to ([`shift_pairs`]).
+    shifts_of: OnceLock<Vec<Vec<(crate::lr::LrState, crate::lr::LrState)>>>,
 }
 
 /// The most sequences of terminals whose [`Reach`] [`IndentFix`] remembers before it starts
@@ -180,9 +182,40 @@ struct RestReach {
     /// Per LR state that shifts the first terminal (sorted): the answer on a stack whose top
     /// is that state and the first terminal ([`Reach::Depends`] when a reduction pops it).
     by_top: Box<[(crate::lr::LrState, Reach)]>,
+    /// Per [`Top`] where [`RestReach::by_top`] says it depends: the answer on that stack.
+    deeper: RwLock<AHashMap<Top, Reach>>,
 }
 
 impl RestReach {
+    /// The answer where the first terminal shifts from a stack whose top is `top`, which
+    /// [`RestReach::at_top`] leaves open: the tables run on `top` (memoised).
+    fn below(&self, parser: &Parser, top: &Top, terminals: &[TerminalId]) -> Reach {
+        if let Some(r) = recall(&self.deeper, top) {
+            return r;
+        }
+        let tables = parser.tables();
+        let Some((first, rest)) = terminals.split_first() else {
+            return Reach::Always;
+        };
+        // The first terminal's shift from the top (its reductions are other tops).
+        let shifted = top.last().and_then(|&x| {
+            tables.actions_at(x, first.as_u32()).find_map(|a| match *a {
+                crate::lr::Action::Shift(s) => Some(s),
+                _ => None,
+            })
+        });
+        let Some(s) = shifted else {
+            return Reach::Never;
+        };
+        let mut stack: Stack = top.iter().copied().collect();
+        stack.push(s);
+        let ks: smallvec::SmallVec<[u32; 8]> = rest.iter().map(|t| t.as_u32()).collect();
+        let mut budget = STACK_RUN_WORK;
+        let r = run_tables(tables, &mut stack, &ks, &mut budget, 0);
+        remember(&self.deeper, top.clone(), r, DEEPER_MEMO_LEN);
+        r
+    }
+
     fn at_top(&self, x: crate::lr::LrState) -> Reach {
         match self.all {
             Reach::Depends => self
@@ -368,6 +401,7 @@ impl IndentFix {
             needs: Default::default(),
             fresh_needs: Default::default(),
             reach: Default::default(),
+            shifts_of: OnceLock::new(),
         })
     }
 
@@ -925,7 +959,8 @@ impl IndentFix {
             if let Some(r) = recall(&self.reach, &key) {
                 return r;
             }
-            let r = Arc::new(after_first(parser, terminals));
+            let shifts_of = self.shifts_of.get_or_init(|| shift_pairs(parser));
+            let r = Arc::new(after_first(parser, shifts_of, terminals));
             remember(&self.reach, key, Arc::clone(&r), REACH_MEMO_LEN);
             r
         })
@@ -1259,7 +1294,7 @@ struct Shifts {
     frontiers: AHashMap<(u32, smallvec::SmallVec<[TerminalId; 8]>), Frontier>,
     /// The LR states from which the heads of (origin) shift (terminal); `None`: a budget was
     /// exceeded.
-    tops: AHashMap<(u32, TerminalId), Option<smallvec::SmallVec<[crate::lr::LrState; 4]>>>,
+    tops: AHashMap<(u32, TerminalId), Option<smallvec::SmallVec<[Top; 4]>>>,
     /// Per origin, its heads' stacks ([`Shifts::stacks`]).
     stacks: AHashMap<u32, Option<Arc<[Stack]>>>,
     cache: ShiftCache,
@@ -1267,6 +1302,16 @@ struct Shifts {
 
 /// LR states of a stack, the deepest first.
 type Stack = smallvec::SmallVec<[crate::lr::LrState; 16]>;
+
+/// The top of a stack from which a terminal shifts: at most [`TOP_DEPTH`] states, the
+/// deepest first (the state that shifts last).
+type Top = smallvec::SmallVec<[crate::lr::LrState; TOP_DEPTH]>;
+
+/// How many states of a stack a [`Top`] keeps.
+const TOP_DEPTH: usize = 8;
+
+/// The most [`Top`]s a [`RestReach`] remembers its answer for before it starts over.
+const DEEPER_MEMO_LEN: usize = 4096;
 
 /// How deep [`Shifts::stacks`] reads a head's stack.
 const STACK_DEPTH: usize = 64;
@@ -1326,8 +1371,15 @@ impl Shifts {
             // A path past its terminals (ending inside a lexeme, or unknown) is dead when they
             // do not shift.
             let mut depends = false;
-            for x in self.tops(parser, path.origin, first)? {
-                match (path.rest.at_top(x), path.end) {
+            for top in self.tops(parser, path.origin, first)? {
+                let Some(&x) = top.last() else {
+                    continue;
+                };
+                let reach = match path.rest.at_top(x) {
+                    Reach::Depends => path.rest.below(parser, &top, &path.terminals),
+                    r => r,
+                };
+                match (reach, path.end) {
                     (Reach::Never, _) => {}
                     (Reach::Always, PathEnd::Live) => return Some(true),
                     (Reach::Always, _) => open = true,
@@ -1447,7 +1499,7 @@ impl Shifts {
         parser: &Parser,
         origin: u32,
         first: TerminalId,
-    ) -> Option<smallvec::SmallVec<[crate::lr::LrState; 4]>> {
+    ) -> Option<smallvec::SmallVec<[Top; 4]>> {
         if let Some(known) = self.tops.get(&(origin, first)) {
             return known.clone();
         }
@@ -1471,7 +1523,7 @@ impl Shifts {
         let mut ok = true;
         for n in self.origins.get(origin as usize)? {
             match parser.shift_tops(n, first) {
-                Some(t) => tops.extend(t),
+                Some(t) => tops.extend(t.into_iter().map(|x| smallvec::smallvec![x])),
                 None => ok = false,
             }
         }
@@ -1521,11 +1573,16 @@ impl Shifts {
 /// reductions), on every stack, on none, or depending on the stack: from every LR state `x`
 /// that shifts the first terminal to `s`, the tables are run on a stack whose top is `x s`,
 /// and a reduction that pops `x` depends on what lies below.
-fn after_first(parser: &Parser, terminals: &[TerminalId]) -> RestReach {
+fn after_first(
+    parser: &Parser,
+    shifts_of: &[Vec<(crate::lr::LrState, crate::lr::LrState)>],
+    terminals: &[TerminalId],
+) -> RestReach {
     let tables = parser.tables();
     let always = || RestReach {
         all: Reach::Always,
         by_top: Box::new([]),
+        deeper: Default::default(),
     };
     let Some((&first, rest)) = terminals.split_first() else {
         return always();
@@ -1536,20 +1593,10 @@ fn after_first(parser: &Parser, terminals: &[TerminalId]) -> RestReach {
     let rest: smallvec::SmallVec<[u32; 8]> = rest.iter().map(|t| t.as_u32()).collect();
     let mut by_top: Vec<(crate::lr::LrState, Reach)> = Vec::new();
     let mut budget = AFTER_FIRST_WORK;
-    for x in (0..tables.state_len()).filter_map(crate::lr::LrState::new) {
-        let mut reach = Reach::Never;
-        for a in tables.actions_at(x, first.as_u32()) {
-            let crate::lr::Action::Shift(s) = *a else {
-                continue;
-            };
-            let mut stack: smallvec::SmallVec<[crate::lr::LrState; 16]> = smallvec::smallvec![x, s];
-            reach = match (reach, run_tables(tables, &mut stack, &rest, &mut budget, 0)) {
-                (Reach::Always, _) | (_, Reach::Always) => Reach::Always,
-                (Reach::Depends, _) | (_, Reach::Depends) => Reach::Depends,
-                _ => Reach::Never,
-            };
-            by_top.push((x, reach));
-        }
+    for &(x, s) in shifts_of.get(first.as_usize()).map_or(&[][..], |v| &v[..]) {
+        let mut stack: smallvec::SmallVec<[crate::lr::LrState; 16]> = smallvec::smallvec![x, s];
+        let reach = run_tables(tables, &mut stack, &rest, &mut budget, 0);
+        by_top.push((x, reach));
     }
     by_top.sort_unstable_by_key(|&(x, _)| x);
     by_top.dedup_by_key(|&mut (x, _)| x);
@@ -1565,7 +1612,22 @@ fn after_first(parser: &Parser, terminals: &[TerminalId]) -> RestReach {
         } else {
             Box::new([])
         },
+        deeper: Default::default(),
     }
+}
+
+/// Per terminal of the grammar, the (state, state after) of its shifts in the LR tables.
+fn shift_pairs(parser: &Parser) -> Vec<Vec<(crate::lr::LrState, crate::lr::LrState)>> {
+    let tables = parser.tables();
+    let mut pairs = vec![Vec::new(); parser.cfg().terminal_len()];
+    for x in (0..tables.state_len()).filter_map(crate::lr::LrState::new) {
+        for (k, a) in tables.state_shifts(x) {
+            if let (Some(list), crate::lr::Action::Shift(s)) = (pairs.get_mut(k as usize), a) {
+                list.push((x, s));
+            }
+        }
+    }
+    pairs
 }
 
 /// The most nested steps (shifts and reductions) [`run_tables`] takes on one run.
@@ -1629,7 +1691,7 @@ fn shift_tops(
     tables: &crate::lr::LrTables,
     stack: &mut Stack,
     k: u32,
-    tops: &mut smallvec::SmallVec<[crate::lr::LrState; 4]>,
+    tops: &mut smallvec::SmallVec<[Top; 4]>,
     budget: &mut usize,
     depth: usize,
 ) -> bool {
@@ -1645,7 +1707,12 @@ fn shift_tops(
         }
         *budget -= 1;
         match *a {
-            crate::lr::Action::Shift(_) => tops.push(top),
+            crate::lr::Action::Shift(_) => tops.push(
+                stack[stack.len().saturating_sub(TOP_DEPTH)..]
+                    .iter()
+                    .copied()
+                    .collect(),
+            ),
             crate::lr::Action::Reduce { lhs, len, .. } => {
                 let len = len as usize;
                 if len >= stack.len() {
