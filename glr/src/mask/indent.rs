@@ -25,8 +25,9 @@ use crate::parser::{indent_bracket_delta, Head, NlAction, Parser, ParserState, S
 ///
 /// - **Heads between lexemes or inside another lexeme** go to the masker, as a state of their
 ///   own. The tokens whose answer the context may change are found by running the lexer (not
-///   the parser) over each token's bytes ([`needs_context`]), and answered again by committing
-///   them, as the [`Oracle`](super::Oracle) does. Outside brackets, a newline completed at a
+///   the parser) over each token's bytes ([`needs_context`]), and answered again, from the
+///   parser's tables or by committing them as the [`Oracle`](super::Oracle) does (see
+///   below). Outside brackets, a newline completed at a
 ///   token's last byte changes nothing while the lexeme can still grow (the head reading on is
 ///   live exactly when the masker says), so these are the tokens that complete a newline
 ///   before their last byte (`":\n    x"`), or hold one inside brackets: a few hundred to a
@@ -72,6 +73,19 @@ use crate::parser::{indent_bracket_delta, Head, NlAction, Parser, ParserState, S
 ///   Nor where the context can only add to the masker's answer ([`Effect::Adds`]: a newline
 ///   that brackets drop at the token's last byte, a token ending inside a lexeme that may
 ///   become one inside brackets, as `"(r"` may begin `r"""`) and the masker allows the token.
+/// - Nor, mostly, anywhere else: a class's signature is also what the parser is handed along
+///   each path, terminals ([`ShiftPath`]), so the class is allowed iff some path's terminals
+///   shift from its heads and its end is live. Inside brackets that is the whole question
+///   (`"----\n"`, `",\n"`, `"{}{\n"`: the newline is dropped); where the indenter reads a
+///   newline, a path whose terminals before it, and the newline itself, do not shift is dead,
+///   and only the others need a commit. The tables answer without building GSS nodes: per
+///   sequence of terminals, once ([`after_first`]), whether the rest shifts after the first
+///   from each LR state that shifts it; per mask, the states the heads shift each first
+///   terminal from, run on the heads' stacks as read from the GSS; where the answer depends
+///   on what lies below such a state, the tables run on the top states of that stack
+///   ([`RestReach::below`], memoised per sequence), and then on the heads' whole stacks as
+///   read ([`Shifts`]). `"{}{\n"` outside brackets (no `{` after a dict) is refused by the
+///   tables alone, `"|{\n"` is the heads' shift of `|` (a set display always follows it).
 /// - From a head inside a would-be newline lexeme, how a token reads (the lexeme ends at its
 ///   first byte, stays open to its end, or ends after one or more prefixes) is a function of
 ///   the head's lexer state. The vocabulary is grouped once per such state by that reading:

@@ -81,6 +81,16 @@ const TOKENS: &[&str] = &[
     "  b\n  c",
     "    b\n  c",
     "  b\n    c",
+    "a)\n",
+    ")(\n",
+    "((\n",
+    "a,\n",
+    "b(\n",
+    "])\n",
+    "))\n",
+    "):\n",
+    "),\n  x",
+    "a)\n  ",
 ];
 
 /// SynCode's shape: [`GRAMMAR`]'s statements, with SynCode's `_NL` for the newline, which
@@ -354,4 +364,108 @@ fn needs_of_is_needs_context_on_every_token() {
         }
     }
     assert!(checked > 20);
+}
+
+/// Where the parser's tables answer a class ([`Shifts::allows`]: the terminals each path of
+/// its signature shifts, run on the tables from the heads' stacks or from the states that
+/// shift the first one), the answer is the commit's, allowed and refused alike.
+#[test]
+fn shifts_answer_classes_as_commits_do() {
+    let grammars = [
+        (parser(), vocab(), TEXTS),
+        (
+            crate::parser::indent_tests::indented_parser(&docstring_grammar()),
+            vocab_of(DOCSTRING_TOKENS),
+            DOCSTRING_TEXTS,
+        ),
+    ];
+    let (mut allowed, mut refused, mut deeper) = (0, 0, 0);
+    for (parser, vocab, texts) in grammars {
+        let fix = IndentFix::new(&parser).unwrap();
+        let nl = parser.indenter().unwrap().newline();
+        let lexer = parser.lexer();
+        for state in states_of(&parser, texts) {
+            let others = state.restricted(|h| {
+                h.lexeme_is_empty() || !lexer.reachable(h.lex_state()).contains(nl)
+            });
+            let heads = head_keys(&others);
+            if heads.is_empty() {
+                continue;
+            }
+            let mut shifts = Shifts::new(&others, &heads);
+            for class in fix.classes(&parser, &vocab, heads.clone()).iter() {
+                let Some(paths) = &class.shifts else { continue };
+                let Some(got) = shifts.allows(&parser, paths) else {
+                    continue;
+                };
+                let bytes = vocab.token_bytes(class.first).unwrap();
+                assert_eq!(got, others.allows(bytes), "{state:?} {bytes:?}");
+                if got {
+                    allowed += 1;
+                } else {
+                    refused += 1;
+                }
+                deeper += paths
+                    .iter()
+                    .filter(|p| p.rest.all == Reach::Depends)
+                    .count();
+            }
+        }
+    }
+    assert!(
+        allowed > 20 && refused > 20,
+        "{allowed} allowed, {refused} refused"
+    );
+    assert!(
+        deeper > 0,
+        "some answers depend on the stack below the first shift"
+    );
+}
+
+/// The states a head's stack shifts a terminal from, read by the tables on the stack alone
+/// ([`shift_tops`]), are the RNGLR reducer's ([`Parser::shift_tops`]), for every head and
+/// terminal.
+#[test]
+fn stack_tops_are_the_reducers() {
+    let parser = parser();
+    let tables = parser.tables();
+    let mut compared = 0;
+    for state in states(&parser) {
+        let heads = head_keys(&state);
+        let mut shifts = Shifts::new(&state, &heads);
+        for origin in 0..heads.len() as u32 {
+            let Some(stacks) = shifts.stacks(origin) else {
+                continue;
+            };
+            for t in (0..parser.cfg().terminal_len()).map(TerminalId::from_usize) {
+                let mut tops = smallvec::SmallVec::new();
+                let mut budget = STACK_RUN_WORK;
+                let read = stacks.iter().all(|s| {
+                    shift_tops(
+                        tables,
+                        &mut s.clone(),
+                        t.as_u32(),
+                        &mut tops,
+                        &mut budget,
+                        0,
+                    )
+                });
+                if !read {
+                    continue;
+                }
+                let mut got: Vec<_> = tops.iter().filter_map(|top| top.last().copied()).collect();
+                got.sort_unstable();
+                got.dedup();
+                let mut want: Vec<_> = shifts.origins[origin as usize]
+                    .iter()
+                    .flat_map(|n| parser.shift_tops(n, t).unwrap())
+                    .collect();
+                want.sort_unstable();
+                want.dedup();
+                assert_eq!(got, want, "{state:?} {}", parser.terminal_name(t));
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 100);
 }
