@@ -169,11 +169,13 @@ struct Class {
     /// Whether the context can only add to the masker's answer for the first token
     /// ([`Effect::Adds`] from every head): then a token the masker allows is allowed.
     only_adds: bool,
-    /// The class's [`signature`] as terminals the parser shifts, when no path of it reads a
-    /// newline's width (the indenter drops every newline it completes) or ties terminals:
-    /// then the class is allowed iff some path's terminals shift from its heads and its end
-    /// is live ([`IndentFix::shifts`]), which asks the parser, not the lexer again.
-    shifts: Option<Box<[ShiftPath]>>,
+    /// The class's [`signature`] as the terminals the parser is handed along each path
+    /// ([`shift_paths`]): the class is allowed iff some path's terminals shift from its heads
+    /// and its end is live ([`Shifts::allows`]). Made the first time a mask asks
+    /// ([`IndentFix::shifts_of`]): most classes are answered by bits.
+    shifts: OnceLock<Option<Box<[ShiftPath]>>>,
+    /// The class's [`signature`] (`None`: the walk had too many paths).
+    sig: Option<Signature>,
 }
 
 /// A path of a class's [`signature`] as the parser sees it: from the heads of one key (an
@@ -545,7 +547,7 @@ impl IndentFix {
                 set_class(trie, &class.nodes, false, mask);
                 continue;
             }
-            if let Some(paths) = &class.shifts {
+            if let Some(paths) = self.shifts_of(parser, class) {
                 let shifts = shifts.get_or_insert_with(|| Shifts::new(state, &heads));
                 if let Some(allowed) = shifts.allows(parser, paths) {
                     set_class(trie, &class.nodes, allowed, mask);
@@ -651,14 +653,14 @@ impl IndentFix {
                 let only_adds = heads.iter().all(|&(config, paren)| {
                     context_effect(parser, config, Some(paren), bytes) != Effect::Any
                 });
-                let shifts = sig.as_ref().and_then(|sig| self.shift_paths(parser, sig));
                 Some(Class {
                     first: trie.tokens_at(nodes[0]).first().copied()?,
                     nodes: nodes.into(),
                     guards: guards.into(),
                     equivalent,
                     only_adds,
-                    shifts,
+                    shifts: OnceLock::new(),
+                    sig,
                 })
             })
             .collect();
@@ -964,6 +966,19 @@ impl IndentFix {
             LINE_START_MEMO_LEN,
         );
         groups
+    }
+
+    /// The class's [`ShiftPath`]s (made once).
+    fn shifts_of<'c>(&self, parser: &Parser, class: &'c Class) -> Option<&'c [ShiftPath]> {
+        class
+            .shifts
+            .get_or_init(|| {
+                class
+                    .sig
+                    .as_ref()
+                    .and_then(|sig| self.shift_paths(parser, sig))
+            })
+            .as_deref()
     }
 
     /// [`shift_paths`] with [`after_first`] memoised.

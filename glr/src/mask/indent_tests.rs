@@ -394,7 +394,9 @@ fn shifts_answer_classes_as_commits_do() {
             }
             let mut shifts = Shifts::new(&others, &heads);
             for class in fix.classes(&parser, &vocab, heads.clone()).iter() {
-                let Some(paths) = &class.shifts else { continue };
+                let Some(paths) = fix.shifts_of(&parser, class) else {
+                    continue;
+                };
                 let Some(got) = shifts.allows(&parser, paths) else {
                     continue;
                 };
