@@ -155,6 +155,8 @@ struct Class {
     nodes: Box<[TrieNode]>,
     /// The first node's token.
     first: TokenId,
+    /// The tokens at [`Class::nodes`] (a mask sets or clears them all).
+    tokens: Box<[TokenId]>,
     /// Tokens spelling proper prefixes of the first one that no class holds (so the masker's
     /// answer for them is exact): one refused refuses the class. Refused means its commit
     /// failed at a byte, or it ended where no head is live; a head with an empty lexeme is live
@@ -533,24 +535,24 @@ impl IndentFix {
         for (i, class) in classes.iter().enumerate() {
             // The masker's answer still stands for the class's tokens (classes are disjoint).
             if class.only_adds && mask.contains(class.first) {
-                set_class(trie, &class.nodes, true, mask);
+                set_class(&class.tokens, true, mask);
                 continue;
             }
             // An equivalent's bit, and a guard's, are the masker's exact answers (no class holds
             // them); a refused prefix refuses the token.
             if let Some(u) = class.equivalent {
                 let allowed = mask.contains(u);
-                set_class(trie, &class.nodes, allowed, mask);
+                set_class(&class.tokens, allowed, mask);
                 continue;
             }
             if !class.guards.iter().all(|&g| mask.contains(g)) {
-                set_class(trie, &class.nodes, false, mask);
+                set_class(&class.tokens, false, mask);
                 continue;
             }
             if let Some(paths) = self.shifts_of(parser, class) {
                 let shifts = shifts.get_or_insert_with(|| Shifts::new(state, &heads));
                 if let Some(allowed) = shifts.allows(parser, paths) {
-                    set_class(trie, &class.nodes, allowed, mask);
+                    set_class(&class.tokens, allowed, mask);
                     continue;
                 }
             }
@@ -579,7 +581,7 @@ impl IndentFix {
                 .last()
                 .and_then(|(_, s)| s.as_ref())
                 .is_some_and(|s| s.is_live());
-            set_class(trie, &class.nodes, allowed, mask);
+            set_class(&class.tokens, allowed, mask);
         }
     }
 
@@ -655,6 +657,11 @@ impl IndentFix {
                 });
                 Some(Class {
                     first: trie.tokens_at(nodes[0]).first().copied()?,
+                    tokens: nodes
+                        .iter()
+                        .flat_map(|&n| trie.tokens_at(n))
+                        .copied()
+                        .collect(),
                     nodes: nodes.into(),
                     guards: guards.into(),
                     equivalent,
@@ -1036,21 +1043,12 @@ fn remember<K: std::hash::Hash + Eq, V>(
     }
 }
 
-/// Sets or clears the tokens at trie nodes `nodes` in `mask`.
-fn set_class(
-    trie: &munch_vocab::TokenTrie,
-    nodes: &[TrieNode],
-    allowed: bool,
-    mask: &mut MaskMut<'_>,
-) {
-    for &n in nodes {
-        for &t in trie.tokens_at(n) {
-            if allowed {
-                mask.insert(t);
-            } else {
-                mask.remove(t);
-            }
-        }
+/// Sets or clears `tokens` in `mask`.
+fn set_class(tokens: &[TokenId], allowed: bool, mask: &mut MaskMut<'_>) {
+    if allowed {
+        tokens.iter().for_each(|&t| mask.insert(t));
+    } else {
+        tokens.iter().for_each(|&t| mask.remove(t));
     }
 }
 
