@@ -84,16 +84,7 @@ pub(crate) fn prepare(
     vocab: &Vocabulary,
     config: &WdaConfig,
 ) -> Result<Prepared, WdaBuildError> {
-    let lr = Arc::new(ClassTables::new(Arc::clone(parser)));
-    // `$` is a terminal of the templates too (end of sequence is decided by the automaton).
-    if lr.tables().eof_index() >= TERMINAL_LIMIT {
-        return Err(WdaBuildError::too_large("terminals"));
-    }
-    if !Templates::codes_fit(lr.tables()) {
-        return Err(WdaBuildError::too_large(
-            "nonterminals × production lengths",
-        ));
-    }
+    let lr = class_tables(parser)?;
     let t0 = Instant::now();
     let spans = build_spans(parser, &lr, vocab, config)?;
     if crate::determinize::debug() {
@@ -154,11 +145,26 @@ pub(crate) fn prepare(
     })
 }
 
+/// The LR tables' quotient the automaton reads, if its terminals and codes fit the items.
+pub(crate) fn class_tables(parser: &Arc<Parser>) -> Result<Arc<ClassTables>, WdaBuildError> {
+    let lr = Arc::new(ClassTables::new(Arc::clone(parser)));
+    // `$` is a terminal of the templates too (end of sequence is decided by the automaton).
+    if lr.tables().eof_index() >= TERMINAL_LIMIT {
+        return Err(WdaBuildError::too_large("terminals"));
+    }
+    if !Templates::codes_fit(lr.tables()) {
+        return Err(WdaBuildError::too_large(
+            "nonterminals × production lengths",
+        ));
+    }
+    Ok(lr)
+}
+
 /// The token spans, their build held to [`SpansConfig::max_bytes`](munch_tokens::SpansConfig)
 /// and to [`WdaConfig::max_memory`]: everything the build allocates is
 /// charged before it is allocated, so a build past the lower of the two stops early with an
 /// error naming it ([`WdaBudget::Memory`] when it is `max_memory`).
-fn build_spans(
+pub(crate) fn build_spans(
     parser: &Parser,
     lr: &ClassTables,
     vocab: &Vocabulary,

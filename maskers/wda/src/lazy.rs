@@ -3,15 +3,20 @@
 //! The eager build ([`WdaMasker::new`](crate::WdaMasker::new)) runs the whole subset
 //! construction before the first mask — every state any stack could reach, then
 //! minimisation — which takes seconds on a programming language. Most of those states are
-//! never read: a text visits a few hundred. So this masker builds only the lexical side up
-//! front (token spans, continuations, every lexer point's initial items), and computes a state
-//! of the automaton, a transition and its output weight the first time a mask reads them — the
-//! same [`Construction::transition`] the eager build runs, on one input. That is the hybrid DFA
+//! never read: a text visits a few hundred. So this masker builds only the token spans up
+//! front; a lexer point's continuations and initial items are made the first time a mask
+//! starts there, and a state of the automaton, a transition and its output weight the first
+//! time a mask reads them — the same [`Construction::transition`] the eager build runs, on one
+//! input. That is the hybrid DFA
 //! of regex-automata applied to the parser DWA: lazy determinisation into a cache with a
 //! capacity, cleared and refilled when full, with a clear count, and giving up to a fallback
 //! masker when it thrashes.
 //!
 //! # Why the masks are the eager automaton's
+//!
+//! Its weights are sets of token classes, where the eager automaton's are sets of lexical
+//! blocks (classes that no point's items tell apart: knowing them takes every point's items);
+//! the one is the image of the other, class by class.
 //!
 //! A state is the same weighted item set the eager construction would make, and a transition
 //! the same [`Construction::transition`] on the same input, so every path outputs the same
@@ -47,12 +52,15 @@ use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::LexState;
 use munch_vocab::Vocabulary;
 
-use crate::bits::{is_subset, Weight, Weights, EMPTY};
-use crate::build::{block_runs, prepare, Prepared};
+use munch_tokens::{PointId, TokenSpans};
+
+use crate::bits::{is_subset, Bits, Weight, Weights, EMPTY};
+use crate::build::{block_runs, build_spans, class_tables};
 use crate::determinize::{countdowns, Construction, StateId, DEAD};
 use crate::dwa::{Dwa, RunCache};
 use crate::error::WdaBuildError;
-use crate::template::{Conts, Item, Templates, INIT};
+use crate::lexical::PointBuilder;
+use crate::template::{item, Conts, Templates, FIN, INIT};
 use crate::WdaConfig;
 use munch_glr::lr::ClassTables;
 
@@ -75,8 +83,8 @@ pub struct LazyStats {
     /// The cache's capacity: [`WdaConfig::cache_capacity`], or less where
     /// [`WdaConfig::max_memory`] leaves less (see [`LazyWdaMasker::new`]).
     pub cache_capacity: usize,
-    /// Heap bytes of the tables built up front and kept for the masker's lifetime (the
-    /// continuations, every point's initial items, the LR classes, the expansion tables).
+    /// Heap bytes of the tables built up front and kept for the masker's lifetime (the token
+    /// spans, the LR classes, the expansion tables).
     pub table_bytes: usize,
     /// Times the cache was cleared because it reached its capacity.
     pub clears: u64,
@@ -115,17 +123,19 @@ pub struct LazyWdaMasker {
     /// The LR tables the automaton reads: a node's state is read as its class.
     lr: Arc<ClassTables>,
     vocab: Arc<Vocabulary>,
-    conts: Arc<Conts>,
-    /// Per start (lexer points, then end of sequence): its items and outright classes, as
-    /// weights of `base_weights`.
-    initial: Vec<(Vec<(Item, Weight)>, Weight)>,
+    /// What each token does from each lexer point: a point's initial items are made from
+    /// them the first time a mask starts there.
+    spans: TokenSpans,
+    /// Starts: every lexer point, then end of sequence.
+    start_len: usize,
     /// Per lexer state: the start of point `(s, None)` and of point `(lexer start, Some(s))`.
     plain: Vec<u32>,
     inhibited: Vec<u32>,
     lex_start: u32,
-    /// The weights of the initial items, which every cleared cache starts from.
-    base_weights: Weights,
-    /// The expansion tables (blocks → mask words); its automaton is empty.
+    /// Words per weight: a weight is a set of token classes, the last bit end of sequence.
+    words: usize,
+    max_continuations: usize,
+    /// The expansion tables (classes → mask words); its automaton is empty.
     expand: Dwa,
     engine: RwLock<Engine>,
     fallback: Arc<dyn Masker>,
@@ -150,8 +160,11 @@ struct Engine {
     und: Vec<Weight>,
     /// `(state << 32 | x)` → `(output << 32 | target)`.
     trans: AHashMap<u64, u64>,
-    /// Per start: its state, or [`NONE`].
+    /// Per start: its state, or [`NONE`], and the classes it allows outright.
     starts: Vec<StateId>,
+    yes: Vec<Weight>,
+    /// Continuation memos, kept across clears (the continuations are in `tpl`).
+    points: PointBuilder,
     clears: u64,
     /// `LazyWdaMasker::masks` at the last clear.
     masks_at_clear: u64,
@@ -163,7 +176,8 @@ struct Engine {
 enum Stop {
     /// A transition or start not in the cache (read-only runs).
     Miss,
-    /// The construction exceeded what the cache may hold.
+    /// The construction exceeded what the cache may hold (or the continuations their
+    /// budget).
     Full,
 }
 
@@ -181,13 +195,16 @@ impl LazyWdaMasker {
     /// [`LazyWdaMasker::with_fallback`]).
     ///
     /// Memory: [`WdaConfig::max_memory`] bounds the whole masker. The token spans' build is
-    /// held to it (as the eager build's is), then the tables kept (the continuations, every
-    /// point's initial items, the expansion tables) are charged to it, and the cache gets half
+    /// held to it (as the eager build's is), then the tables kept (the spans, the expansion
+    /// tables) are charged to it, and the cache gets half
     /// of what is left, up to [`WdaConfig::cache_capacity`] (one mask may take the cache past
     /// its capacity by at most the capacity before it is cleared, see
     /// [`LazyStats::cache_capacity`]).
     ///
-    /// Errors: the lexical side's budgets (the token spans', continuations), `max_memory` when
+    /// The continuations the points' first uses make are kept across clears; past
+    /// [`WdaConfig::max_continuations`] the masker gives up to its fallback.
+    ///
+    /// Errors: the token spans' budgets, `max_memory` when
     /// the tables kept up front leave the cache less than 8 MiB, or a grammar too large for the
     /// automaton's encoding.
     pub fn new(
@@ -196,63 +213,70 @@ impl LazyWdaMasker {
         config: &WdaConfig,
     ) -> Result<LazyWdaMasker, WdaBuildError> {
         let t0 = Instant::now();
-        let prepared = prepare(&parser, &vocab, config)?;
-        let held = prepared.held_bytes();
-        let Prepared {
-            lr,
-            spans,
-            lexical,
-            initial,
-            weights,
-            lex_blocks,
-            class_len,
-        } = prepared;
-        let t_prepared = t0.elapsed().as_secs_f64();
+        let lr = class_tables(&parser)?;
+        let spans = build_spans(&parser, &lr, &vocab, config)?;
+        let t_spans = t0.elapsed().as_secs_f64();
         let lexer = parser.lexer();
         let mut plain = vec![NONE; lexer.state_len()];
         let mut inhibited = vec![NONE; lexer.state_len()];
-        for (i, point) in lexical.points.iter().enumerate() {
+        for (i, point) in spans.points().iter().enumerate() {
             match point.inhibitor {
                 None => plain[point.state.as_usize()] = i as u32,
                 Some(inh) => inhibited[inh.as_usize()] = i as u32,
             }
         }
-        let block_of = |c: usize| {
-            let b = lex_blocks.block_of[c];
-            (b != u32::MAX).then_some(b)
-        };
-        let (run_start, runs, all) = block_runs(&spans, vocab.len(), lex_blocks.len, block_of);
-        let eos_block = lex_blocks.block_of[class_len];
+        // The weights are sets of classes (the eager build's blocks would need every point's
+        // items first); class `class_len` is end of sequence, a block with no tokens.
+        let class_len = spans.classes().len();
+        let words = (class_len + 1).div_ceil(64);
+        let mut all = Bits::new(words);
+        for c in 0..=class_len {
+            all.insert(c);
+        }
+        let (run_start, runs, every) =
+            block_runs(&spans, vocab.len(), class_len + 1, |c| Some(c as u32));
         let expand = Dwa::for_expansion(
-            lex_blocks.len,
-            weights.words(),
+            class_len + 1,
+            words,
             class_len,
-            weights.arena().to_vec(),
-            eos_block,
+            all.0.to_vec(),
+            class_len as u32,
             vocab.len(),
             run_start,
             runs,
-            all,
+            every,
         );
-        // The spans are dropped below, and the expansion tables keep their runs.
-        let table_bytes = held - spans.heap_bytes() + weights.heap + expand.heap_bytes();
+        let points = PointBuilder::new(Arc::clone(&lr), &spans);
+        let table_bytes = spans.heap_bytes()
+            + lr.heap_bytes()
+            + expand.heap_bytes()
+            + points.heap_bytes()
+            + (plain.len() + inhibited.len()) * 4;
         let capacity = cache_capacity(config, table_bytes)?;
-        drop(spans);
-        let starts = initial.len();
+        let start_len = spans.points().len() + 1;
         let lex_start = lexer.start().as_u32();
+        let engine = Engine::new(
+            &lr,
+            Arc::new(Conts::new()),
+            points,
+            words,
+            start_len,
+            capacity,
+        );
         let mut m = LazyWdaMasker {
             indent: IndentFix::new(&parser).map(Arc::new),
             fallback: Arc::new(Oracle::new(Arc::clone(&vocab))),
-            engine: RwLock::new(Engine::new(&lr, &lexical.conts, &weights, starts, capacity)),
+            engine: RwLock::new(engine),
             parser,
             lr,
             vocab,
-            conts: lexical.conts,
-            initial,
+            spans,
+            start_len,
             plain,
             inhibited,
             lex_start,
-            base_weights: weights,
+            words,
+            max_continuations: config.max_continuations,
             expand,
             gave_up: AtomicBool::new(false),
             masks: AtomicU64::new(0),
@@ -266,8 +290,8 @@ impl LazyWdaMasker {
         m.build_s = t0.elapsed().as_secs_f64();
         if crate::determinize::debug() {
             eprintln!(
-                "wda-lazy: lexical side {t_prepared:.3} s, expansion tables {:.3} s",
-                m.build_s - t_prepared
+                "wda-lazy: token spans {t_spans:.3} s, expansion tables {:.3} s",
+                m.build_s - t_spans
             );
         }
         Ok(m)
@@ -320,19 +344,24 @@ impl LazyWdaMasker {
         }
     }
 
-    /// Empties the cache: only the lexical side is kept.
+    /// Empties the cache: only the lexical side (the continuations and their memos) is kept.
     fn clear(&self, eng: &mut Engine) {
-        let (clears, computed) = (eng.clears + 1, eng.computed);
-        *eng = Engine::new(
-            &self.lr,
-            &self.conts,
-            &self.base_weights,
-            self.initial.len(),
-            self.capacity,
-        );
-        eng.clears = clears;
-        eng.computed = computed;
+        eng.clears += 1;
         eng.masks_at_clear = self.masks.load(Ordering::Relaxed);
+        let conts = eng.tpl.conts();
+        // The old summaries go (and with them their share of the continuations).
+        eng.tpl = Templates::new(
+            Arc::clone(&self.lr),
+            conts,
+            self.capacity.max(MIN_MASK_BYTES) / 40,
+        );
+        eng.weights = Weights::new(self.words);
+        eng.c = Construction::new(self.words);
+        eng.und.clear();
+        eng.trans = AHashMap::new();
+        eng.starts.fill(NONE);
+        eng.yes.fill(EMPTY);
+        eng.note_states();
     }
 
     /// The start of a head's lexer configuration, if the lexical side has that point.
@@ -354,22 +383,21 @@ impl LazyWdaMasker {
         state: &ParserState,
     ) -> Result<(), Stop> {
         cache.begin();
-        let eos = self.initial.len() - 1;
+        let eos = self.start_len - 1;
         for h in state.heads() {
             if let Some(p) = self.point(h.lex_state(), h.inhibitor()) {
-                let yes = self.initial[p].1;
+                let (s, yes) = steps.start(self, p)?;
                 if yes != EMPTY && !cache.used.contains(&yes) {
                     cache.used.push(yes);
                     or_into(&mut cache.acc, steps.weight(yes));
                 }
-                let s = steps.start(self, p)?;
                 if s != DEAD {
                     cache.stack.push((s, h.node().clone()));
                 }
             }
             // End of sequence: the pseudo-class read from every head whose lexeme is empty.
             if h.lexeme_is_empty() {
-                let s = steps.start(self, eos)?;
+                let (s, _) = steps.start(self, eos)?;
                 if s != DEAD {
                     cache.stack.push((s, h.node().clone()));
                 }
@@ -473,28 +501,27 @@ fn or_into(acc: &mut [u64], w: &[u64]) {
 impl Engine {
     fn new(
         lr: &Arc<ClassTables>,
-        conts: &Arc<Conts>,
-        weights: &Weights,
+        conts: Arc<Conts>,
+        points: PointBuilder,
+        words: usize,
         starts: usize,
         capacity: usize,
     ) -> Engine {
         let mut eng = Engine {
             // The summaries' entries are counted at about 40 bytes each. One mask may take the
             // cache past its capacity (it is cleared before the next), up to this limit.
-            tpl: Templates::new(
-                Arc::clone(lr),
-                Arc::clone(conts),
-                capacity.max(MIN_MASK_BYTES) / 40,
-            ),
-            weights: weights.clone(),
-            c: Construction::new(weights.words()),
+            tpl: Templates::new(Arc::clone(lr), conts, capacity.max(MIN_MASK_BYTES) / 40),
+            weights: Weights::new(words),
+            c: Construction::new(words),
             und: Vec::new(),
             trans: AHashMap::new(),
             starts: vec![NONE; starts],
+            yes: vec![EMPTY; starts],
+            points,
             clears: 0,
             masks_at_clear: 0,
             computed: 0,
-            scratch: vec![0; weights.words()],
+            scratch: vec![0; words],
         };
         eng.note_states();
         eng
@@ -522,7 +549,7 @@ impl Engine {
 
 /// Where a run gets its transitions: the cache as it is, or the cache filled as needed.
 trait Steps {
-    fn start(&mut self, m: &LazyWdaMasker, start: usize) -> Result<StateId, Stop>;
+    fn start(&mut self, m: &LazyWdaMasker, start: usize) -> Result<(StateId, Weight), Stop>;
     fn step(&mut self, s: StateId, x: u32) -> Result<(Weight, StateId), Stop>;
     fn weight(&self, w: Weight) -> &[u64];
     fn undecided(&self, s: StateId) -> Weight;
@@ -536,10 +563,10 @@ fn key(s: StateId, x: u32) -> u64 {
 struct Reader<'a>(&'a Engine);
 
 impl Steps for Reader<'_> {
-    fn start(&mut self, _: &LazyWdaMasker, start: usize) -> Result<StateId, Stop> {
+    fn start(&mut self, _: &LazyWdaMasker, start: usize) -> Result<(StateId, Weight), Stop> {
         match self.0.starts[start] {
             NONE => Err(Stop::Miss),
-            s => Ok(s),
+            s => Ok((s, self.0.yes[start])),
         }
     }
 
@@ -563,15 +590,34 @@ impl Steps for Reader<'_> {
 struct Writer<'a>(&'a mut Engine);
 
 impl Steps for Writer<'_> {
-    fn start(&mut self, m: &LazyWdaMasker, start: usize) -> Result<StateId, Stop> {
+    fn start(&mut self, m: &LazyWdaMasker, start: usize) -> Result<(StateId, Weight), Stop> {
         let eng = &mut *self.0;
         if eng.starts[start] == NONE {
-            let (items, decided) = &m.initial[start];
-            let s = eng.c.initial(&mut eng.weights, items, *decided);
+            let (items, yes) = if start + 1 == m.start_len {
+                // End of sequence: the control `($, FIN)` for the pseudo-class alone.
+                let mut eos = Bits::new(m.words);
+                eos.insert(m.token_classes);
+                let eof = m.lr.tables().eof_index();
+                (vec![(item(eof, INIT, FIN), eng.weights.intern(eos))], EMPTY)
+            } else {
+                let conts = eng.tpl.conts_mut();
+                let made = eng.points.point(
+                    conts,
+                    &m.spans,
+                    PointId::from_usize(start),
+                    &mut eng.weights,
+                );
+                if conts.len() > m.max_continuations {
+                    return Err(Stop::Full);
+                }
+                made
+            };
+            let s = eng.c.initial(&mut eng.weights, &items, yes);
             eng.starts[start] = s;
+            eng.yes[start] = yes;
             eng.note_states();
         }
-        Ok(eng.starts[start])
+        Ok((eng.starts[start], eng.yes[start]))
     }
 
     fn step(&mut self, s: StateId, x: u32) -> Result<(Weight, StateId), Stop> {

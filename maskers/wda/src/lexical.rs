@@ -24,9 +24,10 @@
 //! one: they differ only in states with the same reachable terminals), and each group's
 //! classes become one weight.
 
+use std::sync::Arc;
+
 use ahash::AHashMap;
 use munch_glr::lr::{Action, LrState};
-use munch_glr::parser::Parser;
 use munch_lexer::{LexState, TerminalId};
 use munch_tokens::{ClassId, LexPoint, PointId, SpanId, TokenSpans};
 
@@ -40,20 +41,21 @@ pub(crate) struct TooManyControls;
 
 /// The initial weighted item sets of every point, and the continuations they use.
 pub(crate) struct Lexical {
-    pub(crate) conts: std::sync::Arc<Conts>,
+    pub(crate) conts: Arc<Conts>,
     pub(crate) points: Vec<LexPoint>,
     /// Per point: its items and the classes allowed before reading any stack.
     pub(crate) initial: Vec<(Vec<(Item, Weight)>, Weight)>,
 }
 
-struct ContBuilder<'a> {
-    parser: &'a Parser,
-    lr: &'a ClassTables,
+/// Builds continuations: the tables they are built from, and memos of what was built. The
+/// continuations themselves live in a [`Conts`] passed to each call, so that the on-demand
+/// automaton can keep them in its summaries' tables and add to them as points come.
+pub(crate) struct ContBuilder {
+    lr: Arc<ClassTables>,
     /// Per terminal class: whether some state has an action on it.
     usable: Vec<bool>,
     /// Per terminal class `T`: the classes some state reached by shifting `T` has an action on.
     follow: Follow,
-    conts: Conts,
     end_memo: AHashMap<LexState, Cont>,
     lex_memo: AHashMap<(LexState, Cont), Cont>,
     after_memo: AHashMap<(u32, Cont), Cont>,
@@ -73,51 +75,54 @@ impl Follow {
     }
 }
 
-impl ContBuilder<'_> {
-    fn end(&mut self, end: LexState) -> Cont {
+impl ContBuilder {
+    fn end(&mut self, conts: &mut Conts, end: LexState) -> Cont {
         if let Some(&k) = self.end_memo.get(&end) {
             return k;
         }
-        let lexer = self.parser.lexer();
+        let parser = &**self.lr.parser();
+        let lexer = parser.lexer();
         let mut ctrls = Vec::new();
         let mut succ = false;
         for t in lexer.reachable(end).iter() {
-            if self.parser.is_ignored(t) {
+            if parser.is_ignored(t) {
                 succ = true;
             } else if let Some(t) = self.usable(t) {
                 ctrls.push((t, FIN));
             }
         }
-        let k = self.conts.intern(ctrls, succ);
+        let k = conts.intern(ctrls, succ);
         self.end_memo.insert(end, k);
         k
     }
 
-    fn lex(&mut self, e: LexState, then: Cont) -> Cont {
+    fn lex(&mut self, conts: &mut Conts, e: LexState, then: Cont) -> Cont {
         if then == NEVER {
             return NEVER;
         }
         if let Some(&k) = self.lex_memo.get(&(e, then)) {
             return k;
         }
-        let lexer = self.parser.lexer();
+        let lr = Arc::clone(&self.lr);
+        let parser = &**lr.parser();
+        let lexer = parser.lexer();
         let mut ctrls: Vec<(u32, Cont)> = Vec::new();
         let mut ignored = false;
         for &t in lexer.accepted(e) {
-            if self.parser.is_ignored(t) {
+            if parser.is_ignored(t) {
                 ignored = true;
             } else if let Some(t) = self.usable(t) {
-                let after = self.after(t, then);
+                let after = self.after(conts, t, then);
                 if after != NEVER {
                     ctrls.push((t, after));
                 }
             }
         }
         if ignored {
-            ctrls.extend_from_slice(self.conts.offers(then));
+            ctrls.extend_from_slice(conts.offers(then));
         }
-        let succ = ignored && self.conts.succeeds(then);
-        let k = self.conts.intern(ctrls, succ);
+        let succ = ignored && conts.succeeds(then);
+        let k = conts.intern(ctrls, succ);
         self.lex_memo.insert((e, then), k);
         k
     }
@@ -125,7 +130,7 @@ impl ContBuilder<'_> {
     /// `κ` as seen right after shifting `t`: without the controls whose terminal has no action
     /// in any state a shift of `t` leads to (the parser would reject it at once, on every
     /// stack), so continuations that differ only in such controls become one.
-    fn after(&mut self, t: u32, k: Cont) -> Cont {
+    fn after(&mut self, conts: &mut Conts, t: u32, k: Cont) -> Cont {
         if k == FIN || k == NEVER {
             return k;
         }
@@ -133,37 +138,36 @@ impl ContBuilder<'_> {
             return a;
         }
         let follow = &self.follow;
-        let kept: Vec<(u32, Cont)> = self
-            .conts
+        let kept: Vec<(u32, Cont)> = conts
             .offers(k)
             .iter()
             .copied()
             .filter(|&(t2, _)| follow.contains(t, t2))
             .collect();
-        let succ = self.conts.succeeds(k);
-        let a = self.conts.intern(kept, succ);
+        let succ = conts.succeeds(k);
+        let a = conts.intern(kept, succ);
         self.after_memo.insert((t, k), a);
         a
     }
 
     /// What `a` or `b` offers: a span with two readings succeeds if either does.
-    fn either(&mut self, a: Cont, b: Cont) -> Cont {
+    fn either(conts: &mut Conts, a: Cont, b: Cont) -> Cont {
         if a == NEVER || a == b {
             return b;
         }
         if b == NEVER {
             return a;
         }
-        let mut ctrls = self.conts.offers(a).to_vec();
-        ctrls.extend_from_slice(self.conts.offers(b));
-        let succ = self.conts.succeeds(a) || self.conts.succeeds(b);
-        self.conts.intern(ctrls, succ)
+        let mut ctrls = conts.offers(a).to_vec();
+        ctrls.extend_from_slice(conts.offers(b));
+        let succ = conts.succeeds(a) || conts.succeeds(b);
+        conts.intern(ctrls, succ)
     }
 
     /// The class of the parser's terminal `t` if it can reach the parser somewhere (ignored
     /// terminals never do).
     fn usable(&self, t: TerminalId) -> Option<u32> {
-        if self.parser.is_ignored(t) {
+        if self.lr.parser().is_ignored(t) {
             return None;
         }
         let c = self.lr.terminal(t)?;
@@ -171,15 +175,9 @@ impl ContBuilder<'_> {
     }
 }
 
-impl Lexical {
-    /// Continuations of every span used from some point, and every point's initial items.
-    pub(crate) fn build(
-        lr: &ClassTables,
-        spans: &TokenSpans,
-        weights: &mut Weights,
-        max_continuations: usize,
-    ) -> Result<Lexical, TooManyControls> {
-        let parser = &**lr.parser();
+impl ContBuilder {
+    /// The builder for `lr`'s grammar (the LR tables' usable terminals and follow sets).
+    pub(crate) fn new(lr: Arc<ClassTables>) -> ContBuilder {
         // Terminals and states are the classes of `lr`.
         let tables = lr.tables();
         let terminal_len = tables.eof_index() as usize;
@@ -208,98 +206,153 @@ impl Lexical {
                 }
             }
         }
-        let mut cb = ContBuilder {
-            parser,
+        ContBuilder {
             lr,
             usable,
             follow,
-            conts: Conts::new(),
             end_memo: AHashMap::new(),
             lex_memo: AHashMap::new(),
             after_memo: AHashMap::new(),
-        };
-        const UNSET: u32 = u32::MAX;
-        let mut root_of: Vec<u32> = vec![UNSET; spans.span_len()];
-        let class_len = spans.classes().len();
+        }
+    }
+}
+
+/// Makes one point's initial items at a time, remembering each span's continuation: what the
+/// eager build runs over every point, and the on-demand automaton at a point's first use.
+pub(crate) struct PointBuilder {
+    cb: ContBuilder,
+    /// Per span: the continuation it starts, or [`UNSET`].
+    root_of: Vec<u32>,
+    /// Per continuation: its group at the current point (reset after each point), so that the
+    /// loop over every class hashes nothing.
+    slot: Vec<u32>,
+    group_conts: Vec<Cont>,
+    /// Group `g`'s classes: `bits[g * words..]`.
+    bits: Vec<u64>,
+}
+
+const UNSET: u32 = u32::MAX;
+
+impl PointBuilder {
+    pub(crate) fn new(lr: Arc<ClassTables>, spans: &TokenSpans) -> PointBuilder {
+        PointBuilder {
+            cb: ContBuilder::new(lr),
+            root_of: vec![UNSET; spans.span_len()],
+            slot: Vec::new(),
+            group_conts: Vec::new(),
+            bits: Vec::new(),
+        }
+    }
+
+    /// Point `p`'s initial items and the classes allowed before reading any stack, as weights
+    /// of `weights` (class sets, bit `c` for class `c`); the classes are grouped by the
+    /// continuation their span starts (many spans share one: they differ only in states with
+    /// the same reachable terminals), each group one weight.
+    pub(crate) fn point(
+        &mut self,
+        conts: &mut Conts,
+        spans: &TokenSpans,
+        p: PointId,
+        weights: &mut Weights,
+    ) -> (Vec<(Item, Weight)>, Weight) {
         let words = weights.words();
+        let class_len = spans.classes().len();
+        for c in 0..class_len {
+            let Some(s) = spans.span_of(p, ClassId::from_usize(c)) else {
+                continue;
+            };
+            let mut k = self.root_of[s.as_usize()];
+            if k == UNSET {
+                k = span_root(&mut self.cb, conts, spans, s);
+                self.root_of[s.as_usize()] = k;
+            }
+            if k == NEVER {
+                continue;
+            }
+            if self.slot.len() <= k as usize {
+                self.slot.resize(k as usize + 1, UNSET);
+            }
+            let mut g = self.slot[k as usize];
+            if g == UNSET {
+                g = self.group_conts.len() as u32;
+                self.slot[k as usize] = g;
+                self.group_conts.push(k);
+                self.bits.resize(self.bits.len() + words, 0);
+            }
+            self.bits[g as usize * words + c / 64] |= 1 << (c % 64);
+        }
+        let mut items: Vec<(Item, Weight)> = Vec::new();
+        let mut yes = EMPTY;
+        let mut order: Vec<u32> = (0..self.group_conts.len() as u32).collect();
+        order.sort_unstable_by_key(|&g| self.group_conts[g as usize]);
+        for g in order {
+            let k = self.group_conts[g as usize];
+            let w = weights.intern_words(&self.bits[g as usize * words..(g as usize + 1) * words]);
+            if conts.succeeds(k) {
+                yes = weights.union(yes, w);
+            }
+            for &(t, k2) in conts.offers(k) {
+                items.push((item(t, INIT, k2), w));
+            }
+        }
+        for &k in &self.group_conts {
+            self.slot[k as usize] = UNSET;
+        }
+        self.group_conts.clear();
+        self.bits.clear();
+        (items, yes)
+    }
+
+    /// Approximate heap bytes of the memos.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.root_of.capacity() * 4
+            + self.slot.capacity() * 4
+            + self.bits.capacity() * 8
+            + (self.cb.end_memo.capacity()
+                + self.cb.lex_memo.capacity() * 2
+                + self.cb.after_memo.capacity() * 2)
+                * 12
+    }
+}
+
+impl Lexical {
+    /// Continuations of every span used from some point, and every point's initial items.
+    pub(crate) fn build(
+        lr: &Arc<ClassTables>,
+        spans: &TokenSpans,
+        weights: &mut Weights,
+        max_continuations: usize,
+    ) -> Result<Lexical, TooManyControls> {
+        let mut pb = PointBuilder::new(Arc::clone(lr), spans);
+        let mut conts = Conts::new();
         let mut initial = Vec::with_capacity(spans.points().len());
-        // Per point, the classes grouped by the continuation their span starts: group `g` is
-        // `bits[g * words..]`, `slot[k]` the group of continuation `k` (reset after each
-        // point), so the loop over every (point, class) hashes nothing.
-        let mut slot: Vec<u32> = Vec::new();
-        let mut group_conts: Vec<Cont> = Vec::new();
-        let mut bits: Vec<u64> = Vec::new();
         for p in 0..spans.points().len() {
-            let pid = PointId::from_usize(p);
-            for c in 0..class_len {
-                let Some(s) = spans.span_of(pid, ClassId::from_usize(c)) else {
-                    continue;
-                };
-                let mut k = root_of[s.as_usize()];
-                if k == UNSET {
-                    k = span_root(&mut cb, spans, s);
-                    root_of[s.as_usize()] = k;
-                }
-                if k == NEVER {
-                    continue;
-                }
-                if slot.len() <= k as usize {
-                    slot.resize(k as usize + 1, UNSET);
-                }
-                let mut g = slot[k as usize];
-                if g == UNSET {
-                    g = group_conts.len() as u32;
-                    slot[k as usize] = g;
-                    group_conts.push(k);
-                    bits.resize(bits.len() + words, 0);
-                }
-                bits[g as usize * words + c / 64] |= 1 << (c % 64);
-            }
-            let mut items: Vec<(Item, Weight)> = Vec::new();
-            let mut yes = EMPTY;
-            let mut order: Vec<u32> = (0..group_conts.len() as u32).collect();
-            order.sort_unstable_by_key(|&g| group_conts[g as usize]);
-            for g in order {
-                let k = group_conts[g as usize];
-                let w = weights.intern_words(&bits[g as usize * words..(g as usize + 1) * words]);
-                if cb.conts.succeeds(k) {
-                    yes = weights.union(yes, w);
-                }
-                for &(t, k2) in cb.conts.offers(k) {
-                    items.push((item(t, INIT, k2), w));
-                }
-            }
-            for &k in &group_conts {
-                slot[k as usize] = UNSET;
-            }
-            group_conts.clear();
-            bits.clear();
-            initial.push((items, yes));
-            if cb.conts.len() > max_continuations {
+            initial.push(pb.point(&mut conts, spans, PointId::from_usize(p), weights));
+            if conts.len() > max_continuations {
                 return Err(TooManyControls);
             }
         }
         Ok(Lexical {
-            conts: std::sync::Arc::new(cb.conts),
+            conts: Arc::new(conts),
             points: spans.points().to_vec(),
             initial,
         })
     }
 }
 
-fn span_root(cb: &mut ContBuilder<'_>, spans: &TokenSpans, s: SpanId) -> Cont {
+fn span_root(cb: &mut ContBuilder, conts: &mut Conts, spans: &TokenSpans, s: SpanId) -> Cont {
     let span = spans.span(s);
-    let mut k = cb.end(span.end);
+    let mut k = cb.end(conts, span.end);
     for fork in span.forks {
         // Another reading: more lexemes, then a pending state.
-        let mut other = cb.end(fork.state);
+        let mut other = cb.end(conts, fork.state);
         for &e in fork.lexemes.iter().rev() {
-            other = cb.lex(e, other);
+            other = cb.lex(conts, e, other);
         }
-        k = cb.either(k, other);
+        k = ContBuilder::either(conts, k, other);
     }
     for &e in span.emitted.iter().rev() {
-        k = cb.lex(e, k);
+        k = cb.lex(conts, e, k);
     }
     k
 }

@@ -402,9 +402,15 @@ impl Templates {
         self.lr.tables()
     }
 
-    #[cfg(test)]
     pub(crate) fn conts(&self) -> Arc<Conts> {
         Arc::clone(&self.conts)
+    }
+
+    /// The continuations, to add to (the on-demand automaton makes a point's continuations
+    /// at its first use). Adding never changes a continuation already made, so nothing
+    /// computed from them goes stale. Clones them if they are shared.
+    pub(crate) fn conts_mut(&mut self) -> &mut Conts {
+        Arc::make_mut(&mut self.conts)
     }
 
     /// `(nonterminal, pops left)` of a code.
