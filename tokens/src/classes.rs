@@ -39,11 +39,13 @@ impl TokenClasses {
         vocab_len: usize,
         class_of: Vec<u32>,
         len: usize,
-        alive: &[ClassSet],
+        alive: Option<&[ClassSet]>,
         meter: &Meter,
     ) -> Result<Self, SpansBuildError> {
         let token_len = class_of.iter().filter(|&&c| c != NONE).count();
-        let bound = Expander::bound_bytes(vocab_len, token_len, len, alive.len());
+        let bound = alive.map_or(0, |alive| {
+            Expander::bound_bytes(vocab_len, token_len, len, alive.len())
+        });
         meter.charge(vec_bytes::<u32>(2 * (len + 1) + token_len) + bound)?;
         let mut member_start = vec![0u32; len + 1];
         for &c in &class_of {
@@ -62,7 +64,11 @@ impl TokenClasses {
                 fill[c as usize] += 1;
             }
         }
-        let patterns = Expander::new(vocab_len, &member_start, &members, alive);
+        // Without `alive`, no expansion tables (classes that are never expanded).
+        let patterns = match alive {
+            Some(alive) => Expander::new(vocab_len, &member_start, &members, alive),
+            None => Expander::default(),
+        };
         // `fill` is freed; the expansion is charged what it holds.
         meter.release(vec_bytes::<u32>(len + 1) + bound);
         meter.charge(patterns.heap_bytes())?;

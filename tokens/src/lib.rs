@@ -320,13 +320,57 @@ impl TokenSpans {
         config: &SpansConfig,
         key: &(dyn Fn(munch_lexer::TerminalId) -> u32 + Sync),
     ) -> Result<TokenSpans, SpansBuildError> {
+        Self::build_keyed_from(lexer, vocab, config, key, None, None)
+    }
+
+    /// Every point of `lexer`, in the order of [`TokenSpans::points`].
+    pub fn lexer_points(lexer: &Lexer) -> Vec<LexPoint> {
+        let meter = Meter::new(usize::MAX);
+        all_points(lexer, &meter).map(|p| p.0).unwrap_or_default()
+    }
+
+    /// The build, from the points of `at` alone where given (those that are points of
+    /// `lexer`), and with the tables of a [`PointSpanner`] where given (then the classes get
+    /// no expansion tables: they are read only through [`PointSpans`]).
+    fn build_keyed_from(
+        lexer: &Lexer,
+        vocab: &Vocabulary,
+        config: &SpansConfig,
+        key: &(dyn Fn(munch_lexer::TerminalId) -> u32 + Sync),
+        at: Option<&[LexPoint]>,
+        made: Option<(&LexTables<'_>, &TextIndex)>,
+    ) -> Result<TokenSpans, SpansBuildError> {
         let meter = Meter::new(config.max_bytes);
-        let (points, state_point, inhibitor_point) = all_points(lexer, &meter)?;
+        if let Some((tables, text)) = made {
+            // Tables kept by a `PointSpanner` are part of what a build holds.
+            meter.charge(tables.heap_bytes() + text.heap_bytes())?;
+        }
+        let (mut points, mut state_point, mut inhibitor_point) = all_points(lexer, &meter)?;
+        if let Some(at) = at {
+            let keep = |p: &LexPoint| at.contains(p);
+            points.retain(keep);
+            state_point.fill(NONE);
+            inhibitor_point.fill(NONE);
+            for (i, p) in points.iter().enumerate() {
+                match p.inhibitor {
+                    None => state_point[p.state.as_usize()] = i as u32,
+                    Some(inh) => inhibitor_point[inh.as_usize()] = i as u32,
+                }
+            }
+        }
         let block_len = points.len().div_ceil(BLOCK);
         meter.charge(vec_bytes::<&[LexPoint]>(block_len))?;
         let point_blocks: Vec<&[LexPoint]> = points.chunks(BLOCK).collect();
-        let text = TextIndex::new(vocab, &meter)?;
-        let tables = LexTables::new(lexer, &meter, key, vocab.max_token_bytes(), config.max_work)?;
+        let (owned_tables, owned_text);
+        let (tables, text) = match made {
+            Some(made) => made,
+            None => {
+                owned_text = TextIndex::new(vocab, &meter)?;
+                owned_tables =
+                    LexTables::new(lexer, &meter, key, vocab.max_token_bytes(), config.max_work)?;
+                (&owned_tables, &owned_text)
+            }
+        };
         // Each block refines the classes as soon as it is walked, and keeps each class's
         // behaviour instead of each token's (classes made later behave as the class they split
         // from), and the configurations of those behaviours alone: what a block keeps grows
@@ -337,9 +381,9 @@ impl TokenSpans {
             &meter,
         )?);
         let (walked, seqs) = walk_configurations(
-            &tables,
+            tables,
             vocab,
-            &text,
+            text,
             &point_blocks,
             config,
             &meter,
@@ -367,30 +411,38 @@ impl TokenSpans {
                 b
             })
             .collect();
-        let state_points = state_point.iter().filter(|&&p| p != NONE).count();
-        let liveness = walked
-            .iter()
-            .map(|b| Liveness::of(b, &meter))
-            .collect::<Result<Vec<_>, _>>()?;
-        let alive = alive_sets(
-            &liveness,
-            &class_behaviours,
-            state_points,
-            class_len,
-            &meter,
-        )?;
-        for l in liveness {
-            l.free(&meter);
-        }
+        // The expansion's tables, for classes that will be expanded (not a point spanner's).
+        let alive = if made.is_none() {
+            let state_points = state_point.iter().filter(|&&p| p != NONE).count();
+            let liveness = walked
+                .iter()
+                .map(|b| Liveness::of(b, &meter))
+                .collect::<Result<Vec<_>, _>>()?;
+            let alive = alive_sets(
+                &liveness,
+                &class_behaviours,
+                state_points,
+                class_len,
+                &meter,
+            )?;
+            for l in liveness {
+                l.free(&meter);
+            }
+            Some(alive)
+        } else {
+            None
+        };
         let classes = Arc::new(TokenClasses::from_class_of(
             vocab.len(),
             text.class_of_ids(&class_of, &meter)?,
             class_len,
-            &alive,
+            alive.as_deref(),
             &meter,
         )?);
         meter.free(class_of);
-        free_sets(alive, &meter);
+        if let Some(alive) = alive {
+            free_sets(alive, &meter);
+        }
 
         // Each block's behaviours, translated to spans once per behaviour a class uses.
         let mut spans = SpanInterner::new(config.max_spans, tables.width, &meter)?;
@@ -409,7 +461,7 @@ impl TokenSpans {
                         rows.push(if q == 0 {
                             NONE
                         } else {
-                            spans.intern(&seqs, &tables, b.e[f * b.width + j], q)?
+                            spans.intern(&seqs, tables, b.e[f * b.width + j], q)?
                         });
                     }
                 }
@@ -429,7 +481,6 @@ impl TokenSpans {
         spans.free_index();
         seqs.free();
         meter.release(tables.heap_bytes() + text.heap_bytes());
-        drop((tables, text));
 
         meter.charge(vec_bytes::<OnceLock<Inverse>>(points.len()))?;
         let inverse = (0..points.len()).map(|_| OnceLock::new()).collect();
@@ -566,6 +617,94 @@ impl TokenSpans {
             + blocks
             + self.inverse.capacity() * std::mem::size_of::<OnceLock<Inverse>>()
             + inverse
+    }
+}
+
+/// The spans of one point at a time over one vocabulary, with the lexer's tables made once:
+/// for a masker that computes a point's spans the first time it reaches the point, over a
+/// small vocabulary (one token per class of [`TokenClasses::build`], say: a few thousand
+/// tokens, where one point's walk takes about a millisecond). The tables (the lexer's outcome
+/// per state and byte class, and per fork) take longer to make than such a walk. A block of
+/// [`BLOCK`] points walks the trie once for all of them, so a whole [`TokenSpans`] costs less
+/// per point: this is for the points a text reaches, a fraction of them. `Send + Sync`.
+pub struct PointSpanner {
+    tables: LexTables<'static>,
+    text: TextIndex,
+    vocab: Arc<Vocabulary>,
+    config: SpansConfig,
+}
+
+// Compiled maskers share it across threads.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<PointSpanner>();
+};
+
+impl PointSpanner {
+    /// The lexer's tables for `vocab`, lexemes told apart by `key` (see
+    /// [`TokenSpans::build_keyed`]); charged to `config`'s
+    /// [`max_bytes`](SpansConfig::max_bytes), as every [`PointSpanner::spans_at`] is.
+    pub fn new(
+        lexer: &Lexer,
+        vocab: Arc<Vocabulary>,
+        config: &SpansConfig,
+        key: &(dyn Fn(munch_lexer::TerminalId) -> u32 + Sync),
+    ) -> Result<PointSpanner, SpansBuildError> {
+        let meter = Meter::new(config.max_bytes);
+        let text = TextIndex::new(&vocab, &meter)?;
+        let tables = LexTables::new(lexer, &meter, key, vocab.max_token_bytes(), config.max_work)?;
+        Ok(PointSpanner {
+            tables: tables.into_owned(),
+            text,
+            vocab,
+            config: config.clone(),
+        })
+    }
+
+    /// The spans from point `at` alone, what [`TokenSpans::build_keyed`] computes for it;
+    /// `None` if `at` is not a point of the lexer.
+    pub fn spans_at(&self, at: LexPoint) -> Result<Option<PointSpans>, SpansBuildError> {
+        let spans = TokenSpans::build_keyed_from(
+            &self.tables.lexer,
+            &self.vocab,
+            &self.config,
+            &|t| t.as_u32(),
+            Some(&[at]),
+            Some((&self.tables, &self.text)),
+        )?;
+        Ok(spans.point(at).map(|p| PointSpans { spans, p }))
+    }
+
+    /// Heap bytes held (the lexer's copy apart).
+    pub fn heap_bytes(&self) -> usize {
+        self.tables.heap_bytes() + self.text.heap_bytes()
+    }
+}
+
+/// The spans of every token from one point ([`PointSpanner::spans_at`]).
+#[derive(Debug)]
+pub struct PointSpans {
+    /// The spans from this point alone (its classes have no expansion tables).
+    spans: TokenSpans,
+    p: PointId,
+}
+
+impl PointSpans {
+    /// The span token `t` realises from the point; `None` if it is dead there or is not a
+    /// text token.
+    pub fn span_of(&self, t: munch_vocab::TokenId) -> Option<SpanId> {
+        let c = self.spans.classes.class_of(t)?;
+        self.spans.span_of(self.p, c)
+    }
+
+    /// The span `id`. Panics if `id` is out of range.
+    pub fn span(&self, id: SpanId) -> Span<'_> {
+        self.spans.span(id)
+    }
+
+    /// The number of distinct spans from the point.
+    pub fn span_len(&self) -> usize {
+        self.spans.span_len()
     }
 }
 
@@ -739,7 +878,7 @@ pub(crate) fn build_classes(
         vocab.len(),
         text.class_of_ids(&class_of, &meter)?,
         class_len,
-        &alive,
+        Some(&alive),
         &meter,
     )
 }

@@ -35,6 +35,11 @@ pub(super) const DEAD: u32 = 0;
 const ROOT: u32 = 1;
 const UNKNOWN: u32 = u32::MAX;
 const NO_INHIBITOR: u32 = u32::MAX;
+/// The widest block whose steps are memoised in a hash map rather than in a row per
+/// behaviour (a [`PointSpanner`](crate::PointSpanner) walks one point at a time: most trie
+/// nodes are then a behaviour of their own, and a row of every byte class for each is mostly
+/// never read).
+const SPARSE_WIDTH: usize = 4;
 /// Behaviours the tables of a block reserve room for (real grammars with 128k-token
 /// vocabularies make 4,000–8,000 per block): growing them copies megabytes.
 const RESERVE: usize = 8192;
@@ -273,7 +278,9 @@ impl<'m> Seqs<'m> {
 /// the readings after it. A fork's row is needed only while a token can still go on, so forks
 /// first reached at the longest token's length get no row.
 pub(super) struct LexTables<'a> {
-    pub(super) lexer: &'a Lexer,
+    /// Borrowed for one build; owned by a [`PointSpanner`](crate::PointSpanner), which keeps
+    /// the tables for many.
+    pub(super) lexer: std::borrow::Cow<'a, Lexer>,
     /// Lexer states plus forks: the rows of `outcome`.
     pub(super) width: usize,
     /// `outcome[k * width + q]`: what a byte of class `k` does in `q`, folded into one word for
@@ -517,7 +524,7 @@ impl<'a> LexTables<'a> {
         meter.free_map(forks.ids);
         meter.free(forks.depth);
         Ok(LexTables {
-            lexer,
+            lexer: std::borrow::Cow::Borrowed(lexer),
             width,
             outcome,
             side: forks.side,
@@ -525,6 +532,19 @@ impl<'a> LexTables<'a> {
             lexemes,
             shift,
         })
+    }
+
+    /// The same tables with their own copy of the lexer.
+    pub(super) fn into_owned(self) -> LexTables<'static> {
+        LexTables {
+            lexer: std::borrow::Cow::Owned(self.lexer.into_owned()),
+            width: self.width,
+            outcome: self.outcome,
+            side: self.side,
+            forks: self.forks,
+            lexemes: self.lexemes,
+            shift: self.shift,
+        }
     }
 
     /// Heap bytes held (what is charged for them).
@@ -764,7 +784,11 @@ struct BlockWalk<'t, 'a, 'm> {
     index: AHashMap<u64, u32>,
     same_hash: Vec<u32>,
     /// `trans[f * class_len + class]`: the behaviour after one more byte of that class.
+    /// Empty in a narrow block, whose behaviours are most of its trie nodes (a row each would
+    /// be written for a few lookups): `sparse` holds its steps instead.
     trans: Vec<u32>,
+    /// By `f * class_len + class`, in a narrow block (see [`SPARSE_WIDTH`]).
+    sparse: Option<AHashMap<u64, u32>>,
     class_len: usize,
     scratch_q: Vec<u32>,
     scratch_e: Vec<u32>,
@@ -802,9 +826,11 @@ pub(super) fn walk_block(
 ) -> Result<Block, SpansBuildError> {
     let width = points.len();
     let class_len = tables.lexer.class_len();
+    let sparse = width <= SPARSE_WIDTH;
     // Room for `RESERVE` behaviours where the budget has it (growing copies megabytes),
     // else for a few, grown as needed.
-    let per_behaviour = vec_bytes::<u32>(2 * width + class_len + 1);
+    let row = if sparse { 0 } else { class_len };
+    let per_behaviour = vec_bytes::<u32>(2 * width + row + 1);
     let reserve = if meter.try_charge(RESERVE * per_behaviour) {
         RESERVE
     } else {
@@ -824,7 +850,12 @@ pub(super) fn walk_block(
         e: Vec::with_capacity(reserve * width),
         index: AHashMap::new(),
         same_hash: Vec::with_capacity(reserve),
-        trans: Vec::with_capacity(reserve * class_len),
+        trans: Vec::with_capacity(if sparse {
+            2 * class_len
+        } else {
+            reserve * class_len
+        }),
+        sparse: sparse.then(AHashMap::new),
         class_len,
         scratch_q: vec![0; width],
         scratch_e: vec![0; width],
@@ -852,14 +883,25 @@ pub(super) fn walk_block(
         let n = TrieNode::from(node);
         let class = tables.lexer.byte_class(trie.byte(n)) as usize;
         let slot = parent as usize * class_len + class;
-        let mut f = w.trans[slot];
+        let mut f = match &w.sparse {
+            Some(memo) if slot >= 2 * class_len => {
+                memo.get(&(slot as u64)).copied().unwrap_or(UNKNOWN)
+            }
+            _ => w.trans[slot],
+        };
         if f == UNKNOWN {
             work.add(width as u64)?;
             f = w.step(parent, class, seqs)?;
             if let Some(e) = seqs.failed() {
                 return Err(e.clone());
             }
-            w.trans[slot] = f;
+            match &mut w.sparse {
+                Some(memo) if slot >= 2 * class_len => {
+                    meter.reserve_map(memo, 1)?;
+                    memo.insert(slot as u64, f);
+                }
+                _ => w.trans[slot] = f,
+            }
         }
         steps += 1;
         if steps & 4095 == 0 {
@@ -886,6 +928,7 @@ pub(super) fn walk_block(
         index,
         same_hash,
         trans,
+        sparse,
         inhibitor,
         scratch_q,
         scratch_e,
@@ -894,6 +937,9 @@ pub(super) fn walk_block(
     meter.shrink(&mut q);
     meter.shrink(&mut e);
     meter.free_map(index);
+    if let Some(memo) = sparse {
+        meter.free_map(memo);
+    }
     for v in [same_hash, trans, inhibitor, scratch_q, scratch_e] {
         meter.free(v);
     }
@@ -916,7 +962,7 @@ impl BlockWalk<'_, '_, '_> {
         class: usize,
         seqs: &mut Seqs<'_>,
     ) -> Result<u32, SpansBuildError> {
-        let lexer = self.tables.lexer;
+        let lexer = &*self.tables.lexer;
         let rows = self.tables.width;
         // One row per byte class: the inner loop indexes it by state alone.
         let outcome = &self.tables.outcome[class * rows..(class + 1) * rows];
@@ -1002,15 +1048,19 @@ impl BlockWalk<'_, '_, '_> {
         meter.reserve(&mut self.q, w)?;
         meter.reserve(&mut self.e, w)?;
         meter.reserve(&mut self.same_hash, 1)?;
-        meter.reserve(&mut self.trans, self.class_len)?;
+        if self.sparse.is_none() {
+            meter.reserve(&mut self.trans, self.class_len)?;
+        }
         meter.reserve_map(&mut self.index, 1)?;
         let id = self.same_hash.len() as u32;
         self.q.extend_from_slice(&self.scratch_q);
         self.e.extend_from_slice(&self.scratch_e);
         self.same_hash.push(head);
         self.index.insert(hash, id);
-        self.trans
-            .resize(self.trans.len() + self.class_len, UNKNOWN);
+        if self.sparse.is_none() {
+            self.trans
+                .resize(self.trans.len() + self.class_len, UNKNOWN);
+        }
         Ok(id)
     }
 }

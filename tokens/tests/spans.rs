@@ -10,13 +10,14 @@
 //! lexer's patterns and the vocabulary.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
 use munch_lexer::{LexState, TerminalId};
 use munch_testkit::lexers;
 use munch_tokens::{
-    ClassId, ClassSet, ExpandCache, LexPoint, PointId, SpansBudget, SpansConfig, TokenClasses,
-    TokenSpans,
+    ClassId, ClassSet, ExpandCache, LexPoint, PointId, PointSpanner, SpansBudget, SpansConfig,
+    TokenClasses, TokenSpans,
 };
 use munch_vocab::{TokenId, Vocabulary};
 use proptest::prelude::*;
@@ -849,6 +850,73 @@ proptest! {
             check_expand(&spans, &set, &mut cache);
         }
     }
+}
+
+/// Every token's span from every point, as a point spanner computes it (one point at a
+/// time) and as the whole build does, `key` naming the lexemes in both.
+fn check_point_spanner(
+    lexer: &Lexer,
+    vocab: &Vocabulary,
+    key: &(dyn Fn(TerminalId) -> u32 + Sync),
+) {
+    let config = SpansConfig::default();
+    let all = TokenSpans::build_keyed(lexer, vocab, &config, key).unwrap();
+    let spanner = PointSpanner::new(lexer, Arc::new(vocab.clone()), &config, key).unwrap();
+    assert_eq!(TokenSpans::lexer_points(lexer), all.points());
+    for &at in all.points() {
+        let one = spanner.spans_at(at).unwrap().expect("a point of the lexer");
+        let p = all.point(at).unwrap();
+        for t in 0..vocab.len() {
+            let t = TokenId::from_usize(t);
+            let whole = all
+                .classes()
+                .class_of(t)
+                .and_then(|c| all.span_of(p, c))
+                .map(|s| all.span(s));
+            let alone = one.span_of(t).map(|s| one.span(s));
+            assert_eq!(whole, alone, "token {t:?} from {at:?}");
+        }
+    }
+    // A point the lexer does not have: none.
+    let dead = LexPoint {
+        state: lexer.dead(),
+        inhibitor: None,
+    };
+    assert!(spanner.spans_at(dead).unwrap().is_none());
+}
+
+proptest! {
+    #![proptest_config(config(100))]
+
+    /// A point spanner's spans are the whole build's, point by point.
+    #[test]
+    fn a_point_spanner_computes_the_spans_of_the_whole_build(
+        terms in any_terms(),
+        tokens in any_vocab(),
+        backtrack_lazy in any::<bool>(),
+        merge in any::<bool>(),
+    ) {
+        prop_assume!(!terms.is_empty());
+        let lexer = lexer_with(&terms, backtrack_lazy);
+        let vocab = Vocabulary::from_token_bytes(tokens, vec![]).unwrap();
+        // Lexemes named by their own terminals, or the first two terminals as one key.
+        let key = move |t: TerminalId| if merge && t.as_u32() < 2 { 0 } else { t.as_u32() + 1 };
+        check_point_spanner(&lexer, &vocab, &key);
+    }
+}
+
+#[test]
+fn a_point_spanner_on_forks_and_pending_states() {
+    // Tokens ending inside a character that may or may not extend the lexeme, and lazy
+    // matches read back: the spans with forks.
+    let lexer = lexer_of(&[
+        ("[a-zé]+", false, 0, false),
+        (" ", false, 0, true),
+        ("é", true, 0, false),
+    ]);
+    let e = "é".as_bytes();
+    let vocab = vocab_of(&[b"a", &e[..1], &e[1..], e, b"a\xc3", b" a", b"aa "]);
+    check_point_spanner(&lexer, &vocab, &|t| t.as_u32());
 }
 
 #[test]

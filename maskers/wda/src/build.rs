@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use munch_glr::parser::Parser;
-use munch_tokens::{ClassId, SpansBudget, TokenSpans};
+use munch_tokens::{ClassId, SpansBudget, SpansBuildError, SpansConfig, TokenClasses, TokenSpans};
 use munch_vocab::Vocabulary;
 
 use crate::bits::{Bits, Weight, Weights, EMPTY};
@@ -170,32 +170,38 @@ pub(crate) fn build_spans(
     vocab: &Vocabulary,
     config: &WdaConfig,
 ) -> Result<TokenSpans, WdaBuildError> {
-    let mut spans = config.spans.clone();
-    let memory_binds = config.max_memory <= spans.max_bytes;
-    if memory_binds {
-        spans.max_bytes = config.max_memory;
-    }
     // Lexemes whose terminals are of the same classes are one: the construction reads classes.
     let key = |t| lr.lexeme_key(t);
-    TokenSpans::build_keyed(parser.lexer(), vocab, &spans, &key).map_err(|e| {
-        if memory_binds && e.budget() == SpansBudget::Bytes {
-            WdaBuildError::budget(WdaBudget::Memory, config.max_memory as u64)
-        } else {
-            WdaBuildError::spans(e)
-        }
-    })
+    TokenSpans::build_keyed(parser.lexer(), vocab, &spans_config(config), &key)
+        .map_err(|e| spans_error(config, e))
+}
+
+/// The token side's budgets, its memory held to [`WdaConfig::max_memory`] too.
+pub(crate) fn spans_config(config: &WdaConfig) -> SpansConfig {
+    let mut spans = config.spans.clone();
+    spans.max_bytes = spans.max_bytes.min(config.max_memory);
+    spans
+}
+
+/// A token-side build's error ([`spans_config`]'s budgets): [`WdaBudget::Memory`] where that
+/// was the memory budget that bound.
+pub(crate) fn spans_error(config: &WdaConfig, e: SpansBuildError) -> WdaBuildError {
+    if config.max_memory <= config.spans.max_bytes && e.budget() == SpansBudget::Bytes {
+        WdaBuildError::budget(WdaBudget::Memory, config.max_memory as u64)
+    } else {
+        WdaBuildError::spans(e)
+    }
 }
 
 /// Per block (`block_of(class)` gives a class's block, if any, among `blocks`): the runs
 /// `(mask word, bits)` of its members, and every token of some block — what the expansion is
 /// derived from.
 pub(crate) fn block_runs(
-    spans: &TokenSpans,
+    classes: &TokenClasses,
     vocab_len: usize,
     blocks: usize,
     block_of: impl Fn(usize) -> Option<u32>,
 ) -> (Vec<u32>, Vec<(u32, u32)>, Vec<u32>) {
-    let classes = spans.classes();
     let word_len = vocab_len.div_ceil(32);
     let mut members: Vec<Vec<u32>> = vec![Vec::new(); blocks];
     for c in 0..classes.len() {
@@ -410,7 +416,7 @@ pub(crate) fn build(
     charge(held + Dfa::bytes_for(min.state_len(), min.edge_len()) + tables_bytes + runs_bytes)?;
     drop(min);
     // Expansion: per block, the mask words of its members.
-    let (run_start, runs, all) = block_runs(&spans, vocab.len(), blocks.len, block_of);
+    let (run_start, runs, all) = block_runs(spans.classes(), vocab.len(), blocks.len, block_of);
     if crate::determinize::debug() {
         eprintln!(
             "wda: {} classes in {} blocks, {} runs",

@@ -3,14 +3,21 @@
 //! The eager build ([`WdaMasker::new`](crate::WdaMasker::new)) runs the whole subset
 //! construction before the first mask — every state any stack could reach, then
 //! minimisation — which takes seconds on a programming language. Most of those states are
-//! never read: a text visits a few hundred. So this masker builds only the token spans up
-//! front; a lexer point's continuations and initial items are made the first time a mask
-//! starts there, and a state of the automaton, a transition and its output weight the first
-//! time a mask reads them — the same [`Construction::transition`] the eager build runs, on one
-//! input. That is the hybrid DFA
-//! of regex-automata applied to the parser DWA: lazy determinisation into a cache with a
-//! capacity, cleared and refilled when full, with a clear count, and giving up to a fallback
-//! masker when it thrashes.
+//! never read: a text visits a few hundred, and a few of its lexer points (Go with Llama 3:
+//! about a hundred of 819 over 76 files). So this masker builds only the token classes up
+//! front (tokens that do the same from every lexer point, [`TokenClasses::build`]); a lexer
+//! point's spans (what one token of each class does from there, [`PointSpanner`]), its
+//! continuations and initial items are made the first time a mask starts there; and a state
+//! of the automaton, a transition and its output weight the first time a mask reads them —
+//! the same [`Construction::transition`] the eager build runs, on one input. That is the
+//! hybrid DFA of regex-automata applied to the parser DWA: lazy determinisation into a cache
+//! with a capacity, cleared and refilled when full, with a clear count, and giving up to a
+//! fallback masker when it thrashes.
+//!
+//! The price of a point made on demand: its walk is one point's, where the eager build walks
+//! the vocabulary for 64 points at once, so a point's first mask takes about a millisecond
+//! and a half more (Go with Llama 3) — what the up-front build no longer spends on the points
+//! no mask reaches.
 //!
 //! # Why the masks are the eager automaton's
 //!
@@ -52,10 +59,11 @@ use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::LexState;
 use munch_vocab::Vocabulary;
 
-use munch_tokens::{PointId, TokenSpans};
+use munch_tokens::{ClassId, LexPoint, PointSpanner, TokenClasses, TokenSpans};
+use munch_vocab::TokenId;
 
 use crate::bits::{is_subset, Bits, Weight, Weights, EMPTY};
-use crate::build::{block_runs, build_spans, class_tables};
+use crate::build::{block_runs, class_tables, spans_config, spans_error};
 use crate::determinize::{countdowns, Construction, StateId, DEAD};
 use crate::dwa::{Dwa, RunCache};
 use crate::error::WdaBuildError;
@@ -97,12 +105,14 @@ pub struct LazyStats {
     pub build_s: f64,
     /// Token classes (text tokens grouped by identical lexical behaviour).
     pub token_classes: usize,
-    /// Lexical blocks (classes that every lexical weight treats alike).
+    /// Bits of a weight: the token classes and end of sequence (the eager automaton's
+    /// weights are over lexical blocks, which this one cannot know before every point).
     pub blocks: usize,
 }
 
-/// The weighted-automaton masker, determinised on demand: builds in the time of its lexical
-/// side, then computes each state and transition the first time a mask reads it. Masks equal
+/// The weighted-automaton masker, determinised on demand: builds in the time of the token
+/// classes, then computes each lexer point's spans and items, and each state and transition,
+/// the first time a mask reads them. Masks equal
 /// [`WdaMasker`](crate::WdaMasker)'s. `Send + Sync`; share it with `Arc`.
 ///
 /// Threads share one cache behind a read-write lock: a mask reads the cached transitions under
@@ -123,9 +133,11 @@ pub struct LazyWdaMasker {
     /// The LR tables the automaton reads: a node's state is read as its class.
     lr: Arc<ClassTables>,
     vocab: Arc<Vocabulary>,
-    /// What each token does from each lexer point: a point's initial items are made from
-    /// them the first time a mask starts there.
-    spans: TokenSpans,
+    /// The spans of one token per class (token `c` of class `c`) from one point: a point's
+    /// are computed the first time a mask starts there, and its initial items made from them.
+    spanner: PointSpanner,
+    /// Every lexer point ([`TokenSpans::lexer_points`]); a start is an index here.
+    lexer_points: Vec<LexPoint>,
     /// Starts: every lexer point, then end of sequence.
     start_len: usize,
     /// Per lexer state: the start of point `(s, None)` and of point `(lexer start, Some(s))`.
@@ -190,21 +202,20 @@ struct LazyCache {
 }
 
 impl LazyWdaMasker {
-    /// Builds the lexical side of `parser`'s grammar over `vocab`; the automaton comes on
-    /// demand. Falls back to the [`Oracle`] if it ever gives up (see
+    /// Builds the token classes of `parser`'s lexer over `vocab`; the rest comes on demand. Falls back to the [`Oracle`] if it ever gives up (see
     /// [`LazyWdaMasker::with_fallback`]).
     ///
-    /// Memory: [`WdaConfig::max_memory`] bounds the whole masker. The token spans' build is
-    /// held to it (as the eager build's is), then the tables kept (the spans, the expansion
-    /// tables) are charged to it, and the cache gets half
-    /// of what is left, up to [`WdaConfig::cache_capacity`] (one mask may take the cache past
+    /// Memory: [`WdaConfig::max_memory`] bounds the whole masker. The token classes' build is
+    /// held to it (as the eager build's spans are), then the tables kept (the classes, one
+    /// token per class and the lexer's tables for their spans, the expansion tables) are
+    /// charged to it, and the cache gets half of what is left, up to [`WdaConfig::cache_capacity`] (one mask may take the cache past
     /// its capacity by at most the capacity before it is cleared, see
     /// [`LazyStats::cache_capacity`]).
     ///
     /// The continuations the points' first uses make are kept across clears; past
     /// [`WdaConfig::max_continuations`] the masker gives up to its fallback.
     ///
-    /// Errors: the token spans' budgets, `max_memory` when
+    /// Errors: the token classes' budgets, `max_memory` when
     /// the tables kept up front leave the cache less than 8 MiB, or a grammar too large for the
     /// automaton's encoding.
     pub fn new(
@@ -214,12 +225,32 @@ impl LazyWdaMasker {
     ) -> Result<LazyWdaMasker, WdaBuildError> {
         let t0 = Instant::now();
         let lr = class_tables(&parser)?;
-        let spans = build_spans(&parser, &lr, &vocab, config)?;
+        // The classes up front (the classes-only build, about half the spans' time); a
+        // point's spans are computed at its first use, over one member per class: a
+        // vocabulary of a few thousand tokens instead of the whole one.
+        let spans_config = spans_config(config);
+        let classes = TokenClasses::build(parser.lexer(), &vocab, &spans_config)
+            .map_err(|e| spans_error(config, e))?;
+        let t_classes = t0.elapsed().as_secs_f64();
+        let class_len = classes.len();
+        let representatives: Vec<Option<Vec<u8>>> = (0..class_len)
+            .map(|c| {
+                let t = classes.representative(ClassId::from_usize(c));
+                Some(vocab.token_bytes(t).unwrap_or_default().to_vec())
+            })
+            .collect();
+        // Tokens of a vocabulary already, so none is empty or too long.
+        let reps = Vocabulary::from_token_bytes(representatives, Vec::new())
+            .map_err(|_| WdaBuildError::too_large("token classes"))?;
+        let key = |t| lr.lexeme_key(t);
+        let spanner = PointSpanner::new(parser.lexer(), Arc::new(reps), &spans_config, &key)
+            .map_err(|e| spans_error(config, e))?;
+        let points = TokenSpans::lexer_points(parser.lexer());
         let t_spans = t0.elapsed().as_secs_f64();
         let lexer = parser.lexer();
         let mut plain = vec![NONE; lexer.state_len()];
         let mut inhibited = vec![NONE; lexer.state_len()];
-        for (i, point) in spans.points().iter().enumerate() {
+        for (i, point) in points.iter().enumerate() {
             match point.inhibitor {
                 None => plain[point.state.as_usize()] = i as u32,
                 Some(inh) => inhibited[inh.as_usize()] = i as u32,
@@ -227,14 +258,13 @@ impl LazyWdaMasker {
         }
         // The weights are sets of classes (the eager build's blocks would need every point's
         // items first); class `class_len` is end of sequence, a block with no tokens.
-        let class_len = spans.classes().len();
         let words = (class_len + 1).div_ceil(64);
         let mut all = Bits::new(words);
         for c in 0..=class_len {
             all.insert(c);
         }
         let (run_start, runs, every) =
-            block_runs(&spans, vocab.len(), class_len + 1, |c| Some(c as u32));
+            block_runs(&classes, vocab.len(), class_len + 1, |c| Some(c as u32));
         let expand = Dwa::for_expansion(
             class_len + 1,
             words,
@@ -246,14 +276,18 @@ impl LazyWdaMasker {
             runs,
             every,
         );
-        let points = PointBuilder::new(Arc::clone(&lr), &spans);
-        let table_bytes = spans.heap_bytes()
+        let start_len = points.len() + 1;
+        let lexer_points = points;
+        let points = PointBuilder::new(Arc::clone(&lr));
+        let table_bytes = classes.heap_bytes()
+            + class_len * 64 // the representatives, their bytes and trie
+            + spanner.heap_bytes()
+            + lexer_points.capacity() * std::mem::size_of::<LexPoint>()
             + lr.heap_bytes()
             + expand.heap_bytes()
             + points.heap_bytes()
             + (plain.len() + inhibited.len()) * 4;
         let capacity = cache_capacity(config, table_bytes)?;
-        let start_len = spans.points().len() + 1;
         let lex_start = lexer.start().as_u32();
         let engine = Engine::new(
             &lr,
@@ -270,7 +304,8 @@ impl LazyWdaMasker {
             parser,
             lr,
             vocab,
-            spans,
+            spanner,
+            lexer_points,
             start_len,
             plain,
             inhibited,
@@ -290,7 +325,8 @@ impl LazyWdaMasker {
         m.build_s = t0.elapsed().as_secs_f64();
         if crate::determinize::debug() {
             eprintln!(
-                "wda-lazy: token spans {t_spans:.3} s, expansion tables {:.3} s",
+                "wda-lazy: token classes {t_classes:.3} s ({class_len}), one token per class and its lexer tables {:.3} s, expansion tables {:.3} s",
+                t_spans - t_classes,
                 m.build_s - t_spans
             );
         }
@@ -600,15 +636,33 @@ impl Steps for Writer<'_> {
                 let eof = m.lr.tables().eof_index();
                 (vec![(item(eof, INIT, FIN), eng.weights.intern(eos))], EMPTY)
             } else {
+                let t0 = Instant::now();
+                let spans = match m.spanner.spans_at(m.lexer_points[start]) {
+                    Ok(Some(spans)) => spans,
+                    // Every start is a point of the lexer; a budget exceeded gives up.
+                    Ok(None) | Err(_) => return Err(Stop::Full),
+                };
+                let t_spans = t0.elapsed().as_secs_f64();
+                eng.points.forget_spans();
                 let conts = eng.tpl.conts_mut();
-                let made = eng.points.point(
+                let made = eng.points.point_by(
                     conts,
-                    &m.spans,
-                    PointId::from_usize(start),
+                    &spans,
+                    m.token_classes,
+                    |c| spans.span_of(TokenId::from(c.as_u32())),
                     &mut eng.weights,
                 );
                 if conts.len() > m.max_continuations {
                     return Err(Stop::Full);
+                }
+                if crate::determinize::debug() {
+                    eprintln!(
+                        "wda-lazy: point {start}: spans {:.0} µs ({} spans), items {:.0} µs ({} items)",
+                        t_spans * 1e6,
+                        spans.span_len(),
+                        (t0.elapsed().as_secs_f64() - t_spans) * 1e6,
+                        made.0.len()
+                    );
                 }
                 made
             };

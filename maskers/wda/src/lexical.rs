@@ -29,7 +29,7 @@ use std::sync::Arc;
 use ahash::AHashMap;
 use munch_glr::lr::{Action, LrState};
 use munch_lexer::{LexState, TerminalId};
-use munch_tokens::{ClassId, LexPoint, PointId, SpanId, TokenSpans};
+use munch_tokens::{ClassId, LexPoint, PointId, PointSpans, Span, SpanId, TokenSpans};
 
 use crate::bits::{Weight, Weights, EMPTY};
 use crate::template::{item, Cont, Conts, Item, FIN, INIT, NEVER};
@@ -234,10 +234,10 @@ pub(crate) struct PointBuilder {
 const UNSET: u32 = u32::MAX;
 
 impl PointBuilder {
-    pub(crate) fn new(lr: Arc<ClassTables>, spans: &TokenSpans) -> PointBuilder {
+    pub(crate) fn new(lr: Arc<ClassTables>) -> PointBuilder {
         PointBuilder {
             cb: ContBuilder::new(lr),
-            root_of: vec![UNSET; spans.span_len()],
+            root_of: Vec::new(),
             slot: Vec::new(),
             group_conts: Vec::new(),
             bits: Vec::new(),
@@ -255,10 +255,24 @@ impl PointBuilder {
         p: PointId,
         weights: &mut Weights,
     ) -> (Vec<(Item, Weight)>, Weight) {
-        let words = weights.words();
         let class_len = spans.classes().len();
+        self.point_by(conts, spans, class_len, |c| spans.span_of(p, c), weights)
+    }
+
+    /// [`PointBuilder::point`] for classes `0..class_len` whose spans at the point `span_of`
+    /// gives (spans of `spans`; `None`: dead there).
+    pub(crate) fn point_by(
+        &mut self,
+        conts: &mut Conts,
+        spans: &impl SpanTable,
+        class_len: usize,
+        span_of: impl Fn(ClassId) -> Option<SpanId>,
+        weights: &mut Weights,
+    ) -> (Vec<(Item, Weight)>, Weight) {
+        let words = weights.words();
+        self.root_of.resize(spans.span_len(), UNSET);
         for c in 0..class_len {
-            let Some(s) = spans.span_of(p, ClassId::from_usize(c)) else {
+            let Some(s) = span_of(ClassId::from_usize(c)) else {
                 continue;
             };
             let mut k = self.root_of[s.as_usize()];
@@ -303,6 +317,12 @@ impl PointBuilder {
         (items, yes)
     }
 
+    /// Forgets which continuation each span starts: to be called before spans of another
+    /// build are given (one build's span ids name nothing in another's).
+    pub(crate) fn forget_spans(&mut self) {
+        self.root_of.clear();
+    }
+
     /// Approximate heap bytes of the memos.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.root_of.capacity() * 4
@@ -323,7 +343,7 @@ impl Lexical {
         weights: &mut Weights,
         max_continuations: usize,
     ) -> Result<Lexical, TooManyControls> {
-        let mut pb = PointBuilder::new(Arc::clone(lr), spans);
+        let mut pb = PointBuilder::new(Arc::clone(lr));
         let mut conts = Conts::new();
         let mut initial = Vec::with_capacity(spans.points().len());
         for p in 0..spans.points().len() {
@@ -340,7 +360,33 @@ impl Lexical {
     }
 }
 
-fn span_root(cb: &mut ContBuilder, conts: &mut Conts, spans: &TokenSpans, s: SpanId) -> Cont {
+/// Where a point's spans are read: every point's ([`TokenSpans`]) or one's ([`PointSpans`]).
+pub(crate) trait SpanTable {
+    fn span(&self, id: SpanId) -> Span<'_>;
+    fn span_len(&self) -> usize;
+}
+
+impl SpanTable for TokenSpans {
+    fn span(&self, id: SpanId) -> Span<'_> {
+        TokenSpans::span(self, id)
+    }
+
+    fn span_len(&self) -> usize {
+        TokenSpans::span_len(self)
+    }
+}
+
+impl SpanTable for PointSpans {
+    fn span(&self, id: SpanId) -> Span<'_> {
+        PointSpans::span(self, id)
+    }
+
+    fn span_len(&self) -> usize {
+        PointSpans::span_len(self)
+    }
+}
+
+fn span_root(cb: &mut ContBuilder, conts: &mut Conts, spans: &impl SpanTable, s: SpanId) -> Cont {
     let span = spans.span(s);
     let mut k = cb.end(conts, span.end);
     for fork in span.forks {

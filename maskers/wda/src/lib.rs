@@ -11,9 +11,10 @@
 //! - [`WdaMasker`]: build ([`WdaMasker::new`]), save and load ([`WdaMasker::save`],
 //!   [`WdaMasker::load`]), and the [`Masker`] implementation (`fill_mask` equals
 //!   [`munch_glr::mask::Oracle`]).
-//! - [`LazyWdaMasker`]: the same automaton determinised on demand — the lexical side up front
-//!   (a fraction of a second for a programming language), each state and transition the first
-//!   time a mask reads it, in a cache shared by threads with a capacity, a clear count and a
+//! - [`LazyWdaMasker`]: the same automaton determinised on demand — the token classes up
+//!   front (tens of milliseconds for a programming language), a lexer point's spans and items
+//!   the first time a mask starts there, each state and transition the first time a mask reads
+//!   it, in a cache shared by threads with a capacity, a clear count and a
 //!   fallback masker for when it thrashes ([`LazyStats`]). Same masks; no artifact.
 //! - [`WdaConfig`]: the build's budgets; [`WdaBuildError`] names the one exceeded, and the engine
 //!   falls back to another masker. [`WdaLoadError`] says why an artifact was refused.
