@@ -40,6 +40,9 @@ const NO_INHIBITOR: u32 = u32::MAX;
 /// nodes are then a behaviour of their own, and a row of every byte class for each is mostly
 /// never read).
 const SPARSE_WIDTH: usize = 4;
+/// Steps a narrow block's memo has room for at first (a point's walk over a few thousand
+/// tokens makes about as many).
+const SPARSE_RESERVE: usize = 4096;
 /// Behaviours the tables of a block reserve room for (real grammars with 128k-token
 /// vocabularies make 4,000–8,000 per block): growing them copies megabytes.
 const RESERVE: usize = 8192;
@@ -861,6 +864,9 @@ pub(super) fn walk_block(
         scratch_e: vec![0; width],
     };
     meter.reserve_map(&mut w.index, reserve)?;
+    if let Some(memo) = &mut w.sparse {
+        meter.reserve_map(memo, SPARSE_RESERVE)?;
+    }
     // DEAD: every point dead; ROOT: every point in its own state, nothing emitted.
     w.q.resize(width, 0);
     w.q.extend(points.iter().map(|p| p.state.as_u32()));
@@ -890,7 +896,9 @@ pub(super) fn walk_block(
             _ => w.trans[slot],
         };
         if f == UNKNOWN {
-            work.add(width as u64)?;
+            // Counted with the nodes below: one shared atomic per new step was a quarter of
+            // a one-point walk's time.
+            steps += width as u64;
             f = w.step(parent, class, seqs)?;
             if let Some(e) = seqs.failed() {
                 return Err(e.clone());
@@ -904,8 +912,9 @@ pub(super) fn walk_block(
             }
         }
         steps += 1;
-        if steps & 4095 == 0 {
-            work.add(4096)?;
+        if steps >= 4096 {
+            work.add(steps)?;
+            steps = 0;
         }
         let end = trie.subtree_end(n).as_u32();
         if f == DEAD {
@@ -920,7 +929,7 @@ pub(super) fn walk_block(
         }
         node += 1;
     }
-    work.add(steps & 4095)?;
+    work.add(steps)?;
     // What the block keeps: its configurations, at their length.
     let BlockWalk {
         mut q,

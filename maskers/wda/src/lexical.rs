@@ -221,6 +221,11 @@ impl ContBuilder {
 /// eager build runs over every point, and the on-demand automaton at a point's first use.
 pub(crate) struct PointBuilder {
     cb: ContBuilder,
+    /// The continuation of a span with no forks and at most two emitted lexemes, by
+    /// `(end, first, second, emitted)`: what `root_of` remembers by span id, by content, so
+    /// that it holds across spans of separate builds (the on-demand automaton's, one per
+    /// point), in one lookup.
+    short: AHashMap<(u32, u32, u32, u32), Cont>,
     /// Per span: the continuation it starts, or [`UNSET`].
     root_of: Vec<u32>,
     /// Per continuation: its group at the current point (reset after each point), so that the
@@ -237,6 +242,7 @@ impl PointBuilder {
     pub(crate) fn new(lr: Arc<ClassTables>) -> PointBuilder {
         PointBuilder {
             cb: ContBuilder::new(lr),
+            short: AHashMap::new(),
             root_of: Vec::new(),
             slot: Vec::new(),
             group_conts: Vec::new(),
@@ -277,7 +283,23 @@ impl PointBuilder {
             };
             let mut k = self.root_of[s.as_usize()];
             if k == UNSET {
-                k = span_root(&mut self.cb, conts, spans, s);
+                let span = spans.span(s);
+                k = match (span.forks, span.emitted) {
+                    ([], &[]) => self.cb.end(conts, span.end),
+                    ([], e) if e.len() <= 2 => {
+                        let lexeme = |i: usize| e.get(i).map_or(u32::MAX, |s| s.as_u32());
+                        let key = (span.end.as_u32(), lexeme(0), lexeme(1), e.len() as u32);
+                        match self.short.get(&key) {
+                            Some(&k) => k,
+                            None => {
+                                let k = span_root(&mut self.cb, conts, spans, s);
+                                self.short.insert(key, k);
+                                k
+                            }
+                        }
+                    }
+                    _ => span_root(&mut self.cb, conts, spans, s),
+                };
                 self.root_of[s.as_usize()] = k;
             }
             if k == NEVER {
@@ -326,6 +348,7 @@ impl PointBuilder {
     /// Approximate heap bytes of the memos.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.root_of.capacity() * 4
+            + self.short.capacity() * 24
             + self.slot.capacity() * 4
             + self.bits.capacity() * 8
             + (self.cb.end_memo.capacity()

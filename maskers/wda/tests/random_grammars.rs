@@ -71,5 +71,7 @@ proptest! {
             random_walk(&w, &oracle, &p, &vocab, seed.wrapping_add(walk), 16);
             random_walk(&l, &oracle, &p, &vocab, seed.wrapping_add(walk), 16);
         }
+        // Its masks were its own, not its fallback's.
+        prop_assert!(!l.stats().gave_up);
     }
 }

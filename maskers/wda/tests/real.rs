@@ -39,6 +39,11 @@ fn against_trie(grammar: &str, tokenizer: &str, files: &[PathBuf]) -> usize {
         let label = format!("{grammar}/{tokenizer} lazy {}", f.display());
         teacher_forced_until_rejected(&l, &w, &p, &vocab, &text, &label);
     }
+    // Its masks were its own, not its fallback's.
+    assert!(
+        !l.stats().gave_up,
+        "{grammar}/{tokenizer}: the lazy automaton gave up"
+    );
     steps
 }
 

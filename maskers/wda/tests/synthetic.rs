@@ -44,6 +44,8 @@ fn check_texts(source: &str, texts: &[&str], walks: u64) {
         random_walk(&w, &oracle, &p, &vocab, seed, 25);
         random_walk(&l, &oracle, &p, &vocab, seed, 25);
     }
+    // Its masks were its own, not its fallback's (the oracle's, equal too).
+    assert!(!l.stats().gave_up);
 }
 
 #[test]
