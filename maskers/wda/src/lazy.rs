@@ -59,7 +59,7 @@ use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::LexState;
 use munch_vocab::Vocabulary;
 
-use munch_tokens::{ClassId, LexPoint, PointSpanner, TokenClasses, TokenSpans};
+use munch_tokens::{ClassId, PointSpanner, PointSpans, TokenClasses, TokenSpans};
 use munch_vocab::TokenId;
 
 use crate::bits::{is_subset, Bits, Weight, Weights, EMPTY};
@@ -67,7 +67,8 @@ use crate::build::{block_runs, class_tables, spans_config, spans_error};
 use crate::determinize::{countdowns, Construction, StateId, DEAD};
 use crate::dwa::{Dwa, RunCache};
 use crate::error::WdaBuildError;
-use crate::lexical::PointBuilder;
+use crate::lexical::{Groups, PointBuilder, UNSET};
+use crate::points::{Points, Translation};
 use crate::template::{item, Conts, Templates, FIN, INIT};
 use crate::WdaConfig;
 use munch_glr::lr::ClassTables;
@@ -108,6 +109,11 @@ pub struct LazyStats {
     /// Bits of a weight: the token classes and end of sequence (the eager automaton's
     /// weights are over lexical blocks, which this one cannot know before every point).
     pub blocks: usize,
+    /// Lexer points prepared (their spans and continuations made), of
+    /// [`lexer_points`](LazyStats::lexer_points).
+    pub prepared_points: usize,
+    /// The lexer's points.
+    pub lexer_points: usize,
 }
 
 /// The weighted-automaton masker, determinised on demand: builds in the time of the token
@@ -133,11 +139,10 @@ pub struct LazyWdaMasker {
     /// The LR tables the automaton reads: a node's state is read as its class.
     lr: Arc<ClassTables>,
     vocab: Arc<Vocabulary>,
-    /// The spans of one token per class (token `c` of class `c`) from one point: a point's
-    /// are computed the first time a mask starts there, and its initial items made from them.
-    spanner: PointSpanner,
-    /// Every lexer point ([`TokenSpans::lexer_points`]); a start is an index here.
-    lexer_points: Vec<LexPoint>,
+    /// Every lexer point ([`TokenSpans::lexer_points`]; a start is an index here), prepared
+    /// once each: the spans of one token per class (token `c` of class `c`) from there and
+    /// their continuations, by the preparing thread or the first mask that needs it.
+    points: Arc<Points>,
     /// Starts: every lexer point, then end of sequence.
     start_len: usize,
     /// Per lexer state: the start of point `(s, None)` and of point `(lexer start, Some(s))`.
@@ -146,7 +151,6 @@ pub struct LazyWdaMasker {
     lex_start: u32,
     /// Words per weight: a weight is a set of token classes, the last bit end of sequence.
     words: usize,
-    max_continuations: usize,
     /// The expansion tables (classes → mask words); its automaton is empty.
     expand: Dwa,
     engine: RwLock<Engine>,
@@ -175,8 +179,16 @@ struct Engine {
     /// Per start: its state, or [`NONE`], and the classes it allows outright.
     starts: Vec<StateId>,
     yes: Vec<Weight>,
-    /// Continuation memos, kept across clears (the continuations are in `tpl`).
-    points: PointBuilder,
+    /// Derives the continuations of the points a mask makes itself (kept across clears, as
+    /// the continuations are, in `tpl`).
+    pb: PointBuilder,
+    /// The continuations of the points the preparing thread made, in `tpl`'s ids.
+    translation: Translation,
+    /// Groups a point's classes by continuation into its initial items.
+    groups: Groups,
+    /// Per class, its continuation at the point being started.
+    cont_of: Vec<u32>,
+    max_continuations: usize,
     clears: u64,
     /// `LazyWdaMasker::masks` at the last clear.
     masks_at_clear: u64,
@@ -196,6 +208,8 @@ enum Stop {
 /// The scratch of one thread (or one sequence).
 struct LazyCache {
     run: RunCache,
+    /// Spans of points this mask makes itself, walked before it took the cache's lock.
+    walked: Vec<(usize, PointSpans)>,
     fallback: Option<MaskCache>,
     /// Masks answered since the last flush into `LazyWdaMasker::masks`.
     masks: u64,
@@ -277,22 +291,27 @@ impl LazyWdaMasker {
             every,
         );
         let start_len = points.len() + 1;
-        let lexer_points = points;
-        let points = PointBuilder::new(Arc::clone(&lr));
+        let points = Points::new(
+            spanner,
+            points,
+            plain.clone(),
+            class_len,
+            config.max_continuations,
+            PointBuilder::new(Arc::clone(&lr)),
+        );
+        let translation = Translation::new(&points);
         let table_bytes = classes.heap_bytes()
             + class_len * 64 // the representatives, their bytes and trie
-            + spanner.heap_bytes()
-            + lexer_points.capacity() * std::mem::size_of::<LexPoint>()
+            + points.max_heap_bytes()
             + lr.heap_bytes()
             + expand.heap_bytes()
-            + points.heap_bytes()
             + (plain.len() + inhibited.len()) * 4;
         let capacity = cache_capacity(config, table_bytes)?;
         let lex_start = lexer.start().as_u32();
         let engine = Engine::new(
             &lr,
-            Arc::new(Conts::new()),
-            points,
+            translation,
+            config.max_continuations,
             words,
             start_len,
             capacity,
@@ -304,14 +323,12 @@ impl LazyWdaMasker {
             parser,
             lr,
             vocab,
-            spanner,
-            lexer_points,
+            points: Arc::new(points),
             start_len,
             plain,
             inhibited,
             lex_start,
             words,
-            max_continuations: config.max_continuations,
             expand,
             gave_up: AtomicBool::new(false),
             masks: AtomicU64::new(0),
@@ -323,6 +340,17 @@ impl LazyWdaMasker {
             token_classes: class_len,
         };
         m.build_s = t0.elapsed().as_secs_f64();
+        if config.prepare_in_background {
+            let points = Arc::clone(&m.points);
+            let first = m.point(m.parser.lexer().start(), None);
+            // Without the thread (none could be spawned), masks prepare their points.
+            let _ = std::thread::Builder::new()
+                .name("munch-wda-points".into())
+                .spawn(move || {
+                    crate::points::lower_priority();
+                    points.prepare_all(first)
+                });
+        }
         if crate::determinize::debug() {
             eprintln!(
                 "wda-lazy: token classes {t_classes:.3} s ({class_len}), one token per class and its lexer tables {:.3} s, expansion tables {:.3} s",
@@ -355,7 +383,18 @@ impl LazyWdaMasker {
             build_s: self.build_s,
             token_classes: self.token_classes,
             blocks: self.expand.class_len as usize,
+            prepared_points: self.points.prepared(),
+            lexer_points: self.points.len(),
         }
+    }
+
+    /// Prepares every lexer point not prepared yet on the calling thread, in the preparing
+    /// thread's order (see [`WdaConfig::prepare_in_background`]): afterwards no mask pays a
+    /// point's first use but for grouping its classes. Safe beside masks and that thread (each
+    /// point is made once; one made twice at the same time is kept once).
+    pub fn prepare_points(&self) {
+        self.points
+            .prepare_all(self.point(self.parser.lexer().start(), None));
     }
 
     /// The grammar this masker was built for.
@@ -464,9 +503,28 @@ impl LazyWdaMasker {
     fn classes(&self, cache: &mut LazyCache, state: &ParserState) -> bool {
         // A poisoned lock (a panic while the cache was written) is not read: the writer below
         // clears it first.
+        let mut walk = Vec::new();
         if let Ok(eng) = self.engine.read() {
             if self.run(&mut Reader(&eng), &mut cache.run, state).is_ok() {
                 return true;
+            }
+            // The points this mask starts at that neither the cache nor the preparing thread
+            // has: walked before the write lock (the walks are most of a point's first use,
+            // and need nothing of the cache).
+            for h in state.heads() {
+                if let Some(p) = self.point(h.lex_state(), h.inhibitor()) {
+                    if eng.starts[p] == NONE && self.points.ready(p).is_none() {
+                        walk.push(p);
+                    }
+                }
+            }
+        }
+        walk.sort_unstable();
+        walk.dedup();
+        cache.walked.clear();
+        for p in walk {
+            if let Ok(Some(spans)) = self.points.spans_for_mask(p) {
+                cache.walked.push((p, spans));
             }
         }
         let mut eng = self.write();
@@ -479,7 +537,11 @@ impl LazyWdaMasker {
             return false;
         }
         for attempt in 0..2 {
-            match self.run(&mut Writer(&mut eng), &mut cache.run, state) {
+            let mut writer = Writer {
+                eng: &mut eng,
+                walked: &mut cache.walked,
+            };
+            match self.run(&mut writer, &mut cache.run, state) {
                 Ok(()) => return true,
                 Err(Stop::Miss) => unreachable!("a writer computes what it misses"),
                 // This mask alone needs more than the cache holds, even from empty: give up.
@@ -537,8 +599,8 @@ fn or_into(acc: &mut [u64], w: &[u64]) {
 impl Engine {
     fn new(
         lr: &Arc<ClassTables>,
-        conts: Arc<Conts>,
-        points: PointBuilder,
+        translation: Translation,
+        max_continuations: usize,
         words: usize,
         starts: usize,
         capacity: usize,
@@ -546,14 +608,22 @@ impl Engine {
         let mut eng = Engine {
             // The summaries' entries are counted at about 40 bytes each. One mask may take the
             // cache past its capacity (it is cleared before the next), up to this limit.
-            tpl: Templates::new(Arc::clone(lr), conts, capacity.max(MIN_MASK_BYTES) / 40),
+            tpl: Templates::new(
+                Arc::clone(lr),
+                Arc::new(Conts::new()),
+                capacity.max(MIN_MASK_BYTES) / 40,
+            ),
             weights: Weights::new(words),
             c: Construction::new(words),
             und: Vec::new(),
             trans: AHashMap::new(),
             starts: vec![NONE; starts],
             yes: vec![EMPTY; starts],
-            points,
+            pb: PointBuilder::new(Arc::clone(lr)),
+            translation,
+            groups: Groups::default(),
+            cont_of: Vec::new(),
+            max_continuations,
             clears: 0,
             masks_at_clear: 0,
             computed: 0,
@@ -564,7 +634,13 @@ impl Engine {
     }
 
     fn heap_bytes(&self) -> usize {
-        self.c.heap_bytes(&self.tpl, &self.weights) + self.trans.len() * 24 + self.und.len() * 4
+        self.c.heap_bytes(&self.tpl, &self.weights)
+            + self.trans.len() * 24
+            + self.und.len() * 4
+            + self.groups.heap_bytes()
+            + self.translation.heap_bytes()
+            + self.pb.heap_bytes()
+            + self.cont_of.capacity() * 4
     }
 
     /// The undecided classes of states created since the last call.
@@ -623,11 +699,15 @@ impl Steps for Reader<'_> {
     }
 }
 
-struct Writer<'a>(&'a mut Engine);
+struct Writer<'a> {
+    eng: &'a mut Engine,
+    /// Spans walked before the lock was taken, by point.
+    walked: &'a mut Vec<(usize, PointSpans)>,
+}
 
 impl Steps for Writer<'_> {
     fn start(&mut self, m: &LazyWdaMasker, start: usize) -> Result<(StateId, Weight), Stop> {
-        let eng = &mut *self.0;
+        let eng = &mut *self.eng;
         if eng.starts[start] == NONE {
             let (items, yes) = if start + 1 == m.start_len {
                 // End of sequence: the control `($, FIN)` for the pseudo-class alone.
@@ -637,30 +717,56 @@ impl Steps for Writer<'_> {
                 (vec![(item(eof, INIT, FIN), eng.weights.intern(eos))], EMPTY)
             } else {
                 let t0 = Instant::now();
-                let spans = match m.spanner.spans_at(m.lexer_points[start]) {
-                    Ok(Some(spans)) => spans,
-                    // Every start is a point of the lexer; a budget exceeded gives up.
-                    Ok(None) | Err(_) => return Err(Stop::Full),
-                };
-                let t_spans = t0.elapsed().as_secs_f64();
-                eng.points.forget_spans();
+                let mut cont_of = std::mem::take(&mut eng.cont_of);
+                cont_of.clear();
                 let conts = eng.tpl.conts_mut();
-                let made = eng.points.point_by(
-                    conts,
-                    &spans,
-                    m.token_classes,
-                    |c| spans.span_of(TokenId::from(c.as_u32())),
-                    &mut eng.weights,
-                );
-                if conts.len() > m.max_continuations {
+                let by = match m.points.ready(start) {
+                    // Prepared ahead: its continuations translated into the cache's table.
+                    Some(Some(prep)) => {
+                        eng.translation.upto(conts, prep.max_cont);
+                        let tr = &eng.translation;
+                        cont_of.extend(prep.cont_of.iter().map(|&k| tr.get(k)));
+                        "ahead"
+                    }
+                    Some(None) => return Err(Stop::Full),
+                    // Made here: spans walked before the lock (or now), continuations derived
+                    // into the cache's table.
+                    None => {
+                        let walked = self.walked.iter().position(|(p, _)| *p == start);
+                        let spans = match walked {
+                            Some(i) => self.walked.swap_remove(i).1,
+                            None => match m.points.spans_for_mask(start) {
+                                Ok(Some(spans)) => spans,
+                                // Every start is a point of the lexer; a budget exceeded
+                                // gives up.
+                                Ok(None) | Err(_) => return Err(Stop::Full),
+                            },
+                        };
+                        let mut root_of = vec![UNSET; spans.span_len()];
+                        let span_of = |c: ClassId| spans.span_of(TokenId::from(c.as_u32()));
+                        let classes = 0..m.token_classes;
+                        eng.pb.conts_of(
+                            conts,
+                            &spans,
+                            classes,
+                            span_of,
+                            &mut root_of,
+                            &mut cont_of,
+                        );
+                        "here"
+                    }
+                };
+                if conts.len() > eng.max_continuations {
                     return Err(Stop::Full);
                 }
+                let t_conts = t0.elapsed().as_secs_f64();
+                let made = eng.groups.items(conts, &cont_of, &mut eng.weights);
+                eng.cont_of = cont_of;
                 if crate::determinize::debug() {
                     eprintln!(
-                        "wda-lazy: point {start}: spans {:.0} µs ({} spans), items {:.0} µs ({} items)",
-                        t_spans * 1e6,
-                        spans.span_len(),
-                        (t0.elapsed().as_secs_f64() - t_spans) * 1e6,
+                        "wda-lazy: point {start} made {by}: continuations {:.0} µs, items {:.0} µs ({} items)",
+                        t_conts * 1e6,
+                        (t0.elapsed().as_secs_f64() - t_conts) * 1e6,
                         made.0.len()
                     );
                 }
@@ -675,10 +781,10 @@ impl Steps for Writer<'_> {
     }
 
     fn step(&mut self, s: StateId, x: u32) -> Result<(Weight, StateId), Stop> {
-        if let Ok(v) = Reader(&*self.0).step(s, x) {
+        if let Ok(v) = Reader(&*self.eng).step(s, x) {
             return Ok(v);
         }
-        let eng = &mut *self.0;
+        let eng = &mut *self.eng;
         let groups = eng.c.b.state(s).to_vec();
         let base = countdowns(&eng.tpl, &groups);
         // The groups that read `x`: the eager construction lists them per input (`keyed`).
@@ -711,11 +817,11 @@ impl Steps for Writer<'_> {
     }
 
     fn weight(&self, w: Weight) -> &[u64] {
-        self.0.weights.get(w)
+        self.eng.weights.get(w)
     }
 
     fn undecided(&self, s: StateId) -> Weight {
-        self.0.und[s as usize]
+        self.eng.und[s as usize]
     }
 }
 
@@ -731,6 +837,7 @@ impl Masker for LazyWdaMasker {
     fn create_cache(&self) -> MaskCache {
         MaskCache::new(LazyCache {
             run: self.expand.create_cache(),
+            walked: Vec::new(),
             fallback: None,
             masks: 0,
         })
@@ -758,6 +865,13 @@ impl LazyWdaMasker {
         }
         self.expand
             .write_mask(&mut cache.run, &self.vocab, &mut mask);
+    }
+}
+
+impl Drop for LazyWdaMasker {
+    fn drop(&mut self) {
+        // The preparing thread holds the points alone; it stops at its next point.
+        self.points.stop();
     }
 }
 

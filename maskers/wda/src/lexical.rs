@@ -218,16 +218,28 @@ impl ContBuilder {
 }
 
 /// Makes one point's initial items at a time, remembering each span's continuation: what the
-/// eager build runs over every point, and the on-demand automaton at a point's first use.
+/// eager build runs over every point, and the on-demand automaton at a point's first use. In
+/// two steps: each class's continuation at the point ([`PointBuilder::conts_of`], the work,
+/// which needs only the continuations), then the items of the groups of classes sharing one
+/// ([`Groups::items`], which needs the weights).
 pub(crate) struct PointBuilder {
     cb: ContBuilder,
-    /// The continuation of a span with no forks and at most two emitted lexemes, by
-    /// `(end, first, second, emitted)`: what `root_of` remembers by span id, by content, so
-    /// that it holds across spans of separate builds (the on-demand automaton's, one per
-    /// point), in one lookup.
-    short: AHashMap<(u32, u32, u32, u32), Cont>,
-    /// Per span: the continuation it starts, or [`UNSET`].
+    /// The continuation of a span that emits a lexeme or has forks, by its content (see
+    /// [`span_key`]): what `root_of` remembers by span id, so that it holds across spans of
+    /// separate builds (the on-demand automaton's, one per point), in one lookup.
+    by_content: AHashMap<Box<[u32]>, Cont>,
+    /// The key being looked up.
+    key: Vec<u32>,
+    /// Per span of the eager build's spans: the continuation it starts, or [`UNSET`].
     root_of: Vec<u32>,
+    groups: Groups,
+    cont_of: Vec<Cont>,
+}
+
+/// Groups a point's classes by their continuation, each group one weight: the scratch of
+/// [`Groups::items`].
+#[derive(Default)]
+pub(crate) struct Groups {
     /// Per continuation: its group at the current point (reset after each point), so that the
     /// loop over every class hashes nothing.
     slot: Vec<u32>,
@@ -236,17 +248,18 @@ pub(crate) struct PointBuilder {
     bits: Vec<u64>,
 }
 
-const UNSET: u32 = u32::MAX;
+/// A span whose continuation is not known yet (see [`PointBuilder::conts_of`]).
+pub(crate) const UNSET: u32 = u32::MAX;
 
 impl PointBuilder {
     pub(crate) fn new(lr: Arc<ClassTables>) -> PointBuilder {
         PointBuilder {
             cb: ContBuilder::new(lr),
-            short: AHashMap::new(),
+            by_content: AHashMap::new(),
+            key: Vec::new(),
             root_of: Vec::new(),
-            slot: Vec::new(),
-            group_conts: Vec::new(),
-            bits: Vec::new(),
+            groups: Groups::default(),
+            cont_of: Vec::new(),
         }
     }
 
@@ -262,46 +275,95 @@ impl PointBuilder {
         weights: &mut Weights,
     ) -> (Vec<(Item, Weight)>, Weight) {
         let class_len = spans.classes().len();
-        self.point_by(conts, spans, class_len, |c| spans.span_of(p, c), weights)
+        let mut cont_of = std::mem::take(&mut self.cont_of);
+        let mut root_of = std::mem::take(&mut self.root_of);
+        root_of.clear();
+        root_of.resize(spans.span_len(), UNSET);
+        cont_of.clear();
+        let span_of = |c| spans.span_of(p, c);
+        self.conts_of(
+            conts,
+            spans,
+            0..class_len,
+            span_of,
+            &mut root_of,
+            &mut cont_of,
+        );
+        self.root_of = root_of;
+        let made = self.groups.items(conts, &cont_of, weights);
+        self.cont_of = cont_of;
+        made
     }
 
-    /// [`PointBuilder::point`] for classes `0..class_len` whose spans at the point `span_of`
-    /// gives (spans of `spans`; `None`: dead there).
-    pub(crate) fn point_by(
+    /// Appends to `out`, per class of `classes`, the continuation its span at the point starts
+    /// (`span_of` gives the spans, of `spans`; `None`: dead there), or [`NEVER`]. `root_of`
+    /// remembers each span's, per span of `spans` ([`UNSET`] when not known yet): one per
+    /// point, so that a point's classes can be taken in several calls.
+    pub(crate) fn conts_of(
         &mut self,
         conts: &mut Conts,
         spans: &impl SpanTable,
-        class_len: usize,
+        classes: std::ops::Range<usize>,
         span_of: impl Fn(ClassId) -> Option<SpanId>,
+        root_of: &mut [u32],
+        out: &mut Vec<Cont>,
+    ) {
+        out.reserve(classes.len());
+        for c in classes {
+            let Some(s) = span_of(ClassId::from_usize(c)) else {
+                out.push(NEVER);
+                continue;
+            };
+            let mut k = root_of[s.as_usize()];
+            if k == UNSET {
+                let span = spans.span(s);
+                k = if span.forks.is_empty() && span.emitted.is_empty() {
+                    self.cb.end(conts, span.end)
+                } else {
+                    span_key(&span, &mut self.key);
+                    match self.by_content.get(&self.key[..]) {
+                        Some(&k) => k,
+                        None => {
+                            let k = span_root(&mut self.cb, conts, spans, s);
+                            self.by_content.insert(self.key.as_slice().into(), k);
+                            k
+                        }
+                    }
+                };
+                root_of[s.as_usize()] = k;
+            }
+            out.push(k);
+        }
+    }
+
+    /// Approximate heap bytes of the memos.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.root_of.capacity() * 4
+            + self.by_content.capacity() * 24
+            + self.by_content.keys().map(|k| k.len() * 4).sum::<usize>()
+            + self.groups.heap_bytes()
+            + self.cont_of.capacity() * 4
+            + (self.cb.end_memo.capacity()
+                + self.cb.lex_memo.capacity() * 2
+                + self.cb.after_memo.capacity() * 2)
+                * 12
+    }
+}
+
+impl Groups {
+    /// The initial items of a point whose classes start the continuations `cont_of` (class
+    /// `c`'s at `c`, [`NEVER`] where dead), and the classes allowed before reading any stack,
+    /// as weights of `weights` (class sets, bit `c` for class `c`): the classes are grouped by
+    /// continuation (many spans share one: they differ only in states with the same reachable
+    /// terminals), each group one weight.
+    pub(crate) fn items(
+        &mut self,
+        conts: &Conts,
+        cont_of: &[Cont],
         weights: &mut Weights,
     ) -> (Vec<(Item, Weight)>, Weight) {
         let words = weights.words();
-        self.root_of.resize(spans.span_len(), UNSET);
-        for c in 0..class_len {
-            let Some(s) = span_of(ClassId::from_usize(c)) else {
-                continue;
-            };
-            let mut k = self.root_of[s.as_usize()];
-            if k == UNSET {
-                let span = spans.span(s);
-                k = match (span.forks, span.emitted) {
-                    ([], &[]) => self.cb.end(conts, span.end),
-                    ([], e) if e.len() <= 2 => {
-                        let lexeme = |i: usize| e.get(i).map_or(u32::MAX, |s| s.as_u32());
-                        let key = (span.end.as_u32(), lexeme(0), lexeme(1), e.len() as u32);
-                        match self.short.get(&key) {
-                            Some(&k) => k,
-                            None => {
-                                let k = span_root(&mut self.cb, conts, spans, s);
-                                self.short.insert(key, k);
-                                k
-                            }
-                        }
-                    }
-                    _ => span_root(&mut self.cb, conts, spans, s),
-                };
-                self.root_of[s.as_usize()] = k;
-            }
+        for (c, &k) in cont_of.iter().enumerate() {
             if k == NEVER {
                 continue;
             }
@@ -339,22 +401,9 @@ impl PointBuilder {
         (items, yes)
     }
 
-    /// Forgets which continuation each span starts: to be called before spans of another
-    /// build are given (one build's span ids name nothing in another's).
-    pub(crate) fn forget_spans(&mut self) {
-        self.root_of.clear();
-    }
-
-    /// Approximate heap bytes of the memos.
+    /// Approximate heap bytes.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.root_of.capacity() * 4
-            + self.short.capacity() * 24
-            + self.slot.capacity() * 4
-            + self.bits.capacity() * 8
-            + (self.cb.end_memo.capacity()
-                + self.cb.lex_memo.capacity() * 2
-                + self.cb.after_memo.capacity() * 2)
-                * 12
+        self.slot.capacity() * 4 + self.bits.capacity() * 8
     }
 }
 
@@ -386,16 +435,11 @@ impl Lexical {
 /// Where a point's spans are read: every point's ([`TokenSpans`]) or one's ([`PointSpans`]).
 pub(crate) trait SpanTable {
     fn span(&self, id: SpanId) -> Span<'_>;
-    fn span_len(&self) -> usize;
 }
 
 impl SpanTable for TokenSpans {
     fn span(&self, id: SpanId) -> Span<'_> {
         TokenSpans::span(self, id)
-    }
-
-    fn span_len(&self) -> usize {
-        TokenSpans::span_len(self)
     }
 }
 
@@ -403,9 +447,19 @@ impl SpanTable for PointSpans {
     fn span(&self, id: SpanId) -> Span<'_> {
         PointSpans::span(self, id)
     }
+}
 
-    fn span_len(&self) -> usize {
-        PointSpans::span_len(self)
+/// Span `span`'s content into `key`: its end, its emitted lexemes, and each fork's state and
+/// lexemes, each list after its length.
+fn span_key(span: &Span<'_>, key: &mut Vec<u32>) {
+    key.clear();
+    key.push(span.end.as_u32());
+    key.push(span.emitted.len() as u32);
+    key.extend(span.emitted.iter().map(|e| e.as_u32()));
+    for f in span.forks {
+        key.push(f.state.as_u32());
+        key.push(f.lexemes.len() as u32);
+        key.extend(f.lexemes.iter().map(|e| e.as_u32()));
     }
 }
 

@@ -116,7 +116,7 @@ fn lr_state(x: u32) -> LrState {
 
 /// What a continuation offers: the controls `(terminal, continuation)` (sorted) and whether it
 /// succeeds outright.
-type Offer = (Box<[(u32, Cont)]>, bool);
+pub(crate) type Offer = (Box<[(u32, Cont)]>, bool);
 
 /// Interned continuations (see the [module docs](self)).
 #[derive(Clone, Debug)]
@@ -169,6 +169,12 @@ impl Conts {
 
     pub(crate) fn len(&self) -> usize {
         self.offers.len()
+    }
+
+    /// The continuations interned from id `from` on, in order: what another table
+    /// translating this one's ids lacks once it has the first `from`.
+    pub(crate) fn since(&self, from: usize) -> Box<[Offer]> {
+        self.offers[from.min(self.offers.len())..].into()
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {

@@ -20,10 +20,16 @@ fn check_texts(source: &str, texts: &[&str], walks: u64) {
     // every few masks, and with one cleared at every mask, which thrashes and gives up to its
     // fallback (the oracle).
     let l = lazy(&p, &vocab);
+    // Its lexer points made by the masks alone, and all made ahead of the first mask.
+    let own = lazy_points(&p, &vocab, false);
+    let ahead = lazy_points(&p, &vocab, true);
     for text in texts {
         teacher_forced(&w, &oracle, &p, &vocab, text, 1);
         teacher_forced(&l, &oracle, &p, &vocab, text, 1);
+        teacher_forced(&own, &w, &p, &vocab, text, 1);
+        teacher_forced(&ahead, &w, &p, &vocab, text, 1);
     }
+    assert_eq!(own.stats().prepared_points, 0);
     let small = lazy_small(&p, &vocab, l.stats().cache_bytes / 3);
     let none = LazyWdaMasker::new(
         Arc::clone(&p),
@@ -46,6 +52,7 @@ fn check_texts(source: &str, texts: &[&str], walks: u64) {
     }
     // Its masks were its own, not its fallback's (the oracle's, equal too).
     assert!(!l.stats().gave_up);
+    assert!(!own.stats().gave_up && !ahead.stats().gave_up);
 }
 
 #[test]
@@ -149,5 +156,38 @@ fn lazy_shared_across_threads() {
         if capacity < 1 << 20 {
             assert!(stats.clears > 0, "{stats:?}");
         }
+    }
+}
+
+/// The preparing thread, a caller preparing every point at once and threads masking, all on
+/// one automaton: every mask equals the eager automaton's, and nothing waits forever (the
+/// masks never wait for a point being prepared: they make it themselves).
+#[test]
+fn points_prepared_beside_masking_threads() {
+    let p = parser(munch_grammars::builtin("tricky").unwrap().source);
+    let vocab = synthetic_vocab(&[]);
+    let eager = Arc::new(wda(&p, &vocab));
+    let texts = munch_testkit::grammar::TRICKY_TEXTS;
+    for round in 0..4 {
+        // The default: the preparing thread runs from the build on.
+        let shared = Arc::new(lazy(&p, &vocab));
+        std::thread::scope(|s| {
+            if round % 2 == 1 {
+                let shared = &shared;
+                s.spawn(move || shared.prepare_points());
+            }
+            for i in 0..4 {
+                let (shared, eager, p, vocab) = (&shared, &eager, &p, &vocab);
+                s.spawn(move || {
+                    for j in 0..texts.len() {
+                        let text = texts[(i + j) % texts.len()];
+                        teacher_forced(shared.as_ref(), eager.as_ref(), p, vocab, text, 1);
+                    }
+                });
+            }
+        });
+        let stats = shared.stats();
+        assert!(!stats.gave_up, "{stats:?}");
+        assert!(stats.prepared_points <= stats.lexer_points, "{stats:?}");
     }
 }

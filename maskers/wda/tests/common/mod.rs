@@ -23,6 +23,24 @@ pub fn lazy(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>) -> LazyWdaMasker {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The on-demand automaton without the preparing thread: each lexer point is made by the
+/// first mask that starts there, or, with `ahead`, by [`LazyWdaMasker::prepare_points`] before
+/// any mask.
+pub fn lazy_points(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>, ahead: bool) -> LazyWdaMasker {
+    let config = WdaConfig {
+        prepare_in_background: false,
+        ..WdaConfig::default()
+    };
+    let l = LazyWdaMasker::new(Arc::clone(parser), Arc::clone(vocab), &config)
+        .unwrap_or_else(|e| panic!("{e}"));
+    if ahead {
+        l.prepare_points();
+        let stats = l.stats();
+        assert_eq!(stats.prepared_points, stats.lexer_points, "{stats:?}");
+    }
+    l
+}
+
 /// The on-demand automaton with a cache of `capacity` bytes that never gives up (so that
 /// tests see it cleared and refilled, not replaced by its fallback).
 pub fn lazy_small(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>, capacity: usize) -> LazyWdaMasker {
