@@ -73,6 +73,11 @@ pub struct Args {
     /// the first time a mask reads it (the first masks pay for it). Same masks.
     #[arg(long)]
     lazy: bool,
+    /// Sleep this many microseconds after each step, outside the timings: the CPU time a
+    /// model's forward pass leaves between two masks, which a masker's background work (the
+    /// on-demand wda's preparing thread) may use.
+    #[arg(long, value_name = "US", default_value_t = 0)]
+    pause_us: u64,
     /// Text files to trace (UTF-8).
     #[arg(required = true)]
     files: Vec<PathBuf>,
@@ -116,6 +121,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let check_oracle = args.oracle || args.oracle_sample.is_some_and(|n| n > 0);
     let mut tracer = Tracer::new(&compiled, check_oracle)?;
     tracer.set_file_total(inputs.len());
+    tracer.record.pause = std::time::Duration::from_micros(args.pause_us);
     if let Some(path) = &args.masks_out {
         tracer.record.mask_log = Some(MaskLog::create(path)?);
     }
@@ -385,6 +391,8 @@ pub(crate) struct Record {
     pub(crate) first_mismatch: Option<Mismatch>,
     /// Where the reference masker's masks are logged, if anywhere.
     pub(crate) mask_log: Option<MaskLog>,
+    /// Slept after each step (`--pause-us`).
+    pub(crate) pause: std::time::Duration,
     /// The text of the current file before the current step.
     text: Vec<u8>,
     /// The steps of the current file.
@@ -422,6 +430,7 @@ impl Tracer {
                 mismatches: 0,
                 first_mismatch: None,
                 mask_log: None,
+                pause: std::time::Duration::ZERO,
                 text: Vec::new(),
                 file_steps: 0,
                 started: now,
@@ -478,6 +487,9 @@ impl Record {
     /// Records one step of `file`: its times, the oracle's mask where `with_oracle`, and the
     /// comparison of `masks` (the step's own; tests hand in edited ones).
     fn visit(&mut self, file: &str, step: &Step<'_>, masks: &[TokenMask], with_oracle: bool) {
+        if !self.pause.is_zero() {
+            std::thread::sleep(self.pause);
+        }
         self.progress(file, step.index);
         for (ns, &t) in self.mask_ns.iter_mut().zip(step.mask_ns) {
             ns.push(t);

@@ -15,9 +15,14 @@
 //! fallback masker when it thrashes.
 //!
 //! The price of a point made on demand: its walk is one point's, where the eager build walks
-//! the vocabulary for 64 points at once, so a point's first mask takes about a millisecond
-//! and a half more (Go with Llama 3) — what the up-front build no longer spends on the points
-//! no mask reaches.
+//! the vocabulary for 64 points at once, so a point's first use costs about a millisecond and
+//! a half (Go with Llama 3) — what the up-front build no longer spends on the points no mask
+//! reaches. So after the build a thread of its own, at the lowest priority, prepares the
+//! points (their walks and continuations, [`crate::points`]), the start point first, then
+//! those the prepared ones lead to; a mask that finds its point prepared only groups its
+//! classes (a tenth of the cost), and one that does not makes the point itself, without
+//! waiting for the thread ([`WdaConfig::prepare_in_background`]). The thread uses what
+//! the CPU leaves idle between masks (a model's forward pass); on a busy CPU it gets little.
 //!
 //! # Why the masks are the eager automaton's
 //!
@@ -45,7 +50,8 @@
 //! After a warm-up almost every mask is a read, so threads rarely wait on each other, and work
 //! done for one sequence serves all the others (a per-thread cache would compute every state
 //! once per thread, and a batch of 64 sequences would pay 64 cold starts). The price is one
-//! atomic read-modify-write per mask on a shared cache line.
+//! atomic read-modify-write per mask on a shared cache line. The preparing thread shares no
+//! lock with the masks (see [`crate::points`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockWriteGuard};

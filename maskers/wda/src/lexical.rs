@@ -246,6 +246,8 @@ pub(crate) struct Groups {
     group_conts: Vec<Cont>,
     /// Group `g`'s classes: `bits[g * words..]`.
     bits: Vec<u64>,
+    /// The classes of the groups that succeed outright.
+    yes: Vec<u64>,
 }
 
 /// A span whose continuation is not known yet (see [`PointBuilder::conts_of`]).
@@ -380,19 +382,32 @@ impl Groups {
             self.bits[g as usize * words + c / 64] |= 1 << (c % 64);
         }
         let mut items: Vec<(Item, Weight)> = Vec::new();
-        let mut yes = EMPTY;
+        // The classes allowed outright, interned once (not each partial union).
+        self.yes.clear();
+        self.yes.resize(words, 0);
         let mut order: Vec<u32> = (0..self.group_conts.len() as u32).collect();
         order.sort_unstable_by_key(|&g| self.group_conts[g as usize]);
         for g in order {
             let k = self.group_conts[g as usize];
-            let w = weights.intern_words(&self.bits[g as usize * words..(g as usize + 1) * words]);
+            let bits = &self.bits[g as usize * words..(g as usize + 1) * words];
             if conts.succeeds(k) {
-                yes = weights.union(yes, w);
+                for (y, b) in self.yes.iter_mut().zip(bits) {
+                    *y |= b;
+                }
             }
+            if conts.offers(k).is_empty() {
+                continue;
+            }
+            let w = weights.intern_words(bits);
             for &(t, k2) in conts.offers(k) {
                 items.push((item(t, INIT, k2), w));
             }
         }
+        let yes = if self.yes.iter().all(|&y| y == 0) {
+            EMPTY
+        } else {
+            weights.intern_words(&self.yes)
+        };
         for &k in &self.group_conts {
             self.slot[k as usize] = UNSET;
         }
