@@ -230,6 +230,8 @@ pub(crate) struct PointBuilder {
     by_content: AHashMap<Box<[u32]>, Cont>,
     /// The key being looked up.
     key: Vec<u32>,
+    /// Heap bytes of `by_content`'s keys.
+    key_bytes: usize,
     /// Per span of the eager build's spans: the continuation it starts, or [`UNSET`].
     root_of: Vec<u32>,
     groups: Groups,
@@ -259,6 +261,7 @@ impl PointBuilder {
             cb: ContBuilder::new(lr),
             by_content: AHashMap::new(),
             key: Vec::new(),
+            key_bytes: 0,
             root_of: Vec::new(),
             groups: Groups::default(),
             cont_of: Vec::new(),
@@ -328,6 +331,7 @@ impl PointBuilder {
                         None => {
                             let k = span_root(&mut self.cb, conts, spans, s);
                             self.by_content.insert(self.key.as_slice().into(), k);
+                            self.key_bytes += self.key.len() * 4;
                             k
                         }
                     }
@@ -342,7 +346,7 @@ impl PointBuilder {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.root_of.capacity() * 4
             + self.by_content.capacity() * 24
-            + self.by_content.keys().map(|k| k.len() * 4).sum::<usize>()
+            + self.key_bytes
             + self.groups.heap_bytes()
             + self.cont_of.capacity() * 4
             + (self.cb.end_memo.capacity()
