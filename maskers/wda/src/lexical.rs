@@ -224,9 +224,12 @@ impl ContBuilder {
 /// ([`Groups::items`], which needs the weights).
 pub(crate) struct PointBuilder {
     cb: ContBuilder,
-    /// The continuation of a span that emits a lexeme or has forks, by its content (see
-    /// [`span_key`]): what `root_of` remembers by span id, so that it holds across spans of
-    /// separate builds (the on-demand automaton's, one per point), in one lookup.
+    /// The continuation of a span with no forks and one or two emitted lexemes, by `(end,
+    /// first, second, emitted)`, and of any other that emits a lexeme or has forks, by its
+    /// content ([`span_key`]): what `root_of` remembers by span id, so that it holds across
+    /// spans of separate builds (the on-demand automaton's, one per point), in one lookup
+    /// (the short ones, most of them, without reading a key elsewhere in memory).
+    short: AHashMap<(u32, u32, u32, u32), Cont>,
     by_content: AHashMap<Box<[u32]>, Cont>,
     /// The key being looked up.
     key: Vec<u32>,
@@ -259,6 +262,7 @@ impl PointBuilder {
     pub(crate) fn new(lr: Arc<ClassTables>) -> PointBuilder {
         PointBuilder {
             cb: ContBuilder::new(lr),
+            short: AHashMap::new(),
             by_content: AHashMap::new(),
             key: Vec::new(),
             key_bytes: 0,
@@ -324,6 +328,18 @@ impl PointBuilder {
                 let span = spans.span(s);
                 k = if span.forks.is_empty() && span.emitted.is_empty() {
                     self.cb.end(conts, span.end)
+                } else if span.forks.is_empty() && span.emitted.len() <= 2 {
+                    let e = span.emitted;
+                    let lexeme = |i: usize| e.get(i).map_or(u32::MAX, |s| s.as_u32());
+                    let key = (span.end.as_u32(), lexeme(0), lexeme(1), e.len() as u32);
+                    match self.short.get(&key) {
+                        Some(&k) => k,
+                        None => {
+                            let k = span_root(&mut self.cb, conts, spans, s);
+                            self.short.insert(key, k);
+                            k
+                        }
+                    }
                 } else {
                     span_key(&span, &mut self.key);
                     match self.by_content.get(&self.key[..]) {
@@ -345,6 +361,7 @@ impl PointBuilder {
     /// Approximate heap bytes of the memos.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.root_of.capacity() * 4
+            + self.short.capacity() * 24
             + self.by_content.capacity() * 24
             + self.key_bytes
             + self.groups.heap_bytes()
