@@ -6,7 +6,8 @@
 //! about a millisecond and a half on Go with Llama 3. The first two need nothing of the
 //! automaton's cache, so a thread of its own makes them after the build, at the lowest
 //! priority (the start point first, then the points the prepared ones lead to, the most
-//! tokens' first, then the rest), in its own table of continuations; a mask that finds its
+//! tokens' first, and before those the points led to by any a mask had to make itself: the
+//! texts are there; then the rest), in its own table of continuations; a mask that finds its
 //! point prepared translates the point's continuations into the cache's table (each once:
 //! the thread publishes its new ones in an append-only chain of chunks) and groups them, a
 //! tenth of the work. A mask that needs a point not prepared yet makes it itself, into the
@@ -161,7 +162,32 @@ impl Points {
             queue.push_back(f);
         }
         let mut rest = 0..n;
+        // Points masks made themselves, seen: where the texts are, so their successors go
+        // first.
+        let mut seen = vec![false; n];
+        let mut follow = Vec::new();
         while !self.stop.load(Ordering::Relaxed) {
+            follow.clear();
+            for (q, taken) in self.taken.iter().enumerate() {
+                if !seen[q] && taken.load(Ordering::Relaxed) {
+                    seen[q] = true;
+                    follow.push(q);
+                }
+            }
+            for &q in &follow {
+                // A second walk of the point, on idle time, for where it leads.
+                if let Ok(Some(spans)) = self.spanner.spans_at(self.lexer_points[q]) {
+                    // Ahead of the queue, queued already or not (a point met again once
+                    // made is skipped).
+                    for &r in self.next_of(&spans).iter().rev() {
+                        let r = r as usize;
+                        if self.ready[r].get().is_none() && !self.taken[r].load(Ordering::Relaxed) {
+                            queued[r] = true;
+                            queue.push_front(r);
+                        }
+                    }
+                }
+            }
             let p = match queue.pop_front() {
                 Some(p) => p,
                 None => match rest.find(|&p| !queued[p]) {
@@ -233,6 +259,17 @@ impl Points {
             let _ = tail.next.set(Arc::clone(&chunk));
             *tail = chunk;
         }
+        let max_cont = cont_of.iter().copied().max().unwrap_or(0);
+        Some(Some(Prepared {
+            cont_of: cont_of.into_boxed_slice(),
+            max_cont,
+            next: self.next_of(spans),
+        }))
+    }
+
+    /// The points a point's spans end at (the open lexeme's state, and each fork's), the most
+    /// classes' first.
+    fn next_of(&self, spans: &PointSpans) -> Box<[u32]> {
         // Where the spans end, by how many classes end there.
         let mut count: Vec<(u32, u32)> = Vec::new();
         let mut at = vec![u32::MAX; self.lexer_points.len()];
@@ -258,12 +295,7 @@ impl Points {
             }
         }
         count.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        let max_cont = cont_of.iter().copied().max().unwrap_or(0);
-        Some(Some(Prepared {
-            cont_of: cont_of.into_boxed_slice(),
-            max_cont,
-            next: count.into_iter().map(|(_, q)| q).collect(),
-        }))
+        count.into_iter().map(|(_, q)| q).collect()
     }
 
     /// Stops [`Points::prepare_all`] at its next point.
