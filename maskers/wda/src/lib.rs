@@ -161,11 +161,12 @@ pub struct WdaConfig {
     /// [`LazyWdaMasker`] only: see [`min_clears`](WdaConfig::min_clears). Default 64.
     pub min_masks_per_clear: usize,
     /// [`LazyWdaMasker`] only: once built, prepare its lexer points on a thread of its own
-    /// (each point's spans and continuations, most of a point's first-use cost), the start
-    /// point first, then the points prepared ones lead to; a mask that needs a point not
-    /// prepared yet prepares it itself. The thread takes a core for up to a second or two
-    /// (Go with Llama 3: 819 points of about 1.5 ms) and stops when the masker is dropped.
-    /// Default true.
+    /// (each point's spans and continuations, most of a point's first-use cost), at the
+    /// lowest priority, the start point first, then the points prepared ones lead to (and
+    /// first those led to by a point a mask had to make); a mask that needs a point not
+    /// prepared yet makes it itself, never waiting for the thread. The thread takes a core's
+    /// idle time for a second or two (Go with Llama 3: 819 points of about 1.5 ms) and stops
+    /// when the masker is dropped. Default true.
     pub prepare_in_background: bool,
 }
 
