@@ -101,6 +101,7 @@
 
 // All APIs need docs: this crate's types are what the engine wires in.
 #![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 mod artifact;
 mod bits;
