@@ -286,10 +286,11 @@ pub struct TokenSpans {
 /// The spans realisable from one point, with their classes (see [`TokenSpans::inverse`]).
 type Inverse = Box<[(SpanId, ClassSet)]>;
 
-// Compiled maskers share these tables across threads.
+// Compiled maskers share these tables, and the on-demand wda its point spanner, across threads.
 const _: () = {
     const fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<TokenSpans>();
+    assert_send_sync::<PointSpanner>();
 };
 
 impl TokenSpans {
@@ -633,12 +634,6 @@ pub struct PointSpanner {
     vocab: Arc<Vocabulary>,
     config: SpansConfig,
 }
-
-// Compiled maskers share it across threads.
-const _: () = {
-    const fn assert_send_sync<T: Send + Sync>() {}
-    assert_send_sync::<PointSpanner>();
-};
 
 impl PointSpanner {
     /// The lexer's tables for `vocab`, lexemes told apart by `key` (see
