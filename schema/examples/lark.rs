@@ -1,19 +1,29 @@
 //! Prints the Lark grammar a JSON Schema compiles to: `cargo run -p munch-schema --example lark --
-//! SCHEMA.json [--flexible]` (the compact profile by default).
+//! SCHEMA.json [--compact]` (the default profile unless `--compact`).
 
-fn main() {
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: lark SCHEMA.json [--flexible]");
-    let options = match args.next().as_deref() {
-        Some("--flexible") => munch_schema::SchemaOptions::default(),
-        _ => munch_schema::SchemaOptions::compact(),
+    let Some(path) = args.next() else {
+        eprintln!("usage: lark SCHEMA.json [--compact]");
+        return ExitCode::from(2);
     };
-    let text = std::fs::read_to_string(&path).expect("readable schema file");
-    match munch_schema::compile_str(&text, &options) {
-        Ok(compiled) => print!("{}", compiled.lark()),
+    let options = match args.next().as_deref() {
+        Some("--compact") => munch_schema::SchemaOptions::compact(),
+        _ => munch_schema::SchemaOptions::default(),
+    };
+    let compiled = std::fs::read_to_string(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| munch_schema::compile_str(&text, &options).map_err(|e| e.to_string()));
+    match compiled {
+        Ok(compiled) => {
+            print!("{}", compiled.lark());
+            ExitCode::SUCCESS
+        }
         Err(err) => {
             eprintln!("{path}: {err}");
-            std::process::exit(2);
+            ExitCode::from(2)
         }
     }
 }
