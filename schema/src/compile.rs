@@ -1066,6 +1066,16 @@ impl<'a> Emitter<'a> {
         if s.names.is_empty() {
             let r = if props.is_empty() {
                 any_string()
+            } else if let Some(long) = props.iter().find(|k| k.chars().count() > MAX_TRIE_NAME) {
+                // The key regex nests a group per character of a name: past this the lexer's
+                // regex parser refuses it, and a very long name would exhaust the stack here.
+                let reason = format!(
+                    "a declared name of {} characters beside additional properties (the key \
+                     regex takes names of at most {MAX_TRIE_NAME})",
+                    long.chars().count()
+                );
+                self.norm.relax(&s.obj_ptr, "properties", &reason)?;
+                any_string()
             } else {
                 not_in(&props)
             };
@@ -1157,6 +1167,10 @@ pub(crate) fn literal_string(s: &str) -> String {
     out.push_str(r"\x22");
     out
 }
+
+/// The longest declared name that [`not_in`] takes: its regex nests a group per character,
+/// and the lexer's regex parser refuses nesting deeper than 250.
+const MAX_TRIE_NAME: usize = 80;
 
 /// A JSON string whose value is none of `names`. Take the longest prefix of the value that
 /// begins a name (a node of the names' trie): either the value is that prefix and no name ends

@@ -124,3 +124,25 @@ fn mutated_schemas_compile_or_are_refused() {
     eprintln!("mutated schemas: {compiled} compiled, {refused} refused: {reasons:?}");
     assert!(compiled > 0);
 }
+
+/// A very long declared name beside additional properties is a typed refusal (its key regex
+/// would nest a group per character), never a stack overflow; up to the limit it compiles.
+#[test]
+fn long_property_names_are_refused_with_a_typed_error() {
+    for (n, ok) in [(80, true), (81, false), (200_000, false)] {
+        let schema = json!({"type": "object", "properties": {"a".repeat(n): {}, "b": {}}});
+        let result = compile(&schema, &SchemaOptions::default());
+        assert_eq!(result.is_ok(), ok, "{n} characters");
+        match result {
+            // The grammar loads: the key regex is within the lexer's nesting limit.
+            Ok(_) => drop(common::schema_parser(&schema, &SchemaOptions::default())),
+            Err(err) => assert_eq!(err.keyword(), Some("properties"), "{err}"),
+        }
+    }
+    let lenient = SchemaOptions {
+        lenient: true,
+        ..SchemaOptions::default()
+    };
+    let schema = json!({"properties": {"a".repeat(200_000): {}}});
+    assert_eq!(compile(&schema, &lenient).unwrap().relaxations().len(), 1);
+}
