@@ -7,9 +7,9 @@
 //! ```
 //!
 //! and call [`configure`] first thing. munch's builds (a schema's grammar, lexer DFA, LR
-//! tables, token classes) allocate many small vectors; with the system allocator its
-//! bookkeeping was a fifth of a JSON schema's time to first mask, and mimalloc takes most of
-//! that away (`bench/PERFORMANCE.md`). The library itself leaves the allocator to its users.
+//! tables, token classes) allocate many small vectors, which mimalloc serves faster than the
+//! system allocator (`bench/PERFORMANCE.md` has the figures). The library itself leaves the
+//! allocator to its users.
 
 pub use mimalloc::MiMalloc;
 
@@ -19,9 +19,9 @@ pub use mimalloc::MiMalloc;
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 /// Sets the allocator up for munch's builds: freed memory goes back to the system at once
-/// instead of up to a second later (mimalloc 3's default purge delay). The eager wda build frees and allocates large tables in bursts;
-/// with the delay its peak resident memory was 10% above the system allocator's, without it
-/// below (`bench/PERFORMANCE.md`). Cheap; call it once, before the first build.
+/// instead of up to a second later (mimalloc 3's default purge delay). The eager wda build
+/// frees and allocates large tables in bursts, and the delay would hold their memory past the
+/// peak (`bench/PERFORMANCE.md`). Cheap; call it once, before the first build.
 pub fn configure() {
     // SAFETY: `mi_option_set` stores one integer in mimalloc's option table; any process may
     // call it at any time, and 0 is a documented value of this option ("purge at once").

@@ -166,7 +166,7 @@ pub struct WdaConfig {
     /// lowest priority, the start point first, then the points prepared ones lead to (and
     /// first those led to by a point a mask had to make); a mask that needs a point not
     /// prepared yet makes it itself, never waiting for the thread. The thread takes a core's
-    /// idle time for a second or two (Go with Llama 3: 819 points of about 1.5 ms) and stops
+    /// idle time until every point is made (`bench/PERFORMANCE.md` has how long) and stops
     /// when the masker is dropped. Default true.
     pub prepare_in_background: bool,
 }

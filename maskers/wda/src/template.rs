@@ -291,7 +291,7 @@ pub(crate) struct Templates {
     /// One more than the most pops an exit can have left (the longest production).
     stride: u32,
     /// `⌈2^32 / stride⌉`: [`Templates::split`] divides by multiplying, exact for the 16-bit
-    /// codes (a division was a tenth of the closures' time).
+    /// codes (a division on this path is expensive).
     reciprocal: u64,
     /// `goto(x, A)` at `x * nt_len + A` (`u32::MAX`: none), when the table is small enough.
     gotos: Vec<u32>,
@@ -766,7 +766,7 @@ impl Templates {
     /// `P(T, κ, x)` of the [module docs](self), mapped here through `x` rather than kept as an
     /// unknown per top state, which would multiply the controls by the LR states). Not
     /// memoised here: the construction keeps a whole group's outcomes, and a `(T, κ, x)` seldom
-    /// recurs outside its group (Go with Llama 3: one call in five, for a table of 35 MB).
+    /// recurs outside its group, so a memo would cost more memory than it saves time.
     pub(crate) fn shifted(
         &mut self,
         top: &Top,
