@@ -46,6 +46,9 @@ pub struct Label {
 
 /// The virtualenv's Python, creating the virtualenv on first use.
 pub fn python() -> Result<PathBuf, CorpusError> {
+    // Tests of one process ask at once: one of them makes the virtualenv.
+    static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _making = MAKING.lock().unwrap_or_else(|e| e.into_inner());
     let venv = cache_dir().join("lark-venv");
     let python = venv.join("bin").join("python");
     let marker = venv.join(format!(".lark-{LARK_VERSION}"));

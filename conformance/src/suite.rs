@@ -747,10 +747,19 @@ impl Resources {
             GrammarRef::Inline(text) => {
                 Ok(munch::Grammar::lark(text.clone()).with_name("inline grammar"))
             }
-            GrammarRef::Lark(name) => match munch::lark_grammars_dir() {
-                Some(dir) => munch::Grammar::lark_file(dir.join(format!("{name}.lark"))),
-                None => return Err("no lark package found for Lark's grammars".to_string()),
-            },
+            GrammarRef::Lark(name) => {
+                // On a fresh machine the cache's virtualenv with Lark does not exist yet:
+                // make it (what the Lark-agreement tests use) and look again.
+                let dir = match munch::lark_grammars_dir() {
+                    Some(dir) => dir,
+                    None => {
+                        crate::lark::python().map_err(|e| e.to_string())?;
+                        munch::lark_grammars_dir()
+                            .ok_or("no lark package found for Lark's grammars")?
+                    }
+                };
+                munch::Grammar::lark_file(dir.join(format!("{name}.lark")))
+            }
         }
         .map_err(|e| e.to_string())?;
         let source = source
