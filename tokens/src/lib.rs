@@ -18,6 +18,9 @@
 //! - [`Expander`]: the expansion engine itself, over any classes given by their members (the
 //!   weighted automaton's blocks, say), with [`Tables`] to price it for warm or cold tables
 //!   and [`Expanded`] to say how a mask was written.
+//! - [`PointSpanner`]: the spans of one point at a time (for a masker that computes a point's
+//!   spans when it first reaches the point), interned in a [`SpanIds`] whose ids hold across
+//!   points.
 //! - [`ClassSet`]: a bitset of [`ClassId`]s. [`PointId`], [`SpanId`], [`ClassId`]: indices.
 //! - [`SpansConfig`], [`SpansBuildError`]: the build's budgets and the error naming the one
 //!   exceeded.
@@ -131,6 +134,7 @@ mod expand;
 mod kernels;
 mod mask;
 mod meter;
+mod point;
 mod set;
 pub mod unions;
 mod walk;
@@ -149,6 +153,7 @@ pub use error::{SpansBudget, SpansBuildError};
 pub use expand::{ExpandCache, Expanded, Expander, Tables};
 pub use kernels::{count_in, Words};
 pub use mask::{MaskMut, TokenMask};
+pub use point::{PointSpanner, PointSpans, SpanIds};
 pub use set::{ClassSet, Iter as ClassSetIter};
 
 use meter::{vec_bytes, Meter};
@@ -321,57 +326,14 @@ impl TokenSpans {
         config: &SpansConfig,
         key: &(dyn Fn(munch_lexer::TerminalId) -> u32 + Sync),
     ) -> Result<TokenSpans, SpansBuildError> {
-        Self::build_keyed_from(lexer, vocab, config, key, None, None)
-    }
-
-    /// Every point of `lexer`, in the order of [`TokenSpans::points`].
-    pub fn lexer_points(lexer: &Lexer) -> Vec<LexPoint> {
-        let meter = Meter::new(usize::MAX);
-        all_points(lexer, &meter).map(|p| p.0).unwrap_or_default()
-    }
-
-    /// The build, from the points of `at` alone where given (those that are points of
-    /// `lexer`), and with the tables of a [`PointSpanner`] where given (then the classes get
-    /// no expansion tables: they are read only through [`PointSpans`]).
-    fn build_keyed_from(
-        lexer: &Lexer,
-        vocab: &Vocabulary,
-        config: &SpansConfig,
-        key: &(dyn Fn(munch_lexer::TerminalId) -> u32 + Sync),
-        at: Option<&[LexPoint]>,
-        made: Option<(&LexTables<'_>, &TextIndex)>,
-    ) -> Result<TokenSpans, SpansBuildError> {
         let meter = Meter::new(config.max_bytes);
-        if let Some((tables, text)) = made {
-            // Tables kept by a `PointSpanner` are part of what a build holds.
-            meter.charge(tables.heap_bytes() + text.heap_bytes())?;
-        }
-        let (mut points, mut state_point, mut inhibitor_point) = all_points(lexer, &meter)?;
-        if let Some(at) = at {
-            let keep = |p: &LexPoint| at.contains(p);
-            points.retain(keep);
-            state_point.fill(NONE);
-            inhibitor_point.fill(NONE);
-            for (i, p) in points.iter().enumerate() {
-                match p.inhibitor {
-                    None => state_point[p.state.as_usize()] = i as u32,
-                    Some(inh) => inhibitor_point[inh.as_usize()] = i as u32,
-                }
-            }
-        }
+        let (points, state_point, inhibitor_point) = all_points(lexer, &meter)?;
         let block_len = points.len().div_ceil(BLOCK);
         meter.charge(vec_bytes::<&[LexPoint]>(block_len))?;
         let point_blocks: Vec<&[LexPoint]> = points.chunks(BLOCK).collect();
-        let (owned_tables, owned_text);
-        let (tables, text) = match made {
-            Some(made) => made,
-            None => {
-                owned_text = TextIndex::new(vocab, &meter)?;
-                owned_tables =
-                    LexTables::new(lexer, &meter, key, vocab.max_token_bytes(), config.max_work)?;
-                (&owned_tables, &owned_text)
-            }
-        };
+        let text = TextIndex::new(vocab, &meter)?;
+        let tables = LexTables::new(lexer, &meter, key, vocab.max_token_bytes(), config.max_work)?;
+        let (tables, text) = (&tables, &text);
         // Each block refines the classes as soon as it is walked, and keeps each class's
         // behaviour instead of each token's (classes made later behave as the class they split
         // from), and the configurations of those behaviours alone: what a block keeps grows
@@ -412,41 +374,34 @@ impl TokenSpans {
                 b
             })
             .collect();
-        // The expansion's tables, for classes that will be expanded (not a point spanner's).
-        let alive = if made.is_none() {
-            let state_points = state_point.iter().filter(|&&p| p != NONE).count();
-            let liveness = walked
-                .iter()
-                .map(|b| Liveness::of(b, &meter))
-                .collect::<Result<Vec<_>, _>>()?;
-            let alive = alive_sets(
-                &liveness,
-                &class_behaviours,
-                state_points,
-                class_len,
-                &meter,
-            )?;
-            for l in liveness {
-                l.free(&meter);
-            }
-            Some(alive)
-        } else {
-            None
-        };
+        // The expansion's tables.
+        let state_points = state_point.iter().filter(|&&p| p != NONE).count();
+        let liveness = walked
+            .iter()
+            .map(|b| Liveness::of(b, &meter))
+            .collect::<Result<Vec<_>, _>>()?;
+        let alive = alive_sets(
+            &liveness,
+            &class_behaviours,
+            state_points,
+            class_len,
+            &meter,
+        )?;
+        for l in liveness {
+            l.free(&meter);
+        }
         let classes = Arc::new(TokenClasses::from_class_of(
             vocab.len(),
             text.class_of_ids(&class_of, &meter)?,
             class_len,
-            alive.as_deref(),
+            Some(&alive),
             &meter,
         )?);
         meter.free(class_of);
-        if let Some(alive) = alive {
-            free_sets(alive, &meter);
-        }
+        free_sets(alive, &meter);
 
         // Each block's behaviours, translated to spans once per behaviour a class uses.
-        let mut spans = SpanInterner::new(config.max_spans, tables.width, &meter)?;
+        let mut spans = SpanInterner::new(config.max_spans, tables, &meter)?;
         let mut blocks = meter.with_capacity(walked.len())?;
         for (b, behaviours) in walked.into_iter().zip(class_behaviours) {
             let mut row_of = meter.vec(b.behaviour_len(), NONE)?;
@@ -495,6 +450,12 @@ impl TokenSpans {
             inverse,
             build_bytes: meter.peak(),
         })
+    }
+
+    /// Every point of `lexer`, in the order of [`TokenSpans::points`].
+    pub fn lexer_points(lexer: &Lexer) -> Vec<LexPoint> {
+        let meter = Meter::new(usize::MAX);
+        all_points(lexer, &meter).map(|p| p.0).unwrap_or_default()
     }
 
     /// The most bytes the build held at once, as charged to [`SpansConfig::max_bytes`]
@@ -618,88 +579,6 @@ impl TokenSpans {
             + blocks
             + self.inverse.capacity() * std::mem::size_of::<OnceLock<Inverse>>()
             + inverse
-    }
-}
-
-/// The spans of one point at a time over one vocabulary, with the lexer's tables made once:
-/// for a masker that computes a point's spans the first time it reaches the point, over a
-/// small vocabulary (one token per class of [`TokenClasses::build`], say: a few thousand
-/// tokens, where one point's walk takes about a millisecond). The tables (the lexer's outcome
-/// per state and byte class, and per fork) take longer to make than such a walk. A block of
-/// [`BLOCK`] points walks the trie once for all of them, so a whole [`TokenSpans`] costs less
-/// per point: this is for the points a text reaches, a fraction of them. `Send + Sync`.
-pub struct PointSpanner {
-    tables: LexTables<'static>,
-    text: TextIndex,
-    vocab: Arc<Vocabulary>,
-    config: SpansConfig,
-}
-
-impl PointSpanner {
-    /// The lexer's tables for `vocab`, lexemes told apart by `key` (see
-    /// [`TokenSpans::build_keyed`]); charged to `config`'s
-    /// [`max_bytes`](SpansConfig::max_bytes), as every [`PointSpanner::spans_at`] is.
-    pub fn new(
-        lexer: &Lexer,
-        vocab: Arc<Vocabulary>,
-        config: &SpansConfig,
-        key: &(dyn Fn(munch_lexer::TerminalId) -> u32 + Sync),
-    ) -> Result<PointSpanner, SpansBuildError> {
-        let meter = Meter::new(config.max_bytes);
-        let text = TextIndex::new(&vocab, &meter)?;
-        let tables = LexTables::new(lexer, &meter, key, vocab.max_token_bytes(), config.max_work)?;
-        Ok(PointSpanner {
-            tables: tables.into_owned(),
-            text,
-            vocab,
-            config: config.clone(),
-        })
-    }
-
-    /// The spans from point `at` alone, what [`TokenSpans::build_keyed`] computes for it;
-    /// `None` if `at` is not a point of the lexer.
-    pub fn spans_at(&self, at: LexPoint) -> Result<Option<PointSpans>, SpansBuildError> {
-        let spans = TokenSpans::build_keyed_from(
-            &self.tables.lexer,
-            &self.vocab,
-            &self.config,
-            &|t| t.as_u32(),
-            Some(&[at]),
-            Some((&self.tables, &self.text)),
-        )?;
-        Ok(spans.point(at).map(|p| PointSpans { spans, p }))
-    }
-
-    /// Heap bytes held (the lexer's copy apart).
-    pub fn heap_bytes(&self) -> usize {
-        self.tables.heap_bytes() + self.text.heap_bytes()
-    }
-}
-
-/// The spans of every token from one point ([`PointSpanner::spans_at`]).
-#[derive(Debug)]
-pub struct PointSpans {
-    /// The spans from this point alone (its classes have no expansion tables).
-    spans: TokenSpans,
-    p: PointId,
-}
-
-impl PointSpans {
-    /// The span token `t` realises from the point; `None` if it is dead there or is not a
-    /// text token.
-    pub fn span_of(&self, t: munch_vocab::TokenId) -> Option<SpanId> {
-        let c = self.spans.classes.class_of(t)?;
-        self.spans.span_of(self.p, c)
-    }
-
-    /// The span `id`. Panics if `id` is out of range.
-    pub fn span(&self, id: SpanId) -> Span<'_> {
-        self.spans.span(id)
-    }
-
-    /// The number of distinct spans from the point.
-    pub fn span_len(&self) -> usize {
-        self.spans.span_len()
     }
 }
 
@@ -1160,8 +1039,15 @@ struct SpanInterner<'m> {
     /// By (emitted sequence id, open part: a state or a fork of [`LexTables`]): sequence ids
     /// are hash-consed, so equal ids are equal sequences.
     index: AHashMap<(u32, u32), u32>,
-    /// By open part, the spans that emit nothing (most of them): no hashing.
+    /// By open part, the spans that emit nothing: no hashing.
     by_end: Vec<u32>,
+    /// Per lexeme (an [`Emitted`] of one lexeme is its index), by open part, the spans that
+    /// emit that lexeme alone (most of the others; a row is made at its lexeme's first span).
+    by_lexeme: Vec<Vec<u32>>,
+    /// The open parts: the rows' width.
+    width: usize,
+    /// Bits of an [`Emitted`] that hold its first lexeme.
+    shift: u32,
     table: SpanTable,
     /// Per fork of [`LexTables`]: its index in `fork_start`, once a span has it.
     fork_index: AHashMap<u32, u32>,
@@ -1170,17 +1056,42 @@ struct SpanInterner<'m> {
 }
 
 impl<'m> SpanInterner<'m> {
+    /// Heap bytes held, the index included.
+    fn heap_bytes(&self) -> usize {
+        self.table.heap_bytes()
+            + vec_bytes::<Vec<u32>>(self.by_lexeme.capacity())
+            + self
+                .by_lexeme
+                .iter()
+                .map(|r| r.capacity() * 4)
+                .sum::<usize>()
+            + meter::map_heap_bytes(&self.index)
+            + meter::map_heap_bytes(&self.fork_index)
+            + self.by_end.capacity() * 4
+    }
+
     /// Frees the index (the spans' tables are kept), giving it back to the meter.
     fn free_index(&mut self) {
         self.meter.free(std::mem::take(&mut self.by_end));
+        for row in std::mem::take(&mut self.by_lexeme) {
+            self.meter.free(row);
+        }
         self.meter.free_map(std::mem::take(&mut self.index));
         self.meter.free_map(std::mem::take(&mut self.fork_index));
     }
 
-    fn new(limit: usize, width: usize, meter: &'m Meter) -> Result<Self, SpansBuildError> {
+    fn new(
+        limit: usize,
+        tables: &LexTables<'_>,
+        meter: &'m Meter,
+    ) -> Result<Self, SpansBuildError> {
+        let width = tables.width;
         Ok(SpanInterner {
             index: AHashMap::new(),
             by_end: meter.vec(width, NONE)?,
+            by_lexeme: Vec::new(),
+            width,
+            shift: tables.shift,
             table: SpanTable {
                 emitted_start: meter.vec(1, 0)?,
                 emitted: Vec::new(),
@@ -1203,57 +1114,78 @@ impl<'m> SpanInterner<'m> {
         open: u32,
     ) -> Result<u32, SpansBuildError> {
         let next = self.table.len() as u32;
-        let id = if seq == 0 {
-            let id = &mut self.by_end[open as usize];
-            if *id == NONE {
-                *id = next;
+        // The slot of the span, found without hashing where it emits one lexeme or none.
+        let slot = if seq == 0 {
+            Some(&mut self.by_end[open as usize])
+        } else if seq >> self.shift == 0 {
+            let lexeme = seq as usize;
+            if self.by_lexeme.len() <= lexeme {
+                let more = lexeme + 1 - self.by_lexeme.len();
+                self.meter.reserve(&mut self.by_lexeme, more)?;
+                self.by_lexeme.resize(lexeme + 1, Vec::new());
             }
-            *id
+            if self.by_lexeme[lexeme].is_empty() {
+                self.by_lexeme[lexeme] = self.meter.vec(self.width, NONE)?;
+            }
+            Some(&mut self.by_lexeme[lexeme][open as usize])
         } else {
-            self.meter.reserve_map(&mut self.index, 1)?;
-            *self.index.entry((seq, open)).or_insert(next)
+            None
         };
-        if id == next {
-            if self.table.len() >= self.limit {
-                return Err(SpansBuildError::new(SpansBudget::Spans, self.limit as u64));
-            }
-            seqs.collect(seq, &tables.lexemes, &mut self.table.emitted, self.meter)?;
-            self.meter.push(
-                &mut self.table.emitted_start,
-                self.table.emitted.len() as u32,
-            )?;
-            let (end, others) = tables.open(open);
-            self.meter.push(&mut self.table.end, end)?;
-            let fork = if others.is_empty() {
-                NONE
-            } else if let Some(&f) = self.fork_index.get(&open) {
-                f
-            } else {
-                let bytes: usize = others
-                    .iter()
-                    .map(|(_, l)| vec_bytes::<LexState>(l.len()))
-                    .sum();
-                self.meter.charge(bytes)?;
-                self.meter.reserve_map(&mut self.fork_index, 1)?;
-                self.meter.reserve(&mut self.table.forks, others.len())?;
-                let mut others: Vec<Fork> = others
-                    .into_iter()
-                    .map(|(state, lexemes)| Fork {
-                        lexemes: lexemes.into_boxed_slice(),
-                        state,
-                    })
-                    .collect();
-                others.sort_unstable();
-                self.table.forks.extend(others);
-                let f = self.table.fork_start.len() as u32 - 1;
-                self.meter
-                    .push(&mut self.table.fork_start, self.table.forks.len() as u32)?;
-                self.fork_index.insert(open, f);
-                f
-            };
-            self.meter.push(&mut self.table.fork, fork)?;
+        let known = match &slot {
+            Some(id) => **id,
+            None => self.index.get(&(seq, open)).copied().unwrap_or(NONE),
+        };
+        if known != NONE {
+            return Ok(known);
         }
-        Ok(id)
+        // A new span: checked before it is recorded anywhere, so that the interner stays
+        // whole after a refusal.
+        if self.table.len() >= self.limit {
+            return Err(SpansBuildError::new(SpansBudget::Spans, self.limit as u64));
+        }
+        match slot {
+            Some(id) => *id = next,
+            None => {
+                self.meter.reserve_map(&mut self.index, 1)?;
+                self.index.insert((seq, open), next);
+            }
+        }
+        seqs.collect(seq, &tables.lexemes, &mut self.table.emitted, self.meter)?;
+        self.meter.push(
+            &mut self.table.emitted_start,
+            self.table.emitted.len() as u32,
+        )?;
+        let (end, others) = tables.open(open);
+        self.meter.push(&mut self.table.end, end)?;
+        let fork = if others.is_empty() {
+            NONE
+        } else if let Some(&f) = self.fork_index.get(&open) {
+            f
+        } else {
+            let bytes: usize = others
+                .iter()
+                .map(|(_, l)| vec_bytes::<LexState>(l.len()))
+                .sum();
+            self.meter.charge(bytes)?;
+            self.meter.reserve_map(&mut self.fork_index, 1)?;
+            self.meter.reserve(&mut self.table.forks, others.len())?;
+            let mut others: Vec<Fork> = others
+                .into_iter()
+                .map(|(state, lexemes)| Fork {
+                    lexemes: lexemes.into_boxed_slice(),
+                    state,
+                })
+                .collect();
+            others.sort_unstable();
+            self.table.forks.extend(others);
+            let f = self.table.fork_start.len() as u32 - 1;
+            self.meter
+                .push(&mut self.table.fork_start, self.table.forks.len() as u32)?;
+            self.fork_index.insert(open, f);
+            f
+        };
+        self.meter.push(&mut self.table.fork, fork)?;
+        Ok(next)
     }
 }
 

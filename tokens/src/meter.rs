@@ -28,7 +28,7 @@ pub(crate) struct Meter {
 
 impl Meter {
     /// A meter with nothing held, refusing past `limit` bytes.
-    pub(crate) fn new(limit: usize) -> Self {
+    pub(crate) const fn new(limit: usize) -> Self {
         Meter {
             held: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),

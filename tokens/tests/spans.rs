@@ -9,15 +9,15 @@
 //! Random cases are seeded ([`SEED`]) so a failure replays; proptest shrinks it and prints the
 //! lexer's patterns and the vocabulary.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use munch_lexer::dfa::{Lexer, LexerConfig, TerminalSpec};
 use munch_lexer::{LexState, TerminalId};
 use munch_testkit::lexers;
 use munch_tokens::{
-    ClassId, ClassSet, ExpandCache, LexPoint, PointId, PointSpanner, SpansBudget, SpansConfig,
-    TokenClasses, TokenSpans,
+    ClassId, ClassSet, ExpandCache, LexPoint, PointId, PointSpanner, SpanId, SpansBudget,
+    SpansConfig, TokenClasses, TokenSpans,
 };
 use munch_vocab::{TokenId, Vocabulary};
 use proptest::prelude::*;
@@ -701,6 +701,35 @@ fn budgets_are_typed_errors() {
 }
 
 #[test]
+fn a_point_spanners_span_table_refuses_past_its_budget_and_stays_whole() {
+    let lexer = lexer_of(SMALL);
+    let vocab = Arc::new(vocab_of(&[b"a", b"1", b"=", b" ", b"if", b"a=", b"1 "]));
+    let spans = build(&lexer, &vocab);
+    let total = spans.span_len();
+    let config = SpansConfig {
+        max_spans: total - 1,
+        ..SpansConfig::default()
+    };
+    let spanner = PointSpanner::new(&lexer, Arc::clone(&vocab), &config, &|t| t.as_u32()).unwrap();
+    let mut ids = spanner.span_ids();
+    let mut of = Vec::new();
+    let mut refused = None;
+    for &at in spans.points().iter().chain(spans.points()) {
+        match spanner.walk(at, &mut ids, &mut of) {
+            Ok(walked) => assert!(walked),
+            Err(e) => refused = Some(e),
+        }
+        // Every id handed out names a span in the table, refused or not.
+        assert!(ids.span_len() < total);
+        for s in of.iter().flatten() {
+            assert!(s.as_usize() < ids.span_len());
+            let _ = ids.span(*s);
+        }
+    }
+    assert_eq!(refused.map(|e| e.budget()), Some(SpansBudget::Spans));
+}
+
+#[test]
 fn more_points_than_one_block() {
     // A keyword list makes many lexer states: more than one block of points.
     let words = [
@@ -863,26 +892,52 @@ fn check_point_spanner(
     let all = TokenSpans::build_keyed(lexer, vocab, &config, key).unwrap();
     let spanner = PointSpanner::new(lexer, Arc::new(vocab.clone()), &config, key).unwrap();
     assert_eq!(TokenSpans::lexer_points(lexer), all.points());
+    // Token `t`'s span from `at` in the whole build.
+    let whole = |at: LexPoint, t: TokenId| {
+        let p = all.point(at).unwrap();
+        all.classes()
+            .class_of(t)
+            .and_then(|c| all.span_of(p, c))
+            .map(|s| all.span(s))
+    };
     for &at in all.points() {
         let one = spanner.spans_at(at).unwrap().expect("a point of the lexer");
-        let p = all.point(at).unwrap();
         for t in 0..vocab.len() {
             let t = TokenId::from_usize(t);
-            let whole = all
-                .classes()
-                .class_of(t)
-                .and_then(|c| all.span_of(p, c))
-                .map(|s| all.span(s));
             let alone = one.span_of(t).map(|s| one.span(s));
-            assert_eq!(whole, alone, "token {t:?} from {at:?}");
+            assert_eq!(whole(at, t), alone, "token {t:?} from {at:?}");
         }
     }
+    // One table of spans across every point: the same spans, and one id per span content
+    // (walked twice, so that the second walk meets only known spans).
+    let mut ids = spanner.span_ids();
+    let mut of = Vec::new();
+    let mut id_of: HashMap<String, SpanId> = HashMap::new();
+    for &at in all.points().iter().chain(all.points()) {
+        assert!(spanner.walk(at, &mut ids, &mut of).unwrap());
+        for t in 0..vocab.len() {
+            let t = TokenId::from_usize(t);
+            let shared = of[t.as_usize()];
+            assert_eq!(
+                whole(at, t),
+                shared.map(|s| ids.span(s)),
+                "token {t:?} from {at:?}"
+            );
+            if let Some(s) = shared {
+                let id = *id_of.entry(format!("{:?}", ids.span(s))).or_insert(s);
+                assert_eq!(id, s, "one span, two ids");
+            }
+        }
+    }
+    assert_eq!(ids.span_len(), id_of.len());
     // A point the lexer does not have: none.
     let dead = LexPoint {
         state: lexer.dead(),
         inhibitor: None,
     };
     assert!(spanner.spans_at(dead).unwrap().is_none());
+    assert!(!spanner.walk(dead, &mut ids, &mut of).unwrap());
+    assert!(of.is_empty());
 }
 
 proptest! {

@@ -14,12 +14,13 @@
 //! with a capacity, cleared and refilled when full, with a clear count, and giving up to a
 //! fallback masker when it thrashes.
 //!
-//! The price of a point made on demand: its walk is one point's, where the eager build walks
-//! the vocabulary for 64 points at once, so a point's first use costs about a millisecond and
-//! a half (Go with Llama 3) — what the up-front build no longer spends on the points no mask
-//! reaches. So after the build a thread of its own, at the lowest priority, prepares the
-//! points (their walks and continuations, [`crate::points`]), the start point first, then
-//! those the prepared ones lead to; a mask that finds its point prepared only groups its
+//! The price of a point made on demand: its walk (one pass over the representatives' trie,
+//! [`PointSpanner::walk`]), each class's continuation (read by span id, the same from every
+//! point, and derived once per new span) and its items (the classes grouped by continuation):
+//! what the up-front build no longer spends on the points no mask reaches. So after the build
+//! a thread of its own, at the lowest priority, prepares the points (their walks and
+//! continuations, [`crate::points`]): those the start point leads to first (the first mask
+//! makes the start point itself), then those the prepared ones lead to; a mask that finds its point prepared only groups its
 //! classes (a tenth of the cost), and one that does not makes the point itself, without
 //! waiting for the thread ([`WdaConfig::prepare_in_background`]). The thread uses what
 //! the CPU leaves idle between masks (a model's forward pass); on a busy CPU it gets little.
@@ -50,8 +51,10 @@
 //! After a warm-up almost every mask is a read, so threads rarely wait on each other, and work
 //! done for one sequence serves all the others (a per-thread cache would compute every state
 //! once per thread, and a batch of 64 sequences would pay 64 cold starts). The price is one
-//! atomic read-modify-write per mask on a shared cache line. The preparing thread shares no
-//! lock with the masks (see [`crate::points`]).
+//! atomic read-modify-write per mask on a shared cache line. A point a mask makes is walked
+//! under the write lock too, into the cache's own table of spans (the span ids by which the
+//! cache remembers continuations). The preparing thread shares no lock with the masks (see
+//! [`crate::points`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockWriteGuard};
@@ -65,8 +68,7 @@ use munch_glr::parser::{Parser, ParserState};
 use munch_lexer::LexState;
 use munch_vocab::Vocabulary;
 
-use munch_tokens::{ClassId, PointSpanner, PointSpans, TokenClasses, TokenSpans};
-use munch_vocab::TokenId;
+use munch_tokens::{ClassId, PointSpanner, SpanId, SpanIds, TokenClasses, TokenSpans};
 
 use crate::bits::{is_subset, Bits, Weight, Weights, EMPTY};
 use crate::build::{block_runs, class_tables, spans_config, spans_error};
@@ -188,6 +190,12 @@ struct Engine {
     /// Derives the continuations of the points a mask makes itself (kept across clears, as
     /// the continuations are, in `tpl`).
     pb: PointBuilder,
+    /// The spans of the points masks made, ids shared across points, and per span the
+    /// continuation it starts in `tpl`, or [`UNSET`] (kept across clears too).
+    span_ids: SpanIds,
+    root_of: Vec<u32>,
+    /// Per class, its span at the point being made.
+    span_of: Vec<Option<SpanId>>,
     /// The continuations of the points the preparing thread made, in `tpl`'s ids.
     translation: Translation,
     /// Groups a point's classes by continuation into its initial items.
@@ -214,8 +222,6 @@ enum Stop {
 /// The scratch of one thread (or one sequence).
 struct LazyCache {
     run: RunCache,
-    /// Spans of points this mask makes itself, walked before it took the cache's lock.
-    walked: Vec<(usize, PointSpans)>,
     fallback: Option<MaskCache>,
     /// Masks answered since the last flush into `LazyWdaMasker::masks`.
     masks: u64,
@@ -303,7 +309,7 @@ impl LazyWdaMasker {
             plain.clone(),
             class_len,
             config.max_continuations,
-            PointBuilder::new(Arc::clone(&lr)),
+            PointBuilder::for_span_ids(Arc::clone(&lr)),
         );
         let translation = Translation::new(&points);
         let table_bytes = classes.heap_bytes()
@@ -317,6 +323,7 @@ impl LazyWdaMasker {
         let engine = Engine::new(
             &lr,
             translation,
+            points.span_ids(),
             config.max_continuations,
             words,
             start_len,
@@ -509,28 +516,9 @@ impl LazyWdaMasker {
     fn classes(&self, cache: &mut LazyCache, state: &ParserState) -> bool {
         // A poisoned lock (a panic while the cache was written) is not read: the writer below
         // clears it first.
-        let mut walk = Vec::new();
         if let Ok(eng) = self.engine.read() {
             if self.run(&mut Reader(&eng), &mut cache.run, state).is_ok() {
                 return true;
-            }
-            // The points this mask starts at that neither the cache nor the preparing thread
-            // has: walked before the write lock (the walks are most of a point's first use,
-            // and need nothing of the cache).
-            for h in state.heads() {
-                if let Some(p) = self.point(h.lex_state(), h.inhibitor()) {
-                    if eng.starts[p] == NONE && self.points.ready(p).is_none() {
-                        walk.push(p);
-                    }
-                }
-            }
-        }
-        walk.sort_unstable();
-        walk.dedup();
-        cache.walked.clear();
-        for p in walk {
-            if let Ok(Some(spans)) = self.points.spans_for_mask(p) {
-                cache.walked.push((p, spans));
             }
         }
         let mut eng = self.write();
@@ -543,10 +531,7 @@ impl LazyWdaMasker {
             return false;
         }
         for attempt in 0..2 {
-            let mut writer = Writer {
-                eng: &mut eng,
-                walked: &mut cache.walked,
-            };
+            let mut writer = Writer { eng: &mut eng };
             match self.run(&mut writer, &mut cache.run, state) {
                 Ok(()) => return true,
                 Err(Stop::Miss) => unreachable!("a writer computes what it misses"),
@@ -606,6 +591,7 @@ impl Engine {
     fn new(
         lr: &Arc<ClassTables>,
         translation: Translation,
+        span_ids: SpanIds,
         max_continuations: usize,
         words: usize,
         starts: usize,
@@ -625,7 +611,10 @@ impl Engine {
             trans: AHashMap::new(),
             starts: vec![NONE; starts],
             yes: vec![EMPTY; starts],
-            pb: PointBuilder::new(Arc::clone(lr)),
+            pb: PointBuilder::for_span_ids(Arc::clone(lr)),
+            span_ids,
+            root_of: Vec::new(),
+            span_of: Vec::new(),
             translation,
             groups: Groups::default(),
             cont_of: Vec::new(),
@@ -646,6 +635,8 @@ impl Engine {
             + self.groups.heap_bytes()
             + self.translation.heap_bytes()
             + self.pb.heap_bytes()
+            + self.span_ids.heap_bytes()
+            + (self.root_of.capacity() + self.span_of.capacity()) * 4
             + self.cont_of.capacity() * 4
     }
 
@@ -707,8 +698,6 @@ impl Steps for Reader<'_> {
 
 struct Writer<'a> {
     eng: &'a mut Engine,
-    /// Spans walked before the lock was taken, by point.
-    walked: &'a mut Vec<(usize, PointSpans)>,
 }
 
 impl Steps for Writer<'_> {
@@ -723,6 +712,7 @@ impl Steps for Writer<'_> {
                 (vec![(item(eof, INIT, FIN), eng.weights.intern(eos))], EMPTY)
             } else {
                 let t0 = Instant::now();
+                let mut t_walk = 0.0;
                 let mut cont_of = std::mem::take(&mut eng.cont_of);
                 cont_of.clear();
                 let conts = eng.tpl.conts_mut();
@@ -735,28 +725,27 @@ impl Steps for Writer<'_> {
                         "ahead"
                     }
                     Some(None) => return Err(Stop::Full),
-                    // Made here: spans walked before the lock (or now), continuations derived
-                    // into the cache's table.
+                    // Made here: spans walked, continuations derived into the cache's table.
                     None => {
-                        let walked = self.walked.iter().position(|(p, _)| *p == start);
-                        let spans = match walked {
-                            Some(i) => self.walked.swap_remove(i).1,
-                            None => match m.points.spans_for_mask(start) {
-                                Ok(Some(spans)) => spans,
-                                // Every start is a point of the lexer; a budget exceeded
-                                // gives up.
-                                Ok(None) | Err(_) => return Err(Stop::Full),
-                            },
-                        };
-                        let mut root_of = vec![UNSET; spans.span_len()];
-                        let span_of = |c: ClassId| spans.span_of(TokenId::from(c.as_u32()));
+                        match m
+                            .points
+                            .walk_for_mask(start, &mut eng.span_ids, &mut eng.span_of)
+                        {
+                            Ok(true) => {}
+                            // Every start is a point of the lexer; a budget exceeded gives up.
+                            Ok(false) | Err(_) => return Err(Stop::Full),
+                        }
+                        t_walk = t0.elapsed().as_secs_f64();
+                        eng.root_of.resize(eng.span_ids.span_len(), UNSET);
+                        let of = &eng.span_of;
+                        let span_of = |c: ClassId| of[c.as_usize()];
                         let classes = 0..m.token_classes;
                         eng.pb.conts_of(
                             conts,
-                            &spans,
+                            &eng.span_ids,
                             classes,
                             span_of,
-                            &mut root_of,
+                            &mut eng.root_of,
                             &mut cont_of,
                         );
                         "here"
@@ -770,8 +759,9 @@ impl Steps for Writer<'_> {
                 eng.cont_of = cont_of;
                 if crate::determinize::debug() {
                     eprintln!(
-                        "wda-lazy: point {start} made {by}: continuations {:.0} µs, items {:.0} µs ({} items)",
-                        t_conts * 1e6,
+                        "wda-lazy: point {start} made {by}: walk {:.0} µs, continuations {:.0} µs, items {:.0} µs ({} items)",
+                        t_walk * 1e6,
+                        (t_conts - t_walk) * 1e6,
                         (t0.elapsed().as_secs_f64() - t_conts) * 1e6,
                         made.0.len()
                     );
@@ -843,7 +833,6 @@ impl Masker for LazyWdaMasker {
     fn create_cache(&self) -> MaskCache {
         MaskCache::new(LazyCache {
             run: self.expand.create_cache(),
-            walked: Vec::new(),
             fallback: None,
             masks: 0,
         })

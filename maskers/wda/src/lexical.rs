@@ -29,7 +29,7 @@ use std::sync::Arc;
 use ahash::AHashMap;
 use munch_glr::lr::{Action, LrState};
 use munch_lexer::{LexState, TerminalId};
-use munch_tokens::{ClassId, LexPoint, PointId, PointSpans, Span, SpanId, TokenSpans};
+use munch_tokens::{ClassId, LexPoint, PointId, Span, SpanId, SpanIds, TokenSpans};
 
 use crate::bits::{Weight, Weights, EMPTY};
 use crate::template::{item, Cont, Conts, Item, FIN, INIT, NEVER};
@@ -224,11 +224,17 @@ impl ContBuilder {
 /// ([`Groups::items`], which needs the weights).
 pub(crate) struct PointBuilder {
     cb: ContBuilder,
-    /// The continuation of a span with no forks and one or two emitted lexemes, by `(end,
-    /// first, second, emitted)`, and of any other that emits a lexeme or has forks, by its
-    /// content ([`span_key`]): what `root_of` remembers by span id, so that it holds across
-    /// spans of separate builds (the on-demand automaton's, one per point), in one lookup
-    /// (the short ones, most of them, without reading a key elsewhere in memory).
+    /// Whether to remember continuations by span content (below): not when the caller's
+    /// span ids hold across points and name distinct contents ([`SpanIds`]) and its
+    /// `root_of` is kept across points, which then remembers all there is.
+    by_content_too: bool,
+    /// The continuation of a span by its content, what `root_of` remembers by span id, so
+    /// that it holds across spans of separate tables (the eager build's `root_of` is per
+    /// point): with no forks and at most one emitted lexeme (most spans), in a table read
+    /// without hashing: row 0 by end state for those that emit nothing, row `e + 1` for those
+    /// that emit the lexeme of state `e` (made at its first span), or [`UNSET`]; with no forks
+    /// and two, by `(end, first, second, emitted)`; any other by its content ([`span_key`]).
+    dense: Vec<Vec<Cont>>,
     short: AHashMap<(u32, u32, u32, u32), Cont>,
     by_content: AHashMap<Box<[u32]>, Cont>,
     /// The key being looked up.
@@ -262,13 +268,24 @@ impl PointBuilder {
     pub(crate) fn new(lr: Arc<ClassTables>) -> PointBuilder {
         PointBuilder {
             cb: ContBuilder::new(lr),
+            by_content_too: true,
             short: AHashMap::new(),
+            dense: Vec::new(),
             by_content: AHashMap::new(),
             key: Vec::new(),
             key_bytes: 0,
             root_of: Vec::new(),
             groups: Groups::default(),
             cont_of: Vec::new(),
+        }
+    }
+
+    /// A builder for spans of a [`SpanIds`], with a `root_of` kept across points: a span
+    /// unknown there is new, so its continuation is derived without a lookup by content.
+    pub(crate) fn for_span_ids(lr: Arc<ClassTables>) -> PointBuilder {
+        PointBuilder {
+            by_content_too: false,
+            ..PointBuilder::new(lr)
         }
     }
 
@@ -326,8 +343,25 @@ impl PointBuilder {
             let mut k = root_of[s.as_usize()];
             if k == UNSET {
                 let span = spans.span(s);
-                k = if span.forks.is_empty() && span.emitted.is_empty() {
-                    self.cb.end(conts, span.end)
+                k = if !self.by_content_too {
+                    span_root(&mut self.cb, conts, spans, s)
+                } else if span.forks.is_empty() && span.emitted.len() <= 1 {
+                    let row = span.emitted.first().map_or(0, |e| e.as_usize() + 1);
+                    if self.dense.len() <= row {
+                        self.dense.resize(row + 1, Vec::new());
+                    }
+                    if self.dense[row].is_empty() {
+                        let states = self.cb.lr.parser().lexer().state_len();
+                        self.dense[row] = vec![UNSET; states];
+                    }
+                    match self.dense[row][span.end.as_usize()] {
+                        UNSET => {
+                            let k = span_root(&mut self.cb, conts, spans, s);
+                            self.dense[row][span.end.as_usize()] = k;
+                            k
+                        }
+                        k => k,
+                    }
                 } else if span.forks.is_empty() && span.emitted.len() <= 2 {
                     let e = span.emitted;
                     let lexeme = |i: usize| e.get(i).map_or(u32::MAX, |s| s.as_u32());
@@ -362,6 +396,7 @@ impl PointBuilder {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.root_of.capacity() * 4
             + self.short.capacity() * 24
+            + self.dense.iter().map(|r| r.capacity() * 4).sum::<usize>()
             + self.by_content.capacity() * 24
             + self.key_bytes
             + self.groups.heap_bytes()
@@ -468,7 +503,8 @@ impl Lexical {
     }
 }
 
-/// Where a point's spans are read: every point's ([`TokenSpans`]) or one's ([`PointSpans`]).
+/// Where a point's spans are read: every point's ([`TokenSpans`]) or those of the points walked
+/// one at a time ([`SpanIds`]).
 pub(crate) trait SpanTable {
     fn span(&self, id: SpanId) -> Span<'_>;
 }
@@ -479,9 +515,9 @@ impl SpanTable for TokenSpans {
     }
 }
 
-impl SpanTable for PointSpans {
+impl SpanTable for SpanIds {
     fn span(&self, id: SpanId) -> Span<'_> {
-        PointSpans::span(self, id)
+        SpanIds::span(self, id)
     }
 }
 

@@ -163,8 +163,9 @@ pub struct WdaConfig {
     pub min_masks_per_clear: usize,
     /// [`LazyWdaMasker`] only: once built, prepare its lexer points on a thread of its own
     /// (each point's spans and continuations, most of a point's first-use cost), at the
-    /// lowest priority, the start point first, then the points prepared ones lead to (and
-    /// first those led to by a point a mask had to make); a mask that needs a point not
+    /// lowest priority: the points the start point leads to first (the first mask makes the
+    /// start point itself), then the points prepared ones lead to (and first those led to by
+    /// a point a mask had to make); a mask that needs a point not
     /// prepared yet makes it itself, never waiting for the thread. The thread takes a core's
     /// idle time until every point is made (`bench/PERFORMANCE.md` has how long) and stops
     /// when the masker is dropped. Default true.

@@ -1,13 +1,14 @@
 //! The on-demand automaton's lexer points, prepared ahead: [`Points`].
 //!
 //! A point's first use is its spans (one walk of the classes' representatives from there,
-//! [`PointSpanner::spans_at`]), then per token class the continuation its span starts
-//! ([`PointBuilder::conts_of`]), then the initial items (the classes grouped by continuation):
-//! about a millisecond and a half on Go with Llama 3. The first two need nothing of the
-//! automaton's cache, so a thread of its own makes them after the build, at the lowest
-//! priority (the start point first, then the points the prepared ones lead to, the most
-//! tokens' first, and before those the points led to by any a mask had to make itself: the
-//! texts are there; then the rest), in its own table of continuations; a mask that finds its
+//! [`PointSpanner::walk`], into a table of spans whose ids hold across points), then per token
+//! class the continuation its span starts ([`PointBuilder::conts_of`]: a read by span id once
+//! the span is known), then the initial items (the classes grouped by continuation). The first
+//! two need nothing of the automaton's cache, so a thread of its own makes them after the
+//! build, at the lowest priority (first the points the start point leads to: the first mask
+//! makes the start point itself; then the points the prepared ones lead to, the most tokens'
+//! first, and before those the points led to by any a mask had to make itself: the texts are
+//! there; then the rest), in its own tables of continuations; a mask that finds its
 //! point prepared translates the point's continuations into the cache's table (each once:
 //! the thread publishes its new ones in an append-only chain of chunks) and groups them, a
 //! tenth of the work. A mask that needs a point not prepared yet makes it itself, into the
@@ -18,8 +19,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use munch_tokens::{LexPoint, PointSpanner, PointSpans, SpansBuildError};
-use munch_vocab::TokenId;
+use munch_tokens::{ClassId, LexPoint, PointSpanner, SpanId, SpanIds, SpansBuildError};
 
 use crate::lexical::{PointBuilder, UNSET};
 use crate::template::{Cont, Conts, Offer};
@@ -75,6 +75,11 @@ struct Preparer {
     pb: PointBuilder,
     conts: Conts,
     tail: Arc<Chunk>,
+    /// The spans of the points walked, and per span its continuation in `conts`, or [`UNSET`].
+    ids: SpanIds,
+    root_of: Vec<u32>,
+    /// The spans of the point being walked, per class.
+    of: Vec<Option<SpanId>>,
 }
 
 impl Points {
@@ -93,6 +98,7 @@ impl Points {
             next: OnceLock::new(),
         });
         let n = lexer_points.len();
+        let ids = spanner.span_ids();
         Points {
             spanner,
             lexer_points,
@@ -105,6 +111,9 @@ impl Points {
                 pb,
                 conts,
                 tail: Arc::clone(&log),
+                ids,
+                root_of: Vec::new(),
+                of: Vec::new(),
             }),
             log,
             prepared: AtomicUsize::new(0),
@@ -141,16 +150,26 @@ impl Points {
             + self.lexer_points.len() * (self.class_len * 4 + 64)
     }
 
-    /// The spans of point `p` for a mask that makes the point itself (the thread then skips
-    /// it). `None`: `p` is not a point of the lexer.
-    pub(crate) fn spans_for_mask(&self, p: usize) -> Result<Option<PointSpans>, SpansBuildError> {
-        self.taken[p].store(true, Ordering::Relaxed);
-        self.spanner.spans_at(self.lexer_points[p])
+    /// An empty table of spans for the walks of a mask's points.
+    pub(crate) fn span_ids(&self) -> SpanIds {
+        self.spanner.span_ids()
     }
 
-    /// Prepares every point not made yet on the calling thread: `first` (the lexer's start
-    /// point), then breadth-first the points prepared ones lead to (the most classes' first),
-    /// then the rest in order. Returns early once [`Points::stop`] is called. Calls run one at
+    /// The spans of point `p` per class into `of`, in `ids`, for a mask that makes the point
+    /// itself (the thread then skips it). `false`: `p` is not a point of the lexer.
+    pub(crate) fn walk_for_mask(
+        &self,
+        p: usize,
+        ids: &mut SpanIds,
+        of: &mut Vec<Option<SpanId>>,
+    ) -> Result<bool, SpansBuildError> {
+        self.taken[p].store(true, Ordering::Relaxed);
+        self.spanner.walk(self.lexer_points[p], ids, of)
+    }
+
+    /// Prepares every point not made yet on the calling thread: the points `first` (the
+    /// lexer's start point) leads to, then `first`, then breadth-first the points prepared
+    /// ones lead to (the most classes' first), then the rest in order. Returns early once [`Points::stop`] is called. Calls run one at
     /// a time (a second waits for the first, which leaves it nothing to do).
     pub(crate) fn prepare_all(&self, first: Option<usize>) {
         let mut prep = self.preparer.lock().unwrap_or_else(|p| p.into_inner());
@@ -158,7 +177,19 @@ impl Points {
         let mut queued = vec![false; n];
         let mut queue = VecDeque::new();
         if let Some(f) = first.filter(|&f| f < n) {
+            // The first mask makes the start point itself (it never waits for this thread), so
+            // the thread begins where that point leads, and prepares the point after those
+            // if no mask has taken it by then.
             queued[f] = true;
+            let Preparer { ids, of, .. } = &mut *prep;
+            if let Ok(true) = self.spanner.walk(self.lexer_points[f], ids, of) {
+                for &r in self.next_of(ids, of).iter() {
+                    if !queued[r as usize] {
+                        queued[r as usize] = true;
+                        queue.push_back(r as usize);
+                    }
+                }
+            }
             queue.push_back(f);
         }
         let mut rest = 0..n;
@@ -176,10 +207,11 @@ impl Points {
             }
             for &q in &follow {
                 // A second walk of the point, on idle time, for where it leads.
-                if let Ok(Some(spans)) = self.spanner.spans_at(self.lexer_points[q]) {
+                let Preparer { ids, of, .. } = &mut *prep;
+                if let Ok(true) = self.spanner.walk(self.lexer_points[q], ids, of) {
                     // Ahead of the queue, queued already or not (a point met again once
                     // made is skipped).
-                    for &r in self.next_of(&spans).iter().rev() {
+                    for &r in self.next_of(ids, of).iter().rev() {
                         let r = r as usize;
                         if self.ready[r].get().is_none() && !self.taken[r].load(Ordering::Relaxed) {
                             queued[r] = true;
@@ -202,10 +234,14 @@ impl Points {
                 continue;
             }
             let t0 = std::time::Instant::now();
-            let made = match self.spanner.spans_at(self.lexer_points[p]) {
-                Ok(Some(spans)) => self.derive(&mut prep, &spans),
+            let walked = {
+                let Preparer { ids, of, .. } = &mut *prep;
+                self.spanner.walk(self.lexer_points[p], ids, of)
+            };
+            let made = match walked {
+                Ok(true) => self.derive(&mut prep),
                 // Every start is a point of the lexer; a budget exceeded gives up there.
-                Ok(None) | Err(_) => Some(None),
+                Ok(false) | Err(_) => Some(None),
             };
             // Stopped halfway.
             let Some(made) = made else { return };
@@ -229,20 +265,28 @@ impl Points {
         }
     }
 
-    /// The continuations of a point's classes in the thread's table, published, and where its
-    /// spans end. `None`: stopped; `Some(None)`: past the continuations' budget.
-    fn derive(&self, prep: &mut Preparer, spans: &PointSpans) -> Option<Option<Prepared>> {
+    /// The continuations of the classes of the point just walked (`prep.of`) in the thread's
+    /// table, published, and where its spans end. `None`: stopped; `Some(None)`: past the
+    /// continuations' budget.
+    fn derive(&self, prep: &mut Preparer) -> Option<Option<Prepared>> {
         let mut cont_of = Vec::with_capacity(self.class_len);
-        let mut root_of = vec![UNSET; spans.span_len()];
-        let span_of = |c: munch_tokens::ClassId| spans.span_of(TokenId::from(c.as_u32()));
-        let Preparer { pb, conts, tail } = prep;
+        let Preparer {
+            pb,
+            conts,
+            tail,
+            ids,
+            root_of,
+            of,
+        } = prep;
+        root_of.resize(ids.span_len(), UNSET);
+        let span_of = |c: ClassId| of[c.as_usize()];
         let mut lo = 0;
         while lo < self.class_len {
             if self.stop.load(Ordering::Relaxed) {
                 return None;
             }
             let hi = (lo + CHUNK).min(self.class_len);
-            pb.conts_of(conts, spans, lo..hi, span_of, &mut root_of, &mut cont_of);
+            pb.conts_of(conts, &*ids, lo..hi, span_of, root_of, &mut cont_of);
             if conts.len() > self.max_continuations {
                 return Some(None);
             }
@@ -263,13 +307,13 @@ impl Points {
         Some(Some(Prepared {
             cont_of: cont_of.into_boxed_slice(),
             max_cont,
-            next: self.next_of(spans),
+            next: self.next_of(ids, of),
         }))
     }
 
     /// The points a point's spans end at (the open lexeme's state, and each fork's), the most
     /// classes' first.
-    fn next_of(&self, spans: &PointSpans) -> Box<[u32]> {
+    fn next_of(&self, ids: &SpanIds, of: &[Option<SpanId>]) -> Box<[u32]> {
         // Where the spans end, by how many classes end there.
         let mut count: Vec<(u32, u32)> = Vec::new();
         let mut at = vec![u32::MAX; self.lexer_points.len()];
@@ -285,9 +329,9 @@ impl Points {
             }
             count[*i as usize].0 += 1;
         };
-        for c in 0..self.class_len {
-            if let Some(s) = spans.span_of(TokenId::from(c as u32)) {
-                let span = spans.span(s);
+        for s in of.iter().take(self.class_len) {
+            if let Some(s) = *s {
+                let span = ids.span(s);
                 add(span.end);
                 for f in span.forks {
                     add(f.state);
