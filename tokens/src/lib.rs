@@ -1131,23 +1131,24 @@ impl<'m> SpanInterner<'m> {
         } else {
             None
         };
-        let known = match &slot {
-            Some(id) => **id,
-            None => self.index.get(&(seq, open)).copied().unwrap_or(NONE),
-        };
-        if known != NONE {
-            return Ok(known);
-        }
-        // A new span: checked before it is recorded anywhere, so that the interner stays
+        // A new span is checked before it is recorded anywhere, so that the interner stays
         // whole after a refusal.
-        if self.table.len() >= self.limit {
-            return Err(SpansBuildError::new(SpansBudget::Spans, self.limit as u64));
-        }
+        let full = self.table.len() >= self.limit;
+        let refused = || SpansBuildError::new(SpansBudget::Spans, self.limit as u64);
         match slot {
+            Some(&mut id) if id != NONE => return Ok(id),
+            Some(_) if full => return Err(refused()),
             Some(id) => *id = next,
             None => {
+                // One probe: most spans of more lexemes are new where a point is first walked.
                 self.meter.reserve_map(&mut self.index, 1)?;
-                self.index.insert((seq, open), next);
+                match self.index.entry((seq, open)) {
+                    std::collections::hash_map::Entry::Occupied(e) => return Ok(*e.get()),
+                    std::collections::hash_map::Entry::Vacant(_) if full => return Err(refused()),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(next);
+                    }
+                }
             }
         }
         seqs.collect(seq, &tables.lexemes, &mut self.table.emitted, self.meter)?;
