@@ -55,7 +55,8 @@
 //!   names) spell each character as `JSON.stringify` does (`\"`, `\\`, control escapes; `\/`
 //!   also taken); see [`encode`] for the exact profile.
 //! - Numbers under `minimum`/`maximum`/`exclusive*`, and integers, are written without
-//!   exponent (whether `1e2` is at most 100 is not regular in general); `1.0` is an integer.
+//!   exponent (whether `1e2` is at most 100 is not regular in general), except on a side of
+//!   zero the bounds leave whole (`exclusiveMinimum: 0` takes `2.5e7`); `1.0` is an integer.
 //!
 //! Compiled: `type`, `enum`, `const`, `properties`, `required`, `additionalProperties`,
 //! `patternProperties` (a key takes every matching pattern's schema; additional properties take

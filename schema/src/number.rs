@@ -5,7 +5,9 @@
 //! by length and then digit by digit, and fractional parts digit by digit with zero padding.
 //! [`number_regex`] builds that language from the bounds; numbers written with an exponent are
 //! not part of it (whether `0.001e5` is at most 100 depends on counting digits against the
-//! exponent, which no finite automaton can do), so under a bound munch writes plain decimals.
+//! exponent, which no finite automaton can do), so under a bound munch writes plain decimals,
+//! and takes exponents only where the sign alone decides: on a side of zero that the bounds
+//! leave whole.
 //!
 //! Every regex here uses `[0-9]`, never `\d`: Lark's `\d` is Python's, which takes every Unicode
 //! decimal digit.
@@ -14,6 +16,11 @@ use std::cmp::Ordering;
 
 /// The JSON number syntax (RFC 8259), exponent included.
 pub(crate) const ANY_NUMBER: &str = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+\-]?[0-9]+)?";
+/// Positive numbers written with an exponent (taken under bounds that leave every positive, or
+/// every negative, number: `minimum: 0` and no maximum).
+const EXP_POSITIVE: &str = r"(?:[1-9][0-9]*(?:\.[0-9]+)?|0\.[0-9]*[1-9][0-9]*)[eE][+\-]?[0-9]+";
+/// Zero written with an exponent (`0e5`, `0.0E-1`).
+const EXP_ZERO: &str = r"0(?:\.0+)?[eE][+\-]?[0-9]+";
 /// Integers written as JSON numbers without exponent; `.0` fractions are allowed since `1.0` is
 /// an integer to JSON Schema.
 pub(crate) const ANY_INTEGER: &str = r"-?(?:0|[1-9][0-9]*)(?:\.0+)?";
@@ -295,9 +302,29 @@ fn signed(
             alts.push(r);
         }
     }
+    // Numbers written with an exponent, where their sign alone decides the bounds (see
+    // `EXP_POSITIVE`): `exclusiveMinimum: 0` takes `2.5e7`.
+    if !integer && places.is_none() {
+        let zero_ok = |b: &Bound| !b.exclusive || b.value != Dec::zero();
+        if hi.is_none() && lo.is_none_or(|l| l.value.neg || l.value == Dec::zero()) {
+            alts.push(if lo.is_none_or(zero_ok) {
+                format!("(?:{EXP_POSITIVE}|{EXP_ZERO})")
+            } else {
+                EXP_POSITIVE.to_string()
+            });
+        }
+        if lo.is_none() && hi.is_none_or(|h| !h.value.neg) {
+            alts.push(if hi.is_none_or(zero_ok) {
+                format!("-(?:{EXP_POSITIVE}|{EXP_ZERO})")
+            } else {
+                format!("-(?:{EXP_POSITIVE})")
+            });
+        }
+    }
     // x = -y with y >= 0 (y = 0 gives `-0`, which equals 0).
+    // `hi` below zero, or zero itself when exclusive (`exclusiveMaximum: 0` refuses `-0`).
     let neg_lo = match hi {
-        Some(h) if h.value.neg => Bound {
+        Some(h) if h.value.neg || (h.exclusive && h.value == Dec::zero()) => Bound {
             value: h.value.abs(),
             exclusive: h.exclusive,
         },
@@ -731,7 +758,24 @@ mod tests {
             texts.push(format!("{:.1}0", v));
         }
         texts.extend(
-            ["-0", "-0.0", "0.000", "0.001", "99.99", "100.000001", "1e2"].map(String::from),
+            [
+                "-0",
+                "-0.0",
+                "0.000",
+                "0.001",
+                "99.99",
+                "100.000001",
+                "1e2",
+                "-1e2",
+                "0e5",
+                "-0e5",
+                "0.0E-1",
+                "1.5E-3",
+                "-2.5e+10",
+                "0.03e1",
+                "-0.001e5",
+            ]
+            .map(String::from),
         );
         for t in texts {
             let d = dec(&t);
@@ -748,7 +792,17 @@ mod tests {
                     d <= b.value
                 }
             }) && (!integer || d.is_integer());
-            let plain = !t.contains('e')
+            // An exponent is taken where the sign decides: the number's side of zero is
+            // whole within the bounds.
+            let whole_side = if t.starts_with('-') {
+                lo.is_none() && hi.as_ref().is_none_or(|h| !h.value.neg)
+            } else {
+                hi.is_none()
+                    && lo
+                        .as_ref()
+                        .is_none_or(|l| l.value.neg || l.value == Dec::zero())
+            };
+            let plain = (!t.contains(['e', 'E']) || (whole_side && !integer && places.is_none()))
                 && places.is_none_or(|k| {
                     t.split('.')
                         .nth(1)
@@ -791,6 +845,13 @@ mod tests {
     #[test]
     fn decimal_ranges() {
         check(false, Some(bound("0", false)), None);
+        // One side of zero whole: exponents there.
+        check(false, Some(bound("0", true)), None);
+        check(false, Some(bound("-2", true)), None);
+        check(false, None, Some(bound("0", true)));
+        check(false, None, Some(bound("0", false)));
+        check(false, None, Some(bound("5", false)));
+        check(false, None, Some(bound("-5", false)));
         check(false, Some(bound("0", true)), Some(bound("1", false)));
         check(false, Some(bound("-1.5", false)), Some(bound("2.25", true)));
         check(
