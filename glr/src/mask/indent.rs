@@ -73,14 +73,23 @@ use crate::parser::{indent_bracket_delta, Head, NlAction, Parser, ParserState, S
 ///   Nor where the context can only add to the masker's answer ([`Effect::Adds`]: a newline
 ///   that brackets drop at the token's last byte, a token ending inside a lexeme that may
 ///   become one inside brackets, as `"(r"` may begin `r"""`) and the masker allows the token.
+///   Paths from different heads never merge, so a token's signature from a set of heads is
+///   its signatures from each head alone side by side: those are memoised per head
+///   ([`HeadSigs`]), and a new set of known heads (a new identifier prefix beside the head
+///   that completed the last lexeme) walks only its new heads. Inhibitors are keyed by their
+///   representative ([`inhibitor_reps`]): the states an identifier leaves (one per keyword
+///   prefix it spells) all inhibit alike.
 /// - Nor, mostly, anywhere else: a class's signature is also what the parser is handed along
 ///   each path, terminals ([`ShiftPath`]), so the class is allowed iff some path's terminals
 ///   shift from its heads and its end is live. Inside brackets that is the whole question
 ///   (`"----\n"`, `",\n"`, `"{}{\n"`: the newline is dropped); where the indenter reads a
 ///   newline, a path whose terminals before it, and the newline itself, do not shift is dead,
 ///   and only the others need a commit. The tables answer without building GSS nodes: per
-///   sequence of terminals, once ([`after_first`]), whether the rest shifts after the first
-///   from each LR state that shifts it; per mask, the states the heads shift each first
+///   sequence of terminals ([`after_first`]), whether the rest shifts after the first from
+///   each LR state that shifts it, at once from the state the first shifts to where no
+///   reduction pops it, else from each state below it the first time a mask meets that state
+///   ([`RestReach::at_top`]: a sequence meets a few of the hundreds of states that shift, say,
+///   a name); per mask, the states the heads shift each first
 ///   terminal from, run on the heads' stacks as read from the GSS; where the answer depends
 ///   on what lies below such a state, the tables run on the top states of that stack
 ///   ([`RestReach::below`], memoised per sequence), and then on the heads' whole stacks as
@@ -103,6 +112,11 @@ pub struct IndentFix {
     /// Per set of heads (lexer configuration, bracket depth): the tokens [`needs_context`]
     /// names, in classes of equal [`signature`].
     memo: RwLock<AHashMap<Vec<HeadKey>, Classes>>,
+    /// Per single head (lexer configuration, bracket depth): each token's [`signature`] from
+    /// it alone, and what it is to the parser. Paths from different heads never merge, so a
+    /// set's signature is its heads' signatures side by side: a new combination of known
+    /// heads reuses each head's walks ([`IndentFix::classes`]).
+    per_head: RwLock<AHashMap<HeadKey, Arc<std::sync::Mutex<HeadSigs>>>>,
     /// Per lexer state inside a would-be newline lexeme: the vocabulary grouped by how a head
     /// there reads it.
     line_starts: RwLock<AHashMap<LexState, Arc<LineStart>>>,
@@ -119,6 +133,12 @@ pub struct IndentFix {
     reach: RwLock<AHashMap<smallvec::SmallVec<[TerminalId; 4]>, Arc<RestReach>>>,
     /// Per terminal, the LR states that shift it and where to ([`shift_pairs`]).
     shifts_of: OnceLock<Vec<Vec<(crate::lr::LrState, crate::lr::LrState)>>>,
+    /// Per lexer state, as an inhibitor: the least state that inhibits the same bytes the
+    /// same way ([`inhibitor_reps`]). A head's future reads its inhibitor only through
+    /// [`munch_lexer::Lexer::next_inhibited`], and the lexeme an identifier completes leaves
+    /// one of many states (one per keyword prefix it spells), which all inhibit alike: heads
+    /// keyed by the representative share their memos.
+    reps: Box<[LexState]>,
 }
 
 /// The most sequences of terminals whose [`Reach`] [`IndentFix`] remembers before it starts
@@ -176,12 +196,75 @@ struct Class {
     /// and its end is live ([`Shifts::allows`]). Made the first time a mask asks
     /// ([`IndentFix::shifts_of`]): most classes are answered by bits.
     shifts: OnceLock<Option<Box<[ShiftPath]>>>,
-    /// The class's [`signature`] (`None`: the walk had too many paths).
-    sig: Option<Signature>,
+    /// The class's [`signature`] as each head's signature id (`None`: a walk had too many
+    /// paths).
+    sig: Option<SigKey>,
+    /// The heads' signatures the ids are in.
+    heads: Arc<[HeadMemo]>,
+}
+
+/// A token's [`signature`] from a set of heads, as the id of its signature from each head
+/// alone ([`HeadSigs`]).
+type SigKey = smallvec::SmallVec<[u32; 4]>;
+
+/// One head's [`HeadSigs`], shared.
+type HeadMemo = Arc<std::sync::Mutex<HeadSigs>>;
+
+/// Locks `m` (a poisoned lock's data is whole: every update is a single insert or push).
+fn lock(m: &HeadMemo) -> std::sync::MutexGuard<'_, HeadSigs> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The [`signature`]s of tokens from one head alone (origin 0), interned, with the
+/// [`ShiftPath`]s of each (made on demand), and the [`context_effect`] of tokens asked.
+#[derive(Default)]
+struct HeadSigs {
+    /// Per trie node: the token's signature id (`None`: too many paths).
+    sig_of: AHashMap<TrieNode, Option<u32>>,
+    /// Per trie node: the token's [`context_effect`] from the head.
+    effect_of: AHashMap<TrieNode, Effect>,
+    /// The distinct signatures, by id.
+    sigs: Vec<Signature>,
+    ids: AHashMap<Signature, u32>,
+    /// Per signature id, its [`ShiftPath`]s from the head (origin 0), once asked.
+    shifts: Vec<Option<Arc<[ShiftPath]>>>,
+}
+
+/// The most single heads whose signatures [`IndentFix`] remembers before it starts over.
+const PER_HEAD_MEMO_LEN: usize = 256;
+
+impl HeadSigs {
+    /// The signature id of the token at `node` (spelled `bytes`) from head `key` alone.
+    fn sig(&mut self, parser: &Parser, key: HeadKey, node: TrieNode, bytes: &[u8]) -> Option<u32> {
+        if let Some(&id) = self.sig_of.get(&node) {
+            return id;
+        }
+        let id = signature(parser, &[key], bytes).map(|sig| match self.ids.get(&sig) {
+            Some(&id) => id,
+            None => {
+                let id = self.sigs.len() as u32;
+                self.sigs.push(sig.clone());
+                self.shifts.push(None);
+                self.ids.insert(sig, id);
+                id
+            }
+        });
+        self.sig_of.insert(node, id);
+        id
+    }
+
+    /// The [`context_effect`] of the token at `node` (spelled `bytes`) from head `key`.
+    fn effect(&mut self, parser: &Parser, key: HeadKey, node: TrieNode, bytes: &[u8]) -> Effect {
+        *self
+            .effect_of
+            .entry(node)
+            .or_insert_with(|| context_effect(parser, key.0, Some(key.1), bytes))
+    }
 }
 
 /// A path of a class's [`signature`] as the parser sees it: from the heads of one key (an
 /// index into the sorted [`HeadKey`]s), the terminals shifted, and where it ends.
+#[derive(Clone)]
 struct ShiftPath {
     origin: u32,
     terminals: smallvec::SmallVec<[TerminalId; 4]>,
@@ -195,13 +278,43 @@ struct ShiftPath {
 #[derive(Debug)]
 struct RestReach {
     /// The same answer from every state: [`Reach::Always`], [`Reach::Never`], else
-    /// [`Reach::Depends`] (then [`RestReach::by_top`] says).
+    /// [`Reach::Depends`] (then [`RestReach::at_top`] says).
     all: Reach,
-    /// Per LR state that shifts the first terminal (sorted): the answer on a stack whose top
-    /// is that state and the first terminal ([`Reach::Depends`] when a reduction pops it).
-    by_top: Box<[(crate::lr::LrState, Reach)]>,
+    /// Per LR state that shifts the first terminal (sorted): the state it shifts to, and the
+    /// answer on a stack whose top is that state and the first terminal ([`Reach::Depends`]
+    /// when a reduction pops it), as [`reach_code`]: 0 until a mask meets the state (the
+    /// tables run from every such state would cost milliseconds for a sequence, most of them
+    /// states no text of the request reaches).
+    by_top: Box<
+        [(
+            crate::lr::LrState,
+            crate::lr::LrState,
+            std::sync::atomic::AtomicU8,
+        )],
+    >,
+    /// The terminals after the first.
+    rest: smallvec::SmallVec<[u32; 8]>,
     /// Per [`Top`] where [`RestReach::by_top`] says it depends: the answer on that stack.
     deeper: RwLock<AHashMap<Top, Reach>>,
+}
+
+/// [`Reach`] as a nonzero byte (0: not known yet).
+fn reach_code(r: Reach) -> u8 {
+    match r {
+        Reach::Always => 1,
+        Reach::Never => 2,
+        Reach::Depends => 3,
+    }
+}
+
+/// The [`Reach`] of a nonzero [`reach_code`].
+fn code_reach(c: u8) -> Option<Reach> {
+    match c {
+        1 => Some(Reach::Always),
+        2 => Some(Reach::Never),
+        3 => Some(Reach::Depends),
+        _ => None,
+    }
 }
 
 impl RestReach {
@@ -234,14 +347,25 @@ impl RestReach {
         r
     }
 
-    fn at_top(&self, x: crate::lr::LrState) -> Reach {
-        match self.all {
-            Reach::Depends => self
-                .by_top
-                .binary_search_by_key(&x, |&(s, _)| s)
-                .map_or(Reach::Depends, |i| self.by_top[i].1),
-            all => all,
+    /// The answer on a stack whose top is `x` and the first terminal, run on the tables the
+    /// first time it is asked.
+    fn at_top(&self, parser: &Parser, x: crate::lr::LrState) -> Reach {
+        if self.all != Reach::Depends {
+            return self.all;
         }
+        let Ok(i) = self.by_top.binary_search_by_key(&x, |&(y, _, _)| y) else {
+            return Reach::Depends;
+        };
+        let (_, s, ref code) = self.by_top[i];
+        let ordering = std::sync::atomic::Ordering::Relaxed;
+        if let Some(r) = code_reach(code.load(ordering)) {
+            return r;
+        }
+        let mut stack: Stack = smallvec::smallvec![x, s];
+        let mut budget = STACK_RUN_WORK;
+        let r = run_tables(parser.tables(), &mut stack, &self.rest, &mut budget, 0);
+        code.store(reach_code(r), ordering);
+        r
     }
 }
 
@@ -414,12 +538,14 @@ impl IndentFix {
             nl_bytes: nl_bytes(parser, nl),
             candidates: OnceLock::new(),
             memo: Default::default(),
+            per_head: Default::default(),
             line_starts: Default::default(),
             inside_masks: Default::default(),
             needs: Default::default(),
             fresh_needs: Default::default(),
             reach: Default::default(),
             shifts_of: OnceLock::new(),
+            reps: inhibitor_reps(parser),
         })
     }
 
@@ -459,7 +585,7 @@ impl IndentFix {
         let key: Option<Vec<HeadId>> = state.heads().any(in_newline).then(|| {
             let mut key: Vec<HeadId> = state
                 .heads()
-                .map(|h| (h.node().id(), config_of(h), h.indent().clone()))
+                .map(|h| (h.node().id(), config_of(h, &self.reps), h.indent().clone()))
                 .collect();
             key.sort_unstable_by_key(|a| (a.0, a.1));
             key
@@ -514,7 +640,7 @@ impl IndentFix {
     /// the class's first token.
     fn recheck(&self, vocab: &Vocabulary, state: &ParserState, mask: &mut MaskMut<'_>) {
         let parser = state.parser();
-        let heads = head_keys(state);
+        let heads = head_keys(state, &self.reps);
         let classes = self.classes(parser, vocab, heads.clone());
         let trie = vocab.trie();
         let mut shifts: Option<Shifts> = None;
@@ -550,7 +676,7 @@ impl IndentFix {
                 continue;
             }
             if let Some(paths) = self.shifts_of(parser, class) {
-                let shifts = shifts.get_or_insert_with(|| Shifts::new(state, &heads));
+                let shifts = shifts.get_or_insert_with(|| Shifts::new(state, &heads, &self.reps));
                 if let Some(allowed) = shifts.allows(parser, paths) {
                     set_class(&class.tokens, allowed, mask);
                     continue;
@@ -600,81 +726,112 @@ impl IndentFix {
         nodes.dedup();
         // Every class's tokens, sorted: the masker's answer for any other token is exact.
         let members = nodes;
-        let mut by_signature: AHashMap<Signature, Vec<TrieNode>> = AHashMap::new();
-        let mut alone: Vec<TrieNode> = Vec::new();
-        for &n in &members {
-            let Some(bytes) = trie
-                .tokens_at(n)
+        // Each head's signatures, locked in the heads' (sorted) order.
+        let memos: Arc<[HeadMemo]> = heads.iter().map(|&k| self.head_sigs(k)).collect();
+        let mut locked: Vec<_> = memos.iter().map(|m| lock(m)).collect();
+        let sig_key = |locked: &mut [std::sync::MutexGuard<'_, HeadSigs>],
+                       n: TrieNode,
+                       bytes: &[u8]|
+         -> Option<SigKey> {
+            heads
+                .iter()
+                .zip(locked.iter_mut())
+                .map(|(&k, m)| m.sig(parser, k, n, bytes))
+                .collect()
+        };
+        let first_bytes = |n: TrieNode| {
+            trie.tokens_at(n)
                 .first()
                 .and_then(|&t| vocab.token_bytes(t))
-            else {
+        };
+        let mut by_signature: AHashMap<SigKey, Vec<TrieNode>> = AHashMap::new();
+        let mut alone: Vec<TrieNode> = Vec::new();
+        for &n in &members {
+            let Some(bytes) = first_bytes(n) else {
                 continue;
             };
-            match signature(parser, &heads, bytes) {
+            match sig_key(&mut locked, n, bytes) {
                 Some(sig) => by_signature.entry(sig).or_default().push(n),
                 None => alone.push(n),
             }
         }
-        let mut classes: Vec<Class> = by_signature
+        let mut classes: Vec<Class> = Vec::with_capacity(by_signature.len() + alone.len());
+        for (sig, nodes) in by_signature
             .into_iter()
             .map(|(sig, nodes)| (Some(sig), nodes))
             .chain(alone.into_iter().map(|n| (None, vec![n])))
-            .filter_map(|(sig, nodes)| {
-                let bytes = trie
-                    .tokens_at(nodes[0])
-                    .first()
-                    .and_then(|&t| vocab.token_bytes(t))
-                    .unwrap_or_default();
-                // The tokens spelling proper prefixes of the first one that no class holds: the
-                // masker answers them exactly, and one refused refuses the class.
-                let mut guards = Vec::new();
-                let mut n = trie.root();
-                for &b in bytes.iter().take(bytes.len().saturating_sub(1)) {
-                    let Some(c) = trie.child(n, b) else { break };
-                    n = c;
-                    if members.binary_search(&n).is_err() {
-                        guards.extend(trie.tokens_at(n).first().copied());
-                    }
+        {
+            let bytes = first_bytes(nodes[0]).unwrap_or_default();
+            // The tokens spelling proper prefixes of the first one that no class holds: the
+            // masker answers them exactly, and one refused refuses the class.
+            let mut guards = Vec::new();
+            let mut n = trie.root();
+            for &b in bytes.iter().take(bytes.len().saturating_sub(1)) {
+                let Some(c) = trie.child(n, b) else { break };
+                n = c;
+                if members.binary_search(&n).is_err() {
+                    guards.extend(trie.tokens_at(n).first().copied());
                 }
-                // The token's part before its first or last newline byte, alone or followed by a space
-                // (`"),"` for `"),\n    "` inside brackets, `" \"\"){"` for `" \"\"){\n"`), when
-                // it is a token that no class holds (the masker answers it exactly) and the
-                // parser cannot tell it apart from the class.
-                let is_nl = |&j: &usize| self.nl_bytes[bytes[j] as usize];
-                let last = (0..bytes.len()).rev().find(is_nl);
-                let cuts = (0..bytes.len()).find(is_nl).into_iter().chain(last);
-                let equivalent = cuts
-                    .flat_map(|j| [bytes[..j].to_vec(), [&bytes[..j], b" "].concat()])
-                    .filter(|u| sig.is_some() && !u.is_empty())
-                    .find_map(|u| {
-                        let n = trie.find(&u)?;
-                        let t = trie.tokens_at(n).first().copied()?;
-                        let exact = members.binary_search(&n).is_err();
-                        (exact && signature(parser, &heads, &u) == sig).then_some(t)
-                    });
-                let only_adds = heads.iter().all(|&(config, paren)| {
-                    context_effect(parser, config, Some(paren), bytes) != Effect::Any
+            }
+            // The token's part before its first or last newline byte, alone or followed by a
+            // space (`"),"` for `"),\n    "` inside brackets, `" \"\"){"` for `" \"\"){\n"`),
+            // when it is a token that no class holds (the masker answers it exactly) and the
+            // parser cannot tell it apart from the class.
+            let is_nl = |&j: &usize| self.nl_bytes[bytes[j] as usize];
+            let last = (0..bytes.len()).rev().find(is_nl);
+            let cuts = (0..bytes.len()).find(is_nl).into_iter().chain(last);
+            let equivalent = cuts
+                .flat_map(|j| [bytes[..j].to_vec(), [&bytes[..j], b" "].concat()])
+                .filter(|u| sig.is_some() && !u.is_empty())
+                .find_map(|u| {
+                    let n = trie.find(&u)?;
+                    let t = trie.tokens_at(n).first().copied()?;
+                    let exact = members.binary_search(&n).is_err();
+                    (exact && sig_key(&mut locked, n, &u) == sig).then_some(t)
                 });
-                Some(Class {
-                    first: trie.tokens_at(nodes[0]).first().copied()?,
-                    tokens: nodes
-                        .iter()
-                        .flat_map(|&n| trie.tokens_at(n))
-                        .copied()
-                        .collect(),
-                    nodes: nodes.into(),
-                    guards: guards.into(),
-                    equivalent,
-                    only_adds,
-                    shifts: OnceLock::new(),
-                    sig,
-                })
-            })
-            .collect();
+            let only_adds = heads
+                .iter()
+                .zip(locked.iter_mut())
+                .all(|(&k, m)| m.effect(parser, k, nodes[0], bytes) != Effect::Any);
+            let Some(first) = trie.tokens_at(nodes[0]).first().copied() else {
+                continue;
+            };
+            classes.push(Class {
+                first,
+                tokens: nodes
+                    .iter()
+                    .flat_map(|&n| trie.tokens_at(n))
+                    .copied()
+                    .collect(),
+                nodes: nodes.into(),
+                guards: guards.into(),
+                equivalent,
+                only_adds,
+                shifts: OnceLock::new(),
+                sig,
+                heads: Arc::clone(&memos),
+            });
+        }
+        drop(locked);
         classes.sort_unstable_by_key(|c| c.nodes[0]);
         let classes: Classes = classes.into();
         remember(&self.memo, heads, Arc::clone(&classes), INDENT_FIX_MEMO_LEN);
         classes
+    }
+
+    /// The signatures memoised for head `key` alone ([`HeadSigs`]).
+    fn head_sigs(&self, key: HeadKey) -> HeadMemo {
+        if let Some(memo) = recall(&self.per_head, &key) {
+            return memo;
+        }
+        let memo: HeadMemo = Default::default();
+        if let Ok(mut m) = self.per_head.write() {
+            if m.len() >= PER_HEAD_MEMO_LEN {
+                m.clear();
+            }
+            return Arc::clone(m.entry(key).or_insert(memo));
+        }
+        memo
     }
 
     /// The trie nodes of the tokens that need the context from a head in lexer configuration
@@ -980,10 +1137,27 @@ impl IndentFix {
         class
             .shifts
             .get_or_init(|| {
-                class
-                    .sig
-                    .as_ref()
-                    .and_then(|sig| self.shift_paths(parser, sig))
+                // Each head's paths (memoised with its signature), as paths from its index.
+                let ids = class.sig.as_ref()?;
+                let mut paths = Vec::new();
+                for (origin, (&id, memo)) in ids.iter().zip(class.heads.iter()).enumerate() {
+                    let mut m = lock(memo);
+                    let m = &mut *m;
+                    let id = id as usize;
+                    let per = match &m.shifts[id] {
+                        Some(p) => Arc::clone(p),
+                        None => {
+                            let p: Arc<[ShiftPath]> = self.shift_paths(parser, &m.sigs[id])?.into();
+                            m.shifts[id] = Some(Arc::clone(&p));
+                            p
+                        }
+                    };
+                    paths.extend(per.iter().map(|p| ShiftPath {
+                        origin: origin as u32,
+                        ..p.clone()
+                    }));
+                }
+                Some(paths.into_boxed_slice())
             })
             .as_deref()
     }
@@ -1052,20 +1226,40 @@ fn set_class(tokens: &[TokenId], allowed: bool, mask: &mut MaskMut<'_>) {
     }
 }
 
-/// The distinct (lexer configuration, bracket depth) of `state`'s heads, sorted.
-fn head_keys(state: &ParserState) -> Vec<HeadKey> {
+/// The distinct (lexer configuration, bracket depth) of `state`'s heads, sorted (inhibitors
+/// as their representatives `reps`).
+fn head_keys(state: &ParserState, reps: &[LexState]) -> Vec<HeadKey> {
     let mut heads: Vec<HeadKey> = state
         .heads()
-        .map(|h| (config_of(h), h.indent().paren_level()))
+        .map(|h| (config_of(h, reps), h.indent().paren_level()))
         .collect();
     heads.sort_unstable();
     heads.dedup();
     heads
 }
 
-/// A head's lexer configuration.
-fn config_of(h: Head<'_>) -> LexConfig {
-    (h.lex_state(), h.inhibitor(), h.lexeme_is_empty())
+/// A head's lexer configuration, its inhibitor as its representative in `reps`.
+fn config_of(h: Head<'_>, reps: &[LexState]) -> LexConfig {
+    let inhibitor = h
+        .inhibitor()
+        .map(|i| reps.get(i.as_usize()).copied().unwrap_or(i));
+    (h.lex_state(), inhibitor, h.lexeme_is_empty())
+}
+
+/// Per lexer state, the least state with the same [`munch_lexer::Lexer::next_inhibited`] on
+/// every byte class: as an inhibitor it is the same.
+fn inhibitor_reps(parser: &Parser) -> Box<[LexState]> {
+    let lexer = parser.lexer();
+    let mut first: AHashMap<Vec<LexState>, LexState> = AHashMap::new();
+    (0..lexer.state_len())
+        .map(|i| {
+            let q = LexState::from(i as u32);
+            let row: Vec<LexState> = (0..lexer.class_len())
+                .map(|c| lexer.next_inhibited_class(q, c as u8))
+                .collect();
+            *first.entry(row).or_insert(q)
+        })
+        .collect()
 }
 
 /// The bytes `b` that can begin a lexeme which may become the newline terminal `nl`: from some
@@ -1353,10 +1547,10 @@ const STACK_RUN_WORK: usize = 4096;
 type Frontier = Option<smallvec::SmallVec<[crate::gss::GssNode; 2]>>;
 
 impl Shifts {
-    fn new(state: &ParserState, heads: &[HeadKey]) -> Shifts {
+    fn new(state: &ParserState, heads: &[HeadKey], reps: &[LexState]) -> Shifts {
         let mut origins = vec![smallvec::SmallVec::new(); heads.len()];
         for h in state.heads() {
-            if let Ok(i) = heads.binary_search(&(config_of(h), h.indent().paren_level())) {
+            if let Ok(i) = heads.binary_search(&(config_of(h, reps), h.indent().paren_level())) {
                 let nodes: &mut smallvec::SmallVec<[crate::gss::GssNode; 2]> = &mut origins[i];
                 if !nodes.iter().any(|n| n.id() == h.node().id()) {
                     nodes.push(h.node().clone());
@@ -1402,7 +1596,7 @@ impl Shifts {
                 let Some(&x) = top.last() else {
                     continue;
                 };
-                let reach = match path.rest.at_top(x) {
+                let reach = match path.rest.at_top(parser, x) {
                     Reach::Depends => path.rest.below(parser, &top, &path.terminals),
                     r => r,
                 };
@@ -1597,48 +1791,96 @@ impl Shifts {
 }
 
 /// Whether `terminals[1..]` shift once `terminals[0]` has (the last one shiftable after its
-/// reductions), on every stack, on none, or depending on the stack: from every LR state `x`
-/// that shifts the first terminal to `s`, the tables are run on a stack whose top is `x s`,
-/// and a reduction that pops `x` depends on what lies below.
+/// reductions), on every stack, on none, or depending on the stack. From each state `s` the
+/// first terminal shifts to, the tables run on the stack `s` alone: where no reduction pops `s`,
+/// that is the answer from every state `x` that shifts to `s`. The others are answered per `x`
+/// (on a stack whose top is `x s`; a reduction that pops `x` depends on what lies below): at
+/// once while [`AFTER_FIRST_WORK`] lasts, else the first time a mask meets `x`
+/// ([`RestReach::at_top`]).
 fn after_first(
     parser: &Parser,
     shifts_of: &[Vec<(crate::lr::LrState, crate::lr::LrState)>],
     terminals: &[TerminalId],
 ) -> RestReach {
+    after_first_within(parser, shifts_of, terminals, AFTER_FIRST_WORK)
+}
+
+/// [`after_first`] with `work` table steps for the runs from the states below the first
+/// terminal's shift.
+fn after_first_within(
+    parser: &Parser,
+    shifts_of: &[Vec<(crate::lr::LrState, crate::lr::LrState)>],
+    terminals: &[TerminalId],
+    work: usize,
+) -> RestReach {
     let tables = parser.tables();
-    let always = || RestReach {
-        all: Reach::Always,
+    let rest: smallvec::SmallVec<[u32; 8]> = terminals.iter().skip(1).map(|t| t.as_u32()).collect();
+    let known = |all| RestReach {
+        all,
         by_top: Box::new([]),
+        rest: rest.clone(),
         deeper: Default::default(),
     };
-    let Some((&first, rest)) = terminals.split_first() else {
-        return always();
+    let Some(&first) = terminals.first() else {
+        return known(Reach::Always);
     };
     if rest.is_empty() {
-        return always();
+        return known(Reach::Always);
     }
-    let rest: smallvec::SmallVec<[u32; 8]> = rest.iter().map(|t| t.as_u32()).collect();
-    let mut by_top: Vec<(crate::lr::LrState, Reach)> = Vec::new();
-    let mut budget = AFTER_FIRST_WORK;
-    for &(x, s) in shifts_of.get(first.as_usize()).map_or(&[][..], |v| &v[..]) {
-        let mut stack: smallvec::SmallVec<[crate::lr::LrState; 16]> = smallvec::smallvec![x, s];
-        let reach = run_tables(tables, &mut stack, &rest, &mut budget, 0);
-        by_top.push((x, reach));
-    }
-    by_top.sort_unstable_by_key(|&(x, _)| x);
-    by_top.dedup_by_key(|&mut (x, _)| x);
-    let all = match by_top.first() {
-        Some(&(_, r)) if by_top.iter().all(|&(_, q)| q == r) => r,
+    let mut pairs: Vec<(crate::lr::LrState, crate::lr::LrState)> = shifts_of
+        .get(first.as_usize())
+        .map_or(&[][..], |v| &v[..])
+        .to_vec();
+    pairs.sort_unstable();
+    pairs.dedup_by_key(|&mut (x, _)| x);
+    // Per state shifted to: the answer when no reduction pops it.
+    let mut by_s: AHashMap<crate::lr::LrState, Reach> = AHashMap::new();
+    let mut budget = work;
+    let ordering = std::sync::atomic::Ordering::Relaxed;
+    let by_top: Box<[_]> = pairs
+        .iter()
+        .map(|&(x, s)| {
+            let alone = *by_s.entry(s).or_insert_with(|| {
+                let mut stack: Stack = smallvec::smallvec![s];
+                let mut own = STACK_RUN_WORK;
+                run_tables(tables, &mut stack, &rest, &mut own, 0)
+            });
+            let r = match alone {
+                Reach::Depends if budget > 0 => {
+                    let mut stack: Stack = smallvec::smallvec![x, s];
+                    let mut own = budget.min(STACK_RUN_WORK);
+                    let before = own;
+                    let r = run_tables(tables, &mut stack, &rest, &mut own, 0);
+                    budget -= before - own;
+                    // A run cut short by the budget is answered later, in full.
+                    (own > 0 || r != Reach::Depends).then_some(r)
+                }
+                Reach::Depends => None,
+                r => Some(r),
+            };
+            (
+                x,
+                s,
+                std::sync::atomic::AtomicU8::new(r.map_or(0, reach_code)),
+            )
+        })
+        .collect();
+    let codes: Vec<u8> = by_top.iter().map(|(_, _, c)| c.load(ordering)).collect();
+    let all = match codes.first() {
         None => Reach::Never,
+        Some(&c) if c != 0 && codes.iter().all(|&d| d == c) => {
+            code_reach(c).unwrap_or(Reach::Depends)
+        }
         _ => Reach::Depends,
     };
     RestReach {
         all,
         by_top: if all == Reach::Depends {
-            by_top.into()
+            by_top
         } else {
             Box::new([])
         },
+        rest,
         deeper: Default::default(),
     }
 }
@@ -1660,9 +1902,9 @@ fn shift_pairs(parser: &Parser) -> Vec<Vec<(crate::lr::LrState, crate::lr::LrSta
 /// The most nested steps (shifts and reductions) [`run_tables`] takes on one run.
 const RUN_TABLES_DEPTH: usize = 256;
 
-/// The most table steps [`after_first`] takes for one sequence before it says
-/// [`Reach::Depends`].
-const AFTER_FIRST_WORK: usize = 200_000;
+/// The most table steps [`after_first`] takes for one sequence from the states below the
+/// first terminal's shift; the states left are run when a mask meets them.
+const AFTER_FIRST_WORK: usize = 2_048;
 
 /// Runs the LR tables on `stack` (its bottom state's own stack unknown) over lookaheads
 /// `rest`, every action of a conflict in turn: [`Reach::Always`] when some run shifts them

@@ -245,7 +245,7 @@ fn classes_hold_tokens_with_one_answer() {
         let lexer = parser.lexer();
         let others = state
             .restricted(|h| h.lexeme_is_empty() || !lexer.reachable(h.lex_state()).contains(nl));
-        let heads = head_keys(&others);
+        let heads = head_keys(&others, &fix.reps);
         if heads.is_empty() {
             continue;
         }
@@ -299,7 +299,7 @@ fn classes_hold_tokens_with_one_answer() {
 fn classes_after(fix: &IndentFix, parser: &Arc<Parser>, vocab: &Vocabulary, text: &str) -> Classes {
     let mut s = ParserState::new(Arc::clone(parser));
     s.commit_bytes(text.as_bytes()).unwrap();
-    fix.classes(parser, vocab, head_keys(&s))
+    fix.classes(parser, vocab, head_keys(&s, &fix.reps))
 }
 
 /// The index of the class holding `text`'s token.
@@ -346,7 +346,11 @@ fn needs_of_is_needs_context_on_every_token() {
         let trie = vocab.trie();
         let mut configs: Vec<(LexConfig, bool)> = states_of(&parser, texts)
             .iter()
-            .flat_map(|s| head_keys(s).into_iter().map(|(c, paren)| (c, paren == 0)))
+            .flat_map(|s| {
+                head_keys(s, &fix.reps)
+                    .into_iter()
+                    .map(|(c, paren)| (c, paren == 0))
+            })
             .collect();
         configs.sort_unstable();
         configs.dedup();
@@ -388,11 +392,11 @@ fn shifts_answer_classes_as_commits_do() {
             let others = state.restricted(|h| {
                 h.lexeme_is_empty() || !lexer.reachable(h.lex_state()).contains(nl)
             });
-            let heads = head_keys(&others);
+            let heads = head_keys(&others, &fix.reps);
             if heads.is_empty() {
                 continue;
             }
-            let mut shifts = Shifts::new(&others, &heads);
+            let mut shifts = Shifts::new(&others, &heads, &fix.reps);
             for class in fix.classes(&parser, &vocab, heads.clone()).iter() {
                 let Some(paths) = fix.shifts_of(&parser, class) else {
                     continue;
@@ -430,11 +434,12 @@ fn shifts_answer_classes_as_commits_do() {
 #[test]
 fn stack_tops_are_the_reducers() {
     let parser = parser();
+    let fix = IndentFix::new(&parser).unwrap();
     let tables = parser.tables();
     let mut compared = 0;
     for state in states(&parser) {
-        let heads = head_keys(&state);
-        let mut shifts = Shifts::new(&state, &heads);
+        let heads = head_keys(&state, &fix.reps);
+        let mut shifts = Shifts::new(&state, &heads, &fix.reps);
         for origin in 0..heads.len() as u32 {
             let Some(stacks) = shifts.stacks(origin) else {
                 continue;
@@ -470,4 +475,119 @@ fn stack_tops_are_the_reducers() {
         }
     }
     assert!(compared > 100);
+}
+
+/// The test grammars with their vocabularies and texts.
+fn grammars() -> [(Arc<Parser>, Arc<Vocabulary>, &'static [&'static str]); 2] {
+    [
+        (parser(), vocab(), TEXTS),
+        (
+            crate::parser::indent_tests::indented_parser(&docstring_grammar()),
+            vocab_of(DOCSTRING_TOKENS),
+            DOCSTRING_TEXTS,
+        ),
+    ]
+}
+
+/// A token's signature from a set of heads is its signatures from each head alone side by
+/// side (paths from different heads never merge), so [`IndentFix::classes`] may put tokens in
+/// one class by their per-head signatures ([`HeadSigs`]), which a new set of known heads reuses.
+#[test]
+fn signatures_from_several_heads_are_each_heads_side_by_side() {
+    let mut several = 0;
+    for (parser, vocab, texts) in grammars() {
+        let fix = IndentFix::new(&parser).unwrap();
+        for state in states_of(&parser, texts) {
+            let heads = head_keys(&state, &fix.reps);
+            if heads.len() < 2 {
+                continue;
+            }
+            several += 1;
+            for (_, bytes) in vocab.text_tokens() {
+                let whole = signature(&parser, &heads, bytes);
+                let alone: Option<Vec<Signature>> = heads
+                    .iter()
+                    .map(|&k| signature(&parser, &[k], bytes))
+                    .collect();
+                let Some(alone) = alone else {
+                    continue;
+                };
+                let side_by_side: Signature = alone
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(i, sig)| {
+                        sig.iter().map(move |(b, e)| {
+                            let b = Branch {
+                                origin: i as u32,
+                                ..*b
+                            };
+                            (b, e.clone())
+                        })
+                    })
+                    .collect();
+                if let Some(whole) = whole {
+                    assert_eq!(whole, side_by_side, "{state:?} {bytes:?}");
+                }
+            }
+            // The memo's ids name those signatures: two class members with equal ids from
+            // every head have equal signatures from the set.
+            let classes = fix.classes(&parser, &vocab, heads.clone());
+            for class in classes.iter() {
+                let bytes = |n: TrieNode| {
+                    let t = vocab.trie().tokens_at(n)[0];
+                    vocab.token_bytes(t).unwrap()
+                };
+                let first = signature(&parser, &heads, bytes(class.nodes[0]));
+                for &n in &class.nodes[1..] {
+                    assert_eq!(signature(&parser, &heads, bytes(n)), first);
+                }
+            }
+        }
+    }
+    assert!(several > 10, "{several} states with several heads");
+}
+
+/// Whether a sequence's later terminals shift after its first, asked per LR state only when a
+/// mask meets that state ([`RestReach::at_top`]), is the answer of the tables run from that
+/// state at once, for every state that shifts the first terminal.
+#[test]
+fn rest_reach_asked_per_state_is_the_tables_answer() {
+    let (mut asked, mut later) = (0, 0);
+    for (parser, vocab, texts) in grammars() {
+        let fix = IndentFix::new(&parser).unwrap();
+        let shifts_of = shift_pairs(&parser);
+        let mut sequences: Vec<smallvec::SmallVec<[TerminalId; 4]>> = Vec::new();
+        for state in states_of(&parser, texts) {
+            let heads = head_keys(&state, &fix.reps);
+            for class in fix.classes(&parser, &vocab, heads).iter() {
+                for path in fix.shifts_of(&parser, class).unwrap_or_default() {
+                    sequences.push(path.terminals.clone());
+                }
+            }
+        }
+        sequences.sort_unstable();
+        sequences.dedup();
+        for terminals in sequences.iter().filter(|t| t.len() > 1) {
+            // No work at once: every state whose answer needs its own run is asked later.
+            let lazy = after_first_within(&parser, &shifts_of, terminals, 0);
+            let eager = after_first_within(&parser, &shifts_of, terminals, usize::MAX);
+            let rest: smallvec::SmallVec<[u32; 8]> =
+                terminals[1..].iter().map(|t| t.as_u32()).collect();
+            for &(x, s) in &shifts_of[terminals[0].as_usize()] {
+                let mut stack: Stack = smallvec::smallvec![x, s];
+                let mut budget = usize::MAX;
+                let want = run_tables(parser.tables(), &mut stack, &rest, &mut budget, 0);
+                let unknown = lazy
+                    .by_top
+                    .iter()
+                    .any(|(y, _, c)| *y == x && c.load(std::sync::atomic::Ordering::Relaxed) == 0);
+                later += usize::from(unknown);
+                assert_eq!(lazy.at_top(&parser, x), want, "{terminals:?} from {x:?}");
+                assert_eq!(eager.at_top(&parser, x), want, "{terminals:?} from {x:?}");
+                asked += 1;
+            }
+        }
+    }
+    assert!(asked > 100, "{asked} states asked");
+    assert!(later > 10, "{later} answered when first asked");
 }
