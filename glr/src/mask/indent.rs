@@ -117,6 +117,8 @@ pub struct IndentFix {
     /// set's signature is its heads' signatures side by side: a new combination of known
     /// heads reuses each head's walks ([`IndentFix::classes`]).
     per_head: RwLock<AHashMap<HeadKey, Arc<std::sync::Mutex<HeadSigs>>>>,
+    /// Per trie node of a class's first token: its [`TokenParts`].
+    parts: RwLock<AHashMap<TrieNode, Arc<TokenParts>>>,
     /// Per lexer state inside a would-be newline lexeme: the vocabulary grouped by how a head
     /// there reads it.
     line_starts: RwLock<AHashMap<LexState, Arc<LineStart>>>,
@@ -229,6 +231,20 @@ struct HeadSigs {
     /// Per signature id, its [`ShiftPath`]s from the head (origin 0), once asked.
     shifts: Vec<Option<Arc<[ShiftPath]>>>,
 }
+
+/// The tokens that answer for a token in [`IndentFix::classes`] where no class holds them, as
+/// (trie node, token), whatever the heads.
+struct TokenParts {
+    /// The tokens spelling its proper prefixes, shortest first: one refused refuses it.
+    prefixes: Box<[(TrieNode, TokenId)]>,
+    /// Its part before its first or last newline byte, alone or followed by a space (`"),"` for
+    /// `"),\n    "` inside brackets, `" \"\"){"` for `" \"\"){\n"`), where a token: one with
+    /// its signature answers it.
+    stand_ins: smallvec::SmallVec<[(TrieNode, TokenId); 4]>,
+}
+
+/// The most tokens whose [`TokenParts`] [`IndentFix`] remembers before it starts over.
+const PARTS_MEMO_LEN: usize = 1 << 16;
 
 /// The most single heads whose signatures [`IndentFix`] remembers before it starts over.
 const PER_HEAD_MEMO_LEN: usize = 256;
@@ -539,6 +555,7 @@ impl IndentFix {
             candidates: OnceLock::new(),
             memo: Default::default(),
             per_head: Default::default(),
+            parts: Default::default(),
             line_starts: Default::default(),
             inside_masks: Default::default(),
             needs: Default::default(),
@@ -594,10 +611,18 @@ impl IndentFix {
             mask.copy_from(&known);
             return;
         }
-        let others = state.restricted(|h| !in_newline(h));
+        // The heads outside a would-be newline lexeme (all of them, mostly: no copy then).
+        let restricted;
+        let others = match key {
+            Some(_) => {
+                restricted = state.restricted(|h| !in_newline(h));
+                &restricted
+            }
+            None => state,
+        };
         if others.head_len() > 0 {
-            plain(&others, mask.reborrow());
-            self.recheck(vocab, &others, &mut mask);
+            plain(others, mask.reborrow());
+            self.recheck(vocab, others, &mut mask);
         } else {
             mask.clear();
         }
@@ -762,33 +787,27 @@ impl IndentFix {
             .chain(alone.into_iter().map(|n| (None, vec![n])))
         {
             let bytes = first_bytes(nodes[0]).unwrap_or_default();
+            let parts = self.parts(vocab, nodes[0], bytes);
             // The tokens spelling proper prefixes of the first one that no class holds: the
             // masker answers them exactly, and one refused refuses the class.
-            let mut guards = Vec::new();
-            let mut n = trie.root();
-            for &b in bytes.iter().take(bytes.len().saturating_sub(1)) {
-                let Some(c) = trie.child(n, b) else { break };
-                n = c;
-                if members.binary_search(&n).is_err() {
-                    guards.extend(trie.tokens_at(n).first().copied());
-                }
-            }
-            // The token's part before its first or last newline byte, alone or followed by a
-            // space (`"),"` for `"),\n    "` inside brackets, `" \"\"){"` for `" \"\"){\n"`),
-            // when it is a token that no class holds (the masker answers it exactly) and the
-            // parser cannot tell it apart from the class.
-            let is_nl = |&j: &usize| self.nl_bytes[bytes[j] as usize];
-            let last = (0..bytes.len()).rev().find(is_nl);
-            let cuts = (0..bytes.len()).find(is_nl).into_iter().chain(last);
-            let equivalent = cuts
-                .flat_map(|j| [bytes[..j].to_vec(), [&bytes[..j], b" "].concat()])
-                .filter(|u| sig.is_some() && !u.is_empty())
-                .find_map(|u| {
-                    let n = trie.find(&u)?;
-                    let t = trie.tokens_at(n).first().copied()?;
-                    let exact = members.binary_search(&n).is_err();
-                    (exact && sig_key(&mut locked, n, &u) == sig).then_some(t)
-                });
+            let guards: Vec<TokenId> = parts
+                .prefixes
+                .iter()
+                .filter(|(n, _)| members.binary_search(n).is_err())
+                .map(|&(_, t)| t)
+                .collect();
+            // A stand-in that no class holds (the masker answers it exactly) and the parser
+            // cannot tell apart from the class.
+            let equivalent =
+                parts
+                    .stand_ins
+                    .iter()
+                    .filter(|_| sig.is_some())
+                    .find_map(|&(n, t)| {
+                        let u = vocab.token_bytes(t)?;
+                        let exact = members.binary_search(&n).is_err();
+                        (exact && sig_key(&mut locked, n, u) == sig).then_some(t)
+                    });
             let only_adds = heads
                 .iter()
                 .zip(locked.iter_mut())
@@ -817,6 +836,36 @@ impl IndentFix {
         let classes: Classes = classes.into();
         remember(&self.memo, heads, Arc::clone(&classes), INDENT_FIX_MEMO_LEN);
         classes
+    }
+
+    /// The [`TokenParts`] of the token at `node`, spelled `bytes` (memoised).
+    fn parts(&self, vocab: &Vocabulary, node: TrieNode, bytes: &[u8]) -> Arc<TokenParts> {
+        if let Some(parts) = recall(&self.parts, &node) {
+            return parts;
+        }
+        let trie = vocab.trie();
+        let token_at = |n: TrieNode| trie.tokens_at(n).first().map(|&t| (n, t));
+        let mut prefixes = Vec::new();
+        let mut n = trie.root();
+        for &b in bytes.iter().take(bytes.len().saturating_sub(1)) {
+            let Some(c) = trie.child(n, b) else { break };
+            n = c;
+            prefixes.extend(token_at(n));
+        }
+        let is_nl = |&j: &usize| self.nl_bytes[bytes[j] as usize];
+        let last = (0..bytes.len()).rev().find(is_nl);
+        let cuts = (0..bytes.len()).find(is_nl).into_iter().chain(last);
+        let stand_ins = cuts
+            .flat_map(|j| [bytes[..j].to_vec(), [&bytes[..j], b" "].concat()])
+            .filter(|u| !u.is_empty())
+            .filter_map(|u| token_at(trie.find(&u)?))
+            .collect();
+        let parts = Arc::new(TokenParts {
+            prefixes: prefixes.into(),
+            stand_ins,
+        });
+        remember(&self.parts, node, Arc::clone(&parts), PARTS_MEMO_LEN);
+        parts
     }
 
     /// The signatures memoised for head `key` alone ([`HeadSigs`]).

@@ -591,3 +591,38 @@ fn rest_reach_asked_per_state_is_the_tables_answer() {
     assert!(asked > 100, "{asked} states asked");
     assert!(later > 10, "{later} answered when first asked");
 }
+
+/// A token's [`TokenParts`]: every token spelling a proper prefix of it, shortest first, and
+/// as stand-ins its part before its first or last newline byte, alone or with a space, where
+/// those are tokens.
+#[test]
+fn token_parts_are_its_prefixes_and_stand_ins() {
+    let (parser, vocab) = (parser(), vocab());
+    let fix = IndentFix::new(&parser).unwrap();
+    let trie = vocab.trie();
+    let spell = |&(_, t): &(TrieNode, TokenId)| vocab.token_bytes(t).unwrap().to_vec();
+    for (_, bytes) in vocab.text_tokens() {
+        let parts = fix.parts(&vocab, trie.find(bytes).unwrap(), bytes);
+        let want: Vec<Vec<u8>> = (1..bytes.len())
+            .map(|k| bytes[..k].to_vec())
+            .filter(|p| trie.find(p).is_some_and(|n| !trie.tokens_at(n).is_empty()))
+            .collect();
+        assert_eq!(parts.prefixes.iter().map(spell).collect::<Vec<_>>(), want);
+        for u in parts.stand_ins.iter().map(spell) {
+            let cut = u
+                .strip_suffix(b" ")
+                .filter(|c| bytes.get(c.len()) != Some(&b' '));
+            let j = cut.map_or(u.len(), <[u8]>::len);
+            assert!(fix.nl_bytes[bytes[j] as usize], "{bytes:?} {u:?}");
+            assert_eq!(&bytes[..j], &u[..j]);
+        }
+    }
+    let stand_ins = |text: &str| {
+        let bytes = text.as_bytes();
+        let parts = fix.parts(&vocab, trie.find(bytes).unwrap(), bytes);
+        parts.stand_ins.iter().map(spell).collect::<Vec<_>>()
+    };
+    assert!(stand_ins(",\n    ").contains(&b",".to_vec()));
+    assert!(stand_ins("\n").contains(&b" ".to_vec()));
+    assert!(stand_ins("),\n  x").contains(&b"),".to_vec()));
+}
