@@ -680,10 +680,10 @@ pub(crate) fn build_classes(
     let text = TextIndex::new(vocab, &meter)?;
     // Each thread keeps only what the classes need of its blocks: their configurations take
     // tens of megabytes, freed as soon as a block is walked.
-    let (walked, all_seqs) = walk_blocks(&tables, vocab, &text, &blocks, config, &meter, |b| {
-        let liveness = Liveness::of(&b, &meter)?;
-        Ok((liveness, b.into_behaviours(&meter)))
-    })?;
+    let walk = |block: &[LexPoint], seqs: &mut Seqs<'_>, work: &mut Work<'_>| {
+        walk::walk_block_classes(&tables, vocab.trie(), &text, block, seqs, work, &meter)
+    };
+    let (walked, all_seqs) = walk_blocks(&tables, config, &meter, &blocks, walk)?;
     for seqs in all_seqs {
         seqs.free();
     }
@@ -901,18 +901,16 @@ fn class_blocks(
 const MAX_CLASS_BLOCK: usize = 512;
 
 /// Walks the trie for every block of `blocks`, on up to `config.threads` threads (blocks are
-/// independent; each thread interns emitted sequences in its own table) and hands each walked
-/// block to `finish` on the thread that walked it. Returns the results in block order, with
+/// independent; each thread interns emitted sequences in its own table), each block with
+/// `walk` on the thread that takes it. Returns `walk`'s results in block order, with
 /// per block the index of the sequence table its configurations refer to. Everything the walks
 /// hold is charged to `meter`.
 fn walk_blocks<'m, T: Send>(
     tables: &LexTables<'_>,
-    vocab: &Vocabulary,
-    text: &TextIndex,
-    blocks: &[&[LexPoint]],
     config: &SpansConfig,
     meter: &'m Meter,
-    finish: impl Fn(walk::Block) -> Result<T, SpansBuildError> + Sync,
+    blocks: &[&[LexPoint]],
+    walk: impl Fn(&[LexPoint], &mut Seqs<'m>, &mut Work<'_>) -> Result<T, SpansBuildError> + Sync,
 ) -> Result<WalkedBlocks<'m, T>, SpansBuildError> {
     let done = AtomicU64::new(0);
     let threads = config.threads.clamp(1, blocks.len().max(1));
@@ -937,17 +935,9 @@ fn walk_blocks<'m, T: Send>(
                 if failed.load(Ordering::Relaxed) {
                     break;
                 }
-                let walked = walk::walk_block(
-                    tables,
-                    vocab.trie(),
-                    text,
-                    block,
-                    &mut seqs,
-                    &mut work,
-                    meter,
-                )?;
+                let walked = walk(block, &mut seqs, &mut work)?;
                 meter.reserve(&mut out, 1)?;
-                out.push((i, finish(walked)?));
+                out.push((i, walked));
             }
             Ok((out, seqs))
         })();
@@ -1001,7 +991,18 @@ fn walk_configurations<'m, T: Send>(
     meter: &'m Meter,
     finish: impl Fn(walk::Block) -> Result<(walk::Block, T), SpansBuildError> + Sync,
 ) -> Result<(Vec<(walk::Block, T)>, Seqs<'m>), SpansBuildError> {
-    let (walked, mut all_seqs) = walk_blocks(tables, vocab, text, blocks, config, meter, finish)?;
+    let walk = |block: &[LexPoint], seqs: &mut Seqs<'m>, work: &mut Work<'_>| {
+        finish(walk::walk_block(
+            tables,
+            vocab.trie(),
+            text,
+            block,
+            seqs,
+            work,
+            meter,
+        )?)
+    };
+    let (walked, mut all_seqs) = walk_blocks(tables, config, meter, blocks, walk)?;
     let mut rest = all_seqs.split_off(1);
     let mut seqs = all_seqs.pop().expect("at least one thread walked");
     let maps = rest
