@@ -681,12 +681,13 @@ pub(crate) fn build_classes(
     // Each thread keeps only what the classes need of its blocks: their configurations take
     // tens of megabytes, freed as soon as a block is walked.
     let walk = |block: &[LexPoint], seqs: &mut Seqs<'_>, work: &mut Work<'_>| {
-        walk::walk_block_classes(&tables, vocab.trie(), &text, block, seqs, work, &meter)
+        walk::walk_block_classes(&tables, vocab.trie(), block, seqs, work, &meter)
     };
     let (walked, all_seqs) = walk_blocks(&tables, config, &meter, &blocks, walk)?;
     for seqs in all_seqs {
         seqs.free();
     }
+    // Behaviours per token in the trie's order (see `walk_block_classes`), refined in it.
     let (liveness, behaviours): (Vec<Liveness>, Vec<Vec<u32>>) =
         walked.into_iter().map(|(b, _)| b).unzip();
     let mut refiner = refine_blocks(text.len(), &behaviours, config, &meter)?;
@@ -718,7 +719,8 @@ pub(crate) fn build_classes(
         let (block, block_behaviours) = (&liveness[b], &behaviours[b]);
         let column = at - bounds[b];
         let mut key = meter.with_capacity(text.len())?;
-        key.extend(text.ids.iter().zip(block_behaviours).map(|(&t, &f)| {
+        let trie_tokens = vocab.trie().tokens().iter();
+        key.extend(trie_tokens.zip(block_behaviours).map(|(&t, &f)| {
             let live = block.alive(f, column);
             match vocab.token_bytes(t) {
                 Some(&[first, ..]) if live => class_key[lexer.byte_class(first) as usize],
@@ -728,12 +730,15 @@ pub(crate) fn build_classes(
         refiner.refine(&key)?;
         meter.free(key);
     }
-    let (class_of, class_len) = refiner.finish()?;
-    // Each block's behaviour per class: its lowest member's.
+    let number = text.numbers_in_trie_order(vocab.trie(), &meter)?;
+    let (class_of, class_len) = refiner.finish_numbered(&number)?;
+    // Each block's behaviour per class: any member's (they all have it), by its position in
+    // the trie's order.
     let mut representative = meter.vec(class_len, NONE)?;
-    for (t, &c) in class_of.iter().enumerate().rev() {
-        representative[c as usize] = t as u32;
+    for (p, &t) in number.iter().enumerate() {
+        representative[class_of[t as usize] as usize] = p as u32;
     }
+    meter.free(number);
     let mut class_behaviours = meter.with_capacity(behaviours.len())?;
     for b in behaviours {
         let mut per_class = meter.with_capacity(class_len)?;

@@ -488,7 +488,22 @@ impl<'a> LexTables<'a> {
             }
             let here: [Branch; 1] = [(s as u32, Box::default())];
             for (k, &restart) in restart.iter().enumerate() {
-                rows[s * class_len + k] = forks.outcome(step(&here, k as u8), restart, 1)?;
+                // Most bytes leave one reading, which emits nothing or only the state's
+                // lexeme before a plain restart: its outcome needs no branch lists.
+                let g = lexer.next_class(state, k as u8);
+                let handed = emitted[s]
+                    .filter(|_| !lexer.is_dead(lexer.next_inhibited_class(state, k as u8)));
+                rows[s * class_len + k] = match handed {
+                    None if lexer.is_dead(g) => 0,
+                    None => g.as_u32(),
+                    Some(lexeme)
+                        if lexer.is_dead(g)
+                            && lexer.next_inhibited_class(state, k as u8).as_u32() == restart =>
+                    {
+                        EMIT | lexeme
+                    }
+                    Some(_) => forks.outcome(step(&here, k as u8), restart, 1)?,
+                };
             }
         }
         let mut f = 0;
@@ -633,6 +648,18 @@ impl TextIndex {
     /// Heap bytes held (what is charged for them).
     pub(super) fn heap_bytes(&self) -> usize {
         vec_bytes::<u32>(self.index.capacity()) + vec_bytes::<TokenId>(self.ids.capacity())
+    }
+
+    /// Per position in `trie.tokens()` (the vocabulary's trie): the token's number; charged
+    /// to `meter`.
+    pub(super) fn numbers_in_trie_order(
+        &self,
+        trie: &TokenTrie,
+        meter: &Meter,
+    ) -> Result<Vec<u32>, SpansBuildError> {
+        let mut out = meter.with_capacity(trie.token_len())?;
+        out.extend(trie.tokens().iter().map(|&t| self.of(t) as u32));
+        Ok(out)
     }
 
     /// Per token id: the class of its number in `class_of`, or `u32::MAX` for ids with no
@@ -869,17 +896,8 @@ pub(super) fn walk_block(
     w.trans.resize(2 * class_len, UNKNOWN);
 
     let mut token_behaviour = meter.vec(text.len(), DEAD)?;
-    let node_len = trie.node_len() as u32;
-    // (subtree end, behaviour) of the nodes on the path to the current one.
-    let mut stack: Vec<(u32, u32)> = vec![(node_len, ROOT)];
-    let mut node = 1u32;
     let mut steps = 0u64;
-    while node < node_len {
-        while stack.last().is_some_and(|&(end, _)| end <= node) {
-            stack.pop();
-        }
-        let parent = stack.last().map_or(ROOT, |&(_, f)| f);
-        let n = TrieNode::from(node);
+    let next = |parent: u32, n: TrieNode| {
         let class = tables.lexer.byte_class(trie.byte(n)) as usize;
         let slot = parent as usize * class_len + class;
         let mut f = match &w.sparse {
@@ -909,19 +927,14 @@ pub(super) fn walk_block(
             work.add(steps)?;
             steps = 0;
         }
-        let end = trie.subtree_end(n).as_u32();
-        if f == DEAD {
-            node = end;
-            continue;
-        }
+        Ok(f)
+    };
+    let reach = |n: TrieNode, f: u32| {
         for &t in trie.tokens_at(n) {
             token_behaviour[text.of(t)] = f;
         }
-        if end > node + 1 {
-            stack.push((end, f));
-        }
-        node += 1;
-    }
+    };
+    walk_trie(trie, next, reach)?;
     work.add(steps)?;
     // What the block keeps: its configurations, at their length.
     let BlockWalk {
@@ -951,6 +964,39 @@ pub(super) fn walk_block(
         e,
         token_behaviour,
     })
+}
+
+/// Walks `trie` depth first below its root, whose behaviour is [`ROOT`]: each node's
+/// behaviour is `next(its parent's, the node)`; the subtree of a node of behaviour [`DEAD`] is
+/// skipped, and `reach(node, behaviour)` is called for every other node, in preorder.
+fn walk_trie(
+    trie: &TokenTrie,
+    mut next: impl FnMut(u32, TrieNode) -> Result<u32, SpansBuildError>,
+    mut reach: impl FnMut(TrieNode, u32),
+) -> Result<(), SpansBuildError> {
+    let node_len = trie.node_len() as u32;
+    // (subtree end, behaviour) of the nodes on the path to the current one.
+    let mut stack: Vec<(u32, u32)> = vec![(node_len, ROOT)];
+    let mut node = 1u32;
+    while node < node_len {
+        while stack.last().is_some_and(|&(end, _)| end <= node) {
+            stack.pop();
+        }
+        let parent = stack.last().map_or(ROOT, |&(_, f)| f);
+        let n = TrieNode::from(node);
+        let f = next(parent, n)?;
+        let end = trie.subtree_end(n).as_u32();
+        if f == DEAD {
+            node = end;
+            continue;
+        }
+        reach(n, f);
+        if end > node + 1 {
+            stack.push((end, f));
+        }
+        node += 1;
+    }
+    Ok(())
 }
 
 impl BlockWalk<'_, '_, '_> {
@@ -1097,17 +1143,17 @@ struct SparseWalk<'t, 'a, 'm> {
 }
 
 /// What the classes need of one block: which points each behaviour keeps alive, and each text
-/// token's behaviour (behaviours numbered by [`walk_block_classes`]; equal ids iff equal
-/// behaviours on the block).
+/// token's behaviour by its position in [`TokenTrie::tokens`] (behaviours numbered by
+/// [`walk_block_classes`]; equal ids iff equal behaviours on the block).
 pub(super) type ClassBlock = (Liveness, Vec<u32>);
 
 /// [`walk_block`] for the classes alone: the same partition of the tokens into behaviours
-/// (ids may differ) and the same liveness per behaviour, without the configurations.
+/// (ids may differ, and tokens are in the trie's order) and the same liveness per behaviour,
+/// without the configurations.
 /// Everything it holds is charged to `meter`; the work counted is [`walk_block`]'s.
 pub(super) fn walk_block_classes(
     tables: &LexTables<'_>,
     trie: &TokenTrie,
-    text: &TextIndex,
     points: &[LexPoint],
     seqs: &mut Seqs<'_>,
     work: &mut Work<'_>,
@@ -1143,9 +1189,9 @@ pub(super) fn walk_block_classes(
             .iter()
             .map(|p| p.inhibitor.map_or(NO_INHIBITOR, |i| i.as_u32()))
             .collect(),
-        scratch_j: Vec::with_capacity(width),
-        scratch_q: Vec::with_capacity(width),
-        scratch_e: Vec::with_capacity(width),
+        scratch_j: vec![0; width],
+        scratch_q: vec![0; width],
+        scratch_e: vec![0; width],
     };
     meter.reserve_map(&mut w.index, reserve)?;
     for v in [&mut w.q, &mut w.e] {
@@ -1162,18 +1208,11 @@ pub(super) fn walk_block_classes(
     w.trans.resize(class_len, DEAD);
     w.trans.resize(2 * class_len, UNKNOWN);
 
-    let mut token_behaviour = meter.vec(text.len(), DEAD)?;
-    let node_len = trie.node_len() as u32;
-    // (subtree end, behaviour) of the nodes on the path to the current one.
-    let mut stack: Vec<(u32, u32)> = vec![(node_len, ROOT)];
-    let mut node = 1u32;
+    // Per token in the trie's order (its position in `TokenTrie::tokens`): the walk writes
+    // each node's tokens where the previous node's ended, not at scattered token numbers.
+    let mut token_behaviour = meter.vec(trie.token_len(), DEAD)?;
     let mut steps = 0u64;
-    while node < node_len {
-        while stack.last().is_some_and(|&(end, _)| end <= node) {
-            stack.pop();
-        }
-        let parent = stack.last().map_or(ROOT, |&(_, f)| f);
-        let n = TrieNode::from(node);
+    let next = |parent: u32, n: TrieNode| {
         let class = tables.lexer.byte_class(trie.byte(n)) as usize;
         let slot = parent as usize * class_len + class;
         let mut f = w.trans[slot];
@@ -1190,19 +1229,10 @@ pub(super) fn walk_block_classes(
             work.add(steps)?;
             steps = 0;
         }
-        let end = trie.subtree_end(n).as_u32();
-        if f == DEAD {
-            node = end;
-            continue;
-        }
-        for &t in trie.tokens_at(n) {
-            token_behaviour[text.of(t)] = f;
-        }
-        if end > node + 1 {
-            stack.push((end, f));
-        }
-        node += 1;
-    }
+        Ok(f)
+    };
+    let reach = |n: TrieNode, f: u32| token_behaviour[trie.token_range(n)].fill(f);
+    walk_trie(trie, next, reach)?;
     work.add(steps)?;
     let behaviours = w.same_hash.len();
     let words = width.div_ceil(64);
@@ -1231,9 +1261,16 @@ impl SparseWalk<'_, '_, '_> {
         let side = &self.tables.side;
         let restart = lexer.next_class(lexer.start(), class as u8).as_u32();
         let range = self.start[from as usize] as usize..self.start[from as usize + 1] as usize;
-        self.scratch_j.clear();
-        self.scratch_q.clear();
-        self.scratch_e.clear();
+        let root = from == ROOT;
+        // Each entry is written at `n` whether or not its point lives, and only a live one
+        // moves `n` on: no branch on the outcome (`n` stays below the entries read, so below
+        // the scratch's length, the block's width).
+        let (to_j, to_q, to_e) = (
+            &mut self.scratch_j[..],
+            &mut self.scratch_q[..],
+            &mut self.scratch_e[..],
+        );
+        let mut n = 0;
         for ((&j, &q), &e) in self.j[range.clone()]
             .iter()
             .zip(&self.q[range.clone()])
@@ -1241,14 +1278,13 @@ impl SparseWalk<'_, '_, '_> {
         {
             let mut o = outcome[q as usize];
             let mut e = e;
-            if from == ROOT {
+            if root {
                 let inh = self.inhibitor[usize::from(j)];
                 if inh != NO_INHIBITOR {
                     // The first byte of an inhibited branch (nothing emitted yet).
-                    let q2 = lexer
+                    o = lexer
                         .next_inhibited_class(LexState::from(inh), class as u8)
                         .as_u32();
-                    o = q2;
                     e = 0;
                 }
             }
@@ -1261,44 +1297,44 @@ impl SparseWalk<'_, '_, '_> {
                 let (after, lexemes) = &side[(o & !(EMIT | SIDE)) as usize];
                 (*after, lexemes.iter().fold(e, |e, &l| seqs.append(e, l)))
             };
-            if q2 != 0 {
-                self.scratch_j.push(j);
-                self.scratch_q.push(q2);
-                self.scratch_e.push(e2);
-            }
+            to_j[n] = j;
+            to_q[n] = q2;
+            to_e[n] = e2;
+            n += usize::from(q2 != 0);
         }
-        if self.scratch_j.is_empty() {
+        if n == 0 {
             Ok(DEAD)
         } else {
-            self.intern()
+            self.intern(n)
         }
     }
 
-    /// The id of the behaviour in the scratch vectors, new or existing; a new one's room is
-    /// charged first.
-    fn intern(&mut self) -> Result<u32, SpansBuildError> {
+    /// The id of the behaviour in the first `n` entries of the scratch vectors, new or
+    /// existing; a new one's room is charged first.
+    fn intern(&mut self, n: usize) -> Result<u32, SpansBuildError> {
+        let (j, q, e) = (
+            &self.scratch_j[..n],
+            &self.scratch_q[..n],
+            &self.scratch_e[..n],
+        );
         let hash = {
             use std::hash::{BuildHasher, Hash, Hasher};
             let mut h = ahash::RandomState::with_seeds(1, 2, 3, 4).build_hasher();
-            self.scratch_j.hash(&mut h);
-            self.scratch_q.hash(&mut h);
-            self.scratch_e.hash(&mut h);
+            j.hash(&mut h);
+            q.hash(&mut h);
+            e.hash(&mut h);
             h.finish()
         };
         let head = self.index.get(&hash).copied().unwrap_or(u32::MAX);
         let mut f = head;
         while f != u32::MAX {
             let range = self.start[f as usize] as usize..self.start[f as usize + 1] as usize;
-            if self.j[range.clone()] == self.scratch_j[..]
-                && self.q[range.clone()] == self.scratch_q[..]
-                && self.e[range] == self.scratch_e[..]
-            {
+            if self.j[range.clone()] == *j && self.q[range.clone()] == *q && self.e[range] == *e {
                 return Ok(f);
             }
             f = self.same_hash[f as usize];
         }
         let meter = self.meter;
-        let n = self.scratch_j.len();
         meter.reserve(&mut self.j, n)?;
         meter.reserve(&mut self.q, n)?;
         meter.reserve(&mut self.e, n)?;
@@ -1307,9 +1343,9 @@ impl SparseWalk<'_, '_, '_> {
         meter.reserve(&mut self.trans, self.class_len)?;
         meter.reserve_map(&mut self.index, 1)?;
         let id = self.same_hash.len() as u32;
-        self.j.extend_from_slice(&self.scratch_j);
-        self.q.extend_from_slice(&self.scratch_q);
-        self.e.extend_from_slice(&self.scratch_e);
+        self.j.extend_from_slice(&self.scratch_j[..n]);
+        self.q.extend_from_slice(&self.scratch_q[..n]);
+        self.e.extend_from_slice(&self.scratch_e[..n]);
         self.start.push(self.j.len() as u32);
         self.same_hash.push(head);
         self.index.insert(hash, id);
@@ -1378,10 +1414,15 @@ mod tests {
             let dense_live = Liveness::of(&dense, &meter).unwrap();
             let mut seqs = Seqs::new(&tables, &meter).unwrap();
             let (live, behaviour) =
-                walk_block_classes(&tables, trie, &text, block, &mut seqs, &mut work, &meter)
-                    .unwrap();
+                walk_block_classes(&tables, trie, block, &mut seqs, &mut work, &meter).unwrap();
             let want = &dense.token_behaviour;
             assert_eq!(behaviour.len(), want.len());
+            // By token number, as the dense walk's.
+            let mut by_number = vec![DEAD; want.len()];
+            for (&t, &f) in trie.tokens().iter().zip(&behaviour) {
+                by_number[text.of(t)] = f;
+            }
+            let behaviour = by_number;
             for a in 0..want.len() {
                 for b in 0..want.len() {
                     assert_eq!(
