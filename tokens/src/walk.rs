@@ -1162,17 +1162,19 @@ pub(super) fn walk_block_classes(
     let width = points.len();
     assert!(width <= usize::from(u16::MAX), "a block of {width} points");
     let class_len = tables.lexer.class_len();
-    // Room for `RESERVE` behaviours of a third of the block's points alive where the budget
-    // has it, else for a few; grown as needed.
+    // Room for `RESERVE` behaviours of every point alive where the budget has it, else for a
+    // few; grown as needed. Only the pages written are touched, and growing copies megabytes
+    // (on Java, whose behaviours keep most points alive, room for a third of them doubled the
+    // build's time).
     let entry = vec_bytes::<u16>(1) + vec_bytes::<u32>(2);
-    let per_behaviour = vec_bytes::<u32>(class_len + 2) + entry * width.div_ceil(3);
+    let per_behaviour = vec_bytes::<u32>(class_len + 2) + entry * width;
     let reserve = if meter.try_charge(RESERVE * per_behaviour) {
         RESERVE
     } else {
         meter.charge(4 * per_behaviour)?;
         4
     };
-    let entries = reserve * width.div_ceil(3);
+    let entries = reserve * width;
     meter.charge(entry * width + vec_bytes::<u32>(width))?;
     let mut w = SparseWalk {
         tables,
