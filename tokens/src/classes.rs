@@ -342,21 +342,6 @@ impl<'m> Refiner<'m> {
         self.meter.free_map(self.split);
     }
 
-    /// [`finish`](Refiner::finish) for a refiner whose tokens are in another order:
-    /// `number[i]` is the token number of its `i`th token. The partition is per token number.
-    pub(super) fn finish_numbered(
-        mut self,
-        number: &[u32],
-    ) -> Result<(Vec<u32>, usize), SpansBuildError> {
-        let mut by_number = self.meter.vec(self.class_of.len(), 0u32)?;
-        for (&c, &t) in self.class_of.iter().zip(number) {
-            by_number[t as usize] = c;
-        }
-        let ordered = std::mem::replace(&mut self.class_of, by_number);
-        self.meter.free(ordered);
-        self.finish()
-    }
-
     /// The final partition, classes renumbered by lowest member: (class per token number,
     /// number of classes). The refiner's other tables are given back to the meter.
     pub(super) fn finish(self) -> Result<(Vec<u32>, usize), SpansBuildError> {

@@ -680,14 +680,13 @@ pub(crate) fn build_classes(
     let text = TextIndex::new(vocab, &meter)?;
     // Each thread keeps only what the classes need of its blocks: their configurations take
     // tens of megabytes, freed as soon as a block is walked.
-    let walk = |block: &[LexPoint], seqs: &mut Seqs<'_>, work: &mut Work<'_>| {
-        walk::walk_block_classes(&tables, vocab.trie(), block, seqs, work, &meter)
-    };
-    let (walked, all_seqs) = walk_blocks(&tables, config, &meter, &blocks, walk)?;
+    let (walked, all_seqs) = walk_blocks(&tables, vocab, &text, &blocks, config, &meter, |b| {
+        let liveness = Liveness::of(&b, &meter)?;
+        Ok((liveness, b.into_behaviours(&meter)))
+    })?;
     for seqs in all_seqs {
         seqs.free();
     }
-    // Behaviours per token in the trie's order (see `walk_block_classes`), refined in it.
     let (liveness, behaviours): (Vec<Liveness>, Vec<Vec<u32>>) =
         walked.into_iter().map(|(b, _)| b).unzip();
     let mut refiner = refine_blocks(text.len(), &behaviours, config, &meter)?;
@@ -719,8 +718,7 @@ pub(crate) fn build_classes(
         let (block, block_behaviours) = (&liveness[b], &behaviours[b]);
         let column = at - bounds[b];
         let mut key = meter.with_capacity(text.len())?;
-        let trie_tokens = vocab.trie().tokens().iter();
-        key.extend(trie_tokens.zip(block_behaviours).map(|(&t, &f)| {
+        key.extend(text.ids.iter().zip(block_behaviours).map(|(&t, &f)| {
             let live = block.alive(f, column);
             match vocab.token_bytes(t) {
                 Some(&[first, ..]) if live => class_key[lexer.byte_class(first) as usize],
@@ -730,15 +728,12 @@ pub(crate) fn build_classes(
         refiner.refine(&key)?;
         meter.free(key);
     }
-    let number = text.numbers_in_trie_order(vocab.trie(), &meter)?;
-    let (class_of, class_len) = refiner.finish_numbered(&number)?;
-    // Each block's behaviour per class: any member's (they all have it), by its position in
-    // the trie's order.
+    let (class_of, class_len) = refiner.finish()?;
+    // Each block's behaviour per class: its lowest member's.
     let mut representative = meter.vec(class_len, NONE)?;
-    for (p, &t) in number.iter().enumerate() {
-        representative[class_of[t as usize] as usize] = p as u32;
+    for (t, &c) in class_of.iter().enumerate().rev() {
+        representative[c as usize] = t as u32;
     }
-    meter.free(number);
     let mut class_behaviours = meter.with_capacity(behaviours.len())?;
     for b in behaviours {
         let mut per_class = meter.with_capacity(class_len)?;
@@ -906,16 +901,18 @@ fn class_blocks(
 const MAX_CLASS_BLOCK: usize = 512;
 
 /// Walks the trie for every block of `blocks`, on up to `config.threads` threads (blocks are
-/// independent; each thread interns emitted sequences in its own table), each block with
-/// `walk` on the thread that takes it. Returns `walk`'s results in block order, with
+/// independent; each thread interns emitted sequences in its own table) and hands each walked
+/// block to `finish` on the thread that walked it. Returns the results in block order, with
 /// per block the index of the sequence table its configurations refer to. Everything the walks
 /// hold is charged to `meter`.
 fn walk_blocks<'m, T: Send>(
     tables: &LexTables<'_>,
+    vocab: &Vocabulary,
+    text: &TextIndex,
+    blocks: &[&[LexPoint]],
     config: &SpansConfig,
     meter: &'m Meter,
-    blocks: &[&[LexPoint]],
-    walk: impl Fn(&[LexPoint], &mut Seqs<'m>, &mut Work<'_>) -> Result<T, SpansBuildError> + Sync,
+    finish: impl Fn(walk::Block) -> Result<T, SpansBuildError> + Sync,
 ) -> Result<WalkedBlocks<'m, T>, SpansBuildError> {
     let done = AtomicU64::new(0);
     let threads = config.threads.clamp(1, blocks.len().max(1));
@@ -940,9 +937,17 @@ fn walk_blocks<'m, T: Send>(
                 if failed.load(Ordering::Relaxed) {
                     break;
                 }
-                let walked = walk(block, &mut seqs, &mut work)?;
+                let walked = walk::walk_block(
+                    tables,
+                    vocab.trie(),
+                    text,
+                    block,
+                    &mut seqs,
+                    &mut work,
+                    meter,
+                )?;
                 meter.reserve(&mut out, 1)?;
-                out.push((i, walked));
+                out.push((i, finish(walked)?));
             }
             Ok((out, seqs))
         })();
@@ -996,18 +1001,7 @@ fn walk_configurations<'m, T: Send>(
     meter: &'m Meter,
     finish: impl Fn(walk::Block) -> Result<(walk::Block, T), SpansBuildError> + Sync,
 ) -> Result<(Vec<(walk::Block, T)>, Seqs<'m>), SpansBuildError> {
-    let walk = |block: &[LexPoint], seqs: &mut Seqs<'m>, work: &mut Work<'_>| {
-        finish(walk::walk_block(
-            tables,
-            vocab.trie(),
-            text,
-            block,
-            seqs,
-            work,
-            meter,
-        )?)
-    };
-    let (walked, mut all_seqs) = walk_blocks(tables, config, meter, blocks, walk)?;
+    let (walked, mut all_seqs) = walk_blocks(tables, vocab, text, blocks, config, meter, finish)?;
     let mut rest = all_seqs.split_off(1);
     let mut seqs = all_seqs.pop().expect("at least one thread walked");
     let maps = rest

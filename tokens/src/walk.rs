@@ -650,18 +650,6 @@ impl TextIndex {
         vec_bytes::<u32>(self.index.capacity()) + vec_bytes::<TokenId>(self.ids.capacity())
     }
 
-    /// Per position in `trie.tokens()` (the vocabulary's trie): the token's number; charged
-    /// to `meter`.
-    pub(super) fn numbers_in_trie_order(
-        &self,
-        trie: &TokenTrie,
-        meter: &Meter,
-    ) -> Result<Vec<u32>, SpansBuildError> {
-        let mut out = meter.with_capacity(trie.token_len())?;
-        out.extend(trie.tokens().iter().map(|&t| self.of(t) as u32));
-        Ok(out)
-    }
-
     /// Per token id: the class of its number in `class_of`, or `u32::MAX` for ids with no
     /// bytes; charged to `meter`.
     pub(super) fn class_of_ids(
@@ -739,6 +727,13 @@ impl Block {
         meter.free(self.q);
         meter.free(self.e);
         meter.free(self.token_behaviour);
+    }
+
+    /// The configurations freed (given back to `meter`), the tokens' behaviours kept.
+    pub(super) fn into_behaviours(self, meter: &Meter) -> Vec<u32> {
+        meter.free(self.q);
+        meter.free(self.e);
+        self.token_behaviour
     }
 }
 
@@ -896,8 +891,17 @@ pub(super) fn walk_block(
     w.trans.resize(2 * class_len, UNKNOWN);
 
     let mut token_behaviour = meter.vec(text.len(), DEAD)?;
+    let node_len = trie.node_len() as u32;
+    // (subtree end, behaviour) of the nodes on the path to the current one.
+    let mut stack: Vec<(u32, u32)> = vec![(node_len, ROOT)];
+    let mut node = 1u32;
     let mut steps = 0u64;
-    let next = |parent: u32, n: TrieNode| {
+    while node < node_len {
+        while stack.last().is_some_and(|&(end, _)| end <= node) {
+            stack.pop();
+        }
+        let parent = stack.last().map_or(ROOT, |&(_, f)| f);
+        let n = TrieNode::from(node);
         let class = tables.lexer.byte_class(trie.byte(n)) as usize;
         let slot = parent as usize * class_len + class;
         let mut f = match &w.sparse {
@@ -927,14 +931,19 @@ pub(super) fn walk_block(
             work.add(steps)?;
             steps = 0;
         }
-        Ok(f)
-    };
-    let reach = |n: TrieNode, f: u32| {
+        let end = trie.subtree_end(n).as_u32();
+        if f == DEAD {
+            node = end;
+            continue;
+        }
         for &t in trie.tokens_at(n) {
             token_behaviour[text.of(t)] = f;
         }
-    };
-    walk_trie(trie, next, reach)?;
+        if end > node + 1 {
+            stack.push((end, f));
+        }
+        node += 1;
+    }
     work.add(steps)?;
     // What the block keeps: its configurations, at their length.
     let BlockWalk {
@@ -964,39 +973,6 @@ pub(super) fn walk_block(
         e,
         token_behaviour,
     })
-}
-
-/// Walks `trie` depth first below its root, whose behaviour is [`ROOT`]: each node's
-/// behaviour is `next(its parent's, the node)`; the subtree of a node of behaviour [`DEAD`] is
-/// skipped, and `reach(node, behaviour)` is called for every other node, in preorder.
-fn walk_trie(
-    trie: &TokenTrie,
-    mut next: impl FnMut(u32, TrieNode) -> Result<u32, SpansBuildError>,
-    mut reach: impl FnMut(TrieNode, u32),
-) -> Result<(), SpansBuildError> {
-    let node_len = trie.node_len() as u32;
-    // (subtree end, behaviour) of the nodes on the path to the current one.
-    let mut stack: Vec<(u32, u32)> = vec![(node_len, ROOT)];
-    let mut node = 1u32;
-    while node < node_len {
-        while stack.last().is_some_and(|&(end, _)| end <= node) {
-            stack.pop();
-        }
-        let parent = stack.last().map_or(ROOT, |&(_, f)| f);
-        let n = TrieNode::from(node);
-        let f = next(parent, n)?;
-        let end = trie.subtree_end(n).as_u32();
-        if f == DEAD {
-            node = end;
-            continue;
-        }
-        reach(n, f);
-        if end > node + 1 {
-            stack.push((end, f));
-        }
-        node += 1;
-    }
-    Ok(())
 }
 
 impl BlockWalk<'_, '_, '_> {
@@ -1113,266 +1089,6 @@ impl BlockWalk<'_, '_, '_> {
     }
 }
 
-/// A block's walk for the classes alone ([`walk_block_classes`]): each behaviour keeps only
-/// the points it keeps alive, as `(point, configuration)` entries in point order. Two
-/// behaviours are equal iff their dense vectors ([`walk_block`]'s) are: a dead point's
-/// configuration is always `(0, 0)` (an outcome that emits leads to a live state or fork).
-/// Most behaviours keep a minority of a block's points alive (about 37% on SynCode's Go
-/// grammar with Llama 3), so a step reads and a behaviour stores that many entries instead of
-/// the block's width.
-struct SparseWalk<'t, 'a, 'm> {
-    tables: &'t LexTables<'a>,
-    meter: &'m Meter,
-    /// Behaviour `f`'s entries are `start[f]..start[f + 1]` of `j`, `q` and `e`.
-    start: Vec<u32>,
-    /// The entries' points (blocks hold at most `u16::MAX` points).
-    j: Vec<u16>,
-    q: Vec<u32>,
-    e: Vec<Emitted>,
-    /// Behaviour ids by hash, chained through `same_hash`.
-    index: AHashMap<u64, u32>,
-    same_hash: Vec<u32>,
-    /// `trans[f * class_len + class]`: the behaviour after one more byte of that class.
-    trans: Vec<u32>,
-    class_len: usize,
-    /// Per point of the block: its inhibitor's raw state, or [`NO_INHIBITOR`].
-    inhibitor: Vec<u32>,
-    scratch_j: Vec<u16>,
-    scratch_q: Vec<u32>,
-    scratch_e: Vec<Emitted>,
-}
-
-/// What the classes need of one block: which points each behaviour keeps alive, and each text
-/// token's behaviour by its position in [`TokenTrie::tokens`] (behaviours numbered by
-/// [`walk_block_classes`]; equal ids iff equal behaviours on the block).
-pub(super) type ClassBlock = (Liveness, Vec<u32>);
-
-/// [`walk_block`] for the classes alone: the same partition of the tokens into behaviours
-/// (ids may differ, and tokens are in the trie's order) and the same liveness per behaviour,
-/// without the configurations.
-/// Everything it holds is charged to `meter`; the work counted is [`walk_block`]'s.
-pub(super) fn walk_block_classes(
-    tables: &LexTables<'_>,
-    trie: &TokenTrie,
-    points: &[LexPoint],
-    seqs: &mut Seqs<'_>,
-    work: &mut Work<'_>,
-    meter: &Meter,
-) -> Result<ClassBlock, SpansBuildError> {
-    let width = points.len();
-    assert!(width <= usize::from(u16::MAX), "a block of {width} points");
-    let class_len = tables.lexer.class_len();
-    // Room for `RESERVE` behaviours of every point alive where the budget has it, else for a
-    // few; grown as needed. Only the pages written are touched, and growing copies megabytes
-    // (on Java, whose behaviours keep most points alive, room for a third of them doubled the
-    // build's time).
-    let entry = vec_bytes::<u16>(1) + vec_bytes::<u32>(2);
-    let per_behaviour = vec_bytes::<u32>(class_len + 2) + entry * width;
-    let reserve = if meter.try_charge(RESERVE * per_behaviour) {
-        RESERVE
-    } else {
-        meter.charge(4 * per_behaviour)?;
-        4
-    };
-    let entries = reserve * width;
-    meter.charge(entry * width + vec_bytes::<u32>(width))?;
-    let mut w = SparseWalk {
-        tables,
-        meter,
-        start: Vec::with_capacity(reserve),
-        j: Vec::with_capacity(entries),
-        q: Vec::with_capacity(entries),
-        e: Vec::with_capacity(entries),
-        index: AHashMap::new(),
-        same_hash: Vec::with_capacity(reserve),
-        trans: Vec::with_capacity(reserve * class_len),
-        class_len,
-        inhibitor: points
-            .iter()
-            .map(|p| p.inhibitor.map_or(NO_INHIBITOR, |i| i.as_u32()))
-            .collect(),
-        scratch_j: vec![0; width],
-        scratch_q: vec![0; width],
-        scratch_e: vec![0; width],
-    };
-    meter.reserve_map(&mut w.index, reserve)?;
-    for v in [&mut w.q, &mut w.e] {
-        meter.reserve(v, width)?;
-    }
-    meter.reserve(&mut w.j, width)?;
-    // DEAD: no point alive; ROOT: every point in its own state, nothing emitted.
-    w.start.extend([0, 0]);
-    w.j.extend((0..width).map(|j| j as u16));
-    w.q.extend(points.iter().map(|p| p.state.as_u32()));
-    w.e.resize(width, 0);
-    w.start.push(width as u32);
-    w.same_hash.resize(2, u32::MAX);
-    w.trans.resize(class_len, DEAD);
-    w.trans.resize(2 * class_len, UNKNOWN);
-
-    // Per token in the trie's order (its position in `TokenTrie::tokens`): the walk writes
-    // each node's tokens where the previous node's ended, not at scattered token numbers.
-    let mut token_behaviour = meter.vec(trie.token_len(), DEAD)?;
-    let mut steps = 0u64;
-    let next = |parent: u32, n: TrieNode| {
-        let class = tables.lexer.byte_class(trie.byte(n)) as usize;
-        let slot = parent as usize * class_len + class;
-        let mut f = w.trans[slot];
-        if f == UNKNOWN {
-            steps += width as u64;
-            f = w.step(parent, class, seqs)?;
-            if let Some(e) = seqs.failed() {
-                return Err(e.clone());
-            }
-            w.trans[slot] = f;
-        }
-        steps += 1;
-        if steps >= 4096 {
-            work.add(steps)?;
-            steps = 0;
-        }
-        Ok(f)
-    };
-    let reach = |n: TrieNode, f: u32| token_behaviour[trie.token_range(n)].fill(f);
-    walk_trie(trie, next, reach)?;
-    work.add(steps)?;
-    let behaviours = w.same_hash.len();
-    let words = width.div_ceil(64);
-    let mut bits = meter.vec(behaviours * words, 0u64)?;
-    for (f, row) in bits.chunks_mut(words.max(1)).enumerate().take(behaviours) {
-        for &j in &w.j[w.start[f] as usize..w.start[f + 1] as usize] {
-            row[usize::from(j) / 64] |= 1 << (j % 64);
-        }
-    }
-    w.free();
-    Ok((Liveness { width, words, bits }, token_behaviour))
-}
-
-impl SparseWalk<'_, '_, '_> {
-    /// The behaviour after a byte of class `class` from behaviour `from`: [`BlockWalk::step`]
-    /// over `from`'s live points alone.
-    fn step(
-        &mut self,
-        from: u32,
-        class: usize,
-        seqs: &mut Seqs<'_>,
-    ) -> Result<u32, SpansBuildError> {
-        let lexer = &*self.tables.lexer;
-        let rows = self.tables.width;
-        let outcome = &self.tables.outcome[class * rows..(class + 1) * rows];
-        let side = &self.tables.side;
-        let restart = lexer.next_class(lexer.start(), class as u8).as_u32();
-        let range = self.start[from as usize] as usize..self.start[from as usize + 1] as usize;
-        let root = from == ROOT;
-        // Each entry is written at `n` whether or not its point lives, and only a live one
-        // moves `n` on: no branch on the outcome (`n` stays below the entries read, so below
-        // the scratch's length, the block's width).
-        let (to_j, to_q, to_e) = (
-            &mut self.scratch_j[..],
-            &mut self.scratch_q[..],
-            &mut self.scratch_e[..],
-        );
-        let mut n = 0;
-        for ((&j, &q), &e) in self.j[range.clone()]
-            .iter()
-            .zip(&self.q[range.clone()])
-            .zip(&self.e[range])
-        {
-            let mut o = outcome[q as usize];
-            let mut e = e;
-            if root {
-                let inh = self.inhibitor[usize::from(j)];
-                if inh != NO_INHIBITOR {
-                    // The first byte of an inhibited branch (nothing emitted yet).
-                    o = lexer
-                        .next_inhibited_class(LexState::from(inh), class as u8)
-                        .as_u32();
-                    e = 0;
-                }
-            }
-            let (q2, e2) = if o & EMIT == 0 {
-                (o, e)
-            } else if o & SIDE == 0 {
-                (restart, seqs.append(e, o & !EMIT))
-            } else {
-                // Rare: a fork resolved, or a guarded pending state after a lexeme.
-                let (after, lexemes) = &side[(o & !(EMIT | SIDE)) as usize];
-                (*after, lexemes.iter().fold(e, |e, &l| seqs.append(e, l)))
-            };
-            to_j[n] = j;
-            to_q[n] = q2;
-            to_e[n] = e2;
-            n += usize::from(q2 != 0);
-        }
-        if n == 0 {
-            Ok(DEAD)
-        } else {
-            self.intern(n)
-        }
-    }
-
-    /// The id of the behaviour in the first `n` entries of the scratch vectors, new or
-    /// existing; a new one's room is charged first.
-    fn intern(&mut self, n: usize) -> Result<u32, SpansBuildError> {
-        let (j, q, e) = (
-            &self.scratch_j[..n],
-            &self.scratch_q[..n],
-            &self.scratch_e[..n],
-        );
-        let hash = {
-            use std::hash::{BuildHasher, Hash, Hasher};
-            let mut h = ahash::RandomState::with_seeds(1, 2, 3, 4).build_hasher();
-            j.hash(&mut h);
-            q.hash(&mut h);
-            e.hash(&mut h);
-            h.finish()
-        };
-        let head = self.index.get(&hash).copied().unwrap_or(u32::MAX);
-        let mut f = head;
-        while f != u32::MAX {
-            let range = self.start[f as usize] as usize..self.start[f as usize + 1] as usize;
-            if self.j[range.clone()] == *j && self.q[range.clone()] == *q && self.e[range] == *e {
-                return Ok(f);
-            }
-            f = self.same_hash[f as usize];
-        }
-        let meter = self.meter;
-        meter.reserve(&mut self.j, n)?;
-        meter.reserve(&mut self.q, n)?;
-        meter.reserve(&mut self.e, n)?;
-        meter.reserve(&mut self.start, 1)?;
-        meter.reserve(&mut self.same_hash, 1)?;
-        meter.reserve(&mut self.trans, self.class_len)?;
-        meter.reserve_map(&mut self.index, 1)?;
-        let id = self.same_hash.len() as u32;
-        self.j.extend_from_slice(&self.scratch_j[..n]);
-        self.q.extend_from_slice(&self.scratch_q[..n]);
-        self.e.extend_from_slice(&self.scratch_e[..n]);
-        self.start.push(self.j.len() as u32);
-        self.same_hash.push(head);
-        self.index.insert(hash, id);
-        self.trans
-            .resize(self.trans.len() + self.class_len, UNKNOWN);
-        Ok(id)
-    }
-
-    /// Frees the walk's tables, giving them back to the meter.
-    fn free(self) {
-        let meter = self.meter;
-        meter.free_map(self.index);
-        meter.free(self.start);
-        meter.free(self.j);
-        meter.free(self.q);
-        meter.free(self.e);
-        meter.free(self.same_hash);
-        meter.free(self.trans);
-        meter.free(self.inhibitor);
-        meter.free(self.scratch_j);
-        meter.free(self.scratch_q);
-        meter.free(self.scratch_e);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1387,135 +1103,6 @@ mod tests {
             shift,
             failed: None,
             meter,
-        }
-    }
-
-    /// Every block of `lexer`'s points (blocks of `width` points in `all_points`' order) walked
-    /// by [`walk_block`] and by [`walk_block_classes`]: the same tokens share a behaviour,
-    /// and each token keeps the same points alive.
-    fn check_classes_walk(lexer: &Lexer, tokens: &[&[u8]], width: usize) {
-        let vocab =
-            Vocabulary::from_token_bytes(tokens.iter().map(|t| Some(t.to_vec())).collect(), vec![])
-                .expect("test vocabularies build");
-        let meter = Meter::new(1 << 30);
-        let (points, _, _) = crate::all_points(lexer, &meter).unwrap();
-        let key = |t: munch_lexer::TerminalId| t.as_u32();
-        let tables =
-            LexTables::new(lexer, &meter, &key, vocab.max_token_bytes(), u64::MAX).unwrap();
-        let text = TextIndex::new(&vocab, &meter).unwrap();
-        let done = AtomicU64::new(0);
-        for block in points.chunks(width) {
-            let mut work = Work {
-                done: &done,
-                limit: u64::MAX,
-            };
-            let mut seqs = Seqs::new(&tables, &meter).unwrap();
-            let trie = vocab.trie();
-            let dense =
-                walk_block(&tables, trie, &text, block, &mut seqs, &mut work, &meter).unwrap();
-            let dense_live = Liveness::of(&dense, &meter).unwrap();
-            let mut seqs = Seqs::new(&tables, &meter).unwrap();
-            let (live, behaviour) =
-                walk_block_classes(&tables, trie, block, &mut seqs, &mut work, &meter).unwrap();
-            let want = &dense.token_behaviour;
-            assert_eq!(behaviour.len(), want.len());
-            // By token number, as the dense walk's.
-            let mut by_number = vec![DEAD; want.len()];
-            for (&t, &f) in trie.tokens().iter().zip(&behaviour) {
-                by_number[text.of(t)] = f;
-            }
-            let behaviour = by_number;
-            for a in 0..want.len() {
-                for b in 0..want.len() {
-                    assert_eq!(
-                        want[a] == want[b],
-                        behaviour[a] == behaviour[b],
-                        "tokens {:?} and {:?}",
-                        tokens[a],
-                        tokens[b]
-                    );
-                }
-                for j in 0..block.len() {
-                    assert_eq!(
-                        dense_live.alive(want[a], j),
-                        live.alive(behaviour[a], j),
-                        "token {:?} from point {j}",
-                        tokens[a]
-                    );
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn the_classes_walk_groups_tokens_as_the_full_walk() {
-        let e = "é".as_bytes();
-        let tokens: Vec<&[u8]> = vec![
-            b"a",
-            b"ab",
-            b"abc",
-            b"if",
-            b"if ",
-            b" if",
-            b"x1",
-            b"1",
-            b"12",
-            b"1.5",
-            b"\"",
-            b"\"a",
-            b"a\"",
-            b"\\n",
-            b" ",
-            b"  ",
-            b"/*",
-            b"*/",
-            b"//",
-            b"+",
-            b"++",
-            b"+=",
-            &e[..1],
-            &e[1..],
-            e,
-            b"a\xc3",
-            b" a",
-            b"aa ",
-            b"\xff",
-        ];
-        let patterns: &[&[&str]] = &[
-            &[
-                "[a-z]+",
-                "if",
-                "[0-9]+(\\.[0-9]+)?",
-                " +",
-                "\\+|\\+\\+|\\+=",
-            ],
-            &[
-                "\"([^\"\\\\]|\\\\.)*\"",
-                "/\\*([^*]|\\*[^/])*\\*/",
-                "//[^\\n]*",
-                "[a-z0-9]+",
-            ],
-            &["[a-zé]+", " ", "é"],
-        ];
-        for patterns in patterns {
-            let lexer = munch_testkit::lexers::of_patterns(patterns);
-            for width in [1, 3, 5, 64] {
-                check_classes_walk(&lexer, &tokens, width);
-            }
-        }
-        // Lazy matches read back: guarded pending states and their forks.
-        let specs: Vec<_> = ["a+?", "ab", " "]
-            .iter()
-            .enumerate()
-            .map(|(i, p)| munch_testkit::lexers::re(&format!("T{i}"), p))
-            .collect();
-        let config = munch_lexer::dfa::LexerConfig {
-            backtrack_lazy: true,
-            ..Default::default()
-        };
-        let lexer = munch_testkit::lexers::build_with(&specs, &config);
-        for width in [1, 4, 64] {
-            check_classes_walk(&lexer, &[b"a", b"aa", b"ab", b"aab", b"a b", b"b"], width);
         }
     }
 

@@ -166,21 +166,6 @@ impl TokenTrie {
         &self.tokens[self.token_start[i] as usize..self.token_start[i + 1] as usize]
     }
 
-    /// Where [`tokens_at`](TokenTrie::tokens_at)`(n)` lies in [`tokens`](TokenTrie::tokens):
-    /// the tokens' positions in preorder.
-    #[inline]
-    pub fn token_range(&self, n: TrieNode) -> std::ops::Range<usize> {
-        let i = n.as_usize();
-        self.token_start[i] as usize..self.token_start[i + 1] as usize
-    }
-
-    /// Every token of the trie in preorder of their nodes (ascending ids within a node): a
-    /// walk that visits nodes in order meets them in this order.
-    #[inline]
-    pub fn tokens(&self) -> &[TokenId] {
-        &self.tokens
-    }
-
     /// The preorder index just past `n`'s subtree: the next node a depth-first walk visits
     /// after skipping everything below `n`. Equals `node_len()` for the last subtree.
     #[inline]
@@ -306,14 +291,6 @@ mod tests {
         let ends: Vec<u32> = (0..6).map(|n| t.subtree_end(TrieNode(n)).0).collect();
         assert_eq!(ends, [6, 4, 4, 4, 6, 6]);
         assert_eq!(t.token_len(), 6);
-        let ids: Vec<u32> = t.tokens().iter().map(|i| i.as_u32()).collect();
-        assert_eq!(ids, [1, 0, 4, 3, 2, 5]);
-        for n in 0..6 {
-            assert_eq!(
-                &t.tokens()[t.token_range(TrieNode(n))],
-                t.tokens_at(TrieNode(n))
-            );
-        }
         assert_eq!(t.find(b"ab"), Some(TrieNode(2)));
         assert_eq!(t.find(b"ac"), None);
         assert_eq!(t.longest_match(b"abd"), Some((2, TokenId::from_usize(0))));
