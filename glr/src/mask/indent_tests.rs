@@ -332,16 +332,8 @@ fn newline_bytes_are_the_ones_that_begin_it() {
 /// lexeme's answers shared) are those [`needs_context`] names when run on every token.
 #[test]
 fn needs_of_is_needs_context_on_every_token() {
-    let grammars = [
-        (parser(), vocab(), TEXTS),
-        (
-            crate::parser::indent_tests::indented_parser(&docstring_grammar()),
-            vocab_of(DOCSTRING_TOKENS),
-            DOCSTRING_TEXTS,
-        ),
-    ];
     let mut checked = 0;
-    for (parser, vocab, texts) in grammars {
+    for (parser, vocab, texts) in grammars() {
         let fix = IndentFix::new(&parser).unwrap();
         let trie = vocab.trie();
         let mut configs: Vec<(LexConfig, bool)> = states_of(&parser, texts)
@@ -375,16 +367,8 @@ fn needs_of_is_needs_context_on_every_token() {
 /// shift the first one), the answer is the commit's, allowed and refused alike.
 #[test]
 fn shifts_answer_classes_as_commits_do() {
-    let grammars = [
-        (parser(), vocab(), TEXTS),
-        (
-            crate::parser::indent_tests::indented_parser(&docstring_grammar()),
-            vocab_of(DOCSTRING_TOKENS),
-            DOCSTRING_TEXTS,
-        ),
-    ];
     let (mut allowed, mut refused, mut deeper) = (0, 0, 0);
-    for (parser, vocab, texts) in grammars {
+    for (parser, vocab, texts) in grammars() {
         let fix = IndentFix::new(&parser).unwrap();
         let nl = parser.indenter().unwrap().newline();
         let lexer = parser.lexer();
