@@ -55,6 +55,7 @@
 
 mod classes;
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use smallvec::SmallVec;
@@ -109,7 +110,18 @@ pub struct TrieMasker {
     ignored: TerminalSet,
     /// Exact answers for the tokens the indentation context decides (`postlex = python`).
     indent: Option<Arc<IndentFix>>,
+    /// A head's lexer state gets its [`Inside`] table once a walk that started there without
+    /// it entered more trie nodes than this ([`TrieMasker::table_after`]).
+    table_after: u32,
 }
+
+/// The default of [`TrieMasker::table_after`]. A walk without the table enters every node
+/// whose lexeme the stack can still take; with it, only subtrees that cross a lexeme boundary,
+/// but the table itself walks every node the lexer alone keeps live (the whole trie from a
+/// state inside a JSON string). Where the parser takes a few terminals (`{` at the start of
+/// a JSON document) the walk without the table enters a few hundred nodes, a small part of
+/// what building the table would.
+const TABLE_AFTER: u32 = 4096;
 
 /// What one kind of walk runs over: a trie whose entries are ids in `0..len`, and the tables
 /// precomputed for it.
@@ -126,6 +138,11 @@ struct Space {
     /// The same from the start state for a head whose first byte must not extend the
     /// inhibiting lexer state (by that state).
     inside_inhibited: Vec<OnceLock<Arc<Inside>>>,
+    /// Per entry of `inside` and `inside_inhibited` whose table is not built: 0 if no walk
+    /// started there yet, else 1 + the trie nodes the last walk that started there without
+    /// the table entered (see [`TrieMasker::table_after`]).
+    walked: Vec<AtomicU32>,
+    walked_inhibited: Vec<AtomicU32>,
 }
 
 impl Space {
@@ -136,6 +153,16 @@ impl Space {
             id,
             inside: (0..lexer_states).map(|_| OnceLock::new()).collect(),
             inside_inhibited: (0..lexer_states).map(|_| OnceLock::new()).collect(),
+            walked: (0..lexer_states).map(|_| AtomicU32::new(0)).collect(),
+            walked_inhibited: (0..lexer_states).map(|_| AtomicU32::new(0)).collect(),
+        }
+    }
+
+    /// The walk record of a head at `s` with `inhibitor` (see [`Space::walked`]).
+    fn walked(&self, s: LexState, inhibitor: Option<LexState>) -> &AtomicU32 {
+        match inhibitor {
+            None => &self.walked[s.as_usize()],
+            Some(i) => &self.walked_inhibited[i.as_usize()],
         }
     }
 }
@@ -178,7 +205,19 @@ impl TrieMasker {
             parser,
             vocab,
             ignored,
+            table_after: TABLE_AFTER,
         }
+    }
+
+    /// Sets how many trie nodes a walk from a head's lexer state may enter without that
+    /// state's precomputed table before the table is built (default 4,096; 0 builds each
+    /// table at its first use). The table is a walk of every node the lexer keeps live from
+    /// that state, which costs more than a walk the parser prunes early, such as the first
+    /// mask of a JSON document; a state whose walks enter more nodes gets its table at its
+    /// next use. Masks are the same either way.
+    pub fn table_after(mut self, nodes: u32) -> Self {
+        self.table_after = nodes;
+        self
     }
 
     /// A trie masker that walks one representative per class of `spans` (see
@@ -483,42 +522,79 @@ impl TrieMasker {
             cache.below.clear();
         }
         let mut base: SmallVec<[Config; 2]> = SmallVec::new();
+        let mut without_table = false;
         for head in state.heads() {
             let stack = self.push_stack(cache, SmallVec::from_elem(head.node().clone(), 1));
             let s = head.lex_state();
-            let table = Arc::clone(self.inside(space, s, head.inhibitor()));
-            self.add_allowed(cache, &table, stack, mask);
-            cache.active.push(table);
-            base.push((stack, s, (cache.active.len() - 1) as u32));
+            let origin = match self.shortcut(space, s, head.inhibitor()) {
+                Some(table) => {
+                    let table = Arc::clone(table);
+                    self.add_allowed(cache, &table, stack, mask);
+                    cache.active.push(table);
+                    (cache.active.len() - 1) as u32
+                }
+                None => {
+                    without_table = true;
+                    NO_SHORTCUT
+                }
+            };
+            base.push((stack, s, origin));
             cache.inhibitors.push(head.inhibitor());
             cache.base_lex.push(s);
         }
         cache.frames.clear();
         cache.frames.push(base);
         let trie = self.trie(space);
-        let end = trie.node_len();
+        let lexer = self.parser.lexer();
         let mut next: SmallVec<[Config; 2]> = SmallVec::new();
-        let mut n = 1;
-        while n < end {
-            let node = TrieNode::from(n as u32);
-            let depth = trie.depth(node);
-            cache.stats.nodes += 1;
-            cache.frames.truncate(depth);
-            next.clear();
-            let fresh_here = self.step(cache, space, node, depth, trie.byte(node), &mut next, mask);
-            if next.is_empty() {
-                // Liveness is monotone: no extension of a dead prefix is live; and a subtree
-                // left to the precomputed groups needs no walk.
-                n = trie.subtree_end(node).as_usize();
+        for &(first, child, end) in trie.first_children() {
+            // A first byte that no head reads, neither in its lexeme nor as the next one's,
+            // leaves its subtree dead: skipped before its nodes are read.
+            let read = cache.frames[0].iter().enumerate().any(|(i, &(_, s, _))| {
+                let grown = match cache.inhibitors[i] {
+                    Some(inh) => lexer.next_inhibited(inh, first),
+                    None => lexer.next(s, first),
+                };
+                !lexer.is_dead(grown) || !lexer.is_dead(lexer.next_inhibited(s, first))
+            });
+            if !read {
                 continue;
             }
-            if fresh_here || next.iter().any(|c| c.2 == NO_SHORTCUT) {
-                for &t in trie.tokens_at(node) {
-                    mask.insert(t);
+            let (mut n, end) = (child.as_usize(), end.as_usize());
+            while n < end {
+                let node = TrieNode::from(n as u32);
+                let depth = trie.depth(node);
+                cache.stats.nodes += 1;
+                cache.frames.truncate(depth);
+                next.clear();
+                let fresh_here =
+                    self.step(cache, space, node, depth, trie.byte(node), &mut next, mask);
+                if next.is_empty() {
+                    // Liveness is monotone: no extension of a dead prefix is live; and a
+                    // subtree left to the precomputed groups needs no walk.
+                    n = trie.subtree_end(node).as_usize();
+                    continue;
+                }
+                if fresh_here || next.iter().any(|c| c.2 == NO_SHORTCUT) {
+                    for &t in trie.tokens_at(node) {
+                        mask.insert(t);
+                    }
+                }
+                cache.frames.push(next.clone());
+                n += 1;
+            }
+        }
+        if without_table {
+            // The record of each head that walked without its table: this walk's nodes (all
+            // heads' together: a state shared with a costly head gets its table sooner).
+            let entered = u32::try_from(cache.stats.nodes).unwrap_or(u32::MAX);
+            for (i, head) in state.heads().enumerate() {
+                if cache.frames[0][i].2 == NO_SHORTCUT {
+                    space
+                        .walked(head.lex_state(), head.inhibitor())
+                        .store(entered.saturating_add(1), Ordering::Relaxed);
                 }
             }
-            cache.frames.push(next.clone());
-            n += 1;
         }
     }
 
@@ -668,6 +744,28 @@ impl TrieMasker {
             }
         }
         fresh_here
+    }
+
+    /// The table a walk from a head at `s` (with `inhibitor`) leans on: `None` while walks
+    /// that started there without it stayed within [`TrieMasker::table_after`] nodes.
+    fn shortcut<'a>(
+        &'a self,
+        space: &'a Space,
+        s: LexState,
+        inhibitor: Option<LexState>,
+    ) -> Option<&'a Arc<Inside>> {
+        let built = match inhibitor {
+            None => space.inside[s.as_usize()].get(),
+            Some(i) => space.inside_inhibited[i.as_usize()].get(),
+        };
+        if built.is_some() {
+            return built;
+        }
+        let walked = space.walked(s, inhibitor).load(Ordering::Relaxed);
+        if self.table_after > 0 && (walked == 0 || walked - 1 <= self.table_after) {
+            return None;
+        }
+        Some(self.inside(space, s, inhibitor))
     }
 
     /// The precomputed inside-the-lexeme walk from lexer state `s` (with the first byte

@@ -16,9 +16,24 @@ fn synthetic_vocab() -> Arc<Vocabulary> {
     vocab::bytes_and(&vocab::corners())
 }
 
-/// Teacher-forces `text` and compares the maskers at every step (`every`: 1 = each step).
+/// Teacher-forces `text` and compares the maskers at every step (`every`: 1 = each step):
+/// the trie masker with its per-state tables built at first use, never built (every walk from
+/// a head enters every node the parser keeps live), and as by default.
 fn check(parser: &Arc<Parser>, vocab: &Arc<Vocabulary>, text: &str, every: usize) {
-    let trie = TrieMasker::without_classes(Arc::clone(parser), Arc::clone(vocab));
+    for table_after in [0, u32::MAX, 64] {
+        let trie = TrieMasker::without_classes(Arc::clone(parser), Arc::clone(vocab))
+            .table_after(table_after);
+        check_with(parser, &trie, vocab, text, every);
+    }
+}
+
+fn check_with(
+    parser: &Arc<Parser>,
+    trie: &TrieMasker,
+    vocab: &Arc<Vocabulary>,
+    text: &str,
+    every: usize,
+) {
     let oracle = Oracle::new(Arc::clone(vocab));
     let (mut tc, mut oc) = (trie.create_cache(), oracle.create_cache());
     let mut trie_mask = TokenMask::new(vocab.len());
