@@ -3,7 +3,7 @@
 
 use munch::MaskerKind;
 
-/// `SCHEMA.json... [--tokenizer NAME] [--masker NAME] [--runs N] [--background]`.
+/// `SCHEMA.json... [--tokenizer NAME] [--masker NAME] [--runs N] [--background] [--lazy]`.
 #[derive(Clone, Debug)]
 pub struct SchemaArgs {
     /// The schema files.
@@ -16,6 +16,8 @@ pub struct SchemaArgs {
     pub runs: usize,
     /// Build the masker in the background (`munch::Config::background`).
     pub background: bool,
+    /// Build the wda on demand (`munch::Config::lazy`).
+    pub lazy: bool,
 }
 
 impl SchemaArgs {
@@ -27,6 +29,7 @@ impl SchemaArgs {
             masker: MaskerKind::Trie,
             runs: 11,
             background: false,
+            lazy: false,
         };
         let mut args = args.into_iter();
         while let Some(a) = args.next() {
@@ -46,6 +49,7 @@ impl SchemaArgs {
                         .ok_or(format!("--runs takes a positive count, not {n:?}"))?;
                 }
                 "--background" => out.background = true,
+                "--lazy" => out.lazy = true,
                 flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
                 file => out.files.push(file.to_string()),
             }
@@ -61,7 +65,7 @@ impl SchemaArgs {
         SchemaArgs::parse(std::env::args().skip(1)).unwrap_or_else(|e| {
             eprintln!(
                 "error: {e}\nusage: SCHEMA.json... [--tokenizer NAME] [--masker NAME] \
-                 [--runs N] [--background]"
+                 [--runs N] [--background] [--lazy]"
             );
             std::process::exit(2)
         })
@@ -92,10 +96,15 @@ mod tests {
             "3",
             "--background",
             "b.json",
+            "--lazy",
         ])
         .unwrap();
         assert_eq!(a.files, ["a.json", "b.json"]);
-        assert_eq!((a.masker, a.runs, a.background), (MaskerKind::Wda, 3, true));
+        assert_eq!(
+            (a.masker, a.runs, a.background, a.lazy),
+            (MaskerKind::Wda, 3, true, true)
+        );
+        assert!(!parse(&["a.json"]).unwrap().lazy);
         assert_eq!(a.tokenizer, "llama3");
         assert!(parse(&[]).unwrap_err().contains("no schema"));
         assert!(parse(&["a.json", "--runs", "0"])

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use munch_glr::mask::Masker;
+use munch_glr::mask::{MaskCache, Masker};
 use munch_glr::parser::{Parser, ParserConfig};
 use munch_vocab::Vocabulary;
 
@@ -322,7 +322,13 @@ struct Inner {
     early: Option<Done>,
     /// The background build's thread, until [`Compiled::wait`] joins it.
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// The mask caches of dropped matchers, for the next ones (see [`Compiled::take_cache`]).
+    spare_caches: Mutex<Vec<MaskCache>>,
 }
+
+/// The most caches of dropped matchers a [`Compiled`] keeps: enough for a server's matchers
+/// that end and begin between steps, while a larger batch's caches are freed when it ends.
+const SPARE_CACHES: usize = 16;
 
 /// A masker's build: what it is, why it is not the one asked for, its figures and artifact.
 struct Done {
@@ -497,6 +503,7 @@ impl Compiled {
                 done,
                 early: Some(early),
                 thread: Mutex::new(None),
+                spare_caches: Mutex::new(Vec::new()),
             }),
         };
         match thread {
@@ -563,6 +570,7 @@ impl Compiled {
                 done: Arc::new(OnceLock::from(done)),
                 early,
                 thread: Mutex::new(None),
+                spare_caches: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -682,6 +690,33 @@ impl Compiled {
         self.inner.masker.as_ref()
     }
 
+    /// A mask cache for a new matcher: one a dropped matcher left, or a new one. A masker's
+    /// cache is made with every buffer a mask may need already written (the wda's holds a
+    /// megabyte of result slots), which would cost each new matcher hundreds of microseconds;
+    /// reuse is sound because what a cache remembers is keyed by GSS node ids, which are never
+    /// reused, or by contents.
+    pub(crate) fn take_cache(&self) -> MaskCache {
+        let spare = self
+            .inner
+            .spare_caches
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop();
+        spare.unwrap_or_else(|| self.masker().create_cache())
+    }
+
+    /// Keeps a dropped matcher's cache for the next one, up to [`SPARE_CACHES`].
+    pub(crate) fn give_cache(&self, cache: MaskCache) {
+        let mut spare = self
+            .inner
+            .spare_caches
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if spare.len() < SPARE_CACHES {
+            spare.push(cache);
+        }
+    }
+
     /// The number of `u32` words of one bitmask row for this vocabulary: `ceil(len / 32)`.
     pub fn bitmask_words(&self) -> usize {
         self.inner.vocab.len().div_ceil(32)
@@ -693,3 +728,35 @@ const _: () = {
     const fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Compiled>();
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use munch_testkit::vocab::{every_byte, with_eos};
+
+    fn spare(compiled: &Compiled) -> usize {
+        compiled.inner.spare_caches.lock().unwrap().len()
+    }
+
+    #[test]
+    fn dropped_matchers_leave_their_caches_to_the_next_ones() {
+        let vocab = with_eos(every_byte());
+        let config = Config::new().masker(MaskerKind::Trie).fallback(None);
+        let grammar = Grammar::builtin("json").unwrap();
+        let compiled = Compiled::new(&grammar, vocab, &config).unwrap();
+        let (a, b) = (compiled.matcher(), compiled.matcher());
+        let c = a.fork();
+        assert_eq!(spare(&compiled), 0);
+        drop((a, b, c));
+        assert_eq!(spare(&compiled), 3);
+        let d = compiled.matcher();
+        assert_eq!(spare(&compiled), 2, "a new matcher takes a spare cache");
+        // At most SPARE_CACHES are kept.
+        let many: Vec<Matcher> = (0..SPARE_CACHES + 5).map(|_| compiled.matcher()).collect();
+        assert_eq!(spare(&compiled), 0);
+        drop(many);
+        drop(d);
+        assert_eq!(spare(&compiled), SPARE_CACHES);
+    }
+}

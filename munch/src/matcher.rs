@@ -68,6 +68,13 @@ impl std::fmt::Debug for Matcher {
     }
 }
 
+impl Drop for Matcher {
+    fn drop(&mut self) {
+        let cache = std::mem::replace(&mut self.cache, MaskCache::new(()));
+        self.compiled.give_cache(cache);
+    }
+}
+
 impl Matcher {
     /// A matcher at the start of the text that stops at the vocabulary's EOS tokens.
     pub fn new(compiled: &Compiled) -> Matcher {
@@ -102,7 +109,7 @@ impl Matcher {
     fn with_stop(compiled: &Compiled, stop: Stop) -> Matcher {
         let start = ParserState::new(Arc::clone(compiled.parser()));
         Matcher {
-            cache: compiled.masker().create_cache(),
+            cache: compiled.take_cache(),
             state: start.clone(),
             start,
             compiled: compiled.clone(),
@@ -313,7 +320,7 @@ impl Matcher {
             compiled: self.compiled.clone(),
             state: self.state.clone(),
             start: self.start.clone(),
-            cache: self.compiled.masker().create_cache(),
+            cache: self.compiled.take_cache(),
             stop: self.stop.clone(),
             terminated: self.terminated,
         }

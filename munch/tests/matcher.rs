@@ -83,6 +83,39 @@ fn every_masker_fills_rows_as_the_oracle_and_pads_with_zeros() {
 }
 
 #[test]
+fn matchers_after_dropped_ones_mask_as_the_oracle() {
+    // A new matcher takes the cache a dropped one left (what that cache remembers of the first
+    // text must not leak into the masks of the next).
+    let oracle = compile(&json(), MaskerKind::Oracle);
+    let texts: [&[&str]; 3] = [
+        &["{\"", "a", "\": ", "[1", ", ", "true", "]}"],
+        &["{\"", "ab", "\": ", "null", "}"],
+        &["[1", ", ", "{}", "]"],
+    ];
+    for &kind in MaskerKind::ALL {
+        let compiled = compile(&json(), kind);
+        for round in 0..2 {
+            for text in texts {
+                let mut matcher = compiled.matcher();
+                let mut reference = oracle.matcher();
+                for step in 0..=text.len() {
+                    let (got, expected) = (matcher.next_token_mask(), reference.next_token_mask());
+                    assert_eq!(
+                        allowed(&got),
+                        allowed(&expected),
+                        "{kind}, round {round}, {text:?} at step {step}"
+                    );
+                    if let Some(t) = text.get(step) {
+                        matcher.accept_token(tok(t)).unwrap();
+                        reference.accept_token(tok(t)).unwrap();
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn refused_calls_say_why_and_change_nothing() {
     let compiled = compile(&json(), MaskerKind::cheapest());
     let mut m = compiled.matcher();

@@ -331,7 +331,7 @@ impl TokenSpans {
         let block_len = points.len().div_ceil(BLOCK);
         meter.charge(vec_bytes::<&[LexPoint]>(block_len))?;
         let point_blocks: Vec<&[LexPoint]> = points.chunks(BLOCK).collect();
-        let text = TextIndex::new(vocab, &meter)?;
+        let text = TextIndex::new(vocab);
         let tables = LexTables::new(lexer, &meter, key, vocab.max_token_bytes(), config.max_work)?;
         let (tables, text) = (&tables, &text);
         // Each block refines the classes as soon as it is walked, and keeps each class's
@@ -436,7 +436,7 @@ impl TokenSpans {
         }
         spans.free_index();
         seqs.free();
-        meter.release(tables.heap_bytes() + text.heap_bytes());
+        meter.release(tables.heap_bytes());
 
         meter.charge(vec_bytes::<OnceLock<Inverse>>(points.len()))?;
         let inverse = (0..points.len()).map(|_| OnceLock::new()).collect();
@@ -677,7 +677,7 @@ pub(crate) fn build_classes(
     let mut ordered: Vec<LexPoint> = order.iter().map(|&i| points[i]).collect();
     ordered.extend_from_slice(&pending);
     let blocks: Vec<&[LexPoint]> = bounds.windows(2).map(|b| &ordered[b[0]..b[1]]).collect();
-    let text = TextIndex::new(vocab, &meter)?;
+    let text = TextIndex::new(vocab);
     // Each thread keeps only what the classes need of its blocks: their configurations take
     // tens of megabytes, freed as soon as a block is walked.
     let (walked, all_seqs) = walk_blocks(&tables, vocab, &text, &blocks, config, &meter, |b| {

@@ -613,25 +613,20 @@ impl<'a> LexTables<'a> {
 /// The text tokens of a vocabulary (the ids with bytes), numbered densely in id order: the
 /// walk's per-token tables are indexed by this number, so they take 4 bytes per text token
 /// however sparse the ids are (a tokenizer file may name id 4,194,303 and hold ten tokens).
-pub(super) struct TextIndex {
-    /// Per token id: its number, or `u32::MAX` (no bytes).
-    index: Vec<u32>,
+/// The numbering is the vocabulary's ([`Vocabulary::text_ids`]), made once per tokenizer.
+pub(super) struct TextIndex<'v> {
+    vocab: &'v Vocabulary,
     /// Per number: the token id, ascending.
-    pub(super) ids: Vec<TokenId>,
+    pub(super) ids: &'v [TokenId],
 }
 
-impl TextIndex {
-    /// The text tokens of `vocab`, charged to `meter`.
-    pub(super) fn new(vocab: &Vocabulary, meter: &Meter) -> Result<TextIndex, SpansBuildError> {
-        let text_len = vocab.trie().token_len();
-        meter.charge(vec_bytes::<u32>(vocab.len()) + vec_bytes::<TokenId>(text_len))?;
-        let mut index = vec![u32::MAX; vocab.len()];
-        let mut ids = Vec::with_capacity(text_len);
-        for (id, _) in vocab.text_tokens().take(text_len) {
-            index[id.as_usize()] = ids.len() as u32;
-            ids.push(id);
+impl<'v> TextIndex<'v> {
+    /// The text tokens of `vocab`.
+    pub(super) fn new(vocab: &'v Vocabulary) -> TextIndex<'v> {
+        TextIndex {
+            vocab,
+            ids: vocab.text_ids(),
         }
-        Ok(TextIndex { index, ids })
     }
 
     /// The number of text tokens.
@@ -642,12 +637,9 @@ impl TextIndex {
     /// The number of token `t` (a text token).
     #[inline]
     pub(super) fn of(&self, t: TokenId) -> usize {
-        self.index[t.as_usize()] as usize
-    }
-
-    /// Heap bytes held (what is charged for them).
-    pub(super) fn heap_bytes(&self) -> usize {
-        vec_bytes::<u32>(self.index.capacity()) + vec_bytes::<TokenId>(self.ids.capacity())
+        self.vocab
+            .text_number(t)
+            .expect("the walk numbers only text tokens")
     }
 
     /// Per token id: the class of its number in `class_of`, or `u32::MAX` for ids with no
@@ -657,7 +649,7 @@ impl TextIndex {
         class_of: &[u32],
         meter: &Meter,
     ) -> Result<Vec<u32>, SpansBuildError> {
-        let mut out = meter.vec(self.index.len(), u32::MAX)?;
+        let mut out = meter.vec(self.vocab.len(), u32::MAX)?;
         for (&t, &c) in self.ids.iter().zip(class_of) {
             out[t.as_usize()] = c;
         }

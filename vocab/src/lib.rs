@@ -156,6 +156,9 @@ pub struct Vocabulary {
     eos: Vec<TokenId>,
     max_token_bytes: usize,
     trie: TokenTrie,
+    /// The text tokens' ids, ascending, and per id its place there (`u32::MAX`: no bytes).
+    text_ids: Vec<TokenId>,
+    text_number: Vec<u32>,
     encoder: Encoder,
     fingerprint: u64,
 }
@@ -389,10 +392,17 @@ impl Vocabulary {
             eos,
             max_token_bytes,
             trie: TokenTrie::default(),
+            text_ids: Vec::new(),
+            text_number: Vec::new(),
             encoder,
             fingerprint: 0,
         };
         vocab.trie = TokenTrie::build(vocab.text_tokens());
+        vocab.text_number = vec![u32::MAX; vocab.len()];
+        vocab.text_ids = vocab.text_tokens().map(|(id, _)| id).collect();
+        for (n, id) in vocab.text_ids.iter().enumerate() {
+            vocab.text_number[id.as_usize()] = n as u32;
+        }
         vocab.fingerprint = vocab.compute_fingerprint();
         Ok(vocab)
     }
@@ -461,6 +471,23 @@ impl Vocabulary {
             let id = TokenId::from_usize(i);
             self.token_bytes(id).map(|b| (id, b))
         })
+    }
+
+    /// The ids of the text tokens (those with bytes), ascending: what
+    /// [`Vocabulary::text_tokens`] yields, as one slice.
+    #[inline]
+    pub fn text_ids(&self) -> &[TokenId] {
+        &self.text_ids
+    }
+
+    /// The place of `id` in [`Vocabulary::text_ids`]; `None` for ids without bytes and ids out
+    /// of range.
+    #[inline]
+    pub fn text_number(&self, id: TokenId) -> Option<usize> {
+        match self.text_number.get(id.as_usize()) {
+            Some(&n) if n != u32::MAX => Some(n as usize),
+            _ => None,
+        }
     }
 
     /// How the tokenizer file spelled token bytes.

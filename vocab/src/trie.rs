@@ -32,28 +32,19 @@ impl TrieNode {
 /// trie itself.
 #[derive(Clone, Debug, Default)]
 pub struct TokenTrie {
-    /// Per node in preorder, then one sentinel whose `token_start` ends the last node's tokens.
-    /// One record per node rather than one array per field: a walk that skips a subtree lands
-    /// on a node far away, and reads all of its fields there.
-    nodes: Vec<Node>,
+    /// Byte on the edge into each node (0 for the root).
+    byte: Vec<u8>,
+    /// Length in bytes of each node's prefix.
+    depth: Vec<u32>,
+    /// Preorder index past each node's subtree.
+    end: Vec<u32>,
+    /// `tokens[token_start[n]..token_start[n + 1]]` end exactly at node `n`.
+    token_start: Vec<u32>,
     tokens: Vec<TokenId>,
     /// The root's children as `(byte, node, subtree end)`, in ascending byte order: one
     /// contiguous list, so that a walk can pick the first bytes it can read without touching
-    /// the nodes of those it cannot (they lie across the whole trie).
+    /// the per-node arrays of those it cannot (they lie across the whole trie).
     first: Vec<(u8, TrieNode, TrieNode)>,
-}
-
-/// One node of a [`TokenTrie`].
-#[derive(Clone, Copy, Debug, Default)]
-struct Node {
-    /// Preorder index past the node's subtree.
-    end: u32,
-    /// Length in bytes of the node's prefix.
-    depth: u32,
-    /// `tokens[token_start..]` up to the next node's `token_start` end exactly here.
-    token_start: u32,
-    /// Byte on the edge into the node (0 for the root).
-    byte: u8,
 }
 
 impl TokenTrie {
@@ -68,7 +59,10 @@ impl TokenTrie {
         sorted.sort_unstable_by(|a, b| a.1.cmp(b.1).then(a.0.cmp(&b.0)));
 
         let mut trie = TokenTrie {
-            nodes: vec![Node::default()],
+            byte: vec![0],
+            depth: vec![0],
+            end: vec![0],
+            token_start: vec![0],
             tokens: Vec::with_capacity(sorted.len()),
             first: Vec::new(),
         };
@@ -82,31 +76,24 @@ impl TokenTrie {
             // Close the nodes deeper than the common prefix.
             while path.len() > common + 1 {
                 let node = path.pop().unwrap_or(0);
-                trie.nodes[node as usize].end = trie.nodes.len() as u32;
+                trie.end[node as usize] = trie.byte.len() as u32;
             }
             for (d, &b) in bytes.iter().enumerate().skip(common) {
-                let node = trie.nodes.len() as u32;
-                trie.nodes.push(Node {
-                    end: 0,
-                    depth: d as u32 + 1,
-                    token_start: trie.tokens.len() as u32,
-                    byte: b,
-                });
+                let node = trie.byte.len() as u32;
+                trie.byte.push(b);
+                trie.depth.push(d as u32 + 1);
+                trie.end.push(0);
+                trie.token_start.push(trie.tokens.len() as u32);
                 path.push(node);
             }
             trie.tokens.push(id);
             prev = bytes;
         }
-        let len = trie.nodes.len() as u32;
+        let len = trie.byte.len() as u32;
         for node in path {
-            trie.nodes[node as usize].end = len;
+            trie.end[node as usize] = len;
         }
-        trie.nodes.push(Node {
-            end: len,
-            depth: 0,
-            token_start: trie.tokens.len() as u32,
-            byte: 0,
-        });
+        trie.token_start.push(trie.tokens.len() as u32);
         trie.first = trie
             .children(trie.root())
             .map(|(b, c)| (b, c, trie.subtree_end(c)))
@@ -156,8 +143,7 @@ impl TokenTrie {
     /// The number of nodes, root included. Valid nodes are `0..node_len()`.
     #[inline]
     pub fn node_len(&self) -> usize {
-        // The sentinel is not a node (an empty trie, `Default`, has no nodes at all).
-        self.nodes.len().saturating_sub(1)
+        self.byte.len()
     }
 
     /// The children of `n` with the byte on each edge, in ascending byte order.
@@ -165,7 +151,7 @@ impl TokenTrie {
         Children {
             trie: self,
             next: n.0 + 1,
-            end: self.nodes[n.as_usize()].end,
+            end: self.end[n.as_usize()],
         }
     }
 
@@ -194,26 +180,26 @@ impl TokenTrie {
     #[inline]
     pub fn tokens_at(&self, n: TrieNode) -> &[TokenId] {
         let i = n.as_usize();
-        &self.tokens[self.nodes[i].token_start as usize..self.nodes[i + 1].token_start as usize]
+        &self.tokens[self.token_start[i] as usize..self.token_start[i + 1] as usize]
     }
 
     /// The preorder index just past `n`'s subtree: the next node a depth-first walk visits
     /// after skipping everything below `n`. Equals `node_len()` for the last subtree.
     #[inline]
     pub fn subtree_end(&self, n: TrieNode) -> TrieNode {
-        TrieNode(self.nodes[n.as_usize()].end)
+        TrieNode(self.end[n.as_usize()])
     }
 
     /// The length in bytes of the prefix `n` spells (0 for the root).
     #[inline]
     pub fn depth(&self, n: TrieNode) -> usize {
-        self.nodes[n.as_usize()].depth as usize
+        self.depth[n.as_usize()] as usize
     }
 
     /// The byte on the edge into `n` (0 for the root, which has no edge).
     #[inline]
     pub fn byte(&self, n: TrieNode) -> u8 {
-        self.nodes[n.as_usize()].byte
+        self.byte[n.as_usize()]
     }
 
     /// The number of (node, token) entries, i.e. the number of text tokens.
@@ -257,9 +243,8 @@ impl Iterator for Children<'_> {
             return None;
         }
         let c = self.next;
-        let node = &self.trie.nodes[c as usize];
-        self.next = node.end;
-        Some((node.byte, TrieNode(c)))
+        self.next = self.trie.end[c as usize];
+        Some((self.trie.byte[c as usize], TrieNode(c)))
     }
 }
 

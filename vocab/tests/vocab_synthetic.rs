@@ -116,6 +116,14 @@ fn bytelevel_specials_holes_and_eos() {
     assert!(v
         .text_tokens()
         .all(|(t, b)| !b.is_empty() && !v.is_special(t)));
+    // The text tokens numbered densely: 0..=263 in place, then `<think>` 267 as 264.
+    let text: Vec<u32> = v.text_tokens().map(|(t, _)| t.as_u32()).collect();
+    assert_eq!(ids(v.text_ids()), text);
+    assert_eq!(v.text_number(id(263)), Some(263));
+    assert_eq!(v.text_number(id(267)), Some(264));
+    for no_bytes in [264, 268, 270, 1 << 30] {
+        assert_eq!(v.text_number(id(no_bytes)), None);
+    }
 }
 
 #[test]
