@@ -489,7 +489,7 @@ impl Compiled {
                 let built = Compiled::construct(&p, parser_time, &v, &config);
                 let built = built.map(|(masker, done)| {
                     // Matchers switch at their next mask.
-                    let _ = later.set(masker);
+                    let _ = later.set(crate::handover::Later::new(masker));
                     done
                 });
                 let _ = cell.set(built);

@@ -12,7 +12,7 @@
 //!
 //! [`Compiled::new`]: crate::Compiled::new
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use munch_glr::mask::{MaskCache, MaskMut, Masker};
 use munch_glr::parser::ParserState;
@@ -21,19 +21,41 @@ use munch_vocab::Vocabulary;
 /// A masker that delegates to `first` until `later` is set, then to `later`.
 pub(crate) struct Handover {
     first: Arc<dyn Masker>,
-    later: Arc<OnceLock<Arc<dyn Masker>>>,
+    later: Arc<OnceLock<Later>>,
+}
+
+/// The masker built in the background, and a cache for it made on the build's thread: the
+/// first matcher to switch takes that one instead of making its own at that mask (the wda's
+/// writes a megabyte of result slots first, hundreds of microseconds).
+pub(crate) struct Later {
+    masker: Arc<dyn Masker>,
+    ready: Mutex<Option<MaskCache>>,
+}
+
+impl Later {
+    /// `masker` and one cache of it, made now.
+    pub(crate) fn new(masker: Arc<dyn Masker>) -> Later {
+        let ready = Mutex::new(Some(masker.create_cache()));
+        Later { masker, ready }
+    }
+
+    /// The cache made ahead, if no matcher took it yet; else a new one.
+    fn cache(&self) -> MaskCache {
+        let ready = self.ready.lock().unwrap_or_else(|e| e.into_inner()).take();
+        ready.unwrap_or_else(|| self.masker.create_cache())
+    }
 }
 
 impl Handover {
     /// Masks with `first` until the cell is set.
-    pub(crate) fn new(first: Arc<dyn Masker>, later: Arc<OnceLock<Arc<dyn Masker>>>) -> Self {
+    pub(crate) fn new(first: Arc<dyn Masker>, later: Arc<OnceLock<Later>>) -> Self {
         Handover { first, later }
     }
 
     /// The masker masks come from now.
     fn current(&self) -> &dyn Masker {
         match self.later.get() {
-            Some(later) => later.as_ref(),
+            Some(later) => later.masker.as_ref(),
             None => self.first.as_ref(),
         }
     }
@@ -65,8 +87,8 @@ impl Masker for Handover {
         let caches = cache.get_mut::<Caches>();
         match self.later.get() {
             Some(later) => {
-                let cache = caches.later.get_or_insert_with(|| later.create_cache());
-                later.fill_into(cache, state, mask);
+                let cache = caches.later.get_or_insert_with(|| later.cache());
+                later.masker.fill_into(cache, state, mask);
             }
             None => self.first.fill_into(&mut caches.first, state, mask),
         }
@@ -103,7 +125,8 @@ mod tests {
         let mut mask = TokenMask::new(vocab.len());
         for (i, &b) in b"ab:12,c:3".iter().enumerate() {
             if i == 4 {
-                assert!(cell.set(Arc::clone(&later_masker)).is_ok());
+                assert!(cell.set(Later::new(Arc::clone(&later_masker))).is_ok());
+                assert!(cell.get().unwrap().ready.lock().unwrap().is_some());
             }
             handover.fill_mask(&mut cache, &state, &mut mask);
             assert_eq!(
@@ -114,5 +137,10 @@ mod tests {
             state.commit_bytes(&[b]).unwrap();
         }
         assert!(cache.get_mut::<Caches>().later.is_some());
+        // The switch took the cache made ahead; a second matcher makes its own.
+        assert!(cell.get().unwrap().ready.lock().unwrap().is_none());
+        let mut second = handover.create_cache();
+        handover.fill_mask(&mut second, &state, &mut mask);
+        assert_eq!(mask, oracle.mask(&mut oracle_cache, &state));
     }
 }
