@@ -1,6 +1,8 @@
 //! [`TokenClasses`]: the partition of a vocabulary's text tokens into lexically equivalent
 //! classes, its refinement, and the expansion of a [`ClassSet`] into token-mask words.
 
+use std::sync::OnceLock;
+
 use ahash::AHashMap;
 
 use super::error::{SpansBudget, SpansBuildError};
@@ -27,14 +29,19 @@ pub struct TokenClasses {
     /// `members[member_start[c]..member_start[c + 1]]`, ascending.
     member_start: Vec<u32>,
     members: Vec<TokenId>,
-    patterns: Expander,
+    /// The expansion engine, built at the first expansion: a masker that expands through
+    /// tables of its own (the wda, over its blocks) never pays for it.
+    patterns: OnceLock<Expander>,
+    /// The sets of classes alive at lexer points, the expansion's hints (`None`: the classes
+    /// are never expanded, no tables).
+    alive: Option<Vec<ClassSet>>,
 }
 
 impl TokenClasses {
     /// The classes given each token's class (`NONE` for tokens in none), numbered by lowest
     /// member already, and the distinct sets of classes alive from some lexer point; every
-    /// table charged to `meter` (the expansion's, bounded by [`Expander::bound_bytes`],
-    /// first by that bound and then by what it holds).
+    /// table charged to `meter`. The expansion's tables are built at the first expansion,
+    /// after the build: what they may take ([`Expander::bound_bytes`]) is charged now.
     pub(super) fn from_class_of(
         vocab_len: usize,
         class_of: Vec<u32>,
@@ -43,10 +50,14 @@ impl TokenClasses {
         meter: &Meter,
     ) -> Result<Self, SpansBuildError> {
         let token_len = class_of.iter().filter(|&&c| c != NONE).count();
-        let bound = alive.map_or(0, |alive| {
-            Expander::bound_bytes(vocab_len, token_len, len, alive.len())
+        let expansion = alive.map_or(0, |alive| {
+            let hints: usize = alive
+                .iter()
+                .map(|a| vec_bytes::<u64>(a.words().len()))
+                .sum();
+            hints + Expander::bound_bytes(vocab_len, token_len, len, alive.len())
         });
-        meter.charge(vec_bytes::<u32>(2 * (len + 1) + token_len) + bound)?;
+        meter.charge(vec_bytes::<u32>(2 * (len + 1) + token_len) + expansion)?;
         let mut member_start = vec![0u32; len + 1];
         for &c in &class_of {
             if c != NONE {
@@ -64,20 +75,22 @@ impl TokenClasses {
                 fill[c as usize] += 1;
             }
         }
-        // Without `alive`, no expansion tables (classes that are never expanded).
-        let patterns = match alive {
-            Some(alive) => Expander::new(vocab_len, &member_start, &members, alive),
-            None => Expander::default(),
-        };
-        // `fill` is freed; the expansion is charged what it holds.
-        meter.release(vec_bytes::<u32>(len + 1) + bound);
-        meter.charge(patterns.heap_bytes())?;
+        meter.release(vec_bytes::<u32>(len + 1));
         Ok(TokenClasses {
             vocab_len,
             class_of,
             member_start,
             members,
-            patterns,
+            patterns: OnceLock::new(),
+            alive: alive.map(<[ClassSet]>::to_vec),
+        })
+    }
+
+    /// The expansion engine, built now if no expansion has been asked for yet.
+    fn patterns(&self) -> &Expander {
+        self.patterns.get_or_init(|| match &self.alive {
+            Some(alive) => Expander::new(self.vocab_len, &self.member_start, &self.members, alive),
+            None => Expander::default(),
         })
     }
 
@@ -172,7 +185,7 @@ impl TokenClasses {
             "mask words for another vocabulary"
         );
         assert_eq!(classes.len(), self.len(), "class set for other classes");
-        self.patterns.expand(classes.words(), words);
+        self.patterns().expand(classes.words(), words);
     }
 
     /// [`expand`](TokenClasses::expand), starting from the nearest of the recent expansions
@@ -185,7 +198,7 @@ impl TokenClasses {
             "mask words for another vocabulary"
         );
         assert_eq!(classes.len(), self.len(), "class set for other classes");
-        self.patterns.expand_cached(cache, classes.words(), words);
+        self.patterns().expand_cached(cache, classes.words(), words);
     }
 
     /// Heap bytes held.
@@ -193,7 +206,13 @@ impl TokenClasses {
         self.class_of.capacity() * 4
             + self.member_start.capacity() * 4
             + self.members.capacity() * 4
-            + self.patterns.heap_bytes()
+            + self.patterns.get().map_or(0, Expander::heap_bytes)
+            + self
+                .alive
+                .iter()
+                .flatten()
+                .map(|a| a.words().len() * 8)
+                .sum::<usize>()
     }
 }
 

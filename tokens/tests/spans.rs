@@ -284,6 +284,24 @@ fn build(lexer: &Lexer, vocab: &Vocabulary) -> TokenSpans {
         };
         let classes = TokenClasses::build(lexer, vocab, &config).expect("small builds fit");
         assert_eq!(classes.len(), spans.classes().len(), "classes-only build");
+        // The expansion's tables are built at the first expansion, not by the build.
+        if classes.is_empty() {
+            continue;
+        }
+        let before = classes.heap_bytes();
+        let mut set = classes.empty_set();
+        set.insert(ClassId::from_usize(0));
+        let mut words = vec![0; classes.word_len()];
+        classes.expand(&set, &mut words);
+        assert!(
+            classes.heap_bytes() > before,
+            "expansion tables built on first use"
+        );
+        let lowest = vocab.text_ids()[0];
+        assert_ne!(
+            words[lowest.as_usize() / 32] & (1 << (lowest.as_u32() % 32)),
+            0
+        );
         for t in 0..vocab.len() {
             let t = TokenId::from_usize(t);
             assert_eq!(
