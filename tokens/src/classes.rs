@@ -339,12 +339,12 @@ impl<'m> Refiner<'m> {
     }
 
     /// The final numbering: per class, its number by lowest member ([`finish`](Refiner::finish)'s),
-    /// charged to the meter.
-    pub(super) fn renumbering(&self) -> Result<Vec<u32>, SpansBuildError> {
+    /// charged to the meter. `id_order` lists the token numbers in ascending id order.
+    pub(super) fn renumbering(&self, id_order: &[u32]) -> Result<Vec<u32>, SpansBuildError> {
         let mut renumber = self.meter.vec(self.len, NONE)?;
         let mut next = 0u32;
-        for &c in &self.class_of {
-            let r = &mut renumber[c as usize];
+        for &t in id_order {
+            let r = &mut renumber[self.class_of[t as usize] as usize];
             if *r == NONE {
                 *r = next;
                 next += 1;
@@ -361,10 +361,11 @@ impl<'m> Refiner<'m> {
         self.meter.free_map(self.split);
     }
 
-    /// The final partition, classes renumbered by lowest member: (class per token number,
-    /// number of classes). The refiner's other tables are given back to the meter.
-    pub(super) fn finish(self) -> Result<(Vec<u32>, usize), SpansBuildError> {
-        let renumber = self.renumbering()?;
+    /// The final partition, classes renumbered by lowest member (`id_order`: the token
+    /// numbers in ascending id order): (class per token number, number of classes). The
+    /// refiner's other tables are given back to the meter.
+    pub(super) fn finish(self, id_order: &[u32]) -> Result<(Vec<u32>, usize), SpansBuildError> {
+        let renumber = self.renumbering(id_order)?;
         let meter = self.meter;
         let mut class_of = self.class_of;
         for c in class_of.iter_mut() {

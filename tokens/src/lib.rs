@@ -358,7 +358,7 @@ impl TokenSpans {
         )?;
         meter.free(point_blocks);
         let refiner = refiner.into_inner().unwrap_or_else(|p| p.into_inner());
-        let renumber = refiner.renumbering()?;
+        let renumber = refiner.renumbering(text.id_order())?;
         let mut scratch = Vec::new();
         let mut class_behaviours = meter.with_capacity(walked.len())?;
         for (_, keys) in &walked {
@@ -366,7 +366,7 @@ impl TokenSpans {
         }
         meter.free(scratch);
         meter.free(renumber);
-        let (class_of, class_len) = refiner.finish()?;
+        let (class_of, class_len) = refiner.finish(text.id_order())?;
         let walked: Vec<walk::Block> = walked
             .into_iter()
             .map(|(b, keys)| {
@@ -728,11 +728,11 @@ pub(crate) fn build_classes(
         refiner.refine(&key)?;
         meter.free(key);
     }
-    let (class_of, class_len) = refiner.finish()?;
+    let (class_of, class_len) = refiner.finish(text.id_order())?;
     // Each block's behaviour per class: its lowest member's.
     let mut representative = meter.vec(class_len, NONE)?;
-    for (t, &c) in class_of.iter().enumerate().rev() {
-        representative[c as usize] = t as u32;
+    for &t in text.id_order().iter().rev() {
+        representative[class_of[t as usize] as usize] = t;
     }
     let mut class_behaviours = meter.with_capacity(behaviours.len())?;
     for b in behaviours {

@@ -610,13 +610,14 @@ impl<'a> LexTables<'a> {
     }
 }
 
-/// The text tokens of a vocabulary (the ids with bytes), numbered densely in id order: the
-/// walk's per-token tables are indexed by this number, so they take 4 bytes per text token
-/// however sparse the ids are (a tokenizer file may name id 4,194,303 and hold ten tokens).
-/// The numbering is the vocabulary's ([`Vocabulary::text_ids`]), made once per tokenizer.
+/// The text tokens of a vocabulary (the ids with bytes), numbered densely in the order of the
+/// vocabulary's trie ([`TokenTrie::token_ids`]): the walk's per-token tables are indexed by
+/// this number, so they take 4 bytes per text token however sparse the ids are (a tokenizer
+/// file may name id 4,194,303 and hold ten tokens), and a walk of the trie writes them in one
+/// sweep. [`TextIndex::id_order`] reads them in id order.
 pub(super) struct TextIndex<'v> {
     vocab: &'v Vocabulary,
-    /// Per number: the token id, ascending.
+    /// Per number: the token id.
     pub(super) ids: &'v [TokenId],
 }
 
@@ -625,7 +626,7 @@ impl<'v> TextIndex<'v> {
     pub(super) fn new(vocab: &'v Vocabulary) -> TextIndex<'v> {
         TextIndex {
             vocab,
-            ids: vocab.text_ids(),
+            ids: vocab.trie().token_ids(),
         }
     }
 
@@ -634,12 +635,9 @@ impl<'v> TextIndex<'v> {
         self.ids.len()
     }
 
-    /// The number of token `t` (a text token).
-    #[inline]
-    pub(super) fn of(&self, t: TokenId) -> usize {
-        self.vocab
-            .text_number(t)
-            .expect("the walk numbers only text tokens")
+    /// The numbers of the text tokens in ascending id order.
+    pub(super) fn id_order(&self) -> &'v [u32] {
+        self.vocab.trie_order()
     }
 
     /// Per token id: the class of its number in `class_of`, or `u32::MAX` for ids with no
@@ -928,9 +926,9 @@ pub(super) fn walk_block(
             node = end;
             continue;
         }
-        for &t in trie.tokens_at(n) {
-            token_behaviour[text.of(t)] = f;
-        }
+        // The tokens at `n` are numbered in a row (the trie's order).
+        let at = trie.token_offset(n);
+        token_behaviour[at..at + trie.tokens_at(n).len()].fill(f);
         if end > node + 1 {
             stack.push((end, f));
         }

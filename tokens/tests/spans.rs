@@ -284,6 +284,18 @@ fn build(lexer: &Lexer, vocab: &Vocabulary) -> TokenSpans {
         };
         let classes = TokenClasses::build(lexer, vocab, &config).expect("small builds fit");
         assert_eq!(classes.len(), spans.classes().len(), "classes-only build");
+        // Classes are numbered by their lowest member: in id order, each class first met is
+        // the next number.
+        let mut next = 0;
+        for &t in vocab.text_ids() {
+            let c = classes
+                .class_of(t)
+                .expect("a text token has a class")
+                .as_usize();
+            assert!(c <= next, "class {c} met before class {next}");
+            next = next.max(c + 1);
+        }
+        assert_eq!(next, classes.len());
         // The expansion's tables are built at the first expansion, not by the build.
         if classes.is_empty() {
             continue;

@@ -156,9 +156,10 @@ pub struct Vocabulary {
     eos: Vec<TokenId>,
     max_token_bytes: usize,
     trie: TokenTrie,
-    /// The text tokens' ids, ascending, and per id its place there (`u32::MAX`: no bytes).
+    /// The text tokens' ids, ascending, and each one's place in the trie's
+    /// [`token_ids`](TokenTrie::token_ids).
     text_ids: Vec<TokenId>,
-    text_number: Vec<u32>,
+    trie_order: Vec<u32>,
     encoder: Encoder,
     fingerprint: u64,
 }
@@ -393,15 +394,20 @@ impl Vocabulary {
             max_token_bytes,
             trie: TokenTrie::default(),
             text_ids: Vec::new(),
-            text_number: Vec::new(),
+            trie_order: Vec::new(),
             encoder,
             fingerprint: 0,
         };
         vocab.trie = TokenTrie::build(vocab.text_tokens());
-        vocab.text_number = vec![u32::MAX; vocab.len()];
         vocab.text_ids = vocab.text_tokens().map(|(id, _)| id).collect();
-        for (n, id) in vocab.text_ids.iter().enumerate() {
-            vocab.text_number[id.as_usize()] = n as u32;
+        // Ids are unique in the trie: place each at its rank among the text ids.
+        let mut rank = vec![u32::MAX; vocab.len()];
+        for (r, id) in vocab.text_ids.iter().enumerate() {
+            rank[id.as_usize()] = r as u32;
+        }
+        vocab.trie_order = vec![0; vocab.text_ids.len()];
+        for (place, id) in vocab.trie.token_ids().iter().enumerate() {
+            vocab.trie_order[rank[id.as_usize()] as usize] = place as u32;
         }
         vocab.fingerprint = vocab.compute_fingerprint();
         Ok(vocab)
@@ -480,14 +486,12 @@ impl Vocabulary {
         &self.text_ids
     }
 
-    /// The place of `id` in [`Vocabulary::text_ids`]; `None` for ids without bytes and ids out
-    /// of range.
+    /// Per text token in ascending id order ([`Vocabulary::text_ids`]), its place in the
+    /// trie's [`token_ids`](TokenTrie::token_ids): tables indexed by that place are written in
+    /// one sweep by a walk of the trie, and read in id order through this.
     #[inline]
-    pub fn text_number(&self, id: TokenId) -> Option<usize> {
-        match self.text_number.get(id.as_usize()) {
-            Some(&n) if n != u32::MAX => Some(n as usize),
-            _ => None,
-        }
+    pub fn trie_order(&self) -> &[u32] {
+        &self.trie_order
     }
 
     /// How the tokenizer file spelled token bytes.

@@ -183,6 +183,19 @@ impl TokenTrie {
         &self.tokens[self.token_start[i] as usize..self.token_start[i + 1] as usize]
     }
 
+    /// Every entry's id in preorder of the nodes they end at (ties by id): `tokens_at(n)` is
+    /// `token_ids()[token_offset(n)..]`, as long as it is.
+    #[inline]
+    pub fn token_ids(&self) -> &[TokenId] {
+        &self.tokens
+    }
+
+    /// The place of `tokens_at(n)` in [`TokenTrie::token_ids`].
+    #[inline]
+    pub fn token_offset(&self, n: TrieNode) -> usize {
+        self.token_start[n.as_usize()] as usize
+    }
+
     /// The preorder index just past `n`'s subtree: the next node a depth-first walk visits
     /// after skipping everything below `n`. Equals `node_len()` for the last subtree.
     #[inline]
@@ -315,6 +328,12 @@ mod tests {
             ]
         );
         assert_eq!(t.token_len(), 6);
+        let all: Vec<u32> = t.token_ids().iter().map(|i| i.as_u32()).collect();
+        assert_eq!(all, [1, 0, 4, 3, 2, 5]);
+        assert_eq!(
+            (t.token_offset(TrieNode(2)), t.token_offset(TrieNode(4))),
+            (1, 4)
+        );
         assert_eq!(t.find(b"ab"), Some(TrieNode(2)));
         assert_eq!(t.find(b"ac"), None);
         assert_eq!(t.longest_match(b"abd"), Some((2, TokenId::from_usize(0))));
