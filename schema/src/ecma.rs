@@ -8,6 +8,8 @@
 //! character. What a finite automaton cannot do (back-references, look-around, word
 //! boundaries) is an error.
 
+use std::sync::OnceLock;
+
 use regex_syntax::hir::Hir;
 use regex_syntax::ParserBuilder;
 
@@ -18,8 +20,41 @@ const WORD: &str = "A-Za-z0-9_";
 /// The deepest nesting of groups a pattern may have.
 const NEST_LIMIT: u32 = 100;
 
-/// Reads an ECMA-262 pattern; the error says which construct is not supported.
+/// Reads an ECMA-262 pattern; the error says which construct is not supported. The built-in
+/// formats' patterns are parsed once per process.
 pub(crate) fn parse(pattern: &str) -> Result<Hir, String> {
+    match format_patterns().iter().position(|p| p == pattern) {
+        Some(i) => format_hir(i).clone(),
+        None => parse_text(pattern),
+    }
+}
+
+/// The pattern of each of [`FORMATS`](crate::format::FORMATS), made once per process.
+fn format_patterns() -> &'static [String] {
+    static PATTERNS: OnceLock<Vec<String>> = OnceLock::new();
+    PATTERNS.get_or_init(|| {
+        crate::format::FORMATS
+            .iter()
+            .map(|f| crate::format::pattern(f).unwrap_or_default())
+            .collect()
+    })
+}
+
+static FORMAT_HIRS: OnceLock<Vec<OnceLock<Result<Hir, String>>>> = OnceLock::new();
+
+/// The parse of format `i`'s pattern, made once per process: the formats' patterns are
+/// constants, and the longest (`ipv6`, `uri-reference`) take regex-syntax hundreds of
+/// microseconds, a large part of a schema's compile.
+fn format_hir(i: usize) -> &'static Result<Hir, String> {
+    let hirs = FORMAT_HIRS.get_or_init(|| {
+        (0..crate::format::FORMATS.len())
+            .map(|_| OnceLock::new())
+            .collect()
+    });
+    hirs[i].get_or_init(|| parse_text(&format_patterns()[i]))
+}
+
+fn parse_text(pattern: &str) -> Result<Hir, String> {
     let text = translate(pattern)?;
     ParserBuilder::new()
         .utf8(true)
@@ -263,6 +298,20 @@ fn hex_digits(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn format_patterns_are_parsed_once_and_alike() {
+        for (i, f) in crate::format::FORMATS.iter().enumerate() {
+            let p = crate::format::pattern(f).unwrap();
+            let fresh = parse_text(&p).unwrap();
+            assert_eq!(parse(&p).unwrap(), fresh, "{f}");
+            let kept = FORMAT_HIRS.get().and_then(|h| h[i].get());
+            assert!(kept.is_some(), "{f}: kept after the first parse");
+            assert_eq!(parse(&p).unwrap(), fresh, "{f}, kept");
+        }
+        // Any other pattern is parsed as given.
+        assert_eq!(parse("^a+$").unwrap(), parse_text("^a+$").unwrap());
+    }
 
     fn matches(pattern: &str, s: &str) -> bool {
         let hir = parse(pattern).unwrap();
