@@ -96,6 +96,15 @@ pub(crate) fn combine(
     minimal.regex(&alphabet, budget.bytes).map(Some)
 }
 
+/// Appends `(end, to)` to `runs`, or extends the last run to `end` when it has the same
+/// successor.
+fn push_run<K: PartialEq>(runs: &mut Vec<(usize, Option<K>)>, end: usize, to: Option<K>) {
+    match runs.last_mut() {
+        Some(last) if last.1 == to => last.0 = end,
+        _ => runs.push((end, to)),
+    }
+}
+
 /// The code points cut into intervals that no class or literal of the regexes splits.
 struct Alphabet {
     /// Interval `i` is `starts[i]..starts[i + 1]`; the last ends past `char::MAX`.
@@ -344,23 +353,42 @@ impl Dfa {
         let accepts = |set: &Vec<u32>| set.binary_search(&nfa.accept).is_ok();
         // Edges looked at, bounded like the transitions' cells (a set may hold every state).
         let mut work = 0usize;
-        Dfa::explore(start, symbols, budget, accepts, |set, a| {
-            let mut to: Vec<u32> = Vec::new();
+        let mut cuts: Vec<usize> = Vec::new();
+        Dfa::explore(start, symbols, budget, accepts, |set, runs| {
+            // No edge of the set starts or ends inside a piece between two cuts, so each piece
+            // has one target set: symbols in a piece are stepped together.
+            cuts.clear();
+            cuts.extend([0, symbols]);
             for &q in set {
-                work += nfa.edges[q as usize].len() + 1;
-                if work > budget.cells.saturating_mul(WORK_PER_CELL) {
-                    return Err(BoolError::TooBig);
-                }
-                for &(lo, hi, t) in &nfa.edges[q as usize] {
-                    if (lo as usize..hi as usize).contains(&a) {
-                        to.push(t);
+                let edges = &nfa.edges[q as usize];
+                cuts.extend(
+                    edges
+                        .iter()
+                        .flat_map(|&(lo, hi, _)| [lo as usize, hi as usize]),
+                );
+            }
+            cuts.sort_unstable();
+            cuts.dedup();
+            for piece in cuts.windows(2) {
+                let a = piece[0];
+                let mut to: Vec<u32> = Vec::new();
+                for &q in set {
+                    work += nfa.edges[q as usize].len() + 1;
+                    if work > budget.cells.saturating_mul(WORK_PER_CELL) {
+                        return Err(BoolError::TooBig);
+                    }
+                    for &(lo, hi, t) in &nfa.edges[q as usize] {
+                        if (lo as usize..hi as usize).contains(&a) {
+                            to.push(t);
+                        }
                     }
                 }
+                to.sort_unstable();
+                to.dedup();
+                closure(&mut to);
+                push_run(runs, piece[1], (!to.is_empty()).then_some(to));
             }
-            to.sort_unstable();
-            to.dedup();
-            closure(&mut to);
-            Ok((!to.is_empty()).then_some(to))
+            Ok(())
         })
     }
 
@@ -374,21 +402,26 @@ impl Dfa {
                 .all(|(i, (&s, d))| d.accept[s as usize] == (i < include))
         };
         let start = vec![START; dfas.len()];
-        Dfa::explore(start, dfas[0].symbols, budget, accepts, |t, a| {
-            let to: Vec<u32> = t.iter().zip(dfas).map(|(&q, d)| d.step(q, a)).collect();
-            // Dead once an included DFA is.
-            Ok((!to[..include].contains(&DEAD)).then_some(to))
+        let symbols = dfas[0].symbols;
+        Dfa::explore(start, symbols, budget, accepts, |t, runs| {
+            for a in 0..symbols {
+                let to: Vec<u32> = t.iter().zip(dfas).map(|(&q, d)| d.step(q, a)).collect();
+                // Dead once an included DFA is.
+                push_run(runs, a + 1, (!to[..include].contains(&DEAD)).then_some(to));
+            }
+            Ok(())
         })
     }
 
     /// The DFA over the keys reached from `start` by `step` (`None`: dead), numbered as they
-    /// are first met.
+    /// are first met. `step` writes a key's successors as runs of symbols ([`push_run`]): each
+    /// `(end, successor)` holds from the previous run's end (0 for the first) to `end`.
     fn explore<K: Clone + Eq + std::hash::Hash>(
         start: K,
         symbols: usize,
         budget: Budget,
         accepts: impl Fn(&K) -> bool,
-        mut step: impl FnMut(&K, usize) -> Result<Option<K>, BoolError>,
+        mut step: impl FnMut(&K, &mut Vec<(usize, Option<K>)>) -> Result<(), BoolError>,
     ) -> Result<Dfa, BoolError> {
         let mut dfa = Dfa {
             symbols,
@@ -399,9 +432,15 @@ impl Dfa {
         // Index 0 stands for the dead state, which has no key.
         let mut keys = vec![start.clone(), start];
         let mut todo = vec![START];
+        let mut runs: Vec<(usize, Option<K>)> = Vec::new();
         while let Some(s) = todo.pop() {
-            for a in 0..symbols {
-                let Some(to) = step(&keys[s as usize], a)? else {
+            runs.clear();
+            step(&keys[s as usize], &mut runs)?;
+            let mut from = 0;
+            for (end, to) in runs.drain(..) {
+                let (lo, hi) = (from, end.min(symbols));
+                from = hi;
+                let Some(to) = to else {
                     continue;
                 };
                 let id = match ids.get(&to) {
@@ -419,7 +458,8 @@ impl Dfa {
                         id
                     }
                 };
-                dfa.next[s as usize * symbols + a] = id;
+                let row = s as usize * symbols;
+                dfa.next[row + lo..row + hi].fill(id);
             }
         }
         Ok(dfa)
@@ -740,6 +780,15 @@ fn escape(c: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_merge_equal_successors() {
+        let mut runs: Vec<(usize, Option<u32>)> = Vec::new();
+        for (end, to) in [(2, Some(7)), (3, Some(7)), (5, None), (6, None), (9, Some(1))] {
+            push_run(&mut runs, end, to);
+        }
+        assert_eq!(runs, [(3, Some(7)), (6, None), (9, Some(1))]);
+    }
 
     const BUDGET: Budget = Budget {
         states: 10_000,
