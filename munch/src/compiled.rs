@@ -180,7 +180,9 @@ impl Config {
     /// default; with [`Config::max_memory`], the lexical side and the cache together stay
     /// within it) rather than whole before the first
     /// mask (`false`, the default: seconds for a programming language, but no mask ever waits,
-    /// and an artifact can be saved). The masks are the same. Other maskers ignore it.
+    /// and an artifact can be saved). With the trie masker, `true` builds no token classes: the
+    /// walk goes over every token of the vocabulary (nothing built beyond the parser; a longer
+    /// tail). The masks are the same. The spanner and the oracle ignore it.
     pub fn lazy(mut self, lazy: bool) -> Config {
         self.lazy = lazy;
         self

@@ -68,9 +68,10 @@ pub(crate) fn construct(
         MaskerKind::Trie => {
             // The walk over one representative per token class gives the same masks with a
             // much lower tail; if the class tables exceed their budget, walk every token.
+            // On demand: no classes, the walk over every token (nothing built ahead).
             let config = munch_masker_trie::TrieConfig {
+                classes: !config.get_lazy(),
                 spans: spans_config(max_memory),
-                ..Default::default()
             };
             let masker =
                 munch_masker_trie::TrieMasker::new(Arc::clone(parser), Arc::clone(vocab), &config)

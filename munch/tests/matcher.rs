@@ -116,6 +116,34 @@ fn matchers_after_dropped_ones_mask_as_the_oracle() {
 }
 
 #[test]
+fn a_lazy_trie_builds_no_classes_and_masks_alike() {
+    let config = |lazy| {
+        Config::new()
+            .masker(MaskerKind::Trie)
+            .lazy(lazy)
+            .fallback(None)
+    };
+    let eager = Compiled::new(&json(), vocab(), &config(false)).unwrap();
+    let lazy = Compiled::new(&json(), vocab(), &config(true)).unwrap();
+    assert!(eager.stats().masker["token_classes"].as_u64().is_some());
+    assert!(lazy.stats().masker["token_classes"].is_null());
+    let (mut a, mut b) = (eager.matcher(), lazy.matcher());
+    for (step, t) in ["{\"", "ab", "\": ", "[1", ", ", "null", "]}"]
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(
+            allowed(&a.next_token_mask()),
+            allowed(&b.next_token_mask()),
+            "step {step}"
+        );
+        a.accept_token(tok(t)).unwrap();
+        b.accept_token(tok(t)).unwrap();
+    }
+    assert_eq!(allowed(&a.next_token_mask()), allowed(&b.next_token_mask()));
+}
+
+#[test]
 fn refused_calls_say_why_and_change_nothing() {
     let compiled = compile(&json(), MaskerKind::cheapest());
     let mut m = compiled.matcher();

@@ -36,7 +36,8 @@ fn masker_kind(name: &str) -> PyResult<MaskerKind> {
 /// grammar shape it does not support; ``CompiledGrammar.fell_back`` then says why), or
 /// ``None`` to raise instead. ``max_memory``: the most bytes a table masker's build may hold.
 /// ``lazy``: build the ``wda`` on demand (milliseconds up front, each automaton state the first
-/// time a mask reads it, tables and cache within ``max_memory``; same masks, no ``save``).
+/// time a mask reads it, tables and cache within ``max_memory``; same masks, no ``save``), or the
+/// ``trie`` without token classes (the walk over every token, nothing built beyond the parser).
 /// ``background``: return once the parser is built, masking with the trie walk over every token
 /// (no tables: the first mask in about 0.2 ms) while a thread builds ``masker``; matchers switch
 /// to it when it is ready (same masks). ``CompiledGrammar.wait()`` waits for it.

@@ -784,7 +784,13 @@ mod tests {
     #[test]
     fn runs_merge_equal_successors() {
         let mut runs: Vec<(usize, Option<u32>)> = Vec::new();
-        for (end, to) in [(2, Some(7)), (3, Some(7)), (5, None), (6, None), (9, Some(1))] {
+        for (end, to) in [
+            (2, Some(7)),
+            (3, Some(7)),
+            (5, None),
+            (6, None),
+            (9, Some(1)),
+        ] {
             push_run(&mut runs, end, to);
         }
         assert_eq!(runs, [(3, Some(7)), (6, None), (9, Some(1))]);

@@ -62,7 +62,8 @@ pub struct Args {
     max_memory: Option<usize>,
     /// Build the wda on demand: the lexical side now, each automaton state the first time a
     /// mask reads it (in a cache of 256 MiB by default; with `--max-memory`, the lexical side
-    /// and the cache together stay within it). Same masks.
+    /// and the cache together stay within it). With the trie: no
+    /// token classes, the walk over every token (nothing built beyond the parser). Same masks.
     #[arg(long)]
     lazy: bool,
 }

@@ -70,7 +70,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     masks_out: Option<PathBuf>,
     /// Build the wda on demand: the lexical side before the first mask, each automaton state
-    /// the first time a mask reads it (the first masks pay for it). Same masks.
+    /// the first time a mask reads it (the first masks pay for it); the trie without token
+    /// classes (the walk over every token). Same masks.
     #[arg(long)]
     lazy: bool,
     /// Sleep this many microseconds after each step, outside the timings: the CPU time a
