@@ -89,9 +89,11 @@ use crate::parser::{indent_bracket_delta, Head, NlAction, Parser, ParserState, S
 ///   each LR state that shifts it, at once from the state the first shifts to where no
 ///   reduction pops it, else from each state below it the first time a mask meets that state
 ///   ([`RestReach::at_top`]: a sequence meets a few of the hundreds of states that shift, say,
-///   a name); per mask, the states the heads shift each first
-///   terminal from, run on the heads' stacks as read from the GSS; where the answer depends
-///   on what lies below such a state, the tables run on the top states of that stack
+///   a name); per mask, the states the heads shift each first terminal from, run on the
+///   heads' stacks as read from the GSS and remembered by the top states the run read
+///   ([`TopsMemo`]: the states kept in a [`Top`] and the few a name's reductions pop, so heads
+///   whose stacks differ only further down share one answer); where the answer depends on
+///   what lies below such a state, the tables run on the top states of that stack
 ///   ([`RestReach::below`], memoised per sequence), and then on the heads' whole stacks as
 ///   read ([`Shifts`]). `"{}{\n"` outside brackets (no `{` after a dict) is refused by the
 ///   tables alone, `"|{\n"` is the heads' shift of `|` (a set display always follows it).
@@ -141,6 +143,8 @@ pub struct IndentFix {
     /// one of many states (one per keyword prefix it spells), which all inhibit alike: heads
     /// keyed by the representative share their memos.
     reps: Box<[LexState]>,
+    /// Per terminal and the top states of a stack: the states it shifts the terminal from.
+    tops: TopsMemo,
 }
 
 /// The most sequences of terminals whose [`Reach`] [`IndentFix`] remembers before it starts
@@ -561,6 +565,7 @@ impl IndentFix {
             needs: Default::default(),
             fresh_needs: Default::default(),
             reach: Default::default(),
+            tops: Default::default(),
             shifts_of: OnceLock::new(),
             reps: inhibitor_reps(parser),
         })
@@ -702,7 +707,7 @@ impl IndentFix {
             }
             if let Some(paths) = self.shifts_of(parser, class) {
                 let shifts = shifts.get_or_insert_with(|| Shifts::new(state, &heads, &self.reps));
-                if let Some(allowed) = shifts.allows(parser, paths) {
+                if let Some(allowed) = shifts.allows(parser, &self.tops, paths) {
                     set_class(&class.tokens, allowed, mask);
                     continue;
                 }
@@ -1573,6 +1578,129 @@ struct Shifts {
 /// LR states of a stack, the deepest first.
 type Stack = smallvec::SmallVec<[crate::lr::LrState; 16]>;
 
+/// Stacks as [`read_stacks`] reads them, with whether each ends there.
+type ReadStacks = smallvec::SmallVec<[(Stack, bool); STACK_PATHS]>;
+
+/// Adds to `out` the stacks below `node`, each read `depth` states deep or to its bottom, as
+/// LR states from the deepest read to the top, with whether the stack ends there; `false`
+/// when `out` would hold more than [`STACK_PATHS`] (a GSS forks below its heads).
+fn read_stacks(node: &crate::gss::GssNode, depth: usize, out: &mut ReadStacks) -> bool {
+    // Depth first, each pending entry a node and the states above it (top first).
+    let mut pending: smallvec::SmallVec<[(crate::gss::NodeRef<'_>, Stack); STACK_PATHS]> =
+        smallvec::smallvec![(node.as_ref(), smallvec::SmallVec::new())];
+    while let Some((node, mut above)) = pending.pop() {
+        above.push(node.state());
+        let edges = node.edges();
+        if edges.is_empty() || above.len() >= depth {
+            above.reverse();
+            out.push((above, edges.is_empty()));
+        } else {
+            for e in edges {
+                pending.push((node.follow(e), above.clone()));
+            }
+        }
+        if out.len() + pending.len() > STACK_PATHS {
+            return false;
+        }
+    }
+    true
+}
+
+/// The states from which stacks shift a terminal ([`shift_tops`]), kept across masks by the
+/// top states that decide them: the reductions before a shift read a few states below the top
+/// (a name becomes an expression through rules that pop it alone), so the heads of different
+/// masks, whose stacks differ further down, share the answer without reading their stacks
+/// whole.
+#[derive(Default)]
+struct TopsMemo {
+    /// Per (terminal, LR state on top): how many top states the keys of [`TopsMemo::tops`]
+    /// hold (sorted; at most [`TOPS_DEPTHS`]).
+    depths: RwLock<AHashMap<(u32, crate::lr::LrState), KeyLens>>,
+    /// Per (terminal, a stack's top states, whether the stack ends there): the states it
+    /// shifts the terminal from.
+    tops: RwLock<AHashMap<TopsKey, Arc<[Top]>>>,
+}
+
+/// The lengths of [`TopsMemo`]'s keys for one terminal and top state, sorted.
+type KeyLens = smallvec::SmallVec<[usize; TOPS_DEPTHS]>;
+
+/// A key of [`TopsMemo::tops`]: a terminal, the top states of a stack, and whether the stack
+/// ends there.
+type TopsKey = (u32, Stack, bool);
+
+/// The most stacks' answers [`TopsMemo`] keeps before it starts over.
+const TOPS_MEMO_LEN: usize = 1 << 16;
+
+/// The most key lengths [`TopsMemo`] tries per terminal and top state.
+const TOPS_DEPTHS: usize = 4;
+
+impl TopsMemo {
+    /// The states from which the stacks below `nodes` shift terminal `k`, if every stack's
+    /// answer is known.
+    fn recall(
+        &self,
+        nodes: &[crate::gss::GssNode],
+        k: u32,
+    ) -> Option<smallvec::SmallVec<[Top; 4]>> {
+        let depths = self.depths.read().ok()?;
+        let known = self.tops.read().ok()?;
+        let mut read = ReadStacks::new();
+        let mut tops = smallvec::SmallVec::new();
+        for n in nodes {
+            let depths = depths.get(&(k, n.state()))?;
+            read.clear();
+            if !read_stacks(n, *depths.last()?, &mut read) {
+                return None;
+            }
+            for (stack, ends) in &read {
+                let found = depths.iter().find_map(|&r| {
+                    let key = match r.cmp(&stack.len()) {
+                        std::cmp::Ordering::Less => {
+                            (k, stack[stack.len() - r..].iter().copied().collect(), false)
+                        }
+                        std::cmp::Ordering::Equal => (k, stack.clone(), *ends),
+                        std::cmp::Ordering::Greater => return None,
+                    };
+                    known.get(&key)
+                })?;
+                tops.extend(found.iter().cloned());
+            }
+        }
+        Some(tops)
+    }
+
+    /// Stores `tops`, what [`shift_tops`] found for `stack` (read at most [`STACK_DEPTH`]
+    /// deep) and terminal `k`, having read its states from index `low` up.
+    fn remember(&self, stack: &Stack, k: u32, low: usize, tops: &[Top]) {
+        let Some(&top) = stack.last() else {
+            return;
+        };
+        // The whole stack decides when the run read its bottom (or its length): the key is
+        // then every state, unless the stack was cut at the reading depth.
+        let key = if low == 0 {
+            if stack.len() >= STACK_DEPTH {
+                return;
+            }
+            (k, stack.clone(), true)
+        } else {
+            (k, stack[low..].iter().copied().collect(), false)
+        };
+        let Ok(mut depths) = self.depths.write() else {
+            return;
+        };
+        let known = depths.entry((k, top)).or_default();
+        let r = key.1.len();
+        if let Err(at) = known.binary_search(&r) {
+            if known.len() >= TOPS_DEPTHS {
+                return;
+            }
+            known.insert(at, r);
+        }
+        drop(depths);
+        remember(&self.tops, key, tops.into(), TOPS_MEMO_LEN);
+    }
+}
+
 /// The top of a stack from which a terminal shifts: at most [`TOP_DEPTH`] states, the
 /// deepest first (the state that shifts last).
 type Top = smallvec::SmallVec<[crate::lr::LrState; TOP_DEPTH]>;
@@ -1617,7 +1745,7 @@ impl Shifts {
 
     /// Whether some path's terminals shift from its heads and its end is live (`None`: a
     /// budget was exceeded; commit instead).
-    fn allows(&mut self, parser: &Parser, paths: &[ShiftPath]) -> Option<bool> {
+    fn allows(&mut self, parser: &Parser, memo: &TopsMemo, paths: &[ShiftPath]) -> Option<bool> {
         // First what the tables decide: the states each path's first terminal shifts from,
         // and whether the rest shifts on a stack with that state on top.
         let mut open = false;
@@ -1641,7 +1769,8 @@ impl Shifts {
             // A path past its terminals (ending inside a lexeme, or unknown) is dead when they
             // do not shift.
             let mut depends = false;
-            for top in self.tops(parser, path.origin, first)? {
+            let tops = self.tops(parser, memo, path.origin, first)?;
+            for top in tops {
                 let Some(&x) = top.last() else {
                     continue;
                 };
@@ -1732,32 +1861,13 @@ impl Shifts {
         if let Some(known) = self.stacks.get(&origin) {
             return known.clone();
         }
-        let mut stacks: Vec<Stack> = Vec::new();
-        let mut ok = true;
-        for n in self.origins.get(origin as usize)? {
-            // Depth first, each pending entry a node and the states above it (top first).
-            let mut pending: Vec<(crate::gss::NodeRef<'_>, Stack)> =
-                vec![(n.as_ref(), smallvec::SmallVec::new())];
-            while let Some((node, mut above)) = pending.pop() {
-                above.push(node.state());
-                let edges = node.edges();
-                if edges.is_empty() || above.len() >= STACK_DEPTH {
-                    above.reverse();
-                    stacks.push(above);
-                } else {
-                    for e in edges {
-                        pending.push((node.follow(e), above.clone()));
-                    }
-                }
-                if stacks.len() + pending.len() > STACK_PATHS {
-                    ok = false;
-                    break;
-                }
-            }
-            if !ok {
-                break;
-            }
-        }
+        let mut read = ReadStacks::new();
+        let ok = self
+            .origins
+            .get(origin as usize)?
+            .iter()
+            .all(|n| read_stacks(n, STACK_DEPTH, &mut read));
+        let stacks: Vec<Stack> = read.into_iter().map(|(stack, _)| stack).collect();
         let stacks: Option<Arc<[Stack]>> = ok.then(|| stacks.into());
         self.stacks.insert(origin, stacks.clone());
         stacks
@@ -1767,20 +1877,42 @@ impl Shifts {
     fn tops(
         &mut self,
         parser: &Parser,
+        memo: &TopsMemo,
         origin: u32,
         first: TerminalId,
     ) -> Option<smallvec::SmallVec<[Top; 4]>> {
         if let Some(known) = self.tops.get(&(origin, first)) {
             return known.clone();
         }
+        let k = first.as_u32();
+        let nodes = self.origins.get(origin as usize)?;
+        if let Some(mut tops) = memo.recall(nodes, k) {
+            tops.sort_unstable();
+            tops.dedup();
+            self.tops.insert((origin, first), Some(tops.clone()));
+            return Some(tops);
+        }
         // On the heads' stacks by the tables alone when the reductions stay within them.
         if let Some(stacks) = self.stacks(origin) {
             let mut tops = smallvec::SmallVec::new();
             let mut budget = STACK_RUN_WORK;
-            let k = first.as_u32();
             let read = stacks.iter().all(|stack| {
-                let mut stack = stack.clone();
-                shift_tops(parser.tables(), &mut stack, k, &mut tops, &mut budget, 0)
+                let mut one = smallvec::SmallVec::new();
+                let mut low = stack.len();
+                let ok = shift_tops(
+                    parser.tables(),
+                    &mut stack.clone(),
+                    k,
+                    &mut one,
+                    &mut budget,
+                    0,
+                    &mut low,
+                );
+                if ok {
+                    memo.remember(stack, k, low, &one);
+                    tops.extend(one);
+                }
+                ok
             });
             if read {
                 tops.sort_unstable();
@@ -2004,7 +2136,8 @@ fn run_tables(
 
 /// Adds to `tops` the states from which `stack` shifts lookahead `k` after the reductions
 /// it allows; `false` when a reduction pops the whole stack (what lies below decides) or the
-/// work runs out.
+/// work runs out. Lowers `low` to the least index of `stack` read: the answer holds for every
+/// stack with the same states from there up ([`TopsMemo`]).
 fn shift_tops(
     tables: &crate::lr::LrTables,
     stack: &mut Stack,
@@ -2012,10 +2145,12 @@ fn shift_tops(
     tops: &mut smallvec::SmallVec<[Top; 4]>,
     budget: &mut usize,
     depth: usize,
+    low: &mut usize,
 ) -> bool {
     let Some(&top) = stack.last() else {
         return false;
     };
+    *low = (*low).min(stack.len() - 1);
     if depth > RUN_TABLES_DEPTH {
         return false;
     }
@@ -2025,22 +2160,22 @@ fn shift_tops(
         }
         *budget -= 1;
         match *a {
-            crate::lr::Action::Shift(_) => tops.push(
-                stack[stack.len().saturating_sub(TOP_DEPTH)..]
-                    .iter()
-                    .copied()
-                    .collect(),
-            ),
+            crate::lr::Action::Shift(_) => {
+                let from = stack.len().saturating_sub(TOP_DEPTH);
+                *low = (*low).min(from);
+                tops.push(stack[from..].iter().copied().collect());
+            }
             crate::lr::Action::Reduce { lhs, len, .. } => {
                 let len = len as usize;
                 if len >= stack.len() {
                     return false;
                 }
                 let popped: Stack = stack.drain(stack.len() - len..).collect();
+                *low = (*low).min(stack.len() - 1);
                 let ok = match stack.last().and_then(|&t| tables.goto(t, lhs)) {
                     Some(g) => {
                         stack.push(g);
-                        let ok = shift_tops(tables, stack, k, tops, budget, depth + 1);
+                        let ok = shift_tops(tables, stack, k, tops, budget, depth + 1, low);
                         stack.pop();
                         ok
                     }

@@ -385,7 +385,7 @@ fn shifts_answer_classes_as_commits_do() {
                 let Some(paths) = fix.shifts_of(&parser, class) else {
                     continue;
                 };
-                let Some(got) = shifts.allows(&parser, paths) else {
+                let Some(got) = shifts.allows(&parser, &fix.tops, paths) else {
                     continue;
                 };
                 let bytes = vocab.token_bytes(class.first).unwrap();
@@ -431,6 +431,7 @@ fn stack_tops_are_the_reducers() {
             for t in (0..parser.cfg().terminal_len()).map(TerminalId::from_usize) {
                 let mut tops = smallvec::SmallVec::new();
                 let mut budget = STACK_RUN_WORK;
+                let mut low = usize::MAX;
                 let read = stacks.iter().all(|s| {
                     shift_tops(
                         tables,
@@ -439,6 +440,7 @@ fn stack_tops_are_the_reducers() {
                         &mut tops,
                         &mut budget,
                         0,
+                        &mut low,
                     )
                 });
                 if !read {
@@ -459,6 +461,51 @@ fn stack_tops_are_the_reducers() {
         }
     }
     assert!(compared > 100);
+}
+
+/// The states a [`TopsMemo`] recalls for a head's stacks, stored from other heads' stacks that
+/// share the states the reductions read, are the ones its own stacks give ([`shift_tops`]).
+#[test]
+fn remembered_tops_are_the_stacks_own() {
+    let (mut recalled, mut asked) = (0, 0);
+    for (parser, _, texts) in grammars() {
+        let fix = IndentFix::new(&parser).unwrap();
+        let tables = parser.tables();
+        for state in states_of(&parser, texts) {
+            let heads = head_keys(&state, &fix.reps);
+            let mut shifts = Shifts::new(&state, &heads, &fix.reps);
+            for origin in 0..heads.len() as u32 {
+                let Some(stacks) = shifts.stacks(origin) else {
+                    continue;
+                };
+                let nodes = shifts.origins[origin as usize].clone();
+                for t in (0..parser.cfg().terminal_len()).map(TerminalId::from_usize) {
+                    asked += 1;
+                    let mut want = smallvec::SmallVec::new();
+                    let (mut budget, mut low) = (STACK_RUN_WORK, usize::MAX);
+                    let read = stacks.iter().all(|s| {
+                        let (k, mut s) = (t.as_u32(), s.clone());
+                        shift_tops(tables, &mut s, k, &mut want, &mut budget, 0, &mut low)
+                    });
+                    if let Some(mut got) = fix.tops.recall(&nodes, t.as_u32()) {
+                        recalled += 1;
+                        assert!(read, "{state:?} {}", parser.terminal_name(t));
+                        for tops in [&mut got, &mut want] {
+                            tops.sort_unstable();
+                            tops.dedup();
+                        }
+                        assert_eq!(got, want, "{state:?} {}", parser.terminal_name(t));
+                    }
+                    // Stored as a mask stores it.
+                    let _ = shifts.tops(&parser, &fix.tops, origin, t);
+                }
+            }
+        }
+    }
+    assert!(
+        recalled > 100 && recalled < asked,
+        "{recalled} of {asked} recalled"
+    );
 }
 
 /// The test grammars with their vocabularies and texts.
