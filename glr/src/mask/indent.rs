@@ -91,8 +91,8 @@ use crate::parser::{indent_bracket_delta, Head, NlAction, Parser, ParserState, S
 ///   ([`RestReach::at_top`]: a sequence meets a few of the hundreds of states that shift, say,
 ///   a name); per mask, the states the heads shift each first terminal from, run on the
 ///   heads' stacks as read from the GSS and remembered by the top states the run read
-///   ([`TopsMemo`]: the states kept in a [`Top`] and the few a name's reductions pop, so heads
-///   whose stacks differ only further down share one answer); where the answer depends on
+///   ([`TopsMemo`]: the few a name's reductions read, so heads whose stacks differ further
+///   down share one answer); where the answer depends on
 ///   what lies below such a state, the tables run on the top states of that stack
 ///   ([`RestReach::below`], memoised per sequence), and then on the heads' whole stacks as
 ///   read ([`Shifts`]). `"{}{\n"` outside brackets (no `{` after a dict) is refused by the
@@ -1606,11 +1606,12 @@ fn read_stacks(node: &crate::gss::GssNode, depth: usize, out: &mut ReadStacks) -
     true
 }
 
-/// The states from which stacks shift a terminal ([`shift_tops`]), kept across masks by the
-/// top states that decide them: the reductions before a shift read a few states below the top
-/// (a name becomes an expression through rules that pop it alone), so the heads of different
-/// masks, whose stacks differ further down, share the answer without reading their stacks
-/// whole.
+/// Where stacks shift a terminal ([`shift_tops`]), kept across masks by the top states that
+/// decide it: the reductions before a shift read a few states below the top (a name becomes
+/// an expression through rules that pop it alone), so the heads of different masks, whose
+/// stacks differ further down, share the answer without running the tables again. The answer
+/// is kept relative to the top ([`ShiftAt`]: states popped, states pushed), and each stack's
+/// [`Top`]s are made from its own states ([`top_of`]).
 #[derive(Default)]
 struct TopsMemo {
     /// Per (terminal, LR state on top): how many top states the keys of [`TopsMemo::tops`]
@@ -1618,7 +1619,7 @@ struct TopsMemo {
     depths: RwLock<AHashMap<(u32, crate::lr::LrState), KeyLens>>,
     /// Per (terminal, a stack's top states, whether the stack ends there): the states it
     /// shifts the terminal from.
-    tops: RwLock<AHashMap<TopsKey, Arc<[Top]>>>,
+    tops: RwLock<AHashMap<TopsKey, Arc<[ShiftAt]>>>,
 }
 
 /// The lengths of [`TopsMemo`]'s keys for one terminal and top state, sorted.
@@ -1649,7 +1650,8 @@ impl TopsMemo {
         for n in nodes {
             let depths = depths.get(&(k, n.state()))?;
             read.clear();
-            if !read_stacks(n, *depths.last()?, &mut read) {
+            // Deep enough for the tops too: a reduction pops fewer states than a key holds.
+            if !read_stacks(n, depths.last()? + TOP_DEPTH, &mut read) {
                 return None;
             }
             for (stack, ends) in &read {
@@ -1663,15 +1665,15 @@ impl TopsMemo {
                     };
                     known.get(&key)
                 })?;
-                tops.extend(found.iter().cloned());
+                tops.extend(found.iter().map(|a| top_of(stack, a)));
             }
         }
         Some(tops)
     }
 
-    /// Stores `tops`, what [`shift_tops`] found for `stack` (read at most [`STACK_DEPTH`]
-    /// deep) and terminal `k`, having read its states from index `low` up.
-    fn remember(&self, stack: &Stack, k: u32, low: usize, tops: &[Top]) {
+    /// Stores `at`, what [`shift_tops`] found for `stack` (read at most [`STACK_DEPTH`] deep)
+    /// and terminal `k`, having read its states from index `low` up.
+    fn remember(&self, stack: &Stack, k: u32, low: usize, at: &[ShiftAt]) {
         let Some(&top) = stack.last() else {
             return;
         };
@@ -1697,7 +1699,7 @@ impl TopsMemo {
             known.insert(at, r);
         }
         drop(depths);
-        remember(&self.tops, key, tops.into(), TOPS_MEMO_LEN);
+        remember(&self.tops, key, at.into(), TOPS_MEMO_LEN);
     }
 }
 
@@ -1897,22 +1899,14 @@ impl Shifts {
             let mut tops = smallvec::SmallVec::new();
             let mut budget = STACK_RUN_WORK;
             let read = stacks.iter().all(|stack| {
-                let mut one = smallvec::SmallVec::new();
-                let mut low = stack.len();
-                let ok = shift_tops(
-                    parser.tables(),
-                    &mut stack.clone(),
-                    k,
-                    &mut one,
-                    &mut budget,
-                    0,
-                    &mut low,
-                );
-                if ok {
-                    memo.remember(stack, k, low, &one);
-                    tops.extend(one);
+                match shift_tops(parser.tables(), stack, k, &mut budget) {
+                    Some((at, low)) => {
+                        memo.remember(stack, k, low, &at);
+                        tops.extend(at.iter().map(|a| top_of(stack, a)));
+                        true
+                    }
+                    None => false,
                 }
-                ok
             });
             if read {
                 tops.sort_unstable();
@@ -2134,62 +2128,108 @@ fn run_tables(
     result
 }
 
-/// Adds to `tops` the states from which `stack` shifts lookahead `k` after the reductions
-/// it allows; `false` when a reduction pops the whole stack (what lies below decides) or the
-/// work runs out. Lowers `low` to the least index of `stack` read: the answer holds for every
-/// stack with the same states from there up ([`TopsMemo`]).
+/// Where a stack shifts a terminal after the reductions before it: how many of the stack's
+/// states those reductions popped, and the goto states they pushed above the rest, which
+/// with the states left below make the [`Top`] ([`top_of`]).
+type ShiftAt = (usize, Stack);
+
+/// The [`Top`] of `stack` where it shifts at `at`.
+fn top_of(stack: &[crate::lr::LrState], (popped, pushed): &ShiftAt) -> Top {
+    let kept = stack.len().saturating_sub(*popped);
+    let below = TOP_DEPTH.saturating_sub(pushed.len());
+    stack[kept.saturating_sub(below)..kept]
+        .iter()
+        .chain(&pushed[pushed.len().saturating_sub(TOP_DEPTH)..])
+        .copied()
+        .collect()
+}
+
+/// Where `stack` shifts lookahead `k` after the reductions it allows, and the least index of
+/// `stack` those read: the answer holds for every stack with the same states from there up
+/// ([`TopsMemo`]). `None` when a reduction pops the whole stack (what lies below decides) or
+/// the work runs out.
 fn shift_tops(
     tables: &crate::lr::LrTables,
-    stack: &mut Stack,
+    stack: &Stack,
     k: u32,
-    tops: &mut smallvec::SmallVec<[Top; 4]>,
     budget: &mut usize,
-    depth: usize,
-    low: &mut usize,
-) -> bool {
-    let Some(&top) = stack.last() else {
-        return false;
+) -> Option<(smallvec::SmallVec<[ShiftAt; 4]>, usize)> {
+    let mut run = ShiftTops {
+        tables,
+        k,
+        budget,
+        low: stack.len(),
+        at: smallvec::SmallVec::new(),
     };
-    *low = (*low).min(stack.len() - 1);
-    if depth > RUN_TABLES_DEPTH {
-        return false;
+    if !run.run(&mut stack.clone(), 0, stack.len()) {
+        return None;
     }
-    for a in tables.actions_at(top, k) {
-        if *budget == 0 {
+    for (kept, _) in &mut run.at {
+        *kept = stack.len() - *kept;
+    }
+    Some((run.at, run.low))
+}
+
+/// A run of the LR tables on a stack to where it shifts a terminal ([`shift_tops`]).
+struct ShiftTops<'t> {
+    tables: &'t crate::lr::LrTables,
+    k: u32,
+    budget: &'t mut usize,
+    /// The least index of the stack read.
+    low: usize,
+    /// Where it shifts, each with the number of the stack's states kept below (made the number
+    /// popped at the end).
+    at: smallvec::SmallVec<[ShiftAt; 4]>,
+}
+
+impl ShiftTops<'_> {
+    /// Runs on `stack`, whose first `kept` states are the stack's own (the others pushed by
+    /// reductions); `false` as [`shift_tops`] says `None`.
+    fn run(&mut self, stack: &mut Stack, depth: usize, kept: usize) -> bool {
+        let Some(&top) = stack.last() else {
+            return false;
+        };
+        // A pushed state on top sits above a state read already (the goto's).
+        self.low = self.low.min(stack.len() - 1);
+        if depth > RUN_TABLES_DEPTH {
             return false;
         }
-        *budget -= 1;
-        match *a {
-            crate::lr::Action::Shift(_) => {
-                let from = stack.len().saturating_sub(TOP_DEPTH);
-                *low = (*low).min(from);
-                tops.push(stack[from..].iter().copied().collect());
+        for a in self.tables.actions_at(top, self.k) {
+            if *self.budget == 0 {
+                return false;
             }
-            crate::lr::Action::Reduce { lhs, len, .. } => {
-                let len = len as usize;
-                if len >= stack.len() {
-                    return false;
-                }
-                let popped: Stack = stack.drain(stack.len() - len..).collect();
-                *low = (*low).min(stack.len() - 1);
-                let ok = match stack.last().and_then(|&t| tables.goto(t, lhs)) {
-                    Some(g) => {
-                        stack.push(g);
-                        let ok = shift_tops(tables, stack, k, tops, budget, depth + 1, low);
-                        stack.pop();
-                        ok
+            *self.budget -= 1;
+            match *a {
+                crate::lr::Action::Shift(_) => self
+                    .at
+                    .push((kept, stack[kept..].iter().copied().collect())),
+                crate::lr::Action::Reduce { lhs, len, .. } => {
+                    let len = len as usize;
+                    if len >= stack.len() {
+                        return false;
                     }
-                    None => true,
-                };
-                stack.extend(popped);
-                if !ok {
-                    return false;
+                    let popped: Stack = stack.drain(stack.len() - len..).collect();
+                    self.low = self.low.min(stack.len() - 1);
+                    let kept = kept.min(stack.len());
+                    let ok = match stack.last().and_then(|&t| self.tables.goto(t, lhs)) {
+                        Some(g) => {
+                            stack.push(g);
+                            let ok = self.run(stack, depth + 1, kept);
+                            stack.pop();
+                            ok
+                        }
+                        None => true,
+                    };
+                    stack.extend(popped);
+                    if !ok {
+                        return false;
+                    }
                 }
+                crate::lr::Action::Accept => {}
             }
-            crate::lr::Action::Accept => {}
         }
+        true
     }
-    true
 }
 
 /// Pops `len` states off `stack` (keeping at least one), goes to `lhs`, runs on over `rest`,

@@ -429,20 +429,18 @@ fn stack_tops_are_the_reducers() {
                 continue;
             };
             for t in (0..parser.cfg().terminal_len()).map(TerminalId::from_usize) {
-                let mut tops = smallvec::SmallVec::new();
+                let mut tops: Vec<Top> = Vec::new();
                 let mut budget = STACK_RUN_WORK;
-                let mut low = usize::MAX;
-                let read = stacks.iter().all(|s| {
-                    shift_tops(
-                        tables,
-                        &mut s.clone(),
-                        t.as_u32(),
-                        &mut tops,
-                        &mut budget,
-                        0,
-                        &mut low,
-                    )
-                });
+                let read =
+                    stacks
+                        .iter()
+                        .all(|s| match shift_tops(tables, s, t.as_u32(), &mut budget) {
+                            Some((at, _)) => {
+                                tops.extend(at.iter().map(|a| top_of(s, a)));
+                                true
+                            }
+                            None => false,
+                        });
                 if !read {
                     continue;
                 }
@@ -461,6 +459,41 @@ fn stack_tops_are_the_reducers() {
         }
     }
     assert!(compared > 100);
+}
+
+/// A [`Top`] is the last [`TOP_DEPTH`] states of the stack as the reductions leave it: the
+/// states they did not pop, then the ones they pushed.
+#[test]
+fn a_top_is_what_the_reductions_leave() {
+    let states = |xs: &[u32]| -> Stack {
+        xs.iter()
+            .map(|&x| crate::lr::LrState::from_usize(x as usize))
+            .collect()
+    };
+    let stack = states(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    let cases: [(usize, &[u32], &[u32]); 5] = [
+        (0, &[], &[3, 4, 5, 6, 7, 8, 9, 10]),
+        (3, &[20], &[1, 2, 3, 4, 5, 6, 7, 20]),
+        (9, &[20, 21], &[1, 20, 21]),
+        (
+            2,
+            &[20, 21, 22, 23, 24, 25, 26, 27, 28],
+            &[21, 22, 23, 24, 25, 26, 27, 28],
+        ),
+        (
+            1,
+            &[20, 21, 22, 23, 24, 25, 26],
+            &[9, 20, 21, 22, 23, 24, 25, 26],
+        ),
+    ];
+    for (popped, pushed, want) in cases {
+        let top = top_of(&stack, &(popped, states(pushed)));
+        assert_eq!(
+            top.as_slice(),
+            states(want).as_slice(),
+            "{popped} {pushed:?}"
+        );
+    }
 }
 
 /// The states a [`TopsMemo`] recalls for a head's stacks, stored from other heads' stacks that
@@ -482,10 +515,15 @@ fn remembered_tops_are_the_stacks_own() {
                 for t in (0..parser.cfg().terminal_len()).map(TerminalId::from_usize) {
                     asked += 1;
                     let mut want = smallvec::SmallVec::new();
-                    let (mut budget, mut low) = (STACK_RUN_WORK, usize::MAX);
+                    let mut budget = STACK_RUN_WORK;
                     let read = stacks.iter().all(|s| {
-                        let (k, mut s) = (t.as_u32(), s.clone());
-                        shift_tops(tables, &mut s, k, &mut want, &mut budget, 0, &mut low)
+                        match shift_tops(tables, s, t.as_u32(), &mut budget) {
+                            Some((at, _)) => {
+                                want.extend(at.iter().map(|a| top_of(s, a)));
+                                true
+                            }
+                            None => false,
+                        }
                     });
                     if let Some(mut got) = fix.tops.recall(&nodes, t.as_u32()) {
                         recalled += 1;
