@@ -111,17 +111,20 @@ pub struct TrieMasker {
     /// Exact answers for the tokens the indentation context decides (`postlex = python`).
     indent: Option<Arc<IndentFix>>,
     /// A head's lexer state gets its [`Inside`] table once a walk that started there without
-    /// it entered more trie nodes than this ([`TrieMasker::table_after`]).
-    table_after: u32,
+    /// it entered more trie nodes than this ([`TrieMasker::table_after`]; `None`: a
+    /// [`TABLE_AFTER_SHARE`]th of the walked trie's nodes).
+    table_after: Option<u32>,
 }
 
-/// The default of [`TrieMasker::table_after`]. A walk without the table enters every node
-/// whose lexeme the stack can still take; with it, only subtrees that cross a lexeme boundary,
-/// but the table itself walks every node the lexer alone keeps live (the whole trie from a
-/// state inside a JSON string). Where the parser takes a few terminals (`{` at the start of
-/// a JSON document) the walk without the table enters a few hundred nodes, a small part of
-/// what building the table would.
-const TABLE_AFTER: u32 = 4096;
+/// By default a lexer state gets its table once a walk from it without the table entered more
+/// than this share of the trie's nodes (about 4,300 of Llama 3's 274k). A walk without the
+/// table enters every node whose lexeme the stack can still take; with it, only subtrees that
+/// cross a lexeme boundary, but the table itself walks every node the lexer alone keeps live
+/// (the whole trie from a state inside a JSON string). Where the parser takes a few terminals
+/// (`{` at the start of a JSON document) the walk without the table enters a few hundred
+/// nodes, a small part of what building the table would; on a small trie (one token per
+/// class) tables are cheap and built almost at once.
+const TABLE_AFTER_SHARE: usize = 64;
 
 /// What one kind of walk runs over: a trie whose entries are ids in `0..len`, and the tables
 /// precomputed for it.
@@ -205,18 +208,18 @@ impl TrieMasker {
             parser,
             vocab,
             ignored,
-            table_after: TABLE_AFTER,
+            table_after: None,
         }
     }
 
     /// Sets how many trie nodes a walk from a head's lexer state may enter without that
-    /// state's precomputed table before the table is built (default 4,096; 0 builds each
-    /// table at its first use). The table is a walk of every node the lexer keeps live from
+    /// state's precomputed table before the table is built (by default a 64th of the trie's
+    /// nodes; 0 builds each table at its first use). The table is a walk of every node the lexer keeps live from
     /// that state, which costs more than a walk the parser prunes early, such as the first
     /// mask of a JSON document; a state whose walks enter more nodes gets its table at its
     /// next use. Masks are the same either way.
     pub fn table_after(mut self, nodes: u32) -> Self {
-        self.table_after = nodes;
+        self.table_after = Some(nodes);
         self
     }
 
@@ -762,7 +765,10 @@ impl TrieMasker {
             return built;
         }
         let walked = space.walked(s, inhibitor).load(Ordering::Relaxed);
-        if self.table_after > 0 && (walked == 0 || walked - 1 <= self.table_after) {
+        let after = self.table_after.unwrap_or_else(|| {
+            u32::try_from(self.trie(space).node_len() / TABLE_AFTER_SHARE).unwrap_or(u32::MAX)
+        });
+        if after > 0 && (walked == 0 || walked - 1 <= after) {
             return None;
         }
         Some(self.inside(space, s, inhibitor))
