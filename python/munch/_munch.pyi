@@ -152,7 +152,8 @@ def compile(
 ) -> CompiledGrammar:
     """Compiles ``grammar`` for ``tokenizer`` with ``masker`` (``wda``, ``spanner``, ``trie``,
     ``oracle``), building ``fallback`` instead when its build fails; ``lazy``: the wda on
-    demand; ``background``: mask at once with the trie walk while ``masker`` builds."""
+    demand, or the trie without token classes; ``background``: mask at once with the trie
+    walk while ``masker`` builds."""
 
 class Matcher:
     """One sequence's constraint: the text accepted so far under a compiled grammar."""
