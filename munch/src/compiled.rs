@@ -328,8 +328,9 @@ struct Inner {
     spare_caches: Mutex<Vec<MaskCache>>,
 }
 
-/// The most caches of dropped matchers a [`Compiled`] keeps: enough for a server's matchers
-/// that end and begin between steps, while a larger batch's caches are freed when it ends.
+/// The most caches of dropped matchers a [`Compiled`] keeps (the wda's take a megabyte
+/// each): enough for a server's matchers that end and begin between steps, while a larger
+/// batch's caches are freed when it ends.
 const SPARE_CACHES: usize = 16;
 
 /// A masker's build: what it is, why it is not the one asked for, its figures and artifact.

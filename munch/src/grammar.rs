@@ -219,7 +219,9 @@ impl Grammar {
     ///
     /// ```
     /// use munch::Postlex;
-    /// let g = munch::Grammar::syncode("python").unwrap().with_postlex(Postlex::Python);
+    /// let text = "start: stmt+\nstmt: NAME _NEWLINE\nNAME: /[a-z]+/\n_NEWLINE: /\\n[ ]*/\n\
+    ///             %declare _INDENT _DEDENT";
+    /// let g = munch::Grammar::lark(text).with_postlex(Postlex::Python);
     /// assert_eq!(g.postlex(), Postlex::Python);
     /// ```
     ///

@@ -343,19 +343,12 @@ impl TokenSpans {
             config.max_classes,
             &meter,
         )?);
-        let (walked, seqs) = walk_configurations(
-            tables,
-            vocab,
-            text,
-            &point_blocks,
-            config,
-            &meter,
-            |mut b| {
+        let (walked, seqs) =
+            walk_configurations(tables, text, &point_blocks, config, &meter, |mut b| {
                 let mut keys = lock(&refiner).refine_keyed(&b.token_behaviour)?;
                 b.compact(&mut keys, &meter)?;
                 Ok((b, keys))
-            },
-        )?;
+            })?;
         meter.free(point_blocks);
         let refiner = refiner.into_inner().unwrap_or_else(|p| p.into_inner());
         let renumber = refiner.renumbering(text.id_order())?;
@@ -680,7 +673,7 @@ pub(crate) fn build_classes(
     let text = TextIndex::new(vocab);
     // Each thread keeps only what the classes need of its blocks: their configurations take
     // tens of megabytes, freed as soon as a block is walked.
-    let (walked, all_seqs) = walk_blocks(&tables, vocab, &text, &blocks, config, &meter, |b| {
+    let (walked, all_seqs) = walk_blocks(&tables, &text, &blocks, config, &meter, |b| {
         let liveness = Liveness::of(&b, &meter)?;
         Ok((liveness, b.into_behaviours(&meter)))
     })?;
@@ -907,7 +900,6 @@ const MAX_CLASS_BLOCK: usize = 512;
 /// hold is charged to `meter`.
 fn walk_blocks<'m, T: Send>(
     tables: &LexTables<'_>,
-    vocab: &Vocabulary,
     text: &TextIndex,
     blocks: &[&[LexPoint]],
     config: &SpansConfig,
@@ -937,15 +929,7 @@ fn walk_blocks<'m, T: Send>(
                 if failed.load(Ordering::Relaxed) {
                     break;
                 }
-                let walked = walk::walk_block(
-                    tables,
-                    vocab.trie(),
-                    text,
-                    block,
-                    &mut seqs,
-                    &mut work,
-                    meter,
-                )?;
+                let walked = walk::walk_block(tables, text, block, &mut seqs, &mut work, meter)?;
                 meter.reserve(&mut out, 1)?;
                 out.push((i, finish(walked)?));
             }
@@ -994,14 +978,13 @@ type WalkedBlocks<'m, T> = (Vec<(T, usize)>, Vec<Seqs<'m>>);
 /// what it adds), the emitted sequences merged into one table.
 fn walk_configurations<'m, T: Send>(
     tables: &LexTables<'_>,
-    vocab: &Vocabulary,
     text: &TextIndex,
     blocks: &[&[LexPoint]],
     config: &SpansConfig,
     meter: &'m Meter,
     finish: impl Fn(walk::Block) -> Result<(walk::Block, T), SpansBuildError> + Sync,
 ) -> Result<(Vec<(walk::Block, T)>, Seqs<'m>), SpansBuildError> {
-    let (walked, mut all_seqs) = walk_blocks(tables, vocab, text, blocks, config, meter, finish)?;
+    let (walked, mut all_seqs) = walk_blocks(tables, text, blocks, config, meter, finish)?;
     let mut rest = all_seqs.split_off(1);
     let mut seqs = all_seqs.pop().expect("at least one thread walked");
     let maps = rest

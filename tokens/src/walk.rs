@@ -635,6 +635,11 @@ impl<'v> TextIndex<'v> {
         self.ids.len()
     }
 
+    /// The trie whose order numbers the text tokens (the vocabulary's).
+    pub(super) fn trie(&self) -> &'v TokenTrie {
+        self.vocab.trie()
+    }
+
     /// The numbers of the text tokens in ascending id order.
     pub(super) fn id_order(&self) -> &'v [u32] {
         self.vocab.trie_order()
@@ -825,7 +830,6 @@ impl Work<'_> {
 /// charged to `meter` before it is allocated or grown.
 pub(super) fn walk_block(
     tables: &LexTables<'_>,
-    trie: &TokenTrie,
     text: &TextIndex,
     points: &[LexPoint],
     seqs: &mut Seqs<'_>,
@@ -881,6 +885,8 @@ pub(super) fn walk_block(
     w.trans.resize(2 * class_len, UNKNOWN);
 
     let mut token_behaviour = meter.vec(text.len(), DEAD)?;
+    // The vocabulary's trie, whose order numbers the text tokens.
+    let trie = text.trie();
     let node_len = trie.node_len() as u32;
     // (subtree end, behaviour) of the nodes on the path to the current one.
     let mut stack: Vec<(u32, u32)> = vec![(node_len, ROOT)];

@@ -214,10 +214,10 @@ impl TrieMasker {
 
     /// Sets how many trie nodes a walk from a head's lexer state may enter without that
     /// state's precomputed table before the table is built (by default a 64th of the trie's
-    /// nodes; 0 builds each table at its first use). The table is a walk of every node the lexer keeps live from
-    /// that state, which costs more than a walk the parser prunes early, such as the first
-    /// mask of a JSON document; a state whose walks enter more nodes gets its table at its
-    /// next use. Masks are the same either way.
+    /// nodes; 0 builds each table at its first use). The table is a walk of every node the
+    /// lexer keeps live from that state, which costs more than a walk the parser prunes early,
+    /// such as the first mask of a JSON document; a state whose walks enter more nodes gets
+    /// its table at its next use. Masks are the same either way.
     pub fn table_after(mut self, nodes: u32) -> Self {
         self.table_after = Some(nodes);
         self
