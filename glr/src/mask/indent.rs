@@ -92,7 +92,8 @@ use crate::parser::{indent_bracket_delta, Head, NlAction, Parser, ParserState, S
 ///   a name); per mask, the states the heads shift each first terminal from, run on the
 ///   heads' stacks as read from the GSS and remembered by the top states the run read
 ///   ([`TopsMemo`]: the few a name's reductions read, so heads whose stacks differ further
-///   down share one answer); where the answer depends on
+///   down share one answer; where the rest always shifts and the end is live, only whether
+///   the first shifts at all, from the memo's keys); where the answer depends on
 ///   what lies below such a state, the tables run on the top states of that stack
 ///   ([`RestReach::below`], memoised per sequence), and then on the heads' whole stacks as
 ///   read ([`Shifts`]). `"{}{\n"` outside brackets (no `{` after a dict) is refused by the
@@ -163,7 +164,7 @@ const NEEDS_MEMO_LEN: usize = 1024;
 type HeadId = (crate::gss::GssNodeId, LexConfig, crate::parser::IndentCtx);
 
 /// The most masks of states inside a would-be newline lexeme that [`IndentFix`] remembers
-/// before it starts over (16 KB each with a 128k vocabulary).
+/// (16 KB each with a 128k vocabulary); a new one then takes an old one's place and buffer.
 const INSIDE_MASK_MEMO_LEN: usize = 32;
 
 /// A list of token ids, shared.
@@ -652,14 +653,7 @@ impl IndentFix {
         }
         set_eos(vocab, state, &mut mask);
         if let Some(key) = key {
-            let mut known = TokenMask::new(vocab.len());
-            known.as_mut().words_mut().copy_from_slice(mask.words());
-            remember(
-                &self.inside_masks,
-                key,
-                Arc::new(known),
-                INSIDE_MASK_MEMO_LEN,
-            );
+            remember_mask(&self.inside_masks, key, &mask, INSIDE_MASK_MEMO_LEN);
         }
     }
 
@@ -1271,6 +1265,38 @@ fn remember<K: std::hash::Hash + Eq, V>(
     }
 }
 
+/// Stores a copy of `mask` for `key` in `memo`, which holds at most `cap` masks. When it is
+/// full one entry makes room, and its buffer takes the copy unless a reader still holds it: a
+/// mask is 16 KB with a 128k vocabulary, which a fresh allocation per state (and freeing the
+/// whole memo when it fills) would cost again for every state whose mask is not met twice.
+fn remember_mask<K: std::hash::Hash + Eq + Clone>(
+    memo: &RwLock<AHashMap<K, Arc<TokenMask>>>,
+    key: K,
+    mask: &MaskMut<'_>,
+    cap: usize,
+) {
+    let Ok(mut m) = memo.write() else {
+        return;
+    };
+    let mut spare = None;
+    if m.len() >= cap {
+        let old = m.keys().next().cloned();
+        spare = old.and_then(|k| m.remove(&k));
+    }
+    let mut known = spare.unwrap_or_else(|| Arc::new(TokenMask::new(mask.len())));
+    match Arc::get_mut(&mut known) {
+        Some(buffer) if buffer.len() == mask.len() => {
+            buffer.words_mut().copy_from_slice(mask.words());
+        }
+        _ => {
+            let mut fresh = TokenMask::new(mask.len());
+            fresh.words_mut().copy_from_slice(mask.words());
+            known = Arc::new(fresh);
+        }
+    }
+    m.insert(key, known);
+}
+
 /// Sets or clears `tokens` in `mask`.
 fn set_class(tokens: &[TokenId], allowed: bool, mask: &mut MaskMut<'_>) {
     if allowed {
@@ -1655,20 +1681,40 @@ impl TopsMemo {
                 return None;
             }
             for (stack, ends) in &read {
-                let found = depths.iter().find_map(|&r| {
-                    let key = match r.cmp(&stack.len()) {
-                        std::cmp::Ordering::Less => {
-                            (k, stack[stack.len() - r..].iter().copied().collect(), false)
-                        }
-                        std::cmp::Ordering::Equal => (k, stack.clone(), *ends),
-                        std::cmp::Ordering::Greater => return None,
-                    };
-                    known.get(&key)
-                })?;
+                let found = known_at(&known, depths, k, stack, *ends)?;
                 tops.extend(found.iter().map(|a| top_of(stack, a)));
             }
         }
         Some(tops)
+    }
+
+    /// Whether some stack below `nodes` shifts terminal `k`, if the memo answers: yes once one
+    /// stack's answer is known to shift, no when every stack's is known not to. The stacks are
+    /// read only as deep as the keys (a [`Top`] needs the states below them too).
+    fn shifts_any(&self, nodes: &[crate::gss::GssNode], k: u32) -> Option<bool> {
+        let depths = self.depths.read().ok()?;
+        let known = self.tops.read().ok()?;
+        let mut read = ReadStacks::new();
+        let mut unknown = false;
+        for n in nodes {
+            let Some(depths) = depths.get(&(k, n.state())) else {
+                unknown = true;
+                continue;
+            };
+            read.clear();
+            if !read_stacks(n, *depths.last()?, &mut read) {
+                unknown = true;
+                continue;
+            }
+            for (stack, ends) in &read {
+                match known_at(&known, depths, k, stack, *ends) {
+                    Some(at) if !at.is_empty() => return Some(true),
+                    Some(_) => {}
+                    None => unknown = true,
+                }
+            }
+        }
+        (!unknown).then_some(false)
     }
 
     /// Stores `at`, what [`shift_tops`] found for `stack` (read at most [`STACK_DEPTH`] deep)
@@ -1701,6 +1747,28 @@ impl TopsMemo {
         drop(depths);
         remember(&self.tops, key, at.into(), TOPS_MEMO_LEN);
     }
+}
+
+/// The answer `known` holds for terminal `k` on `stack` (read to its bottom when `ends`), under
+/// the first key length of `depths` that has one: a key shorter than the stack is its top
+/// states (the stack goes on below), one as long is the stack as read.
+fn known_at<'m>(
+    known: &'m AHashMap<TopsKey, Arc<[ShiftAt]>>,
+    depths: &KeyLens,
+    k: u32,
+    stack: &Stack,
+    ends: bool,
+) -> Option<&'m Arc<[ShiftAt]>> {
+    depths.iter().find_map(|&r| {
+        let key = match r.cmp(&stack.len()) {
+            std::cmp::Ordering::Less => {
+                (k, stack[stack.len() - r..].iter().copied().collect(), false)
+            }
+            std::cmp::Ordering::Equal => (k, stack.clone(), ends),
+            std::cmp::Ordering::Greater => return None,
+        };
+        known.get(&key)
+    })
 }
 
 /// The top of a stack from which a terminal shifts: at most [`TOP_DEPTH`] states, the
@@ -1766,6 +1834,14 @@ impl Shifts {
             }
             if let PathEnd::Inside(_) = path.end {
                 open = true;
+                continue;
+            }
+            // Where the rest shifts on every stack the first shifts on and the end is live, the
+            // path is live iff the first shifts at all: no need for the states it shifts from.
+            if path.rest.all == Reach::Always && path.end == PathEnd::Live {
+                if self.shifts_any(parser, memo, path.origin, first)? {
+                    return Some(true);
+                }
                 continue;
             }
             // A path past its terminals (ending inside a lexeme, or unknown) is dead when they
@@ -1873,6 +1949,27 @@ impl Shifts {
         let stacks: Option<Arc<[Stack]>> = ok.then(|| stacks.into());
         self.stacks.insert(origin, stacks.clone());
         stacks
+    }
+
+    /// Whether the heads of `origin` shift `first` (after reductions): from the tops found in
+    /// this mask, else the memo's answer for their stacks, else the tops run on the tables
+    /// ([`Shifts::tops`]; `None`: a budget was exceeded).
+    fn shifts_any(
+        &mut self,
+        parser: &Parser,
+        memo: &TopsMemo,
+        origin: u32,
+        first: TerminalId,
+    ) -> Option<bool> {
+        if let Some(known) = self.tops.get(&(origin, first)) {
+            return known.as_ref().map(|tops| !tops.is_empty());
+        }
+        let nodes = self.origins.get(origin as usize)?;
+        if let Some(any) = memo.shifts_any(nodes, first.as_u32()) {
+            return Some(any);
+        }
+        self.tops(parser, memo, origin, first)
+            .map(|tops| !tops.is_empty())
     }
 
     /// The LR states from which the heads of `origin` shift `first` (memoised).

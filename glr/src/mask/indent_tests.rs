@@ -695,3 +695,85 @@ fn token_parts_are_its_prefixes_and_stand_ins() {
     assert!(stand_ins("\n").contains(&b" ".to_vec()));
     assert!(stand_ins("),\n  x").contains(&b"),".to_vec()));
 }
+
+#[test]
+fn a_full_mask_memo_keeps_the_newest_masks_in_old_buffers() {
+    let memo: RwLock<AHashMap<u32, Arc<TokenMask>>> = Default::default();
+    let cap = 4;
+    let len = 100;
+    let mask_of = |i: u32| {
+        let mut m = TokenMask::new(len);
+        m.insert(TokenId::from_usize(i as usize));
+        m.insert(TokenId::from_usize(i as usize + 50));
+        m
+    };
+    let mut buffers = std::collections::HashSet::new();
+    for i in 0..20u32 {
+        let mut m = mask_of(i);
+        remember_mask(&memo, i, &m.as_mut(), cap);
+        let held = memo.read().unwrap();
+        assert!(held.len() <= cap);
+        // The mask just stored is its own, whatever buffer holds it; the others kept theirs.
+        for (&k, known) in held.iter() {
+            assert_eq!(
+                known.words(),
+                mask_of(k).words(),
+                "mask {k} after storing {i}"
+            );
+        }
+        assert!(held.contains_key(&i));
+        buffers.extend(held.values().map(|a| a.words().as_ptr() as usize));
+    }
+    // Once full, a new mask takes an evicted one's buffer rather than a fresh one.
+    assert_eq!(buffers.len(), cap);
+    // A buffer a reader still holds is not written over.
+    let held: Vec<Arc<TokenMask>> = memo.read().unwrap().values().cloned().collect();
+    let before: Vec<Vec<u32>> = held.iter().map(|a| a.words().to_vec()).collect();
+    for i in 20..30u32 {
+        remember_mask(&memo, i, &mask_of(i).as_mut(), cap);
+    }
+    for (a, w) in held.iter().zip(&before) {
+        assert_eq!(a.words(), &w[..]);
+    }
+    for (&k, known) in memo.read().unwrap().iter() {
+        assert_eq!(known.words(), mask_of(k).words());
+    }
+}
+
+/// Whether a head's stacks shift a terminal, answered by [`TopsMemo`] from its keys alone (read
+/// less deep than a [`Top`] needs), is the parser's own answer.
+#[test]
+fn the_memo_says_whether_stacks_shift_as_the_parser_does() {
+    let (mut yes, mut no, mut asked) = (0, 0, 0);
+    for (parser, _, texts) in grammars() {
+        let fix = IndentFix::new(&parser).unwrap();
+        let mut cache = ShiftCache::new();
+        for state in states_of(&parser, texts) {
+            let heads = head_keys(&state, &fix.reps);
+            let mut shifts = Shifts::new(&state, &heads, &fix.reps);
+            for origin in 0..heads.len() as u32 {
+                let nodes = shifts.origins[origin as usize].clone();
+                for t in (0..parser.cfg().terminal_len()).map(TerminalId::from_usize) {
+                    if parser.is_ignored(t) {
+                        continue;
+                    }
+                    asked += 1;
+                    let want = nodes.iter().any(|n| parser.can_shift(n, t, &mut cache));
+                    match fix.tops.shifts_any(&nodes, t.as_u32()) {
+                        Some(true) => yes += 1,
+                        Some(false) => no += 1,
+                        None => {}
+                    }
+                    if let Some(got) = fix.tops.shifts_any(&nodes, t.as_u32()) {
+                        assert_eq!(got, want, "{state:?} {}", parser.terminal_name(t));
+                    }
+                    // Stored as a mask stores it, and the mask's own answer is the parser's.
+                    if let Some(got) = shifts.shifts_any(&parser, &fix.tops, origin, t) {
+                        assert_eq!(got, want, "{state:?} {}", parser.terminal_name(t));
+                    }
+                }
+            }
+        }
+    }
+    assert!(yes > 50 && no > 50, "{yes} yes, {no} no of {asked}");
+}
