@@ -287,7 +287,7 @@ fn build(lexer: &Lexer, vocab: &Vocabulary) -> TokenSpans {
         // Classes are numbered by their lowest member: in id order, each class first met is
         // the next number.
         let mut next = 0;
-        for &t in vocab.text_ids() {
+        for (t, _) in vocab.text_tokens() {
             let c = classes
                 .class_of(t)
                 .expect("a text token has a class")
@@ -309,7 +309,7 @@ fn build(lexer: &Lexer, vocab: &Vocabulary) -> TokenSpans {
             classes.heap_bytes() > before,
             "expansion tables built on first use"
         );
-        let lowest = vocab.text_ids()[0];
+        let (lowest, _) = vocab.text_tokens().next().expect("a text token");
         assert_ne!(
             words[lowest.as_usize() / 32] & (1 << (lowest.as_u32() % 32)),
             0

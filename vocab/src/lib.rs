@@ -156,9 +156,8 @@ pub struct Vocabulary {
     eos: Vec<TokenId>,
     max_token_bytes: usize,
     trie: TokenTrie,
-    /// The text tokens' ids, ascending, and each one's place in the trie's
-    /// [`token_ids`](TokenTrie::token_ids).
-    text_ids: Vec<TokenId>,
+    /// Each text token's place in the trie's [`token_ids`](TokenTrie::token_ids), in ascending
+    /// id order.
     trie_order: Vec<u32>,
     encoder: Encoder,
     fingerprint: u64,
@@ -393,22 +392,16 @@ impl Vocabulary {
             eos,
             max_token_bytes,
             trie: TokenTrie::default(),
-            text_ids: Vec::new(),
             trie_order: Vec::new(),
             encoder,
             fingerprint: 0,
         };
         vocab.trie = TokenTrie::build(vocab.text_tokens());
-        vocab.text_ids = vocab.text_tokens().map(|(id, _)| id).collect();
-        // Ids are unique in the trie: place each at its rank among the text ids.
-        let mut rank = vec![u32::MAX; vocab.len()];
-        for (r, id) in vocab.text_ids.iter().enumerate() {
-            rank[id.as_usize()] = r as u32;
-        }
-        vocab.trie_order = vec![0; vocab.text_ids.len()];
-        for (place, id) in vocab.trie.token_ids().iter().enumerate() {
-            vocab.trie_order[rank[id.as_usize()] as usize] = place as u32;
-        }
+        // Each text token is in the trie once: its places sorted by the id there.
+        let in_trie = vocab.trie.token_ids();
+        let mut order: Vec<u32> = (0..in_trie.len() as u32).collect();
+        order.sort_unstable_by_key(|&place| in_trie[place as usize]);
+        vocab.trie_order = order;
         vocab.fingerprint = vocab.compute_fingerprint();
         Ok(vocab)
     }
@@ -479,16 +472,9 @@ impl Vocabulary {
         })
     }
 
-    /// The ids of the text tokens (those with bytes), ascending: what
-    /// [`Vocabulary::text_tokens`] yields, as one slice.
-    #[inline]
-    pub fn text_ids(&self) -> &[TokenId] {
-        &self.text_ids
-    }
-
-    /// Per text token in ascending id order ([`Vocabulary::text_ids`]), its place in the
-    /// trie's [`token_ids`](TokenTrie::token_ids): tables indexed by that place are written in
-    /// one sweep by a walk of the trie, and read in id order through this.
+    /// Per text token in ascending id order (as [`Vocabulary::text_tokens`] yields them), its
+    /// place in the trie's [`token_ids`](TokenTrie::token_ids): tables indexed by that place
+    /// are written in one sweep by a walk of the trie, and read in id order through this.
     #[inline]
     pub fn trie_order(&self) -> &[u32] {
         &self.trie_order
