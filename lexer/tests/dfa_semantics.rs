@@ -311,6 +311,46 @@ fn byte_classes_agree_with_transitions() {
     assert_ne!(lexer.byte_class(b'b'), lexer.byte_class(b'7'));
 }
 
+/// Bytes that no state tells apart share a class even where the patterns' ranges cut them
+/// apart: `\t`, `\n` and `\r` split the control bytes into three ranges, which are dead
+/// everywhere alike. Bytes that begin characters of different kinds never merge.
+#[test]
+fn bytes_no_state_tells_apart_share_a_class() {
+    let lexer = build(&[
+        re("WS", "[ \\t\\n\\r]+"),
+        re("STR", "\"[^\"\\x00-\\x1f]*\""),
+    ]);
+    let control = lexer.byte_class(0x00);
+    assert_eq!(lexer.byte_class(0x0B), control);
+    assert_eq!(lexer.byte_class(0x0E), control);
+    assert_eq!(lexer.byte_class(0x1F), control);
+    assert_ne!(lexer.byte_class(b'\t'), control);
+    // Inside a string, letters and continuation bytes both go on, but a lexeme's lookahead
+    // reads them differently (a continuation byte never begins a character).
+    assert_ne!(lexer.byte_class(b'a'), lexer.byte_class(0x80));
+    assert_ne!(lexer.byte_class(b'a'), lexer.byte_class(0xC3));
+    // The merged classes lead every state where their bytes do.
+    for s in 0..lexer.state_len() {
+        let s = LexState::from(s as u32);
+        for b in 0..=255u8 {
+            assert_eq!(lexer.next(s, b), lexer.next_class(s, lexer.byte_class(b)));
+            assert_eq!(
+                lexer.next_inhibited(s, b),
+                lexer.next_inhibited_class(s, lexer.byte_class(b))
+            );
+        }
+    }
+    assert_eq!(
+        lex(&lexer, "\"a\u{e9}\"\t\"\"").unwrap(),
+        [
+            ("\"a\u{e9}\"".to_string(), vec!["STR".to_string()]),
+            ("\t".to_string(), vec!["WS".to_string()]),
+            ("\"\"".to_string(), vec!["STR".to_string()]),
+        ]
+    );
+    assert!(lex(&lexer, "\"a\u{b}\"").is_err());
+}
+
 #[test]
 fn no_backtracking_to_a_shorter_match() {
     let lexer = build(&[lit("A", "a"), lit("ABC", "abc"), re("D", "d")]);

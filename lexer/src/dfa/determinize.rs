@@ -405,38 +405,85 @@ pub(crate) fn determinize(
     d.closure(&seeds, history)?;
     d.dfa.start = d.intern()?;
 
-    let mut buckets: Vec<Vec<u64>> = vec![Vec::new(); class_len];
-    // Within one state, many classes lead to the same threads (every letter of an
-    // identifier): compute each distinct target once. The key is a class's bucket as filled
-    // (its order follows the state's threads, so equal threads come in the same order) with
-    // the history after it, which decide the target; a hit allocates nothing.
-    let mut local: AHashMap<Box<[u64]>, u32> = AHashMap::new();
+    // A state's threads cut the classes into runs that every thread treats alike (no range
+    // of any thread starts or ends inside a run): each run's target is computed once, from
+    // its first class, and written for all its classes. A string's content is one thread over
+    // most of the classes in a dozen ranges, so this is a dozen targets instead of a row's
+    // worth. Look-arounds step per class (a watcher reads the byte), so with any of them each
+    // class is its own run.
+    let per_class = !nfa.looks.is_empty();
+    let mut cuts: Vec<u16> = Vec::new();
+    let mut run_of = vec![0u32; class_len];
+    let mut buckets: Vec<Vec<u64>> = Vec::new();
+    // Within one state, many runs lead to the same threads (the letters of an identifier
+    // around a keyword's): compute each distinct target once. The key is a run's bucket as
+    // filled (its order follows the state's threads, so equal threads come in the same order)
+    // with the history after it, which decide the target. A state has a few distinct targets
+    // (a dozen at most in a string's UTF-8 ranges), so they are found by a scan of the runs
+    // already done, `done[i]` the first run with run `i`'s target.
+    let mut done: Vec<(usize, u32)> = Vec::new();
     let mut sorted: Vec<u64> = Vec::new();
     while let Some((id, key)) = d.queue.pop_front() {
         let (threads, history, _) = key_parts(&key);
-        buckets.iter_mut().for_each(Vec::clear);
+        cuts.clear();
+        if per_class {
+            cuts.extend(0..=class_len as u16);
+        } else {
+            // Where a run may start (bit `c`), up to the end of the row (bit `class_len`).
+            let mut starts = [0u64; 5];
+            let mut cut = |c: usize| starts[c / 64] |= 1 << (c % 64);
+            cut(0);
+            cut(class_len);
+            for &t in threads.iter() {
+                if let Node::Bytes(ranges) = &nfa.nodes[(t >> 32) as usize] {
+                    for r in ranges.iter() {
+                        cut(usize::from(r.lo));
+                        cut(usize::from(r.hi) + 1);
+                    }
+                }
+            }
+            for (w, &word) in starts.iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    cuts.push((w * 64) as u16 + bits.trailing_zeros() as u16);
+                    bits &= bits - 1;
+                }
+            }
+        }
+        let runs = cuts.len() - 1;
+        for (i, w) in cuts.windows(2).enumerate() {
+            run_of[w[0] as usize..w[1] as usize].fill(i as u32);
+        }
+        if buckets.len() < runs {
+            buckets.resize(runs, Vec::new());
+        }
+        buckets[..runs].iter_mut().for_each(Vec::clear);
         for &t in threads.iter() {
             match &nfa.nodes[(t >> 32) as usize] {
                 Node::Bytes(ranges) => {
                     for r in ranges.iter() {
-                        for c in r.lo..=r.hi {
-                            buckets[c as usize].push(u64::from(r.next) << 32 | (t & 0xFFFF_FFFF));
+                        let (first, last) = (run_of[r.lo as usize], run_of[r.hi as usize]);
+                        for b in &mut buckets[first as usize..=last as usize] {
+                            b.push(u64::from(r.next) << 32 | (t & 0xFFFF_FFFF));
                         }
                     }
                 }
                 // A conditional match of a priority terminal: decided by the next byte, in
                 // its place among the threads.
-                Node::Match => buckets.iter_mut().for_each(|b| b.push(t | MARKER)),
+                Node::Match => buckets[..runs].iter_mut().for_each(|b| b.push(t | MARKER)),
                 _ => {}
             }
         }
-        local.clear();
-        for (c, bucket) in buckets.iter_mut().enumerate() {
+        done.clear();
+        for i in 0..runs {
+            let (before, after) = buckets.split_at_mut(i);
+            let bucket = &mut after[0];
             if bucket.is_empty() {
                 continue; // The row was created all DEAD.
             }
+            let c = cuts[i] as usize;
             let mut history_after = 0;
-            if !nfa.looks.is_empty() {
+            if per_class {
                 d.step_looks(bucket, c as u8)?;
                 if bucket.is_empty() {
                     continue;
@@ -449,8 +496,9 @@ pub(crate) fn determinize(
                 }
             }
             bucket.push(u64::from(history_after));
-            let target = match local.get(bucket.as_slice()) {
-                Some(&t) => t,
+            let seen = done.iter().find(|&&(j, _)| before[j] == *bucket);
+            let target = match seen {
+                Some(&(_, t)) => t,
                 None => {
                     sorted.clear();
                     sorted.extend_from_slice(&bucket[..bucket.len() - 1]);
@@ -458,11 +506,12 @@ pub(crate) fn determinize(
                     sorted.dedup();
                     d.closure(&sorted, history_after)?;
                     let t = d.intern()?;
-                    local.insert(bucket.as_slice().into(), t);
+                    done.push((i, t));
                     t
                 }
             };
-            d.dfa.table[id as usize * class_len + c] = target;
+            let row = id as usize * class_len;
+            d.dfa.table[row + c..row + cuts[i + 1] as usize].fill(target);
         }
     }
     d.fail_sets(class_lo)?;

@@ -6,7 +6,7 @@ use ahash::AHashMap;
 
 use super::determinize::{determinize, Dfa, FailSet, DEAD};
 use super::error::{LexerBuildError, LexerBuildErrorKind};
-use super::minimize::{distinct_predecessors, minimize};
+use super::minimize::{distinct_predecessors, merge_classes, minimize};
 use super::nfa::Nfa;
 use super::pending::{add_pending, WithPending, NO_ROW};
 use super::set::TerminalSet;
@@ -117,12 +117,18 @@ impl Lexer {
         let mut nfa = Nfa::build(&specs, config)?;
         let classes = nfa.byte_classes();
         nfa.ranges_to_classes(&classes);
-        // Classes are byte ranges: each one's lowest byte says what kind of UTF-8 byte it is.
+        // The NFA's classes are byte ranges: each one's lowest byte says what kind of UTF-8
+        // byte it is. Classes merged after determinising keep that (only ranges of one kind
+        // merge).
         let mut class_lo = vec![0u8; classes.len()];
         for b in (0..=255u8).rev() {
             class_lo[classes.get(b) as usize] = b;
         }
-        let dfa = determinize(&nfa, &class_lo, &specs, config)?;
+        let mut dfa = determinize(&nfa, &class_lo, &specs, config)?;
+        let mut byte_class = *classes.map();
+        if let Some(merged) = merge_classes(&mut dfa, &mut class_lo) {
+            byte_class = byte_class.map(|c| merged[c as usize]);
+        }
         let lazy_flags = std::mem::take(&mut nfa.lazy);
         // The terminals whose lexemes the lexer may go back to.
         let backtracking: Vec<bool> = lazy_flags
@@ -187,7 +193,7 @@ impl Lexer {
         Ok(Lexer {
             specs,
             lazy,
-            classes: *classes.map(),
+            classes: byte_class,
             class_len: dfa.class_len,
             start: LexState::from(dfa.start),
             table: dfa.table.into_boxed_slice(),

@@ -31,6 +31,67 @@ pub(crate) fn minimize_with_roots(dfa: &Dfa, roots: &[u32]) -> (Dfa, Vec<u32>) {
     rebuild(dfa, &partition.block_of, partition.block_len(), roots)
 }
 
+/// Merges the byte classes that every state of `dfa` treats alike: the same target from every
+/// state, the same look-ahead failures, and lowest bytes of the same UTF-8 kind (ASCII,
+/// continuation, lead: what `class_lo` is read for). The classes come from the NFA's ranges, and
+/// many of those never tell two bytes apart once determinised (a range split by a pattern
+/// whose states are never reached on its own); every later step costs per class. Returns the
+/// new class of each old one, numbered in order of their lowest classes (so `class_lo` keeps
+/// each merged class's lowest byte), or `None` when no two classes merge.
+pub(crate) fn merge_classes(dfa: &mut Dfa, class_lo: &mut Vec<u8>) -> Option<Vec<u8>> {
+    let (n, k) = (dfa.state_len(), dfa.class_len);
+    // Columns, contiguous: `columns[c * n + s]`.
+    let mut columns = vec![DEAD; n * k];
+    for (s, row) in dfa.table.chunks_exact(k).enumerate() {
+        for (c, &t) in row.iter().enumerate() {
+            columns[c * n + s] = t;
+        }
+    }
+    let kind = |lo: u8| match lo {
+        0..=0x7F => 0u8,
+        0x80..=0xBF => 1,
+        _ => 2,
+    };
+    let mut ids: AHashMap<(u8, &[u32], Vec<u32>), u8> = AHashMap::with_capacity(k);
+    let mut new_of_old = Vec::with_capacity(k);
+    let mut first_of_new: Vec<usize> = Vec::new();
+    for c in 0..k {
+        let fails: Vec<u32> = (0..n as u32)
+            .filter(|&s| dfa.fail[s as usize].contains(c as u8))
+            .collect();
+        let key = (kind(class_lo[c]), &columns[c * n..(c + 1) * n], fails);
+        let next = first_of_new.len() as u8;
+        let id = *ids.entry(key).or_insert_with(|| {
+            first_of_new.push(c);
+            next
+        });
+        new_of_old.push(id);
+    }
+    let k2 = first_of_new.len();
+    if k2 == k {
+        return None;
+    }
+    let mut table = Vec::with_capacity(n * k2);
+    for row in dfa.table.chunks_exact(k) {
+        table.extend(first_of_new.iter().map(|&c| row[c]));
+    }
+    for fail in &mut dfa.fail {
+        if *fail != FailSet::EMPTY {
+            let mut merged = FailSet::EMPTY;
+            for (c2, &c) in first_of_new.iter().enumerate() {
+                if fail.contains(c as u8) {
+                    merged.insert(c2 as u8);
+                }
+            }
+            *fail = merged;
+        }
+    }
+    dfa.table = table;
+    dfa.class_len = k2;
+    *class_lo = first_of_new.iter().map(|&c| class_lo[c]).collect();
+    Some(new_of_old)
+}
+
 /// A partition of the states into blocks, each a contiguous range of `elems`.
 struct Partition {
     elems: Vec<u32>,
@@ -110,11 +171,13 @@ fn hopcroft(dfa: &Dfa) -> Partition {
     }
     let mut fill = in_offsets.clone();
     let mut incoming = vec![(0u8, 0u32); in_offsets[n] as usize];
-    for (i, &t) in dfa.table.iter().enumerate() {
-        if live[t as usize] {
-            let slot = &mut fill[t as usize];
-            incoming[*slot as usize] = ((i % k) as u8, (i / k) as u32);
-            *slot += 1;
+    for (s, row) in dfa.table.chunks_exact(k).enumerate() {
+        for (c, &t) in row.iter().enumerate() {
+            if live[t as usize] {
+                let slot = &mut fill[t as usize];
+                incoming[*slot as usize] = (c as u8, s as u32);
+                *slot += 1;
+            }
         }
     }
     drop(fill);

@@ -181,6 +181,30 @@ impl Pending<'_> {
         self.state(t2, guards)
     }
 
+    /// The inhibited row of lexeme state `t` (accepting, no guards): [`Pending::inhibited`]
+    /// for every class. Most bytes either extend the lexeme by a whole character (the branch
+    /// dies) or begin the next lexeme (the start state's row); only those that go inside a
+    /// character, or on with a lexeme the lexer may go back to, make pending states.
+    fn lexeme_inhibited(&mut self, t: u32) -> Result<Vec<u32>, LexerBuildError> {
+        let k = self.base.class_len;
+        let (row, start) = (t as usize * k, self.base.start as usize * k);
+        let mut out = Vec::with_capacity(k);
+        for c in 0..k {
+            let g = self.base.table[row + c];
+            let next = if self.base.fail[t as usize].contains(c as u8) {
+                DEAD
+            } else if g == DEAD {
+                self.base.table[start + c]
+            } else if self.backtracks[t as usize] || self.inside[g as usize] {
+                self.inhibited(t, &[], c)?
+            } else {
+                DEAD
+            };
+            out.push(next);
+        }
+        Ok(out)
+    }
+
     /// Pending state `(t, guards)` after a byte of class `c`.
     fn next(&mut self, t: u32, guards: &[Guard], c: usize) -> Result<u32, LexerBuildError> {
         let k = self.base.class_len;
@@ -249,9 +273,7 @@ pub(crate) fn add_pending(
         if dfa.accepted[e].is_empty() {
             continue;
         }
-        *row = (0..k)
-            .map(|c| new.inhibited(e as u32, &[], c))
-            .collect::<Result<_, _>>()?;
+        *row = new.lexeme_inhibited(e as u32)?;
     }
     let mut rows: Vec<Vec<u32>> = Vec::new();
     let mut pending_inhibited: Vec<Vec<u32>> = Vec::new();
