@@ -40,32 +40,38 @@ pub(crate) fn minimize_with_roots(dfa: &Dfa, roots: &[u32]) -> (Dfa, Vec<u32>) {
 /// each merged class's lowest byte), or `None` when no two classes merge.
 pub(crate) fn merge_classes(dfa: &mut Dfa, class_lo: &mut Vec<u8>) -> Option<Vec<u8>> {
     let (n, k) = (dfa.state_len(), dfa.class_len);
-    // Columns, contiguous: `columns[c * n + s]`.
-    let mut columns = vec![DEAD; n * k];
-    for (s, row) in dfa.table.chunks_exact(k).enumerate() {
-        for (c, &t) in row.iter().enumerate() {
-            columns[c * n + s] = t;
+    // A fingerprint per column, in one pass over the rows; equal fingerprints are then
+    // checked column against column.
+    let mut prints = vec![0u32; k];
+    for row in dfa.table.chunks_exact(k) {
+        for (p, &t) in prints.iter_mut().zip(row) {
+            *p = p.rotate_left(7) ^ t;
         }
     }
+    let with_fails: Vec<usize> = (0..n).filter(|&s| dfa.fail[s] != FailSet::EMPTY).collect();
     let kind = |lo: u8| match lo {
         0..=0x7F => 0u8,
         0x80..=0xBF => 1,
         _ => 2,
     };
-    let mut ids: AHashMap<(u8, &[u32], Vec<u32>), u8> = AHashMap::with_capacity(k);
+    let alike = |a: usize, b: usize| {
+        kind(class_lo[a]) == kind(class_lo[b])
+            && dfa.table.chunks_exact(k).all(|row| row[a] == row[b])
+            && with_fails
+                .iter()
+                .all(|&s| dfa.fail[s].contains(a as u8) == dfa.fail[s].contains(b as u8))
+    };
     let mut new_of_old = Vec::with_capacity(k);
     let mut first_of_new: Vec<usize> = Vec::new();
     for c in 0..k {
-        let fails: Vec<u32> = (0..n as u32)
-            .filter(|&s| dfa.fail[s as usize].contains(c as u8))
-            .collect();
-        let key = (kind(class_lo[c]), &columns[c * n..(c + 1) * n], fails);
-        let next = first_of_new.len() as u8;
-        let id = *ids.entry(key).or_insert_with(|| {
+        let same = first_of_new
+            .iter()
+            .position(|&f| prints[f] == prints[c] && alike(f, c));
+        let id = same.unwrap_or_else(|| {
             first_of_new.push(c);
-            next
+            first_of_new.len() - 1
         });
-        new_of_old.push(id);
+        new_of_old.push(id as u8);
     }
     let k2 = first_of_new.len();
     if k2 == k {
