@@ -76,6 +76,11 @@ pub(crate) fn compile(pattern: &str, flags: &str, nest_limit: u32) -> Result<Com
         return Err("`l` is not a regex flag (Lark cannot compile `(?l:…)`)".to_string());
     }
     let (out, unsupported) = translate(pattern, flags.contains('x'))?;
+    if !flags.contains('i') && !flags.contains('x') {
+        if let Some(hir) = literal(&out) {
+            return Ok(Compiled { hir, unsupported });
+        }
+    }
     let hir = ParserBuilder::new()
         .case_insensitive(flags.contains('i'))
         .multi_line(flags.contains('m'))
@@ -92,6 +97,45 @@ pub(crate) fn compile(pattern: &str, flags: &str, nest_limit: u32) -> Result<Com
             other => other.to_string(),
         })?;
     Ok(Compiled { hir, unsupported })
+}
+
+/// The translated pattern `out` as the literal it spells, when it is nothing but characters
+/// that are not meta characters and the `\x{…}` escapes the translation writes for the others:
+/// the HIR regex-syntax would make (one literal of the UTF-8 bytes), without parsing. A
+/// schema's keys and enum values are such patterns, often most of its terminals.
+fn literal(out: &str) -> Option<Hir> {
+    let mut bytes = Vec::with_capacity(out.len());
+    let mut chars = out.chars();
+    while let Some(c) = chars.next() {
+        let c = if c == '\\' {
+            if chars.next()? != 'x' || chars.next()? != '{' {
+                return None;
+            }
+            let mut value = 0u32;
+            let mut digits = 0;
+            loop {
+                let d = chars.next()?;
+                if d == '}' {
+                    break;
+                }
+                digits += 1;
+                if digits > 6 {
+                    return None;
+                }
+                value = value * 16 + d.to_digit(16)?;
+            }
+            if digits == 0 {
+                return None;
+            }
+            char::from_u32(value)?
+        } else if regex_syntax::is_meta_character(c) {
+            return None;
+        } else {
+            c
+        };
+        bytes.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+    }
+    (!bytes.is_empty()).then(|| Hir::literal(bytes))
 }
 
 /// The `regex-syntax` rewrite of a Python pattern, and the first unsupported construct.
@@ -757,6 +801,47 @@ mod tests {
 
     fn tr(p: &str) -> String {
         translate(p, false).expect("translates").0
+    }
+
+    /// What regex-syntax makes of a translated pattern, flags as `compile` sets them.
+    fn parsed(out: &str) -> Result<Hir, regex_syntax::Error> {
+        ParserBuilder::new()
+            .unicode(true)
+            .utf8(true)
+            .build()
+            .parse(out)
+    }
+
+    #[test]
+    fn literal_patterns_skip_the_parser_with_the_same_hir() {
+        for p in [
+            r#"\"order\_id\""#,
+            "abc",
+            r"\x22caf\xe9\x22",
+            "日本語",
+            r"\.\-\+\(\)",
+            r"\u00e9\U0001F600",
+            "a\tb",
+            r"\n",
+            "a b",
+        ] {
+            let out = tr(p);
+            let fast = literal(&out).unwrap_or_else(|| panic!("{p} ({out}) is a literal"));
+            assert_eq!(fast, parsed(&out).unwrap(), "{p}");
+            assert_eq!(compile(p, "", 250).unwrap().hir, fast);
+        }
+        for p in ["a|b", "a+", "[ab]", r"\d", ".", "(?i)a", "a{2}", ""] {
+            let out = tr(p);
+            assert!(literal(&out).is_none(), "{p} ({out}) is not one literal");
+            assert_eq!(
+                compile(p, "", 250).map(|c| c.hir).ok(),
+                parsed(&out).ok(),
+                "{p}"
+            );
+        }
+        // Flags that change a literal's meaning take the parser.
+        let folded = compile("ab", "i", 250).unwrap().hir;
+        assert_ne!(folded, Hir::literal(*b"ab"));
     }
 
     #[test]
