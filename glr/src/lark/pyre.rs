@@ -804,12 +804,13 @@ mod tests {
     }
 
     /// What regex-syntax makes of a translated pattern, flags as `compile` sets them.
-    fn parsed(out: &str) -> Result<Hir, regex_syntax::Error> {
+    fn parsed(out: &str) -> Option<Hir> {
         ParserBuilder::new()
             .unicode(true)
             .utf8(true)
             .build()
             .parse(out)
+            .ok()
     }
 
     #[test]
@@ -827,17 +828,13 @@ mod tests {
         ] {
             let out = tr(p);
             let fast = literal(&out).unwrap_or_else(|| panic!("{p} ({out}) is a literal"));
-            assert_eq!(fast, parsed(&out).unwrap(), "{p}");
+            assert_eq!(Some(fast.clone()), parsed(&out), "{p}");
             assert_eq!(compile(p, "", 250).unwrap().hir, fast);
         }
         for p in ["a|b", "a+", "[ab]", r"\d", ".", "(?i)a", "a{2}", ""] {
             let out = tr(p);
             assert!(literal(&out).is_none(), "{p} ({out}) is not one literal");
-            assert_eq!(
-                compile(p, "", 250).map(|c| c.hir).ok(),
-                parsed(&out).ok(),
-                "{p}"
-            );
+            assert_eq!(compile(p, "", 250).map(|c| c.hir).ok(), parsed(&out), "{p}");
         }
         // Flags that change a literal's meaning take the parser.
         let folded = compile("ab", "i", 250).unwrap().hir;
