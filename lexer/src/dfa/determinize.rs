@@ -419,9 +419,10 @@ pub(crate) fn determinize(
     // around a keyword's): compute each distinct target once. The key is a run's bucket as
     // filled (its order follows the state's threads, so equal threads come in the same order)
     // with the history after it, which decide the target. A state has a few distinct targets
-    // (a dozen at most in a string's UTF-8 ranges), so they are found by a scan of the runs
-    // already done, `done[i]` the first run with run `i`'s target.
-    let mut done: Vec<(usize, u32)> = Vec::new();
+    // (a dozen in a string's UTF-8 ranges), so they are found by a scan of the runs already
+    // done: `(run, fingerprint of its key, target)`, the key compared where the fingerprints
+    // agree (at most the classes' number of fingerprints per run, however long the keys).
+    let mut done: Vec<(usize, u64, u32)> = Vec::new();
     let mut sorted: Vec<u64> = Vec::new();
     while let Some((id, key)) = d.queue.pop_front() {
         let (threads, history, _) = key_parts(&key);
@@ -496,9 +497,14 @@ pub(crate) fn determinize(
                 }
             }
             bucket.push(u64::from(history_after));
-            let seen = done.iter().find(|&&(j, _)| before[j] == *bucket);
+            let print = bucket.iter().fold(bucket.len() as u64, |h, &t| {
+                (h.rotate_left(5) ^ t).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            });
+            let seen = done
+                .iter()
+                .find(|&&(j, p, _)| p == print && before[j] == *bucket);
             let target = match seen {
-                Some(&(_, t)) => t,
+                Some(&(_, _, t)) => t,
                 None => {
                     sorted.clear();
                     sorted.extend_from_slice(&bucket[..bucket.len() - 1]);
@@ -506,7 +512,7 @@ pub(crate) fn determinize(
                     sorted.dedup();
                     d.closure(&sorted, history_after)?;
                     let t = d.intern()?;
-                    done.push((i, t));
+                    done.push((i, print, t));
                     t
                 }
             };
