@@ -125,6 +125,13 @@ const MARKER: u64 = 1 << 63;
 /// Puts threads (`node << 32 | watcher`) in a state's canonical order: by terminal; a priority
 /// terminal's threads keep their order (highest priority first), the others are sorted.
 fn canonical_order(nfa: &Nfa, threads: &mut [u64]) {
+    if !nfa.any_lazy {
+        // Node ids grow with their terminal (`Nfa::owner` never decreases), so with no
+        // priority terminal the order is the threads' own. A state at a key's opening quote
+        // holds a thread per key: hundreds, sorted at every closure.
+        threads.sort_unstable();
+        return;
+    }
     let key = |&t: &u64| {
         let owner = nfa.owner[(t >> 32) as usize];
         (owner, if nfa.lazy[owner.as_usize()] { 0 } else { t })

@@ -55,6 +55,8 @@ pub(crate) struct Nfa {
     pub starts: Vec<u32>,
     /// Per terminal: whether its pattern has a non-greedy repetition.
     pub lazy: Vec<bool>,
+    /// Some terminal has a non-greedy repetition.
+    pub any_lazy: bool,
     /// Every look-around assertion, in terminal order; its asserted pattern's nodes are in
     /// `nodes`, owned by the terminal.
     pub looks: Vec<LookSub>,
@@ -149,11 +151,14 @@ impl Nfa {
             owner: Vec::new(),
             starts: Vec::new(),
             lazy: vec![false; specs.len()],
+            any_lazy: false,
             looks: Vec::new(),
             behind: vec![false; specs.len()],
             memory: 0,
         };
         COMPILER.with_borrow_mut(|compiler| nfa.add_terminals(compiler, specs, config))?;
+        nfa.any_lazy = nfa.lazy.iter().any(|&l| l);
+        debug_assert!(nfa.owner.windows(2).all(|w| w[0] <= w[1]));
         Ok(nfa)
     }
 
