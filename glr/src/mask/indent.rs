@@ -114,7 +114,7 @@ pub struct IndentFix {
     candidates: OnceLock<TokenList>,
     /// Per set of heads (lexer configuration, bracket depth): the tokens [`needs_context`]
     /// names, in classes of equal [`signature`].
-    memo: RwLock<AHashMap<Vec<HeadKey>, Classes>>,
+    memo: RwLock<AHashMap<Vec<HeadKey>, Arc<Classes>>>,
     /// Per single head (lexer configuration, bracket depth): each token's [`signature`] from
     /// it alone, and what it is to the parser. Paths from different heads never merge, so a
     /// set's signature is its heads' signatures side by side: a new combination of known
@@ -173,8 +173,29 @@ type TokenList = Arc<[TokenId]>;
 /// A head's lexer configuration and bracket depth.
 type HeadKey = (LexConfig, u32);
 
-/// Tokens that the parser cannot tell apart from some heads, in classes.
-type Classes = Arc<[Class]>;
+/// Tokens that the parser cannot tell apart from some heads, in classes, in the trie's order
+/// of their first tokens.
+struct Classes {
+    /// The classes, in that order.
+    list: Box<[Class]>,
+    /// Each class's guards, then its tokens, class after class ([`Class::ids`]): a mask reads
+    /// them all, so they lie in one array.
+    ids: Box<[TokenId]>,
+}
+
+impl Classes {
+    /// The guards of `class`, one of [`Classes::list`].
+    fn guards(&self, class: &Class) -> &[TokenId] {
+        let (start, tokens, _) = class.ids;
+        &self.ids[start as usize..tokens as usize]
+    }
+
+    /// The tokens of `class`, one of [`Classes::list`].
+    fn tokens(&self, class: &Class) -> &[TokenId] {
+        let (_, tokens, end) = class.ids;
+        &self.ids[tokens as usize..end as usize]
+    }
+}
 
 /// Tokens with one [`signature`] from some heads: all allowed or none.
 struct Class {
@@ -182,14 +203,15 @@ struct Class {
     nodes: Box<[TrieNode]>,
     /// The first node's token.
     first: TokenId,
-    /// The tokens at [`Class::nodes`] (a mask sets or clears them all).
-    tokens: Box<[TokenId]>,
-    /// Tokens spelling proper prefixes of the first one that no class holds (so the masker's
-    /// answer for them is exact): one refused refuses the class. Refused means its commit
-    /// failed at a byte, or it ended where no head is live; a head with an empty lexeme is live
-    /// after any shift in a reduced grammar, and one inside a lexeme that no terminal it may
-    /// become can follow stays so until it dies: neither recovers.
-    guards: Box<[TokenId]>,
+    /// Where the class's guards begin, its tokens begin, and its tokens end in
+    /// [`Classes::ids`]. The tokens are those at [`Class::nodes`] (a mask sets or clears them
+    /// all). The guards are tokens spelling proper prefixes of the first one that no class
+    /// holds (so the masker's answer for them is exact): one refused refuses the class.
+    /// Refused means its commit failed at a byte, or it ended where no head is live; a head
+    /// with an empty lexeme is live after any shift in a reduced grammar, and one inside a
+    /// lexeme that no terminal it may become can follow stays so until it dies: neither
+    /// recovers.
+    ids: (u32, u32, u32),
     /// A token that no class holds (so the masker's answer for it is exact) with the same
     /// signature as the class: the first token's part before its first or last newline byte,
     /// alone or followed by a space (`"),"` for `"),\n    "` inside brackets, `" "` for `"\n  "`).
@@ -447,6 +469,11 @@ struct LineStart {
     inside: Vec<(LexState, TokenSet)>,
     /// Tokens that end the lexeme after a prefix, by (prefix, lexer state where it ends).
     ends: Vec<EndGroup>,
+    /// Whether a mask reads the head's width ([`crate::parser::IndentCtx`]: the spaces and
+    /// tabs since the lexeme's last `'\n'`): some prefix in [`LineStart::ends`] holds no
+    /// `'\n'`, which starts the width again. Inside a comment (which Lark's `_NEWLINE`
+    /// absorbs) the width counts the words' spaces, yet only a `'\n'` can end the lexeme.
+    width_read: bool,
 }
 
 /// The tokens that end a would-be newline lexeme after the same prefix, in the same state.
@@ -608,7 +635,18 @@ impl IndentFix {
         let key: Option<Vec<HeadId>> = state.heads().any(in_newline).then(|| {
             let mut key: Vec<HeadId> = state
                 .heads()
-                .map(|h| (h.node().id(), config_of(h, &self.reps), h.indent().clone()))
+                .map(|h| {
+                    // A width that no mask reads is left out, so that the masks of a comment's
+                    // words, whose spaces it counts, are met again. (The end of the text does
+                    // not read it either: only heads with an empty lexeme accept.)
+                    let forgets_width =
+                        in_newline(h) && !self.line_start(&parser, vocab, h.lex_state()).width_read;
+                    let ctx = match forgets_width {
+                        true => h.indent().at_lexeme_start(),
+                        false => h.indent().clone(),
+                    };
+                    (h.node().id(), config_of(h, &self.reps), ctx)
+                })
                 .collect();
             key.sort_unstable_by_key(|a| (a.0, a.1));
             key
@@ -682,27 +720,28 @@ impl IndentFix {
                 .unwrap_or_default()
         };
         let common = |a: &[u8], b: &[u8]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
-        for (i, class) in classes.iter().enumerate() {
+        for (i, class) in classes.list.iter().enumerate() {
+            let tokens = classes.tokens(class);
             // The masker's answer still stands for the class's tokens (classes are disjoint).
             if class.only_adds && mask.contains(class.first) {
-                set_class(&class.tokens, true, mask);
+                set_class(tokens, true, mask);
                 continue;
             }
             // An equivalent's bit, and a guard's, are the masker's exact answers (no class holds
             // them); a refused prefix refuses the token.
             if let Some(u) = class.equivalent {
                 let allowed = mask.contains(u);
-                set_class(&class.tokens, allowed, mask);
+                set_class(tokens, allowed, mask);
                 continue;
             }
-            if !class.guards.iter().all(|&g| mask.contains(g)) {
-                set_class(&class.tokens, false, mask);
+            if !classes.guards(class).iter().all(|&g| mask.contains(g)) {
+                set_class(tokens, false, mask);
                 continue;
             }
             if let Some(paths) = self.shifts_of(parser, class) {
                 let shifts = shifts.get_or_insert_with(|| Shifts::new(state, &heads, &self.reps));
                 if let Some(allowed) = shifts.allows(parser, &self.tops, paths) {
-                    set_class(&class.tokens, allowed, mask);
+                    set_class(tokens, allowed, mask);
                     continue;
                 }
             }
@@ -716,7 +755,10 @@ impl IndentFix {
             while path.len() > 1 && path.last().is_some_and(|&(len, _)| len > shared) {
                 path.pop();
             }
-            let next = classes.get(i + 1).map_or(0, |c| common(bytes, bytes_of(c)));
+            let next = classes
+                .list
+                .get(i + 1)
+                .map_or(0, |c| common(bytes, bytes_of(c)));
             for cut in [next, bytes.len()] {
                 let Some(&(len, ref top)) = path.last() else {
                     break;
@@ -731,13 +773,13 @@ impl IndentFix {
                 .last()
                 .and_then(|(_, s)| s.as_ref())
                 .is_some_and(|s| s.is_live());
-            set_class(&class.tokens, allowed, mask);
+            set_class(tokens, allowed, mask);
         }
     }
 
     /// The tokens whose answer from heads in `heads` the context may change
     /// ([`needs_context`]), as trie nodes in classes of equal [`signature`] (memoised).
-    fn classes(&self, parser: &Parser, vocab: &Vocabulary, heads: Vec<HeadKey>) -> Classes {
+    fn classes(&self, parser: &Parser, vocab: &Vocabulary, heads: Vec<HeadKey>) -> Arc<Classes> {
         if let Some(classes) = recall(&self.memo, &heads) {
             return classes;
         }
@@ -779,7 +821,9 @@ impl IndentFix {
                 None => alone.push(n),
             }
         }
-        let mut classes: Vec<Class> = Vec::with_capacity(by_signature.len() + alone.len());
+        // Each class with its guards and tokens, laid out in the trie's order below.
+        let mut classes: Vec<(Class, Vec<TokenId>, Vec<TokenId>)> =
+            Vec::with_capacity(by_signature.len() + alone.len());
         for (sig, nodes) in by_signature
             .into_iter()
             .map(|(sig, nodes)| (Some(sig), nodes))
@@ -814,25 +858,39 @@ impl IndentFix {
             let Some(first) = trie.tokens_at(nodes[0]).first().copied() else {
                 continue;
             };
-            classes.push(Class {
+            let tokens = nodes
+                .iter()
+                .flat_map(|&n| trie.tokens_at(n))
+                .copied()
+                .collect();
+            let class = Class {
                 first,
-                tokens: nodes
-                    .iter()
-                    .flat_map(|&n| trie.tokens_at(n))
-                    .copied()
-                    .collect(),
+                ids: (0, 0, 0),
                 nodes: nodes.into(),
-                guards: guards.into(),
                 equivalent,
                 only_adds,
                 shifts: OnceLock::new(),
                 sig,
                 heads: Arc::clone(&memos),
-            });
+            };
+            classes.push((class, guards, tokens));
         }
         drop(locked);
-        classes.sort_unstable_by_key(|c| c.nodes[0]);
-        let classes: Classes = classes.into();
+        classes.sort_unstable_by_key(|(c, _, _)| c.nodes[0]);
+        let mut ids = Vec::new();
+        let mut list = Vec::with_capacity(classes.len());
+        for (mut class, guards, tokens) in classes {
+            let start = ids.len() as u32;
+            ids.extend(guards);
+            let first_token = ids.len() as u32;
+            ids.extend(tokens);
+            class.ids = (start, first_token, ids.len() as u32);
+            list.push(class);
+        }
+        let classes = Arc::new(Classes {
+            list: list.into(),
+            ids: ids.into(),
+        });
         remember(&self.memo, heads, Arc::clone(&classes), INDENT_FIX_MEMO_LEN);
         classes
     }
@@ -1170,7 +1228,12 @@ impl IndentFix {
             )
             .collect();
         ends.sort_unstable_by(|a, b| (&a.prefix, a.state).cmp(&(&b.prefix, b.state)));
-        let groups = Arc::new(LineStart { inside, ends });
+        let width_read = ends.iter().any(|g| !g.prefix.contains(&b'\n'));
+        let groups = Arc::new(LineStart {
+            inside,
+            ends,
+            width_read,
+        });
         remember(
             &self.line_starts,
             s,

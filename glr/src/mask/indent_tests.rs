@@ -249,7 +249,7 @@ fn classes_hold_tokens_with_one_answer() {
         if heads.is_empty() {
             continue;
         }
-        for class in fix.classes(&parser, &vocab, heads).iter() {
+        for class in fix.classes(&parser, &vocab, heads).list.iter() {
             let answers: Vec<bool> = class
                 .nodes
                 .iter()
@@ -279,7 +279,7 @@ fn classes_hold_tokens_with_one_answer() {
     for text in ["\n ", "\n    ", "\n\n", "\n\n  ", "\n\t"] {
         assert_eq!(class(text), newline, "{text:?}");
     }
-    let equivalent = |text: &str| classes[class(text).unwrap()].equivalent;
+    let equivalent = |text: &str| classes.list[class(text).unwrap()].equivalent;
     let token = |text: &str| {
         trie.tokens_at(trie.find(text.as_bytes()).unwrap())
             .first()
@@ -296,7 +296,12 @@ fn classes_hold_tokens_with_one_answer() {
 }
 
 /// The classes of the tokens that need the context from the heads after `text`.
-fn classes_after(fix: &IndentFix, parser: &Arc<Parser>, vocab: &Vocabulary, text: &str) -> Classes {
+fn classes_after(
+    fix: &IndentFix,
+    parser: &Arc<Parser>,
+    vocab: &Vocabulary,
+    text: &str,
+) -> Arc<Classes> {
     let mut s = ParserState::new(Arc::clone(parser));
     s.commit_bytes(text.as_bytes()).unwrap();
     fix.classes(parser, vocab, head_keys(&s, &fix.reps))
@@ -305,7 +310,7 @@ fn classes_after(fix: &IndentFix, parser: &Arc<Parser>, vocab: &Vocabulary, text
 /// The index of the class holding `text`'s token.
 fn class_of(classes: &Classes, vocab: &Vocabulary, text: &str) -> Option<usize> {
     let n = vocab.trie().find(text.as_bytes()).unwrap();
-    classes.iter().position(|c| c.nodes.contains(&n))
+    classes.list.iter().position(|c| c.nodes.contains(&n))
 }
 
 /// Only a newline, a carriage return or a comment's `#` begins a lexeme that may become
@@ -381,7 +386,7 @@ fn shifts_answer_classes_as_commits_do() {
                 continue;
             }
             let mut shifts = Shifts::new(&others, &heads, &fix.reps);
-            for class in fix.classes(&parser, &vocab, heads.clone()).iter() {
+            for class in fix.classes(&parser, &vocab, heads.clone()).list.iter() {
                 let Some(paths) = fix.shifts_of(&parser, class) else {
                     continue;
                 };
@@ -601,7 +606,7 @@ fn signatures_from_several_heads_are_each_heads_side_by_side() {
             // The memo's ids name those signatures: two class members with equal ids from
             // every head have equal signatures from the set.
             let classes = fix.classes(&parser, &vocab, heads.clone());
-            for class in classes.iter() {
+            for class in classes.list.iter() {
                 let bytes = |n: TrieNode| {
                     let t = vocab.trie().tokens_at(n)[0];
                     vocab.token_bytes(t).unwrap()
@@ -628,7 +633,7 @@ fn rest_reach_asked_per_state_is_the_tables_answer() {
         let mut sequences: Vec<smallvec::SmallVec<[TerminalId; 4]>> = Vec::new();
         for state in states_of(&parser, texts) {
             let heads = head_keys(&state, &fix.reps);
-            for class in fix.classes(&parser, &vocab, heads).iter() {
+            for class in fix.classes(&parser, &vocab, heads).list.iter() {
                 for path in fix.shifts_of(&parser, class).unwrap_or_default() {
                     sequences.push(path.terminals.clone());
                 }
@@ -776,4 +781,44 @@ fn the_memo_says_whether_stacks_shift_as_the_parser_does() {
         }
     }
     assert!(yes > 50 && no > 50, "{yes} yes, {no} no of {asked}");
+}
+
+/// Inside a comment the width counts the words' spaces, yet only a `'\n'` ends the lexeme, so
+/// no mask reads it: the masks of a comment's words are remembered once, whatever their spaces,
+/// and are the oracle's. After a newline's indentation the width decides, and is read.
+#[test]
+fn a_comments_words_share_one_remembered_mask() {
+    let (parser, vocab) = (parser(), vocab());
+    let fix = IndentFix::new(&parser).unwrap();
+    let oracle = Oracle::new(Arc::clone(&vocab));
+    let mut cache = oracle.create_cache();
+    let lex_state = |s: &ParserState| {
+        s.heads()
+            .find(|h| !h.lexeme_is_empty())
+            .map(|h| h.lex_state())
+            .unwrap()
+    };
+    let mut comment = ParserState::new(Arc::clone(&parser));
+    comment.commit_bytes(b"a\n  # b").unwrap();
+    assert!(
+        !fix.line_start(&parser, &vocab, lex_state(&comment))
+            .width_read
+    );
+    let mut indented = ParserState::new(Arc::clone(&parser));
+    indented.commit_bytes(b"a\n  ").unwrap();
+    assert!(
+        fix.line_start(&parser, &vocab, lex_state(&indented))
+            .width_read
+    );
+    for more in ["", "c", " c", "  c d", " c  d\te"] {
+        let mut s = comment.clone();
+        s.commit_bytes(more.as_bytes()).unwrap();
+        let want = oracle.mask(&mut cache, &s);
+        let mut got = TokenMask::new(vocab.len());
+        fix.fill(&vocab, &s, got.as_mut(), &mut |s, m| {
+            oracle.fill_into(&mut oracle.create_cache(), s, m)
+        });
+        assert_eq!(got.first_difference(&want), None, "{s:?}");
+        assert_eq!(fix.inside_masks.read().unwrap().len(), 1, "{more:?}");
+    }
 }

@@ -168,3 +168,46 @@ fn a_grammar_without_the_terminals_is_a_typed_error() {
     );
     assert!(err.to_string().contains("_INDENT"), "{err}");
 }
+
+/// Acceptance after every prefix of indented texts is the final `_DEDENT`s shifted from every
+/// head with an empty lexeme, then the end of input, as the GSS answers it: the states whose
+/// top has no action on `_DEDENT` (most, inside a block) are refused without reading the GSS,
+/// and the answer is the same.
+#[test]
+fn acceptance_inside_blocks_is_the_dedents_then_the_end() {
+    let parser = parser();
+    let dedent = parser.indenter().unwrap().dedent();
+    let mut cache = crate::parser::ShiftCache::new();
+    let (mut in_blocks, mut accepted_in_blocks, mut no_dedent) = (0, 0, 0);
+    let texts = [
+        "if a:\n    b\n    if c:\n        d\n    e\nf\n",
+        "if a:\n  if b:\n    (c,\n d)\n  # e\n  f\n",
+        "if a:\n\tb\n        c\n",
+    ];
+    for text in texts {
+        let mut s = ParserState::new(Arc::clone(&parser));
+        for b in text.bytes() {
+            s.commit_bytes(&[b]).unwrap();
+            let mut want = false;
+            for h in s.heads().filter(|h| h.lexeme_is_empty()) {
+                let levels = h.indent().levels().len();
+                if levels > 0 {
+                    in_blocks += 1;
+                    let top = h.node().state();
+                    no_dedent +=
+                        usize::from(parser.tables().actions_at(top, dedent.as_u32()).is_empty());
+                }
+                let mut frontier = vec![h.node().clone()];
+                for _ in 0..levels {
+                    frontier = parser.shift_frontier(&frontier, dedent).unwrap().to_vec();
+                }
+                let accepts = frontier.iter().any(|n| parser.can_accept(n, &mut cache));
+                accepted_in_blocks += usize::from(accepts && levels > 0);
+                want |= accepts;
+            }
+            assert_eq!(s.is_accepting(), want, "{text:?} at {s:?}");
+        }
+    }
+    assert!(no_dedent > 10, "{no_dedent} of {in_blocks} heads in blocks");
+    assert!(accepted_in_blocks > 3, "{accepted_in_blocks} accepted");
+}

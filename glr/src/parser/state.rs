@@ -711,6 +711,16 @@ fn head_accepts(p: &Parser, h: &HeadData, cache: &mut ShiftCache) -> bool {
     let Some(ind) = p.indenter() else {
         return p.can_accept(&h.node, cache);
     };
+    // The first `_DEDENT` is the lookahead of the reductions from the head's top state: a
+    // state with no action on it shifts nothing (the common case: after a name, whose
+    // statement needs its newline first), and the GSS need not be read.
+    if !h.indent.levels().is_empty()
+        && p.tables()
+            .actions_at(h.node.state(), ind.dedent().as_u32())
+            .is_empty()
+    {
+        return false;
+    }
     let mut frontier: SmallVec<[GssNode; 2]> = SmallVec::from_elem(h.node.clone(), 1);
     for _ in h.indent.levels() {
         frontier = match p.shift_frontier(&frontier, ind.dedent()) {
