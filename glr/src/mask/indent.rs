@@ -129,6 +129,11 @@ pub struct IndentFix {
     /// mask. Inside a docstring or a comment the head's node stays and its lexer state
     /// recurs, so the masks of a long one repeat.
     inside_masks: RwLock<AHashMap<Vec<HeadId>, Arc<TokenMask>>>,
+    /// Hashes of keys of [`IndentFix::inside_masks`] met once whose masks were not kept. A
+    /// head that reads its width (at a line's indentation, `"\n    "`) is rarely met again
+    /// with the same one, and a 16 KB copy per such state costs more than the few it saves:
+    /// its state's mask is kept the second time its key is met.
+    inside_seen: std::sync::Mutex<(ahash::RandomState, ahash::AHashSet<u64>)>,
     /// Per lexer configuration and whether outside brackets: the tokens [`needs_context`]
     /// names from a head there ([`IndentFix::needs_of`]).
     needs: RwLock<AHashMap<(LexConfig, bool), TrieNodes>>,
@@ -166,6 +171,9 @@ type HeadId = (crate::gss::GssNodeId, LexConfig, crate::parser::IndentCtx);
 /// The most masks of states inside a would-be newline lexeme that [`IndentFix`] remembers
 /// (16 KB each with a 128k vocabulary); a new one then takes an old one's place and buffer.
 const INSIDE_MASK_MEMO_LEN: usize = 32;
+
+/// The most keys met once that [`IndentFix`] notes before it starts over.
+const INSIDE_SEEN_LEN: usize = 4096;
 
 /// A list of token ids, shared.
 type TokenList = Arc<[TokenId]>;
@@ -590,6 +598,7 @@ impl IndentFix {
             parts: Default::default(),
             line_starts: Default::default(),
             inside_masks: Default::default(),
+            inside_seen: Default::default(),
             needs: Default::default(),
             fresh_needs: Default::default(),
             reach: Default::default(),
@@ -632,6 +641,7 @@ impl IndentFix {
         let lexer = parser.lexer();
         let in_newline =
             |h: Head<'_>| !h.lexeme_is_empty() && lexer.reachable(h.lex_state()).contains(nl);
+        let mut width_read = false;
         let key: Option<Vec<HeadId>> = state.heads().any(in_newline).then(|| {
             let mut key: Vec<HeadId> = state
                 .heads()
@@ -639,9 +649,10 @@ impl IndentFix {
                     // A width that no mask reads is left out, so that the masks of a comment's
                     // words, whose spaces it counts, are met again. (The end of the text does
                     // not read it either: only heads with an empty lexeme accept.)
-                    let forgets_width =
-                        in_newline(h) && !self.line_start(&parser, vocab, h.lex_state()).width_read;
-                    let ctx = match forgets_width {
+                    let inside = in_newline(h);
+                    let reads = inside && self.line_start(&parser, vocab, h.lex_state()).width_read;
+                    width_read |= reads;
+                    let ctx = match inside && !reads {
                         true => h.indent().at_lexeme_start(),
                         false => h.indent().clone(),
                     };
@@ -691,8 +702,24 @@ impl IndentFix {
         }
         set_eos(vocab, state, &mut mask);
         if let Some(key) = key {
-            remember_mask(&self.inside_masks, key, &mask, INSIDE_MASK_MEMO_LEN);
+            if !width_read || self.met_before(&key) {
+                remember_mask(&self.inside_masks, key, &mask, INSIDE_MASK_MEMO_LEN);
+            }
         }
+    }
+
+    /// Whether `key` was met before (by its hash: a collision only keeps a mask early), and
+    /// notes it.
+    fn met_before(&self, key: &[HeadId]) -> bool {
+        let Ok(mut seen) = self.inside_seen.lock() else {
+            return true;
+        };
+        let (hasher, hashes) = &mut *seen;
+        let hash = hasher.hash_one(key);
+        if hashes.len() >= INSIDE_SEEN_LEN {
+            hashes.clear();
+        }
+        !hashes.insert(hash)
     }
 
     /// Answers again the tokens whose lexing from a head of `state` (no head inside a

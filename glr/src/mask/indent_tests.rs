@@ -822,3 +822,23 @@ fn a_comments_words_share_one_remembered_mask() {
         assert_eq!(fix.inside_masks.read().unwrap().len(), 1, "{more:?}");
     }
 }
+
+/// At a line's indentation the head reads its width, and its state is rarely met again: its
+/// mask is kept the second time the state is met, not the first. Both are the oracle's.
+#[test]
+fn an_indentations_mask_is_kept_when_met_again() {
+    let (parser, vocab) = (parser(), vocab());
+    let fix = IndentFix::new(&parser).unwrap();
+    let oracle = Oracle::new(Arc::clone(&vocab));
+    let mut state = ParserState::new(Arc::clone(&parser));
+    state.commit_bytes(b"if a:\n  ").unwrap();
+    let want = oracle.mask(&mut oracle.create_cache(), &state);
+    for kept in [0, 1, 1] {
+        let mut got = TokenMask::new(vocab.len());
+        fix.fill(&vocab, &state, got.as_mut(), &mut |s, m| {
+            oracle.fill_into(&mut oracle.create_cache(), s, m)
+        });
+        assert_eq!(got.first_difference(&want), None);
+        assert_eq!(fix.inside_masks.read().unwrap().len(), kept);
+    }
+}
