@@ -298,6 +298,8 @@ pub(crate) fn build(
         + t.heap_bytes();
     // A part of what was charged; checked again so that the stats can never exceed the budget.
     charge.check(heap_bytes)?;
+    // Every mask expands classes: their tables are part of the build, not the first mask.
+    spans.shared_classes().prepare_expansion();
     let stats = SpannerStats {
         points,
         lr_states: p.lr_state_len(),

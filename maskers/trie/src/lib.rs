@@ -249,6 +249,8 @@ impl TrieMasker {
             vocab.len(),
             "token classes built for another vocabulary"
         );
+        // Every mask expands classes: their tables are part of the build, not the first mask.
+        classes.prepare_expansion();
         let mut masker = Self::without_classes(parser, vocab);
         let states = masker.parser.lexer().state_len();
         masker.classes = Some(classes::ClassWalk::new(classes, &masker.vocab, states));

@@ -72,3 +72,33 @@ fn reused_masks_equal_fresh_ones_and_the_oracle() {
         );
     }
 }
+
+/// The classes' expansion tables are built with the masker, not by its first mask: building
+/// the masker grows the classes by them, and the first mask adds nothing.
+#[test]
+fn expansion_tables_are_built_with_the_masker() {
+    let parser = syncode("go");
+    let vocab = vocab();
+    let classes = Arc::new(
+        munch_tokens::TokenClasses::build(parser.lexer(), &vocab, &Default::default())
+            .expect("classes build"),
+    );
+    let bare = classes.heap_bytes();
+    let masker = TrieMasker::with_token_classes(
+        Arc::clone(&parser),
+        Arc::clone(&vocab),
+        Arc::clone(&classes),
+    );
+    let built = classes.heap_bytes();
+    assert!(built > bare, "the masker's build made the expansion tables");
+    let state = ParserState::new(Arc::clone(&parser));
+    let mask = fresh(&masker, &state, vocab.len());
+    assert_eq!(
+        classes.heap_bytes(),
+        built,
+        "the first mask built nothing more"
+    );
+    let oracle = Oracle::new(Arc::clone(&vocab));
+    let exact = oracle.mask(&mut oracle.create_cache(), &state);
+    assert_eq!(mask.first_difference(&exact), None);
+}
