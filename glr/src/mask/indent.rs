@@ -652,9 +652,10 @@ impl IndentFix {
                     let inside = in_newline(h);
                     let reads = inside && self.line_start(&parser, vocab, h.lex_state()).width_read;
                     width_read |= reads;
-                    let ctx = match inside && !reads {
-                        true => h.indent().at_lexeme_start(),
-                        false => h.indent().clone(),
+                    let ctx = if inside && !reads {
+                        h.indent().at_lexeme_start()
+                    } else {
+                        h.indent().clone()
                     };
                     (h.node().id(), config_of(h, &self.reps), ctx)
                 })
