@@ -203,31 +203,56 @@ pub(crate) fn block_runs(
     block_of: impl Fn(usize) -> Option<u32>,
 ) -> (Vec<u32>, Vec<(u32, u32)>, Vec<u32>) {
     let word_len = vocab_len.div_ceil(32);
-    let mut members: Vec<Vec<u32>> = vec![Vec::new(); blocks];
+    // Per block: its classes (each one's members ascending) and how many tokens they hold.
+    let mut of_block: Vec<Vec<ClassId>> = vec![Vec::new(); blocks];
+    let mut sizes = vec![0usize; blocks];
     for c in 0..classes.len() {
         if let Some(b) = block_of(c) {
-            members[b as usize].extend(
-                classes
-                    .members(ClassId::from_usize(c))
-                    .iter()
-                    .map(|t| t.as_u32()),
-            );
+            let c = ClassId::from_usize(c);
+            of_block[b as usize].push(c);
+            sizes[b as usize] += classes.members(c).len();
         }
     }
     let mut all = vec![0u32; word_len];
     let mut run_start = Vec::with_capacity(blocks + 1);
     let mut runs: Vec<(u32, u32)> = Vec::new();
-    for m in &mut members {
-        m.sort_unstable();
+    // A block's members in ascending order: a single class's as they are; a large block's
+    // through a bitmap of the vocabulary (one pass over its words, where sorting a block of
+    // most of a 128k vocabulary was a tenth of a schema's wda build); a small one's sorted.
+    let mut bitmap: Vec<u32> = Vec::new();
+    let mut scratch: Vec<u32> = Vec::new();
+    for (block, &size) in of_block.iter().zip(&sizes) {
         run_start.push(runs.len() as u32);
         let first = runs.len();
-        for &t in m.iter() {
-            let (w, bit) = (t / 32, 1u32 << (t % 32));
-            all[w as usize] |= bit;
+        let mut push = |w: u32, bits: u32| {
+            all[w as usize] |= bits;
             let own = runs.len() > first;
             match runs.last_mut() {
-                Some((lw, bits)) if own && *lw == w => *bits |= bit,
-                _ => runs.push((w, bit)),
+                Some((lw, b)) if own && *lw == w => *b |= bits,
+                _ => runs.push((w, bits)),
+            }
+        };
+        let members = |c: &ClassId| classes.members(*c).iter().map(|t| t.as_u32());
+        if let [c] = block.as_slice() {
+            for t in members(c) {
+                push(t / 32, 1 << (t % 32));
+            }
+        } else if size.saturating_mul(8) >= word_len {
+            bitmap.resize(word_len, 0);
+            for t in block.iter().flat_map(members) {
+                bitmap[(t / 32) as usize] |= 1 << (t % 32);
+            }
+            for (w, bits) in bitmap.iter_mut().enumerate() {
+                if *bits != 0 {
+                    push(w as u32, std::mem::take(bits));
+                }
+            }
+        } else {
+            scratch.clear();
+            scratch.extend(block.iter().flat_map(members));
+            scratch.sort_unstable();
+            for &t in &scratch {
+                push(t / 32, 1 << (t % 32));
             }
         }
     }
@@ -452,4 +477,85 @@ pub(crate) fn build(
     // The tables kept; what was charged before them was held with them.
     charge(held + dwa.heap_bytes())?;
     Ok((dwa, t0.elapsed().as_secs_f64()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// `block_runs` against the runs read off each block's members in a sorted map, for
+    /// blocks of one class, large blocks (read through the bitmap) and small ones (sorted).
+    #[test]
+    fn block_runs_are_each_blocks_members_by_word() {
+        let parser = munch_testkit::grammar::parser(
+            "start: (A | B | C | D)+\nA: /a+/\nB: /b[a-z]*/\nC: /[0-9]+/\nD: \" \"\n",
+        );
+        // 2,000 tokens (63 mask words): letters, digits and spaces in many combinations.
+        let alphabet = [b'a', b'b', b'c', b'0', b'7', b' '];
+        let tokens: Vec<Option<Vec<u8>>> = (1..=2000usize)
+            .map(|mut n| {
+                let mut t = Vec::new();
+                while n > 0 {
+                    t.push(alphabet[n % alphabet.len()]);
+                    n /= alphabet.len();
+                }
+                Some(t)
+            })
+            .collect();
+        let vocab = Vocabulary::from_token_bytes(tokens, Vec::new()).expect("vocabulary");
+        let classes =
+            TokenClasses::build(parser.lexer(), &vocab, &SpansConfig::default()).expect("classes");
+        let len = classes.len();
+        assert!(len >= 6, "only {len} classes");
+        let largest = (0..len)
+            .max_by_key(|&c| classes.members(ClassId::from_usize(c)).len())
+            .expect("a class");
+        // Block 0: the largest class with the next one (bitmap); block 1: the two smallest
+        // classes but the last (sorted); every other class alone, the last in no block.
+        let mut by_size: Vec<usize> = (0..len - 1).filter(|&c| c != largest).collect();
+        by_size.sort_by_key(|&c| classes.members(ClassId::from_usize(c)).len());
+        let (small_a, small_b) = (by_size[0], by_size[1]);
+        let partner = by_size[by_size.len() - 1];
+        let block_of = |c: usize| -> Option<u32> {
+            if c == len - 1 && c != largest {
+                None
+            } else if c == largest || c == partner {
+                Some(0)
+            } else if c == small_a || c == small_b {
+                Some(1)
+            } else {
+                Some(2 + c as u32)
+            }
+        };
+        let blocks = 2 + len;
+        let word_len = vocab.len().div_ceil(32);
+        let big = classes.members(ClassId::from_usize(largest)).len()
+            + classes.members(ClassId::from_usize(partner)).len();
+        assert!(big * 8 >= word_len, "block 0 is not large");
+        let small = classes.members(ClassId::from_usize(small_a)).len()
+            + classes.members(ClassId::from_usize(small_b)).len();
+        assert!(
+            small * 8 < word_len,
+            "block 1 is not small ({small} tokens)"
+        );
+        let (run_start, runs, all) = block_runs(&classes, vocab.len(), blocks, block_of);
+
+        let mut expected_all = vec![0u32; word_len];
+        for b in 0..blocks {
+            let mut words: BTreeMap<u32, u32> = BTreeMap::new();
+            for c in (0..len).filter(|&c| block_of(c) == Some(b as u32)) {
+                for t in classes.members(ClassId::from_usize(c)) {
+                    let t = t.as_u32();
+                    *words.entry(t / 32).or_default() |= 1 << (t % 32);
+                    expected_all[(t / 32) as usize] |= 1 << (t % 32);
+                }
+            }
+            let got = &runs[run_start[b] as usize..run_start[b + 1] as usize];
+            let expected: Vec<(u32, u32)> = words.into_iter().collect();
+            assert_eq!(got, expected.as_slice(), "block {b}");
+        }
+        assert_eq!(all, expected_all);
+    }
 }
