@@ -309,7 +309,7 @@ impl LazyWdaMasker {
             plain.clone(),
             class_len,
             config.max_continuations,
-            PointBuilder::for_span_ids(Arc::clone(&lr)),
+            PointBuilder::new(Arc::clone(&lr)),
         );
         let translation = Translation::new(&points);
         let table_bytes = classes.heap_bytes()
@@ -611,7 +611,7 @@ impl Engine {
             trans: AHashMap::new(),
             starts: vec![NONE; starts],
             yes: vec![EMPTY; starts],
-            pb: PointBuilder::for_span_ids(Arc::clone(lr)),
+            pb: PointBuilder::new(Arc::clone(lr)),
             span_ids,
             root_of: Vec::new(),
             span_of: Vec::new(),

@@ -224,24 +224,9 @@ impl ContBuilder {
 /// ([`Groups::items`], which needs the weights).
 pub(crate) struct PointBuilder {
     cb: ContBuilder,
-    /// Whether to remember continuations by span content (below): not when the caller's
-    /// span ids hold across points and name distinct contents ([`SpanIds`]) and its
-    /// `root_of` is kept across points, which then remembers all there is.
-    by_content_too: bool,
-    /// The continuation of a span by its content, what `root_of` remembers by span id, so
-    /// that it holds across spans of separate tables (the eager build's `root_of` is per
-    /// point): with no forks and at most one emitted lexeme (most spans), in a table read
-    /// without hashing: row 0 by end state for those that emit nothing, row `e + 1` for those
-    /// that emit the lexeme of state `e` (made at its first span), or [`UNSET`]; with no forks
-    /// and two, by `(end, first, second, emitted)`; any other by its content ([`span_key`]).
-    dense: Vec<Vec<Cont>>,
-    short: AHashMap<(u32, u32, u32, u32), Cont>,
-    by_content: AHashMap<Box<[u32]>, Cont>,
-    /// The key being looked up.
-    key: Vec<u32>,
-    /// Heap bytes of `by_content`'s keys.
-    key_bytes: usize,
-    /// Per span of the eager build's spans: the continuation it starts, or [`UNSET`].
+    /// Per span of the eager build's spans: the continuation it starts, or [`UNSET`]. Span
+    /// ids are the table's, the same at every point (the spans are interned by content), so
+    /// what it holds stays true for the whole build.
     root_of: Vec<u32>,
     groups: Groups,
     cont_of: Vec<Cont>,
@@ -268,24 +253,9 @@ impl PointBuilder {
     pub(crate) fn new(lr: Arc<ClassTables>) -> PointBuilder {
         PointBuilder {
             cb: ContBuilder::new(lr),
-            by_content_too: true,
-            short: AHashMap::new(),
-            dense: Vec::new(),
-            by_content: AHashMap::new(),
-            key: Vec::new(),
-            key_bytes: 0,
             root_of: Vec::new(),
             groups: Groups::default(),
             cont_of: Vec::new(),
-        }
-    }
-
-    /// A builder for spans of a [`SpanIds`], with a `root_of` kept across points: a span
-    /// unknown there is new, so its continuation is derived without a lookup by content.
-    pub(crate) fn for_span_ids(lr: Arc<ClassTables>) -> PointBuilder {
-        PointBuilder {
-            by_content_too: false,
-            ..PointBuilder::new(lr)
         }
     }
 
@@ -303,7 +273,6 @@ impl PointBuilder {
         let class_len = spans.classes().len();
         let mut cont_of = std::mem::take(&mut self.cont_of);
         let mut root_of = std::mem::take(&mut self.root_of);
-        root_of.clear();
         root_of.resize(spans.span_len(), UNSET);
         cont_of.clear();
         let span_of = |c| spans.span_of(p, c);
@@ -323,8 +292,8 @@ impl PointBuilder {
 
     /// Appends to `out`, per class of `classes`, the continuation its span at the point starts
     /// (`span_of` gives the spans, of `spans`; `None`: dead there), or [`NEVER`]. `root_of`
-    /// remembers each span's, per span of `spans` ([`UNSET`] when not known yet): one per
-    /// point, so that a point's classes can be taken in several calls.
+    /// remembers each span's, per span of `spans` ([`UNSET`] when not known yet); a span id
+    /// names one content, so the caller keeps it across points and calls.
     pub(crate) fn conts_of(
         &mut self,
         conts: &mut Conts,
@@ -342,50 +311,7 @@ impl PointBuilder {
             };
             let mut k = root_of[s.as_usize()];
             if k == UNSET {
-                let span = spans.span(s);
-                k = if !self.by_content_too {
-                    span_root(&mut self.cb, conts, spans, s)
-                } else if span.forks.is_empty() && span.emitted.len() <= 1 {
-                    let row = span.emitted.first().map_or(0, |e| e.as_usize() + 1);
-                    if self.dense.len() <= row {
-                        self.dense.resize(row + 1, Vec::new());
-                    }
-                    if self.dense[row].is_empty() {
-                        let states = self.cb.lr.parser().lexer().state_len();
-                        self.dense[row] = vec![UNSET; states];
-                    }
-                    match self.dense[row][span.end.as_usize()] {
-                        UNSET => {
-                            let k = span_root(&mut self.cb, conts, spans, s);
-                            self.dense[row][span.end.as_usize()] = k;
-                            k
-                        }
-                        k => k,
-                    }
-                } else if span.forks.is_empty() && span.emitted.len() <= 2 {
-                    let e = span.emitted;
-                    let lexeme = |i: usize| e.get(i).map_or(u32::MAX, |s| s.as_u32());
-                    let key = (span.end.as_u32(), lexeme(0), lexeme(1), e.len() as u32);
-                    match self.short.get(&key) {
-                        Some(&k) => k,
-                        None => {
-                            let k = span_root(&mut self.cb, conts, spans, s);
-                            self.short.insert(key, k);
-                            k
-                        }
-                    }
-                } else {
-                    span_key(&span, &mut self.key);
-                    match self.by_content.get(&self.key[..]) {
-                        Some(&k) => k,
-                        None => {
-                            let k = span_root(&mut self.cb, conts, spans, s);
-                            self.by_content.insert(self.key.as_slice().into(), k);
-                            self.key_bytes += self.key.len() * 4;
-                            k
-                        }
-                    }
-                };
+                k = span_root(&mut self.cb, conts, spans, s);
                 root_of[s.as_usize()] = k;
             }
             out.push(k);
@@ -395,10 +321,6 @@ impl PointBuilder {
     /// Approximate heap bytes of the memos.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.root_of.capacity() * 4
-            + self.short.capacity() * 24
-            + self.dense.iter().map(|r| r.capacity() * 4).sum::<usize>()
-            + self.by_content.capacity() * 24
-            + self.key_bytes
             + self.groups.heap_bytes()
             + self.cont_of.capacity() * 4
             + (self.cb.end_memo.capacity()
@@ -518,20 +440,6 @@ impl SpanTable for TokenSpans {
 impl SpanTable for SpanIds {
     fn span(&self, id: SpanId) -> Span<'_> {
         SpanIds::span(self, id)
-    }
-}
-
-/// Span `span`'s content into `key`: its end, its emitted lexemes, and each fork's state and
-/// lexemes, each list after its length.
-fn span_key(span: &Span<'_>, key: &mut Vec<u32>) {
-    key.clear();
-    key.push(span.end.as_u32());
-    key.push(span.emitted.len() as u32);
-    key.extend(span.emitted.iter().map(|e| e.as_u32()));
-    for f in span.forks {
-        key.push(f.state.as_u32());
-        key.push(f.lexemes.len() as u32);
-        key.extend(f.lexemes.iter().map(|e| e.as_u32()));
     }
 }
 
