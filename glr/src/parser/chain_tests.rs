@@ -83,7 +83,7 @@ fn same_steps(parser: &Arc<Parser>, pieces: &[&[u8]]) -> Result<(), TestCaseErro
     Ok(())
 }
 
-fn parser(src: &str) -> Option<Arc<Parser>> {
+pub(super) fn parser(src: &str) -> Option<Arc<Parser>> {
     let grammar = load(src.as_bytes(), &LoadConfig::default()).ok()?;
     Parser::new(&grammar, &ParserConfig::default())
         .ok()
@@ -93,7 +93,7 @@ fn parser(src: &str) -> Option<Arc<Parser>> {
 /// A grammar over `"a"`, `"b"`, `"c"` and rules `n0`…`n3` from symbol codes (0–2 the
 /// terminals, 3–6 the rules), each rule's alternatives nonempty but the last (an ε one when
 /// empty).
-fn lark(rules: &[Vec<Vec<u8>>]) -> String {
+pub(super) fn lark(rules: &[Vec<Vec<u8>>]) -> String {
     let mut src = String::from("start: n0\n");
     for (i, alts) in rules.iter().enumerate() {
         let alts: Vec<String> = alts
@@ -146,7 +146,7 @@ proptest! {
 
 /// Right recursion whose reductions LALR(1) runs under lookaheads that only some contexts
 /// allow, and lexemes that are prefixes of keywords (every prefix of `else` is also a name).
-const CHAINED: &str = r#"
+pub(super) const CHAINED: &str = r#"
 start: stmt*
 stmt: "if" "(" NAME ")" stmt ["else" stmt]
     | "while" NAME stmt

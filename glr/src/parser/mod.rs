@@ -20,6 +20,8 @@
 mod accept_tests;
 #[cfg(test)]
 mod chain_tests;
+#[cfg(test)]
+mod decide_tests;
 mod indent;
 #[cfg(test)]
 pub(crate) mod indent_tests;
@@ -490,6 +492,10 @@ impl Parser {
         if let Some(&v) = cache.map.get(&key) {
             return Ok(v);
         }
+        if let Some(v) = self.decide_linear(node, k) {
+            cache.map.insert(key, v);
+            return Ok(v);
+        }
         // A single-node reduction has at most one scratch node per LR state: no node budget.
         let mut allowance = rnglr::Allowance {
             nodes: usize::MAX,
@@ -508,6 +514,43 @@ impl Parser {
         Ok(v)
     }
 }
+
+impl Parser {
+    /// [`Parser::decide`] where the reductions follow one path: they run on a copy of the top
+    /// LR states, without building GSS nodes, while every node they pop below `node` has one
+    /// predecessor and every state reached has one action on `k`. That is the LR automaton's
+    /// own run, so it answers as the GLR reducer would; `None` (the reducer decides) where a
+    /// node forks, a state has a conflict on `k`, or more than [`MAX_LINEAR_REDUCTIONS`]
+    /// reductions run (a cycle of unit rules). Building the reducer's scratch nodes was most of
+    /// the trie masker's time at its median on Go.
+    fn decide_linear(&self, node: &GssNode, k: u32) -> Option<bool> {
+        let mut pushed: SmallVec<[LrState; 8]> = SmallVec::new();
+        let mut base = node.as_ref();
+        for _ in 0..MAX_LINEAR_REDUCTIONS {
+            let top = pushed.last().copied().unwrap_or_else(|| base.state());
+            let mut actions = self.tables.actions_at(top, k);
+            let (lhs, len) = match (actions.next(), actions.next()) {
+                (None, _) => return Some(false),
+                (Some(Action::Shift(_)), _) => return Some(true),
+                (Some(&Action::Reduce { lhs, len, .. }), None) => (lhs, len as usize),
+                _ => return None,
+            };
+            let from_pushed = len.min(pushed.len());
+            pushed.truncate(pushed.len() - from_pushed);
+            for _ in from_pushed..len {
+                let [e] = base.edges() else { return None };
+                base = base.follow(e);
+            }
+            let under = pushed.last().copied().unwrap_or_else(|| base.state());
+            pushed.push(self.tables.goto(under, lhs)?);
+        }
+        None
+    }
+}
+
+/// The most reductions [`Parser::decide_linear`] runs before it leaves the question to the GLR
+/// reducer.
+const MAX_LINEAR_REDUCTIONS: usize = 256;
 
 /// A caller-owned memo for [`Parser::can_shift`] and [`Parser::can_accept`], keyed by
 /// (node identity, lookahead) and, for acceptance, by (node identity, LR state reduced onto
