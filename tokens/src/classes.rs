@@ -281,23 +281,25 @@ impl<'m> Refiner<'m> {
             if seen.0 != round {
                 *seen = (round, k);
             } else if seen.1 != k {
-                let next = self.len as u32;
-                if !self.split.contains_key(&(*c, k)) {
-                    self.meter.reserve_map(&mut self.split, 1)?;
-                }
-                let new = *self.split.entry((*c, k)).or_insert(next);
-                if new == next {
-                    self.len += 1;
-                    if self.len > self.max_classes {
-                        return Err(SpansBuildError::new(
-                            SpansBudget::Classes,
-                            self.max_classes as u64,
-                        ));
+                // One probe for a split already made (most tokens of a split class).
+                *c = match self.split.get(&(*c, k)) {
+                    Some(&new) => new,
+                    None => {
+                        let next = self.len as u32;
+                        self.meter.reserve_map(&mut self.split, 1)?;
+                        self.split.insert((*c, k), next);
+                        self.len += 1;
+                        if self.len > self.max_classes {
+                            return Err(SpansBuildError::new(
+                                SpansBudget::Classes,
+                                self.max_classes as u64,
+                            ));
+                        }
+                        self.meter.push(&mut self.seen, (round, k))?;
+                        self.meter.push(&mut self.parent, *c)?;
+                        next
                     }
-                    self.meter.push(&mut self.seen, (round, k))?;
-                    self.meter.push(&mut self.parent, *c)?;
-                }
-                *c = new;
+                };
             }
         }
         Ok(())

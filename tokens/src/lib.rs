@@ -146,7 +146,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use ahash::AHashMap;
-use munch_vocab::bits;
 
 pub use classes::TokenClasses;
 pub use error::{SpansBudget, SpansBuildError};
@@ -371,7 +370,7 @@ impl TokenSpans {
         let state_points = state_point.iter().filter(|&&p| p != NONE).count();
         let liveness = walked
             .iter()
-            .map(|b| Liveness::of(b, &meter))
+            .map(|b| Liveness::of(b, None, &meter))
             .collect::<Result<Vec<_>, _>>()?;
         let alive = alive_sets(
             &liveness,
@@ -674,7 +673,8 @@ pub(crate) fn build_classes(
     // Each thread keeps only what the classes need of its blocks: their configurations take
     // tens of megabytes, freed as soon as a block is walked.
     let (walked, all_seqs) = walk_blocks(&tables, &text, &blocks, config, &meter, |b| {
-        let liveness = Liveness::of(&b, &meter)?;
+        // The classes read the liveness of the tokens' behaviours alone.
+        let liveness = Liveness::of(&b, Some(&b.token_behaviour), &meter)?;
         Ok((liveness, b.into_behaviours(&meter)))
     })?;
     for seqs in all_seqs {
@@ -770,12 +770,20 @@ fn alive_sets(
             break;
         }
         let width = b.width.min(points - at);
-        // Per point: its set's words.
+        // Per point: its set's words. A square of 64 classes' liveness words over 64 points,
+        // transposed, is those points' words for the 64 classes: a bit matrix transposed a
+        // square at a time, not a bit per (class, live point).
         let mut sets = meter.vec(width * words, 0u64)?;
-        for (c, &f) in behaviours.iter().enumerate() {
-            for j in b.alive_points(f) {
-                if j < width {
-                    bits::insert(&mut sets[j * words..(j + 1) * words], c);
+        let mut square = [0u64; 64];
+        for (cw, chunk) in behaviours.chunks(64).enumerate() {
+            for pw in 0..width.div_ceil(64) {
+                for (row, &f) in square.iter_mut().zip(chunk) {
+                    *row = b.word(f, pw);
+                }
+                square[chunk.len()..].fill(0);
+                transpose(&mut square);
+                for (j, &set_word) in square.iter().enumerate().take(width - 64 * pw) {
+                    sets[(64 * pw + j) * words + cw] = set_word;
                 }
             }
         }
@@ -795,6 +803,29 @@ fn alive_sets(
     meter.release(seen.len() * set_bytes(words));
     meter.free_map(seen);
     Ok(out)
+}
+
+/// Transposes the 64 × 64 bit matrix whose row `i` is `m[i]` (column `j` its bit `j`): bit
+/// `j` of `m[i]` becomes bit `i` of `m[j]`. Swaps the off-diagonal halves of every block of
+/// side 64, 32, …, 2 at once (a word holds a row of each block), six rounds of 32 swaps.
+fn transpose(m: &mut [u64; 64]) {
+    let mut side = 32;
+    // The low `side` columns of every block of side `2 * side`.
+    let mut low: u64 = 0x0000_0000_FFFF_FFFF;
+    while side != 0 {
+        let mut i = 0;
+        while i < 64 {
+            // Row `i` of a block's upper half and row `i + side` of its lower half: the upper
+            // row's high columns trade places with the lower row's low ones.
+            let t = ((m[i] >> side) ^ m[i + side]) & low;
+            m[i] ^= t << side;
+            m[i + side] ^= t;
+            // The next upper row: skip the lower half once past the upper one.
+            i = (i + side + 1) & !side;
+        }
+        side >>= 1;
+        low ^= low << side;
+    }
 }
 
 /// The bytes a set of `words` words holds on the heap.
@@ -1221,5 +1252,32 @@ impl SpanTable {
                 .iter()
                 .map(|f| f.lexemes.len() * std::mem::size_of::<LexState>())
                 .sum::<usize>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::transpose;
+
+    #[test]
+    fn a_square_transposed_moves_every_bit_across_the_diagonal() {
+        // A seeded mix of bit densities, so that every block's swap sees both values.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut m = [0u64; 64];
+        for (i, row) in m.iter_mut().enumerate() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *row = if i % 3 == 0 { x & x.rotate_left(9) } else { x };
+        }
+        let mut t = m;
+        transpose(&mut t);
+        for (i, row) in m.iter().enumerate() {
+            for (j, column) in t.iter().enumerate() {
+                assert_eq!(column >> i & 1, row >> j & 1, "row {i}, column {j}");
+            }
+        }
+        transpose(&mut t);
+        assert_eq!(t, m);
     }
 }

@@ -744,13 +744,33 @@ pub(super) struct Liveness {
 }
 
 impl Liveness {
-    /// The liveness of `block`'s behaviours, charged to `meter`.
-    pub(super) fn of(block: &Block, meter: &Meter) -> Result<Liveness, SpansBuildError> {
+    /// The liveness of `block`'s behaviours, charged to `meter`; with `only`, of the
+    /// behaviours it names alone (the others' rows are left empty): a block's walk makes
+    /// behaviours for prefixes that no token has, whose rows nothing reads.
+    pub(super) fn of(
+        block: &Block,
+        only: Option<&[u32]>,
+        meter: &Meter,
+    ) -> Result<Liveness, SpansBuildError> {
         // Per behaviour row of `q`, its live points as bits.
         let words = block.width.div_ceil(64);
         let mut bits = meter.vec(block.behaviour_len() * words, 0u64)?;
+        let wanted = match only {
+            Some(behaviours) => {
+                let mut wanted = meter.vec(block.behaviour_len(), false)?;
+                for &f in behaviours {
+                    wanted[f as usize] = true;
+                }
+                Some(wanted)
+            }
+            None => None,
+        };
         if block.width > 0 {
-            for (row, out) in block.q.chunks(block.width).zip(bits.chunks_mut(words)) {
+            let rows = block.q.chunks(block.width).zip(bits.chunks_mut(words));
+            let rows = rows
+                .enumerate()
+                .filter(|&(f, _)| wanted.as_ref().is_none_or(|w| w[f]));
+            for (_, (row, out)) in rows {
                 for (chunk, word) in row.chunks(64).zip(out) {
                     // A word at a time, in a register (the compiler vectorises the compares).
                     *word = chunk
@@ -759,6 +779,9 @@ impl Liveness {
                         .fold(0, |w, (b, &q)| w | u64::from(q != 0) << b);
                 }
             }
+        }
+        if let Some(wanted) = wanted {
+            meter.free(wanted);
         }
         Ok(Liveness {
             width: block.width,
@@ -772,10 +795,10 @@ impl Liveness {
         self.bits[f as usize * self.words + j / 64] >> (j % 64) & 1 != 0
     }
 
-    /// The points behaviour `f` keeps alive, in order.
-    pub(super) fn alive_points(&self, f: u32) -> impl Iterator<Item = usize> + '_ {
-        let row = &self.bits[f as usize * self.words..(f as usize + 1) * self.words];
-        munch_vocab::bits::Ones::<u32>::new(row).map(|j| j as usize)
+    /// Word `w` of the points behaviour `f` keeps alive: bit `j` for point `64 * w + j`.
+    #[inline]
+    pub(super) fn word(&self, f: u32, w: usize) -> u64 {
+        self.bits[f as usize * self.words + w]
     }
 
     /// Frees the bits, giving them back to `meter`.
