@@ -250,29 +250,66 @@ impl LazyWdaMasker {
         config: &WdaConfig,
     ) -> Result<LazyWdaMasker, WdaBuildError> {
         let t0 = Instant::now();
-        let lr = class_tables(&parser)?;
         // The classes up front (the classes-only build, about half the spans' time); a
         // point's spans are computed at its first use, over one member per class: a
-        // vocabulary of a few thousand tokens instead of the whole one.
+        // vocabulary of a few thousand tokens instead of the whole one. The LR side's tables
+        // need no classes: they are made on a thread meanwhile, in the classes' serial parts.
         let spans_config = spans_config(config);
-        let classes = TokenClasses::build(parser.lexer(), &vocab, &spans_config)
-            .map_err(|e| spans_error(config, e))?;
+        let (lr, classes) = std::thread::scope(|scope| {
+            let lr = scope.spawn(|| class_tables(&parser));
+            let classes = TokenClasses::build(parser.lexer(), &vocab, &spans_config);
+            (join(lr), classes)
+        });
+        let lr = lr?;
+        let classes = classes.map_err(|e| spans_error(config, e))?;
         let t_classes = t0.elapsed().as_secs_f64();
         let class_len = classes.len();
-        let representatives: Vec<Option<Vec<u8>>> = (0..class_len)
-            .map(|c| {
-                let t = classes.representative(ClassId::from_usize(c));
-                Some(vocab.token_bytes(t).unwrap_or_default().to_vec())
-            })
-            .collect();
-        // Tokens of a vocabulary already, so none is empty or too long.
-        let reps = Vocabulary::from_token_bytes(representatives, Vec::new())
-            .map_err(|_| WdaBuildError::too_large("token classes"))?;
-        let key = |t| lr.lexeme_key(t);
-        let spanner = PointSpanner::new(parser.lexer(), Arc::new(reps), &spans_config, &key)
-            .map_err(|e| spans_error(config, e))?;
+        // The expansion's tables and the representatives' lexer tables both need the classes
+        // alone: one is made on a thread while the other is.
+        let (expand, spanner) = std::thread::scope(|scope| {
+            let expand = scope.spawn(|| {
+                // The weights are sets of classes (the eager build's blocks would need every
+                // point's items first); class `class_len` is end of sequence, a block with no
+                // tokens.
+                let words = (class_len + 1).div_ceil(64);
+                let mut all = Bits::new(words);
+                for c in 0..=class_len {
+                    all.insert(c);
+                }
+                let (run_start, runs, every) =
+                    block_runs(&classes, vocab.len(), class_len + 1, |c| Some(c as u32));
+                Dwa::for_expansion(
+                    class_len + 1,
+                    words,
+                    class_len,
+                    all.0.to_vec(),
+                    class_len as u32,
+                    vocab.len(),
+                    run_start,
+                    runs,
+                    every,
+                )
+            });
+            let spanner = (|| {
+                let representatives: Vec<Option<Vec<u8>>> = (0..class_len)
+                    .map(|c| {
+                        let t = classes.representative(ClassId::from_usize(c));
+                        Some(vocab.token_bytes(t).unwrap_or_default().to_vec())
+                    })
+                    .collect();
+                // Tokens of a vocabulary already, so none is empty or too long.
+                let reps = Vocabulary::from_token_bytes(representatives, Vec::new())
+                    .map_err(|_| WdaBuildError::too_large("token classes"))?;
+                let key = |t| lr.lexeme_key(t);
+                PointSpanner::new(parser.lexer(), Arc::new(reps), &spans_config, &key)
+                    .map_err(|e| spans_error(config, e))
+            })();
+            (join(expand), spanner)
+        });
+        let spanner = spanner?;
+        let words = (class_len + 1).div_ceil(64);
         let points = TokenSpans::lexer_points(parser.lexer());
-        let t_spans = t0.elapsed().as_secs_f64();
+        let t_tables = t0.elapsed().as_secs_f64();
         let lexer = parser.lexer();
         let mut plain = vec![NONE; lexer.state_len()];
         let mut inhibited = vec![NONE; lexer.state_len()];
@@ -282,26 +319,6 @@ impl LazyWdaMasker {
                 Some(inh) => inhibited[inh.as_usize()] = i as u32,
             }
         }
-        // The weights are sets of classes (the eager build's blocks would need every point's
-        // items first); class `class_len` is end of sequence, a block with no tokens.
-        let words = (class_len + 1).div_ceil(64);
-        let mut all = Bits::new(words);
-        for c in 0..=class_len {
-            all.insert(c);
-        }
-        let (run_start, runs, every) =
-            block_runs(&classes, vocab.len(), class_len + 1, |c| Some(c as u32));
-        let expand = Dwa::for_expansion(
-            class_len + 1,
-            words,
-            class_len,
-            all.0.to_vec(),
-            class_len as u32,
-            vocab.len(),
-            run_start,
-            runs,
-            every,
-        );
         let start_len = points.len() + 1;
         let points = Points::new(
             spanner,
@@ -366,9 +383,9 @@ impl LazyWdaMasker {
         }
         if crate::determinize::debug() {
             eprintln!(
-                "wda-lazy: token classes {t_classes:.3} s ({class_len}), one token per class and its lexer tables {:.3} s, expansion tables {:.3} s",
-                t_spans - t_classes,
-                m.build_s - t_spans
+                "wda-lazy: token classes {t_classes:.3} s ({class_len}), one token per class and its lexer tables beside the expansion tables {:.3} s, the rest {:.3} s",
+                t_tables - t_classes,
+                m.build_s - t_tables
             );
         }
         Ok(m)
@@ -563,6 +580,13 @@ impl LazyWdaMasker {
         self.clear(eng);
         true
     }
+}
+
+/// The result of a build's scoped thread; a panic there is a bug, passed on.
+fn join<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 /// The cache's capacity: half of what `table_bytes` leave of [`WdaConfig::max_memory`] (a mask
