@@ -671,18 +671,34 @@ pub(crate) fn build_classes(
     let blocks: Vec<&[LexPoint]> = bounds.windows(2).map(|b| &ordered[b[0]..b[1]]).collect();
     let text = TextIndex::new(vocab);
     // Each thread keeps only what the classes need of its blocks: their configurations take
-    // tens of megabytes, freed as soon as a block is walked.
-    let (walked, all_seqs) = walk_blocks(&tables, &text, &blocks, config, &meter, |b| {
-        // The classes read the liveness of the tokens' behaviours alone.
-        let liveness = Liveness::of(&b, Some(&b.token_behaviour), &meter)?;
-        Ok((liveness, b.into_behaviours(&meter)))
-    })?;
+    // tens of megabytes, freed as soon as a block is walked. Each refines a partition of its
+    // own by the blocks it walks, while the other threads still walk theirs.
+    let (walked, all_seqs, refiners) = walk_blocks(
+        &tables,
+        &text,
+        &blocks,
+        config,
+        &meter,
+        || classes::Refiner::new(text.len(), config.max_classes, &meter),
+        |refiner, b| {
+            refiner.refine(&b.token_behaviour)?;
+            // The classes read the liveness of the tokens' behaviours alone.
+            let liveness = Liveness::of(&b, Some(&b.token_behaviour), &meter)?;
+            Ok((liveness, b.into_behaviours(&meter)))
+        },
+    )?;
     for seqs in all_seqs {
         seqs.free();
     }
     let (liveness, behaviours): (Vec<Liveness>, Vec<Vec<u32>>) =
         walked.into_iter().map(|(b, _)| b).unzip();
-    let mut refiner = refine_blocks(text.len(), &behaviours, config, &meter)?;
+    // The classes: the threads' partitions intersected.
+    let mut refiners = refiners.into_iter();
+    let mut refiner = refiners.next().expect("at least one thread walked");
+    for other in refiners {
+        refiner.refine(other.classes())?;
+        other.free();
+    }
 
     let inhibitors: Vec<LexState> = (0..lexer.state_len())
         .filter(|&s| inhibitor_point[s] != NONE)
@@ -840,38 +856,6 @@ fn free_sets(sets: Vec<ClassSet>, meter: &Meter) {
     meter.free(sets);
 }
 
-/// The classes of `behaviours` (per block, per token number), refined on two threads when
-/// there are several blocks and threads (each refines half the blocks, then one pass
-/// intersects the two partitions).
-fn refine_blocks<'m>(
-    text_len: usize,
-    behaviours: &[Vec<u32>],
-    config: &SpansConfig,
-    meter: &'m Meter,
-) -> Result<classes::Refiner<'m>, SpansBuildError> {
-    let refine = |blocks: &[Vec<u32>]| -> Result<classes::Refiner<'m>, SpansBuildError> {
-        let mut refiner = classes::Refiner::new(text_len, config.max_classes, meter)?;
-        for b in blocks {
-            refiner.refine(b)?;
-        }
-        Ok(refiner)
-    };
-    if config.threads < 2 || behaviours.len() < 2 {
-        return refine(behaviours);
-    }
-    let (first, second) = behaviours.split_at(behaviours.len() / 2);
-    let (a, b) = std::thread::scope(|scope| {
-        let b = scope.spawn(|| refine(second));
-        let a = refine(first);
-        (a, b.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-    });
-    let mut a = a?;
-    let b = b?;
-    a.refine(b.classes())?;
-    b.free();
-    Ok(a)
-}
-
 /// The blocks of the classes-only build: an order of `points` and the bounds of the blocks in
 /// it.
 ///
@@ -926,27 +910,30 @@ const MAX_CLASS_BLOCK: usize = 512;
 
 /// Walks the trie for every block of `blocks`, on up to `config.threads` threads (blocks are
 /// independent; each thread interns emitted sequences in its own table) and hands each walked
-/// block to `finish` on the thread that walked it. Returns the results in block order, with
-/// per block the index of the sequence table its configurations refer to. Everything the walks
-/// hold is charged to `meter`.
-fn walk_blocks<'m, T: Send>(
+/// block to `finish` on the thread that walked it, with a state of that thread's (made by
+/// `init`). Returns the results in block order, with per block the index of the sequence
+/// table its configurations refer to; the tables; the threads' states, in the tables' order.
+/// Everything the walks hold is charged to `meter`.
+fn walk_blocks<'m, S: Send, T: Send>(
     tables: &LexTables<'_>,
     text: &TextIndex,
     blocks: &[&[LexPoint]],
     config: &SpansConfig,
     meter: &'m Meter,
-    finish: impl Fn(walk::Block) -> Result<T, SpansBuildError> + Sync,
-) -> Result<WalkedBlocks<'m, T>, SpansBuildError> {
+    init: impl Fn() -> Result<S, SpansBuildError> + Sync,
+    finish: impl Fn(&mut S, walk::Block) -> Result<T, SpansBuildError> + Sync,
+) -> Result<WalkedBlocks<'m, S, T>, SpansBuildError> {
     let done = AtomicU64::new(0);
     let threads = config.threads.clamp(1, blocks.len().max(1));
     // Blocks differ in cost: each thread takes the next block not yet taken.
     let next = AtomicUsize::new(0);
     // A thread that fails stops the others at their next block.
     let failed = AtomicBool::new(false);
-    type Walked<'m, T> = (Vec<(usize, T)>, Seqs<'m>);
-    let run = || -> Result<Walked<'m, T>, SpansBuildError> {
+    type Walked<'m, S, T> = (Vec<(usize, T)>, Seqs<'m>, S);
+    let run = || -> Result<Walked<'m, S, T>, SpansBuildError> {
         let result = (|| {
             let mut seqs = Seqs::new(tables, meter)?;
+            let mut state = init()?;
             let mut work = Work {
                 done: &done,
                 limit: config.max_work,
@@ -962,16 +949,16 @@ fn walk_blocks<'m, T: Send>(
                 }
                 let walked = walk::walk_block(tables, text, block, &mut seqs, &mut work, meter)?;
                 meter.reserve(&mut out, 1)?;
-                out.push((i, finish(walked)?));
+                out.push((i, finish(&mut state, walked)?));
             }
-            Ok((out, seqs))
+            Ok((out, seqs, state))
         })();
         if result.is_err() {
             failed.store(true, Ordering::Relaxed);
         }
         result
     };
-    let results: Vec<Result<Walked<'m, T>, SpansBuildError>> = if threads == 1 {
+    let results: Vec<Result<Walked<'m, S, T>, SpansBuildError>> = if threads == 1 {
         vec![run()]
     } else {
         std::thread::scope(|scope| {
@@ -987,23 +974,25 @@ fn walk_blocks<'m, T: Send>(
     meter.charge(vec_bytes::<Option<(T, usize)>>(blocks.len()))?;
     let mut walked: Vec<Option<(T, usize)>> = (0..blocks.len()).map(|_| None).collect();
     let mut all_seqs = Vec::with_capacity(results.len());
+    let mut states = Vec::with_capacity(results.len());
     for result in results {
-        let (blocks, seqs) = result?;
+        let (blocks, seqs, state) = result?;
         for (i, b) in blocks {
             walked[i] = Some((b, all_seqs.len()));
         }
         all_seqs.push(seqs);
+        states.push(state);
     }
     let walked = walked
         .into_iter()
         .map(|b| b.expect("every block was walked"))
         .collect();
-    Ok((walked, all_seqs))
+    Ok((walked, all_seqs, states))
 }
 
 /// What [`walk_blocks`] returns: per block, `finish`'s result and the index of its sequence
-/// table; the tables.
-type WalkedBlocks<'m, T> = (Vec<(T, usize)>, Vec<Seqs<'m>>);
+/// table; the tables; the threads' states.
+type WalkedBlocks<'m, S, T> = (Vec<(T, usize)>, Vec<Seqs<'m>>, Vec<S>);
 
 /// [`walk_blocks`] keeping the configurations of each block (as `finish` leaves them, with
 /// what it adds), the emitted sequences merged into one table.
@@ -1015,7 +1004,15 @@ fn walk_configurations<'m, T: Send>(
     meter: &'m Meter,
     finish: impl Fn(walk::Block) -> Result<(walk::Block, T), SpansBuildError> + Sync,
 ) -> Result<(Vec<(walk::Block, T)>, Seqs<'m>), SpansBuildError> {
-    let (walked, mut all_seqs) = walk_blocks(tables, text, blocks, config, meter, finish)?;
+    let (walked, mut all_seqs, _) = walk_blocks(
+        tables,
+        text,
+        blocks,
+        config,
+        meter,
+        || Ok(()),
+        |_, b| finish(b),
+    )?;
     let mut rest = all_seqs.split_off(1);
     let mut seqs = all_seqs.pop().expect("at least one thread walked");
     let maps = rest

@@ -772,11 +772,7 @@ impl Liveness {
                 .filter(|&(f, _)| wanted.as_ref().is_none_or(|w| w[f]));
             for (_, (row, out)) in rows {
                 for (chunk, word) in row.chunks(64).zip(out) {
-                    // A word at a time, in a register (the compiler vectorises the compares).
-                    *word = chunk
-                        .iter()
-                        .enumerate()
-                        .fold(0, |w, (b, &q)| w | u64::from(q != 0) << b);
+                    *word = live_word(chunk);
                 }
             }
         }
@@ -805,6 +801,24 @@ impl Liveness {
     pub(super) fn free(self, meter: &Meter) {
         meter.free(self.bits);
     }
+}
+
+/// Bit `j` set where `states[j]` is live (not dead), for up to 64 states.
+#[inline]
+fn live_word(states: &[u32]) -> u64 {
+    // A byte per state first (the compares vectorise), then each 8 bytes' low bits gathered
+    // into 8 bits by one multiply (byte `i`'s bit lands on bit `56 + i`): a third of the
+    // instructions of a shift and an or per state.
+    let mut bytes = [0u8; 64];
+    for (b, &q) in bytes.iter_mut().zip(states) {
+        *b = u8::from(q != 0);
+    }
+    let mut word = 0;
+    for (i, eight) in bytes.chunks_exact(8).enumerate() {
+        let eight = u64::from_le_bytes(eight.try_into().expect("chunks of 8"));
+        word |= (eight.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * i);
+    }
+    word
 }
 
 /// One block's walk in progress.
@@ -1122,6 +1136,20 @@ mod tests {
             shift,
             failed: None,
             meter,
+        }
+    }
+
+    #[test]
+    fn live_words_set_the_bits_of_live_states() {
+        for len in [0, 1, 7, 8, 9, 49, 63, 64] {
+            let states: Vec<u32> = (0..len).map(|j| (j * 7 % 5) as u32 * j as u32).collect();
+            let word = live_word(&states);
+            for (j, &q) in states.iter().enumerate() {
+                assert_eq!(word >> j & 1 == 1, q != 0, "state {j} of {len}");
+            }
+            if len < 64 {
+                assert_eq!(word >> len, 0, "no bit past {len} states");
+            }
         }
     }
 

@@ -203,14 +203,25 @@ pub(crate) fn block_runs(
     block_of: impl Fn(usize) -> Option<u32>,
 ) -> (Vec<u32>, Vec<(u32, u32)>, Vec<u32>) {
     let word_len = vocab_len.div_ceil(32);
-    // Per block: its classes (each one's members ascending) and how many tokens they hold.
-    let mut of_block: Vec<Vec<ClassId>> = vec![Vec::new(); blocks];
+    // Per block: its classes (each one's members ascending), block `b`'s at
+    // `of_block[class_start[b]..class_start[b + 1]]`, and how many tokens they hold.
+    let mut class_start = vec![0usize; blocks + 1];
     let mut sizes = vec![0usize; blocks];
     for c in 0..classes.len() {
         if let Some(b) = block_of(c) {
-            let c = ClassId::from_usize(c);
-            of_block[b as usize].push(c);
-            sizes[b as usize] += classes.members(c).len();
+            class_start[b as usize + 1] += 1;
+            sizes[b as usize] += classes.members(ClassId::from_usize(c)).len();
+        }
+    }
+    for b in 0..blocks {
+        class_start[b + 1] += class_start[b];
+    }
+    let mut of_block = vec![ClassId::default(); class_start[blocks]];
+    let mut fill = class_start.clone();
+    for c in 0..classes.len() {
+        if let Some(b) = block_of(c) {
+            of_block[fill[b as usize]] = ClassId::from_usize(c);
+            fill[b as usize] += 1;
         }
     }
     let mut all = vec![0u32; word_len];
@@ -221,7 +232,8 @@ pub(crate) fn block_runs(
     // most of a 128k vocabulary was a tenth of a schema's wda build); a small one's sorted.
     let mut bitmap: Vec<u32> = Vec::new();
     let mut scratch: Vec<u32> = Vec::new();
-    for (block, &size) in of_block.iter().zip(&sizes) {
+    for (b, &size) in sizes.iter().enumerate() {
+        let block = &of_block[class_start[b]..class_start[b + 1]];
         run_start.push(runs.len() as u32);
         let first = runs.len();
         let mut push = |w: u32, bits: u32| {
@@ -233,7 +245,7 @@ pub(crate) fn block_runs(
             }
         };
         let members = |c: &ClassId| classes.members(*c).iter().map(|t| t.as_u32());
-        if let [c] = block.as_slice() {
+        if let [c] = block {
             for t in members(c) {
                 push(t / 32, 1 << (t % 32));
             }
