@@ -833,6 +833,10 @@ struct BlockWalk<'t, 'a, 'm> {
     /// Behaviour ids by hash, chained through `same_hash`.
     index: AHashMap<u64, u32>,
     same_hash: Vec<u32>,
+    /// Per behaviour: the points from its first live one to its last (the others are dead, and
+    /// a step leaves them dead). On SynCode's Go grammar with Llama 3 these hold 69% of the
+    /// points the steps read; on Java, 99%.
+    live_range: Vec<(u32, u32)>,
     /// `trans[f * class_len + class]`: the behaviour after one more byte of that class.
     /// Empty in a narrow block, whose behaviours are most of its trie nodes (a row each would
     /// be written for a few lookups): `sparse` holds its steps instead.
@@ -879,7 +883,7 @@ pub(super) fn walk_block(
     // Room for `RESERVE` behaviours where the budget has it (growing copies megabytes),
     // else for a few, grown as needed.
     let row = if sparse { 0 } else { class_len };
-    let per_behaviour = vec_bytes::<u32>(2 * width + row + 1);
+    let per_behaviour = vec_bytes::<u32>(2 * width + row + 3);
     let reserve = if meter.try_charge(RESERVE * per_behaviour) {
         RESERVE
     } else {
@@ -899,6 +903,7 @@ pub(super) fn walk_block(
         e: Vec::with_capacity(reserve * width),
         index: AHashMap::new(),
         same_hash: Vec::with_capacity(reserve),
+        live_range: Vec::with_capacity(reserve),
         trans: Vec::with_capacity(if sparse {
             2 * class_len
         } else {
@@ -918,6 +923,7 @@ pub(super) fn walk_block(
     w.q.extend(points.iter().map(|p| p.state.as_u32()));
     w.e.resize(2 * width, 0);
     w.same_hash.resize(2, u32::MAX);
+    w.live_range.extend([(0, 0), (0, width as u32)]);
     w.trans.resize(class_len, DEAD);
     w.trans.resize(2 * class_len, UNKNOWN);
 
@@ -984,6 +990,7 @@ pub(super) fn walk_block(
         mut e,
         index,
         same_hash,
+        live_range,
         trans,
         sparse,
         inhibitor,
@@ -1000,6 +1007,7 @@ pub(super) fn walk_block(
     for v in [same_hash, trans, inhibitor, scratch_q, scratch_e] {
         meter.free(v);
     }
+    meter.free(live_range);
     Ok(Block {
         width,
         q,
@@ -1029,15 +1037,23 @@ impl BlockWalk<'_, '_, '_> {
         // Where a lexeme that cannot go on restarts: the same for every point.
         let restart = lexer.next_class(lexer.start(), class as u8).as_u32();
         let mut live = 0u32;
-        let from_q = &self.q[base..base + width];
-        let from_e = &self.e[base..base + width];
+        // Only the points `from` keeps alive can live on: the others stay dead, with nothing
+        // emitted.
+        let (lo, hi) = self.live_range[from as usize];
+        let (lo, hi) = (lo as usize, hi as usize);
+        let from_q = &self.q[base + lo..base + hi];
+        let from_e = &self.e[base + lo..base + hi];
         let to_q = &mut self.scratch_q[..width];
         let to_e = &mut self.scratch_e[..width];
+        for v in [&mut *to_q, &mut *to_e] {
+            v[..lo].fill(0);
+            v[hi..].fill(0);
+        }
         for (((&q, &e), nq), ne) in from_q
             .iter()
             .zip(from_e)
-            .zip(to_q.iter_mut())
-            .zip(to_e.iter_mut())
+            .zip(to_q[lo..hi].iter_mut())
+            .zip(to_e[lo..hi].iter_mut())
         {
             let o = outcome[q as usize];
             let (q2, e2) = if o & EMIT == 0 {
@@ -1105,6 +1121,7 @@ impl BlockWalk<'_, '_, '_> {
         meter.reserve(&mut self.q, w)?;
         meter.reserve(&mut self.e, w)?;
         meter.reserve(&mut self.same_hash, 1)?;
+        meter.reserve(&mut self.live_range, 1)?;
         if self.sparse.is_none() {
             meter.reserve(&mut self.trans, self.class_len)?;
         }
@@ -1113,6 +1130,10 @@ impl BlockWalk<'_, '_, '_> {
         self.q.extend_from_slice(&self.scratch_q);
         self.e.extend_from_slice(&self.scratch_e);
         self.same_hash.push(head);
+        let live = |&q: &u32| q != 0;
+        let lo = self.scratch_q.iter().position(live).unwrap_or(w);
+        let hi = self.scratch_q.iter().rposition(live).map_or(lo, |j| j + 1);
+        self.live_range.push((lo as u32, hi as u32));
         self.index.insert(hash, id);
         if self.sparse.is_none() {
             self.trans
