@@ -37,7 +37,7 @@ fn view(state: &ParserState) -> (BTreeSet<HeadView>, bool, bool) {
     (heads, state.is_accepting(), state.is_live())
 }
 
-fn layers(node: &GssNode) -> Vec<Vec<u32>> {
+pub(super) fn layers(node: &GssNode) -> Vec<Vec<u32>> {
     let mut out = Vec::new();
     let mut layer = vec![node.clone()];
     for _ in 0..DEPTH {

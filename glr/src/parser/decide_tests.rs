@@ -1,14 +1,16 @@
-//! `Parser::decide_linear` (the LR automaton run on copies of the top states) answers as the
-//! GLR reducer does wherever it answers: for every node within a few edges of each head, and
-//! every terminal, on random grammars and texts and on the right-recursive statements of the
-//! chain tests. A case where it leaves the question to the reducer is not compared.
+//! `Parser::decide_linear` and `Parser::shift_linear` (the LR automaton run on copies of the top
+//! states) answer as the GLR reducer does wherever they answer: for every node within a few
+//! edges of each head, and every terminal, whether it shifts, and the LR states at each distance
+//! below the node the shift makes; on random grammars and texts, on the right-recursive
+//! statements of the chain tests, a reduce/reduce conflict and a fork. A case left to the
+//! reducer is not compared.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use proptest::prelude::*;
 
-use super::chain_tests::{lark, parser, CHAINED};
+use super::chain_tests::{lark, layers, parser, CHAINED};
 use super::rnglr::{self, Allowance, Stop};
 use super::{Parser, ParserState};
 use crate::gss::GssNode;
@@ -51,12 +53,30 @@ fn same_answers(parser: &Parser, state: &ParserState) -> Result<usize, TestCaseE
                     );
                     compared += 1;
                 }
+                if let Some(fast) = parser.shift_linear(node, k) {
+                    let slow = rnglr::shift(
+                        &parser.tables,
+                        std::slice::from_ref(node),
+                        &[k],
+                        &mut Allowance::unlimited(),
+                    )
+                    .expect("no budget");
+                    prop_assert_eq!(view(&fast), view(&slow), "shift at {:?}, k {}", node, k);
+                    compared += 1;
+                }
             }
             next.extend(node.predecessors());
         }
         layer = next;
     }
     Ok(compared)
+}
+
+/// A frontier as compared: per node, the LR states at each distance below it, sorted.
+fn view(frontier: &[GssNode]) -> Vec<Vec<Vec<u32>>> {
+    let mut v: Vec<_> = frontier.iter().map(layers).collect();
+    v.sort();
+    v
 }
 
 fn commits_answer_alike(parser: &Arc<Parser>, pieces: &[&[u8]]) -> Result<usize, TestCaseError> {
@@ -130,9 +150,20 @@ y: "e"
 t: "f"
 "#;
 
+/// After `"x"`, on `"y"`: two empty reductions push two states before the shift.
+const EMPTIES: &str = r#"
+start: "x" e f "y"
+e: "a"?
+f: "b"?
+"#;
+
 #[test]
-fn conflicts_and_forks_decide_alike() {
-    for (src, texts) in [(REDUCE_REDUCE, ["ae", "be"]), (FORK, ["ef", "e"])] {
+fn conflicts_forks_and_empty_rules_decide_alike() {
+    for (src, texts) in [
+        (REDUCE_REDUCE, ["ae", "be"]),
+        (FORK, ["ef", "e"]),
+        (EMPTIES, ["x", "xa"]),
+    ] {
         let parser = parser(src).expect("builds");
         for text in texts {
             let pieces: Vec<&[u8]> = text.as_bytes().chunks(1).collect();

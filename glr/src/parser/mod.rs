@@ -39,7 +39,7 @@ use smallvec::SmallVec;
 use crate::cfg::patterns::{self, MissingPatterns};
 use crate::cfg::{normalize, Cfg, NormalizeConfig, NormalizeError};
 use crate::grammar::Grammar;
-use crate::gss::{GssNode, GssNodeId};
+use crate::gss::{Edge, GssNode, GssNodeId, Level, NodeData, NodeRef};
 use crate::lr::{Action, Conflict, LrBuildError, LrConfig, LrState, LrTables};
 use crate::span::Span;
 
@@ -344,6 +344,11 @@ impl Parser {
         if t.as_usize() >= self.cfg().terminal_len() || self.is_ignored(t) {
             return Ok(SmallVec::new());
         }
+        if let [node] = frontier {
+            if let Some(shifted) = self.shift_linear(node, t.as_u32()) {
+                return Ok(shifted);
+            }
+        }
         rnglr::shift(
             &self.tables,
             frontier,
@@ -545,6 +550,80 @@ impl Parser {
             pushed.push(self.tables.goto(under, lhs)?);
         }
         None
+    }
+}
+
+impl Parser {
+    /// [`Parser::shift_frontier`] of one node where the reductions follow one path, as in
+    /// [`Parser::decide_linear`]: the states the reductions push become one new level of nodes
+    /// above the node they popped down to, and the shift one node above them (or above the node
+    /// itself when nothing is reduced). The stacks are the reducer's; only the GSS's layout may
+    /// differ (no scratch copy of the node). `None` (the reducer shifts) where a node forks, a
+    /// state has other than one action on `k`, the run passes [`MAX_LINEAR_REDUCTIONS`], or its
+    /// nodes would pass the step's node budget. Where the run ends without a shift, nothing is
+    /// shifted.
+    fn shift_linear(&self, node: &GssNode, k: u32) -> Option<SmallVec<[GssNode; 2]>> {
+        let mut pushed: SmallVec<[LrState; 8]> = SmallVec::new();
+        let mut base = node.as_ref();
+        for _ in 0..MAX_LINEAR_REDUCTIONS {
+            let top = pushed.last().copied().unwrap_or_else(|| base.state());
+            let mut actions = self.tables.actions_at(top, k);
+            let (lhs, len) = match (actions.next(), actions.next()) {
+                (None, _) => return Some(SmallVec::new()),
+                (Some(&Action::Shift(to)), None) => {
+                    if pushed.len() + 1 > self.max_nodes_per_step {
+                        return None;
+                    }
+                    return Some(SmallVec::from_elem(self.push_run(base, &pushed, to), 1));
+                }
+                (Some(&Action::Reduce { lhs, len, .. }), None) => (lhs, len as usize),
+                _ => return None,
+            };
+            let from_pushed = len.min(pushed.len());
+            pushed.truncate(pushed.len() - from_pushed);
+            for _ in from_pushed..len {
+                let [e] = base.edges() else { return None };
+                base = base.follow(e);
+            }
+            let under = pushed.last().copied().unwrap_or_else(|| base.state());
+            pushed.push(self.tables.goto(under, lhs)?);
+        }
+        None
+    }
+
+    /// The node of state `to` above the states `pushed` (bottom first) above `base`: the
+    /// pushed states in one level, each on the one before (the first on `base`), and `to` in
+    /// a level of its own.
+    fn push_run(&self, base: NodeRef<'_>, pushed: &[LrState], to: LrState) -> GssNode {
+        let below = if pushed.is_empty() {
+            base.to_node()
+        } else {
+            let nodes = pushed
+                .iter()
+                .enumerate()
+                .map(|(i, &state)| NodeData {
+                    state,
+                    edges: SmallVec::from_elem(
+                        match i.checked_sub(1) {
+                            None => Edge::Down(base.to_node()),
+                            Some(j) => Edge::Same(j as u32),
+                        },
+                        1,
+                    ),
+                })
+                .collect();
+            GssNode {
+                level: Level::new(nodes),
+                index: pushed.len() as u32 - 1,
+            }
+        };
+        GssNode {
+            level: Level::new(vec![NodeData {
+                state: to,
+                edges: SmallVec::from_elem(Edge::Down(below), 1),
+            }]),
+            index: 0,
+        }
     }
 }
 
