@@ -520,61 +520,43 @@ impl Parser {
     }
 }
 
-impl Parser {
-    /// [`Parser::decide`] where the reductions follow one path: they run on a copy of the top
-    /// LR states, without building GSS nodes, while every node they pop below `node` has one
-    /// predecessor and every state reached has one action on `k`. That is the LR automaton's
-    /// own run, so it answers as the GLR reducer would; `None` (the reducer decides) where a
-    /// node forks, a state has a conflict on `k`, or more than [`MAX_LINEAR_REDUCTIONS`]
-    /// reductions run (a cycle of unit rules). Building the reducer's scratch nodes was most of
-    /// the trie masker's time at its median on Go.
-    fn decide_linear(&self, node: &GssNode, k: u32) -> Option<bool> {
-        let mut pushed: SmallVec<[LrState; 8]> = SmallVec::new();
-        let mut base = node.as_ref();
-        for _ in 0..MAX_LINEAR_REDUCTIONS {
-            let top = pushed.last().copied().unwrap_or_else(|| base.state());
-            let mut actions = self.tables.actions_at(top, k);
-            let (lhs, len) = match (actions.next(), actions.next()) {
-                (None, _) => return Some(false),
-                (Some(Action::Shift(_)), _) => return Some(true),
-                (Some(&Action::Reduce { lhs, len, .. }), None) => (lhs, len as usize),
-                _ => return None,
-            };
-            let from_pushed = len.min(pushed.len());
-            pushed.truncate(pushed.len() - from_pushed);
-            for _ in from_pushed..len {
-                let [e] = base.edges() else { return None };
-                base = base.follow(e);
-            }
-            let under = pushed.last().copied().unwrap_or_else(|| base.state());
-            pushed.push(self.tables.goto(under, lhs)?);
-        }
-        None
-    }
+/// Where [`Parser::run_linear`] stopped: a state with no action on the lookahead, or one that
+/// shifts it, with the states the reductions pushed (bottom first) above the node they popped
+/// down to.
+enum Linear<'a> {
+    Error,
+    Shift {
+        base: NodeRef<'a>,
+        pushed: SmallVec<[LrState; 8]>,
+        to: LrState,
+        alone: bool,
+    },
 }
 
 impl Parser {
-    /// [`Parser::shift_frontier`] of one node where the reductions follow one path, as in
-    /// [`Parser::decide_linear`]: the states the reductions push become one new level of nodes
-    /// above the node they popped down to, and the shift one node above them (or above the node
-    /// itself when nothing is reduced). The stacks are the reducer's; only the GSS's layout may
-    /// differ (no scratch copy of the node). `None` (the reducer shifts) where a node forks, a
-    /// state has other than one action on `k`, the run passes [`MAX_LINEAR_REDUCTIONS`], or its
-    /// nodes would pass the step's node budget. Where the run ends without a shift, nothing is
-    /// shifted.
-    fn shift_linear(&self, node: &GssNode, k: u32) -> Option<SmallVec<[GssNode; 2]>> {
+    /// The reductions on `k` below `node` where they follow one path: they run on a copy of the
+    /// top LR states, without building GSS nodes, while every node they pop below `node` has
+    /// one predecessor and every state reached has one action on `k` (or a shift among others,
+    /// `alone` false then). That is the LR automaton's own run, so it goes where the GLR
+    /// reducer would; `None` (the reducer decides) where a node forks, a state has a conflict
+    /// on `k` between reductions, or more than [`MAX_LINEAR_REDUCTIONS`] reductions run (a
+    /// cycle of unit rules). Building the reducer's scratch nodes was most of the trie masker's
+    /// time at its median on Go.
+    fn run_linear<'a>(&self, node: &'a GssNode, k: u32) -> Option<Linear<'a>> {
         let mut pushed: SmallVec<[LrState; 8]> = SmallVec::new();
         let mut base = node.as_ref();
         for _ in 0..MAX_LINEAR_REDUCTIONS {
             let top = pushed.last().copied().unwrap_or_else(|| base.state());
             let mut actions = self.tables.actions_at(top, k);
             let (lhs, len) = match (actions.next(), actions.next()) {
-                (None, _) => return Some(SmallVec::new()),
-                (Some(&Action::Shift(to)), None) => {
-                    if pushed.len() + 1 > self.max_nodes_per_step {
-                        return None;
-                    }
-                    return Some(SmallVec::from_elem(self.push_run(base, &pushed, to), 1));
+                (None, _) => return Some(Linear::Error),
+                (Some(&Action::Shift(to)), other) => {
+                    return Some(Linear::Shift {
+                        base,
+                        pushed,
+                        to,
+                        alone: other.is_none(),
+                    })
                 }
                 (Some(&Action::Reduce { lhs, len, .. }), None) => (lhs, len as usize),
                 _ => return None,
@@ -589,6 +571,30 @@ impl Parser {
             pushed.push(self.tables.goto(under, lhs)?);
         }
         None
+    }
+
+    /// [`Parser::decide`] by [`Parser::run_linear`].
+    fn decide_linear(&self, node: &GssNode, k: u32) -> Option<bool> {
+        Some(matches!(self.run_linear(node, k)?, Linear::Shift { .. }))
+    }
+
+    /// [`Parser::shift_frontier`] of one node by [`Parser::run_linear`]: the states the
+    /// reductions push become one new level of nodes above the node they popped down to, and
+    /// the shift one node above them (or above the node itself when nothing is reduced). The
+    /// stacks are the reducer's; only the GSS's layout may differ (no scratch copy of the
+    /// node). `None` (the reducer shifts) where the run gives up, the shift comes with another
+    /// action, or its nodes would pass the step's node budget.
+    fn shift_linear(&self, node: &GssNode, k: u32) -> Option<SmallVec<[GssNode; 2]>> {
+        match self.run_linear(node, k)? {
+            Linear::Error => Some(SmallVec::new()),
+            Linear::Shift {
+                base,
+                pushed,
+                to,
+                alone,
+            } => (alone && pushed.len() < self.max_nodes_per_step)
+                .then(|| SmallVec::from_elem(self.push_run(base, &pushed, to), 1)),
+        }
     }
 
     /// The node of state `to` above the states `pushed` (bottom first) above `base`: the
@@ -627,7 +633,7 @@ impl Parser {
     }
 }
 
-/// The most reductions [`Parser::decide_linear`] runs before it leaves the question to the GLR
+/// The most reductions [`Parser::run_linear`] runs before it leaves the question to the GLR
 /// reducer.
 const MAX_LINEAR_REDUCTIONS: usize = 256;
 
