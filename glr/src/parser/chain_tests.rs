@@ -119,16 +119,29 @@ pub(super) fn lark(rules: &[Vec<Vec<u8>>]) -> String {
     src
 }
 
+/// Rules for [`lark`]: one to four rules of one to three alternatives of up to three symbols.
+pub(super) fn random_rules() -> impl Strategy<Value = Vec<Vec<Vec<u8>>>> {
+    prop::collection::vec(
+        prop::collection::vec(prop::collection::vec(0u8..7, 0..4), 1..4),
+        1..5,
+    )
+}
+
+/// Up to `max` bytes over [`lark`]'s terminals, `a` most often.
+pub(super) fn abc_text(max: usize) -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(
+        prop_oneof![4 => Just(b'a'), 2 => Just(b'b'), 1 => Just(b'c')],
+        0..max,
+    )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn random_grammars_step_alike(
-        rules in prop::collection::vec(
-            prop::collection::vec(prop::collection::vec(0u8..7, 0..4), 1..4),
-            1..5,
-        ),
-        text in prop::collection::vec(prop_oneof![4 => Just(b'a'), 2 => Just(b'b'), 1 => Just(b'c')], 0..40),
+        rules in random_rules(),
+        text in abc_text(40),
         whole in any::<bool>(),
     ) {
         let src = lark(&rules);

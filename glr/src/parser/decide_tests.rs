@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 
-use super::chain_tests::{lark, layers, parser, CHAINED};
+use super::chain_tests::{abc_text, lark, layers, parser, random_rules, CHAINED};
 use super::rnglr::{self, Allowance, Stop};
 use super::{Parser, ParserState};
 use crate::gss::GssNode;
@@ -96,11 +96,8 @@ proptest! {
 
     #[test]
     fn random_grammars_decide_alike(
-        rules in prop::collection::vec(
-            prop::collection::vec(prop::collection::vec(0u8..7, 0..4), 1..4),
-            1..5,
-        ),
-        text in prop::collection::vec(prop_oneof![4 => Just(b'a'), 2 => Just(b'b'), 1 => Just(b'c')], 0..30),
+        rules in random_rules(),
+        text in abc_text(30),
     ) {
         let parser = parser(&lark(&rules));
         prop_assume!(parser.is_some(), "the grammar does not build");

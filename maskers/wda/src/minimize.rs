@@ -83,6 +83,8 @@ fn coarsest(dfa: &Dfa) -> (Vec<u32>, usize) {
     let mut sigs: Vec<u32> = Vec::new();
     let mut at: Vec<usize> = Vec::new();
     let mut order: Vec<usize> = Vec::new();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut moved: Vec<u32> = Vec::new();
     while let Some(b) = dirty.pop() {
         is_dirty[b as usize] = false;
         let list = std::mem::take(&mut members[b as usize]);
@@ -107,7 +109,7 @@ fn coarsest(dfa: &Dfa) -> (Vec<u32>, usize) {
         order.sort_unstable_by(|&i, &j| sig(i).cmp(sig(j)));
         // Runs of equal signatures: the largest keeps the block's id, each other becomes a
         // new block, and the blocks of its members' predecessors are looked at again.
-        let mut runs: Vec<(usize, usize)> = Vec::new();
+        runs.clear();
         let mut lo = 0;
         for hi in 1..=order.len() {
             if hi == order.len() || sig(order[hi]) != sig(order[lo]) {
@@ -118,7 +120,7 @@ fn coarsest(dfa: &Dfa) -> (Vec<u32>, usize) {
         let keep = (0..runs.len())
             .max_by_key(|&r| (runs[r].1 - runs[r].0, std::cmp::Reverse(r)))
             .unwrap_or(0);
-        let mut moved: Vec<u32> = Vec::new();
+        moved.clear();
         for (r, &(lo, hi)) in runs.iter().enumerate() {
             let mut group: Vec<u32> = order[lo..hi].iter().map(|&i| list[i]).collect();
             group.sort_unstable();
