@@ -540,8 +540,8 @@ impl Parser {
     /// `alone` false then). That is the LR automaton's own run, so it goes where the GLR
     /// reducer would; `None` (the reducer decides) where a node forks, a state has a conflict
     /// on `k` between reductions, or more than [`MAX_LINEAR_REDUCTIONS`] reductions run (a
-    /// cycle of unit rules). Building the reducer's scratch nodes was most of the trie masker's
-    /// time at its median on Go.
+    /// cycle of unit rules). Unlike the reducer, it builds no scratch nodes, which would be
+    /// most of the cost of a question the trie masker asks at every lexeme boundary.
     fn run_linear<'a>(&self, node: &'a GssNode, k: u32) -> Option<Linear<'a>> {
         let mut pushed: SmallVec<[LrState; 8]> = SmallVec::new();
         let mut base = node.as_ref();

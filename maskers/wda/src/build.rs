@@ -228,8 +228,8 @@ pub(crate) fn block_runs(
     let mut run_start = Vec::with_capacity(blocks + 1);
     let mut runs: Vec<(u32, u32)> = Vec::new();
     // A block's members in ascending order: a single class's as they are; a large block's
-    // through a bitmap of the vocabulary (one pass over its words, where sorting a block of
-    // most of a 128k vocabulary was a tenth of a schema's wda build); a small one's sorted.
+    // through a bitmap of the vocabulary (one pass over its words, cheaper than sorting a
+    // block of most of the vocabulary); a small one's sorted.
     let mut bitmap: Vec<u32> = Vec::new();
     let mut scratch: Vec<u32> = Vec::new();
     for (b, &size) in sizes.iter().enumerate() {

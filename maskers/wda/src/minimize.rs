@@ -6,9 +6,8 @@
 //! default target, [(x, output, block of target)])`, where entries that behave like the default
 //! are left out so that the signature is a function of the behaviour, not of how sparse the
 //! list happens to be. Only blocks with a member whose successor changed block since they were
-//! last split are looked at again (Moore's rounds looked at every state each round: tens of
-//! rounds on a schema's automaton, each hashing every state's signature); when none is left,
-//! the blocks are the equivalence classes.
+//! last split are looked at again, so a split costs the blocks it can change rather than a pass
+//! over every state; when none is left, the blocks are the equivalence classes.
 
 use crate::bits::{Weight, Weights, EMPTY};
 use crate::determinize::{Dfa, StateId, DEAD};
