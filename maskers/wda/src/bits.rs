@@ -41,6 +41,10 @@ pub(crate) struct Weights {
     words: usize,
     /// Weight `w` is `arena[w * words..(w + 1) * words]`.
     arena: Vec<u64>,
+    /// Per weight: its words from the first nonzero one to the last (`0..0` for the empty
+    /// set). Most weights hold a few classes, and a union over their span reads a few words
+    /// instead of all of them.
+    spans: Vec<(u32, u32)>,
     index: AHashMap<u64, SmallVec<[Weight; 1]>>,
     /// Heap bytes held, approximately.
     pub(crate) heap: usize,
@@ -81,6 +85,7 @@ impl Weights {
         let mut w = Weights {
             words,
             arena: Vec::new(),
+            spans: Vec::new(),
             index: AHashMap::new(),
             heap: 0,
         };
@@ -100,6 +105,14 @@ impl Weights {
         &self.arena[w as usize * self.words..(w as usize + 1) * self.words]
     }
 
+    /// The words of `w` from its first nonzero one, and that one's index (see `spans`).
+    #[inline]
+    pub(crate) fn get_nonzero(&self, w: Weight) -> (usize, &[u64]) {
+        let (lo, hi) = self.spans[w as usize];
+        let at = w as usize * self.words;
+        (lo as usize, &self.arena[at + lo as usize..at + hi as usize])
+    }
+
     pub(crate) fn intern(&mut self, b: Bits) -> Weight {
         self.intern_words(&b.0)
     }
@@ -116,8 +129,11 @@ impl Weights {
         }
         let id = self.len() as Weight;
         self.arena.extend_from_slice(b);
+        let lo = b.iter().position(|&x| x != 0).unwrap_or(0);
+        let hi = b.iter().rposition(|&x| x != 0).map_or(lo, |i| i + 1);
+        self.spans.push((lo as u32, hi as u32));
         self.index.entry(h).or_default().push(id);
-        self.heap += self.words * 8 + 32;
+        self.heap += self.words * 8 + 40;
         id
     }
 
@@ -169,6 +185,22 @@ impl Weights {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nonzero_words_are_a_weights_span() {
+        let mut ws = Weights::new(5);
+        assert_eq!(ws.get_nonzero(EMPTY), (0, &[][..]));
+        for classes in [&[70usize][..], &[3, 200], &[130, 131, 190], &[0, 319]] {
+            let mut b = Bits::new(5);
+            for &c in classes {
+                b.insert(c);
+            }
+            let w = ws.intern(b.clone());
+            let (lo, words) = ws.get_nonzero(w);
+            let (first, last) = (classes[0] / 64, classes[classes.len() - 1] / 64);
+            assert_eq!((lo, words), (first, &b.0[first..=last]), "{classes:?}");
+        }
+    }
 
     #[test]
     fn interning_and_union() {

@@ -670,7 +670,8 @@ impl Construction {
                 if o == SUCC {
                     if w != last_yes {
                         last_yes = w;
-                        for (a, b) in yes_bits.iter_mut().zip(weights.get(w)) {
+                        let (lo, words) = weights.get_nonzero(w);
+                        for (a, b) in yes_bits[lo..].iter_mut().zip(words) {
                             *a |= b;
                         }
                     }

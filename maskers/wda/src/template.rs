@@ -322,7 +322,9 @@ pub(crate) struct Templates {
     pre_arena: Vec<u32>,
     scratch_entries: Vec<(u32, Cont, u32, bool)>,
     scratch_seen: Vec<(u32, Cont, u32)>,
-    scratch_big: HashSet<(u32, Cont, u32), ahash::RandomState>,
+    /// Taken out while [`Templates::over`] runs (an `Option`, so that taking it costs
+    /// nothing: a hasher with fixed seeds is built from a global table at every call).
+    scratch_big: Option<HashSet<(u32, Cont, u32), ahash::RandomState>>,
     /// Entries (unknowns + outcomes + links + memo entries) allowed before [`SummaryBudget`].
     max_entries: usize,
     entries: usize,
@@ -385,7 +387,7 @@ impl Templates {
             pre_arena: Vec::new(),
             scratch_entries: Vec::new(),
             scratch_seen: Vec::new(),
-            scratch_big: fixed_set(),
+            scratch_big: Some(fixed_set()),
             max_entries,
             entries: 0,
         }
@@ -470,7 +472,7 @@ impl Templates {
             + vec(&self.pre_arena)
             + vec(&self.scratch_entries)
             + vec(&self.scratch_seen)
-            + set(&self.scratch_big)
+            + self.scratch_big.as_ref().map_or(0, set)
     }
 
     fn count(&mut self, n: usize) -> Result<(), SummaryBudget> {
@@ -909,7 +911,7 @@ impl Templates {
         seen.clear();
         // Reused, and seeded once: a fresh `AHashSet` draws a random seed, which costs more
         // than most closures.
-        let mut seen_big = std::mem::replace(&mut self.scratch_big, fixed_set());
+        let mut seen_big = self.scratch_big.take().unwrap_or_else(fixed_set);
         seen_big.clear();
         let r = (|| {
             while let Some((t1, k1, y, with_pre)) = stack.pop() {
@@ -955,7 +957,7 @@ impl Templates {
             Ok(())
         })();
         self.scratch_seen = seen;
-        self.scratch_big = seen_big;
+        self.scratch_big = Some(seen_big);
         r
     }
 }
