@@ -14,9 +14,22 @@ use crate::TerminalId;
 /// [`insert`](TerminalSet::insert) of a larger id extends it. Equality and hashing depend on the
 /// members only, never on the capacity, so two sets built with different `new(len)` that hold
 /// the same terminals are equal.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct TerminalSet {
     words: Vec<u64>,
+}
+
+impl Clone for TerminalSet {
+    fn clone(&self) -> TerminalSet {
+        TerminalSet {
+            words: self.words.clone(),
+        }
+    }
+
+    /// Reuses `self`'s buffer (the derived `clone_from` would allocate a new one).
+    fn clone_from(&mut self, source: &TerminalSet) {
+        self.words.clone_from(&source.words);
+    }
 }
 
 impl TerminalSet {
@@ -162,6 +175,19 @@ mod tests {
 
     fn t(i: u32) -> TerminalId {
         TerminalId::from(i)
+    }
+
+    #[test]
+    fn clone_from_copies_the_members_whatever_the_sizes() {
+        let small: TerminalSet = [t(1), t(3)].into_iter().collect();
+        let large: TerminalSet = [t(2), t(200)].into_iter().collect();
+        let mut s = large.clone();
+        s.clone_from(&small);
+        assert_eq!(s, small);
+        assert!(!s.contains(t(200)) && !s.contains(t(2)));
+        s.clone_from(&large);
+        assert_eq!(s, large);
+        assert!(!s.contains(t(1)));
     }
 
     #[test]

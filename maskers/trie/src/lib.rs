@@ -359,7 +359,11 @@ struct Stack {
 /// Scratch space of [`TrieMasker`], reused across masks.
 struct Cache {
     shift: ShiftCache,
+    /// The walk's stacks are `stacks[..live_stacks]`; those past it are spent, kept so that
+    /// their sets' buffers serve the next stacks (a walk makes a stack at every lexeme
+    /// boundary it looks past).
     stacks: Vec<Stack>,
+    live_stacks: usize,
     /// `(stack, terminal)` → the stack after shifting it (`None`: cannot be shifted).
     shifted: AHashMap<(u32, TerminalId), Option<u32>>,
     /// `frames[d]`: the configurations after the first `d` bytes of the current path.
@@ -428,6 +432,7 @@ impl Masker for TrieMasker {
         MaskCache::new(Cache {
             shift: ShiftCache::new(),
             stacks: Vec::new(),
+            live_stacks: 0,
             shifted: AHashMap::new(),
             frames: Vec::new(),
             inhibitors: Vec::new(),
@@ -514,7 +519,10 @@ impl TrieMasker {
         if cache.shift.len() > 1 << 16 {
             cache.shift.clear();
         }
-        cache.stacks.clear();
+        for spent in &mut cache.stacks[..cache.live_stacks] {
+            spent.frontier.clear();
+        }
+        cache.live_stacks = 0;
         cache.shifted.clear();
         cache.inhibitors.clear();
         cache.base_lex.clear();
@@ -605,13 +613,22 @@ impl TrieMasker {
 
     /// Adds a stack; returns its index.
     fn push_stack(&self, cache: &mut Cache, frontier: SmallVec<[GssNode; 2]>) -> u32 {
-        cache.stacks.push(Stack {
-            frontier,
-            known: self.ignored.clone(),
-            yes: self.ignored.clone(),
-        });
+        let i = cache.live_stacks;
+        match cache.stacks.get_mut(i) {
+            Some(spent) => {
+                spent.frontier = frontier;
+                spent.known.clone_from(&self.ignored);
+                spent.yes.clone_from(&self.ignored);
+            }
+            None => cache.stacks.push(Stack {
+                frontier,
+                known: self.ignored.clone(),
+                yes: self.ignored.clone(),
+            }),
+        }
+        cache.live_stacks += 1;
         cache.stats.stacks += 1;
-        (cache.stacks.len() - 1) as u32
+        i as u32
     }
 
     /// Whether `stack` can shift some terminal of `wanted` or `wanted` holds an ignored one:
