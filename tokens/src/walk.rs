@@ -833,9 +833,13 @@ struct BlockWalk<'t, 'a, 'm> {
     /// Behaviour ids by hash, chained through `same_hash`.
     index: AHashMap<u64, u32>,
     same_hash: Vec<u32>,
-    /// Per behaviour: the points from its first live one to its last (the others are dead, and
-    /// a step leaves them dead), the only ones a step from it reads.
-    live_range: Vec<(u32, u32)>,
+    /// Per behaviour: bit `c` set where chunk `c` (points `c * chunk..`, see [`Chunks`]) holds
+    /// a live point. A dead point stays dead after any byte, with nothing emitted, so a step
+    /// reads only these chunks.
+    live_chunks: Vec<u64>,
+    chunks: Chunks,
+    /// The chunks the scratch vectors may hold live points in (the others are zero).
+    dirty: u64,
     /// `trans[f * class_len + class]`: the behaviour after one more byte of that class.
     /// Empty in a narrow block, whose behaviours are most of its trie nodes (a row each would
     /// be written for a few lookups): `sparse` holds its steps instead.
@@ -902,7 +906,9 @@ pub(super) fn walk_block(
         e: Vec::with_capacity(reserve * width),
         index: AHashMap::new(),
         same_hash: Vec::with_capacity(reserve),
-        live_range: Vec::with_capacity(reserve),
+        live_chunks: Vec::with_capacity(reserve),
+        chunks: Chunks::new(width),
+        dirty: 0,
         trans: Vec::with_capacity(if sparse {
             2 * class_len
         } else {
@@ -922,7 +928,7 @@ pub(super) fn walk_block(
     w.q.extend(points.iter().map(|p| p.state.as_u32()));
     w.e.resize(2 * width, 0);
     w.same_hash.resize(2, u32::MAX);
-    w.live_range.extend([(0, 0), (0, width as u32)]);
+    w.live_chunks.extend([0, w.chunks.all()]);
     w.trans.resize(class_len, DEAD);
     w.trans.resize(2 * class_len, UNKNOWN);
 
@@ -989,7 +995,7 @@ pub(super) fn walk_block(
         mut e,
         index,
         same_hash,
-        live_range,
+        live_chunks,
         trans,
         sparse,
         inhibitor,
@@ -1006,7 +1012,7 @@ pub(super) fn walk_block(
     for v in [same_hash, trans, inhibitor, scratch_q, scratch_e] {
         meter.free(v);
     }
-    meter.free(live_range);
+    meter.free(live_chunks);
     Ok(Block {
         width,
         q,
@@ -1015,11 +1021,131 @@ pub(super) fn walk_block(
     })
 }
 
+/// The fewest points in a chunk of a block (see [`Chunks`]). A step reads the chunks that hold
+/// a live point and skips the others: smaller chunks skip more dead points but cost more per
+/// chunk, and on real grammars most chunks that hold a live point hold several.
+const CHUNK: usize = 8;
+
+/// A block's points cut into at most 64 chunks of the same length (the last one shorter), so
+/// that the chunks holding a live point are one word per behaviour.
+#[derive(Clone, Copy, Debug)]
+struct Chunks {
+    width: usize,
+    /// Points per chunk.
+    len: usize,
+}
+
+impl Chunks {
+    fn new(width: usize) -> Chunks {
+        Chunks {
+            width,
+            len: width.div_ceil(64).max(CHUNK),
+        }
+    }
+
+    /// Every chunk's bit.
+    fn all(self) -> u64 {
+        match self.width.div_ceil(self.len) {
+            64 => u64::MAX,
+            n => (1 << n) - 1,
+        }
+    }
+
+    /// The points of chunk `c`.
+    #[inline]
+    fn range(self, c: u32) -> std::ops::Range<usize> {
+        let lo = c as usize * self.len;
+        lo..(lo + self.len).min(self.width)
+    }
+
+    /// Each run of consecutive chunks whose bits `bits` sets, in order: its first chunk and
+    /// its points.
+    #[inline]
+    fn runs(self, mut bits: u64) -> impl Iterator<Item = (u32, std::ops::Range<usize>)> {
+        std::iter::from_fn(move || {
+            if bits == 0 {
+                return None;
+            }
+            let first = bits.trailing_zeros();
+            let last = first + (!(bits >> first)).trailing_zeros() - 1;
+            // Clears the run: the carry runs through its bits.
+            bits &= bits.wrapping_add(1 << first);
+            Some((first, self.range(first).start..self.range(last).end))
+        })
+    }
+
+    /// The chunks of `states` (a behaviour's, over the block) that hold a live state.
+    fn live(self, states: &[u32]) -> u64 {
+        states
+            .chunks(self.len)
+            .enumerate()
+            .fold(0, |bits, (c, chunk)| {
+                bits | u64::from(chunk.iter().any(|&q| q != 0)) << c
+            })
+    }
+}
+
+/// The bits `bits` sets, lowest first.
+#[inline]
+fn each_bit(mut bits: u64) -> impl Iterator<Item = u32> {
+    std::iter::from_fn(move || {
+        let c = bits.trailing_zeros();
+        bits &= bits.wrapping_sub(1);
+        (c < 64).then_some(c)
+    })
+}
+
+/// One byte's step from the configurations `from_q`, `from_e` of some chunks of `len` points
+/// into `to_q`, `to_e`, given the byte class's row of [`LexTables::outcome`]: `restart` is the
+/// class's plain restart, `side` the tables' other outcomes. Returns bit `c` set where the
+/// `c`-th chunk holds a live point after the step.
+#[inline]
+#[allow(clippy::too_many_arguments)] // The step's inputs, unpacked for its loop.
+fn step_points(
+    len: usize,
+    outcome: &[u32],
+    restart: u32,
+    side: &[(u32, Box<[u32]>)],
+    seqs: &mut Seqs<'_>,
+    from_q: &[u32],
+    from_e: &[u32],
+    to_q: &mut [u32],
+    to_e: &mut [u32],
+) -> u64 {
+    let mut live = 0;
+    let from = from_q.chunks(len).zip(from_e.chunks(len));
+    let to = to_q.chunks_mut(len).zip(to_e.chunks_mut(len));
+    for (c, ((from_q, from_e), (to_q, to_e))) in from.zip(to).enumerate() {
+        // The states after, ORed: nonzero where a point lives.
+        let mut states = 0;
+        let points = from_q
+            .iter()
+            .zip(from_e)
+            .zip(to_q.iter_mut().zip(to_e.iter_mut()));
+        for ((&q, &e), (nq, ne)) in points {
+            let o = outcome[q as usize];
+            (*nq, *ne) = if o & EMIT == 0 {
+                // The sequence is kept where the point lives, cleared where it died.
+                (o, e & u32::from(o != 0).wrapping_neg())
+            } else if o & SIDE == 0 {
+                (restart, seqs.append(e, o & !EMIT))
+            } else {
+                // Rare: a fork resolved, or a guarded pending state after a lexeme.
+                let (after, lexemes) = &side[(o & !(EMIT | SIDE)) as usize];
+                (*after, lexemes.iter().fold(e, |e, &l| seqs.append(e, l)))
+            };
+            states |= *nq;
+        }
+        live |= u64::from(states != 0) << c;
+    }
+    live
+}
+
 impl BlockWalk<'_, '_, '_> {
     /// The behaviour after a byte of class `class` from behaviour `from`.
     ///
-    /// The inner loop of the build (one iteration per point of the block per new (behaviour,
-    /// class) pair), written to stay branch-light and free of bounds checks.
+    /// The inner loop of the build (one iteration per point of `from`'s live chunks per new
+    /// (behaviour, class) pair).
     fn step(
         &mut self,
         from: u32,
@@ -1035,39 +1161,34 @@ impl BlockWalk<'_, '_, '_> {
         let base = from as usize * width;
         // Where a lexeme that cannot go on restarts: the same for every point.
         let restart = lexer.next_class(lexer.start(), class as u8).as_u32();
-        let mut live = 0u32;
-        // Only the points `from` keeps alive can live on: the others stay dead, with nothing
-        // emitted.
-        let (lo, hi) = self.live_range[from as usize];
-        let (lo, hi) = (lo as usize, hi as usize);
-        let from_q = &self.q[base + lo..base + hi];
-        let from_e = &self.e[base + lo..base + hi];
+        let from_q = &self.q[base..base + width];
+        let from_e = &self.e[base..base + width];
         let to_q = &mut self.scratch_q[..width];
         let to_e = &mut self.scratch_e[..width];
-        for v in [&mut *to_q, &mut *to_e] {
-            v[..lo].fill(0);
-            v[hi..].fill(0);
+        // Only the chunks where `from` keeps a point alive can live on: the others stay dead,
+        // with nothing emitted.
+        let read = self.live_chunks[from as usize];
+        for c in each_bit(self.dirty & !read) {
+            let r = self.chunks.range(c);
+            to_q[r.clone()].fill(0);
+            to_e[r].fill(0);
         }
-        for (((&q, &e), nq), ne) in from_q
-            .iter()
-            .zip(from_e)
-            .zip(to_q[lo..hi].iter_mut())
-            .zip(to_e[lo..hi].iter_mut())
-        {
-            let o = outcome[q as usize];
-            let (q2, e2) = if o & EMIT == 0 {
-                // The sequence is kept where the point lives, cleared where it died.
-                (o, e & u32::from(o != 0).wrapping_neg())
-            } else if o & SIDE == 0 {
-                (restart, seqs.append(e, o & !EMIT))
-            } else {
-                // Rare: a fork resolved, or a guarded pending state after a lexeme.
-                let (after, lexemes) = &side[(o & !(EMIT | SIDE)) as usize];
-                (*after, lexemes.iter().fold(e, |e, &l| seqs.append(e, l)))
-            };
-            live |= q2;
-            *nq = q2;
-            *ne = e2;
+        self.dirty = read;
+        // A run of consecutive live chunks at a time: a behaviour alive at most points is read
+        // in one loop, as the whole block would be.
+        let mut live = 0u64;
+        for (first, run) in self.chunks.runs(read) {
+            live |= step_points(
+                self.chunks.len,
+                outcome,
+                restart,
+                side,
+                seqs,
+                &from_q[run.clone()],
+                &from_e[run.clone()],
+                &mut to_q[run.clone()],
+                &mut to_e[run],
+            ) << first;
         }
         if from == ROOT {
             // The first byte of an inhibited branch (nothing emitted yet: it is at the start).
@@ -1085,23 +1206,28 @@ impl BlockWalk<'_, '_, '_> {
                     *ne = 0;
                 }
             }
-            live = to_q.iter().fold(0, |a, &q| a | q);
+            live = self.chunks.live(to_q);
         }
         if live != 0 {
-            self.intern()
+            self.intern(live)
         } else {
             Ok(DEAD)
         }
     }
 
-    /// The id of the behaviour in the scratch vectors, new or existing; a new one's room is
-    /// charged first.
-    fn intern(&mut self) -> Result<u32, SpansBuildError> {
+    /// The id of the behaviour in the scratch vectors, whose live chunks are `live`, new or
+    /// existing; a new one's room is charged first.
+    fn intern(&mut self, live: u64) -> Result<u32, SpansBuildError> {
+        // A hash of the live chunks alone (the others are zero in every behaviour that has
+        // the same live chunks).
         let hash = {
             use std::hash::{BuildHasher, Hash, Hasher};
             let mut h = ahash::RandomState::with_seeds(1, 2, 3, 4).build_hasher();
-            self.scratch_q.hash(&mut h);
-            self.scratch_e.hash(&mut h);
+            h.write_u64(live);
+            for (_, run) in self.chunks.runs(live) {
+                u32::hash_slice(&self.scratch_q[run.clone()], &mut h);
+                u32::hash_slice(&self.scratch_e[run], &mut h);
+            }
             h.finish()
         };
         let w = self.width;
@@ -1109,7 +1235,8 @@ impl BlockWalk<'_, '_, '_> {
         let mut f = head;
         while f != u32::MAX {
             let base = f as usize * w;
-            if self.q[base..base + w] == self.scratch_q[..]
+            if self.live_chunks[f as usize] == live
+                && self.q[base..base + w] == self.scratch_q[..]
                 && self.e[base..base + w] == self.scratch_e[..]
             {
                 return Ok(f);
@@ -1120,7 +1247,7 @@ impl BlockWalk<'_, '_, '_> {
         meter.reserve(&mut self.q, w)?;
         meter.reserve(&mut self.e, w)?;
         meter.reserve(&mut self.same_hash, 1)?;
-        meter.reserve(&mut self.live_range, 1)?;
+        meter.reserve(&mut self.live_chunks, 1)?;
         if self.sparse.is_none() {
             meter.reserve(&mut self.trans, self.class_len)?;
         }
@@ -1129,10 +1256,7 @@ impl BlockWalk<'_, '_, '_> {
         self.q.extend_from_slice(&self.scratch_q);
         self.e.extend_from_slice(&self.scratch_e);
         self.same_hash.push(head);
-        let live = |&q: &u32| q != 0;
-        let lo = self.scratch_q.iter().position(live).unwrap_or(w);
-        let hi = self.scratch_q.iter().rposition(live).map_or(lo, |j| j + 1);
-        self.live_range.push((lo as u32, hi as u32));
+        self.live_chunks.push(live);
         self.index.insert(hash, id);
         if self.sparse.is_none() {
             self.trans
@@ -1145,6 +1269,8 @@ impl BlockWalk<'_, '_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use munch_lexer::dfa::LexerConfig;
+    use munch_testkit::lexers;
 
     fn seqs(shift: u32, meter: &Meter) -> Seqs<'_> {
         Seqs {
@@ -1214,5 +1340,211 @@ mod tests {
         let first = s.append(0, 1);
         s.append(first, 2);
         assert_eq!(s.failed().map(|e| e.budget()), Some(SpansBudget::Bytes));
+    }
+
+    /// A seeded xorshift: the same cases on every run.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// A lexer with many states, lexemes that end inside a token, characters of several bytes
+    /// that may or may not extend a lexeme (`é` goes on in an identifier, `ü` is a lexeme of
+    /// its own: forks) and a lazy comment (read back to its shortest match with
+    /// `backtrack_lazy`: guarded states).
+    fn many_states(backtrack_lazy: bool) -> Lexer {
+        let mut specs: Vec<_> = [
+            "func",
+            "for",
+            "fallthrough",
+            "if",
+            "import",
+            "interface",
+            "...",
+            "ü",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, w)| lexers::lit(&format!("K{i}"), w))
+        .collect();
+        for (name, pattern) in [
+            ("ID", "[a-zé_][a-z0-9é_]*"),
+            ("NUM", "[0-9]+|0x[0-9a-f]+"),
+            ("STR", r#""([^"\\\n]|\\.)*""#),
+            ("COMMENT", r"/\*(.|\n)*?\*/"),
+            ("OP", r"[*/.]|\.\."),
+        ] {
+            specs.push(lexers::re(name, pattern));
+        }
+        let mut space = lexers::re("WS", "[ \n]+");
+        space.ignored = true;
+        specs.push(space);
+        let config = LexerConfig {
+            backtrack_lazy,
+            ..LexerConfig::default()
+        };
+        lexers::build_with(&specs, &config)
+    }
+
+    /// Tokens of one to four pieces of the lexer's lexemes, with bytes inside characters.
+    fn vocabulary(rng: &mut Rng) -> Vocabulary {
+        const PIECES: &[&[u8]] = &[
+            b"f",
+            b"func",
+            b"fo",
+            b"if",
+            b"im",
+            b"x",
+            b"_1",
+            b"0x",
+            b"12",
+            b" ",
+            b"  ",
+            b"\n",
+            b"\"",
+            b"\\",
+            b"/*",
+            b"*/",
+            b"*",
+            b"/",
+            b".",
+            b"..",
+            "é".as_bytes(),
+            "ü".as_bytes(),
+            b"\xBC",
+            b"\xC3",
+            b"\xA9",
+            b"a",
+        ];
+        let tokens = (0..1500)
+            .map(|_| {
+                let pieces = 1 + rng.below(4);
+                Some(
+                    (0..pieces)
+                        .flat_map(|_| PIECES[rng.below(PIECES.len())].to_vec())
+                        .collect(),
+                )
+            })
+            .collect();
+        Vocabulary::from_token_bytes(tokens, vec![]).unwrap()
+    }
+
+    /// `bytes` read from `point` one byte at a time through `tables`, no trie and no block.
+    fn stepped(
+        tables: &LexTables<'_>,
+        seqs: &mut Seqs<'_>,
+        point: LexPoint,
+        bytes: &[u8],
+    ) -> (u32, u32) {
+        let lexer = &*tables.lexer;
+        let (mut q, mut e) = (point.state.as_u32(), 0);
+        for (i, &b) in bytes.iter().enumerate() {
+            let k = lexer.byte_class(b);
+            if let (0, Some(inh)) = (i, point.inhibitor) {
+                q = lexer.next_inhibited_class(inh, k).as_u32();
+                continue;
+            }
+            let o = tables.outcome[k as usize * tables.width + q as usize];
+            (q, e) = if o & EMIT == 0 {
+                (o, e)
+            } else if o & SIDE == 0 {
+                (
+                    lexer.next_class(lexer.start(), k).as_u32(),
+                    seqs.append(e, o & !EMIT),
+                )
+            } else {
+                let (after, lexemes) = &tables.side[(o & !(EMIT | SIDE)) as usize];
+                (*after, lexemes.iter().fold(e, |e, &l| seqs.append(e, l)))
+            };
+            if q == 0 {
+                return (0, 0);
+            }
+        }
+        (q, e)
+    }
+
+    #[test]
+    fn a_blocks_configurations_are_each_tokens_steps_from_each_point() {
+        let mut rng = Rng(0x6d75_6e63_685f_776b);
+        let vocab = vocabulary(&mut rng);
+        let text = TextIndex::new(&vocab);
+        let meter = Meter::new(1 << 32);
+        for backtrack_lazy in [false, true] {
+            let lexer = many_states(backtrack_lazy);
+            let tables = LexTables::new(
+                &lexer,
+                &meter,
+                &|t| t.as_u32(),
+                vocab.max_token_bytes(),
+                u64::MAX,
+            )
+            .unwrap();
+            let (points, ..) = crate::all_points(&lexer, &meter).unwrap();
+            assert!(points.len() > 40, "{} points", points.len());
+            assert!(!tables.side.is_empty(), "no side outcomes");
+            // Blocks of every width around the chunks' bounds, in runs of one point, so that
+            // whole chunks die and live.
+            for width in [1, 3, 8, 9, 17, 63, 64, 65, 200, 512, 513, 700] {
+                let mut block_points = Vec::new();
+                while block_points.len() < width {
+                    let p = points[rng.below(points.len())];
+                    let run = 1 + rng.below(12);
+                    block_points
+                        .extend(std::iter::repeat_n(p, run.min(width - block_points.len())));
+                }
+                let mut seqs = Seqs::new(&tables, &meter).unwrap();
+                let done = AtomicU64::new(0);
+                let mut work = Work {
+                    done: &done,
+                    limit: u64::MAX,
+                };
+                let block = walk_block(&tables, &text, &block_points, &mut seqs, &mut work, &meter)
+                    .unwrap();
+                let rows = rows(&block);
+                // Each behaviour once (the root's configurations may be another's: it is
+                // interned apart).
+                let distinct: std::collections::HashSet<_> = rows
+                    .iter()
+                    .enumerate()
+                    .filter(|&(f, _)| f as u32 != ROOT)
+                    .map(|(_, r)| r)
+                    .collect();
+                assert_eq!(
+                    distinct.len(),
+                    rows.len() - 1,
+                    "width {width}: a behaviour twice"
+                );
+                for (i, &t) in text.ids.iter().enumerate() {
+                    let bytes = vocab.token_bytes(t).unwrap();
+                    let (q, e) = &rows[block.token_behaviour[i] as usize];
+                    for (j, &p) in block_points.iter().enumerate() {
+                        assert_eq!(
+                            (q[j], e[j]),
+                            stepped(&tables, &mut seqs, p, bytes),
+                            "width {width}, token {bytes:?} from point {j} {p:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every behaviour's configurations over the block's points.
+    fn rows(block: &Block) -> Vec<(Vec<u32>, Vec<u32>)> {
+        let w = block.width;
+        (0..block.behaviour_len())
+            .map(|f| {
+                (
+                    block.q[f * w..(f + 1) * w].to_vec(),
+                    block.e[f * w..(f + 1) * w].to_vec(),
+                )
+            })
+            .collect()
     }
 }
