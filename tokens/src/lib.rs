@@ -399,22 +399,25 @@ impl TokenSpans {
             let mut row_of = meter.vec(b.behaviour_len(), NONE)?;
             let mut rows = Vec::new();
             let mut class_row = meter.with_capacity(class_len)?;
+            let (mut q, mut e) = (meter.vec(b.width, 0)?, meter.vec(b.width, 0)?);
             for &f in &behaviours {
-                let f = f as usize;
-                if row_of[f] == NONE {
-                    row_of[f] = (rows.len() / b.width.max(1)) as u32;
+                if row_of[f as usize] == NONE {
+                    row_of[f as usize] = (rows.len() / b.width.max(1)) as u32;
                     meter.reserve(&mut rows, b.width)?;
-                    for j in 0..b.width {
-                        let q = b.q[f * b.width + j];
+                    b.spread(f, &b.q, &mut q);
+                    b.spread(f, &b.e, &mut e);
+                    for (&q, &e) in q.iter().zip(&e) {
                         rows.push(if q == 0 {
                             NONE
                         } else {
-                            spans.intern(&seqs, tables, b.e[f * b.width + j], q)?
+                            spans.intern(&seqs, tables, e, q)?
                         });
                     }
                 }
-                class_row.push(row_of[f]);
+                class_row.push(row_of[f as usize]);
             }
+            meter.free(q);
+            meter.free(e);
             meter.free(row_of);
             meter.free(behaviours);
             meter.shrink(&mut rows);

@@ -662,10 +662,21 @@ impl<'v> TextIndex<'v> {
 
 /// The walk's result for one block: every behaviour's configurations, and each token's
 /// behaviour.
+///
+/// A behaviour keeps the configurations of its live chunks alone ([`Chunks`]: the others hold
+/// dead points, with nothing emitted), one after the other: on grammars whose points keep
+/// few tokens alive this is a fraction of a configuration per point, and the memory a block
+/// writes is most of its walk's page faults.
 pub(super) struct Block {
     /// Number of points in the block.
     pub(super) width: usize,
-    /// `q[f * width + j]`, `e[f * width + j]`: the configuration behaviour `f` gives point `j`.
+    chunks: Chunks,
+    /// Per behaviour: its chunks that hold a live point.
+    live: Vec<u64>,
+    /// Per behaviour: where its live chunks' configurations start in `q` and `e`.
+    at: Vec<usize>,
+    /// The configurations of each behaviour's live chunks, state and emitted lexemes
+    /// ([`Block::spread`] lays a behaviour's out over the block's points).
     pub(super) q: Vec<u32>,
     pub(super) e: Vec<Emitted>,
     /// Per text token ([`TextIndex`]): its behaviour (empty once [`compact`](Block::compact)ed).
@@ -674,7 +685,19 @@ pub(super) struct Block {
 
 impl Block {
     pub(super) fn behaviour_len(&self) -> usize {
-        self.q.len() / self.width.max(1)
+        self.live.len()
+    }
+
+    /// Behaviour `f`'s part of `packed` (the block's `q` or `e`) laid out over the block's
+    /// points into `out` (of the block's width): 0 where the point is dead.
+    pub(super) fn spread(&self, f: u32, packed: &[u32], out: &mut [u32]) {
+        out.fill(0);
+        let mut at = self.at[f as usize];
+        for (_, run) in self.chunks.runs(self.live[f as usize]) {
+            let n = run.len();
+            out[run].copy_from_slice(&packed[at..at + n]);
+            at += n;
+        }
     }
 
     /// Keeps the configurations of the behaviours `keep` names alone, renumbering them in
@@ -686,26 +709,28 @@ impl Block {
         meter: &Meter,
     ) -> Result<(), SpansBuildError> {
         let mut new_id = meter.vec(self.behaviour_len(), u32::MAX)?;
-        let mut kept = 0u32;
+        let mut old = Vec::new();
         for f in keep.iter_mut() {
             let id = &mut new_id[*f as usize];
             if *id == u32::MAX {
-                *id = kept;
-                kept += 1;
+                *id = old.len() as u32;
+                meter.push(&mut old, *f)?;
             }
             *f = *id;
         }
-        let width = self.width;
-        let mut q = meter.with_capacity(kept as usize * width)?;
-        let mut e = meter.with_capacity(kept as usize * width)?;
-        let mut old = meter.vec(kept as usize, 0u32)?;
-        for (f, &id) in new_id.iter().enumerate() {
-            if id != u32::MAX {
-                old[id as usize] = f as u32;
-            }
-        }
+        let points: usize = old
+            .iter()
+            .map(|&f| self.chunks.points(self.live[f as usize]))
+            .sum();
+        let mut q = meter.with_capacity(points)?;
+        let mut e = meter.with_capacity(points)?;
+        let mut live = meter.with_capacity(old.len())?;
+        let mut at = meter.with_capacity(old.len())?;
         for &f in &old {
-            let rows = f as usize * width..(f as usize + 1) * width;
+            let (bits, from) = (self.live[f as usize], self.at[f as usize]);
+            let rows = from..from + self.chunks.points(bits);
+            live.push(bits);
+            at.push(q.len());
             q.extend_from_slice(&self.q[rows.clone()]);
             e.extend_from_slice(&self.e[rows]);
         }
@@ -713,21 +738,24 @@ impl Block {
         meter.free(new_id);
         meter.free(std::mem::replace(&mut self.q, q));
         meter.free(std::mem::replace(&mut self.e, e));
+        meter.free(std::mem::replace(&mut self.live, live));
+        meter.free(std::mem::replace(&mut self.at, at));
         meter.free(std::mem::take(&mut self.token_behaviour));
         Ok(())
     }
 
     /// Frees the block, giving everything back to `meter`.
     pub(super) fn free(self, meter: &Meter) {
-        meter.free(self.q);
-        meter.free(self.e);
-        meter.free(self.token_behaviour);
+        let token_behaviour = self.into_behaviours(meter);
+        meter.free(token_behaviour);
     }
 
     /// The configurations freed (given back to `meter`), the tokens' behaviours kept.
     pub(super) fn into_behaviours(self, meter: &Meter) -> Vec<u32> {
         meter.free(self.q);
         meter.free(self.e);
+        meter.free(self.live);
+        meter.free(self.at);
         self.token_behaviour
     }
 }
@@ -766,15 +794,16 @@ impl Liveness {
             None => None,
         };
         if block.width > 0 {
-            let rows = block.q.chunks(block.width).zip(bits.chunks_mut(words));
-            let rows = rows
-                .enumerate()
-                .filter(|&(f, _)| wanted.as_ref().is_none_or(|w| w[f]));
-            for (_, (row, out)) in rows {
+            let mut row = meter.vec(block.width, 0u32)?;
+            let rows = bits.chunks_mut(words).enumerate();
+            let rows = rows.filter(|&(f, _)| wanted.as_ref().is_none_or(|w| w[f]));
+            for (f, out) in rows {
+                block.spread(f as u32, &block.q, &mut row);
                 for (chunk, word) in row.chunks(64).zip(out) {
                     *word = live_word(chunk);
                 }
             }
+            meter.free(row);
         }
         if let Some(wanted) = wanted {
             meter.free(wanted);
@@ -828,18 +857,16 @@ struct BlockWalk<'t, 'a, 'm> {
     width: usize,
     /// Per point of the block: its inhibitor's raw state, or [`NO_INHIBITOR`].
     inhibitor: Vec<u32>,
+    /// The behaviours so far, as [`Block`] keeps them. A dead point stays dead after any
+    /// byte, with nothing emitted, so a step reads only the live chunks.
+    live: Vec<u64>,
+    at: Vec<usize>,
     q: Vec<u32>,
     e: Vec<u32>,
+    chunks: Chunks,
     /// Behaviour ids by hash, chained through `same_hash`.
     index: AHashMap<u64, u32>,
     same_hash: Vec<u32>,
-    /// Per behaviour: bit `c` set where chunk `c` (points `c * chunk..`, see [`Chunks`]) holds
-    /// a live point. A dead point stays dead after any byte, with nothing emitted, so a step
-    /// reads only these chunks.
-    live_chunks: Vec<u64>,
-    chunks: Chunks,
-    /// The chunks the scratch vectors may hold live points in (the others are zero).
-    dirty: u64,
     /// `trans[f * class_len + class]`: the behaviour after one more byte of that class.
     /// Empty in a narrow block, whose behaviours are most of its trie nodes (a row each would
     /// be written for a few lookups): `sparse` holds its steps instead.
@@ -847,6 +874,8 @@ struct BlockWalk<'t, 'a, 'm> {
     /// By `f * class_len + class`, in a narrow block (see [`SPARSE_WIDTH`]).
     sparse: Option<AHashMap<u64, u32>>,
     class_len: usize,
+    /// A step's result: its live chunks' configurations, as a behaviour keeps them (over
+    /// every point, before its chunks are packed, for a step from the root).
     scratch_q: Vec<u32>,
     scratch_e: Vec<u32>,
 }
@@ -886,7 +915,7 @@ pub(super) fn walk_block(
     // Room for `RESERVE` behaviours where the budget has it (growing copies megabytes),
     // else for a few, grown as needed.
     let row = if sparse { 0 } else { class_len };
-    let per_behaviour = vec_bytes::<u32>(2 * width + row + 3);
+    let per_behaviour = vec_bytes::<u32>(2 * width + row + 5);
     let reserve = if meter.try_charge(RESERVE * per_behaviour) {
         RESERVE
     } else {
@@ -906,9 +935,9 @@ pub(super) fn walk_block(
         e: Vec::with_capacity(reserve * width),
         index: AHashMap::new(),
         same_hash: Vec::with_capacity(reserve),
-        live_chunks: Vec::with_capacity(reserve),
+        live: Vec::with_capacity(reserve),
+        at: Vec::with_capacity(reserve),
         chunks: Chunks::new(width),
-        dirty: 0,
         trans: Vec::with_capacity(if sparse {
             2 * class_len
         } else {
@@ -923,12 +952,13 @@ pub(super) fn walk_block(
     if let Some(memo) = &mut w.sparse {
         meter.reserve_map(memo, SPARSE_RESERVE)?;
     }
-    // DEAD: every point dead; ROOT: every point in its own state, nothing emitted.
-    w.q.resize(width, 0);
+    // DEAD: every point dead; ROOT: every point in its own state, nothing emitted (every
+    // chunk kept).
     w.q.extend(points.iter().map(|p| p.state.as_u32()));
-    w.e.resize(2 * width, 0);
+    w.e.resize(width, 0);
     w.same_hash.resize(2, u32::MAX);
-    w.live_chunks.extend([0, w.chunks.all()]);
+    w.live.extend([0, w.chunks.all()]);
+    w.at.extend([0, 0]);
     w.trans.resize(class_len, DEAD);
     w.trans.resize(2 * class_len, UNKNOWN);
 
@@ -989,13 +1019,16 @@ pub(super) fn walk_block(
         node += 1;
     }
     work.add(steps)?;
-    // What the block keeps: its configurations, at their length.
+    // What the block keeps: its configurations, not shrunk (a copy would write as much fresh
+    // memory again, and every caller compacts or frees them at once).
     let BlockWalk {
-        mut q,
-        mut e,
+        live,
+        at,
+        q,
+        e,
+        chunks,
         index,
         same_hash,
-        live_chunks,
         trans,
         sparse,
         inhibitor,
@@ -1003,8 +1036,6 @@ pub(super) fn walk_block(
         scratch_e,
         ..
     } = w;
-    meter.shrink(&mut q);
-    meter.shrink(&mut e);
     meter.free_map(index);
     if let Some(memo) = sparse {
         meter.free_map(memo);
@@ -1012,9 +1043,11 @@ pub(super) fn walk_block(
     for v in [same_hash, trans, inhibitor, scratch_q, scratch_e] {
         meter.free(v);
     }
-    meter.free(live_chunks);
     Ok(Block {
         width,
+        chunks,
+        live,
+        at,
         q,
         e,
         token_behaviour,
@@ -1074,6 +1107,11 @@ impl Chunks {
         })
     }
 
+    /// The points of the chunks whose bits `bits` sets.
+    fn points(self, bits: u64) -> usize {
+        self.runs(bits).map(|(_, run)| run.len()).sum()
+    }
+
     /// The chunks of `states` (a behaviour's, over the block) that hold a live state.
     fn live(self, states: &[u32]) -> u64 {
         states
@@ -1083,16 +1121,6 @@ impl Chunks {
                 bits | u64::from(chunk.iter().any(|&q| q != 0)) << c
             })
     }
-}
-
-/// The bits `bits` sets, lowest first.
-#[inline]
-fn each_bit(mut bits: u64) -> impl Iterator<Item = u32> {
-    std::iter::from_fn(move || {
-        let c = bits.trailing_zeros();
-        bits &= bits.wrapping_sub(1);
-        (c < 64).then_some(c)
-    })
 }
 
 /// One byte's step from the configurations `from_q`, `from_e` of some chunks of `len` points
@@ -1141,6 +1169,28 @@ fn step_points(
     live
 }
 
+/// Moves the chunks `kept` sets, of configurations written in order from chunk `first` on
+/// at `from` in `q` and `e`, down to `to`, in order; returns where they end.
+fn pack(
+    chunks: Chunks,
+    q: &mut [u32],
+    e: &mut [u32],
+    first: u32,
+    kept: u64,
+    from: usize,
+    mut to: usize,
+) -> usize {
+    let base = chunks.range(first).start;
+    for (_, run) in chunks.runs(kept) {
+        let at = from + run.start - base;
+        let n = run.len();
+        q.copy_within(at..at + n, to);
+        e.copy_within(at..at + n, to);
+        to += n;
+    }
+    to
+}
+
 impl BlockWalk<'_, '_, '_> {
     /// The behaviour after a byte of class `class` from behaviour `from`.
     ///
@@ -1157,40 +1207,42 @@ impl BlockWalk<'_, '_, '_> {
         // One row per byte class: the inner loop indexes it by state alone.
         let outcome = &self.tables.outcome[class * rows..(class + 1) * rows];
         let side = &self.tables.side;
-        let width = self.width;
-        let base = from as usize * width;
+        let chunks = self.chunks;
         // Where a lexeme that cannot go on restarts: the same for every point.
         let restart = lexer.next_class(lexer.start(), class as u8).as_u32();
-        let from_q = &self.q[base..base + width];
-        let from_e = &self.e[base..base + width];
-        let to_q = &mut self.scratch_q[..width];
-        let to_e = &mut self.scratch_e[..width];
+        let to_q = &mut self.scratch_q[..];
+        let to_e = &mut self.scratch_e[..];
+        // From the root every point is read and written in place: the inhibited points are
+        // then stepped apart, and the chunks packed.
+        let root = from == ROOT;
         // Only the chunks where `from` keeps a point alive can live on: the others stay dead,
-        // with nothing emitted.
-        let read = self.live_chunks[from as usize];
-        for c in each_bit(self.dirty & !read) {
-            let r = self.chunks.range(c);
-            to_q[r.clone()].fill(0);
-            to_e[r].fill(0);
-        }
-        self.dirty = read;
-        // A run of consecutive live chunks at a time: a behaviour alive at most points is read
-        // in one loop, as the whole block would be.
+        // with nothing emitted. A run of consecutive live chunks at a time: a behaviour alive
+        // at most points is read in one loop, as the whole block would be.
+        let mut at = self.at[from as usize];
+        let mut len = 0;
         let mut live = 0u64;
-        for (first, run) in self.chunks.runs(read) {
-            live |= step_points(
-                self.chunks.len,
+        for (first, run) in chunks.runs(self.live[from as usize]) {
+            let n = run.len();
+            let kept = step_points(
+                chunks.len,
                 outcome,
                 restart,
                 side,
                 seqs,
-                &from_q[run.clone()],
-                &from_e[run.clone()],
-                &mut to_q[run.clone()],
-                &mut to_e[run],
+                &self.q[at..at + n],
+                &self.e[at..at + n],
+                &mut to_q[len..len + n],
+                &mut to_e[len..len + n],
             ) << first;
+            at += n;
+            live |= kept;
+            len = if root || kept.count_ones() as usize == n.div_ceil(chunks.len) {
+                len + n
+            } else {
+                pack(chunks, to_q, to_e, first, kept, len, len)
+            };
         }
-        if from == ROOT {
+        if root {
             // The first byte of an inhibited branch (nothing emitted yet: it is at the start).
             let class = class as u8;
             for ((&inh, nq), ne) in self
@@ -1206,57 +1258,57 @@ impl BlockWalk<'_, '_, '_> {
                     *ne = 0;
                 }
             }
-            live = self.chunks.live(to_q);
+            live = chunks.live(&to_q[..self.width]);
+            len = pack(chunks, to_q, to_e, 0, live, 0, 0);
         }
         if live != 0 {
-            self.intern(live)
+            self.intern(live, len)
         } else {
             Ok(DEAD)
         }
     }
 
-    /// The id of the behaviour in the scratch vectors, whose live chunks are `live`, new or
-    /// existing; a new one's room is charged first.
-    fn intern(&mut self, live: u64) -> Result<u32, SpansBuildError> {
-        // A hash of the live chunks alone (the others are zero in every behaviour that has
-        // the same live chunks).
+    /// The id of the behaviour in the scratch vectors, whose live chunks are `live` and take
+    /// their first `len` entries, new or existing; a new one's room is charged first.
+    fn intern(&mut self, live: u64, len: usize) -> Result<u32, SpansBuildError> {
+        let (q, e) = (&self.scratch_q[..len], &self.scratch_e[..len]);
         let hash = {
             use std::hash::{BuildHasher, Hash, Hasher};
             let mut h = ahash::RandomState::with_seeds(1, 2, 3, 4).build_hasher();
             h.write_u64(live);
-            for (_, run) in self.chunks.runs(live) {
-                u32::hash_slice(&self.scratch_q[run.clone()], &mut h);
-                u32::hash_slice(&self.scratch_e[run], &mut h);
-            }
+            u32::hash_slice(q, &mut h);
+            u32::hash_slice(e, &mut h);
             h.finish()
         };
-        let w = self.width;
         let head = self.index.get(&hash).copied().unwrap_or(u32::MAX);
         let mut f = head;
         while f != u32::MAX {
-            let base = f as usize * w;
-            if self.live_chunks[f as usize] == live
-                && self.q[base..base + w] == self.scratch_q[..]
-                && self.e[base..base + w] == self.scratch_e[..]
+            // Equal live chunks: equal lengths.
+            let at = self.at[f as usize];
+            if self.live[f as usize] == live
+                && self.q[at..at + len] == *q
+                && self.e[at..at + len] == *e
             {
                 return Ok(f);
             }
             f = self.same_hash[f as usize];
         }
         let meter = self.meter;
-        meter.reserve(&mut self.q, w)?;
-        meter.reserve(&mut self.e, w)?;
+        meter.reserve(&mut self.q, len)?;
+        meter.reserve(&mut self.e, len)?;
         meter.reserve(&mut self.same_hash, 1)?;
-        meter.reserve(&mut self.live_chunks, 1)?;
+        meter.reserve(&mut self.live, 1)?;
+        meter.reserve(&mut self.at, 1)?;
         if self.sparse.is_none() {
             meter.reserve(&mut self.trans, self.class_len)?;
         }
         meter.reserve_map(&mut self.index, 1)?;
         let id = self.same_hash.len() as u32;
-        self.q.extend_from_slice(&self.scratch_q);
-        self.e.extend_from_slice(&self.scratch_e);
+        self.at.push(self.q.len());
+        self.q.extend_from_slice(q);
+        self.e.extend_from_slice(e);
         self.same_hash.push(head);
-        self.live_chunks.push(live);
+        self.live.push(live);
         self.index.insert(hash, id);
         if self.sparse.is_none() {
             self.trans
@@ -1538,12 +1590,12 @@ mod tests {
     /// Every behaviour's configurations over the block's points.
     fn rows(block: &Block) -> Vec<(Vec<u32>, Vec<u32>)> {
         let w = block.width;
-        (0..block.behaviour_len())
+        (0..block.behaviour_len() as u32)
             .map(|f| {
-                (
-                    block.q[f * w..(f + 1) * w].to_vec(),
-                    block.e[f * w..(f + 1) * w].to_vec(),
-                )
+                let (mut q, mut e) = (vec![0; w], vec![0; w]);
+                block.spread(f, &block.q, &mut q);
+                block.spread(f, &block.e, &mut e);
+                (q, e)
             })
             .collect()
     }
