@@ -111,12 +111,13 @@ const MAX_SIMPLE_GROUPS: u32 = 32;
 /// groups, nesting near `nest_limit`, whatever regex-syntax refuses) is `None`, for the
 /// parser.
 ///
-/// Written by hand because regex-syntax parses to an AST and then translates it, about 1,500
-/// instructions a character on a schema's number ranges and strings, which made it a sixth of
-/// the time from a JSON schema to its first mask. This reader builds the HIR with the same
-/// smart constructors the translator uses (`Hir::concat` merges literals, `Hir::alternation`
-/// makes classes of single characters, `Hir::class` literals of one-character classes), so
-/// the HIR is the same value; the tests check it against the parser on random patterns.
+/// Written by hand because regex-syntax parses to an AST and then translates it, and a JSON
+/// schema's terminals (its strings and number ranges) arrive with every request, where that
+/// was a large part of the time to the first mask (`bench/PERFORMANCE.md`). This reader builds
+/// the HIR with the same smart constructors the translator uses (`Hir::concat` merges
+/// literals, `Hir::alternation` makes classes of single characters, `Hir::class` literals of
+/// one-character classes), so the HIR is the same value; the tests check it against the
+/// parser on random patterns.
 fn simple(out: &str, nest_limit: u32) -> Option<Hir> {
     // regex-syntax counts nesting per group (group, alternation, concatenation, repetition)
     // and at the innermost level (alternation, concatenation, repetition, class, class
