@@ -1322,6 +1322,7 @@ impl BlockWalk<'_, '_, '_> {
 mod tests {
     use super::*;
     use munch_lexer::dfa::LexerConfig;
+    use munch_testkit::generate::XorShift;
     use munch_testkit::lexers;
 
     fn seqs(shift: u32, meter: &Meter) -> Seqs<'_> {
@@ -1394,18 +1395,6 @@ mod tests {
         assert_eq!(s.failed().map(|e| e.budget()), Some(SpansBudget::Bytes));
     }
 
-    /// A seeded xorshift: the same cases on every run.
-    struct Rng(u64);
-
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            (self.0 % n as u64) as usize
-        }
-    }
-
     /// A lexer with many states, lexemes that end inside a token, characters of several bytes
     /// that may or may not extend a lexeme (`é` goes on in an identifier, `ü` is a lexeme of
     /// its own: forks) and a lazy comment (read back to its shortest match with
@@ -1445,7 +1434,7 @@ mod tests {
     }
 
     /// Tokens of one to four pieces of the lexer's lexemes, with bytes inside characters.
-    fn vocabulary(rng: &mut Rng) -> Vocabulary {
+    fn vocabulary(rng: &mut XorShift) -> Vocabulary {
         const PIECES: &[&[u8]] = &[
             b"f",
             b"func",
@@ -1523,7 +1512,7 @@ mod tests {
 
     #[test]
     fn a_blocks_configurations_are_each_tokens_steps_from_each_point() {
-        let mut rng = Rng(0x6d75_6e63_685f_776b);
+        let mut rng = XorShift(0x6d75_6e63_685f_776b);
         let vocab = vocabulary(&mut rng);
         let text = TextIndex::new(&vocab);
         let meter = Meter::new(1 << 32);
