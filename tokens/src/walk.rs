@@ -9,7 +9,11 @@
 //! are interned ([`BlockWalk::intern`]), and the behaviour of `w·b` depends only on that of `w`
 //! and on `b`'s byte class. So the walk memoises (behaviour, byte class) → behaviour in a dense
 //! table, and most trie nodes cost one table lookup: a block costs the number of trie nodes
-//! plus the block width per distinct (behaviour, class) pair, not nodes × points.
+//! plus the block width per distinct (behaviour, class) pair, not nodes × points. A wide
+//! subtree none of whose bytes changes its root's behaviour (a string's content from inside
+//! a string, a name's letters from inside a name) is given that behaviour without being
+//! visited ([`TokenTrie::wide_subtrees`] lists the bytes below each): only steps already made
+//! say so, so the steps and the behaviours are those of the full walk.
 //!
 //! A token's span from a point is its node's configuration for that point, and two tokens
 //! realise the same spans from every point of the block iff their behaviours are equal: the
@@ -681,6 +685,9 @@ pub(super) struct Block {
     pub(super) e: Vec<Emitted>,
     /// Per text token ([`TextIndex`]): its behaviour (empty once [`compact`](Block::compact)ed).
     pub(super) token_behaviour: Vec<u32>,
+    /// Trie nodes the walk gave their parent's behaviour without visiting them.
+    #[cfg_attr(not(test), allow(dead_code))]
+    skipped: u64,
 }
 
 impl Block {
@@ -874,6 +881,13 @@ struct BlockWalk<'t, 'a, 'm> {
     /// By `f * class_len + class`, in a narrow block (see [`SPARSE_WIDTH`]).
     sparse: Option<AHashMap<u64, u32>>,
     class_len: usize,
+    /// Per behaviour: how many entries of its row (or of `sparse`) are known.
+    known: Vec<u32>,
+    /// Per behaviour: the bytes whose known step leads back to it, and its `known` count
+    /// when they were listed (`u32::MAX`: never).
+    loops: Vec<([u64; 4], u32)>,
+    /// Per byte class: its bytes, as 256 bits.
+    class_bytes: Vec<[u64; 4]>,
     /// A step's result: its live chunks' configurations, as a behaviour keeps them (over
     /// every point, before its chunks are packed, for a step from the root).
     scratch_q: Vec<u32>,
@@ -915,14 +929,21 @@ pub(super) fn walk_block(
     // Room for `RESERVE` behaviours where the budget has it (growing copies megabytes),
     // else for a few, grown as needed.
     let row = if sparse { 0 } else { class_len };
-    let per_behaviour = vec_bytes::<u32>(2 * width + row + 5);
+    // Its configurations, row, live chunks, offset, hash chain, known steps; the bytes it
+    // loops on.
+    let per_behaviour = vec_bytes::<u32>(2 * width + row + 6) + vec_bytes::<([u64; 4], u32)>(1);
     let reserve = if meter.try_charge(RESERVE * per_behaviour) {
         RESERVE
     } else {
         meter.charge(4 * per_behaviour)?;
         4
     };
-    meter.charge(vec_bytes::<u32>(3 * width))?;
+    meter.charge(vec_bytes::<u32>(3 * width) + vec_bytes::<[u64; 4]>(class_len))?;
+    let mut class_bytes = vec![[0u64; 4]; class_len];
+    for b in 0..=255u8 {
+        let c = tables.lexer.byte_class(b) as usize;
+        class_bytes[c][b as usize / 64] |= 1 << (b % 64);
+    }
     let mut w = BlockWalk {
         tables,
         meter,
@@ -945,6 +966,9 @@ pub(super) fn walk_block(
         }),
         sparse: sparse.then(AHashMap::new),
         class_len,
+        known: Vec::with_capacity(reserve),
+        loops: Vec::with_capacity(reserve),
+        class_bytes,
         scratch_q: vec![0; width],
         scratch_e: vec![0; width],
     };
@@ -959,6 +983,8 @@ pub(super) fn walk_block(
     w.same_hash.resize(2, u32::MAX);
     w.live.extend([0, w.chunks.all()]);
     w.at.extend([0, 0]);
+    w.known.extend([0, 0]);
+    w.loops.extend([([0; 4], u32::MAX); 2]);
     w.trans.resize(class_len, DEAD);
     w.trans.resize(2 * class_len, UNKNOWN);
 
@@ -966,6 +992,10 @@ pub(super) fn walk_block(
     // The vocabulary's trie, whose order numbers the text tokens.
     let trie = text.trie();
     let node_len = trie.node_len() as u32;
+    // The subtrees worth skipping whole, and the next of them not yet passed.
+    let (wide, below) = trie.wide_subtrees();
+    let mut next_wide = 0;
+    let mut skipped = 0;
     // (subtree end, behaviour) of the nodes on the path to the current one.
     let mut stack: Vec<(u32, u32)> = vec![(node_len, ROOT)];
     let mut node = 1u32;
@@ -999,6 +1029,7 @@ pub(super) fn walk_block(
                 }
                 _ => w.trans[slot] = f,
             }
+            w.known[parent as usize] += 1;
         }
         steps += 1;
         if steps >= 4096 {
@@ -1010,8 +1041,29 @@ pub(super) fn walk_block(
             node = end;
             continue;
         }
-        // The tokens at `n` are numbered in a row (the trie's order).
+        // The tokens at `n` are numbered in a row (the trie's order), and so are its subtree's.
         let at = trie.token_offset(n);
+        if (end - node) as usize >= TokenTrie::WIDE_SUBTREE {
+            // Forward only, as the walk: the wide nodes of the subtrees it skipped are passed.
+            while wide.get(next_wide).is_some_and(|&m| m < node) {
+                next_wide += 1;
+            }
+            // No byte below `n` changes its behaviour: every node below has it. Only known
+            // steps are read, so the steps made, and the behaviours' ids, are the walk's own.
+            if below.get(next_wide).is_some_and(|b| w.loops_on(f, b)) {
+                let stop = if end < node_len {
+                    trie.token_offset(TrieNode::from(end))
+                } else {
+                    text.len()
+                };
+                token_behaviour[at..stop].fill(f);
+                // Counted as the walk would have counted the nodes.
+                steps += u64::from(end - node - 1);
+                skipped += u64::from(end - node - 1);
+                node = end;
+                continue;
+            }
+        }
         token_behaviour[at..at + trie.tokens_at(n).len()].fill(f);
         if end > node + 1 {
             stack.push((end, f));
@@ -1034,8 +1086,14 @@ pub(super) fn walk_block(
         inhibitor,
         scratch_q,
         scratch_e,
+        known,
+        loops,
+        class_bytes,
         ..
     } = w;
+    meter.free(known);
+    meter.free(loops);
+    meter.free(class_bytes);
     meter.free_map(index);
     if let Some(memo) = sparse {
         meter.free_map(memo);
@@ -1051,6 +1109,7 @@ pub(super) fn walk_block(
         q,
         e,
         token_behaviour,
+        skipped,
     })
 }
 
@@ -1192,6 +1251,34 @@ fn pack(
 }
 
 impl BlockWalk<'_, '_, '_> {
+    /// Whether every byte of `bytes` leads behaviour `f` back to itself by a step already
+    /// known (a step not yet made counts as leading elsewhere).
+    fn loops_on(&mut self, f: u32, bytes: &[u64; 4]) -> bool {
+        let fi = f as usize;
+        let known = self.known[fi];
+        if self.loops[fi].1 != known {
+            let mut bits = [0u64; 4];
+            let row = fi * self.class_len;
+            for (c, class_bytes) in self.class_bytes.iter().enumerate() {
+                let slot = row + c;
+                let to = match &self.sparse {
+                    Some(memo) if slot >= self.trans.len() => {
+                        memo.get(&(slot as u64)).copied().unwrap_or(UNKNOWN)
+                    }
+                    _ => self.trans[slot],
+                };
+                if to == f {
+                    for (b, c) in bits.iter_mut().zip(class_bytes) {
+                        *b |= c;
+                    }
+                }
+            }
+            self.loops[fi] = (bits, known);
+        }
+        let loops = &self.loops[fi].0;
+        bytes.iter().zip(loops).all(|(b, l)| b & !l == 0)
+    }
+
     /// The behaviour after a byte of class `class` from behaviour `from`.
     ///
     /// The inner loop of the build (one iteration per point of `from`'s live chunks per new
@@ -1299,6 +1386,8 @@ impl BlockWalk<'_, '_, '_> {
         meter.reserve(&mut self.same_hash, 1)?;
         meter.reserve(&mut self.live, 1)?;
         meter.reserve(&mut self.at, 1)?;
+        meter.reserve(&mut self.known, 1)?;
+        meter.reserve(&mut self.loops, 1)?;
         if self.sparse.is_none() {
             meter.reserve(&mut self.trans, self.class_len)?;
         }
@@ -1309,6 +1398,8 @@ impl BlockWalk<'_, '_, '_> {
         self.e.extend_from_slice(e);
         self.same_hash.push(head);
         self.live.push(live);
+        self.known.push(0);
+        self.loops.push(([0; 4], u32::MAX));
         self.index.insert(hash, id);
         if self.sparse.is_none() {
             self.trans
@@ -1512,6 +1603,8 @@ mod tests {
 
     #[test]
     fn a_blocks_configurations_are_each_tokens_steps_from_each_point() {
+        // Subtrees skipped whole (every byte below them loops), over all blocks.
+        let mut skipped = 0;
         let mut rng = XorShift(0x6d75_6e63_685f_776b);
         let vocab = vocabulary(&mut rng);
         let text = TextIndex::new(&vocab);
@@ -1529,12 +1622,26 @@ mod tests {
             let (points, ..) = crate::all_points(&lexer, &meter).unwrap();
             assert!(points.len() > 40, "{} points", points.len());
             assert!(!tables.side.is_empty(), "no side outcomes");
+            // The points that a letter leaves where they are (inside a string, a comment):
+            // their walks skip the subtrees whose bytes all loop.
+            let looping: Vec<LexPoint> = points
+                .iter()
+                .copied()
+                .filter(|p| {
+                    p.inhibitor.is_none()
+                        && lexer.next_class(p.state, lexer.byte_class(b'a')) == p.state
+                })
+                .collect();
+            assert!(!looping.is_empty(), "no point loops on a letter");
             // Blocks of every width around the chunks' bounds, in runs of one point, so that
-            // whole chunks die and live.
-            for width in [1, 3, 8, 9, 17, 63, 64, 65, 200, 512, 513, 700] {
+            // whole chunks die and live; then blocks of looping points alone.
+            let widths = [1, 3, 8, 9, 17, 63, 64, 65, 200, 512, 513, 700];
+            let loops = [(1, true), (looping.len(), true)];
+            for (width, only_looping) in widths.map(|w| (w, false)).into_iter().chain(loops) {
+                let pool = if only_looping { &looping } else { &points };
                 let mut block_points = Vec::new();
                 while block_points.len() < width {
-                    let p = points[rng.below(points.len())];
+                    let p = pool[rng.below(pool.len())];
                     let run = 1 + rng.below(12);
                     block_points
                         .extend(std::iter::repeat_n(p, run.min(width - block_points.len())));
@@ -1547,6 +1654,7 @@ mod tests {
                 };
                 let block = walk_block(&tables, &text, &block_points, &mut seqs, &mut work, &meter)
                     .unwrap();
+                skipped += block.skipped;
                 let rows = rows(&block);
                 // Each behaviour once (the root's configurations may be another's: it is
                 // interned apart).
@@ -1574,6 +1682,7 @@ mod tests {
                 }
             }
         }
+        assert!(skipped > 300, "{skipped} nodes skipped");
     }
 
     /// Every behaviour's configurations over the block's points.

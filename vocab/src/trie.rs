@@ -45,6 +45,11 @@ pub struct TokenTrie {
     /// contiguous list, so that a walk can pick the first bytes it can read without touching
     /// the per-node arrays of those it cannot (they lie across the whole trie).
     first: Vec<(u8, TrieNode, TrieNode)>,
+    /// The nodes below the root whose subtrees hold at least [`TokenTrie::WIDE_SUBTREE`]
+    /// nodes, ascending, and for each the bytes on the edges strictly below it (bit `b % 64`
+    /// of word `b / 64`): see [`TokenTrie::wide_subtrees`].
+    wide: Vec<u32>,
+    below: Vec<[u64; 4]>,
 }
 
 impl TokenTrie {
@@ -65,6 +70,8 @@ impl TokenTrie {
             token_start: vec![0],
             tokens: Vec::with_capacity(sorted.len()),
             first: Vec::new(),
+            wide: Vec::new(),
+            below: Vec::new(),
         };
         // Nodes on the path to the previous token's node: `path[d]` has depth `d`.
         let mut path: Vec<u32> = vec![0];
@@ -98,7 +105,66 @@ impl TokenTrie {
             .children(trie.root())
             .map(|(b, c)| (b, c, trie.subtree_end(c)))
             .collect();
+        trie.index_wide_subtrees();
         trie
+    }
+
+    /// Fills `wide` and `below`: one preorder pass, each node's bytes ORed into its parent's
+    /// when its subtree closes (the open nodes are the path from the root).
+    fn index_wide_subtrees(&mut self) {
+        let wide = |n: usize| self.end[n] as usize - n >= Self::WIDE_SUBTREE;
+        let count = (1..self.node_len()).filter(|&n| wide(n)).count();
+        let mut nodes = Vec::with_capacity(count);
+        let mut below = vec![[0u64; 4]; count];
+        // The open nodes: (subtree end, index in `nodes` or `u32::MAX`, the bytes below it).
+        let mut open: Vec<(u32, u32, [u64; 4])> = vec![(self.node_len() as u32, u32::MAX, [0; 4])];
+        for n in 1..self.node_len() {
+            while open.last().is_some_and(|&(end, _, _)| end as usize <= n) {
+                Self::close(&mut open, &mut below);
+            }
+            let b = self.byte[n];
+            let parent = &mut open.last_mut().expect("the root stays open").2;
+            parent[b as usize / 64] |= 1 << (b % 64);
+            let at = if wide(n) {
+                nodes.push(n as u32);
+                nodes.len() as u32 - 1
+            } else {
+                u32::MAX
+            };
+            if self.end[n] as usize > n + 1 {
+                open.push((self.end[n], at, [0; 4]));
+            }
+        }
+        while open.len() > 1 {
+            Self::close(&mut open, &mut below);
+        }
+        self.wide = nodes;
+        self.below = below;
+    }
+
+    /// Closes the last open node of [`TokenTrie::index_wide_subtrees`]: its bytes are kept if
+    /// it is wide and go to its parent's.
+    fn close(open: &mut Vec<(u32, u32, [u64; 4])>, below: &mut [[u64; 4]]) {
+        let (_, at, bits) = open.pop().expect("a node to close");
+        if at != u32::MAX {
+            below[at as usize] = bits;
+        }
+        let parent = &mut open.last_mut().expect("the root stays open").2;
+        for (p, b) in parent.iter_mut().zip(bits) {
+            *p |= b;
+        }
+    }
+
+    /// The fewest nodes a subtree holds for [`TokenTrie::wide_subtrees`] to list its root.
+    pub const WIDE_SUBTREE: usize = 8;
+
+    /// The nodes below the root whose subtrees hold at least [`TokenTrie::WIDE_SUBTREE`]
+    /// nodes (themselves included), ascending, and for each the set of bytes on the edges
+    /// strictly below it, as 256 bits (byte `b` is bit `b % 64` of word `b / 64`). A walker
+    /// whose state no byte of that set changes gives the whole subtree the node's state
+    /// without visiting it.
+    pub fn wide_subtrees(&self) -> (&[u32], &[[u64; 4]]) {
+        (&self.wide, &self.below)
     }
 
     /// Builds the trie of any `(id, bytes)` pairs, for walks over a subset of a vocabulary
@@ -383,6 +449,49 @@ mod tests {
                 let inside = m >= n && m < end;
                 assert_eq!(inside, pm.starts_with(&p[n]), "node {m} vs subtree of {n}");
             }
+        }
+    }
+
+    #[test]
+    fn wide_subtrees_list_the_bytes_below_them() {
+        // Words over a few bytes, so that some subtrees are wide and their byte sets differ.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut words: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..600 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = 1 + (state % 6) as usize;
+            let alphabet = [b'a', b'b', b'"', 0xc3, 0x80, b'\\', 200, 7];
+            let word = (0..len)
+                .map(|i| alphabet[(state >> (8 + 3 * i)) as usize % alphabet.len()])
+                .collect();
+            words.push(word);
+        }
+        let t = TokenTrie::build(
+            words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (TokenId::from_usize(i), w.as_slice())),
+        );
+        let p = prefixes(&t);
+        let (nodes, below) = t.wide_subtrees();
+        assert_eq!(nodes.len(), below.len());
+        let expected: Vec<u32> = (1..t.node_len() as u32)
+            .filter(|&n| {
+                t.subtree_end(TrieNode(n)).as_usize() - n as usize >= TokenTrie::WIDE_SUBTREE
+            })
+            .collect();
+        assert!(expected.len() > 5, "the test needs wide subtrees");
+        assert_eq!(nodes, expected.as_slice());
+        for (&n, bits) in nodes.iter().zip(below) {
+            let end = t.subtree_end(TrieNode(n)).as_usize();
+            let mut want = [0u64; 4];
+            for prefix in &p[n as usize + 1..end] {
+                let b = *prefix.last().expect("below the root");
+                want[b as usize / 64] |= 1 << (b % 64);
+            }
+            assert_eq!(*bits, want, "bytes below node {n}");
         }
     }
 }
