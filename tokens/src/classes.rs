@@ -276,7 +276,16 @@ impl<'m> Refiner<'m> {
         self.split.clear();
         let round = self.round;
         self.round += 1;
+        // The last token's class and key, and where they went: tokens come in the trie's
+        // order, where neighbours mostly share both (a subtree the walk gave one behaviour), and
+        // a repeated pair goes where it went before.
+        let mut last = (u32::MAX, 0, 0);
         for (c, &k) in self.class_of.iter_mut().zip(key) {
+            if (*c, k) == (last.0, last.1) {
+                *c = last.2;
+                continue;
+            }
+            let from = *c;
             let seen = &mut self.seen[*c as usize];
             if seen.0 != round {
                 *seen = (round, k);
@@ -301,6 +310,7 @@ impl<'m> Refiner<'m> {
                     }
                 };
             }
+            last = (from, k, *c);
         }
         Ok(())
     }
@@ -386,5 +396,61 @@ impl<'m> Refiner<'m> {
         meter.free(self.parent);
         meter.free_map(self.split);
         Ok((class_of, self.len))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use munch_testkit::generate::XorShift;
+
+    use super::*;
+
+    /// The refinement as stated: per round, in token order, a class keeps its id for the key
+    /// its first token has, and each other key of it gets the next id at its first token.
+    fn refined(len: usize, rounds: &[Vec<u32>]) -> Vec<u32> {
+        let mut class_of = vec![0u32; len];
+        let mut classes = u32::from(len > 0);
+        for key in rounds {
+            let mut first: HashMap<u32, u32> = HashMap::new();
+            let mut split: HashMap<(u32, u32), u32> = HashMap::new();
+            for (c, &k) in class_of.iter_mut().zip(key) {
+                let kept = *first.entry(*c).or_insert(k);
+                if kept != k {
+                    *c = *split.entry((*c, k)).or_insert_with(|| {
+                        classes += 1;
+                        classes - 1
+                    });
+                }
+            }
+        }
+        class_of
+    }
+
+    #[test]
+    fn refining_numbers_classes_as_the_rounds_state_them() {
+        let mut rng = XorShift(0x7265_6669_6e65_7231);
+        let meter = Meter::new(1 << 30);
+        for len in [0, 1, 7, 300, 2000] {
+            // Keys in runs, as a walk's behaviours come in the trie's order, and sometimes a
+            // class's first key again after a run of others.
+            let rounds: Vec<Vec<u32>> = (0..4)
+                .map(|_| {
+                    let mut key = Vec::with_capacity(len);
+                    while key.len() < len {
+                        let k = rng.below(5) as u32;
+                        let run = 1 + rng.below(9);
+                        key.extend(std::iter::repeat_n(k, run.min(len - key.len())));
+                    }
+                    key
+                })
+                .collect();
+            let mut refiner = Refiner::new(len, usize::MAX, &meter).unwrap();
+            for key in &rounds {
+                refiner.refine(key).unwrap();
+            }
+            assert_eq!(refiner.classes(), refined(len, &rounds), "{len} tokens");
+        }
     }
 }
