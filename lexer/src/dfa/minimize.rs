@@ -231,6 +231,7 @@ fn hopcroft(dfa: &Dfa) -> Partition {
     let mut count = vec![0u32; k + 1];
     let mut sources: Vec<u32> = Vec::new();
     let mut touched: Vec<u32> = Vec::new();
+    let mut few: Vec<(u8, u32)> = Vec::new();
     while let Some(a) = work.pop() {
         in_work[a as usize] = false;
         // All transitions into the splitter, grouped by class: each group splits the blocks
@@ -241,6 +242,24 @@ fn hopcroft(dfa: &Dfa) -> Partition {
             &incoming[in_offsets[t] as usize..in_offsets[t + 1] as usize]
         };
         let members = p.start[a as usize] as usize..p.end[a as usize] as usize;
+        // Most splitters are a state or two with a few transitions in: sorting those costs
+        // less than counting over every class.
+        let m: usize = p.elems[members.clone()].iter().map(|t| into(t).len()).sum();
+        if m < k {
+            few.clear();
+            for t in &p.elems[members] {
+                few.extend_from_slice(into(t));
+            }
+            // Stable: the order the counting sort gives.
+            few.sort_by_key(|&(c, _)| c);
+            for group in few.chunk_by(|x, y| x.0 == y.0) {
+                for &(_, s) in group {
+                    touched.extend(p.mark(s));
+                }
+                split_touched(&mut p, &mut touched, &mut work, &mut in_work);
+            }
+            continue;
+        }
         count.fill(0);
         for t in &p.elems[members.clone()] {
             for &(c, _) in into(t) {
@@ -268,22 +287,33 @@ fn hopcroft(dfa: &Dfa) -> Partition {
                 touched.extend(p.mark(s));
             }
             lo = hi;
-            for b in touched.drain(..) {
-                let Some(nb) = p.split(b) else { continue };
-                in_work.push(false);
-                // Hopcroft's rule: a block already waiting is replaced by both halves;
-                // otherwise the smaller half suffices.
-                if in_work[b as usize] || p.size(nb) <= p.size(b) {
-                    work.push(nb);
-                    in_work[nb as usize] = true;
-                } else {
-                    work.push(b);
-                    in_work[b as usize] = true;
-                }
-            }
+            split_touched(&mut p, &mut touched, &mut work, &mut in_work);
         }
     }
     p
+}
+
+/// Splits each block of `touched` (emptied) by its marks, queueing the half Hopcroft's rule
+/// asks for.
+fn split_touched(
+    p: &mut Partition,
+    touched: &mut Vec<u32>,
+    work: &mut Vec<u32>,
+    in_work: &mut Vec<bool>,
+) {
+    for b in touched.drain(..) {
+        let Some(nb) = p.split(b) else { continue };
+        in_work.push(false);
+        // A block already waiting is replaced by both halves; otherwise the smaller half
+        // suffices.
+        if in_work[b as usize] || p.size(nb) <= p.size(b) {
+            work.push(nb);
+            in_work[nb as usize] = true;
+        } else {
+            work.push(b);
+            in_work[b as usize] = true;
+        }
+    }
 }
 
 /// Per state: whether some byte string leads it to an accepting state.
