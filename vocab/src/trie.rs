@@ -109,50 +109,37 @@ impl TokenTrie {
         trie
     }
 
-    /// Fills `wide` and `below`: one preorder pass, each node's bytes ORed into its parent's
-    /// when its subtree closes (the open nodes are the path from the root).
+    /// Fills `wide` and `below`: one pass in reverse preorder, where a node comes after its
+    /// whole subtree. `acc[d]` gathers the bytes of the nodes at depth `d` met since their
+    /// parent's previous child, with everything below them, so it holds a node's bytes below
+    /// when the node is met (its children are at depth `d + 1`, its later siblings' children
+    /// already taken by them).
     fn index_wide_subtrees(&mut self) {
-        let wide = |n: usize| self.end[n] as usize - n >= Self::WIDE_SUBTREE;
-        let count = (1..self.node_len()).filter(|&n| wide(n)).count();
-        let mut nodes = Vec::with_capacity(count);
+        let n = self.node_len();
+        let wide = |m: usize| self.end[m] as usize - m >= Self::WIDE_SUBTREE;
+        let count = (1..n).filter(|&m| wide(m)).count();
+        let mut nodes = vec![0u32; count];
         let mut below = vec![[0u64; 4]; count];
-        // The open nodes: (subtree end, index in `nodes` or `u32::MAX`, the bytes below it).
-        let mut open: Vec<(u32, u32, [u64; 4])> = vec![(self.node_len() as u32, u32::MAX, [0; 4])];
-        for n in 1..self.node_len() {
-            while open.last().is_some_and(|&(end, _, _)| end as usize <= n) {
-                Self::close(&mut open, &mut below);
+        let depth = self.depth.iter().copied().max().unwrap_or(0) as usize;
+        let mut acc = vec![[0u64; 4]; depth + 2];
+        let mut at = count;
+        for m in (1..n).rev() {
+            let d = self.depth[m] as usize;
+            let mine = std::mem::take(&mut acc[d + 1]);
+            if wide(m) {
+                at -= 1;
+                nodes[at] = m as u32;
+                below[at] = mine;
             }
-            let b = self.byte[n];
-            let parent = &mut open.last_mut().expect("the root stays open").2;
-            parent[b as usize / 64] |= 1 << (b % 64);
-            let at = if wide(n) {
-                nodes.push(n as u32);
-                nodes.len() as u32 - 1
-            } else {
-                u32::MAX
-            };
-            if self.end[n] as usize > n + 1 {
-                open.push((self.end[n], at, [0; 4]));
+            let b = self.byte[m];
+            let up = &mut acc[d];
+            for (u, x) in up.iter_mut().zip(mine) {
+                *u |= x;
             }
-        }
-        while open.len() > 1 {
-            Self::close(&mut open, &mut below);
+            up[b as usize / 64] |= 1 << (b % 64);
         }
         self.wide = nodes;
         self.below = below;
-    }
-
-    /// Closes the last open node of [`TokenTrie::index_wide_subtrees`]: its bytes are kept if
-    /// it is wide and go to its parent's.
-    fn close(open: &mut Vec<(u32, u32, [u64; 4])>, below: &mut [[u64; 4]]) {
-        let (_, at, bits) = open.pop().expect("a node to close");
-        if at != u32::MAX {
-            below[at as usize] = bits;
-        }
-        let parent = &mut open.last_mut().expect("the root stays open").2;
-        for (p, b) in parent.iter_mut().zip(bits) {
-            *p |= b;
-        }
     }
 
     /// The fewest nodes a subtree holds for [`TokenTrie::wide_subtrees`] to list its root.
