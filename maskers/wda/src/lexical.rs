@@ -229,7 +229,6 @@ pub(crate) struct PointBuilder {
     /// what it holds stays true for the whole build.
     root_of: Vec<u32>,
     groups: Groups,
-    cont_of: Vec<Cont>,
 }
 
 /// Groups a point's classes by their continuation, each group one weight: the scratch of
@@ -255,39 +254,24 @@ impl PointBuilder {
             cb: ContBuilder::new(lr),
             root_of: Vec::new(),
             groups: Groups::default(),
-            cont_of: Vec::new(),
         }
     }
 
-    /// Point `p`'s initial items and the classes allowed before reading any stack, as weights
-    /// of `weights` (class sets, bit `c` for class `c`); the classes are grouped by the
-    /// continuation their span starts (many spans share one: they differ only in states with
-    /// the same reachable terminals), each group one weight.
-    pub(crate) fn point(
-        &mut self,
-        conts: &mut Conts,
-        spans: &TokenSpans,
-        p: PointId,
-        weights: &mut Weights,
-    ) -> (Vec<(Item, Weight)>, Weight) {
-        let class_len = spans.classes().len();
-        let mut cont_of = std::mem::take(&mut self.cont_of);
+    /// Into `out`, per class, the continuation its span at point `p` starts, or [`NEVER`].
+    fn row(&mut self, conts: &mut Conts, spans: &TokenSpans, p: PointId, out: &mut Vec<Cont>) {
         let mut root_of = std::mem::take(&mut self.root_of);
         root_of.resize(spans.span_len(), UNSET);
-        cont_of.clear();
+        out.clear();
         let span_of = |c| spans.span_of(p, c);
         self.conts_of(
             conts,
             spans,
-            0..class_len,
+            0..spans.classes().len(),
             span_of,
             &mut root_of,
-            &mut cont_of,
+            out,
         );
         self.root_of = root_of;
-        let made = self.groups.items(conts, &cont_of, weights);
-        self.cont_of = cont_of;
-        made
     }
 
     /// Appends to `out`, per class of `classes`, the continuation its span at the point starts
@@ -322,7 +306,6 @@ impl PointBuilder {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.root_of.capacity() * 4
             + self.groups.heap_bytes()
-            + self.cont_of.capacity() * 4
             + (self.cb.end_memo.capacity()
                 + self.cb.lex_memo.capacity() * 2
                 + self.cb.after_memo.capacity() * 2)
@@ -410,9 +393,34 @@ impl Lexical {
     ) -> Result<Lexical, TooManyControls> {
         let mut pb = PointBuilder::new(Arc::clone(lr));
         let mut conts = Conts::new();
-        let mut initial = Vec::with_capacity(spans.points().len());
+        let mut initial: Vec<(Vec<(Item, Weight)>, Weight)> =
+            Vec::with_capacity(spans.points().len());
+        // Points whose classes start the same continuations have the same items (inhibited
+        // points often end their lexeme alike): the points made so far by the hash of their
+        // rows, a row compared whole (made again, all its spans' continuations known) before
+        // its items are taken. A point's items are its classes grouped by the continuation
+        // their span starts (many spans share one: they differ only in states with the same
+        // reachable terminals), each group one weight.
+        let mut by_row: AHashMap<u64, Vec<usize>> = AHashMap::new();
+        let (mut row, mut other) = (Vec::new(), Vec::new());
+        let hasher = ahash::RandomState::with_seeds(1, 2, 3, 4);
         for p in 0..spans.points().len() {
-            initial.push(pb.point(&mut conts, spans, PointId::from_usize(p), weights));
+            pb.row(&mut conts, spans, PointId::from_usize(p), &mut row);
+            let h = hasher.hash_one(&row);
+            let same = by_row.get(&h).and_then(|earlier| {
+                earlier.iter().copied().find(|&q| {
+                    pb.row(&mut conts, spans, PointId::from_usize(q), &mut other);
+                    other == row
+                })
+            });
+            let made = match same {
+                Some(q) => initial[q].clone(),
+                None => {
+                    by_row.entry(h).or_default().push(p);
+                    pb.groups.items(&conts, &row, weights)
+                }
+            };
+            initial.push(made);
             if conts.len() > max_continuations {
                 return Err(TooManyControls);
             }
