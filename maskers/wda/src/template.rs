@@ -322,9 +322,9 @@ pub(crate) struct Templates {
     pre_arena: Vec<u32>,
     scratch_entries: Vec<(u32, Cont, u32, bool)>,
     scratch_seen: Vec<(u32, Cont, u32)>,
-    /// Taken out while [`Templates::over`] runs (an `Option`, so that taking it costs
-    /// nothing: a hasher with fixed seeds is built from a global table at every call).
-    scratch_big: Option<HashSet<(u32, Cont, u32), ahash::RandomState>>,
+    /// [`Templates::over`]'s visited set past the short list, used in place (taking it out
+    /// would build a hasher with fixed seeds from a global table at every call).
+    scratch_big: HashSet<(u32, Cont, u32), ahash::RandomState>,
     /// Entries (unknowns + outcomes + links + memo entries) allowed before [`SummaryBudget`].
     max_entries: usize,
     entries: usize,
@@ -387,7 +387,7 @@ impl Templates {
             pre_arena: Vec::new(),
             scratch_entries: Vec::new(),
             scratch_seen: Vec::new(),
-            scratch_big: Some(fixed_set()),
+            scratch_big: fixed_set(),
             max_entries,
             entries: 0,
         }
@@ -472,7 +472,7 @@ impl Templates {
             + vec(&self.pre_arena)
             + vec(&self.scratch_entries)
             + vec(&self.scratch_seen)
-            + self.scratch_big.as_ref().map_or(0, set)
+            + set(&self.scratch_big)
     }
 
     fn count(&mut self, n: usize) -> Result<(), SummaryBudget> {
@@ -497,16 +497,26 @@ impl Templates {
 
     // ---- E(T, x) ----
 
+    /// The unknown `E(T, x)`, made if new. The closures ask for known ones millions of times,
+    /// so the dense table's hit is inlined and everything else is a call.
+    #[inline]
     fn e_unknown(&mut self, t: u32, x: u32) -> Result<u32, SummaryBudget> {
-        let dense = (!self.e_dense.is_empty()).then(|| t as usize * self.state_len + x as usize);
-        match dense {
-            Some(i) if self.e_dense[i] != u32::MAX => return Ok(self.e_dense[i]),
-            None => {
-                if let Some(&u) = self.e_index.get(&(t, x)) {
-                    return Ok(u);
-                }
+        if let Some(&u) = self.e_dense.get(t as usize * self.state_len + x as usize) {
+            if u != u32::MAX {
+                return Ok(u);
             }
-            _ => {}
+        }
+        self.e_unknown_slow(t, x)
+    }
+
+    /// [`Templates::e_unknown`] past the dense table's hit.
+    #[inline(never)]
+    fn e_unknown_slow(&mut self, t: u32, x: u32) -> Result<u32, SummaryBudget> {
+        let dense = (!self.e_dense.is_empty()).then(|| t as usize * self.state_len + x as usize);
+        if dense.is_none() {
+            if let Some(&u) = self.e_index.get(&(t, x)) {
+                return Ok(u);
+            }
         }
         let u = self.e_key.len() as u32;
         match dense {
@@ -596,9 +606,12 @@ impl Templates {
     }
 
     /// `E(T, x)`, complete.
+    #[inline]
     fn e(&mut self, t: u32, x: u32) -> Result<u32, SummaryBudget> {
         let u = self.e_unknown(t, x)?;
-        self.e_run()?;
+        if !self.e_tasks.is_empty() {
+            self.e_run()?;
+        }
         Ok(u)
     }
 
@@ -612,11 +625,19 @@ impl Templates {
 
     // ---- P(T, κ, x) ----
 
+    /// The unknown `P(T, κ, x)`, made if new; the hit inlined, as for `E`.
+    #[inline]
     fn p_unknown(&mut self, t: u32, k: Cont, x: u32) -> Result<u32, SummaryBudget> {
         let ex = self.e_unknown(t, x)? as usize;
         if let Some(&u) = self.p_index[ex].get(&k) {
             return Ok(u);
         }
+        self.p_unknown_new(ex, t, k, x)
+    }
+
+    /// Makes `P(T, κ, x)`, where `ex` is `E(T, x)`.
+    #[inline(never)]
+    fn p_unknown_new(&mut self, ex: usize, t: u32, k: Cont, x: u32) -> Result<u32, SummaryBudget> {
         let u = self.p_key.len() as u32;
         let table = &mut self.p_index[ex];
         self.p_index_slots -= table.capacity();
@@ -656,10 +677,18 @@ impl Templates {
         Ok(())
     }
 
+    /// Runs the P tasks queued, if any (inlined: the closures call it after every lookup, and
+    /// it seldom has work).
+    #[inline]
     fn p_run(&mut self) -> Result<(), SummaryBudget> {
         if self.p_tasks.is_empty() {
             return Ok(());
         }
+        self.p_solve()
+    }
+
+    #[inline(never)]
+    fn p_solve(&mut self) -> Result<(), SummaryBudget> {
         let lr = Arc::clone(&self.lr);
         let tables = lr.tables();
         let conts = Arc::clone(&self.conts);
@@ -910,13 +939,14 @@ impl Templates {
         let mut seen = std::mem::take(&mut self.scratch_seen);
         seen.clear();
         // Reused, and seeded once: a fresh `AHashSet` draws a random seed, which costs more
-        // than most closures.
-        let mut seen_big = self.scratch_big.take().unwrap_or_else(fixed_set);
-        seen_big.clear();
+        // than most closures. Clearing an empty set costs nothing.
+        self.scratch_big.clear();
         let r = (|| {
             while let Some((t1, k1, y, with_pre)) = stack.pop() {
-                let ey = self.e(t1, y)?;
+                // A configuration without its pre-shift part is only ever made where its
+                // terminal shifts (`E(T', y)` complete, with `SH`): only `P` is looked up.
                 if with_pre {
+                    let ey = self.e(t1, y)?;
                     for i in 0..self.e.out[ey as usize].len() {
                         let code = self.e.out[ey as usize][i];
                         if code == SH {
@@ -926,14 +956,14 @@ impl Templates {
                         if r > 0 {
                             out.push(item(t1, code - 1, k1));
                         } else if let Some(g) = self.goto(x, b) {
-                            if Self::first_visit(&mut seen, &mut seen_big, (t1, k1, g)) {
+                            if Self::first_visit(&mut seen, &mut self.scratch_big, (t1, k1, g)) {
                                 stack.push((t1, k1, g, true));
                             }
                         }
                     }
-                }
-                if !self.e_sh[ey as usize] {
-                    continue;
+                    if !self.e_sh[ey as usize] {
+                        continue;
+                    }
                 }
                 let u = self.p_unknown(t1, k1, y)?;
                 self.p_run()?;
@@ -948,7 +978,7 @@ impl Templates {
                     if r > 0 {
                         out.push(item(t2, code - 1, k2));
                     } else if let Some(g) = self.goto(x, b) {
-                        if Self::first_visit(&mut seen, &mut seen_big, (t2, k2, g)) {
+                        if Self::first_visit(&mut seen, &mut self.scratch_big, (t2, k2, g)) {
                             stack.push((t2, k2, g, true));
                         }
                     }
@@ -957,7 +987,6 @@ impl Templates {
             Ok(())
         })();
         self.scratch_seen = seen;
-        self.scratch_big = Some(seen_big);
         r
     }
 }
