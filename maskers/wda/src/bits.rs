@@ -46,6 +46,12 @@ pub(crate) struct Weights {
     /// instead of all of them.
     spans: Vec<(u32, u32)>,
     index: AHashMap<u64, SmallVec<[Weight; 1]>>,
+    /// `a ∪ b` by `(a, b)`, `a < b`: the construction unions the same weights over and over
+    /// (a continuation's weights meeting in many transitions), and looking one up is cheaper
+    /// than hashing the set again.
+    unions: AHashMap<(Weight, Weight), Weight>,
+    /// The words of a set being made.
+    scratch: Vec<u64>,
     /// Heap bytes held, approximately.
     pub(crate) heap: usize,
 }
@@ -87,7 +93,9 @@ impl Weights {
             arena: Vec::new(),
             spans: Vec::new(),
             index: AHashMap::new(),
-            heap: 0,
+            unions: AHashMap::new(),
+            scratch: Vec::with_capacity(words),
+            heap: words * 8,
         };
         w.intern_words(&vec![0; words]);
         w
@@ -145,13 +153,18 @@ impl Weights {
         if a == EMPTY {
             return b;
         }
-        let s: Vec<u64> = self
-            .get(a)
-            .iter()
-            .zip(self.get(b))
-            .map(|(x, y)| x | y)
-            .collect();
-        self.intern_words(&s)
+        let key = if a < b { (a, b) } else { (b, a) };
+        if let Some(&w) = self.unions.get(&key) {
+            return w;
+        }
+        let mut s = std::mem::take(&mut self.scratch);
+        s.clear();
+        s.extend(self.get(a).iter().zip(self.get(b)).map(|(x, y)| x | y));
+        let w = self.intern_words(&s);
+        self.scratch = s;
+        self.unions.insert(key, w);
+        self.heap += 24;
+        w
     }
 
     /// `a \ b` (interned).
