@@ -606,7 +606,7 @@ impl Templates {
     }
 
     /// `E(T, x)`, complete.
-    #[inline]
+    #[inline(always)]
     fn e(&mut self, t: u32, x: u32) -> Result<u32, SummaryBudget> {
         let u = self.e_unknown(t, x)?;
         if !self.e_tasks.is_empty() {
@@ -626,7 +626,7 @@ impl Templates {
     // ---- P(T, κ, x) ----
 
     /// The unknown `P(T, κ, x)`, made if new; the hit inlined, as for `E`.
-    #[inline]
+    #[inline(always)]
     fn p_unknown(&mut self, t: u32, k: Cont, x: u32) -> Result<u32, SummaryBudget> {
         let ex = self.e_unknown(t, x)? as usize;
         if let Some(&u) = self.p_index[ex].get(&k) {
@@ -897,6 +897,24 @@ impl Templates {
         x: u32,
         out: &mut Vec<Item>,
     ) -> Result<(), SummaryBudget> {
+        // Most runs pass every outcome below `x` without a goto to push on it: those are
+        // mapped here, in the order `over` gives them (its stack pops the last state first),
+        // without its stack and visited set. At the first goto, `over` starts again from the
+        // beginning; what was looked up here is what it looks up first, in the same order.
+        let from = out.len();
+        'direct: {
+            for j in (pre.mid as usize..pre.end as usize).rev() {
+                let u = self.p_unknown(t, k, self.pre_arena[j])?;
+                self.p_run()?;
+                for i in 0..self.p.out[u as usize].len() {
+                    if self.below(x, self.p.out[u as usize][i], out).is_some() {
+                        break 'direct;
+                    }
+                }
+            }
+            return Ok(());
+        }
+        out.truncate(from);
         let mut entries = std::mem::take(&mut self.scratch_entries);
         entries.clear();
         let shift_at = &self.pre_arena[pre.mid as usize..pre.end as usize];
@@ -904,6 +922,24 @@ impl Templates {
         let r = self.over(x, &mut entries, out);
         self.scratch_entries = entries;
         r
+    }
+
+    /// Where outcome `o` of a state pushed on `x` goes once it pops that state: `SUCC` and
+    /// exits with pops left pass below `x` (into `out`); an exit with none left is the
+    /// configuration `(T', κ', goto(x, B))` pushed on `x`, returned (nothing without the goto).
+    #[inline(always)]
+    fn below(&self, x: u32, o: Item, out: &mut Vec<Item>) -> Option<(u32, Cont, u32)> {
+        if o == SUCC {
+            out.push(SUCC);
+            return None;
+        }
+        let (t2, code, k2) = parts(o);
+        let (b, r) = self.split(code);
+        if r > 0 {
+            out.push(item(t2, code - 1, k2));
+            return None;
+        }
+        self.goto(x, b).map(|g| (t2, k2, g))
     }
 
     /// Whether `c` is seen for the first time: a short list while small (the common case), a
@@ -968,18 +1004,9 @@ impl Templates {
                 let u = self.p_unknown(t1, k1, y)?;
                 self.p_run()?;
                 for i in 0..self.p.out[u as usize].len() {
-                    let o = self.p.out[u as usize][i];
-                    if o == SUCC {
-                        out.push(SUCC);
-                        continue;
-                    }
-                    let (t2, code, k2) = parts(o);
-                    let (b, r) = self.split(code);
-                    if r > 0 {
-                        out.push(item(t2, code - 1, k2));
-                    } else if let Some(g) = self.goto(x, b) {
-                        if Self::first_visit(&mut seen, &mut self.scratch_big, (t2, k2, g)) {
-                            stack.push((t2, k2, g, true));
+                    if let Some(c) = self.below(x, self.p.out[u as usize][i], out) {
+                        if Self::first_visit(&mut seen, &mut self.scratch_big, c) {
+                            stack.push((c.0, c.1, c.2, true));
                         }
                     }
                 }
