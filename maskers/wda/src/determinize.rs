@@ -253,7 +253,8 @@ pub(crate) fn determinize(
     };
     let mut edge_count = 0usize;
     // Scratch: (x, group index) pairs of the current state; the groups read at one `x`.
-    let mut keyed: Vec<(u32, u32)> = Vec::new();
+    // Each pair is one word, `x` in the top half, so that sorting compares words.
+    let mut keyed: Vec<u64> = Vec::new();
     let mut sel: Vec<usize> = Vec::new();
     let mut wanted: Vec<u32> = Vec::new();
     let mut rounds = 0usize;
@@ -311,13 +312,13 @@ pub(crate) fn determinize(
             let (t, code) = (key >> 16, key & 0xFFFF);
             if code == INIT {
                 for &x in &rel.by_terminal[t as usize] {
-                    keyed.push((x, gi as u32));
+                    keyed.push((x as u64) << 32 | gi as u64);
                 }
             } else {
                 let (a, r) = tpl.split(code);
                 if r == 0 {
                     for &x in &rel.by_nonterminal[a as usize] {
-                        keyed.push((x, gi as u32));
+                        keyed.push((x as u64) << 32 | gi as u64);
                     }
                 }
             }
@@ -329,7 +330,7 @@ pub(crate) fn determinize(
             None => wanted.extend(
                 keyed
                     .iter()
-                    .map(|&(x, _)| x)
+                    .map(|&p| (p >> 32) as u32)
                     .filter(|&x| rel.top[x as usize]),
             ),
             Some(lasts) => {
@@ -357,15 +358,15 @@ pub(crate) fn determinize(
                 continue;
             }
             new_done.push(x);
-            while at < keyed.len() && keyed[at].0 < x {
+            while at < keyed.len() && ((keyed[at] >> 32) as u32) < x {
                 at += 1;
             }
-            if at >= keyed.len() || keyed[at].0 != x {
+            if at >= keyed.len() || (keyed[at] >> 32) as u32 != x {
                 continue;
             }
             sel.clear();
-            while at < keyed.len() && keyed[at].0 == x {
-                sel.push(keyed[at].1 as usize);
+            while at < keyed.len() && (keyed[at] >> 32) as u32 == x {
+                sel.push(keyed[at] as u32 as usize);
                 at += 1;
             }
             let (yes, target) = c.transition(tpl, weights, &groups, &base, &sel, x)?;
@@ -567,7 +568,7 @@ impl Construction {
     ) -> StateId {
         self.asm.clear();
         for &(it, w) in items {
-            self.asm.single((it >> 32) as u32, it as u32, w);
+            self.asm.single(it, w);
         }
         let groups = self.asm.finish(weights, &mut self.km, decided);
         self.b.intern(groups)
@@ -676,7 +677,7 @@ impl Construction {
                         }
                     }
                 } else {
-                    asm.single((o >> 32) as u32, o as u32, w);
+                    asm.single(o, w);
                 }
             }
         }
@@ -702,7 +703,8 @@ enum Shifted {
 #[derive(Default)]
 struct Assembler {
     wholes: Vec<(u32, KMap)>,
-    singles: Vec<(u32, Cont, Weight)>,
+    /// `(item, weight)`: an item's top half is its group key.
+    singles: Vec<(Item, Weight)>,
     pairs: Vec<(Cont, Weight)>,
 }
 
@@ -716,8 +718,8 @@ impl Assembler {
         self.wholes.push((key, m));
     }
 
-    fn single(&mut self, key: u32, k: Cont, w: Weight) {
-        self.singles.push((key, k, w));
+    fn single(&mut self, it: Item, w: Weight) {
+        self.singles.push((it, w));
     }
 
     /// The state: per key (sorted), the union of its maps and entries minus `decided`.
@@ -729,21 +731,25 @@ impl Assembler {
     ) -> Vec<(u32, KMap)> {
         self.wholes.sort_unstable();
         self.wholes.dedup();
-        self.singles.sort_unstable_by_key(|&(key, k, _)| (key, k));
+        // Sorted whole, by key, then continuation, then weight: each key's pairs are then in
+        // the order `KMaps::intern_pairs` sorts them to (its sort only checks), and an item
+        // compares as one word.
+        self.singles.sort_unstable();
         let mut out: Vec<(u32, KMap)> = Vec::new();
         let (mut i, mut j) = (0, 0);
         while i < self.wholes.len() || j < self.singles.len() {
             let key = match (self.wholes.get(i), self.singles.get(j)) {
-                (Some(a), Some(b)) => a.0.min(b.0),
+                (Some(a), Some(b)) => a.0.min((b.0 >> 32) as u32),
                 (Some(a), None) => a.0,
-                (None, Some(b)) => b.0,
+                (None, Some(b)) => (b.0 >> 32) as u32,
                 (None, None) => unreachable!("the loop runs while entries are left"),
             };
             let mut m: Option<KMap> = None;
-            if j < self.singles.len() && self.singles[j].0 == key {
+            if j < self.singles.len() && (self.singles[j].0 >> 32) as u32 == key {
                 self.pairs.clear();
-                while j < self.singles.len() && self.singles[j].0 == key {
-                    self.pairs.push((self.singles[j].1, self.singles[j].2));
+                while j < self.singles.len() && (self.singles[j].0 >> 32) as u32 == key {
+                    self.pairs
+                        .push((self.singles[j].0 as Cont, self.singles[j].1));
                     j += 1;
                 }
                 m = km.intern_pairs(weights, &mut self.pairs);
