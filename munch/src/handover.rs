@@ -3,8 +3,8 @@
 //!
 //! A grammar that arrives with a request (a JSON Schema, a grammar prompt) must give its first
 //! mask in about a millisecond, while the maskers with the lowest tails build tables first (the
-//! token classes alone take 15–25 ms with a 128k vocabulary; the wda seconds on a programming
-//! language). With [`Config::background`](crate::Config::background), [`Compiled::new`]
+//! token classes alone take milliseconds with a 128k vocabulary; the wda up to seconds on a
+//! programming language). With [`Config::background`](crate::Config::background), [`Compiled::new`]
 //! returns once the parser is built: masks come from the trie walk over every token, which
 //! builds nothing ahead, while a thread builds the configured masker (and its fallback). Every
 //! masker computes the same masks (the contract of [`Masker`]), so a matcher may switch in the

@@ -36,7 +36,8 @@
 //!   can run over a trie of one representative per class (0.2–5 % of the vocabulary for
 //!   SynCode's grammars), and expand the classes it allows to token ids at the end
 //!   (`classes.rs`). The classes alone ([`TokenClasses::build`], no span tables) take
-//!   10–140 ms with a 128k vocabulary (SynCode's Go the slowest), so [`TrieMasker::new`]
+//!   milliseconds to tens of milliseconds with a 128k vocabulary (a walk of its trie per block
+//!   of lexer points; `bench/PERFORMANCE.md` has the figures), so [`TrieMasker::new`]
 //!   (nothing to build) stays the library's default; the `munch` facade builds with classes.
 //!
 //! - **Recent masks**: a mask depends only on each head's GSS node, lexer state and inhibitor
