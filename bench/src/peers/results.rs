@@ -130,6 +130,12 @@ pub struct Run {
     pub mask: Option<Latency>,
     /// Commit latency.
     pub commit: Option<Latency>,
+    /// Mask latency on the steps that every engine traced on this grammar and tokenizer (see
+    /// [`super::stats::common_steps`]): engines that refuse a text stop it early, and their
+    /// own figures then pool other steps than the rest's. `None` with fewer than two engines
+    /// traced.
+    #[serde(default)]
+    pub mask_common: Option<Latency>,
     /// The mask latency CDF, `[µs, fraction]`.
     pub mask_cdf: Vec<[f64; 2]>,
     /// Wall time of the worker, seconds.

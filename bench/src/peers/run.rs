@@ -17,7 +17,7 @@ use super::job::{read_json, write_json, GrammarKind, Job, Text, WorkerResult};
 use super::results::{
     GrammarInfo, InstanceCounts, Machine, Results, Run, Settings, Status, TokenizerInfo,
 };
-use super::stats::{cdf, Latency};
+use super::stats::{cdf, common_steps, Latency};
 use super::xgrammar;
 
 /// What to run.
@@ -159,6 +159,8 @@ pub fn run(config: &Config) -> Result<Results, String> {
         for (grammar, files) in &grammars {
             let texts = inputs::tokenize(&vocab, files, config.budget)?;
             let steps: usize = texts.iter().map(|t| t.tokens.len() + 1).sum();
+            let first = results.runs.len();
+            let mut raws = Vec::new();
             for engine in &config.engines {
                 done += 1;
                 eprint!(
@@ -177,17 +179,42 @@ pub fn run(config: &Config) -> Result<Results, String> {
                     vocab_file: vocab_path.clone(),
                     texts: texts.clone(),
                 };
-                let run = run_engine(config, &work, python.as_deref(), job, grammar, vocab.len());
+                let (run, raw) =
+                    run_engine(config, &work, python.as_deref(), job, grammar, vocab.len());
                 eprintln!(
                     "{} ({:.0} s in all)",
                     progress_line(&run),
                     started.elapsed().as_secs_f64()
                 );
                 results.runs.push(run);
+                raws.push(raw);
             }
+            set_common(&mut results.runs[first..], &raws);
         }
     }
     Ok(results)
+}
+
+/// Gives each traced run its mask latency on the steps every traced run made
+/// ([`common_steps`]), when at least two runs traced.
+fn set_common(runs: &mut [Run], raws: &[Option<WorkerResult>]) {
+    let traced: Vec<(usize, Vec<usize>, &[u64])> = runs
+        .iter()
+        .zip(raws)
+        .enumerate()
+        .filter_map(|(i, (run, raw))| {
+            let raw = raw.as_ref().filter(|_| run.status == Status::Ok)?;
+            let steps = raw.texts.iter().map(|t| t.steps).collect();
+            Some((i, steps, raw.mask_ns.as_slice()))
+        })
+        .collect();
+    if traced.len() < 2 {
+        return;
+    }
+    let traces: Vec<(&[usize], &[u64])> = traced.iter().map(|t| (&t.1[..], t.2)).collect();
+    for ((i, _, _), common) in traced.iter().zip(common_steps(&traces)) {
+        runs[*i].mask_common = common.and_then(|ns| Latency::from_ns(&ns));
+    }
 }
 
 /// One engine on one grammar and tokenizer, with the adapted copy if the original fails.
@@ -198,29 +225,29 @@ fn run_engine(
     job: Job,
     grammar: &GrammarInput,
     vocab_size: usize,
-) -> Run {
-    let mut run = run_copy(config, work, python, &job, "original", vocab_size);
+) -> (Run, Option<WorkerResult>) {
+    let (run, raw) = run_worker(config.timeout, work, python, &job, "original", vocab_size);
     if run.status != Status::BuildError || is_munch(&job.engine) {
-        return run;
+        return (run, raw);
     }
     let Ok(adapted) = &grammar.adapted else {
-        return run;
+        return (run, raw);
     };
     if !adapted.changed() {
-        return run;
+        return (run, raw);
     }
     let original_error = run.error.clone().unwrap_or_default();
     let job = Job {
         grammar_text: adapted.text.clone(),
         ..job
     };
-    run = run_copy(config, work, python, &job, "adapted", vocab_size);
+    let (mut run, raw) = run_worker(config.timeout, work, python, &job, "adapted", vocab_size);
     let first_line = original_error.lines().next().unwrap_or("").to_string();
     run.error = Some(match run.error.take() {
         Some(e) => format!("{e} (the original was refused too: {first_line})"),
         None => format!("the original was refused: {first_line}"),
     });
-    run
+    (run, raw)
 }
 
 /// One worker process for `job` under `timeout`: the run, and the worker's raw measurements
@@ -319,17 +346,6 @@ pub(crate) fn run_worker(
     };
     let _ = std::fs::remove_file(&result_path);
     (run, result)
-}
-
-fn run_copy(
-    config: &Config,
-    work: &Path,
-    python: Option<&Path>,
-    job: &Job,
-    copy: &str,
-    vocab_size: usize,
-) -> Run {
-    run_worker(config.timeout, work, python, job, copy, vocab_size).0
 }
 
 /// Copies a worker's measurements into the run, with the statistics.

@@ -102,6 +102,7 @@ fn main_table(results: &Results, detailed: bool) -> String {
     for run in results.runs.iter().filter(|r| r.tokenizer == main) {
         let _ = writeln!(out, "{}", main_row(run));
     }
+    out.push_str(&common_table(results, &main));
     let adapted: Vec<String> = results
         .runs
         .iter()
@@ -120,6 +121,52 @@ fn main_table(results: &Results, detailed: bool) -> String {
         if g.adapted != "unchanged" {
             let _ = writeln!(out, "\nAdapted {}: {}.", g.name, g.adapted);
         }
+    }
+    out
+}
+
+/// Mask latency on the steps every engine traced, for the grammars where some engine stopped
+/// texts early (so that its own row pools other steps than the rest's); empty otherwise.
+fn common_table(results: &Results, tokenizer: &str) -> String {
+    let runs: Vec<&Run> = results
+        .runs
+        .iter()
+        .filter(|r| r.tokenizer == tokenizer && r.status == Status::Ok)
+        .collect();
+    let differs = |grammar: &str| {
+        let mut counts = runs
+            .iter()
+            .filter(|r| r.grammar == grammar)
+            .filter_map(|r| r.mask.as_ref().map(|m| m.count));
+        counts
+            .next()
+            .is_some_and(|first| counts.any(|c| c != first))
+    };
+    let mut out = String::new();
+    for r in &runs {
+        let Some(m) = r.mask_common.as_ref().filter(|_| differs(&r.grammar)) else {
+            continue;
+        };
+        if out.is_empty() {
+            out.push_str(
+                "\nOn the steps every engine traced (each text up to where the first engine \
+                 stopped it), mask latency in µs:\n\n| grammar | engine | steps | mean | p50 | \
+                 p90 | p99 | p99.9 | max |\n|---|---|---|---|---|---|---|---|---|\n",
+            );
+        }
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.grammar,
+            r.engine,
+            thousands(m.count as u64),
+            fmt_us(m.mean_us),
+            fmt_us(m.p50_us),
+            fmt_us(m.p90_us),
+            fmt_us(m.p99_us),
+            fmt_us(m.p999_us),
+            fmt_us(m.max_us)
+        );
     }
     out
 }
@@ -450,6 +497,33 @@ mod tests {
         );
         assert!(md.contains("| json | glrmask | — | 2.50 / 1,234 |"), "{md}");
         assert!(md.contains("| json | xgrammar | — | timeout |"), "{md}");
+    }
+
+    #[test]
+    fn common_steps_are_tabled_only_where_engines_traced_different_steps() {
+        let mut results = results();
+        // Every engine traced the same 100 steps: no table.
+        for r in &mut results.runs {
+            r.mask_common = r.mask;
+        }
+        assert!(!readme_section(&results).contains("every engine traced"));
+        // glrmask stopped texts early: 40 common steps, with other figures.
+        results.runs[2].mask.as_mut().unwrap().count = 60;
+        for r in &mut results.runs[1..3] {
+            let m = r.mask_common.as_mut().unwrap();
+            m.count = 40;
+            m.p50_us *= 10.0;
+        }
+        let md = readme_section(&results);
+        assert!(md.contains("On the steps every engine traced"), "{md}");
+        assert!(
+            md.contains("| json | munch-trie | 40 | 120 | 800 | 160 | 240 | 1,234 | 5,000 |"),
+            "{md}"
+        );
+        assert!(md.contains("| json | glrmask | 40 | 3.75 | 25.0 |"), "{md}");
+        // Other tokenizers and runs that did not trace stay out.
+        assert!(!md.contains("| json | munch-trie | 40 | 75.0"), "{md}");
+        assert!(!md.contains("| json | xgrammar | 40"), "{md}");
     }
 
     #[test]
