@@ -3,7 +3,8 @@
 //! edges of each head, and every terminal, whether it shifts, and the LR states at each distance
 //! below the node the shift makes; on random grammars and texts, on the right-recursive
 //! statements of the chain tests, a reduce/reduce conflict and a fork. A case left to the
-//! reducer is not compared.
+//! reducer is not compared. `Parser::can_shift_once` (no memo) answers as `Parser::can_shift`
+//! everywhere.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -12,8 +13,9 @@ use proptest::prelude::*;
 
 use super::chain_tests::{abc_text, lark, layers, parser, random_rules, CHAINED};
 use super::rnglr::{self, Allowance, Stop};
-use super::{Parser, ParserState};
+use super::{Parser, ParserState, ShiftCache};
 use crate::gss::GssNode;
+use munch_lexer::TerminalId;
 
 /// Distances below a head's node whose nodes are asked.
 const DEPTH: usize = 6;
@@ -35,6 +37,7 @@ fn by_reducer(parser: &Parser, node: &GssNode, k: u32) -> bool {
 fn same_answers(parser: &Parser, state: &ParserState) -> Result<usize, TestCaseError> {
     let mut compared = 0;
     let mut seen = BTreeSet::new();
+    let mut cache = ShiftCache::new();
     let mut layer: Vec<GssNode> = state.heads().map(|h| h.node().clone()).collect();
     for _ in 0..DEPTH {
         let mut next = Vec::new();
@@ -43,6 +46,14 @@ fn same_answers(parser: &Parser, state: &ParserState) -> Result<usize, TestCaseE
                 continue;
             }
             for k in 0..parser.cfg().terminal_len() as u32 {
+                let t = TerminalId::from_usize(k as usize);
+                prop_assert_eq!(
+                    parser.can_shift_once(node, t),
+                    parser.can_shift(node, t, &mut cache),
+                    "can_shift at {:?}, k {}",
+                    node,
+                    k
+                );
                 if let Some(fast) = parser.decide_linear(node, k) {
                     prop_assert_eq!(
                         fast,

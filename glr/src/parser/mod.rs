@@ -302,6 +302,18 @@ impl Parser {
             .unwrap_or(false)
     }
 
+    /// [`Parser::can_shift`] without the memo, for a node no later question names (a masker's
+    /// speculative node, made for one mask): remembering its answers would only cost the
+    /// memo's lookups and grow it.
+    pub fn can_shift_once(&self, node: &GssNode, t: TerminalId) -> bool {
+        let k = t.as_u32();
+        if t.as_usize() >= self.cfg().terminal_len() || self.is_ignored(t) {
+            return false;
+        }
+        self.decide_with(node, k, None, &mut rnglr::Allowance::unlimited())
+            .unwrap_or(false)
+    }
+
     /// [`Parser::can_shift`], spending from `left` (a commit's liveness checks).
     pub(crate) fn can_shift_within(
         &self,
@@ -486,6 +498,17 @@ impl Parser {
         cache: &mut ShiftCache,
         left: &mut rnglr::Allowance,
     ) -> Result<bool, rnglr::Exceeded> {
+        self.decide_with(node, k, Some(cache), left)
+    }
+
+    /// [`Parser::decide`], memoised in `cache` when there is one.
+    fn decide_with(
+        &self,
+        node: &GssNode,
+        k: u32,
+        mut cache: Option<&mut ShiftCache>,
+        left: &mut rnglr::Allowance,
+    ) -> Result<bool, rnglr::Exceeded> {
         let actions = self.tables.actions_at(node.state(), k);
         if actions.is_empty() {
             return Ok(false);
@@ -494,11 +517,13 @@ impl Parser {
             return Ok(true);
         }
         let key = (node.id(), k);
-        if let Some(&v) = cache.map.get(&key) {
+        if let Some(&v) = cache.as_ref().and_then(|c| c.map.get(&key)) {
             return Ok(v);
         }
         if let Some(v) = self.decide_linear(node, k) {
-            cache.map.insert(key, v);
+            if let Some(cache) = cache {
+                cache.map.insert(key, v);
+            }
             return Ok(v);
         }
         // A single-node reduction has at most one scratch node per LR state: no node budget.
@@ -515,7 +540,9 @@ impl Parser {
         );
         left.work = allowance.work;
         let v = !result?.shifts.is_empty();
-        cache.map.insert(key, v);
+        if let Some(cache) = cache.as_mut() {
+            cache.map.insert(key, v);
+        }
         Ok(v)
     }
 }

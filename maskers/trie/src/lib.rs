@@ -349,6 +349,9 @@ impl Group {
 /// terminals past a lexeme boundary.
 struct Stack {
     frontier: SmallVec<[GssNode; 2]>,
+    /// Whether the frontier is speculative (made by [`TrieMasker::shift`] for this mask):
+    /// its questions are not memoised, since no later one names its nodes.
+    speculative: bool,
     /// Terminals asked about so far ([`TrieMasker::takes_any`] decides them lazily: most
     /// walks ask about a few terminals of a stack, not all of them).
     known: TerminalSet,
@@ -538,7 +541,7 @@ impl TrieMasker {
         let mut base: SmallVec<[Config; 2]> = SmallVec::new();
         let mut without_table = false;
         for head in state.heads() {
-            let stack = self.push_stack(cache, SmallVec::from_elem(head.node().clone(), 1));
+            let stack = self.push_stack(cache, SmallVec::from_elem(head.node().clone(), 1), false);
             let s = head.lex_state();
             let origin = match self.shortcut(space, s, head.inhibitor()) {
                 Some(table) => {
@@ -613,16 +616,23 @@ impl TrieMasker {
     }
 
     /// Adds a stack; returns its index.
-    fn push_stack(&self, cache: &mut Cache, frontier: SmallVec<[GssNode; 2]>) -> u32 {
+    fn push_stack(
+        &self,
+        cache: &mut Cache,
+        frontier: SmallVec<[GssNode; 2]>,
+        speculative: bool,
+    ) -> u32 {
         let i = cache.live_stacks;
         match cache.stacks.get_mut(i) {
             Some(spent) => {
                 spent.frontier = frontier;
+                spent.speculative = speculative;
                 spent.known.clone_from(&self.ignored);
                 spent.yes.clone_from(&self.ignored);
             }
             None => cache.stacks.push(Stack {
                 frontier,
+                speculative,
                 known: self.ignored.clone(),
                 yes: self.ignored.clone(),
             }),
@@ -646,10 +656,13 @@ impl TrieMasker {
         }
         for t in wanted.iter() {
             if st.known.insert(t)
-                && st
-                    .frontier
-                    .iter()
-                    .any(|n| self.parser.can_shift(n, t, shift))
+                && st.frontier.iter().any(|n| {
+                    if st.speculative {
+                        self.parser.can_shift_once(n, t)
+                    } else {
+                        self.parser.can_shift(n, t, shift)
+                    }
+                })
             {
                 st.yes.insert(t);
                 return true;
@@ -682,7 +695,7 @@ impl TrieMasker {
             .parser
             .shift_frontier(&cache.stacks[stack as usize].frontier, t)
             .unwrap_or_default();
-        let result = (!frontier.is_empty()).then(|| self.push_stack(cache, frontier));
+        let result = (!frontier.is_empty()).then(|| self.push_stack(cache, frontier, true));
         cache.shifted.insert((stack, t), result);
         result
     }
