@@ -37,6 +37,8 @@ fn main() {
     // (ns, stats, file, step)
     let mut rows = Vec::new();
     let mut reused = 0usize;
+    let mut same_nodes = 0usize;
+    let mut prev_nodes = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).expect("file");
         let tokens = vocab.encode(&text).expect("encode");
@@ -46,6 +48,11 @@ fn main() {
             masker.fill_mask(&mut cache, &state, &mut mask);
             let ns = at.elapsed().as_nanos() as u64;
             let stats = masker.last_stats(&mut cache);
+            let nodes: Vec<_> = state.heads().map(|h| h.node().id()).collect();
+            if !stats.reused && nodes.iter().any(|n| prev_nodes.contains(n)) {
+                same_nodes += 1;
+            }
+            prev_nodes = nodes;
             if stats.reused {
                 reused += 1;
             } else {
@@ -59,7 +66,7 @@ fn main() {
         }
     }
     rows.sort_by_key(|r| r.0);
-    println!("{} masks walked, {reused} reused", rows.len());
+    println!("{} masks walked, {reused} reused, {same_nodes} walked sharing a node with the previous mask", rows.len());
     for bp in [1000usize, 2500, 5000, 7500, 9000, 9900] {
         let i = (rows.len() * bp / 10_000).min(rows.len() - 1);
         let (ns, s, _, _) = &rows[i];
