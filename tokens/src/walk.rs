@@ -30,7 +30,7 @@ use super::error::{SpansBudget, SpansBuildError};
 use super::meter::{map_heap_bytes, vec_bytes, Meter};
 use super::LexPoint;
 use munch_lexer::{LexState, Lexer};
-use munch_vocab::{TokenId, TokenTrie, TrieNode, Vocabulary};
+use munch_vocab::{utf8, TokenId, TokenTrie, TrieNode, Utf8Pairs, Vocabulary};
 
 /// The behaviour of a dead prefix: dead from every point of the block.
 pub(super) const DEAD: u32 = 0;
@@ -688,6 +688,9 @@ pub(super) struct Block {
     /// Trie nodes the walk gave their parent's behaviour without visiting them.
     #[cfg_attr(not(test), allow(dead_code))]
     skipped: u64,
+    /// Of those, the nodes given the value of their UTF-8 state ([`BlockWalk::by_utf8`]).
+    #[cfg_attr(not(test), allow(dead_code))]
+    skipped_utf8: u64,
 }
 
 impl Block {
@@ -923,6 +926,20 @@ pub(super) fn walk_block(
     work: &mut Work<'_>,
     meter: &Meter,
 ) -> Result<Block, SpansBuildError> {
+    walk_block_skipping(tables, text, points, seqs, work, meter, true)
+}
+
+/// [`walk_block`], skipping the subtrees it can describe whole (`skip`) or visiting every
+/// node whose prefix is live (tests compare the two).
+fn walk_block_skipping(
+    tables: &LexTables<'_>,
+    text: &TextIndex,
+    points: &[LexPoint],
+    seqs: &mut Seqs<'_>,
+    work: &mut Work<'_>,
+    meter: &Meter,
+    skip: bool,
+) -> Result<Block, SpansBuildError> {
     let width = points.len();
     let class_len = tables.lexer.class_len();
     let sparse = width <= SPARSE_WIDTH;
@@ -994,8 +1011,10 @@ pub(super) fn walk_block(
     let node_len = trie.node_len() as u32;
     // The subtrees worth skipping whole, and the next of them not yet passed.
     let (wide, below) = trie.wide_subtrees();
+    let (wide_utf8, token_utf8) = trie.utf8_subtrees();
     let mut next_wide = 0;
     let mut skipped = 0;
+    let mut skipped_utf8 = 0;
     // (subtree end, behaviour) of the nodes on the path to the current one.
     let mut stack: Vec<(u32, u32)> = vec![(node_len, ROOT)];
     let mut node = 1u32;
@@ -1043,20 +1062,38 @@ pub(super) fn walk_block(
         }
         // The tokens at `n` are numbered in a row (the trie's order), and so are its subtree's.
         let at = trie.token_offset(n);
-        if (end - node) as usize >= TokenTrie::WIDE_SUBTREE {
+        if skip && (end - node) as usize >= TokenTrie::WIDE_SUBTREE {
             // Forward only, as the walk: the wide nodes of the subtrees it skipped are passed.
             while wide.get(next_wide).is_some_and(|&m| m < node) {
                 next_wide += 1;
             }
             // No byte below `n` changes its behaviour: every node below has it. Only known
             // steps are read, so the steps made, and the behaviours' ids, are the walk's own.
-            if below.get(next_wide).is_some_and(|b| w.loops_on(f, b)) {
-                let stop = if end < node_len {
+            let stop = || {
+                if end < node_len {
                     trie.token_offset(TrieNode::from(end))
                 } else {
                     text.len()
-                };
-                token_behaviour[at..stop].fill(f);
+                }
+            };
+            let skip = if below.get(next_wide).is_some_and(|b| w.loops_on(f, b)) {
+                token_behaviour[at..stop()].fill(f);
+                true
+            } else if let Some(by_state) = w.by_utf8(f, &below[next_wide], &wide_utf8[next_wide]) {
+                // Every node below has the value of its UTF-8 state.
+                let stop = stop();
+                for (b, &d) in token_behaviour[at..stop]
+                    .iter_mut()
+                    .zip(&token_utf8[at..stop])
+                {
+                    *b = by_state[d as usize];
+                }
+                skipped_utf8 += u64::from(end - node - 1);
+                true
+            } else {
+                false
+            };
+            if skip {
                 // Counted as the walk would have counted the nodes.
                 steps += u64::from(end - node - 1);
                 skipped += u64::from(end - node - 1);
@@ -1110,6 +1147,7 @@ pub(super) fn walk_block(
         e,
         token_behaviour,
         skipped,
+        skipped_utf8,
     })
 }
 
@@ -1258,16 +1296,8 @@ impl BlockWalk<'_, '_, '_> {
         let known = self.known[fi];
         if self.loops[fi].1 != known {
             let mut bits = [0u64; 4];
-            let row = fi * self.class_len;
             for (c, class_bytes) in self.class_bytes.iter().enumerate() {
-                let slot = row + c;
-                let to = match &self.sparse {
-                    Some(memo) if slot >= self.trans.len() => {
-                        memo.get(&(slot as u64)).copied().unwrap_or(UNKNOWN)
-                    }
-                    _ => self.trans[slot],
-                };
-                if to == f {
+                if self.known_step(f, c) == f {
                     for (b, c) in bits.iter_mut().zip(class_bytes) {
                         *b |= c;
                     }
@@ -1277,6 +1307,95 @@ impl BlockWalk<'_, '_, '_> {
         }
         let loops = &self.loops[fi].0;
         bytes.iter().zip(loops).all(|(b, l)| b & !l == 0)
+    }
+
+    /// The behaviour after a byte of class `class` from behaviour `f` if that step is made,
+    /// else [`UNKNOWN`].
+    #[inline]
+    fn known_step(&self, f: u32, class: usize) -> u32 {
+        let slot = f as usize * self.class_len + class;
+        match &self.sparse {
+            Some(memo) if slot >= self.trans.len() => {
+                memo.get(&(slot as u64)).copied().unwrap_or(UNKNOWN)
+            }
+            _ => self.trans[slot],
+        }
+    }
+
+    /// Per [`utf8`] state, the behaviour of the nodes in that state below a subtree root of
+    /// behaviour `f` whose bytes below are `bytes` and UTF-8 steps `pairs`, if the steps
+    /// already known show that every node below has the value of its state: the root's state
+    /// has `f`, and each step the subtree holds leads from its state's value to its next
+    /// state's. A step not yet made counts as a mismatch, so the steps made, and the
+    /// behaviours' ids, are the walk's own.
+    fn by_utf8(
+        &mut self,
+        f: u32,
+        bytes: &[u64; 4],
+        pairs: &Utf8Pairs,
+    ) -> Option<[u32; utf8::STATES]> {
+        if pairs.root == utf8::INVALID || bytes[2] | bytes[3] == 0 {
+            // Not UTF-8, or ASCII alone: only a loop describes it, and there is none.
+            return None;
+        }
+        let mut value = [UNKNOWN; utf8::STATES];
+        value[pairs.root as usize] = f;
+        // States whose steps are checked.
+        let mut done = 0u32;
+        loop {
+            let Some(d) = (0..utf8::STATES).find(|&d| value[d] != UNKNOWN && done & 1 << d == 0)
+            else {
+                break;
+            };
+            done |= 1 << d;
+            let from = value[d];
+            if d == utf8::BOUNDARY as usize {
+                // ASCII stays at the boundary: it must loop. Lead bytes start characters.
+                let ascii = [bytes[0], bytes[1], 0, 0];
+                if ascii != [0; 4] && !self.loops_on(from, &ascii) {
+                    return None;
+                }
+                let mut leads = bytes[3];
+                while leads != 0 {
+                    let b = 0xC0 + leads.trailing_zeros() as u8;
+                    leads &= leads - 1;
+                    self.follow(from, d as u8, b, &mut value)?;
+                }
+            } else {
+                let mut cont = pairs.cont[d - 1];
+                while cont != 0 {
+                    let b = 0x80 + cont.trailing_zeros() as u8;
+                    cont &= cont - 1;
+                    self.follow(from, d as u8, b, &mut value)?;
+                }
+            }
+        }
+        // Every state some step below reads from was reached (ASCII and lead bytes are read
+        // from the boundary, continuation bytes from the other states).
+        let boundary_read = bytes[0] | bytes[1] | bytes[3] != 0;
+        let reached = (0..utf8::STATES).all(|d| {
+            let read = if d == 0 {
+                boundary_read
+            } else {
+                pairs.cont[d - 1] != 0
+            };
+            !read || done & 1 << d != 0
+        });
+        reached.then_some(value)
+    }
+
+    /// [`by_utf8`](BlockWalk::by_utf8)'s check of one step: byte `b` from a node in UTF-8
+    /// state `d` of behaviour `from`; `None` if the step is not made or gives the next state
+    /// another value than it has.
+    #[inline]
+    fn follow(&self, from: u32, d: u8, b: u8, value: &mut [u32; utf8::STATES]) -> Option<()> {
+        let to = self.known_step(from, self.tables.lexer.byte_class(b) as usize);
+        let after = &mut value[utf8::next(d, b) as usize];
+        if to == UNKNOWN || (*after != UNKNOWN && *after != to) {
+            return None;
+        }
+        *after = to;
+        Some(())
     }
 
     /// The behaviour after a byte of class `class` from behaviour `from`.
@@ -1554,17 +1673,66 @@ mod tests {
             b"\xA9",
             b"a",
         ];
-        let tokens = (0..1500)
+        random_vocabulary(rng, PIECES, 1500)
+    }
+
+    /// `len` tokens of one to four of `pieces` each, drawn by `rng`.
+    fn random_vocabulary(rng: &mut XorShift, pieces: &[&[u8]], len: usize) -> Vocabulary {
+        let tokens = (0..len)
             .map(|_| {
-                let pieces = 1 + rng.below(4);
+                let n = 1 + rng.below(4);
                 Some(
-                    (0..pieces)
-                        .flat_map(|_| PIECES[rng.below(PIECES.len())].to_vec())
+                    (0..n)
+                        .flat_map(|_| pieces[rng.below(pieces.len())].to_vec())
                         .collect(),
                 )
             })
             .collect();
         Vocabulary::from_token_bytes(tokens, vec![]).unwrap()
+    }
+
+    /// The points of `points` that a letter leaves where they are (inside a string, a comment).
+    fn looping_points(lexer: &Lexer, points: &[LexPoint]) -> Vec<LexPoint> {
+        points
+            .iter()
+            .copied()
+            .filter(|p| {
+                p.inhibitor.is_none()
+                    && lexer.next_class(p.state, lexer.byte_class(b'a')) == p.state
+            })
+            .collect()
+    }
+
+    /// The tables of `lexer` for `vocab`'s tokens, with no work budget.
+    fn tables_for<'a>(lexer: &'a Lexer, vocab: &Vocabulary, meter: &Meter) -> LexTables<'a> {
+        LexTables::new(
+            lexer,
+            meter,
+            &|t| t.as_u32(),
+            vocab.max_token_bytes(),
+            u64::MAX,
+        )
+        .unwrap()
+    }
+
+    /// The block of `points` walked with no work budget (skipping subtrees if `skip`), and the
+    /// sequences it emitted.
+    fn walked<'m>(
+        tables: &LexTables<'_>,
+        text: &TextIndex,
+        points: &[LexPoint],
+        meter: &'m Meter,
+        skip: bool,
+    ) -> (Block, Seqs<'m>) {
+        let mut seqs = Seqs::new(tables, meter).unwrap();
+        let done = AtomicU64::new(0);
+        let mut work = Work {
+            done: &done,
+            limit: u64::MAX,
+        };
+        let block =
+            walk_block_skipping(tables, text, points, &mut seqs, &mut work, meter, skip).unwrap();
+        (block, seqs)
     }
 
     /// `bytes` read from `point` one byte at a time through `tables`, no trie and no block.
@@ -1605,33 +1773,20 @@ mod tests {
     fn a_blocks_configurations_are_each_tokens_steps_from_each_point() {
         // Subtrees skipped whole (every byte below them loops), over all blocks.
         let mut skipped = 0;
+        let mut skipped_utf8 = 0;
         let mut rng = XorShift(0x6d75_6e63_685f_776b);
         let vocab = vocabulary(&mut rng);
         let text = TextIndex::new(&vocab);
         let meter = Meter::new(1 << 32);
         for backtrack_lazy in [false, true] {
             let lexer = many_states(backtrack_lazy);
-            let tables = LexTables::new(
-                &lexer,
-                &meter,
-                &|t| t.as_u32(),
-                vocab.max_token_bytes(),
-                u64::MAX,
-            )
-            .unwrap();
+            let tables = tables_for(&lexer, &vocab, &meter);
             let (points, ..) = crate::all_points(&lexer, &meter).unwrap();
             assert!(points.len() > 40, "{} points", points.len());
             assert!(!tables.side.is_empty(), "no side outcomes");
             // The points that a letter leaves where they are (inside a string, a comment):
             // their walks skip the subtrees whose bytes all loop.
-            let looping: Vec<LexPoint> = points
-                .iter()
-                .copied()
-                .filter(|p| {
-                    p.inhibitor.is_none()
-                        && lexer.next_class(p.state, lexer.byte_class(b'a')) == p.state
-                })
-                .collect();
+            let looping = looping_points(&lexer, &points);
             assert!(!looping.is_empty(), "no point loops on a letter");
             // Blocks of every width around the chunks' bounds, in runs of one point, so that
             // whole chunks die and live; then blocks of looping points alone.
@@ -1646,15 +1801,9 @@ mod tests {
                     block_points
                         .extend(std::iter::repeat_n(p, run.min(width - block_points.len())));
                 }
-                let mut seqs = Seqs::new(&tables, &meter).unwrap();
-                let done = AtomicU64::new(0);
-                let mut work = Work {
-                    done: &done,
-                    limit: u64::MAX,
-                };
-                let block = walk_block(&tables, &text, &block_points, &mut seqs, &mut work, &meter)
-                    .unwrap();
+                let (block, mut seqs) = walked(&tables, &text, &block_points, &meter, true);
                 skipped += block.skipped;
+                skipped_utf8 += block.skipped_utf8;
                 let rows = rows(&block);
                 // Each behaviour once (the root's configurations may be another's: it is
                 // interned apart).
@@ -1682,7 +1831,74 @@ mod tests {
                 }
             }
         }
-        assert!(skipped > 300, "{skipped} nodes skipped");
+        assert!(
+            skipped_utf8 > 0,
+            "{skipped_utf8} nodes skipped by their UTF-8 state"
+        );
+        assert!(
+            skipped - skipped_utf8 > 300,
+            "{skipped} nodes skipped, {skipped_utf8} by their UTF-8 state"
+        );
+    }
+
+    /// Tokens of ASCII, whole characters of every length, characters cut anywhere and the
+    /// lexer's quotes and comment ends: most subtrees hold several characters.
+    fn utf8_vocabulary(rng: &mut XorShift) -> Vocabulary {
+        let pieces: [&[u8]; 16] = [
+            b"a",
+            b"ab",
+            b" ",
+            b"\"",
+            b"*/",
+            b"\\",
+            "é".as_bytes(),
+            "ü".as_bytes(),
+            "日本".as_bytes(),
+            "🦀".as_bytes(),
+            "\u{800}".as_bytes(),
+            "\u{10ffff}".as_bytes(),
+            b"\xE6\x97",
+            b"\xED\x9F",
+            b"\x80",
+            b"\xBF\xBF",
+        ];
+        random_vocabulary(rng, &pieces, 3000)
+    }
+
+    #[test]
+    fn skipping_subtrees_gives_the_walk_without_skipping() {
+        let mut rng = XorShift(0x7574_6638_736b_6970);
+        let vocab = utf8_vocabulary(&mut rng);
+        let text = TextIndex::new(&vocab);
+        let meter = Meter::new(1 << 32);
+        let lexer = many_states(false);
+        let tables = tables_for(&lexer, &vocab, &meter);
+        let (points, ..) = crate::all_points(&lexer, &meter).unwrap();
+        // Points inside a string or a comment (any character goes on), then every point.
+        let inside = looping_points(&lexer, &points);
+        let (mut skipped, mut by_utf8) = (0, 0);
+        for (width, pool) in [
+            (1, &inside),
+            (3, &inside),
+            (20, &inside),
+            (9, &points),
+            (200, &points),
+        ] {
+            let block_points: Vec<LexPoint> =
+                (0..width).map(|_| pool[rng.below(pool.len())]).collect();
+            let walk = |skip| walked(&tables, &text, &block_points, &meter, skip).0;
+            let (fast, plain) = (walk(true), walk(false));
+            assert_eq!(plain.skipped, 0);
+            assert_eq!(fast.token_behaviour, plain.token_behaviour, "width {width}");
+            assert_eq!(rows(&fast), rows(&plain), "width {width}");
+            skipped += fast.skipped;
+            by_utf8 += fast.skipped_utf8;
+        }
+        assert!(
+            by_utf8 > 100,
+            "{by_utf8} nodes skipped by their UTF-8 state"
+        );
+        assert!(skipped >= by_utf8, "{skipped} nodes skipped in all");
     }
 
     /// Every behaviour's configurations over the block's points.

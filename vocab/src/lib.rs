@@ -103,7 +103,7 @@ use sha2::{Digest, Sha256};
 pub use error::{VocabError, VocabErrorKind};
 pub use file::{read_bounded, ReadError};
 pub use hf::EOS_NAMES;
-pub use trie::{Children, TokenTrie, TrieNode};
+pub use trie::{utf8, Children, TokenTrie, TrieNode, Utf8Pairs};
 
 pub use id::TokenId;
 

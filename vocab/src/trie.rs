@@ -50,6 +50,71 @@ pub struct TokenTrie {
     /// of word `b / 64`): see [`TokenTrie::wide_subtrees`].
     wide: Vec<u32>,
     below: Vec<[u64; 4]>,
+    /// Per entry of `wide`: its UTF-8 pairs ([`TokenTrie::utf8_subtrees`]).
+    wide_utf8: Vec<Utf8Pairs>,
+    /// Per token, in the order of `tokens`: the [`utf8`] state after its bytes.
+    token_utf8: Vec<u8>,
+}
+
+/// The UTF-8 decoding of a byte string, as a small automaton: the state after a string says
+/// where it stands inside a character. Lexers that accept any character somewhere (inside a
+/// string, a comment) often move alike on every character, so a walker may find its state a
+/// function of this one over a whole subtree ([`TokenTrie::utf8_subtrees`]).
+pub mod utf8 {
+    /// Between characters (the empty string's state).
+    pub const BOUNDARY: u8 = 0;
+    /// The valid states: [`BOUNDARY`], then inside a character: 1, 2, 3 continuation bytes
+    /// (`80..=BF`) to go; after `E0` (`A0..=BF` next), after `ED` (`80..=9F` next), after `F0`
+    /// (`90..=BF` next), after `F4` (`80..=8F` next).
+    pub const STATES: usize = 8;
+    /// Not UTF-8 (or not from a character boundary): every byte keeps it here.
+    pub const INVALID: u8 = 8;
+
+    /// The state after byte `b` from state `d`.
+    #[inline]
+    pub const fn next(d: u8, b: u8) -> u8 {
+        let (lo, hi, to) = match d {
+            0 => {
+                return match b {
+                    0x00..=0x7F => 0,
+                    0xC2..=0xDF => 1,
+                    0xE1..=0xEC | 0xEE..=0xEF => 2,
+                    0xF1..=0xF3 => 3,
+                    0xE0 => 4,
+                    0xED => 5,
+                    0xF0 => 6,
+                    0xF4 => 7,
+                    _ => INVALID,
+                }
+            }
+            1 => (0x80, 0xBF, 0),
+            2 => (0x80, 0xBF, 1),
+            3 => (0x80, 0xBF, 2),
+            4 => (0xA0, 0xBF, 1),
+            5 => (0x80, 0x9F, 1),
+            6 => (0x90, 0xBF, 2),
+            7 => (0x80, 0x8F, 2),
+            _ => return INVALID,
+        };
+        if lo <= b && b <= hi {
+            to
+        } else {
+            INVALID
+        }
+    }
+}
+
+/// The UTF-8 steps on the edges strictly below a wide subtree's root (see
+/// [`TokenTrie::utf8_subtrees`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Utf8Pairs {
+    /// The [`utf8`] state after the root's bytes; [`utf8::INVALID`] also when some edge below
+    /// leads to it (the subtree is then not described).
+    pub root: u8,
+    /// Per state `d` in `1..utf8::STATES`, bit `b - 0x80` of `cont[d - 1]`: some edge below the
+    /// root reads continuation byte `b` from a node in state `d`. (Every other edge below the
+    /// root reads from [`utf8::BOUNDARY`]: its byte is in the subtree's byte set.)
+    pub cont: [u64; utf8::STATES - 1],
 }
 
 impl TokenTrie {
@@ -72,6 +137,8 @@ impl TokenTrie {
             first: Vec::new(),
             wide: Vec::new(),
             below: Vec::new(),
+            wide_utf8: Vec::new(),
+            token_utf8: Vec::new(),
         };
         // Nodes on the path to the previous token's node: `path[d]` has depth `d`.
         let mut path: Vec<u32> = vec![0];
@@ -109,37 +176,73 @@ impl TokenTrie {
         trie
     }
 
-    /// Fills `wide` and `below`: one pass in reverse preorder, where a node comes after its
-    /// whole subtree. `acc[d]` gathers the bytes of the nodes at depth `d` met since their
-    /// parent's previous child, with everything below them, so it holds a node's bytes below
-    /// when the node is met (its children are at depth `d + 1`, its later siblings' children
-    /// already taken by them).
+    /// Fills `wide`, `below`, `wide_utf8` and `token_utf8`: one pass in preorder for the
+    /// [`utf8`] states, then one in reverse preorder, where a node comes after its whole
+    /// subtree. `acc[d]` gathers the bytes (and UTF-8 steps) of the nodes at depth `d` met since
+    /// their parent's previous child, with everything below them, so it holds a node's bytes
+    /// below when the node is met (its children are at depth `d + 1`, its later siblings'
+    /// children already taken by them).
     fn index_wide_subtrees(&mut self) {
         let n = self.node_len();
         let wide = |m: usize| self.end[m] as usize - m >= Self::WIDE_SUBTREE;
         let count = (1..n).filter(|&m| wide(m)).count();
         let mut nodes = vec![0u32; count];
         let mut below = vec![[0u64; 4]; count];
+        let mut wide_utf8 = vec![Utf8Pairs::default(); count];
         let depth = self.depth.iter().copied().max().unwrap_or(0) as usize;
-        let mut acc = vec![[0u64; 4]; depth + 2];
+        // Per node: the UTF-8 state of its parent (the root's is the boundary).
+        let mut parent_utf8 = vec![utf8::BOUNDARY; n];
+        let mut token_utf8 = Vec::with_capacity(self.tokens.len());
+        let mut path = vec![utf8::BOUNDARY; depth + 1];
+        for m in 1..n {
+            let d = self.depth[m] as usize;
+            let from = path[d - 1];
+            parent_utf8[m] = from;
+            path[d] = utf8::next(from, self.byte[m]);
+            let tokens = self.token_start[m + 1] - self.token_start[m];
+            token_utf8.extend(std::iter::repeat_n(path[d], tokens as usize));
+        }
+        /// What a subtree's edges read: bytes, continuation bytes per state, any invalid step.
+        #[derive(Clone, Copy, Default)]
+        struct Acc {
+            bytes: [u64; 4],
+            cont: [u64; utf8::STATES - 1],
+            invalid: bool,
+        }
+        let mut acc = vec![Acc::default(); depth + 2];
         let mut at = count;
         for m in (1..n).rev() {
             let d = self.depth[m] as usize;
             let mine = std::mem::take(&mut acc[d + 1]);
+            let b = self.byte[m];
+            let from = parent_utf8[m];
+            let to = utf8::next(from, b);
             if wide(m) {
                 at -= 1;
                 nodes[at] = m as u32;
-                below[at] = mine;
+                below[at] = mine.bytes;
+                wide_utf8[at] = Utf8Pairs {
+                    root: if mine.invalid { utf8::INVALID } else { to },
+                    cont: mine.cont,
+                };
             }
-            let b = self.byte[m];
             let up = &mut acc[d];
-            for (u, x) in up.iter_mut().zip(mine) {
+            for (u, x) in up.bytes.iter_mut().zip(mine.bytes) {
                 *u |= x;
             }
-            up[b as usize / 64] |= 1 << (b % 64);
+            for (u, x) in up.cont.iter_mut().zip(mine.cont) {
+                *u |= x;
+            }
+            up.bytes[b as usize / 64] |= 1 << (b % 64);
+            up.invalid |= mine.invalid || to == utf8::INVALID;
+            if to != utf8::INVALID && from != utf8::BOUNDARY {
+                up.cont[from as usize - 1] |= 1 << (b - 0x80);
+            }
         }
         self.wide = nodes;
         self.below = below;
+        self.wide_utf8 = wide_utf8;
+        self.token_utf8 = token_utf8;
     }
 
     /// The fewest nodes a subtree holds for [`TokenTrie::wide_subtrees`] to list its root.
@@ -152,6 +255,16 @@ impl TokenTrie {
     /// without visiting it.
     pub fn wide_subtrees(&self) -> (&[u32], &[[u64; 4]]) {
         (&self.wide, &self.below)
+    }
+
+    /// Per entry of [`TokenTrie::wide_subtrees`], the [`utf8`] steps below it; and per token
+    /// (in the order of [`TokenTrie::token_ids`]), the [`utf8`] state after its bytes. A walker
+    /// whose state, over a subtree, is a function of the UTF-8 state (one value per state,
+    /// checked on every step the subtree holds: the bytes from the boundary, the continuation
+    /// bytes from each other state) gives each token of the subtree the value of its state
+    /// without visiting the subtree.
+    pub fn utf8_subtrees(&self) -> (&[Utf8Pairs], &[u8]) {
+        (&self.wide_utf8, &self.token_utf8)
     }
 
     /// Builds the trie of any `(id, bytes)` pairs, for walks over a subset of a vocabulary
@@ -442,25 +555,8 @@ mod tests {
     #[test]
     fn wide_subtrees_list_the_bytes_below_them() {
         // Words over a few bytes, so that some subtrees are wide and their byte sets differ.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut words: Vec<Vec<u8>> = Vec::new();
-        for _ in 0..600 {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let len = 1 + (state % 6) as usize;
-            let alphabet = [b'a', b'b', b'"', 0xc3, 0x80, b'\\', 200, 7];
-            let word = (0..len)
-                .map(|i| alphabet[(state >> (8 + 3 * i)) as usize % alphabet.len()])
-                .collect();
-            words.push(word);
-        }
-        let t = TokenTrie::build(
-            words
-                .iter()
-                .enumerate()
-                .map(|(i, w)| (TokenId::from_usize(i), w.as_slice())),
-        );
+        let alphabet: [&[u8]; 8] = [b"a", b"b", b"\"", b"\xc3", b"\x80", b"\\", b"\xc8", b"\x07"];
+        let t = random_trie(0x2545_f491_4f6c_dd1d, 600, &alphabet, 6);
         let p = prefixes(&t);
         let (nodes, below) = t.wide_subtrees();
         assert_eq!(nodes.len(), below.len());
@@ -480,5 +576,117 @@ mod tests {
             }
             assert_eq!(*bits, want, "bytes below node {n}");
         }
+    }
+
+    /// The trie of `count` words of one to `max_len` of `pieces` each, drawn from `seed`.
+    fn random_trie(seed: u64, count: usize, pieces: &[&[u8]], max_len: u64) -> TokenTrie {
+        let mut state = seed;
+        let words: Vec<Vec<u8>> = (0..count)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let len = 1 + (state % max_len) as usize;
+                (0..len)
+                    .flat_map(|i| pieces[(state >> (8 + 4 * i)) as usize % pieces.len()].to_vec())
+                    .collect()
+            })
+            .collect();
+        TokenTrie::build(
+            words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| (TokenId::from_usize(i), w.as_slice())),
+        )
+    }
+
+    /// The state after `bytes` from the boundary.
+    fn utf8_state(bytes: &[u8]) -> u8 {
+        bytes.iter().fold(utf8::BOUNDARY, |d, &b| utf8::next(d, b))
+    }
+
+    #[test]
+    fn utf8_states_follow_the_standard_decoder() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let alphabet = [
+            b'a', 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc2, 0xdf, 0xe0, 0xe1, 0xec,
+            0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff,
+        ];
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let len = (state % 7) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|i| alphabet[(state >> (8 + 5 * i)) as usize % alphabet.len()])
+                .collect();
+            let d = utf8_state(&bytes);
+            let decoded = std::str::from_utf8(&bytes);
+            // Complete characters: the boundary; a valid prefix cut inside one: another valid
+            // state; anything else: invalid.
+            assert_eq!(d == utf8::BOUNDARY, decoded.is_ok(), "{bytes:x?}");
+            let cut = matches!(decoded, Err(e) if e.error_len().is_none());
+            assert_eq!(d != utf8::BOUNDARY && d != utf8::INVALID, cut, "{bytes:x?}");
+        }
+    }
+
+    #[test]
+    fn utf8_subtrees_list_the_steps_below_them() {
+        // Tokens of ASCII, whole and cut characters of every length, and stray bytes.
+        let pieces: [&[u8]; 12] = [
+            b"a",
+            b"\"",
+            " é".as_bytes(),
+            "日".as_bytes(),
+            "🦀".as_bytes(),
+            "\u{800}".as_bytes(),
+            "\u{d7ff}".as_bytes(),
+            "\u{10ffff}".as_bytes(),
+            b"\xe6\x97",
+            b"\x80",
+            b"\xbf\xbf",
+            b"\xff",
+        ];
+        let t = random_trie(0x51_7cc1_b727_220a, 1500, &pieces, 3);
+        let p = prefixes(&t);
+        let (nodes, _) = t.wide_subtrees();
+        let (pairs, token_utf8) = t.utf8_subtrees();
+        assert_eq!(pairs.len(), nodes.len());
+        let (mut described, mut invalid) = (0, 0);
+        for (&n, got) in nodes.iter().zip(pairs) {
+            let end = t.subtree_end(TrieNode(n)).as_usize();
+            let mut want = Utf8Pairs {
+                root: utf8_state(&p[n as usize]),
+                cont: [0; utf8::STATES - 1],
+            };
+            let mut bad = want.root == utf8::INVALID;
+            for prefix in &p[n as usize + 1..end] {
+                let (&b, up) = prefix.split_last().expect("below the root");
+                let from = utf8_state(up);
+                if utf8::next(from, b) == utf8::INVALID {
+                    bad = true;
+                } else if from != utf8::BOUNDARY {
+                    want.cont[from as usize - 1] |= 1 << (b - 0x80);
+                }
+            }
+            if bad {
+                want.root = utf8::INVALID;
+                invalid += 1;
+            } else {
+                described += 1;
+            }
+            assert_eq!(*got, want, "steps below node {n}");
+        }
+        assert!(
+            described > 5 && invalid > 5,
+            "{described} described, {invalid} not"
+        );
+        let tokens: Vec<u8> = (0..t.node_len())
+            .flat_map(|n| {
+                let d = utf8_state(&p[n]);
+                t.tokens_at(TrieNode::from_usize(n)).iter().map(move |_| d)
+            })
+            .collect();
+        assert_eq!(token_utf8, tokens.as_slice());
     }
 }
