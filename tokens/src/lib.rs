@@ -729,16 +729,27 @@ pub(crate) fn build_classes(
         let b = bounds.partition_point(|&bound| bound <= at) - 1;
         let (block, block_behaviours) = (&liveness[b], &behaviours[b]);
         let column = at - bounds[b];
+        let live = block.column(column, &meter)?;
         let mut key = meter.with_capacity(text.len())?;
-        key.extend(text.ids.iter().zip(block_behaviours).map(|(&t, &f)| {
-            let live = block.alive(f, column);
-            match vocab.token_bytes(t) {
-                Some(&[first, ..]) if live => class_key[lexer.byte_class(first) as usize],
-                _ => 0,
-            }
-        }));
+        // Tokens come in the trie's order: those below one child of the root share their
+        // first byte, and every text token is below one.
+        let trie = text.trie();
+        for &(first, child, end) in trie.first_children() {
+            let first = class_key[lexer.byte_class(first) as usize];
+            let stop = match end.as_usize() {
+                e if e < trie.node_len() => trie.token_offset(end),
+                _ => text.len(),
+            };
+            let behaviours = &block_behaviours[trie.token_offset(child)..stop];
+            key.extend(
+                behaviours
+                    .iter()
+                    .map(|&f| if live[f as usize] { first } else { 0 }),
+            );
+        }
         refiner.refine(&key)?;
         meter.free(key);
+        meter.free(live);
     }
     let (class_of, class_len) = refiner.finish(text.id_order())?;
     // Each block's behaviour per class: its lowest member's.

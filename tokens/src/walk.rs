@@ -825,6 +825,14 @@ impl Liveness {
         })
     }
 
+    /// Per behaviour, whether it keeps point `j` alive; charged to `meter`.
+    pub(super) fn column(&self, j: usize, meter: &Meter) -> Result<Vec<bool>, SpansBuildError> {
+        let len = self.bits.len().checked_div(self.words).unwrap_or(0);
+        let mut out = meter.with_capacity(len)?;
+        out.extend((0..len as u32).map(|f| self.alive(f, j)));
+        Ok(out)
+    }
+
     /// Whether behaviour `f` keeps point `j` alive.
     pub(super) fn alive(&self, f: u32, j: usize) -> bool {
         self.bits[f as usize * self.words + j / 64] >> (j % 64) & 1 != 0
