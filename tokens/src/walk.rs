@@ -1249,25 +1249,37 @@ fn step_points(
     let from = from_q.chunks(len).zip(from_e.chunks(len));
     let to = to_q.chunks_mut(len).zip(to_e.chunks_mut(len));
     for (c, ((from_q, from_e), (to_q, to_e))) in from.zip(to).enumerate() {
-        // The states after, ORed: nonzero where a point lives.
+        // The states after, ORed: nonzero where a point lives. Most bytes emit nothing
+        // from most points: one pass without branches takes every outcome as a state, and
+        // only a chunk where some point emits is read again for those points (in order, so
+        // the sequences are interned as one pass would).
         let mut states = 0;
-        let points = from_q
+        for ((&q, &e), (nq, ne)) in from_q
             .iter()
             .zip(from_e)
-            .zip(to_q.iter_mut().zip(to_e.iter_mut()));
-        for ((&q, &e), (nq, ne)) in points {
+            .zip(to_q.iter_mut().zip(to_e.iter_mut()))
+        {
             let o = outcome[q as usize];
-            (*nq, *ne) = if o & EMIT == 0 {
-                // The sequence is kept where the point lives, cleared where it died.
-                (o, e & u32::from(o != 0).wrapping_neg())
-            } else if o & SIDE == 0 {
-                (restart, seqs.append(e, o & !EMIT))
-            } else {
-                // Rare: a fork resolved, or a guarded pending state after a lexeme.
-                let (after, lexemes) = &side[(o & !(EMIT | SIDE)) as usize];
-                (*after, lexemes.iter().fold(e, |e, &l| seqs.append(e, l)))
-            };
-            states |= *nq;
+            // The sequence is kept where the point lives, cleared where it died.
+            (*nq, *ne) = (o, e & u32::from(o != 0).wrapping_neg());
+            states |= o;
+        }
+        if states & EMIT != 0 {
+            states = 0;
+            let points = from_e.iter().zip(to_q.iter_mut().zip(to_e.iter_mut()));
+            for (&e, (nq, ne)) in points {
+                let o = *nq;
+                if o & EMIT != 0 {
+                    (*nq, *ne) = if o & SIDE == 0 {
+                        (restart, seqs.append(e, o & !EMIT))
+                    } else {
+                        // Rare: a fork resolved, or a guarded pending state after a lexeme.
+                        let (after, lexemes) = &side[(o & !(EMIT | SIDE)) as usize];
+                        (*after, lexemes.iter().fold(e, |e, &l| seqs.append(e, l)))
+                    };
+                }
+                states |= *nq;
+            }
         }
         live |= u64::from(states != 0) << c;
     }
