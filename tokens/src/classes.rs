@@ -50,14 +50,7 @@ impl TokenClasses {
         meter: &Meter,
     ) -> Result<Self, SpansBuildError> {
         let token_len = class_of.iter().filter(|&&c| c != NONE).count();
-        let expansion = alive.map_or(0, |alive| {
-            let hints: usize = alive
-                .iter()
-                .map(|a| vec_bytes::<u64>(a.words().len()))
-                .sum();
-            hints + Expander::bound_bytes(vocab_len, token_len, len, alive.len())
-        });
-        meter.charge(vec_bytes::<u32>(2 * (len + 1) + token_len) + expansion)?;
+        meter.charge(vec_bytes::<u32>(2 * (len + 1) + token_len))?;
         let mut member_start = vec![0u32; len + 1];
         for &c in &class_of {
             if c != NONE {
@@ -76,6 +69,40 @@ impl TokenClasses {
             }
         }
         meter.release(vec_bytes::<u32>(len + 1));
+        let partition = Partition {
+            class_of,
+            member_start,
+            members,
+            representative: Vec::new(),
+        };
+        TokenClasses::from_partition(vocab_len, partition, alive, meter)
+    }
+
+    /// The classes of `partition` (its tables already charged to `meter`), with the distinct
+    /// sets of classes alive from some lexer point; what the expansion may take
+    /// ([`Expander::bound_bytes`]) is charged now.
+    pub(super) fn from_partition(
+        vocab_len: usize,
+        partition: Partition,
+        alive: Option<&[ClassSet]>,
+        meter: &Meter,
+    ) -> Result<Self, SpansBuildError> {
+        let Partition {
+            class_of,
+            member_start,
+            members,
+            representative,
+        } = partition;
+        meter.free(representative);
+        let len = member_start.len() - 1;
+        let expansion = alive.map_or(0, |alive| {
+            let hints: usize = alive
+                .iter()
+                .map(|a| vec_bytes::<u64>(a.words().len()))
+                .sum();
+            hints + Expander::bound_bytes(vocab_len, members.len(), len, alive.len())
+        });
+        meter.charge(expansion)?;
         Ok(TokenClasses {
             vocab_len,
             class_of,
@@ -222,6 +249,18 @@ impl TokenClasses {
                 .map(|a| a.words().len() * 8)
                 .sum::<usize>()
     }
+}
+
+/// A refinement's final classes by token id ([`Refiner::finish_ids`]), numbered by lowest
+/// member.
+pub(super) struct Partition {
+    /// Per token id: its class, or [`NONE`] for ids with no bytes.
+    pub(super) class_of: Vec<u32>,
+    /// `members[member_start[c]..member_start[c + 1]]`: the members of class `c`, ascending.
+    pub(super) member_start: Vec<u32>,
+    pub(super) members: Vec<TokenId>,
+    /// Per class: its lowest member's token number.
+    pub(super) representative: Vec<u32>,
 }
 
 /// Partition refinement of the text tokens: starts with one class and splits classes by a key
@@ -373,6 +412,54 @@ impl<'m> Refiner<'m> {
         Ok(renumber)
     }
 
+    /// The final partition by token id, classes numbered by lowest member as
+    /// [`finish`](Refiner::finish) numbers them: `id_order` lists the token numbers in
+    /// ascending id order, `ids` gives each number's id, over `vocab_len` ids. One pass in id
+    /// order numbers the classes, finds their lowest members and counts them; a second fills
+    /// the members. The refiner's tables are given back to the meter.
+    pub(super) fn finish_ids(
+        self,
+        id_order: &[u32],
+        ids: &[TokenId],
+        vocab_len: usize,
+    ) -> Result<Partition, SpansBuildError> {
+        let meter = self.meter;
+        let mut renumber = meter.vec(self.len, NONE)?;
+        let mut representative = meter.with_capacity(self.len)?;
+        let mut class_of = meter.vec(vocab_len, NONE)?;
+        let mut member_start = meter.vec(self.len + 1, 0u32)?;
+        for &t in id_order {
+            let r = &mut renumber[self.class_of[t as usize] as usize];
+            if *r == NONE {
+                *r = representative.len() as u32;
+                representative.push(t);
+            }
+            class_of[ids[t as usize].as_usize()] = *r;
+            member_start[*r as usize + 1] += 1;
+        }
+        for c in 0..self.len {
+            member_start[c + 1] += member_start[c];
+        }
+        let mut fill = meter.vec(self.len, 0u32)?;
+        fill.copy_from_slice(&member_start[..self.len]);
+        let mut members = meter.vec(id_order.len(), TokenId::default())?;
+        for &t in id_order {
+            let id = ids[t as usize];
+            let c = class_of[id.as_usize()] as usize;
+            members[fill[c] as usize] = id;
+            fill[c] += 1;
+        }
+        meter.free(fill);
+        meter.free(renumber);
+        self.free();
+        Ok(Partition {
+            class_of,
+            member_start,
+            members,
+            representative,
+        })
+    }
+
     /// Frees the refiner, giving its tables back to the meter.
     pub(super) fn free(self) {
         self.meter.free(self.class_of);
@@ -451,6 +538,50 @@ mod tests {
                 refiner.refine(key).unwrap();
             }
             assert_eq!(refiner.classes(), refined(len, &rounds), "{len} tokens");
+        }
+    }
+
+    #[test]
+    fn the_partition_by_id_is_the_finished_partition_laid_out_by_id() {
+        let mut rng = XorShift(0x6669_6e69_7368_6964);
+        let meter = Meter::new(1 << 30);
+        for len in [0, 1, 9, 500] {
+            let rounds: Vec<Vec<u32>> = (0..3)
+                .map(|_| (0..len).map(|_| rng.below(4) as u32).collect())
+                .collect();
+            // Token numbers in some order other than ids', and ids with gaps between them.
+            let mut ids: Vec<TokenId> = (0..len).map(|t| TokenId::from_usize(3 * t + 1)).collect();
+            for i in (1..len).rev() {
+                ids.swap(i, rng.below(i + 1));
+            }
+            let mut id_order: Vec<u32> = (0..len as u32).collect();
+            id_order.sort_by_key(|&t| ids[t as usize]);
+            let vocab_len = 3 * len + 2;
+            let refined = || {
+                let mut refiner = Refiner::new(len, usize::MAX, &meter).unwrap();
+                for key in &rounds {
+                    refiner.refine(key).unwrap();
+                }
+                refiner
+            };
+            let (class_of, class_len) = refined().finish(&id_order).unwrap();
+            let mut by_id = vec![NONE; vocab_len];
+            for (t, &c) in class_of.iter().enumerate() {
+                by_id[ids[t].as_usize()] = c;
+            }
+            let plain =
+                TokenClasses::from_class_of(vocab_len, by_id, class_len, None, &meter).unwrap();
+            let got = refined().finish_ids(&id_order, &ids, vocab_len).unwrap();
+            assert_eq!(got.class_of, plain.class_of, "{len} tokens");
+            assert_eq!(got.member_start, plain.member_start, "{len} tokens");
+            assert_eq!(got.members, plain.members, "{len} tokens");
+            let lowest: Vec<u32> = (0..class_len)
+                .map(|c| {
+                    let first = plain.members(ClassId::from_usize(c))[0];
+                    ids.iter().position(|&t| t == first).unwrap() as u32
+                })
+                .collect();
+            assert_eq!(got.representative, lowest, "{len} tokens");
         }
     }
 }

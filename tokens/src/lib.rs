@@ -751,16 +751,13 @@ pub(crate) fn build_classes(
         meter.free(key);
         meter.free(live);
     }
-    let (class_of, class_len) = refiner.finish(text.id_order())?;
+    let partition = refiner.finish_ids(text.id_order(), text.ids, vocab.len())?;
+    let class_len = partition.representative.len();
     // Each block's behaviour per class: its lowest member's.
-    let mut representative = meter.vec(class_len, NONE)?;
-    for &t in text.id_order().iter().rev() {
-        representative[class_of[t as usize] as usize] = t;
-    }
     let mut class_behaviours = meter.with_capacity(behaviours.len())?;
     for b in behaviours {
         let mut per_class = meter.with_capacity(class_len)?;
-        per_class.extend(representative.iter().map(|&t| b[t as usize]));
+        per_class.extend(partition.representative.iter().map(|&t| b[t as usize]));
         class_behaviours.push(per_class);
         meter.free(b);
     }
@@ -771,13 +768,7 @@ pub(crate) fn build_classes(
         class_len,
         &meter,
     )?;
-    TokenClasses::from_class_of(
-        vocab.len(),
-        text.class_of_ids(&class_of, &meter)?,
-        class_len,
-        Some(&alive),
-        &meter,
-    )
+    TokenClasses::from_partition(vocab.len(), partition, Some(&alive), &meter)
 }
 
 /// The distinct sets of classes alive (not dead) from the first `points` points of `walked`,
