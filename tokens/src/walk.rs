@@ -1362,11 +1362,7 @@ impl BlockWalk<'_, '_, '_> {
         value[pairs.root as usize] = f;
         // States whose steps are checked.
         let mut done = 0u32;
-        loop {
-            let Some(d) = (0..utf8::STATES).find(|&d| value[d] != UNKNOWN && done & 1 << d == 0)
-            else {
-                break;
-            };
+        while let Some(d) = (0..utf8::STATES).find(|&d| value[d] != UNKNOWN && done & 1 << d == 0) {
             done |= 1 << d;
             let from = value[d];
             if d == utf8::BOUNDARY as usize {

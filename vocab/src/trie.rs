@@ -194,11 +194,10 @@ impl TokenTrie {
         let mut parent_utf8 = vec![utf8::BOUNDARY; n];
         let mut token_utf8 = Vec::with_capacity(self.tokens.len());
         let mut path = vec![utf8::BOUNDARY; depth + 1];
-        for m in 1..n {
+        for (m, from) in parent_utf8.iter_mut().enumerate().skip(1) {
             let d = self.depth[m] as usize;
-            let from = path[d - 1];
-            parent_utf8[m] = from;
-            path[d] = utf8::next(from, self.byte[m]);
+            *from = path[d - 1];
+            path[d] = utf8::next(*from, self.byte[m]);
             let tokens = self.token_start[m + 1] - self.token_start[m];
             token_utf8.extend(std::iter::repeat_n(path[d], tokens as usize));
         }
