@@ -413,28 +413,38 @@ impl<'m> Refiner<'m> {
     }
 
     /// The final partition by token id, classes numbered by lowest member as
-    /// [`finish`](Refiner::finish) numbers them: `id_order` lists the token numbers in
-    /// ascending id order, `ids` gives each number's id, over `vocab_len` ids. One pass in id
-    /// order numbers the classes, finds their lowest members and counts them; a second fills
-    /// the members. The refiner's tables are given back to the meter.
+    /// [`finish`](Refiner::finish) numbers them: `ids` gives each token number's id, over
+    /// `vocab_len` ids. One pass in number order lays the classes out by id and finds their
+    /// lowest members, one in id order numbers and counts them, and a third fills the members;
+    /// the refiner's tables are given back to the meter.
     pub(super) fn finish_ids(
         self,
-        id_order: &[u32],
         ids: &[TokenId],
         vocab_len: usize,
     ) -> Result<Partition, SpansBuildError> {
         let meter = self.meter;
+        // Per class as the refiner numbers it: its lowest member's id and number. The tokens
+        // are read in their numbers' order and laid out by id (one scattered write each).
+        let mut lowest = meter.vec(self.len, (u32::MAX, 0u32))?;
+        let mut class_of = meter.vec(vocab_len, NONE)?;
+        for (t, (&c, &id)) in self.class_of.iter().zip(ids).enumerate() {
+            class_of[id.as_usize()] = c;
+            let low = &mut lowest[c as usize];
+            if id.as_u32() < low.0 {
+                *low = (id.as_u32(), t as u32);
+            }
+        }
+        // In id order: the classes numbered by lowest member, and counted.
         let mut renumber = meter.vec(self.len, NONE)?;
         let mut representative = meter.with_capacity(self.len)?;
-        let mut class_of = meter.vec(vocab_len, NONE)?;
         let mut member_start = meter.vec(self.len + 1, 0u32)?;
-        for &t in id_order {
-            let r = &mut renumber[self.class_of[t as usize] as usize];
+        for c in class_of.iter_mut().filter(|c| **c != NONE) {
+            let r = &mut renumber[*c as usize];
             if *r == NONE {
                 *r = representative.len() as u32;
-                representative.push(t);
+                representative.push(lowest[*c as usize].1);
             }
-            class_of[ids[t as usize].as_usize()] = *r;
+            *c = *r;
             member_start[*r as usize + 1] += 1;
         }
         for c in 0..self.len {
@@ -442,15 +452,16 @@ impl<'m> Refiner<'m> {
         }
         let mut fill = meter.vec(self.len, 0u32)?;
         fill.copy_from_slice(&member_start[..self.len]);
-        let mut members = meter.vec(id_order.len(), TokenId::default())?;
-        for &t in id_order {
-            let id = ids[t as usize];
-            let c = class_of[id.as_usize()] as usize;
-            members[fill[c] as usize] = id;
-            fill[c] += 1;
+        let mut members = meter.vec(ids.len(), TokenId::default())?;
+        for (id, &c) in class_of.iter().enumerate() {
+            if c != NONE {
+                members[fill[c as usize] as usize] = TokenId::from_usize(id);
+                fill[c as usize] += 1;
+            }
         }
         meter.free(fill);
         meter.free(renumber);
+        meter.free(lowest);
         self.free();
         Ok(Partition {
             class_of,
@@ -571,7 +582,7 @@ mod tests {
             }
             let plain =
                 TokenClasses::from_class_of(vocab_len, by_id, class_len, None, &meter).unwrap();
-            let got = refined().finish_ids(&id_order, &ids, vocab_len).unwrap();
+            let got = refined().finish_ids(&ids, vocab_len).unwrap();
             assert_eq!(got.class_of, plain.class_of, "{len} tokens");
             assert_eq!(got.member_start, plain.member_start, "{len} tokens");
             assert_eq!(got.members, plain.members, "{len} tokens");

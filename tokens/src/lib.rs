@@ -751,7 +751,7 @@ pub(crate) fn build_classes(
         meter.free(key);
         meter.free(live);
     }
-    let partition = refiner.finish_ids(text.id_order(), text.ids, vocab.len())?;
+    let partition = refiner.finish_ids(text.ids, vocab.len())?;
     let class_len = partition.representative.len();
     // Each block's behaviour per class: its lowest member's.
     let mut class_behaviours = meter.with_capacity(behaviours.len())?;
