@@ -12,8 +12,10 @@
 //! plus the block width per distinct (behaviour, class) pair, not nodes × points. A wide
 //! subtree none of whose bytes changes its root's behaviour (a string's content from inside
 //! a string, a name's letters from inside a name) is given that behaviour without being
-//! visited ([`TokenTrie::wide_subtrees`] lists the bytes below each): only steps already made
-//! say so, so the steps and the behaviours are those of the full walk.
+//! visited ([`TokenTrie::wide_subtrees`] lists the bytes below each); so is a subtree whose
+//! nodes take one behaviour per UTF-8 decoder state (a string's characters of several bytes,
+//! [`TokenTrie::utf8_subtrees`]), each token given its state's. Only steps already made say
+//! so, so the steps and the behaviours are those of the full walk.
 //!
 //! A token's span from a point is its node's configuration for that point, and two tokens
 //! realise the same spans from every point of the block iff their behaviours are equal: the
