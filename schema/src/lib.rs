@@ -31,10 +31,9 @@
 //!
 //! The output goes through munch's own Lark front end, so a schema grammar is checked, lexed and
 //! parsed exactly like a hand-written one, and `munch check`/`parse`/`trace`/`generate` print
-//! and exercise it (`schema:FILE`). Writing the text is not where time goes: schema → Lark takes
-//! 0.1–0.8 ms on the 16 schemas of `bench/schemas`, against 1–30 ms for the parser and 15–45 ms
-//! for the trie masker's build with Llama 3 (`target/release/schema_ttfm bench/schemas/*.json`,
-//! see `bench/PERFORMANCE.md`). The emitter writes no more than the schema needs: one rule per
+//! and exercise it (`schema:FILE`). Writing the text is not where time goes: it is a fraction
+//! of the parser's build and of the masker's (`target/release/schema_ttfm bench/schemas/*.json`
+//! splits them; `bench/PERFORMANCE.md` has the figures). The emitter writes no more than the schema needs: one rule per
 //! distinct subschema, strings and numbers as single regex terminals, arrays and objects as
 //! right-linear rules over a small automaton.
 //!

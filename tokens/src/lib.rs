@@ -79,7 +79,7 @@
 //! become one more refinement key, but for those whose first byte may leave a pending state,
 //! walked too: lexers where a character may or may not extend a lexeme, or that go back to
 //! lazy matches) in one wide block per
-//! thread (see `class_blocks`), about 55–75 ms for Go on two threads.
+//! thread (see `class_blocks`; `bench/PERFORMANCE.md` has its time on Go and on schemas).
 //!
 //! Per-token tables are indexed by the text tokens' dense numbers, not by id, so a tokenizer
 //! with sparse ids costs its text tokens. Both builds charge every table to
