@@ -33,9 +33,9 @@
 //! parsed exactly like a hand-written one, and `munch check`/`parse`/`trace`/`generate` print
 //! and exercise it (`schema:FILE`). Writing the text is not where time goes: it is a fraction
 //! of the parser's build and of the masker's (`target/release/schema_ttfm bench/schemas/*.json`
-//! splits them; `bench/PERFORMANCE.md` has the figures). The emitter writes no more than the schema needs: one rule per
-//! distinct subschema, strings and numbers as single regex terminals, arrays and objects as
-//! right-linear rules over a small automaton.
+//! splits them; `bench/PERFORMANCE.md` has the figures). The emitter writes no more than the
+//! schema needs: one rule per distinct subschema, strings and numbers as single regex
+//! terminals, arrays and objects as right-linear rules over a small automaton.
 //!
 //! One cost is the lexer's: munch lexes with one DFA over every terminal, and all JSON string
 //! terminals start with `"`, so a long length-bounded string beside other constrained strings
