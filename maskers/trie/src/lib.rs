@@ -362,6 +362,8 @@ struct Stack {
 
 /// Scratch space of [`TrieMasker`], reused across masks.
 struct Cache {
+    /// The parser's answers about real GSS nodes (the heads' stacks), kept across masks;
+    /// speculative stacks ask [`Parser::can_shift_once`] instead, as no later mask names them.
     shift: ShiftCache,
     /// The walk's stacks are `stacks[..live_stacks]`; those past it are spent, kept so that
     /// their sets' buffers serve the next stacks (a walk makes a stack at every lexeme
