@@ -5,7 +5,7 @@
 use std::fmt;
 
 use munch_glr::lark::GrammarError;
-use munch_glr::parser::{CommitError, ParserBuildError};
+use munch_glr::parser::{CommitError, ParserBuildError, ParserBuildErrorKind};
 use munch_vocab::{TokenId, VocabError};
 
 use crate::compiled::MaskerKind;
@@ -31,6 +31,17 @@ pub enum CompileErrorKind {
     Schema(munch_schema::SchemaError),
     /// The grammar loads but its parser cannot be built (a budget, a terminal without pattern).
     Parser(ParserBuildError),
+    /// A JSON Schema's grammar whose lexer cannot be built because of one terminal (its
+    /// pattern passes a budget, as a long `maxLength` does): the subschema it spells.
+    SchemaLexer {
+        /// The schema's name (`schema:FILE`, `<schema>`).
+        schema: String,
+        /// The subschema the terminal was written for: its JSON pointer and the keywords
+        /// that shape its strings.
+        origin: Box<munch_schema::TerminalOrigin>,
+        /// The parser's error, about that terminal.
+        source: Box<ParserBuildError>,
+    },
     /// The tokenizer could not be loaded.
     Vocabulary(VocabError),
     /// No masker has this name (`trie`, `spanner`, `wda`, `oracle`).
@@ -97,6 +108,30 @@ impl fmt::Display for CompileError {
             // A located error starts with its `file:line:column`.
             CompileErrorKind::Parser(e) if e.span().is_some() => e.fmt(f),
             CompileErrorKind::Parser(e) => write!(f, "the grammar's parser: {e}"),
+            CompileErrorKind::SchemaLexer {
+                schema,
+                origin,
+                source,
+            } => {
+                let keywords = match origin.keywords.as_slice() {
+                    [] => "the subschema".to_string(),
+                    keywords => keywords
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                };
+                // The parser's error without the generated text's line and column.
+                let why = match source.kind() {
+                    ParserBuildErrorKind::Lexer(e) => e.to_string(),
+                    _ => source.to_string(),
+                };
+                write!(
+                    f,
+                    "{schema}: {keywords} at #{}: the lexer of its strings exceeds munch's budgets: {why}",
+                    origin.pointer
+                )
+            }
             CompileErrorKind::Vocabulary(e) => e.fmt(f),
             CompileErrorKind::UnknownMasker(name) => write!(
                 f,
@@ -134,6 +169,7 @@ impl std::error::Error for CompileError {
             CompileErrorKind::Grammar(e) => Some(e.as_ref()),
             CompileErrorKind::Schema(e) => Some(e),
             CompileErrorKind::Parser(e) => Some(e),
+            CompileErrorKind::SchemaLexer { source, .. } => Some(source.as_ref()),
             CompileErrorKind::Vocabulary(e) => Some(e),
             CompileErrorKind::Build { source, .. } => Some(source.as_ref()),
             CompileErrorKind::FallbackFailed { wanted, .. } => Some(wanted.as_ref()),

@@ -12,7 +12,8 @@ use munch_glr::lark::{self, LoadConfig};
 use munch_glr::parser::{Parser, ParserConfig, Postlex};
 
 use crate::error::{CompileError, CompileErrorKind};
-use munch_schema::{Relaxation, SchemaOptions};
+use munch_glr::parser::{ParserBuildError, ParserBuildErrorKind};
+use munch_schema::{Relaxation, SchemaOptions, TerminalOrigin};
 
 /// A grammar to compile: Lark text with its start rules and where its `%import`s are found.
 ///
@@ -35,6 +36,8 @@ pub struct Grammar {
     lark_grammars: Option<PathBuf>,
     /// What a lenient JSON Schema compile dropped.
     relaxations: Vec<Relaxation>,
+    /// For a JSON Schema's grammar: the subschema each terminal was written for.
+    origins: Vec<TerminalOrigin>,
     /// The post-lexer (Lark's `postlex=`) when one was set: it overrides the parser
     /// configuration's, [`Postlex::None`] included.
     postlex: Option<Postlex>,
@@ -69,6 +72,7 @@ impl Grammar {
             base_dir: None,
             lark_grammars: None,
             relaxations: Vec::new(),
+            origins: Vec::new(),
             postlex: None,
             max_bytes: LoadConfig::default().max_grammar_bytes,
         }
@@ -96,6 +100,7 @@ impl Grammar {
             .map_err(|e| CompileError::new(CompileErrorKind::Schema(e)))?;
         let mut g = Grammar::lark(c.lark().to_string()).with_name("<schema>");
         g.relaxations = c.relaxations().to_vec();
+        g.origins = c.terminal_origins().to_vec();
         Ok(g)
     }
 
@@ -284,7 +289,34 @@ impl Grammar {
         }
         Parser::new(&loaded, &config)
             .map(Arc::new)
-            .map_err(|e| CompileError::new(CompileErrorKind::Parser(e.in_file(&self.name))))
+            .map_err(|e| self.parser_error(&loaded, e))
+    }
+
+    /// The error [`Grammar::build_parser`] reports when building the parser of `loaded` (this
+    /// grammar's [`Grammar::load`]) failed with `e`: located in the grammar's file, or, for a
+    /// JSON Schema's grammar whose lexer fails on one terminal, at the subschema that
+    /// terminal spells ([`CompileErrorKind::SchemaLexer`]) rather than a line of the
+    /// generated text.
+    pub fn parser_error(
+        &self,
+        loaded: &munch_glr::grammar::Grammar,
+        e: ParserBuildError,
+    ) -> CompileError {
+        let origin = match e.kind() {
+            ParserBuildErrorKind::Lexer(le) => le.terminal().and_then(|t| {
+                let name = &loaded.terminal(t).name;
+                self.origins.iter().find(|o| &o.name == name)
+            }),
+            _ => None,
+        };
+        match origin {
+            Some(origin) => CompileError::new(CompileErrorKind::SchemaLexer {
+                schema: self.name.clone(),
+                origin: Box::new(origin.clone()),
+                source: Box::new(e),
+            }),
+            None => CompileError::new(CompileErrorKind::Parser(e.in_file(&self.name))),
+        }
     }
 
     /// Parses the Lark text into munch's grammar model.

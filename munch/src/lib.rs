@@ -57,7 +57,9 @@ pub use grammar::{lark_grammars_dir, Grammar, SchemaSource};
 pub use matcher::{Matcher, MAX_FORCED_BYTES};
 pub use munch_glr::mask::TokenMask;
 pub use munch_glr::parser::Postlex;
-pub use munch_schema::{PropertyOrder, Relaxation, SchemaError, SchemaOptions, Whitespace};
+pub use munch_schema::{
+    PropertyOrder, Relaxation, SchemaError, SchemaOptions, TerminalOrigin, Whitespace,
+};
 pub use munch_vocab::{TokenId, Vocabulary};
 
 pub use munch_glr as glr;

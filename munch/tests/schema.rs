@@ -90,6 +90,46 @@ fn schema_errors_name_keyword_and_pointer() {
     assert!(Grammar::from_json_schema("{", &SchemaOptions::default()).is_err());
 }
 
+/// A string whose constraints pass the lexer's budgets (a `maxLength` of thousands of
+/// characters beside others) is refused at its subschema, named by pointer and keyword, and
+/// not by a line of the generated Lark text; other grammars keep their file's location.
+#[test]
+fn lexer_budgets_name_the_subschema() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "id": {"type": "string", "maxLength": 8},
+            "body": {"type": "string", "maxLength": 5000}
+        },
+        "required": ["id", "body"],
+        "additionalProperties": false
+    });
+    let g = Grammar::from_json_schema(schema, &SchemaOptions::default()).unwrap();
+    let err = g.build_parser(&Default::default()).unwrap_err();
+    match err.kind() {
+        CompileErrorKind::SchemaLexer { origin, .. } => {
+            assert_eq!(origin.pointer, "/properties/body");
+            assert_eq!(origin.keywords, ["maxLength"]);
+        }
+        k => panic!("{k:?}"),
+    }
+    let message = err.to_string();
+    assert!(
+        message.starts_with("<schema>: `maxLength` at #/properties/body: "),
+        "{message}"
+    );
+    assert!(message.contains("NFA budget"), "{message}");
+    // The same strings under a shorter bound build.
+    let short = json!({"type": "string", "maxLength": 50});
+    let g = Grammar::from_json_schema(short, &SchemaOptions::default()).unwrap();
+    assert!(g.build_parser(&Default::default()).is_ok());
+    // A Lark grammar's lexer error stays located in its text.
+    let lark = Grammar::lark("start: A\nA: /[^\\x00]{1,40000}/\n").with_name("g.lark");
+    let err = lark.build_parser(&Default::default()).unwrap_err();
+    assert!(matches!(err.kind(), CompileErrorKind::Parser(_)), "{err}");
+    assert!(err.to_string().starts_with("g.lark:2:"), "{err}");
+}
+
 #[test]
 fn arguments_name_schemas_and_regexes() {
     let dir = std::env::temp_dir().join(format!("munch-schema-{}", std::process::id()));

@@ -52,6 +52,7 @@ pub fn compile_error(e: munch::CompileError) -> PyErr {
         CompileErrorKind::Grammar(_)
         | CompileErrorKind::Schema(_)
         | CompileErrorKind::Parser(_)
+        | CompileErrorKind::SchemaLexer { .. }
         | CompileErrorKind::UnknownGrammar(_) => GrammarError::new_err(message),
         CompileErrorKind::Vocabulary(_) => TokenizerError::new_err(message),
         CompileErrorKind::Io(_) => PyOSError::new_err(message),

@@ -52,6 +52,15 @@ def test_schema_errors_and_relaxations():
         munch.Grammar.from_json_schema("{not json")
 
 
+def test_lexer_budget_names_the_subschema(tokenizer):
+    # Strings of up to 5,000 characters pass the lexer's NFA budget: the refusal names the
+    # property's pointer and keyword, not a line of the generated Lark text.
+    schema = {"type": "object", "properties": {"body": {"type": "string", "maxLength": 5000}}}
+    g = munch.Grammar.from_json_schema(schema)
+    with pytest.raises(munch.GrammarError, match=r"`maxLength` at #/properties/body: "):
+        munch.compile(g, tokenizer, masker="trie")
+
+
 def test_regex(tokenizer):
     g = munch.Grammar.from_regex(r"[0-9]{3}-[a-z]+")
     c = munch.compile(g, tokenizer, masker="trie")

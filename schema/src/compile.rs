@@ -31,6 +31,7 @@ use crate::error::{SchemaError, SchemaErrorKind};
 use crate::number::{self, Bound, Dec};
 use crate::options::{PropertyOrder, SchemaOptions, Whitespace};
 use crate::simple::{is_false, is_true, ty, Conj, Normalizer, Simple, Sub};
+use crate::TerminalOrigin;
 
 /// The generic JSON string terminal's regex.
 /// The most patterns with different schemas whose keys [`Emitter::pattern_members`] splits
@@ -63,6 +64,10 @@ pub(crate) struct Emitter<'a> {
     queue: VecDeque<(String, Conj)>,
     terms: HashMap<String, String>,
     term_lines: Vec<String>,
+    /// Per terminal of `term_lines`: the subschema being emitted when it was made.
+    origins: Vec<TerminalOrigin>,
+    /// The subschema being emitted: its pointer and its string-shaping keywords.
+    at: (String, Vec<&'static str>),
     never: bool,
     generic: bool,
     fresh: usize,
@@ -97,6 +102,8 @@ impl<'a> Emitter<'a> {
             queue: VecDeque::new(),
             terms: HashMap::new(),
             term_lines: Vec::new(),
+            origins: Vec::new(),
+            at: (String::new(), Vec::new()),
             never: false,
             generic: false,
             fresh: 0,
@@ -104,9 +111,13 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    /// The whole grammar for the root schema.
-    pub fn grammar(mut self, root: Sub) -> Result<(String, Normalizer<'a>), SchemaError> {
+    /// The whole grammar for the root schema, and where its terminals come from.
+    pub fn grammar(
+        mut self,
+        root: Sub,
+    ) -> Result<(String, Normalizer<'a>, Vec<TerminalOrigin>), SchemaError> {
         let ptr = root.ptr.clone();
+        self.at = (ptr.clone(), string_keywords(std::slice::from_ref(&root)));
         let start = self.rule_for(&vec![root], &ptr)?;
         while let Some((name, conj)) = self.queue.pop_front() {
             self.emit_rule(&name, &conj)?;
@@ -146,7 +157,7 @@ impl<'a> Emitter<'a> {
                 "",
             ));
         }
-        Ok((out, self.norm))
+        Ok((out, self.norm, self.origins))
     }
 
     fn ws(&self) -> &'static str {
@@ -222,6 +233,11 @@ impl<'a> Emitter<'a> {
         }
         let n = format!("T{}", self.terms.len());
         self.term_lines.push(format!("{n}: /{regex}/"));
+        self.origins.push(TerminalOrigin {
+            name: n.clone(),
+            pointer: self.at.0.clone(),
+            keywords: self.at.1.clone(),
+        });
         self.bytes += regex.len();
         self.terms.insert(regex, n.clone());
         n
@@ -229,6 +245,7 @@ impl<'a> Emitter<'a> {
 
     fn emit_rule(&mut self, name: &str, conj: &Conj) -> Result<(), SchemaError> {
         let ptr = conj.first().map(|s| s.ptr.clone()).unwrap_or_default();
+        self.at = (ptr.clone(), string_keywords(conj));
         let simples = self.norm.normalize(conj, 0)?;
         let mut alts = Vec::new();
         for s in &simples {
@@ -1142,6 +1159,25 @@ fn parent(ptr: &str) -> &str {
 }
 
 /// A Lark string literal for a separator.
+/// The keywords of a conjunction's subschemas that shape the strings a terminal spells, in
+/// this order (what a lexer budget error about that terminal names).
+fn string_keywords(conj: &[Sub]) -> Vec<&'static str> {
+    const SHAPING: [&str; 8] = [
+        "maxLength",
+        "minLength",
+        "pattern",
+        "format",
+        "enum",
+        "const",
+        "patternProperties",
+        "propertyNames",
+    ];
+    SHAPING
+        .into_iter()
+        .filter(|k| conj.iter().any(|s| s.value.get(k).is_some()))
+        .collect()
+}
+
 fn lark_literal(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {

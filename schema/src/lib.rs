@@ -119,6 +119,7 @@ pub struct Relaxation {
 pub struct CompiledSchema {
     lark: String,
     relaxations: Vec<Relaxation>,
+    origins: Vec<TerminalOrigin>,
 }
 
 impl CompiledSchema {
@@ -131,6 +132,26 @@ impl CompiledSchema {
     pub fn relaxations(&self) -> &[Relaxation] {
         &self.relaxations
     }
+
+    /// Where each terminal of [`CompiledSchema::lark`] comes from, in the order they are
+    /// defined: what an error about a terminal (a lexer budget that one string's
+    /// constraints exceed) reports instead of a line of generated text.
+    pub fn terminal_origins(&self) -> &[TerminalOrigin] {
+        &self.origins
+    }
+}
+
+/// The subschema a terminal of the compiled grammar was written for (the first one, where
+/// several subschemas share a terminal).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TerminalOrigin {
+    /// The terminal's name in the Lark text (`T3`).
+    pub name: String,
+    /// The subschema's JSON pointer (`/properties/subject`; empty for the root).
+    pub pointer: String,
+    /// The keywords of that subschema that shape its strings (`maxLength`, `pattern`,
+    /// `format`, ...), in that order; empty when none does (a key, a generic string).
+    pub keywords: Vec<&'static str>,
 }
 
 /// Compiles a schema given as JSON text.
@@ -154,13 +175,14 @@ pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema
         relaxations: Vec::new(),
     };
     let emitter = compile::Emitter::new(norm, options);
-    let (lark, norm) = emitter.grammar(simple::Sub {
+    let (lark, norm, origins) = emitter.grammar(simple::Sub {
         value: schema.clone(),
         ptr: String::new(),
     })?;
     Ok(CompiledSchema {
         lark,
         relaxations: norm.relaxations,
+        origins,
     })
 }
 

@@ -691,3 +691,42 @@ fn an_unsupported_combination_under_a_dependency_is_relaxed_when_lenient() {
     assert_eq!(c.relaxations().len(), 1);
     assert_eq!(c.relaxations()[0].keyword, "dependentRequired");
 }
+
+/// Every terminal of the Lark text is listed with the subschema it spells: strings under
+/// their property's pointer and shaping keywords, keys and punctuation under the object's.
+#[test]
+fn terminals_know_their_subschema() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "code": {"type": "string", "pattern": "^[A-Z]{3}$", "maxLength": 3},
+            "when": {"type": "string", "format": "date"},
+            "n": {"type": "integer", "minimum": 0}
+        },
+        "required": ["code", "when", "n"],
+        "additionalProperties": false
+    });
+    let c = compile(&schema, &compact()).unwrap();
+    let origins = c.terminal_origins();
+    // Exactly the terminals the text defines, in its order.
+    let defined: Vec<&str> = c
+        .lark()
+        .lines()
+        .filter_map(|l| l.split_once(": /").map(|(name, _)| name))
+        .filter(|name| name.starts_with('T'))
+        .collect();
+    let named: Vec<&str> = origins.iter().map(|o| o.name.as_str()).collect();
+    assert_eq!(named, defined);
+    let at = |pointer: &str| {
+        origins
+            .iter()
+            .filter(|o| o.pointer == pointer)
+            .map(|o| o.keywords.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(at("/properties/code"), [vec!["maxLength", "pattern"]]);
+    assert_eq!(at("/properties/when"), [vec!["format"]]);
+    assert_eq!(at("/properties/n").len(), 1);
+    // The three keys are the root object's.
+    assert_eq!(at(""), vec![Vec::<&str>::new(); 3]);
+}

@@ -51,7 +51,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         // The grammar loads but cannot be parsed with (a `%declare`d terminal nothing
         // produces, a budget): the line says why, and the check fails as `parse` would.
         Err(e) => {
-            line["parser_error"] = e.in_file(&args.grammar.grammar).to_string().into();
+            line["parser_error"] = source.parser_error(&grammar, e).to_string().into();
             code = ExitCode::from(2);
         }
     }
