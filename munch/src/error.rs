@@ -31,15 +31,17 @@ pub enum CompileErrorKind {
     Schema(munch_schema::SchemaError),
     /// The grammar loads but its parser cannot be built (a budget, a terminal without pattern).
     Parser(ParserBuildError),
-    /// A JSON Schema's grammar whose lexer cannot be built because of one terminal (its
-    /// pattern passes a budget, as a long `maxLength` does): the subschema it spells.
+    /// A JSON Schema's grammar whose lexer cannot be built within its budgets: one terminal's
+    /// pattern passes one (a long `maxLength`), or the strings together make too many states
+    /// (counted strings beside formats): the subschemas those strings come from.
     SchemaLexer {
         /// The schema's name (`schema:FILE`, `<schema>`).
         schema: String,
-        /// The subschema the terminal was written for: its JSON pointer and the keywords
-        /// that shape its strings.
-        origin: Box<munch_schema::TerminalOrigin>,
-        /// The parser's error, about that terminal.
+        /// The subschemas: the one the terminal was written for, or, for a budget of the
+        /// whole lexer, every one whose strings some keyword shapes (their JSON pointers and
+        /// those keywords).
+        origins: Vec<munch_schema::TerminalOrigin>,
+        /// The parser's error.
         source: Box<ParserBuildError>,
     },
     /// The tokenizer could not be loaded.
@@ -110,17 +112,24 @@ impl fmt::Display for CompileError {
             CompileErrorKind::Parser(e) => write!(f, "the grammar's parser: {e}"),
             CompileErrorKind::SchemaLexer {
                 schema,
-                origin,
+                origins,
                 source,
             } => {
-                let keywords = match origin.keywords.as_slice() {
-                    [] => "the subschema".to_string(),
-                    keywords => keywords
-                        .iter()
-                        .map(|k| format!("`{k}`"))
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                };
+                let at: Vec<String> = origins
+                    .iter()
+                    .map(|o| {
+                        let keywords = match o.keywords.as_slice() {
+                            [] => "the subschema".to_string(),
+                            keywords => keywords
+                                .iter()
+                                .map(|k| format!("`{k}`"))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                        };
+                        format!("{keywords} at #{}", o.pointer)
+                    })
+                    .collect();
+                let whose = if origins.len() == 1 { "its" } else { "their" };
                 // The parser's error without the generated text's line and column.
                 let why = match source.kind() {
                     ParserBuildErrorKind::Lexer(e) => e.to_string(),
@@ -128,8 +137,8 @@ impl fmt::Display for CompileError {
                 };
                 write!(
                     f,
-                    "{schema}: {keywords} at #{}: the lexer of its strings exceeds munch's budgets: {why}",
-                    origin.pointer
+                    "{schema}: {}: the lexer of {whose} strings exceeds munch's budgets: {why}",
+                    at.join("; ")
                 )
             }
             CompileErrorKind::Vocabulary(e) => e.fmt(f),

@@ -294,29 +294,44 @@ impl Grammar {
 
     /// The error [`Grammar::build_parser`] reports when building the parser of `loaded` (this
     /// grammar's [`Grammar::load`]) failed with `e`: located in the grammar's file, or, for a
-    /// JSON Schema's grammar whose lexer fails on one terminal, at the subschema that
-    /// terminal spells ([`CompileErrorKind::SchemaLexer`]) rather than a line of the
-    /// generated text.
+    /// JSON Schema's grammar whose lexer exceeds a budget, at the subschemas whose strings
+    /// make it ([`CompileErrorKind::SchemaLexer`]) rather than at a line of the generated
+    /// text.
     pub fn parser_error(
         &self,
         loaded: &munch_glr::grammar::Grammar,
         e: ParserBuildError,
     ) -> CompileError {
-        let origin = match e.kind() {
-            ParserBuildErrorKind::Lexer(le) => le.terminal().and_then(|t| {
-                let name = &loaded.terminal(t).name;
-                self.origins.iter().find(|o| &o.name == name)
-            }),
-            _ => None,
+        let origins: Vec<TerminalOrigin> = match e.kind() {
+            ParserBuildErrorKind::Lexer(le) => match le.terminal() {
+                Some(t) => {
+                    let name = &loaded.terminal(t).name;
+                    self.origins
+                        .iter()
+                        .filter(|o| &o.name == name)
+                        .cloned()
+                        .collect()
+                }
+                None => {
+                    let mut shaped: Vec<TerminalOrigin> = Vec::new();
+                    for o in self.origins.iter().filter(|o| !o.keywords.is_empty()) {
+                        if !shaped.iter().any(|s| s.pointer == o.pointer) {
+                            shaped.push(o.clone());
+                        }
+                    }
+                    shaped
+                }
+            },
+            _ => Vec::new(),
         };
-        match origin {
-            Some(origin) => CompileError::new(CompileErrorKind::SchemaLexer {
-                schema: self.name.clone(),
-                origin: Box::new(origin.clone()),
-                source: Box::new(e),
-            }),
-            None => CompileError::new(CompileErrorKind::Parser(e.in_file(&self.name))),
+        if origins.is_empty() {
+            return CompileError::new(CompileErrorKind::Parser(e.in_file(&self.name)));
         }
+        CompileError::new(CompileErrorKind::SchemaLexer {
+            schema: self.name.clone(),
+            origins,
+            source: Box::new(e),
+        })
     }
 
     /// Parses the Lark text into munch's grammar model.

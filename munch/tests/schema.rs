@@ -107,9 +107,10 @@ fn lexer_budgets_name_the_subschema() {
     let g = Grammar::from_json_schema(schema, &SchemaOptions::default()).unwrap();
     let err = g.build_parser(&Default::default()).unwrap_err();
     match err.kind() {
-        CompileErrorKind::SchemaLexer { origin, .. } => {
-            assert_eq!(origin.pointer, "/properties/body");
-            assert_eq!(origin.keywords, ["maxLength"]);
+        CompileErrorKind::SchemaLexer { origins, .. } => {
+            assert_eq!(origins.len(), 1);
+            assert_eq!(origins[0].pointer, "/properties/body");
+            assert_eq!(origins[0].keywords, ["maxLength"]);
         }
         k => panic!("{k:?}"),
     }
@@ -119,6 +120,31 @@ fn lexer_budgets_name_the_subschema() {
         "{message}"
     );
     assert!(message.contains("NFA budget"), "{message}");
+    // Counted strings beside a format: the DFA over both passes its state budget, which
+    // names no terminal; the error lists the subschemas whose strings keywords shape.
+    let paired = json!({
+        "type": "object",
+        "properties": {
+            "s": {"type": "string", "maxLength": 3000},
+            "h": {"type": "string", "format": "hostname"}
+        },
+        "required": ["s", "h"],
+        "additionalProperties": false
+    });
+    let g = Grammar::from_json_schema(paired, &SchemaOptions::default()).unwrap();
+    let err = g.build_parser(&Default::default()).unwrap_err();
+    match err.kind() {
+        CompileErrorKind::SchemaLexer { origins, .. } => {
+            let at: Vec<&str> = origins.iter().map(|o| o.pointer.as_str()).collect();
+            assert_eq!(at, ["/properties/s", "/properties/h"]);
+        }
+        k => panic!("{k:?}"),
+    }
+    assert!(
+        err.to_string()
+            .starts_with("<schema>: `maxLength` at #/properties/s; `format` at #/properties/h: "),
+        "{err}"
+    );
     // The same strings under a shorter bound build.
     let short = json!({"type": "string", "maxLength": 50});
     let g = Grammar::from_json_schema(short, &SchemaOptions::default()).unwrap();
