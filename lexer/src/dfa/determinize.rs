@@ -347,6 +347,14 @@ struct Determinizer<'a> {
     /// States whose row is still to be filled, with their keys.
     queue: VecDeque<(u32, Box<Key>)>,
     memory: usize,
+    /// The state a closure led to, by its seeds (canonical order, deduplicated) followed by
+    /// the history: most states are reached from many states (every way of completing a
+    /// character leads to the same count of characters), and a lookup costs less than the
+    /// closure and the key's interning. Only a cache: [`Determinizer::remember_target`] keeps
+    /// it within the memory budget that the states leave.
+    targets: AHashMap<Box<[u64]>, u32>,
+    /// What `targets` holds, roughly.
+    targets_memory: usize,
     looks: Looks,
 }
 
@@ -388,6 +396,8 @@ pub(crate) fn determinize(
         conditional: Vec::new(),
         queue: VecDeque::new(),
         memory: nfa.memory,
+        targets: AHashMap::new(),
+        targets_memory: 0,
         looks: Looks {
             watchers: Interner::new(),
             histories: Interner::new(),
@@ -517,8 +527,17 @@ pub(crate) fn determinize(
                     sorted.extend_from_slice(&bucket[..bucket.len() - 1]);
                     canonical_order(nfa, &mut sorted);
                     sorted.dedup();
-                    d.closure(&sorted, history_after)?;
-                    let t = d.intern()?;
+                    sorted.push(u64::from(history_after));
+                    let t = match d.targets.get(sorted.as_slice()) {
+                        Some(&t) => t,
+                        None => {
+                            let seeds = &sorted[..sorted.len() - 1];
+                            d.closure(seeds, history_after)?;
+                            let t = d.intern()?;
+                            d.remember_target(&sorted, t);
+                            t
+                        }
+                    };
                     done.push((i, print, t));
                     t
                 }
@@ -688,6 +707,20 @@ impl Determinizer<'_> {
         }
         self.threads = threads;
         Ok(())
+    }
+
+    /// Remembers that the closure of the seeds and history in `seeds_history` (as
+    /// [`Determinizer::targets`] keys them) is state `target`, unless the cache would push
+    /// the build's memory past its budget (then it is forgotten, which changes no state).
+    fn remember_target(&mut self, seeds_history: &[u64], target: u32) {
+        let size = seeds_history.len() * 8 + 48;
+        if self.memory + self.targets_memory + size > self.config.max_build_memory {
+            self.targets = AHashMap::new();
+            self.targets_memory = 0;
+            return;
+        }
+        self.targets_memory += size;
+        self.targets.insert(seeds_history.into(), target);
     }
 
     /// The id of the state whose key is `self.key`, adding it (with an all-DEAD row, queued
