@@ -164,30 +164,6 @@ fn hopcroft(dfa: &Dfa) -> Partition {
 
     let live = live_states(dfa);
 
-    // Incoming transitions `(class, source)` of each live state, as CSR by target. Only live
-    // targets: the dead block is never a splitter (below), and most transitions go to DEAD.
-    let mut in_offsets = vec![0u32; n + 1];
-    for &t in &dfa.table {
-        if live[t as usize] {
-            in_offsets[t as usize + 1] += 1;
-        }
-    }
-    for i in 1..=n {
-        in_offsets[i] += in_offsets[i - 1];
-    }
-    let mut fill = in_offsets.clone();
-    let mut incoming = vec![(0u8, 0u32); in_offsets[n] as usize];
-    for (s, row) in dfa.table.chunks_exact(k).enumerate() {
-        for (c, &t) in row.iter().enumerate() {
-            if live[t as usize] {
-                let slot = &mut fill[t as usize];
-                incoming[*slot as usize] = (c as u8, s as u32);
-                *slot += 1;
-            }
-        }
-    }
-    drop(fill);
-
     // Initial partition: block 0 holds DEAD and every state that is not live; the others
     // group live states by accepted set.
     let mut by_accepted: AHashMap<(&[crate::TerminalId], FailSet), u32> = AHashMap::new();
@@ -200,6 +176,52 @@ fn hopcroft(dfa: &Dfa) -> Partition {
     }
     debug_assert!(!live[DEAD as usize]);
     let blocks = by_accepted.len() + 1;
+
+    // Every initial block but one is a splitter: splitting by all blocks but one implies
+    // splitting by that one too (Hopcroft's argument). The one left out is the block with the
+    // most transitions in, which a splitter scans: the dead block where most transitions go
+    // to DEAD (a grammar of keywords), the block of a string's content where most bytes go on
+    // with it (a string that counts its characters). The result is the coarsest stable
+    // partition whichever block is left out.
+    let mut in_offsets = vec![0u32; n + 1];
+    for &t in &dfa.table {
+        in_offsets[t as usize + 1] += 1;
+    }
+    let mut weight = vec![0u64; blocks];
+    for (s, &b) in initial.iter().enumerate() {
+        weight[b as usize] += u64::from(in_offsets[s + 1]);
+    }
+    let mut skipped = 0;
+    for (b, &w) in weight.iter().enumerate() {
+        if w > weight[skipped] {
+            skipped = b;
+        }
+    }
+    // Incoming transitions `(class, source)` of each state, as CSR by target. The dead block
+    // never splits (all its states go to it on every class), so when it is left out its
+    // states' incoming transitions are never read: only live targets get them.
+    let wanted = |t: u32| skipped != 0 || live[t as usize];
+    for (t, count) in in_offsets[1..].iter_mut().enumerate() {
+        if !wanted(t as u32) {
+            *count = 0;
+        }
+    }
+    for i in 1..=n {
+        in_offsets[i] += in_offsets[i - 1];
+    }
+    let mut fill = in_offsets.clone();
+    let mut incoming = vec![(0u8, 0u32); in_offsets[n] as usize];
+    for (s, row) in dfa.table.chunks_exact(k).enumerate() {
+        for (c, &t) in row.iter().enumerate() {
+            if wanted(t) {
+                let slot = &mut fill[t as usize];
+                incoming[*slot as usize] = (c as u8, s as u32);
+                *slot += 1;
+            }
+        }
+    }
+    drop(fill);
+
     let mut elems: Vec<u32> = (0..n as u32).collect();
     elems.sort_by_key(|&s| initial[s as usize]);
     let mut p = Partition {
@@ -219,13 +241,9 @@ fn hopcroft(dfa: &Dfa) -> Partition {
         p.start[b] = if b == 0 { 0 } else { p.end[b - 1] };
     }
 
-    // Every initial block but the dead one is a splitter: splitting by all blocks but one
-    // implies splitting by that one too (Hopcroft's argument). The dead block never splits
-    // (all its states go to it on every class), so it is never a splitter: that saves
-    // scanning DEAD's predecessors, which are nearly every state on nearly every class.
-    let mut work: Vec<u32> = (1..blocks as u32).collect();
+    let mut work: Vec<u32> = (0..blocks as u32).filter(|&b| b as usize != skipped).collect();
     let mut in_work = vec![true; blocks];
-    in_work[0] = false;
+    in_work[skipped] = false;
     // The splitter's incoming transitions, grouped by class with a counting sort: linear in
     // them and in the classes, where the first splitters hold most of the table.
     let mut count = vec![0u32; k + 1];
@@ -243,7 +261,11 @@ fn hopcroft(dfa: &Dfa) -> Partition {
         };
         let members = p.start[a as usize] as usize..p.end[a as usize] as usize;
         // Most splitters are a state or two with a few transitions in: sorting those costs
-        // less than counting over every class.
+        // less than counting over every class. In both, a class whose sources are those of
+        // the class before it (the same states in the same order) is skipped: it splits
+        // nothing more, as after the first split every block lies inside those sources or
+        // outside them. Runs of classes that lead to one state (every byte of a range) mostly
+        // make one group.
         let m: usize = p.elems[members.clone()].iter().map(|t| into(t).len()).sum();
         if m < k {
             few.clear();
@@ -252,7 +274,12 @@ fn hopcroft(dfa: &Dfa) -> Partition {
             }
             // Stable: the order the counting sort gives.
             few.sort_by_key(|&(c, _)| c);
+            let mut prev: &[(u8, u32)] = &[];
             for group in few.chunk_by(|x, y| x.0 == y.0) {
+                if same_sources(group, prev) {
+                    continue;
+                }
+                prev = group;
                 for &(_, s) in group {
                     touched.extend(p.mark(s));
                 }
@@ -277,20 +304,28 @@ fn hopcroft(dfa: &Dfa) -> Partition {
             }
         }
         // `count[c]` is now where class `c`'s group ends.
-        let mut lo = 0;
+        let (mut lo, mut prev) = (0, 0..0);
         for &end in &count[..k] {
             let hi = end as usize;
-            if lo == hi {
+            if lo == hi || sources[lo..hi] == sources[prev.clone()] {
+                lo = hi;
                 continue;
             }
             for &s in &sources[lo..hi] {
                 touched.extend(p.mark(s));
             }
+            prev = lo..hi;
             lo = hi;
             split_touched(&mut p, &mut touched, &mut work, &mut in_work);
         }
     }
     p
+}
+
+/// Whether two groups of incoming transitions `(class, source)` have the same sources in the
+/// same order.
+fn same_sources(a: &[(u8, u32)], b: &[(u8, u32)]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.1 == y.1)
 }
 
 /// Splits each block of `touched` (emptied) by its marks, queueing the half Hopcroft's rule
