@@ -44,7 +44,8 @@
 //! it are dropped, and where it fails they go on. A next byte that does not decide it is
 //! refused if a thread after it would depend on it.
 
-use std::collections::VecDeque;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use ahash::AHashMap;
 
@@ -156,6 +157,96 @@ fn key_parts(key: &Key) -> (&[u64], u32, &[u64]) {
 /// A matched terminal of a [`Key`] and its condition.
 fn match_parts(m: u64) -> (TerminalId, u32) {
     (TerminalId::from_usize((m >> 32) as usize), m as u32)
+}
+
+/// Slices of `u64` stored end to end and found again by their contents, numbered from 0 in
+/// the order they are added: the states' keys (a state's id is its key's number) and the
+/// seeds of the closures already made. One buffer for them all, so adding one allocates
+/// nothing of its own: a map from a keyed hash of the slice to the last slice of that hash,
+/// and a chain through the earlier slices of the same hash.
+struct Slices {
+    data: Vec<u64>,
+    /// Per slice: where it ends in `data` (it starts where the one before it ends).
+    ends: Vec<usize>,
+    /// Per slice: the slice added before it with the same hash, or [`Slices::NONE`].
+    same_hash: Vec<u32>,
+    last_of_hash: HashMap<u64, u32, BuildHasherDefault<HashedHasher>>,
+    hasher: ahash::RandomState,
+}
+
+impl Slices {
+    const NONE: u32 = u32::MAX;
+
+    fn new() -> Slices {
+        Slices {
+            data: Vec::new(),
+            ends: Vec::new(),
+            same_hash: Vec::new(),
+            last_of_hash: HashMap::default(),
+            hasher: ahash::RandomState::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Slice `i`.
+    fn get(&self, i: u32) -> &[u64] {
+        let i = i as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.data[start..self.ends[i]]
+    }
+
+    /// The number of the slice equal to `key`, or else `key`'s hash for [`Slices::push`].
+    fn find(&self, key: &[u64]) -> Result<u32, u64> {
+        let hash = self.hasher.hash_one(key);
+        let mut i = self.last_of_hash.get(&hash).copied().unwrap_or(Slices::NONE);
+        while i != Slices::NONE {
+            if self.get(i) == key {
+                return Ok(i);
+            }
+            i = self.same_hash[i as usize];
+        }
+        Err(hash)
+    }
+
+    /// Adds `key`, not present, whose hash [`Slices::find`] gave; returns its number.
+    fn push(&mut self, key: &[u64], hash: u64) -> u32 {
+        let i = self.ends.len() as u32;
+        self.data.extend_from_slice(key);
+        self.ends.push(self.data.len());
+        let before = self.last_of_hash.insert(hash, i);
+        self.same_hash.push(before.unwrap_or(Slices::NONE));
+        i
+    }
+
+    fn clear(&mut self) {
+        self.data.clear();
+        self.ends.clear();
+        self.same_hash.clear();
+        self.last_of_hash.clear();
+    }
+}
+
+/// The hasher of [`Slices`]' map, whose keys are hashes already: it keeps the key.
+#[derive(Default)]
+struct HashedHasher(u64);
+
+impl Hasher for HashedHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
+    }
 }
 
 /// Sets of NFA nodes (or of watcher ids), interned; id 0 is the empty set.
@@ -340,19 +431,22 @@ struct Determinizer<'a> {
     /// The current closure's threads, and its key ([`Determinizer::closure`]).
     threads: Vec<u64>,
     key: Vec<u64>,
-    ids: AHashMap<Box<Key>, u32>,
+    /// The states' keys, by id. States are expanded in id order: those from
+    /// [`Determinizer::expanded`] on still have their row to fill.
+    keys: Slices,
+    expanded: u32,
     dfa: Dfa,
     /// Per state: its matched terminals with their conditions, when one is conditional.
     conditional: Vec<Box<[(TerminalId, u32)]>>,
-    /// States whose row is still to be filled, with their keys.
-    queue: VecDeque<(u32, Box<Key>)>,
     memory: usize,
     /// The state a closure led to, by its seeds (canonical order, deduplicated) followed by
     /// the history: most states are reached from many states (every way of completing a
     /// character leads to the same count of characters), and a lookup costs less than the
     /// closure and the key's interning. Only a cache: [`Determinizer::remember_target`] keeps
     /// it within the memory budget that the states leave.
-    targets: AHashMap<Box<[u64]>, u32>,
+    targets: Slices,
+    /// Per entry of `targets`: the state.
+    target_of: Vec<u32>,
     /// What `targets` holds, roughly.
     targets_memory: usize,
     looks: Looks,
@@ -385,7 +479,8 @@ pub(crate) fn determinize(
         matched: Vec::new(),
         threads: Vec::new(),
         key: Vec::new(),
-        ids: AHashMap::new(),
+        keys: Slices::new(),
+        expanded: 0,
         dfa: Dfa {
             class_len,
             table: Vec::new(),
@@ -394,9 +489,9 @@ pub(crate) fn determinize(
             start: DEAD,
         },
         conditional: Vec::new(),
-        queue: VecDeque::new(),
         memory: nfa.memory,
-        targets: AHashMap::new(),
+        targets: Slices::new(),
+        target_of: Vec::new(),
         targets_memory: 0,
         looks: Looks {
             watchers: Interner::new(),
@@ -412,7 +507,7 @@ pub(crate) fn determinize(
     let dead = d.intern()?;
     debug_assert_eq!(dead, DEAD);
     // The dead state's row is all DEAD already; it needs no expansion.
-    d.queue.clear();
+    d.expanded = 1;
     let seeds: Vec<u64> = nfa.starts.iter().map(|&n| u64::from(n) << 32).collect();
     let history = if nfa.behind.iter().any(|&b| b) {
         d.looks.history(nfa, None)
@@ -441,8 +536,13 @@ pub(crate) fn determinize(
     // agree (at most the classes' number of fingerprints per run, however long the keys).
     let mut done: Vec<(usize, u64, u32)> = Vec::new();
     let mut sorted: Vec<u64> = Vec::new();
-    while let Some((id, key)) = d.queue.pop_front() {
-        let (threads, history, _) = key_parts(&key);
+    let mut threads: Vec<u64> = Vec::new();
+    while (d.expanded as usize) < d.keys.len() {
+        let id = d.expanded;
+        d.expanded += 1;
+        let (key_threads, history, _) = key_parts(d.keys.get(id));
+        threads.clear();
+        threads.extend_from_slice(key_threads);
         cuts.clear();
         if per_class {
             cuts.extend(0..=class_len as u16);
@@ -528,13 +628,13 @@ pub(crate) fn determinize(
                     canonical_order(nfa, &mut sorted);
                     sorted.dedup();
                     sorted.push(u64::from(history_after));
-                    let t = match d.targets.get(sorted.as_slice()) {
-                        Some(&t) => t,
-                        None => {
+                    let t = match d.targets.find(&sorted) {
+                        Ok(entry) => d.target_of[entry as usize],
+                        Err(hash) => {
                             let seeds = &sorted[..sorted.len() - 1];
                             d.closure(seeds, history_after)?;
                             let t = d.intern()?;
-                            d.remember_target(&sorted, t);
+                            d.remember_target(&sorted, hash, t);
                             t
                         }
                     };
@@ -710,42 +810,44 @@ impl Determinizer<'_> {
     }
 
     /// Remembers that the closure of the seeds and history in `seeds_history` (as
-    /// [`Determinizer::targets`] keys them) is state `target`, unless the cache would push
-    /// the build's memory past its budget (then it is forgotten, which changes no state).
-    fn remember_target(&mut self, seeds_history: &[u64], target: u32) {
-        let size = seeds_history.len() * 8 + 48;
+    /// [`Determinizer::targets`] keys them, of hash `hash`) is state `target`, unless the cache
+    /// would push the build's memory past its budget (then it is forgotten, which changes no
+    /// state).
+    fn remember_target(&mut self, seeds_history: &[u64], hash: u64, target: u32) {
+        let size = seeds_history.len() * 8 + 32;
         if self.memory + self.targets_memory + size > self.config.max_build_memory {
-            self.targets = AHashMap::new();
+            self.targets.clear();
+            self.target_of.clear();
             self.targets_memory = 0;
             return;
         }
         self.targets_memory += size;
-        self.targets.insert(seeds_history.into(), target);
+        self.targets.push(seeds_history, hash);
+        self.target_of.push(target);
     }
 
-    /// The id of the state whose key is `self.key`, adding it (with an all-DEAD row, queued
-    /// for expansion) if new.
+    /// The id of the state whose key is `self.key`, adding it (with an all-DEAD row, to be
+    /// expanded) if new.
     fn intern(&mut self) -> Result<u32, LexerBuildError> {
-        if let Some(&id) = self.ids.get(self.key.as_slice()) {
-            return Ok(id);
-        }
+        let hash = match self.keys.find(&self.key) {
+            Ok(id) => return Ok(id),
+            Err(hash) => hash,
+        };
         let id = self.dfa.accepted.len();
         if id >= self.config.max_states {
             return Err(LexerBuildError::new(LexerBuildErrorKind::TooManyStates {
                 limit: self.config.max_states,
             }));
         }
-        // The key twice (map and queue), its accepted set in the DFA, the table row, and the
-        // map's own overhead, roughly.
-        let key: Box<Key> = self.key.as_slice().into();
-        let (threads, _, matched) = key_parts(&key);
+        // The key (counted twice: a margin for the map that finds it), its accepted set in the
+        // DFA, the table row, and the map's own overhead, roughly.
+        let (threads, _, matched) = key_parts(&self.key);
         self.memory += 2 * threads.len() * 4 + 3 * matched.len() * 4 + self.class_len * 4 + 64;
         if self.memory > self.config.max_build_memory {
             return Err(LexerBuildError::new(LexerBuildErrorKind::TooMuchMemory {
                 limit: self.config.max_build_memory,
             }));
         }
-        let id = id as u32;
         let terminals: Vec<TerminalId> = matched.iter().map(|&m| match_parts(m).0).collect();
         let conditional = matched.iter().any(|&m| match_parts(m).1 != 0);
         self.dfa.accepted.push(if conditional {
@@ -761,8 +863,8 @@ impl Determinizer<'_> {
         });
         let rows = self.dfa.table.len() + self.class_len;
         self.dfa.table.resize(rows, DEAD);
-        self.queue.push_back((id, key.clone()));
-        self.ids.insert(key, id);
+        let id = self.keys.push(&self.key, hash);
+        debug_assert_eq!(id as usize, self.dfa.accepted.len() - 1);
         Ok(id)
     }
 
