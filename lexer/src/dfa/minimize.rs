@@ -115,41 +115,19 @@ impl Partition {
         self.start.len()
     }
 
-    /// Moves `state` into its block's marked prefix; returns its block if this is the block's
-    /// first mark.
-    fn mark(&mut self, state: u32) -> Option<u32> {
+    /// Moves `state` into its block's marked prefix.
+    fn mark(&mut self, state: u32) {
         let b = self.block_of[state as usize] as usize;
         let pos = self.loc[state as usize];
         let first_unmarked = self.start[b] + self.marked[b];
         if pos < first_unmarked {
-            return None;
+            return;
         }
         let other = self.elems[first_unmarked as usize];
         self.elems.swap(pos as usize, first_unmarked as usize);
         self.loc[other as usize] = pos;
         self.loc[state as usize] = first_unmarked;
         self.marked[b] += 1;
-        (self.marked[b] == 1).then_some(b as u32)
-    }
-
-    /// Splits the marked prefix of block `b` off into a new block, unless all of `b` is marked;
-    /// returns the new block. Clears the marks.
-    fn split(&mut self, b: u32) -> Option<u32> {
-        let b = b as usize;
-        let marked = std::mem::take(&mut self.marked[b]);
-        if self.start[b] + marked == self.end[b] {
-            return None;
-        }
-        let nb = self.start.len() as u32;
-        let (lo, hi) = (self.start[b], self.start[b] + marked);
-        self.start.push(lo);
-        self.end.push(hi);
-        self.marked.push(0);
-        self.start[b] = hi;
-        for &s in &self.elems[lo as usize..hi as usize] {
-            self.block_of[s as usize] = nb;
-        }
-        Some(nb)
     }
 
     fn size(&self, b: u32) -> u32 {
@@ -244,111 +222,110 @@ fn hopcroft(dfa: &Dfa) -> Partition {
     let mut work: Vec<u32> = (0..blocks as u32).filter(|&b| b as usize != skipped).collect();
     let mut in_work = vec![true; blocks];
     in_work[skipped] = false;
-    // The splitter's incoming transitions, grouped by class with a counting sort: linear in
-    // them and in the classes, where the first splitters hold most of the table.
-    let mut count = vec![0u32; k + 1];
+    // Splitting by a block `A` splits every block by each class's preimage of `A` in turn,
+    // which is splitting it once by each state's *signature*: the set of classes on which
+    // it goes into `A`. So each splitter reads its incoming transitions once, gathers the
+    // signature of each source, and cuts each block it touches into one part per signature
+    // (the states it does not touch, signature empty, are one more part). Of the parts, all
+    // are queued if the block was waiting, else all but the largest (Hopcroft's rule, for a
+    // split into several parts).
+    const NONE: u32 = u32::MAX;
+    // Per state: its index in `sources` while the current splitter runs, else NONE.
+    let mut slot = vec![NONE; n];
     let mut sources: Vec<u32> = Vec::new();
+    let mut signatures: Vec<[u64; 4]> = Vec::new();
     let mut touched: Vec<u32> = Vec::new();
-    let mut few: Vec<(u8, u32)> = Vec::new();
     while let Some(a) = work.pop() {
         in_work[a as usize] = false;
-        // All transitions into the splitter, grouped by class: each group splits the blocks
-        // it touches. This costs the splitter's incoming transitions and the classes, not
-        // classes × size.
-        let into = |t: &u32| {
-            let t = *t as usize;
-            &incoming[in_offsets[t] as usize..in_offsets[t + 1] as usize]
-        };
         let members = p.start[a as usize] as usize..p.end[a as usize] as usize;
-        // Most splitters are a state or two with a few transitions in: sorting those costs
-        // less than counting over every class. In both, a class whose sources are those of
-        // the class before it (the same states in the same order) is skipped: it splits
-        // nothing more, as after the first split every block lies inside those sources or
-        // outside them. Runs of classes that lead to one state (every byte of a range) mostly
-        // make one group.
-        let m: usize = p.elems[members.clone()].iter().map(|t| into(t).len()).sum();
-        if m < k {
-            few.clear();
-            for t in &p.elems[members] {
-                few.extend_from_slice(into(t));
+        sources.clear();
+        signatures.clear();
+        for &t in &p.elems[members] {
+            let t = t as usize;
+            for &(c, s) in &incoming[in_offsets[t] as usize..in_offsets[t + 1] as usize] {
+                let i = match slot[s as usize] {
+                    NONE => {
+                        slot[s as usize] = sources.len() as u32;
+                        sources.push(s);
+                        signatures.push([0; 4]);
+                        sources.len() - 1
+                    }
+                    i => i as usize,
+                };
+                munch_vocab::bits::insert(&mut signatures[i], usize::from(c));
             }
-            // Stable: the order the counting sort gives.
-            few.sort_by_key(|&(c, _)| c);
-            let mut prev: &[(u8, u32)] = &[];
-            for group in few.chunk_by(|x, y| x.0 == y.0) {
-                if same_sources(group, prev) {
-                    continue;
+        }
+        // Each block's touched states gathered at its front, in runs of one signature; each
+        // run is a part.
+        touched.clear();
+        for &s in &sources {
+            let b = p.block_of[s as usize];
+            if p.marked[b as usize] == 0 {
+                touched.push(b);
+            }
+            p.mark(s);
+        }
+        for &b in &touched {
+            let (lo, marked) = (p.start[b as usize] as usize, p.marked[b as usize] as usize);
+            let front = &mut p.elems[lo..lo + marked];
+            let signature = |s: &u32| signatures[slot[*s as usize] as usize];
+            let first = signature(&front[0]);
+            if front.iter().any(|s| signature(s) != first) {
+                front.sort_unstable_by_key(signature);
+                for (i, &s) in front.iter().enumerate() {
+                    p.loc[s as usize] = (lo + i) as u32;
                 }
-                prev = group;
-                for &(_, s) in group {
-                    touched.extend(p.mark(s));
+            }
+            let first = work.len();
+            let mut run = lo;
+            while run < lo + marked {
+                let key = signature(&p.elems[run]);
+                let end = run + p.elems[run..lo + marked]
+                    .iter()
+                    .take_while(|s| signature(s) == key)
+                    .count();
+                // Cut off `run..end`, unless it is all that is left of the block.
+                if end - run == p.size(b) as usize {
+                    break;
                 }
-                split_touched(&mut p, &mut touched, &mut work, &mut in_work);
+                let nb = p.start.len() as u32;
+                p.start.push(run as u32);
+                p.end.push(end as u32);
+                p.marked.push(0);
+                p.start[b as usize] = end as u32;
+                for &s in &p.elems[run..end] {
+                    p.block_of[s as usize] = nb;
+                }
+                in_work.push(false);
+                work.push(nb);
+                run = end;
             }
-            continue;
-        }
-        count.fill(0);
-        for t in &p.elems[members.clone()] {
-            for &(c, _) in into(t) {
-                count[c as usize + 1] += 1;
-            }
-        }
-        for c in 1..=k {
-            count[c] += count[c - 1];
-        }
-        sources.resize(count[k] as usize, 0);
-        for t in &p.elems[members] {
-            for &(c, s) in into(t) {
-                sources[count[c as usize] as usize] = s;
-                count[c as usize] += 1;
-            }
-        }
-        // `count[c]` is now where class `c`'s group ends.
-        let (mut lo, mut prev) = (0, 0..0);
-        for &end in &count[..k] {
-            let hi = end as usize;
-            if lo == hi || sources[lo..hi] == sources[prev.clone()] {
-                lo = hi;
+            p.marked[b as usize] = 0;
+            if work.len() == first || in_work[b as usize] {
+                for &nb in &work[first..] {
+                    in_work[nb as usize] = true;
+                }
                 continue;
             }
-            for &s in &sources[lo..hi] {
-                touched.extend(p.mark(s));
+            // The largest part stays out: the block itself or one cut off from it.
+            let mut largest = (p.size(b), None);
+            for (w, &nb) in work[first..].iter().enumerate() {
+                if p.size(nb) > largest.0 {
+                    largest = (p.size(nb), Some(first + w));
+                }
             }
-            prev = lo..hi;
-            lo = hi;
-            split_touched(&mut p, &mut touched, &mut work, &mut in_work);
+            if let Some(w) = largest.1 {
+                work[w] = b;
+            }
+            for &part in &work[first..] {
+                in_work[part as usize] = true;
+            }
+        }
+        for &s in &sources {
+            slot[s as usize] = NONE;
         }
     }
     p
-}
-
-/// Whether two groups of incoming transitions `(class, source)` have the same sources in the
-/// same order.
-fn same_sources(a: &[(u8, u32)], b: &[(u8, u32)]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.1 == y.1)
-}
-
-/// Splits each block of `touched` (emptied) by its marks, queueing the half Hopcroft's rule
-/// asks for.
-fn split_touched(
-    p: &mut Partition,
-    touched: &mut Vec<u32>,
-    work: &mut Vec<u32>,
-    in_work: &mut Vec<bool>,
-) {
-    for b in touched.drain(..) {
-        let Some(nb) = p.split(b) else { continue };
-        in_work.push(false);
-        // A block already waiting is replaced by both halves; otherwise the smaller half
-        // suffices.
-        if in_work[b as usize] || p.size(nb) <= p.size(b) {
-            work.push(nb);
-            in_work[nb as usize] = true;
-        } else {
-            work.push(b);
-            in_work[b as usize] = true;
-        }
-    }
 }
 
 /// Per state: whether some byte string leads it to an accepting state.
