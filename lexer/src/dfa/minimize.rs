@@ -40,38 +40,80 @@ pub(crate) fn minimize_with_roots(dfa: &Dfa, roots: &[u32]) -> (Dfa, Vec<u32>) {
 /// each merged class's lowest byte), or `None` when no two classes merge.
 pub(crate) fn merge_classes(dfa: &mut Dfa, class_lo: &mut Vec<u8>) -> Option<Vec<u8>> {
     let (n, k) = (dfa.state_len(), dfa.class_len);
-    // A fingerprint per column, in one pass over the rows; equal fingerprints are then
-    // checked column against column.
-    let mut prints = vec![0u32; k];
-    for row in dfa.table.chunks_exact(k) {
-        for (p, &t) in prints.iter_mut().zip(row) {
-            *p = p.rotate_left(7) ^ t;
-        }
-    }
     let with_fails: Vec<usize> = (0..n).filter(|&s| dfa.fail[s] != FailSet::EMPTY).collect();
     let kind = |lo: u8| match lo {
         0..=0x7F => 0u8,
         0x80..=0xBF => 1,
         _ => 2,
     };
-    let alike = |a: usize, b: usize| {
-        kind(class_lo[a]) == kind(class_lo[b])
-            && dfa.table.chunks_exact(k).all(|row| row[a] == row[b])
-            && with_fails
-                .iter()
-                .all(|&s| dfa.fail[s].contains(a as u8) == dfa.fail[s].contains(b as u8))
-    };
+    // A fingerprint per column (its targets, its look-ahead failures, its kind of byte), in
+    // one pass over the rows; each column is then checked against the first column of its
+    // fingerprint, all of them in one more pass over the rows (a column read on its own strides
+    // through the whole table).
+    let mix = |p: u64, x: u64| p.rotate_left(7) ^ x;
+    let mut prints: Vec<u64> = class_lo.iter().map(|&lo| u64::from(kind(lo))).collect();
+    for row in dfa.table.chunks_exact(k) {
+        for (p, &t) in prints.iter_mut().zip(row) {
+            *p = mix(*p, u64::from(t));
+        }
+    }
+    for &s in &with_fails {
+        for (c, p) in prints.iter_mut().enumerate() {
+            *p = mix(*p, u64::from(dfa.fail[s].contains(c as u8)));
+        }
+    }
     let mut new_of_old = Vec::with_capacity(k);
     let mut first_of_new: Vec<usize> = Vec::new();
+    // `(column, first column of its fingerprint)`, where those differ.
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
     for c in 0..k {
-        let same = first_of_new
-            .iter()
-            .position(|&f| prints[f] == prints[c] && alike(f, c));
-        let id = same.unwrap_or_else(|| {
-            first_of_new.push(c);
-            first_of_new.len() - 1
+        match first_of_new.iter().position(|&f| prints[f] == prints[c]) {
+            Some(id) => {
+                pairs.push((c, first_of_new[id]));
+                new_of_old.push(id as u8);
+            }
+            None => {
+                first_of_new.push(c);
+                new_of_old.push((first_of_new.len() - 1) as u8);
+            }
+        }
+    }
+    // Equal columns have equal fingerprints: if every column equals the first of its
+    // fingerprint, the classes are the fingerprints'.
+    let exact = pairs
+        .iter()
+        .all(|&(c, f)| kind(class_lo[c]) == kind(class_lo[f]))
+        && dfa
+            .table
+            .chunks_exact(k)
+            .all(|row| pairs.iter().all(|&(c, f)| row[c] == row[f]))
+        && with_fails.iter().all(|&s| {
+            let fail = &dfa.fail[s];
+            pairs
+                .iter()
+                .all(|&(c, f)| fail.contains(c as u8) == fail.contains(f as u8))
         });
-        new_of_old.push(id as u8);
+    if !exact {
+        new_of_old.clear();
+        first_of_new.clear();
+        // Two different columns share a fingerprint: compare them column by column.
+        let alike = |a: usize, b: usize| {
+            kind(class_lo[a]) == kind(class_lo[b])
+                && dfa.table.chunks_exact(k).all(|row| row[a] == row[b])
+                && with_fails
+                    .iter()
+                    .all(|&s| dfa.fail[s].contains(a as u8) == dfa.fail[s].contains(b as u8))
+        };
+        for c in 0..k {
+            let same = first_of_new
+                .iter()
+                .position(|&f| prints[f] == prints[c] && alike(f, c));
+            let id = same.unwrap_or_else(|| {
+                first_of_new.push(c);
+                first_of_new.len() - 1
+            });
+            new_of_old.push(id as u8);
+        }
     }
     let k2 = first_of_new.len();
     if k2 == k {
