@@ -388,38 +388,45 @@ impl Lexer {
 
 /// Per state, the terminals accepted somewhere downstream, by a backward fixpoint: start from
 /// each state's accepted set and push sets to predecessors until nothing changes. Returns
-/// interned sets.
+/// interned sets. The sets are worked on as rows of words in one buffer, so that a state's set
+/// is pushed to its predecessors without a copy of its own.
 fn reachable(dfa: &Dfa, terminal_len: usize) -> (Box<[u32]>, Box<[TerminalSet]>) {
     let n = dfa.state_len();
+    let w = terminal_len.div_ceil(64).max(1);
     let preds = distinct_predecessors(dfa);
-    let mut sets: Vec<TerminalSet> = dfa
-        .accepted
-        .iter()
-        .map(|a| {
-            let mut set = TerminalSet::new(terminal_len);
-            set.extend(a.iter().copied());
-            set
-        })
-        .collect();
+    let mut words = vec![0u64; n * w];
+    for (row, accepted) in words.chunks_exact_mut(w).zip(&dfa.accepted) {
+        for t in accepted.iter() {
+            munch_vocab::bits::insert(row, t.as_usize());
+        }
+    }
     let mut queued = vec![true; n];
     let mut work: Vec<u32> = (0..n as u32).collect();
+    let mut from = vec![0u64; w];
     while let Some(t) = work.pop() {
         queued[t as usize] = false;
-        let from = sets[t as usize].clone();
+        from.copy_from_slice(&words[t as usize * w..][..w]);
         for &p in preds.of(t) {
-            if sets[p as usize].union_with(&from) && !queued[p as usize] {
+            let row = &mut words[p as usize * w..][..w];
+            if munch_vocab::bits::union_with(row, &from) && !queued[p as usize] {
                 queued[p as usize] = true;
                 work.push(p);
             }
         }
     }
 
-    let mut interned: AHashMap<TerminalSet, u32> = AHashMap::new();
+    let mut interned: AHashMap<&[u64], u32> = AHashMap::new();
     let mut unique = Vec::new();
-    let index = sets
-        .into_iter()
-        .map(|set| {
-            *interned.entry(set.clone()).or_insert_with(|| {
+    let index = words
+        .chunks_exact(w)
+        .map(|row| {
+            *interned.entry(row).or_insert_with(|| {
+                let mut set = TerminalSet::new(terminal_len);
+                for i in 0..w * 64 {
+                    if munch_vocab::bits::contains(row, i) {
+                        set.insert(TerminalId::from_usize(i));
+                    }
+                }
                 unique.push(set);
                 unique.len() as u32 - 1
             })

@@ -315,36 +315,36 @@ pub(crate) fn add_pending(
         .iter()
         .any(|(t, _)| !dfa.accepted[*t as usize].is_empty());
     let width = if wide { 2 * k } else { k };
-    let mut ext = Dfa {
-        class_len: width,
-        table: Vec::with_capacity(total * width),
-        accepted: dfa.accepted.clone(),
-        fail: dfa.fail.clone(),
-        start: dfa.start,
-    };
-    for s in 0..total {
-        match s.checked_sub(n) {
-            None => ext.table.extend_from_slice(&dfa.table[s * k..(s + 1) * k]),
-            Some(i) => ext.table.extend_from_slice(&rows[i]),
-        }
-        if wide {
-            if inhibited[s].is_empty() {
-                ext.table.extend(std::iter::repeat_n(DEAD, k));
-            } else {
-                ext.table.extend_from_slice(&inhibited[s]);
+    let (mut min, map) = if keys.is_empty() {
+        // No pending state: the DFA is minimal already, and each state is its own.
+        (dfa, (0..n as u32).collect())
+    } else {
+        let mut ext = Dfa {
+            class_len: width,
+            table: Vec::with_capacity(total * width),
+            accepted: dfa.accepted.clone(),
+            fail: dfa.fail.clone(),
+            start: dfa.start,
+        };
+        for s in 0..total {
+            match s.checked_sub(n) {
+                None => ext.table.extend_from_slice(&dfa.table[s * k..(s + 1) * k]),
+                Some(i) => ext.table.extend_from_slice(&rows[i]),
+            }
+            if wide {
+                if inhibited[s].is_empty() {
+                    ext.table.extend(std::iter::repeat_n(DEAD, k));
+                } else {
+                    ext.table.extend_from_slice(&inhibited[s]);
+                }
+            }
+            if s >= n {
+                let t = keys[s - n].0 as usize;
+                ext.accepted.push(dfa.accepted[t].clone());
+                ext.fail.push(dfa.fail[t]);
             }
         }
-        if s >= n {
-            let t = keys[s - n].0 as usize;
-            ext.accepted.push(dfa.accepted[t].clone());
-            ext.fail.push(dfa.fail[t]);
-        }
-    }
-    let roots: Vec<u32> = (n as u32..total as u32).collect();
-    let (mut min, map) = if roots.is_empty() {
-        let map = (0..n as u32).collect();
-        (ext, map)
-    } else {
+        let roots: Vec<u32> = (n as u32..total as u32).collect();
         minimize_with_roots(&ext, &roots)
     };
     let m = min.state_len();
