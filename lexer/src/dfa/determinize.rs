@@ -201,7 +201,11 @@ impl Slices {
     /// The number of the slice equal to `key`, or else `key`'s hash for [`Slices::push`].
     fn find(&self, key: &[u64]) -> Result<u32, u64> {
         let hash = self.hasher.hash_one(key);
-        let mut i = self.last_of_hash.get(&hash).copied().unwrap_or(Slices::NONE);
+        let mut i = self
+            .last_of_hash
+            .get(&hash)
+            .copied()
+            .unwrap_or(Slices::NONE);
         while i != Slices::NONE {
             if self.get(i) == key {
                 return Ok(i);

@@ -41,23 +41,103 @@ pub(crate) fn minimize_with_roots(dfa: &Dfa, roots: &[u32]) -> (Dfa, Vec<u32>) {
 pub(crate) fn merge_classes(dfa: &mut Dfa, class_lo: &mut Vec<u8>) -> Option<Vec<u8>> {
     let (n, k) = (dfa.state_len(), dfa.class_len);
     let with_fails: Vec<usize> = (0..n).filter(|&s| dfa.fail[s] != FailSet::EMPTY).collect();
-    let kind = |lo: u8| match lo {
-        0..=0x7F => 0u8,
+    // A column read on its own strides through the whole table: past what a cache holds, the
+    // columns are checked in one pass over the rows instead.
+    let (new_of_old, first_of_new) = if dfa.table.len() > 1 << 16 {
+        classes_by_rows(dfa, class_lo, &with_fails)
+    } else {
+        None
+    }
+    .unwrap_or_else(|| classes_by_columns(dfa, class_lo, &with_fails));
+    let k2 = first_of_new.len();
+    if k2 == k {
+        return None;
+    }
+    let mut table = Vec::with_capacity(n * k2);
+    for row in dfa.table.chunks_exact(k) {
+        table.extend(first_of_new.iter().map(|&c| row[c]));
+    }
+    for fail in &mut dfa.fail {
+        if *fail != FailSet::EMPTY {
+            let mut merged = FailSet::EMPTY;
+            for (c2, &c) in first_of_new.iter().enumerate() {
+                if fail.contains(c as u8) {
+                    merged.insert(c2 as u8);
+                }
+            }
+            *fail = merged;
+        }
+    }
+    dfa.table = table;
+    dfa.class_len = k2;
+    *class_lo = first_of_new.iter().map(|&c| class_lo[c]).collect();
+    Some(new_of_old)
+}
+
+/// The UTF-8 kind of a class's lowest byte: ASCII, continuation, lead.
+fn byte_kind(lo: u8) -> u8 {
+    match lo {
+        0..=0x7F => 0,
         0x80..=0xBF => 1,
         _ => 2,
+    }
+}
+
+/// [`merge_classes`]' classes, found column against column: the new class of each column and
+/// the first column of each new class. A fingerprint per column, in one pass over the rows;
+/// equal fingerprints are then checked column against column. `with_fails`: the states with
+/// look-ahead failures.
+fn classes_by_columns(dfa: &Dfa, class_lo: &[u8], with_fails: &[usize]) -> (Vec<u8>, Vec<usize>) {
+    let k = dfa.class_len;
+    let mut prints = vec![0u32; k];
+    for row in dfa.table.chunks_exact(k) {
+        for (p, &t) in prints.iter_mut().zip(row) {
+            *p = p.rotate_left(7) ^ t;
+        }
+    }
+    let alike = |a: usize, b: usize| {
+        byte_kind(class_lo[a]) == byte_kind(class_lo[b])
+            && dfa.table.chunks_exact(k).all(|row| row[a] == row[b])
+            && with_fails
+                .iter()
+                .all(|&s| dfa.fail[s].contains(a as u8) == dfa.fail[s].contains(b as u8))
     };
-    // A fingerprint per column (its targets, its look-ahead failures, its kind of byte), in
-    // one pass over the rows; each column is then checked against the first column of its
-    // fingerprint, all of them in one more pass over the rows (a column read on its own strides
-    // through the whole table).
+    let mut new_of_old = Vec::with_capacity(k);
+    let mut first_of_new: Vec<usize> = Vec::new();
+    for c in 0..k {
+        let same = first_of_new
+            .iter()
+            .position(|&f| prints[f] == prints[c] && alike(f, c));
+        let id = same.unwrap_or_else(|| {
+            first_of_new.push(c);
+            first_of_new.len() - 1
+        });
+        new_of_old.push(id as u8);
+    }
+    (new_of_old, first_of_new)
+}
+
+/// [`classes_by_columns`]' result, found in passes over the rows: a fingerprint per column
+/// (its targets, its look-ahead failures, its kind of byte), then each column checked against
+/// the first column of its fingerprint, all at once. `None` where two different columns share
+/// a fingerprint.
+fn classes_by_rows(
+    dfa: &Dfa,
+    class_lo: &[u8],
+    with_fails: &[usize],
+) -> Option<(Vec<u8>, Vec<usize>)> {
+    let k = dfa.class_len;
     let mix = |p: u64, x: u64| p.rotate_left(7) ^ x;
-    let mut prints: Vec<u64> = class_lo.iter().map(|&lo| u64::from(kind(lo))).collect();
+    let mut prints: Vec<u64> = class_lo
+        .iter()
+        .map(|&lo| u64::from(byte_kind(lo)))
+        .collect();
     for row in dfa.table.chunks_exact(k) {
         for (p, &t) in prints.iter_mut().zip(row) {
             *p = mix(*p, u64::from(t));
         }
     }
-    for &s in &with_fails {
+    for &s in with_fails {
         for (c, p) in prints.iter_mut().enumerate() {
             *p = mix(*p, u64::from(dfa.fail[s].contains(c as u8)));
         }
@@ -82,7 +162,7 @@ pub(crate) fn merge_classes(dfa: &mut Dfa, class_lo: &mut Vec<u8>) -> Option<Vec
     // fingerprint, the classes are the fingerprints'.
     let exact = pairs
         .iter()
-        .all(|&(c, f)| kind(class_lo[c]) == kind(class_lo[f]))
+        .all(|&(c, f)| byte_kind(class_lo[c]) == byte_kind(class_lo[f]))
         && dfa
             .table
             .chunks_exact(k)
@@ -93,51 +173,7 @@ pub(crate) fn merge_classes(dfa: &mut Dfa, class_lo: &mut Vec<u8>) -> Option<Vec
                 .iter()
                 .all(|&(c, f)| fail.contains(c as u8) == fail.contains(f as u8))
         });
-    if !exact {
-        new_of_old.clear();
-        first_of_new.clear();
-        // Two different columns share a fingerprint: compare them column by column.
-        let alike = |a: usize, b: usize| {
-            kind(class_lo[a]) == kind(class_lo[b])
-                && dfa.table.chunks_exact(k).all(|row| row[a] == row[b])
-                && with_fails
-                    .iter()
-                    .all(|&s| dfa.fail[s].contains(a as u8) == dfa.fail[s].contains(b as u8))
-        };
-        for c in 0..k {
-            let same = first_of_new
-                .iter()
-                .position(|&f| prints[f] == prints[c] && alike(f, c));
-            let id = same.unwrap_or_else(|| {
-                first_of_new.push(c);
-                first_of_new.len() - 1
-            });
-            new_of_old.push(id as u8);
-        }
-    }
-    let k2 = first_of_new.len();
-    if k2 == k {
-        return None;
-    }
-    let mut table = Vec::with_capacity(n * k2);
-    for row in dfa.table.chunks_exact(k) {
-        table.extend(first_of_new.iter().map(|&c| row[c]));
-    }
-    for fail in &mut dfa.fail {
-        if *fail != FailSet::EMPTY {
-            let mut merged = FailSet::EMPTY;
-            for (c2, &c) in first_of_new.iter().enumerate() {
-                if fail.contains(c as u8) {
-                    merged.insert(c2 as u8);
-                }
-            }
-            *fail = merged;
-        }
-    }
-    dfa.table = table;
-    dfa.class_len = k2;
-    *class_lo = first_of_new.iter().map(|&c| class_lo[c]).collect();
-    Some(new_of_old)
+    exact.then_some((new_of_old, first_of_new))
 }
 
 /// A partition of the states into blocks, each a contiguous range of `elems`.
@@ -261,7 +297,9 @@ fn hopcroft(dfa: &Dfa) -> Partition {
         p.start[b] = if b == 0 { 0 } else { p.end[b - 1] };
     }
 
-    let mut work: Vec<u32> = (0..blocks as u32).filter(|&b| b as usize != skipped).collect();
+    let mut work: Vec<u32> = (0..blocks as u32)
+        .filter(|&b| b as usize != skipped)
+        .collect();
     let mut in_work = vec![true; blocks];
     in_work[skipped] = false;
     // Splitting by a block `A` splits every block by each class's preimage of `A` in turn,
@@ -322,10 +360,11 @@ fn hopcroft(dfa: &Dfa) -> Partition {
             let mut run = lo;
             while run < lo + marked {
                 let key = signature(&p.elems[run]);
-                let end = run + p.elems[run..lo + marked]
-                    .iter()
-                    .take_while(|s| signature(s) == key)
-                    .count();
+                let end = run
+                    + p.elems[run..lo + marked]
+                        .iter()
+                        .take_while(|s| signature(s) == key)
+                        .count();
                 // Cut off `run..end`, unless it is all that is left of the block.
                 if end - run == p.size(b) as usize {
                     break;
