@@ -9,8 +9,6 @@
 //! Written by hand: regex-automata's minimiser works on its own DFA type, which the lexer does
 //! not use (see the determiniser's docs).
 
-use std::collections::VecDeque;
-
 use ahash::AHashMap;
 
 use super::determinize::{Dfa, FailSet, DEAD};
@@ -510,31 +508,40 @@ fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize, roots: &[u32]) -> (Dfa
         }
     }
     let mut new_id = vec![UNSET; block_len];
+    // The blocks in their new order, which is also the breadth-first queue: `order[head..]`
+    // are still to be searched.
     let mut order: Vec<u32> = Vec::with_capacity(block_len);
-    let mut queue = VecDeque::new();
+    let mut head = 0;
     let firsts = [DEAD, dfa.start];
     for (i, &root) in firsts.iter().chain(roots).enumerate() {
         let b = block_of[root as usize];
         if new_id[b as usize] == UNSET {
             new_id[b as usize] = order.len() as u32;
             order.push(b);
-            queue.push_back(b);
         }
         if i == 0 {
             continue; // The start follows the dead state before any search.
         }
-        while let Some(b) = queue.pop_front() {
+        while let Some(&b) = order.get(head) {
+            head += 1;
             let s = rep[b as usize] as usize;
             for &t in &dfa.table[s * k..(s + 1) * k] {
                 let tb = block_of[t as usize];
                 if new_id[tb as usize] == UNSET {
                     new_id[tb as usize] = order.len() as u32;
                     order.push(tb);
-                    queue.push_back(tb);
                 }
             }
         }
     }
+    let map: Vec<u32> = block_of
+        .iter()
+        .map(|&b| match new_id[b as usize] {
+            UNSET => DEAD,
+            id => id,
+        })
+        .collect();
+    // Every target of a block searched was found: `map` is its new id.
     let mut table = Vec::with_capacity(order.len() * k);
     let mut accepted = Vec::with_capacity(order.len());
     let mut fail = Vec::with_capacity(order.len());
@@ -543,18 +550,11 @@ fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize, roots: &[u32]) -> (Dfa
         table.extend(
             dfa.table[s * k..(s + 1) * k]
                 .iter()
-                .map(|&t| new_id[block_of[t as usize] as usize]),
+                .map(|&t| map[t as usize]),
         );
         accepted.push(dfa.accepted[s].clone());
         fail.push(dfa.fail[s]);
     }
-    let map = block_of
-        .iter()
-        .map(|&b| match new_id[b as usize] {
-            UNSET => DEAD,
-            id => id,
-        })
-        .collect();
     let dfa = Dfa {
         class_len: k,
         table,
