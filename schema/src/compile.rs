@@ -21,7 +21,8 @@
 //! - Literals are only the punctuation and `true`, `false`, `null`, which no regex terminal
 //!   matches.
 
-use std::collections::{HashMap, VecDeque};
+use ahash::{AHashMap, AHashSet};
+use std::collections::VecDeque;
 
 use serde_json::Value;
 
@@ -60,9 +61,9 @@ pub(crate) struct Emitter<'a> {
     pub norm: Normalizer<'a>,
     opts: &'a SchemaOptions,
     rules: Vec<String>,
-    memo: HashMap<String, String>,
+    memo: AHashMap<String, String>,
     queue: VecDeque<(String, Conj)>,
-    terms: HashMap<String, String>,
+    terms: AHashMap<String, String>,
     term_lines: Vec<String>,
     /// Per terminal of `term_lines`: the subschema being emitted when it was made.
     origins: Vec<TerminalOrigin>,
@@ -98,9 +99,9 @@ impl<'a> Emitter<'a> {
             norm,
             opts,
             rules: Vec::new(),
-            memo: HashMap::new(),
+            memo: AHashMap::new(),
             queue: VecDeque::new(),
-            terms: HashMap::new(),
+            terms: AHashMap::new(),
             term_lines: Vec::new(),
             origins: Vec::new(),
             at: (String::new(), Vec::new()),
@@ -606,7 +607,7 @@ impl<'a> Emitter<'a> {
         let base = self.name("l");
         let rule = |first: bool, s: usize| format!("{base}{}{s}", if first { "f" } else { "n" });
         let mut todo = vec![(true, start)];
-        let mut done = std::collections::HashSet::new();
+        let mut done = AHashSet::new();
         while let Some((first, s)) = todo.pop() {
             if !done.insert((first, s)) {
                 continue;
@@ -627,7 +628,9 @@ impl<'a> Emitter<'a> {
                     continue;
                 };
                 let sep = if first { "" } else { "_sep " };
-                alts.push(format!("{sep}{sym} {cont}").trim_end().to_string());
+                let mut alt = format!("{sep}{sym} {cont}");
+                alt.truncate(alt.trim_end().len());
+                alts.push(alt);
             }
             if let Some(u) = a.skip[s] {
                 if prod[u] {

@@ -8,7 +8,8 @@
 //! aliases only label top-level alternatives of rules, every literal unescapes, and every
 //! number is in range. This holds for all definitions, used or not, as in Lark.
 
-use std::collections::{HashMap, HashSet};
+use ahash::AHashMap;
+use std::collections::HashSet;
 
 use super::ast::*;
 use super::error::ErrorKind;
@@ -81,9 +82,9 @@ pub(crate) struct Defs<'f> {
     /// The terminals in Lark's order (imported ones, then definitions in the order they
     /// appear).
     pub(crate) terms: Vec<TermEntry<'f>>,
-    pub(crate) user_terms: HashMap<String, usize>,
+    pub(crate) user_terms: AHashMap<String, usize>,
     pub(crate) rules: Vec<RuleEntry<'f>>,
-    pub(crate) rule_index: HashMap<String, usize>,
+    pub(crate) rule_index: AHashMap<String, usize>,
     pub(crate) ignore: Vec<Ignore>,
 }
 

@@ -15,6 +15,14 @@ pub(crate) fn eval_escaping(body: &str) -> Result<String, String> {
     if !body.contains(['\\', '\'']) {
         return Ok(body.to_string());
     }
+    match plain_escapes(body) {
+        Some(value) => Ok(value),
+        None => lark_steps(body),
+    }
+}
+
+/// Lark's three steps of `eval_escaping`, one after the other.
+fn lark_steps(body: &str) -> Result<String, String> {
     // Step 1: double backslashes that Python must keep.
     let mut w = String::with_capacity(body.len() + 8);
     let mut chars = body.chars();
@@ -37,6 +45,54 @@ pub(crate) fn eval_escaping(body: &str) -> Result<String, String> {
     let w = w.replace("\\\"", "\"").replace('\'', "\\'");
     // Step 3: evaluate as the body of a Python `'''…'''` literal.
     python_unescape(&w)
+}
+
+/// What [`eval_escaping`] makes of `body` in one pass, when it holds no `'` and no `\\`:
+/// `\"` becomes `"`; `\n`, `\f`, `\t`, `\r` and `\x`, `\u`, `\U` with their exact hex digits
+/// become the characters they name (step 1 keeps their backslash single, step 3 evaluates
+/// them); every other escape stays as written (step 1 doubles its backslash, step 3 halves it
+/// again). `None` for any other body, and for an escape step 3 refuses: those take the three
+/// steps.
+fn plain_escapes(body: &str) -> Option<String> {
+    if body.contains('\'') {
+        return None;
+    }
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let next = rest[at + 1..].chars().next()?;
+        rest = &rest[at + 1 + next.len_utf8()..];
+        let digits = match next {
+            '\\' => return None,
+            '"' | 'n' | 'f' | 't' | 'r' => {
+                out.push(match next {
+                    'n' => '\n',
+                    'f' => '\x0c',
+                    't' => '\t',
+                    'r' => '\r',
+                    _ => '"',
+                });
+                continue;
+            }
+            'x' => 2,
+            'u' => 4,
+            'U' => 8,
+            _ => {
+                out.push('\\');
+                out.push(next);
+                continue;
+            }
+        };
+        let hex = rest.get(..digits)?;
+        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        out.push(char::from_u32(u32::from_str_radix(hex, 16).ok()?)?);
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// Evaluates the escape sequences of a (non-raw) Python string literal body.
@@ -209,6 +265,39 @@ mod tests {
         assert_eq!(value(r#"/\"/"#), "\"");
         // Lark's quirk: an escaped backslash before a quote loses a backslash.
         assert_eq!(value(r#"/\\"/"#), "\\\"");
+    }
+
+    #[test]
+    fn plain_escapes_agree_with_the_three_steps() {
+        let alphabet = ['\\', '"', '\'', 'd', 'n', 'x', 'u', 'f', '2', '\n', 'é'];
+        let mut bodies = vec![String::new()];
+        for _ in 0..4 {
+            let longer: Vec<String> = bodies
+                .iter()
+                .flat_map(|b| alphabet.iter().map(move |c| format!("{b}{c}")))
+                .collect();
+            bodies.extend(longer);
+        }
+        for body in &bodies {
+            if let Some(fast) = plain_escapes(body) {
+                assert_eq!(Ok(fast), lark_steps(body), "{body:?}");
+            }
+        }
+        for body in [
+            r"\x22a\u00e9\U0001F600\t",
+            r"\U0010FFFF",
+            r"\x2",
+            r"\ud800",
+            r"\U00110000",
+        ] {
+            if let Some(fast) = plain_escapes(body) {
+                assert_eq!(Ok(fast), lark_steps(body), "{body:?}");
+            }
+        }
+        assert_eq!(
+            plain_escapes(r"\x22\u00e9\U0001F600").as_deref(),
+            Some("\"é😀")
+        );
     }
 
     #[test]

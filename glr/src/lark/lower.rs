@@ -17,7 +17,7 @@
 //!
 //! After this point the [`Grammar`] invariants hold.
 
-use std::collections::{HashMap, HashSet};
+use ahash::{AHashMap, AHashSet};
 
 use munch_lexer::TerminalId;
 
@@ -90,14 +90,14 @@ struct Lowerer<'d, 'f> {
     nest_limit: u32,
     terms: Vec<Slot>,
     /// Defined and anonymous terminals by Lark identity (later definitions win, as in Lark).
-    term_reverse: HashMap<Identity, usize>,
-    term_names: HashSet<String>,
+    term_reverse: AHashMap<Identity, usize>,
+    term_names: AHashSet<String>,
     anon_count: usize,
     rules: Vec<RuleSlot>,
-    instances: HashMap<String, usize>,
+    instances: AHashMap<String, usize>,
     /// For the rule being lowered: the terminal of each literal and the rule slot of each
     /// template use, by the address of its `Value` (see [`addr`]).
-    memo: HashMap<usize, usize>,
+    memo: AHashMap<usize, usize>,
 }
 
 /// Identifies a node of the syntax tree while one rule is lowered (the tree is not moved).
@@ -128,8 +128,8 @@ impl<'d, 'f> Lowerer<'d, 'f> {
         max_nesting: usize,
     ) -> Self {
         let mut terms = Vec::with_capacity(patterns.len());
-        let mut term_reverse = HashMap::new();
-        let mut term_names = HashSet::new();
+        let mut term_reverse = AHashMap::new();
+        let mut term_names = AHashSet::new();
         for (i, (entry, pattern)) in defs.terms.iter().zip(patterns).enumerate() {
             let user = entry.ns == Ns::User;
             if user {
@@ -169,8 +169,8 @@ impl<'d, 'f> Lowerer<'d, 'f> {
             term_names,
             anon_count: 0,
             rules,
-            instances: HashMap::new(),
-            memo: HashMap::new(),
+            instances: AHashMap::new(),
+            memo: AHashMap::new(),
         }
     }
 

@@ -166,6 +166,9 @@ impl Simple<'_> {
 
     fn concat(&mut self) -> Option<Hir> {
         let mut items = Vec::new();
+        // Literal characters that no quantifier follows, gathered into one literal: the value
+        // `Hir::concat` would merge them into, without a `Hir` per character.
+        let mut run = Vec::new();
         while let Some(b) = self.peek() {
             let atom = match b {
                 b'|' | b')' => break,
@@ -185,14 +188,26 @@ impl Simple<'_> {
                 b'[' => self.class()?,
                 _ => {
                     let c = self.char()?;
-                    Hir::literal(c.encode_utf8(&mut [0; 4]).as_bytes())
+                    let mut utf8 = [0; 4];
+                    let bytes = c.encode_utf8(&mut utf8).as_bytes();
+                    if !matches!(self.peek(), Some(b'*' | b'+' | b'?' | b'{')) {
+                        run.extend_from_slice(bytes);
+                        continue;
+                    }
+                    Hir::literal(bytes)
                 }
             };
+            if !run.is_empty() {
+                items.push(Hir::literal(std::mem::take(&mut run)));
+            }
             let item = self.repetition(atom)?;
             // The translator leaves empty items out of a concatenation.
             if !matches!(item.kind(), regex_syntax::hir::HirKind::Empty) {
                 items.push(item);
             }
+        }
+        if !run.is_empty() {
+            items.push(Hir::literal(run));
         }
         Some(Hir::concat(items))
     }
@@ -353,12 +368,22 @@ struct Translator {
     at_start: bool,
 }
 
+/// `c` as the translation writes it: itself if ASCII alphanumeric, else `\x{HEX}`.
 fn push_char(out: &mut String, c: char) {
     if c.is_ascii_alphanumeric() {
         out.push(c);
-    } else {
-        out.push_str(&format!("\\x{{{:X}}}", c as u32));
+        return;
     }
+    out.push_str("\\x{");
+    let v = u32::from(c);
+    // Upper-case hex digits without leading zeros (one for U+0000).
+    let digits = (u32::BITS - (v | 1).leading_zeros()).div_ceil(4);
+    for k in (0..digits).rev() {
+        out.push(char::from(
+            b"0123456789ABCDEF"[((v >> (4 * k)) & 0xF) as usize],
+        ));
+    }
+    out.push('}');
 }
 
 impl Translator {
@@ -972,6 +997,32 @@ mod tests {
             .build()
             .parse(out)
             .ok()
+    }
+
+    #[test]
+    fn push_char_writes_upper_case_hex() {
+        for c in [
+            'a',
+            'Z',
+            '7',
+            '\0',
+            '\n',
+            '.',
+            '{',
+            'é',
+            '\u{FFFF}',
+            '\u{10000}',
+            '\u{10FFFF}',
+        ] {
+            let mut out = String::new();
+            push_char(&mut out, c);
+            let expected = if c.is_ascii_alphanumeric() {
+                c.to_string()
+            } else {
+                format!("\\x{{{:X}}}", c as u32)
+            };
+            assert_eq!(out, expected);
+        }
     }
 
     #[test]

@@ -46,14 +46,13 @@ impl LineIndex {
         let end = end.clamp(start, src.len());
         let at = self.checkpoints.partition_point(|c| c.0 <= start) - 1;
         let (offset, mut line, mut column) = self.checkpoints[at];
-        for (i, c) in src[offset..].char_indices() {
-            if offset + i >= start {
-                break;
-            }
-            if c == '\n' {
+        // Every character that starts before `start` moves the column: its first byte is the
+        // one byte of it that is not a UTF-8 continuation byte (`0b10xx_xxxx`).
+        for &b in &src.as_bytes()[offset..start] {
+            if b == b'\n' {
                 line = line.saturating_add(1);
                 column = 1;
-            } else {
+            } else if b & 0xC0 != 0x80 {
                 column = column.saturating_add(1);
             }
         }
@@ -101,6 +100,9 @@ mod tests {
         let d = src.find('d').unwrap();
         let s = idx.span(src, d, d + 1);
         assert_eq!((s.line, s.column), (2, 4));
+        // An offset inside 'é' counts as that character.
+        let s = idx.span(src, 5, 5);
+        assert_eq!((s.line, s.column), (2, 3));
         let x = src.find('x').unwrap();
         let s = idx.span(src, x, x + 1);
         assert_eq!((s.line, s.column), (4, 1));
