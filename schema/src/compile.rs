@@ -1201,7 +1201,7 @@ fn lark_literal(s: &str) -> String {
 pub(crate) fn literal_string(s: &str) -> String {
     let mut out = String::from(r"\x22");
     for c in s.chars() {
-        out.push_str(&encode::char_spellings(c, Encoding::Json));
+        encode::push_spellings(&mut out, c, Encoding::Json);
     }
     out.push_str(r"\x22");
     out

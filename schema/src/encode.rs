@@ -69,7 +69,7 @@ fn emit_into(hir: &Hir, enc: Encoding, out: &mut String, depth: usize) -> Result
         HirKind::Literal(lit) => {
             let s = std::str::from_utf8(&lit.0).map_err(|_| "pattern is not UTF-8")?;
             for c in s.chars() {
-                out.push_str(&char_spellings(c, enc));
+                push_spellings(out, c, enc);
             }
         }
         HirKind::Class(Class::Unicode(cls)) => {
@@ -135,17 +135,38 @@ fn emit_into(hir: &Hir, enc: Encoding, out: &mut String, depth: usize) -> Result
 /// - Other ASCII punctuation: a backslash before it.
 /// - Controls and non-ASCII: `\xHH`, `\uHHHH`, `\UHHHHHHHH`.
 pub(crate) fn lit(c: char) -> String {
+    let mut out = String::new();
+    push_lit(&mut out, c);
+    out
+}
+
+/// [`lit`] of `c`, pushed onto `out`.
+fn push_lit(out: &mut String, c: char) {
     let v = c as u32;
     match c {
-        c if c.is_ascii_alphanumeric() => c.to_string(),
-        '\\' => r"\\".to_string(),
-        '/' => r"\/".to_string(),
+        c if c.is_ascii_alphanumeric() => out.push(c),
+        '\\' => out.push_str(r"\\"),
+        '/' => out.push_str(r"\/"),
         // `\<` and `\>` are word boundaries to regex-syntax, which reads this text too.
-        '"' | '\'' | ' ' | '<' | '>' => format!("\\x{v:02x}"),
-        c if c.is_ascii_punctuation() => format!("\\{c}"),
-        _ if v < 0x100 => format!("\\x{v:02x}"),
-        _ if v < 0x10000 => format!("\\u{v:04x}"),
-        _ => format!("\\U{v:08x}"),
+        '"' | '\'' | ' ' | '<' | '>' => push_hex(out, 'x', v, 2),
+        c if c.is_ascii_punctuation() => {
+            out.push('\\');
+            out.push(c);
+        }
+        _ if v < 0x100 => push_hex(out, 'x', v, 2),
+        _ if v < 0x10000 => push_hex(out, 'u', v, 4),
+        _ => push_hex(out, 'U', v, 8),
+    }
+}
+
+/// `\`, `letter` and the low `digits` hex digits of `v` in lower case.
+fn push_hex(out: &mut String, letter: char, v: u32, digits: u32) {
+    out.push('\\');
+    out.push(letter);
+    for k in (0..digits).rev() {
+        out.push(char::from(
+            b"0123456789abcdef"[((v >> (4 * k)) & 0xF) as usize],
+        ));
     }
 }
 
@@ -178,6 +199,15 @@ fn short_escape(c: char) -> Option<char> {
 /// Whether JSON requires the character to be escaped.
 fn must_escape(c: char) -> bool {
     c == '"' || c == '\\' || (c as u32) < 0x20
+}
+
+/// [`char_spellings`] of `c`, pushed onto `out`.
+pub(crate) fn push_spellings(out: &mut String, c: char, enc: Encoding) {
+    if enc != Encoding::Raw && (must_escape(c) || c == '/') {
+        out.push_str(&char_spellings(c, enc));
+    } else {
+        push_lit(out, c);
+    }
 }
 
 /// Every accepted spelling of `c`, as one regex.
@@ -283,10 +313,10 @@ fn class(ranges: &[(char, char)], enc: Encoding) -> String {
                 char::from_u32(a).unwrap_or('\0'),
                 char::from_u32(b).unwrap_or('\0'),
             );
-            s.push_str(&lit(ca));
+            push_lit(&mut s, ca);
             if b > a {
                 s.push('-');
-                s.push_str(&lit(cb));
+                push_lit(&mut s, cb);
             }
         }
         s.push(']');
@@ -316,6 +346,27 @@ fn class(ranges: &[(char, char)], enc: Encoding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lit_spells_hex_with_fixed_digits() {
+        for (c, expected) in [
+            ('a', "a"),
+            ('\\', r"\\"),
+            ('/', r"\/"),
+            ('"', r"\x22"),
+            (' ', r"\x20"),
+            ('.', r"\."),
+            ('\0', r"\x00"),
+            ('\n', r"\x0a"),
+            ('é', r"\xe9"),
+            ('\u{100}', r"\u0100"),
+            ('\u{fffd}', r"\ufffd"),
+            ('\u{1f600}', r"\U0001f600"),
+            ('\u{10ffff}', r"\U0010ffff"),
+        ] {
+            assert_eq!(lit(c), expected, "{c:?}");
+        }
+    }
 
     fn json_matches(pattern: &str, text: &str) -> bool {
         let hir = crate::ecma::parse(pattern).unwrap();

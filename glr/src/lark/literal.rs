@@ -47,12 +47,12 @@ fn lark_steps(body: &str) -> Result<String, String> {
     python_unescape(&w)
 }
 
-/// What [`eval_escaping`] makes of `body` in one pass, when it holds no `'` and no `\\`:
-/// `\"` becomes `"`; `\n`, `\f`, `\t`, `\r` and `\x`, `\u`, `\U` with their exact hex digits
-/// become the characters they name (step 1 keeps their backslash single, step 3 evaluates
-/// them); every other escape stays as written (step 1 doubles its backslash, step 3 halves it
-/// again). `None` for any other body, and for an escape step 3 refuses: those take the three
-/// steps.
+/// What [`eval_escaping`] makes of `body` in one pass, when it holds no `'`: `\"` becomes
+/// `"`; `\n`, `\f`, `\t`, `\r` and `\x`, `\u`, `\U` with their exact hex digits become the
+/// characters they name (step 1 keeps their backslash single, step 3 evaluates them); every
+/// other escape, `\\` included, stays as written (step 1 doubles the backslashes, step 3
+/// halves them again). `None` for a body with `'` or an escape step 3 refuses: those take the
+/// three steps.
 fn plain_escapes(body: &str) -> Option<String> {
     if body.contains('\'') {
         return None;
@@ -64,7 +64,18 @@ fn plain_escapes(body: &str) -> Option<String> {
         let next = rest[at + 1..].chars().next()?;
         rest = &rest[at + 1 + next.len_utf8()..];
         let digits = match next {
-            '\\' => return None,
+            '\\' => {
+                // Step 1 makes four backslashes of the two and step 3 two again; before a
+                // quote, step 2 takes one of the four and step 3 reads `\\\"` as `\"`
+                // (Lark's quirk).
+                if let Some(after) = rest.strip_prefix('"') {
+                    out.push_str("\\\"");
+                    rest = after;
+                } else {
+                    out.push_str("\\\\");
+                }
+                continue;
+            }
             '"' | 'n' | 'f' | 't' | 'r' => {
                 out.push(match next {
                     'n' => '\n',
@@ -190,7 +201,7 @@ pub(crate) fn literal_value(lit: &Literal) -> Result<LiteralValue, LiteralError>
     if value.is_empty() {
         return Err(LiteralError::Empty);
     }
-    if lit.kind == LitKind::Str {
+    if lit.kind == LitKind::Str && value.contains("\\\\") {
         value = value.replace("\\\\", "\\");
     }
     let mut flags: Vec<char> = lit.flags().chars().collect();

@@ -209,6 +209,12 @@ impl Simple<'_> {
         if !run.is_empty() {
             items.push(Hir::literal(run));
         }
+        // `Hir::concat` of one item rebuilds that item as it is (its literals are merged and
+        // its concatenations flat already), so one item is returned without it: most items
+        // are a group's only one.
+        if items.len() == 1 {
+            return items.pop();
+        }
         Some(Hir::concat(items))
     }
 
