@@ -24,12 +24,16 @@ impl LineIndex {
         let mut checkpoints = vec![(0, 1, 1)];
         let (mut line, mut column) = (1u32, 1u32);
         let mut next = CHECKPOINT;
-        for (offset, c) in src.char_indices() {
+        for (offset, &b) in src.as_bytes().iter().enumerate() {
+            // A character starts at each byte that is not a UTF-8 continuation byte.
+            if b & 0xC0 == 0x80 {
+                continue;
+            }
             if offset >= next {
                 checkpoints.push((offset, line, column));
                 next = offset + CHECKPOINT;
             }
-            if c == '\n' {
+            if b == b'\n' {
                 line = line.saturating_add(1);
                 column = 1;
             } else {
