@@ -612,33 +612,40 @@ impl<'a> Emitter<'a> {
             if !done.insert((first, s)) {
                 continue;
             }
-            let mut alts = Vec::new();
+            // `NAME: ALT | ALT`, each alternative written onto the line as it is found.
+            let mut line = rule(first, s);
+            line.push_str(": ");
+            let mut between = "";
             for (sym, t) in &a.items[s] {
                 let t = *t;
-                let cont = if prod[t] {
-                    todo.push((false, t));
-                    if acc[t] {
-                        format!("{}?", rule(false, t))
-                    } else {
-                        rule(false, t)
-                    }
-                } else if acc[t] {
-                    String::new()
-                } else {
+                if !prod[t] && !acc[t] {
                     continue;
-                };
-                let sep = if first { "" } else { "_sep " };
-                let mut alt = format!("{sep}{sym} {cont}");
-                alt.truncate(alt.trim_end().len());
-                alts.push(alt);
+                }
+                line.push_str(between);
+                between = " | ";
+                let from = line.len();
+                if !first {
+                    line.push_str("_sep ");
+                }
+                line.push_str(sym);
+                line.push(' ');
+                if prod[t] {
+                    todo.push((false, t));
+                    line.push_str(&rule(false, t));
+                    if acc[t] {
+                        line.push('?');
+                    }
+                }
+                line.truncate(from + line[from..].trim_end().len());
             }
             if let Some(u) = a.skip[s] {
                 if prod[u] {
                     todo.push((first, u));
-                    alts.push(rule(first, u));
+                    line.push_str(between);
+                    line.push_str(&rule(first, u));
                 }
             }
-            self.add_rule(format!("{}: {}", rule(first, s), alts.join(" | ")), ptr)?;
+            self.add_rule(line, ptr)?;
         }
         out.push(format!("{open} {ws} {} {ws} {close}", rule(true, start)));
         Ok(out)
