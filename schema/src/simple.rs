@@ -25,6 +25,16 @@ pub(crate) fn is_false(conj: &Conj) -> bool {
     conj.iter().any(|s| s.value == Value::Bool(false))
 }
 
+/// The value of `key` in the schema object `obj`. A schema object has a few keywords, and
+/// comparing them is cheaper than hashing `key` (serde_json's map hashes with SipHash); a
+/// large object is looked up by hash.
+fn keyword<'v>(obj: &'v serde_json::Map<String, Value>, key: &str) -> Option<&'v Value> {
+    if obj.len() > 8 {
+        return obj.get(key);
+    }
+    obj.iter().find_map(|(k, v)| (k == key).then_some(v))
+}
+
 /// Whether every value satisfies the conjunction on its face (`true`, `{}`, annotations only).
 pub(crate) fn is_true(conj: &Conj) -> bool {
     conj.iter()
@@ -417,7 +427,7 @@ impl Normalizer<'_> {
             let d = self.one(&Value::Object(rest), ptr, depth)?;
             return self.cross(d, extra, ptr);
         }
-        if let Some(r) = obj.get("$ref") {
+        if let Some(r) = keyword(obj, "$ref") {
             let r = r
                 .as_str()
                 .ok_or_else(|| SchemaError::invalid(ptr, "$ref", "not a string"))?;
@@ -444,7 +454,7 @@ impl Normalizer<'_> {
         obj: &serde_json::Map<String, Value>,
         ptr: &str,
     ) -> Result<Option<Vec<Simple>>, SchemaError> {
-        let Some(x) = obj.get("unevaluatedProperties") else {
+        let Some(x) = keyword(obj, "unevaluatedProperties") else {
             return Ok(None);
         };
         if matches!(x, Value::Bool(true)) || x.as_object().is_some_and(|m| m.is_empty()) {
@@ -504,7 +514,7 @@ impl Normalizer<'_> {
         if obj.contains_key("additionalProperties") {
             return Ok(Evaluated::All);
         }
-        if let Some(props) = obj.get("properties").and_then(Value::as_object) {
+        if let Some(props) = keyword(obj, "properties").and_then(Value::as_object) {
             for k in props.keys() {
                 if !keys.contains(k) {
                     keys.push(k.clone());
@@ -525,11 +535,11 @@ impl Normalizer<'_> {
             seen.pop();
             r
         };
-        if let Some(r) = obj.get("$ref").and_then(Value::as_str) {
+        if let Some(r) = keyword(obj, "$ref").and_then(Value::as_str) {
             let target = self.resolve(r, ptr)?;
             found = found.and(visit(self, &target.value, &target.ptr, seen)?);
         }
-        if let Some(all) = obj.get("allOf").and_then(Value::as_array) {
+        if let Some(all) = keyword(obj, "allOf").and_then(Value::as_array) {
             for (i, v) in all.iter().enumerate() {
                 let p = join(&join(ptr, "allOf"), &i.to_string());
                 found = found.and(visit(self, v, &p, seen)?);
@@ -545,7 +555,7 @@ impl Normalizer<'_> {
         depth: usize,
     ) -> Result<Vec<Simple>, SchemaError> {
         for k in UNSUPPORTED {
-            if let Some(v) = obj.get(*k) {
+            if let Some(v) = keyword(obj, k) {
                 let trivial = match v {
                     Value::Bool(true) => true,
                     Value::Object(m) => m.is_empty(),
@@ -561,7 +571,9 @@ impl Normalizer<'_> {
         // A dependency is met by an object without the key, by one with the dependency (the
         // keys it requires, or its schema), and by any other value.
         for key in ["dependentRequired", "dependentSchemas", "dependencies"] {
-            let Some(deps) = obj.get(key) else { continue };
+            let Some(deps) = keyword(obj, key) else {
+                continue;
+            };
             let deps = deps
                 .as_object()
                 .ok_or_else(|| SchemaError::invalid(ptr, key, "not an object"))?;
@@ -606,7 +618,7 @@ impl Normalizer<'_> {
                 acc = self.cross_or_relax(acc, union, ptr, key)?;
             }
         }
-        if let Some(all) = obj.get("allOf") {
+        if let Some(all) = keyword(obj, "allOf") {
             let list = all
                 .as_array()
                 .ok_or_else(|| SchemaError::invalid(ptr, "allOf", "not an array"))?;
@@ -617,7 +629,9 @@ impl Normalizer<'_> {
             }
         }
         for key in ["anyOf", "oneOf"] {
-            let Some(any) = obj.get(key) else { continue };
+            let Some(any) = keyword(obj, key) else {
+                continue;
+            };
             let list = any
                 .as_array()
                 .ok_or_else(|| SchemaError::invalid(ptr, key, "not an array"))?;
@@ -703,7 +717,7 @@ impl Normalizer<'_> {
             let union: Vec<Simple> = branches.into_iter().flatten().collect();
             acc = self.cross(acc, union, ptr)?;
         }
-        if let Some(n) = obj.get("not") {
+        if let Some(n) = keyword(obj, "not") {
             let p = join(ptr, "not");
             let d = self.one(n, &p, depth + 1)?;
             match self.complement(&d, None, &p)? {
@@ -715,14 +729,14 @@ impl Normalizer<'_> {
                 )?,
             }
         }
-        if let Some(cond) = obj.get("if") {
+        if let Some(cond) = keyword(obj, "if") {
             let p = join(ptr, "if");
             let i = self.one(cond, &p, depth + 1)?;
-            let then = match obj.get("then") {
+            let then = match keyword(obj, "then") {
                 Some(t) => self.one(t, &join(ptr, "then"), depth + 1)?,
                 None => vec![Simple::any()],
             };
-            let els = match obj.get("else") {
+            let els = match keyword(obj, "else") {
                 Some(t) => self.one(t, &join(ptr, "else"), depth + 1)?,
                 None => vec![Simple::any()],
             };
@@ -871,7 +885,7 @@ impl Normalizer<'_> {
         let mut s = Simple::any();
         s.obj_ptr = ptr.to_string();
         s.len_ptr = ptr.to_string();
-        if let Some(t) = obj.get("type") {
+        if let Some(t) = keyword(obj, "type") {
             let one = |v: &Value| -> Result<u8, SchemaError> {
                 Ok(match v.as_str() {
                     Some("null") => ty::NULL,
@@ -889,11 +903,11 @@ impl Normalizer<'_> {
                 v => one(v)?,
             };
         }
-        if let Some(c) = obj.get("const") {
+        if let Some(c) = keyword(obj, "const") {
             s.enum_ = Some(vec![c.clone()]);
             s.enum_ptr = join(ptr, "const");
         }
-        if let Some(e) = obj.get("enum") {
+        if let Some(e) = keyword(obj, "enum") {
             let list = e
                 .as_array()
                 .ok_or_else(|| SchemaError::invalid(ptr, "enum", "not an array"))?;
@@ -906,7 +920,7 @@ impl Normalizer<'_> {
         }
         // Numbers.
         let num = |k: &str| -> Result<Option<Dec>, SchemaError> {
-            match obj.get(k) {
+            match keyword(obj, k) {
                 None => Ok(None),
                 Some(Value::Number(n)) => Dec::parse(&n.to_string())
                     .map(Some)
@@ -916,7 +930,7 @@ impl Normalizer<'_> {
             }
         };
         // Draft-04 spells exclusiveness as a boolean beside minimum/maximum.
-        let flag = |k: &str| matches!(obj.get(k), Some(Value::Bool(true)));
+        let flag = |k: &str| matches!(keyword(obj, k), Some(Value::Bool(true)));
         for (k, exclusive) in [
             ("minimum", flag("exclusiveMinimum")),
             ("exclusiveMinimum", true),
@@ -941,7 +955,7 @@ impl Normalizer<'_> {
         }
         // Strings.
         let count = |k: &str| -> Result<Option<u64>, SchemaError> {
-            match obj.get(k) {
+            match keyword(obj, k) {
                 None => Ok(None),
                 Some(v) => {
                     let d = v
@@ -958,13 +972,13 @@ impl Normalizer<'_> {
             s.min_len = n;
         }
         s.max_len = count("maxLength")?;
-        if let Some(p) = obj.get("pattern") {
+        if let Some(p) = keyword(obj, "pattern") {
             let p = p
                 .as_str()
                 .ok_or_else(|| SchemaError::invalid(ptr, "pattern", "not a string"))?;
             s.patterns.push((p.to_string(), join(ptr, "pattern")));
         }
-        if let Some(f) = obj.get("format") {
+        if let Some(f) = keyword(obj, "format") {
             let f = f
                 .as_str()
                 .ok_or_else(|| SchemaError::invalid(ptr, "format", "not a string"))?;
@@ -977,7 +991,7 @@ impl Normalizer<'_> {
         // Arrays: 2020-12 `prefixItems` + `items`, or draft-07 `items: [...]` +
         // `additionalItems`.
         let sub = |k: &str| Sub {
-            value: obj.get(k).cloned().unwrap_or(Value::Bool(true)),
+            value: keyword(obj, k).cloned().unwrap_or(Value::Bool(true)),
             ptr: join(ptr, k),
         };
         let tuple = |k: &str, v: &Value| -> Result<Vec<Conj>, SchemaError> {
@@ -994,13 +1008,13 @@ impl Normalizer<'_> {
                 })
                 .collect())
         };
-        if let Some(p) = obj.get("prefixItems") {
+        if let Some(p) = keyword(obj, "prefixItems") {
             s.prefix = tuple("prefixItems", p)?;
             if obj.contains_key("items") {
                 s.items = vec![sub("items")];
             }
         } else {
-            match obj.get("items") {
+            match keyword(obj, "items") {
                 Some(v @ Value::Array(_)) => {
                     s.prefix = tuple("items", v)?;
                     if obj.contains_key("additionalItems") {
@@ -1025,11 +1039,11 @@ impl Normalizer<'_> {
                 ptr: join(ptr, "contains"),
             });
         }
-        if obj.get("uniqueItems") == Some(&Value::Bool(true)) {
+        if keyword(obj, "uniqueItems") == Some(&Value::Bool(true)) {
             s.unique = Some(join(ptr, "uniqueItems"));
         }
         // Objects.
-        if let Some(p) = obj.get("properties") {
+        if let Some(p) = keyword(obj, "properties") {
             let m = p
                 .as_object()
                 .ok_or_else(|| SchemaError::invalid(ptr, "properties", "not an object"))?;
@@ -1043,7 +1057,7 @@ impl Normalizer<'_> {
                 ));
             }
         }
-        if let Some(r) = obj.get("required") {
+        if let Some(r) = keyword(obj, "required") {
             let a = r
                 .as_array()
                 .ok_or_else(|| SchemaError::invalid(ptr, "required", "not an array"))?;
@@ -1059,7 +1073,7 @@ impl Normalizer<'_> {
         if obj.contains_key("additionalProperties") {
             s.additional = vec![sub("additionalProperties")];
         }
-        if let Some(p) = obj.get("patternProperties") {
+        if let Some(p) = keyword(obj, "patternProperties") {
             let m = p
                 .as_object()
                 .ok_or_else(|| SchemaError::invalid(ptr, "patternProperties", "not an object"))?;
