@@ -39,7 +39,8 @@ pub enum CompileErrorKind {
         schema: String,
         /// The subschemas: the one the terminal was written for, or, for a budget of the
         /// whole lexer, every one whose strings some keyword shapes (their JSON pointers and
-        /// those keywords).
+        /// those keywords), those that count characters first, then those a pattern or
+        /// format spells.
         origins: Vec<munch_schema::TerminalOrigin>,
         /// The parser's error.
         source: Box<ParserBuildError>,
@@ -115,8 +116,11 @@ impl fmt::Display for CompileError {
                 origins,
                 source,
             } => {
-                let at: Vec<String> = origins
+                // A few subschemas are named; the kind holds every one.
+                const SHOWN: usize = 6;
+                let mut at: Vec<String> = origins
                     .iter()
+                    .take(SHOWN)
                     .map(|o| {
                         let keywords = match o.keywords.as_slice() {
                             [] => "the subschema".to_string(),
@@ -129,6 +133,9 @@ impl fmt::Display for CompileError {
                         format!("{keywords} at #{}", o.pointer)
                     })
                     .collect();
+                if origins.len() > SHOWN {
+                    at.push(format!("{} more", origins.len() - SHOWN));
+                }
                 let whose = if origins.len() == 1 { "its" } else { "their" };
                 // The parser's error without the generated text's line and column.
                 let why = match source.kind() {

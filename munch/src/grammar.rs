@@ -319,6 +319,19 @@ impl Grammar {
                             shaped.push(o.clone());
                         }
                     }
+                    // The likeliest causes first: strings that count their characters, then
+                    // those a pattern or format spells (the sort is stable).
+                    let rank = |o: &TerminalOrigin| {
+                        let has = |k: &[&str]| o.keywords.iter().any(|w| k.contains(w));
+                        if has(&["maxLength", "minLength"]) {
+                            0
+                        } else if has(&["pattern", "format"]) {
+                            1
+                        } else {
+                            2
+                        }
+                    };
+                    shaped.sort_by_key(rank);
                     shaped
                 }
             },
