@@ -11,6 +11,11 @@ class MunchError(ValueError):
 class GrammarError(MunchError):
     """The grammar is invalid or unknown (``file:line:column``, the line and a caret)."""
 
+    subschemas: List[Tuple[str, List[str]]]
+    """For a JSON Schema refused at some of its subschemas: each one's JSON pointer and the
+    keywords at fault (the one that cannot be compiled exactly, or those shaping strings whose
+    lexer exceeds a budget); empty otherwise."""
+
 class TokenizerError(MunchError):
     """The tokenizer could not be loaded."""
 

@@ -45,7 +45,10 @@ create_exception!(
      shapes)."
 );
 
-/// A [`munch::CompileError`] as the exception that fits its kind.
+/// A [`munch::CompileError`] as the exception that fits its kind. A `GrammarError` carries
+/// `subschemas`: for a JSON Schema refused at some of its subschemas, their
+/// `(pointer, keywords)` (the keyword that cannot be compiled exactly, or those shaping the
+/// strings whose lexer exceeds a budget); otherwise an empty list.
 pub fn compile_error(e: munch::CompileError) -> PyErr {
     let message = e.to_string();
     match e.kind() {
@@ -53,7 +56,28 @@ pub fn compile_error(e: munch::CompileError) -> PyErr {
         | CompileErrorKind::Schema(_)
         | CompileErrorKind::Parser(_)
         | CompileErrorKind::SchemaLexer { .. }
-        | CompileErrorKind::UnknownGrammar(_) => GrammarError::new_err(message),
+        | CompileErrorKind::UnknownGrammar(_) => {
+            let subschemas: Vec<(String, Vec<String>)> = match e.kind() {
+                CompileErrorKind::Schema(s) => vec![(
+                    s.pointer().to_string(),
+                    s.keyword().map(str::to_string).into_iter().collect(),
+                )],
+                CompileErrorKind::SchemaLexer { origins, .. } => origins
+                    .iter()
+                    .map(|o| {
+                        let keywords = o.keywords.iter().map(|k| k.to_string()).collect();
+                        (o.pointer.clone(), keywords)
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let err = GrammarError::new_err(message);
+            Python::with_gil(|py| {
+                // Setting an attribute on a fresh exception object only fails without memory.
+                let _ = err.value(py).setattr("subschemas", subschemas);
+            });
+            err
+        }
         CompileErrorKind::Vocabulary(_) => TokenizerError::new_err(message),
         CompileErrorKind::Io(_) => PyOSError::new_err(message),
         _ => CompileError::new_err(message),

@@ -42,8 +42,9 @@ def test_schema_from_dict_or_text(tokenizer):
 
 def test_schema_errors_and_relaxations():
     schema = {"type": "array", "uniqueItems": True}
-    with pytest.raises(munch.GrammarError, match="uniqueItems"):
+    with pytest.raises(munch.GrammarError, match="uniqueItems") as e:
         munch.Grammar.from_json_schema(schema)
+    assert e.value.subschemas == [("/uniqueItems", ["uniqueItems"])]
     g = munch.Grammar.from_json_schema(schema, lenient=True)
     assert g.relaxations == [("/uniqueItems", "uniqueItems", g.relaxations[0][2])]
     with pytest.raises(ValueError, match="property_order"):
@@ -57,8 +58,9 @@ def test_lexer_budget_names_the_subschema(tokenizer):
     # property's pointer and keyword, not a line of the generated Lark text.
     schema = {"type": "object", "properties": {"body": {"type": "string", "maxLength": 5000}}}
     g = munch.Grammar.from_json_schema(schema)
-    with pytest.raises(munch.GrammarError, match=r"`maxLength` at #/properties/body: "):
+    with pytest.raises(munch.GrammarError, match=r"`maxLength` at #/properties/body: ") as e:
         munch.compile(g, tokenizer, masker="trie")
+    assert e.value.subschemas == [("/properties/body", ["maxLength"])]
 
 
 def test_regex(tokenizer):

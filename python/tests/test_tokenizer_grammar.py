@@ -113,6 +113,7 @@ def test_grammar_errors_carry_place_and_caret(tokenizer, tmp_path):
     assert message.startswith("<grammar>:1:"), message
     assert "^" in message and 'start: "a" (' in message
     assert isinstance(e.value, ValueError)
+    assert e.value.subschemas == []
 
     path = tmp_path / "broken.lark"
     path.write_text('start: item+\nitem: "a" | undefined_rule\n')
