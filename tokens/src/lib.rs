@@ -952,7 +952,8 @@ fn walk_blocks<'m, S: Send, T: Send>(
                 if failed.load(Ordering::Relaxed) {
                     break;
                 }
-                let walked = walk::walk_block(tables, text, block, &mut seqs, &mut work, meter)?;
+                let walked =
+                    walk::walk_block(tables, text, block, &mut seqs, &mut work, meter, true)?;
                 meter.reserve(&mut out, 1)?;
                 out.push((i, finish(&mut state, walked)?));
             }

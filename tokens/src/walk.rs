@@ -927,21 +927,10 @@ impl Work<'_> {
 }
 
 /// Walks `trie` from every point of `points` (one block) at once; every table it holds is
-/// charged to `meter` before it is allocated or grown.
+/// charged to `meter` before it is allocated or grown. With `skip`, the subtrees it can
+/// describe whole are not visited (the builds); without, every node whose prefix is live is
+/// (tests compare the two).
 pub(super) fn walk_block(
-    tables: &LexTables<'_>,
-    text: &TextIndex,
-    points: &[LexPoint],
-    seqs: &mut Seqs<'_>,
-    work: &mut Work<'_>,
-    meter: &Meter,
-) -> Result<Block, SpansBuildError> {
-    walk_block_skipping(tables, text, points, seqs, work, meter, true)
-}
-
-/// [`walk_block`], skipping the subtrees it can describe whole (`skip`) or visiting every
-/// node whose prefix is live (tests compare the two).
-fn walk_block_skipping(
     tables: &LexTables<'_>,
     text: &TextIndex,
     points: &[LexPoint],
@@ -1748,8 +1737,7 @@ mod tests {
             done: &done,
             limit: u64::MAX,
         };
-        let block =
-            walk_block_skipping(tables, text, points, &mut seqs, &mut work, meter, skip).unwrap();
+        let block = walk_block(tables, text, points, &mut seqs, &mut work, meter, skip).unwrap();
         (block, seqs)
     }
 
