@@ -635,9 +635,25 @@ impl Dfa {
                 }
             }
         }
-        Ok(out[first].remove(&last).map(|r| r.text).unwrap_or_default())
+        let text = out[first].remove(&last).map(|r| r.text).unwrap_or_default();
+        // A count written by eliminating states nests a group per character: past a depth the
+        // grammar's regex reader refuses, the regex is too big to write.
+        let nested = regex_syntax::ast::parse::ParserBuilder::new()
+            .nest_limit(MAX_NESTING)
+            .build()
+            .parse(&text);
+        if let Err(e) = nested {
+            if matches!(e.kind(), regex_syntax::ast::ErrorKind::NestLimitExceeded(_)) {
+                return Err(BoolError::TooBig);
+            }
+        }
+        Ok(text)
     }
 }
+
+/// The deepest nesting (regex-syntax's measure) a written regex may have: well inside the
+/// grammar reader's limit on a terminal, which holds the regex inside a few groups of its own.
+const MAX_NESTING: u32 = 240;
 
 /// A regex being written: its text and what it needs around it to be concatenated or starred.
 #[derive(Clone, Debug)]

@@ -441,7 +441,19 @@ impl<'a> Emitter<'a> {
                 },
             ),
             None => match s.not_patterns.first() {
-                Some((_, ptr)) if s.excluded.is_empty() => (parent(ptr).to_string(), "not"),
+                // A `not`'s pattern, or a pattern negated elsewhere (a complement, a
+                // `pattern`'s negative look-ahead).
+                Some((_, ptr)) if s.excluded.is_empty() => {
+                    let at = parent(ptr);
+                    (
+                        at.to_string(),
+                        if at.ends_with("/not") {
+                            "not"
+                        } else {
+                            "pattern"
+                        },
+                    )
+                }
                 _ => (s.enum_ptr.clone(), "not"),
             },
         };

@@ -73,6 +73,165 @@ fn parse_text(pattern: &str) -> Result<Hir, String> {
         })
 }
 
+/// A pattern with look-arounds where they test the whole string, as patterns without them:
+/// a string matches the pattern iff it matches every one of `all` and none of `none` (each
+/// read as a `pattern` keyword is, unanchored where it is not anchored).
+#[derive(Debug, PartialEq)]
+pub(crate) struct Split {
+    pub all: Vec<String>,
+    pub none: Vec<String>,
+}
+
+/// `p` split where its look-arounds test the whole string (`None` when it has no such
+/// look-around, when another look-around remains, or when a part is not a pattern munch reads):
+///
+/// - look-aheads at the start of an anchored pattern, `^(?!aws:)(?=.{3})REST`: each tests the
+///   string from its first character, so `(?=X)` is the pattern `^(?:X)` and `(?!X)` its
+///   negation; `REST` is `^(?:REST)`. A first look-ahead `(?=^X)` anchors an unanchored
+///   pattern alike. Not with a top-level `|` after them (they would test one alternative);
+/// - at the end, `(?![\s\S])` (no character follows: the end, `$`), and `(?<!X)$`, `(?<=X)$`
+///   (the string does not end, or ends, with a match of `X`: the pattern `(?:X)$`).
+pub(crate) fn split_look_arounds(p: &str) -> Option<Split> {
+    let chars: Vec<char> = p.chars().collect();
+    let mut all = Vec::new();
+    let mut none = Vec::new();
+    let mut i = usize::from(chars.first() == Some(&'^'));
+    let mut anchored = i == 1;
+    while chars.get(i) == Some(&'(')
+        && chars.get(i + 1) == Some(&'?')
+        && matches!(chars.get(i + 2), Some('=' | '!'))
+    {
+        let end = group_end(&chars, i)?;
+        let body: String = chars[i + 3..end].iter().collect();
+        let positive = chars[i + 2] == '=';
+        if !anchored {
+            // Unanchored, a look-ahead tests wherever a match starts; only `(?=^X)` pins that
+            // to the first character.
+            if !(positive && body.starts_with('^')) {
+                return None;
+            }
+            anchored = true;
+        }
+        let part = format!("^(?:{body})");
+        if positive {
+            all.push(part);
+        } else {
+            none.push(part);
+        }
+        i = end + 1;
+    }
+    let led = i > usize::from(chars.first() == Some(&'^'));
+    let mut rest: Vec<char> = chars[i..].to_vec();
+    let (groups, bar) = top_level(&rest)?;
+    if led && bar {
+        return None;
+    }
+    let mut trailed = false;
+    if !bar {
+        if let Some(&(start, end)) = groups.last() {
+            let group: String = rest[start..=end].iter().collect();
+            let dollar = rest.last() == Some(&'$') && end + 2 == rest.len();
+            if end + 1 == rest.len() && (group == r"(?![\s\S])" || group == "(?![^])") {
+                rest.truncate(start);
+                rest.push('$');
+                trailed = true;
+            } else if dollar && (group.starts_with("(?<!") || group.starts_with("(?<=")) {
+                let part = format!("(?:{})$", &group[4..group.len() - 1]);
+                if group.starts_with("(?<=") {
+                    all.push(part);
+                } else {
+                    none.push(part);
+                }
+                rest.truncate(start);
+                rest.push('$');
+                trailed = true;
+            }
+        }
+    }
+    if !led && !trailed {
+        return None;
+    }
+    let rest: String = rest.into_iter().collect();
+    if anchored {
+        if !rest.is_empty() {
+            all.push(format!("^(?:{rest})"));
+        }
+    } else {
+        all.push(rest);
+    }
+    let split = Split { all, none };
+    split
+        .all
+        .iter()
+        .chain(&split.none)
+        .all(|q| parse(q).is_ok())
+        .then_some(split)
+}
+
+/// The index of the `)` closing the group that opens at `chars[open]`, skipping escapes and
+/// character classes.
+fn group_end(chars: &[char], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut j = open;
+    while j < chars.len() {
+        match chars[j] {
+            '\\' => j += 1,
+            '[' => j = class_end(chars, j)?,
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
+/// The index of the `]` closing the class that opens at `chars[open]` (ECMA: `[]` and `[^]`
+/// are whole classes, and `[` inside one is a literal).
+fn class_end(chars: &[char], open: usize) -> Option<usize> {
+    let mut j = open + 1;
+    if chars.get(j) == Some(&'^') {
+        j += 1;
+    }
+    while j < chars.len() {
+        match chars[j] {
+            '\\' => j += 1,
+            ']' => return Some(j),
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
+/// The top-level groups of `chars` (first and last index), and whether a top-level `|`
+/// separates alternatives; `None` when a group or class is not closed.
+fn top_level(chars: &[char]) -> Option<(Vec<(usize, usize)>, bool)> {
+    let mut groups = Vec::new();
+    let mut bar = false;
+    let mut j = 0;
+    while j < chars.len() {
+        match chars[j] {
+            '\\' => j += 1,
+            '[' => j = class_end(chars, j)?,
+            '(' => {
+                let end = group_end(chars, j)?;
+                groups.push((j, end));
+                j = end;
+            }
+            '|' => bar = true,
+            _ => {}
+        }
+        j += 1;
+    }
+    Some((groups, bar))
+}
+
 fn hex(c: char) -> String {
     format!("\\x{{{:X}}}", c as u32)
 }
@@ -337,6 +496,37 @@ mod tests {
         assert!(!matches(r"^[]$", "a"));
         assert!(matches(r"^\p{L}+$", "été"));
         assert!(matches(r"^[\w-]+$", "a_b-c"));
+    }
+
+    #[test]
+    fn look_arounds_split_where_they_test_the_whole_string() {
+        let split = |p: &str| split_look_arounds(p).map(|s| (s.all, s.none));
+        let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            split("^(?!aws:)(?=a)[a-z:]+$"),
+            Some((v(&["^(?:a)", "^(?:[a-z:]+$)"]), v(&["^(?:aws:)"])))
+        );
+        assert_eq!(
+            split(r"^[a-z.]*(?<!\.)$"),
+            Some((v(&["^(?:[a-z.]*$)"]), v(&[r"(?:\.)$"])))
+        );
+        assert_eq!(split(r"a(?![\s\S])"), Some((v(&["a$"]), v(&[]))));
+        // Classes and escapes do not open or close groups.
+        assert_eq!(
+            split(r"^(?![(\)])[)]"),
+            Some((v(&["^(?:[)])"]), v(&[r"^(?:[(\)])"])))
+        );
+        // Not where the look-around tests one alternative or one position, nor without one.
+        for p in [
+            "^(?!a)b|c",
+            "^a(?!b)",
+            "(?!a)b",
+            "^a(?=b)c$",
+            "^ab$",
+            "^(?!a",
+        ] {
+            assert_eq!(split(p), None, "{p}");
+        }
     }
 
     #[test]

@@ -976,7 +976,17 @@ impl Normalizer<'_> {
             let p = p
                 .as_str()
                 .ok_or_else(|| SchemaError::invalid(ptr, "pattern", "not a string"))?;
-            s.patterns.push((p.to_string(), join(ptr, "pattern")));
+            let at = join(ptr, "pattern");
+            // Look-arounds that test the whole string become patterns to match and not to.
+            match crate::ecma::split_look_arounds(p) {
+                Some(split) => {
+                    s.patterns
+                        .extend(split.all.into_iter().map(|q| (q, at.clone())));
+                    s.not_patterns
+                        .extend(split.none.into_iter().map(|q| (q, at.clone())));
+                }
+                None => s.patterns.push((p.to_string(), at)),
+            }
         }
         if let Some(f) = keyword(obj, "format") {
             let f = f

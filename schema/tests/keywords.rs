@@ -337,6 +337,102 @@ fn unsupported_keywords_are_typed_errors_or_listed_relaxations() {
 }
 
 #[test]
+fn look_arounds_that_test_the_whole_string() {
+    let s = |p: &str| json!({"type": "string", "pattern": p});
+    // Look-aheads at the start of an anchored pattern.
+    check(
+        s("^(?!aws:)[a-z:]+$"),
+        &compact(),
+        &[r#""abc""#, r#""aws""#, r#""aw:s""#, r#""xaws:""#],
+        &[r#""aws:""#, r#""aws:x""#, r#""""#, r#""A""#],
+    );
+    check(
+        s("^(?!aws:|rds:)(?!x)(?=.{2})[a-z:]*$"),
+        &compact(),
+        &[r#""ab""#, r#""rds""#, r#""awsx""#],
+        &[r#""a""#, r#""rds:""#, r#""aws:b""#, r#""xy""#],
+    );
+    check(
+        s(r"^(?!\s*$).+$"),
+        &compact(),
+        &[r#""a""#, r#"" a ""#],
+        &[r#""""#, r#""  ""#, r#""\t""#],
+    );
+    // Nothing after the look-ahead; a first look-ahead anchored inside.
+    check(
+        s("^(?!aws:.*)"),
+        &compact(),
+        &[r#""""#, r#""aws""#, r#""a:aws:""#],
+        &[r#""aws:""#, r#""aws:x""#],
+    );
+    check(
+        s("(?=^.{3,5}$)[a-z]+"),
+        &compact(),
+        &[r#""abc""#, r#""ab1""#, r#""abcde""#],
+        &[r#""ab""#, r#""1bc""#, r#""abcdef""#],
+    );
+    // At the end: no character follows, or the string does (not) end with a match.
+    check(
+        s(r"^\S([\s\S]*\S)?(?![\s\S])"),
+        &compact(),
+        &[r#""a""#, r#""a b""#],
+        &[r#""""#, r#"" a""#, r#""a ""#],
+    );
+    check(
+        s(r"^[a-z.]*(?<!\.)$"),
+        &compact(),
+        &[r#""""#, r#""a.b""#],
+        &[r#""a.""#, r#"".""#],
+    );
+    check(
+        s("[0-9](?<=5)$"),
+        &compact(),
+        &[r#""a5""#, r#""5""#],
+        &[r#""4""#, r#""5a""#],
+    );
+    // Negated: the strings the split pattern does not match.
+    check(
+        json!({"type": "string", "not": {"pattern": "^(?!ab)a"}}),
+        &compact(),
+        &[r#""ab""#, r#""b""#, r#""""#],
+        &[r#""a""#, r#""ac""#],
+    );
+    // Look-arounds elsewhere stay refused, naming the pattern.
+    for p in ["^a(?!b)c", "(?!^x)y", "^(?!a)b|c", "a(?<=a)b$"] {
+        let err = compile(&s(p), &compact()).unwrap_err();
+        assert!(
+            matches!(err.kind(), SchemaErrorKind::Pattern { pattern, .. } if pattern == p),
+            "{p}: {err}"
+        );
+        assert_eq!(err.pointer(), "/pattern");
+    }
+}
+
+#[test]
+fn counts_beside_exclusions_too_deep_to_write_are_refused_at_their_keyword() {
+    // Beside an excluded prefix, a count is written as nested groups, one per character: up
+    // to a depth the grammar's regex reader takes; past it, a typed error naming the keyword
+    // (it used to surface as the generated grammar's regex error).
+    let schema = |n: u64| json!({"type": "string", "maxLength": n, "not": {"pattern": "^aws:"}});
+    check(
+        schema(40),
+        &compact(),
+        &[r#""""#, r#""aws""#, r#""ab:cd""#],
+        &[r#""aws:""#, &format!("\"{}\"", "x".repeat(41))],
+    );
+    let err = compile(&schema(128), &compact()).unwrap_err();
+    assert!(err.is_unsupported(), "{err}");
+    assert_eq!(err.keyword(), Some("maxLength"));
+    let lenient = SchemaOptions {
+        lenient: true,
+        ..compact()
+    };
+    let c = compile(&schema(128), &lenient).unwrap();
+    assert_eq!(c.relaxations().len(), 1);
+    assert!(common::parser(c.lark()).is_ok(), "{}", c.lark());
+}
+
+#[test]
 fn regex_constraints() {
     let g = munch_schema::regex_grammar(r"^\d{3}-[a-z]+$").unwrap();
     let p = common::parser(&g).unwrap();
