@@ -1,9 +1,14 @@
 """Which real-world JSON Schemas each engine compiles: munch (its CLI), llguidance and XGrammar,
-on the SchemaStore schemas that `check-jsonschema` vendors (CI configurations, project files;
-fetched once with pip into the cache) or on the files given.
+on the SchemaStore schemas that `check-jsonschema` vendors (CI configurations, project files),
+on the CloudFormation resource schemas that `cfn-lint` ships (`--cloudformation`; both fetched
+once with pip into the cache) or on the files given.
 
 Usage (from the repository root, after `cargo build --release -p munch-cli`):
-    ~/.cache/munch/venv/bin/python bench/schema_coverage.py [--munch target/release/munch] [FILE.json...]
+    ~/.cache/munch/venv/bin/python bench/schema_coverage.py [--munch target/release/munch] \
+        [--cloudformation] [--counts] [FILE.json...]
+
+`--counts`: the counts, munch's check times and each engine's commonest refusals instead of a
+row per schema.
 
 The venv is python/run-tests.sh's; `pip install llguidance xgrammar` into it for the peers (an
 engine that does not import is left out). Prints one row per schema: each engine's verdict
@@ -13,6 +18,8 @@ larger language; munch and llguidance refuse what they cannot compile exactly (m
 keyword and its JSON pointer).
 """
 import argparse
+import collections
+import json
 import os
 import pathlib
 import re
@@ -23,6 +30,7 @@ import warnings
 import zipfile
 
 CHECK_JSONSCHEMA = "0.39.0"
+CFN_LINT = "1.58.0"
 
 
 def cache_dir():
@@ -52,13 +60,41 @@ def schemastore():
     return sorted(schemas.glob("*.json"))
 
 
+def cloudformation():
+    """The CloudFormation resource schemas that `cfn-lint` ships (1,898 of them: AWS resources'
+    properties, with patterns, lengths, enums and `$ref`s), fetched once."""
+    root = cache_dir() / f"cfn-lint-{CFN_LINT}"
+    schemas = root / "resources"
+    if not schemas.is_dir():
+        root.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+             f"cfn-lint=={CFN_LINT}", "-d", str(root)],
+            check=True,
+        )
+        wheel = next(root.glob("cfn_lint-*.whl"))
+        schemas.mkdir()
+        with zipfile.ZipFile(wheel) as z:
+            for name in z.namelist():
+                if name.startswith("cfnlint/data/schemas/resources/") and name.endswith(".json"):
+                    (schemas / pathlib.Path(name).name).write_bytes(z.read(name))
+    return sorted(schemas.glob("*.json"))
+
+
 def munch_verdict(cli, path):
     started = time.perf_counter()
     r = subprocess.run([cli, "check", f"schema:{path}"], capture_output=True, text=True)
     ms = (time.perf_counter() - started) * 1e3
     if r.returncode == 0:
         return "ok", ms
-    return r.stderr.strip().splitlines()[0] if r.stderr.strip() else f"exit {r.returncode}", ms
+    if r.stderr.strip():
+        return r.stderr.strip().splitlines()[0], ms
+    # The grammar loaded but its parser did not build: the reason is in the JSON line.
+    try:
+        reason = json.loads(r.stdout)["parser_error"]
+        return reason.split(": ", 1)[-1], ms
+    except (ValueError, KeyError):
+        return f"exit {r.returncode}", ms
 
 
 def engines():
@@ -92,14 +128,22 @@ def engines():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--munch", default="target/release/munch")
+    ap.add_argument("--cloudformation", action="store_true",
+                    help="cfn-lint's CloudFormation resource schemas instead of SchemaStore's")
+    ap.add_argument("--counts", action="store_true",
+                    help="print the counts and each engine's commonest refusals, not every row")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args()
-    files = [pathlib.Path(f) for f in args.files] or schemastore()
+    files = [pathlib.Path(f) for f in args.files] or (
+        cloudformation() if args.cloudformation else schemastore())
     peers = engines()
     names = ["munch"] + list(peers)
     counts = {n: 0 for n in names}
-    print("| schema | " + " | ".join(names) + " | munch ms |")
-    print("|---|" + "---|" * len(names) + "---:|")
+    refusals = {n: collections.Counter() for n in names}
+    times = []
+    if not args.counts:
+        print("| schema | " + " | ".join(names) + " | munch ms |")
+        print("|---|" + "---|" * len(names) + "---:|")
     for path in files:
         text = path.read_text()
         verdict, ms = munch_verdict(args.munch, path)
@@ -113,10 +157,27 @@ def main():
                 row[name] = re.sub(r"^\[[0-9:]+\] \S+:[0-9]+: ", "", msg)
         for n in names:
             counts[n] += row[n] == "ok"
-        cells = [r if r == "ok" else r[:70].replace("|", "/") for r in (row[n] for n in names)]
-        print(f"| {path.stem} | " + " | ".join(cells) + f" | {ms:.0f} |")
+            if row[n] != "ok":
+                # The refusal's kind: pointers, quoted text and numbers left out.
+                kind = re.sub("#\\S*|\"[^\"]*\"|'[^']*'|\\d+", "_", row[n])[:60]
+                refusals[n][kind] += 1
+        if verdict == "ok":
+            times.append(ms)
+        if not args.counts:
+            cells = [r if r == "ok" else r[:70].replace("|", "/") for r in (row[n] for n in names)]
+            print(f"| {path.stem} | " + " | ".join(cells) + f" | {ms:.0f} |")
     print()
     print(f"{len(files)} schemas compiled: " + ", ".join(f"{n} {counts[n]}" for n in names))
+    if times:
+        times.sort()
+        at = lambda p: times[min(len(times) - 1, int(p * len(times)))]
+        print(f"munch check (process included) on those it compiles: p50 {at(0.5):.0f} ms, "
+              f"p90 {at(0.9):.0f} ms, p99 {at(0.99):.0f} ms")
+    if args.counts:
+        for n in names:
+            print(f"\n{n}, commonest refusals:")
+            for kind, c in refusals[n].most_common(8):
+                print(f"  {c:5} {kind}")
 
 
 if __name__ == "__main__":

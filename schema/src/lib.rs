@@ -72,9 +72,11 @@
 //! string's exclusions, meet on automata),
 //! `dependentRequired`/`dependentSchemas` and draft-07's `dependencies` (an object without the
 //! key, or with what it depends on), `$ref` into the document (`$defs`, `definitions`,
-//! recursion), `min/maxLength`, `pattern`, `format` (the [`format::FORMATS`]), numeric bounds,
-//! `multipleOf` (powers of ten, 2 on integers), boolean schemas; annotations and formats munch
-//! does not know are ignored (as validators do).
+//! recursion), `min/maxLength`, `pattern` (ECMA-262; its look-arounds where they test the whole
+//! string: look-aheads at the start of an anchored pattern, `(?![\s\S])` and `(?<!X)$` at its
+//! end, each a pattern the string must or must not match), `format` (the
+//! [`format::FORMATS`]), numeric bounds, `multipleOf` (powers of ten, 2 on integers), boolean
+//! schemas; annotations and formats munch does not know are ignored (as validators do).
 //! `uniqueItems` over a finite domain of at most 8 values (`enum` items, booleans). Refused:
 //! `uniqueItems` on other arrays of more than one item, `maxContains`, `not`/`if` of other
 //! schemas and overlapping `oneOf` whose branches' complements are not among those, other
