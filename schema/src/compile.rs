@@ -1377,6 +1377,9 @@ pub(crate) fn unanchored(hir: &regex_syntax::hir::Hir, enc: Encoding) -> Result<
     anchored_match(hir, enc, false)
 }
 
+/// The most branches [`anchored_match`] distributes a pattern's anchored alternations into.
+const MAX_ANCHORED_BRANCHES: usize = 64;
+
 /// The regex for `hir`'s matches; `whole`: the match is the whole text (anchors at the ends
 /// are redundant), else a side without an anchor takes any characters.
 pub(crate) fn anchored_match(
@@ -1384,24 +1387,28 @@ pub(crate) fn anchored_match(
     enc: Encoding,
     whole: bool,
 ) -> Result<String, String> {
-    use crate::length::{concat_parts, uncaptured};
-    use regex_syntax::hir::{HirKind, Look};
+    use crate::length::uncaptured;
+    use regex_syntax::hir::{Hir, HirKind, Look};
     let any = match enc {
         Encoding::Json => format!("{JSON_CHAR}*"),
         Encoding::Raw => r"[\x00-\U0010ffff]*".to_string(),
     };
-    let h = uncaptured(hir);
-    let branches: Vec<&regex_syntax::hir::Hir> = match h.kind() {
-        HirKind::Alternation(subs) => subs.iter().collect(),
-        _ => vec![h],
-    };
-    let mut alts = Vec::new();
-    for b in branches {
-        let parts = concat_parts(uncaptured(b));
-        let mut lo = 0;
-        let mut hi = parts.len();
-        let mut start = false;
-        let mut end = false;
+    /// The branches of a concatenation `seq` as (anchored at the start, parts, anchored at
+    /// the end), its anchors taken out: a top-level alternation's branches, and an alternation
+    /// holding anchors distributed over the concatenation around it (`^(?:a$|b)` is
+    /// `^a$|^b`; regex-syntax writes `^\S.*\S$|^\S$` as `^\S(?:.*\S$|$)`, factoring the
+    /// common prefix). At most [`MAX_ANCHORED_BRANCHES`]; recursive, its depth bounded by the
+    /// pattern's nesting and that count.
+    fn branches(seq: Vec<Hir>, out: &mut Vec<(bool, Vec<Hir>, bool)>) {
+        let mut parts: Vec<Hir> = Vec::new();
+        for p in seq {
+            match uncaptured(&p).kind() {
+                HirKind::Concat(subs) => parts.extend(subs.iter().map(|s| uncaptured(s).clone())),
+                _ => parts.push(uncaptured(&p).clone()),
+            }
+        }
+        let (mut lo, mut hi) = (0, parts.len());
+        let (mut start, mut end) = (false, false);
         while lo < hi && matches!(parts[lo].kind(), HirKind::Look(Look::Start)) {
             start = true;
             lo += 1;
@@ -1410,8 +1417,36 @@ pub(crate) fn anchored_match(
             end = true;
             hi -= 1;
         }
+        let split = (lo..hi).find(|&i| match parts[i].kind() {
+            HirKind::Alternation(_) => hi - lo == 1 || !parts[i].properties().look_set().is_empty(),
+            _ => false,
+        });
+        if let (Some(i), true) = (split, out.len() < MAX_ANCHORED_BRANCHES) {
+            if let HirKind::Alternation(subs) = parts[i].kind() {
+                for b in subs {
+                    let mut seq: Vec<Hir> = Vec::new();
+                    if start {
+                        seq.push(Hir::look(Look::Start));
+                    }
+                    seq.extend_from_slice(&parts[lo..i]);
+                    seq.push(b.clone());
+                    seq.extend_from_slice(&parts[i + 1..hi]);
+                    if end {
+                        seq.push(Hir::look(Look::End));
+                    }
+                    branches(seq, out);
+                }
+                return;
+            }
+        }
+        out.push((start, parts[lo..hi].to_vec(), end));
+    }
+    let mut all = Vec::new();
+    branches(vec![hir.clone()], &mut all);
+    let mut alts = Vec::new();
+    for (start, parts, end) in all {
         let mut core = String::new();
-        for p in &parts[lo..hi] {
+        for p in &parts {
             core.push_str("(?:");
             core.push_str(&encode::emit(p, enc)?);
             core.push(')');

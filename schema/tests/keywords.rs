@@ -371,13 +371,17 @@ fn look_arounds_that_test_the_whole_string() {
         &[r#""abc""#, r#""ab1""#, r#""abcde""#],
         &[r#""ab""#, r#""1bc""#, r#""abcdef""#],
     );
-    // At the end: no character follows, or the string does (not) end with a match.
-    check(
-        s(r"^\S([\s\S]*\S)?(?![\s\S])"),
-        &compact(),
-        &[r#""a""#, r#""a b""#],
-        &[r#""""#, r#"" a""#, r#""a ""#],
-    );
+    // At the end: no character follows, or the string does (not) end with a match. (The same
+    // strings with anchors in alternations, which regex-syntax factors into a group after
+    // `^\S`: see `anchors_inside_alternations_are_distributed`.)
+    for p in [r"^\S([\s\S]*\S)?(?![\s\S])", r"(^[\S].*[\S]$)|(^[\S]$)"] {
+        check(
+            s(p),
+            &compact(),
+            &[r#""a""#, r#""a b""#],
+            &[r#""""#, r#"" a""#, r#""a ""#],
+        );
+    }
     check(
         s(r"^[a-z.]*(?<!\.)$"),
         &compact(),
@@ -430,6 +434,37 @@ fn counts_beside_exclusions_too_deep_to_write_are_refused_at_their_keyword() {
     let c = compile(&schema(128), &lenient).unwrap();
     assert_eq!(c.relaxations().len(), 1);
     assert!(common::parser(c.lark()).is_ok(), "{}", c.lark());
+}
+
+#[test]
+fn anchors_inside_alternations_are_distributed() {
+    let s = |p: &str| json!({"type": "string", "pattern": p});
+    check(
+        s("^$|^d-[0-9a-f]{2}$"),
+        &compact(),
+        &[r#""""#, r#""d-0f""#],
+        &[r#""d-0""#, r#""xd-0f""#, r#"" ""#],
+    );
+    check(
+        s("^(a|b$)"),
+        &compact(),
+        &[r#""a""#, r#""ax""#, r#""b""#],
+        &[r#""bx""#, r#""xa""#],
+    );
+    check(
+        s("^(x|y)(z$|w)"),
+        &compact(),
+        &[r#""xz""#, r#""yw""#, r#""xwq""#],
+        &[r#""xzq""#, r#""zx""#, r#""axz""#],
+    );
+    // An anchor after characters, or inside a group after them, is still refused.
+    for p in ["^arn:x/^.{1,5}$", "x(^a|b)"] {
+        let err = compile(&s(p), &compact()).unwrap_err();
+        assert!(
+            matches!(err.kind(), SchemaErrorKind::Pattern { .. }),
+            "{p}: {err}"
+        );
+    }
 }
 
 #[test]
