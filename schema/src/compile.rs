@@ -481,6 +481,30 @@ impl<'a> Emitter<'a> {
         Ok(format!(r"\x22{JSON_CODE_POINT}{q}\x22"))
     }
 
+    /// The keys matching ECMA pattern `p`, as one regex (`None`: no key does). A pattern whose
+    /// look-arounds test the whole string ([`crate::ecma::split_look_arounds`]) is the strings
+    /// its parts match and do not, met on automata; relaxed (lenient), the first part.
+    fn key_pattern(&mut self, p: &str, ptr: &str) -> Result<Option<String>, SchemaError> {
+        let Some(split) = crate::ecma::split_look_arounds(p) else {
+            return self.pattern_string(p, ptr).map(Some);
+        };
+        let mut include = Vec::new();
+        for q in &split.all {
+            include.push(self.pattern_string(q, ptr)?);
+        }
+        if include.is_empty() {
+            include.push(any_string());
+        }
+        let mut exclude = Vec::new();
+        for q in &split.none {
+            exclude.push(self.pattern_string(q, ptr)?);
+        }
+        let what = "the pattern's look-arounds";
+        Ok(self
+            .combined(&include, &exclude, ("patternProperties", ptr), what)?
+            .unwrap_or_else(|| include.into_iter().next()))
+    }
+
     /// A JSON string containing a match of ECMA pattern `p` (anchors taken as the spec has them).
     fn pattern_string(&mut self, p: &str, ptr: &str) -> Result<String, SchemaError> {
         let perr = |reason: String| {
@@ -869,7 +893,9 @@ impl<'a> Emitter<'a> {
                 }
                 None => {
                     for (p, c, pptr) in &s.pattern_props {
-                        let key = self.pattern_string(p, pptr)?;
+                        let Some(key) = self.key_pattern(p, pptr)? else {
+                            continue;
+                        };
                         let key = self.terminal(key);
                         if let Some(v) = self.rule_for(c, &ptr)? {
                             let m = self.name("m");
@@ -986,16 +1012,19 @@ impl<'a> Emitter<'a> {
     ) -> Result<Option<Vec<String>>, SchemaError> {
         let mut keys: Vec<(String, Conj)> = Vec::new();
         for (p, c, pptr) in &s.pattern_props {
-            keys.push((self.pattern_string(p, pptr)?, c.clone()));
+            if let Some(key) = self.key_pattern(p, pptr)? {
+                keys.push((key, c.clone()));
+            }
         }
         let schema_text = |c: &Conj| {
             serde_json::to_string(&c.iter().map(|x| &x.value).collect::<Vec<_>>())
                 .unwrap_or_default()
         };
         // Patterns with one schema are one pattern (their union).
-        if keys
-            .iter()
-            .all(|(_, c)| schema_text(c) == schema_text(&keys[0].1))
+        if !keys.is_empty()
+            && keys
+                .iter()
+                .all(|(_, c)| schema_text(c) == schema_text(&keys[0].1))
         {
             let union = keys
                 .iter()

@@ -401,6 +401,15 @@ fn look_arounds_that_test_the_whole_string() {
         &[r#""ab""#, r#""b""#, r#""""#],
         &[r#""a""#, r#""ac""#],
     );
+    // A key pattern: the keys it takes exclude the look-ahead's, which additional properties
+    // take.
+    check(
+        json!({"type": "object", "patternProperties": {"^(?!aws:)[a-z:]+$": {"type": "integer"}},
+               "additionalProperties": {"type": "string"}}),
+        &compact(),
+        &[r#"{"ab":1}"#, r#"{"aws:x":"s"}"#, r#"{"aws":2,"A":"t"}"#],
+        &[r#"{"ab":"s"}"#, r#"{"aws:x":1}"#],
+    );
     // Look-arounds elsewhere stay refused, naming the pattern.
     for p in ["^a(?!b)c", "(?!^x)y", "^(?!a)b|c", "a(?<=a)b$"] {
         let err = compile(&s(p), &compact()).unwrap_err();
