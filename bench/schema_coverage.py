@@ -159,7 +159,8 @@ def main():
             counts[n] += row[n] == "ok"
             if row[n] != "ok":
                 # The refusal's kind: pointers, quoted text and numbers left out.
-                kind = re.sub("#\\S*|\"[^\"]*\"|'[^']*'|\\d+", "_", row[n])[:60]
+                first = row[n].splitlines()[0] if row[n].strip() else row[n]
+                kind = re.sub("#\\S*|\"[^\"]*\"|'[^']*'|\\d+", "_", first)[:60]
                 refusals[n][kind] += 1
         if verdict == "ok":
             times.append(ms)

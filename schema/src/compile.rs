@@ -1100,8 +1100,11 @@ impl<'a> Emitter<'a> {
     }
 
     /// The regex for the strings every `include` matches and no `exclude` does (`Some(None)`
-    /// when there are none); `None` after a relaxation of `keyword` at `ptr` (lenient) where
-    /// the automata exceed [`COMBINE_BUDGET`], `what` saying what was combined.
+    /// when there are none). Where the automata exceed [`COMBINE_BUDGET`] (a count of
+    /// characters beside a pattern, written back as a regex, nests a group per character),
+    /// the regex is an intersection that the lexer computes ([`meet`]). `None` after a
+    /// relaxation of `keyword` at `ptr` (lenient) where a regex uses what the automata do not
+    /// model, `what` saying what was combined.
     fn combined(
         &mut self,
         include: &[String],
@@ -1111,6 +1114,7 @@ impl<'a> Emitter<'a> {
     ) -> Result<Option<Option<String>>, SchemaError> {
         match boolean::combine(include, exclude, COMBINE_BUDGET) {
             Ok(r) => Ok(Some(r)),
+            Err(boolean::BoolError::TooBig) => Ok(Some(Some(meet(include, exclude)))),
             Err(e) => {
                 self.norm.relax(ptr, keyword, &format!("{what}: {e}"))?;
                 Ok(None)
@@ -1404,6 +1408,27 @@ fn emit_class(cls: regex_syntax::hir::ClassUnicode) -> Option<String> {
 /// side without one takes any characters.
 pub(crate) fn unanchored(hir: &regex_syntax::hir::Hir, enc: Encoding) -> Result<String, String> {
     anchored_match(hir, enc, false)
+}
+
+/// The strings every one of `include` matches and none of `exclude` does, as a regex the
+/// lexer reads as an intersection (see `munch_lexer::dfa::meet_name`): each part but the first
+/// in a reserved group at the start, the first after them. The lexer determinises each part
+/// and takes their product, within its own budgets (a budget hit is a lexer error that names
+/// the terminal's subschema).
+fn meet(include: &[String], exclude: &[String]) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    for (all, parts) in [(true, &include[1..]), (false, exclude)] {
+        for p in parts {
+            n += 1;
+            out.push_str(&format!(
+                "(?P<{}>(?:{p}))",
+                munch_lexer::dfa::meet_name(all, n)
+            ));
+        }
+    }
+    out.push_str(&format!("(?:{})", include[0]));
+    out
 }
 
 /// The most branches [`anchored_match`] distributes a pattern's anchored alternations into.

@@ -422,27 +422,38 @@ fn look_arounds_that_test_the_whole_string() {
 }
 
 #[test]
-fn counts_beside_exclusions_too_deep_to_write_are_refused_at_their_keyword() {
-    // Beside an excluded prefix, a count is written as nested groups, one per character: up
-    // to a depth the grammar's regex reader takes; past it, a typed error naming the keyword
-    // (it used to surface as the generated grammar's regex error).
+fn counts_beside_exclusions_meet_in_the_lexer() {
+    // Beside an excluded prefix a count is written back as a regex nesting a group per
+    // character: up to a depth the grammar's regex reader takes, and past it (or past the
+    // automata's budget) the lexer intersects the parts itself.
     let schema = |n: u64| json!({"type": "string", "maxLength": n, "not": {"pattern": "^aws:"}});
+    for n in [40u64, 128] {
+        let at_most = format!("\"{}\"", "x".repeat(n as usize));
+        let over = format!("\"{}\"", "x".repeat(n as usize + 1));
+        check(
+            schema(n),
+            &compact(),
+            &[r#""""#, r#""aws""#, r#""ab:cd""#, &at_most],
+            &[r#""aws:""#, &over],
+        );
+    }
+    let lark = compile(&schema(128), &compact())
+        .unwrap()
+        .lark()
+        .to_string();
+    assert!(lark.contains(munch_lexer::dfa::MEET_PREFIX), "{lark}");
+    // A pattern with a count past the automata's budget (and the reader's nesting).
     check(
-        schema(40),
+        json!({"type": "string", "pattern": "^[a-z](-*[a-z])*$", "minLength": 2, "maxLength": 63}),
         &compact(),
-        &[r#""""#, r#""aws""#, r#""ab:cd""#],
-        &[r#""aws:""#, &format!("\"{}\"", "x".repeat(41))],
+        &[r#""ab""#, r#""a--b""#, &format!("\"{}\"", "a".repeat(63))],
+        &[
+            r#""a""#,
+            r#""a-""#,
+            r#""-a""#,
+            &format!("\"{}\"", "a".repeat(64)),
+        ],
     );
-    let err = compile(&schema(128), &compact()).unwrap_err();
-    assert!(err.is_unsupported(), "{err}");
-    assert_eq!(err.keyword(), Some("maxLength"));
-    let lenient = SchemaOptions {
-        lenient: true,
-        ..compact()
-    };
-    let c = compile(&schema(128), &lenient).unwrap();
-    assert_eq!(c.relaxations().len(), 1);
-    assert!(common::parser(c.lark()).is_ok(), "{}", c.lark());
 }
 
 #[test]

@@ -114,7 +114,7 @@ pub(crate) fn lower(
 ) -> Result<Grammar, RawError> {
     let defs = super::defs::collect(&flat.file, &flat.hidden)?;
     super::defs::validate(&defs)?;
-    let patterns = terminals::build_all(&defs, src, config.max_nesting)?;
+    let patterns = terminals::build_all(&defs, src, config.max_nesting, config.meets)?;
     let mut l = Lowerer::new(&defs, patterns, src, config.max_nesting);
     l.lower_rules()?;
     l.assemble(&config.start, span)

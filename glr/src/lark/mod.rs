@@ -105,6 +105,12 @@ pub struct LoadConfig {
     /// grammar is an [`ErrorKind::LimitExceeded`] error before anything is parsed, where
     /// lowering and table construction would take seconds.
     pub max_grammar_bytes: usize,
+    /// Keep the reserved intersection groups of regex terminals
+    /// ([`munch_lexer::dfa::meet_name`]: the lexemes must match, or must not match, the
+    /// group's pattern too) instead of reading them as plain groups. For grammars a front end
+    /// generates (munch's JSON Schema compiler); off by default, so that a hand-written
+    /// grammar's named groups mean what Python's `re` says.
+    pub meets: bool,
 }
 
 impl Default for LoadConfig {
@@ -117,6 +123,7 @@ impl Default for LoadConfig {
             base_dir: None,
             lark_grammars: None,
             max_grammar_bytes: 4 << 20,
+            meets: false,
         }
     }
 }

@@ -35,7 +35,7 @@
 //!   Python's `$` also matches before a final newline. `\N{NAME}` and the `a`/`L` inline flags
 //!   are reported as errors.
 
-use munch_lexer::dfa::{look_around_name, LookAroundKind};
+use munch_lexer::dfa::{look_around_name, LookAroundKind, MEET_PREFIX};
 use regex_syntax::hir::{Class, ClassUnicode, ClassUnicodeRange, Hir, Repetition};
 use regex_syntax::ParserBuilder;
 
@@ -69,13 +69,20 @@ fn python_perl_class(letter: char, in_class: bool) -> &'static str {
 
 /// Compiles the Python regex `pattern` with Lark flags `flags` (a subset of `imslux`).
 /// The error is a message for [`super::error::ErrorKind::BadRegex`].
-pub(crate) fn compile(pattern: &str, flags: &str, nest_limit: u32) -> Result<Compiled, String> {
+///
+/// `meets`: [`super::LoadConfig::meets`].
+pub(crate) fn compile(
+    pattern: &str,
+    flags: &str,
+    nest_limit: u32,
+    meets: bool,
+) -> Result<Compiled, String> {
     if flags.contains('l') {
         // Lark's grammar syntax takes `l`, but it writes flags inline (`(?l:…)`), which
         // Python's `re` refuses, so Lark cannot compile such a terminal.
         return Err("`l` is not a regex flag (Lark cannot compile `(?l:…)`)".to_string());
     }
-    let (out, unsupported) = translate(pattern, flags.contains('x'))?;
+    let (out, unsupported) = translate_with(pattern, flags.contains('x'), meets)?;
     if !flags.contains('i') && !flags.contains('x') {
         if let Some(hir) = simple(&out, nest_limit) {
             return Ok(Compiled { hir, unsupported });
@@ -319,13 +326,25 @@ impl Simple<'_> {
     }
 }
 
-/// The `regex-syntax` rewrite of a Python pattern, and the first unsupported construct.
+/// [`translate_with`] for a hand-written grammar (no intersection groups).
+#[cfg(test)]
 pub(crate) fn translate(pattern: &str, verbose: bool) -> Result<(String, Option<String>), String> {
+    translate_with(pattern, verbose, false)
+}
+
+/// The `regex-syntax` rewrite of a Python pattern, and the first unsupported construct; the
+/// reserved intersection groups are kept where `meets` ([`super::LoadConfig::meets`]).
+fn translate_with(
+    pattern: &str,
+    verbose: bool,
+    meets: bool,
+) -> Result<(String, Option<String>), String> {
     let mut t = Translator {
         chars: pattern.chars().collect(),
         i: 0,
         out: String::with_capacity(pattern.len() + 16),
         verbose,
+        meets,
         stack: Vec::new(),
         prev: Prev::Start,
         groups: 0,
@@ -361,6 +380,8 @@ struct Translator {
     i: usize,
     out: String,
     verbose: bool,
+    /// Keep the reserved intersection groups ([`super::LoadConfig::meets`]).
+    meets: bool,
     /// For each open group: `verbose` before it.
     stack: Vec<bool>,
     prev: Prev,
@@ -798,6 +819,15 @@ impl Translator {
                 Some('<') => {
                     let name = self.group_name(4, '>')?;
                     let len = 4 + name.chars().count() + 1;
+                    if self.meets && name.starts_with(MEET_PREFIX) {
+                        // Kept for the lexer, which reads it as a part of an intersection.
+                        self.names.push(name.clone());
+                        self.stack.push(self.verbose);
+                        self.out.push_str(&format!("(?P<{name}>"));
+                        self.i += len;
+                        self.prev = Prev::Start;
+                        return Ok(());
+                    }
                     self.named_group(name)?;
                     self.push_group(len)
                 }
@@ -1068,7 +1098,7 @@ mod tests {
             let out = tr(p);
             let fast = simple(&out, 250).unwrap_or_else(|| panic!("{p} ({out}) is simple"));
             assert_eq!(Some(fast.clone()), parsed(&out), "{p}");
-            assert_eq!(compile(p, "", 250).unwrap().hir, fast);
+            assert_eq!(compile(p, "", 250, false).unwrap().hir, fast);
         }
         // Written as the translation writes (or would not): what regex-syntax means by them
         // differs, or it refuses them.
@@ -1100,16 +1130,20 @@ mod tests {
         for p in [r"\d+", ".a", "(?!a)b", "a(?<!b)", r"a\Z"] {
             let out = tr(p);
             assert!(simple(&out, 250).is_none(), "{p} ({out}) is for the parser");
-            assert_eq!(compile(p, "", 250).map(|c| c.hir).ok(), parsed(&out), "{p}");
+            assert_eq!(
+                compile(p, "", 250, false).map(|c| c.hir).ok(),
+                parsed(&out),
+                "{p}"
+            );
         }
         // Flags that change a literal's meaning take the parser.
-        let folded = compile("ab", "i", 250).unwrap().hir;
+        let folded = compile("ab", "i", 250, false).unwrap().hir;
         assert_ne!(folded, Hir::literal(*b"ab"));
         // Nesting near the limit is the parser's to refuse.
         let deep = "(?:(?:(?:(?:a)b)c)d)";
         assert!(simple(deep, 12).is_none());
         assert_eq!(simple(deep, 250), parsed(deep));
-        assert!(compile("((((a))))", "", 3).is_err());
+        assert!(compile("((((a))))", "", 3, false).is_err());
     }
 
     /// Patterns in the translation's dialect, mostly within what [`simple`] reads, with some
@@ -1227,7 +1261,7 @@ mod tests {
             (r"\S", "\x1c", false),
         ];
         for &(pattern, text, expected) in cases {
-            let hir = compile(pattern, "", 250).unwrap().hir;
+            let hir = compile(pattern, "", 250, false).unwrap().hir;
             // One-character patterns: check the class directly.
             let ch = text.chars().next().unwrap();
             let matched = match hir.kind() {
@@ -1242,9 +1276,21 @@ mod tests {
 
     #[test]
     fn compile_applies_flags() {
-        let c = compile("ab", "i", 250).unwrap();
+        let c = compile("ab", "i", 250, false).unwrap();
         assert!(c.hir.properties().minimum_len() == Some(2));
         assert!(c.unsupported.is_none());
-        assert!(compile("(", "", 250).is_err());
+        assert!(compile("(", "", 250, false).is_err());
+    }
+
+    #[test]
+    fn intersection_groups_are_kept_only_when_asked() {
+        let name = munch_lexer::dfa::meet_name(true, 1);
+        let p = format!("(?P<{name}>a+)a");
+        let (kept, _) = translate_with(&p, false, true).unwrap();
+        assert_eq!(kept, format!("(?P<{name}>a+)a"));
+        // A hand-written grammar's group of that name is a group, as in Python's `re`.
+        assert_eq!(tr(&p), "(?:a+)a");
+        // Other named groups are groups either way.
+        assert_eq!(translate_with("(?P<x>a)", false, true).unwrap().0, "(?:a)");
     }
 }

@@ -112,7 +112,7 @@ fn err(kind: ErrorKind, pos: Pos) -> RawError {
 
 /// The pattern of a string literal, regex literal or range (in a terminal or, anonymous, in a
 /// rule).
-fn leaf(v: &Value, nest_limit: u32) -> Result<Piece, RawError> {
+fn leaf(v: &Value, nest_limit: u32, meets: bool) -> Result<Piece, RawError> {
     match v {
         Value::Literal(lit) => {
             let val = literal_value(lit).map_err(|_| {
@@ -151,7 +151,7 @@ fn leaf(v: &Value, nest_limit: u32) -> Result<Piece, RawError> {
                     })
                 }
                 LitKind::Regex => {
-                    let c = pyre::compile(&val.value, &val.flags, nest_limit)
+                    let c = pyre::compile(&val.value, &val.flags, nest_limit, meets)
                         .map_err(|message| err(ErrorKind::BadRegex { message }, lit.pos))?;
                     let (size, depth) = measure(&c.hir);
                     Ok(Piece {
@@ -207,7 +207,7 @@ pub(crate) fn identity(v: &Value) -> Option<Identity> {
 
 /// The pattern of an anonymous literal or range used in a rule.
 pub(crate) fn anonymous(v: &Value, source: &str, nest_limit: u32) -> Result<TermPattern, RawError> {
-    let p = leaf(v, nest_limit)?;
+    let p = leaf(v, nest_limit, false)?;
     Ok(TermPattern {
         hir: p.hir.map_err(NoPattern::Unsupported),
         identity: p.identity,
@@ -227,11 +227,13 @@ pub(crate) fn build_all(
     defs: &Defs<'_>,
     src: &str,
     max_nesting: usize,
+    meets: bool,
 ) -> Result<Vec<Option<TermPattern>>, RawError> {
     let mut b = Builder {
         defs,
         src,
         max_nesting,
+        meets,
         nest_limit: u32::try_from(max_nesting).unwrap_or(u32::MAX),
         done: vec![None; defs.terms.len()],
     };
@@ -285,6 +287,8 @@ struct Builder<'d, 'f> {
     defs: &'d Defs<'f>,
     src: &'d str,
     max_nesting: usize,
+    /// [`super::LoadConfig::meets`].
+    meets: bool,
     nest_limit: u32,
     done: Vec<Option<TermPattern>>,
 }
@@ -468,7 +472,7 @@ impl Builder<'_, '_> {
                     self.at(entry, v.pos()),
                 ))
             }
-            Atom::Value(v) => leaf(v, self.nest_limit).map_err(|mut er| {
+            Atom::Value(v) => leaf(v, self.nest_limit, self.meets).map_err(|mut er| {
                 er.pos = self.at(entry, er.pos);
                 er
             })?,

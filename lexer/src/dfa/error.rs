@@ -66,6 +66,16 @@ pub enum LexerBuildErrorKind {
         /// Its name.
         name: String,
     },
+    /// A part of a terminal's intersection ([`meet_name`](super::meet_name)) does not build,
+    /// or the product of its parts exceeds the state budget.
+    Intersection {
+        /// The terminal.
+        terminal: TerminalId,
+        /// Its name.
+        name: String,
+        /// What went wrong with the part, or the budget the product hit.
+        source: Box<LexerBuildError>,
+    },
     /// More terminals than [`TerminalId`] can number.
     TooManyTerminals {
         /// How many were given.
@@ -87,7 +97,8 @@ impl LexerBuildError {
             LexerBuildErrorKind::NfaTooBig { terminal, .. }
             | LexerBuildErrorKind::TooDeep { terminal, .. }
             | LexerBuildErrorKind::Unsupported { terminal, .. }
-            | LexerBuildErrorKind::EmptyMatch { terminal, .. } => Some(terminal),
+            | LexerBuildErrorKind::EmptyMatch { terminal, .. }
+            | LexerBuildErrorKind::Intersection { terminal, .. } => Some(terminal),
             _ => None,
         }
     }
@@ -136,6 +147,11 @@ impl fmt::Display for LexerBuildError {
                 f,
                 "terminal {name} (#{terminal}): pattern matches the empty string"
             ),
+            LexerBuildErrorKind::Intersection {
+                name,
+                terminal,
+                source,
+            } => write!(f, "terminal {name} (#{terminal}): its intersection: {source}"),
             LexerBuildErrorKind::TooManyTerminals { given, limit } => {
                 write!(f, "{given} terminals given, at most {limit} are supported")
             }

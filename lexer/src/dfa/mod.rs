@@ -176,6 +176,7 @@ mod determinize;
 mod error;
 mod lexer;
 pub mod look;
+mod meet;
 mod minimize;
 mod nfa;
 mod pending;
@@ -185,6 +186,7 @@ mod tokenize;
 pub use error::{LexError, LexerBuildError, LexerBuildErrorKind};
 pub use lexer::{Lexer, LexerConfig};
 pub use look::{look_around_name, LookAroundKind, LOOK_AROUND_PREFIX};
+pub use meet::{meet_name, MEET_PREFIX};
 pub use set::{Iter as TerminalSetIter, TerminalSet};
 pub use tokenize::Lexeme;
 

@@ -15,6 +15,7 @@ use regex_syntax::hir::{Hir, HirKind, Look};
 
 use super::error::{LexerBuildError, LexerBuildErrorKind};
 use super::look::{self, LookAroundKind};
+use super::meet;
 use super::{LexerConfig, TerminalSpec};
 use crate::TerminalId;
 
@@ -156,7 +157,23 @@ impl Nfa {
             behind: vec![false; specs.len()],
             memory: 0,
         };
-        COMPILER.with_borrow_mut(|compiler| nfa.add_terminals(compiler, specs, config))?;
+        // Intersections first: their parts are lexers of their own, built with this thread's
+        // compiler.
+        let mut meets: Vec<Option<meet::Product>> = Vec::with_capacity(specs.len());
+        for (index, spec) in specs.iter().enumerate() {
+            let product = match spec.hir.as_ref().and_then(meet::parts) {
+                Some((all, none)) => Some(meet::product(
+                    TerminalId::from_usize(index),
+                    &spec.name,
+                    &all,
+                    &none,
+                    config,
+                )?),
+                None => None,
+            };
+            meets.push(product);
+        }
+        COMPILER.with_borrow_mut(|compiler| nfa.add_terminals(compiler, specs, &meets, config))?;
         nfa.any_lazy = nfa.lazy.iter().any(|&l| l);
         debug_assert!(nfa.owner.windows(2).all(|w| w[0] <= w[1]));
         Ok(nfa)
@@ -167,12 +184,24 @@ impl Nfa {
         &mut self,
         compiler: &mut thompson::Compiler,
         specs: &[TerminalSpec],
+        meets: &[Option<meet::Product>],
         config: &LexerConfig,
     ) -> Result<(), LexerBuildError> {
         let nfa = self;
         for (index, spec) in specs.iter().enumerate() {
             let terminal = TerminalId::from_usize(index);
             let Some(hir) = &spec.hir else { continue };
+            if let Some(product) = &meets[index] {
+                let start = nfa.append_product(terminal, product, config)?;
+                if nfa.matches_empty(start) {
+                    return Err(LexerBuildError::new(LexerBuildErrorKind::EmptyMatch {
+                        terminal,
+                        name: spec.name.clone(),
+                    }));
+                }
+                nfa.starts.push(start);
+                continue;
+            }
             let facts = hir_facts(hir);
             if let Some(look) = facts.look {
                 return Err(LexerBuildError::new(LexerBuildErrorKind::Unsupported {
@@ -359,15 +388,7 @@ impl Nfa {
                     }))
                 }
             };
-            self.memory += std::mem::size_of::<Node>()
-                + std::mem::size_of::<TerminalId>()
-                + match &node {
-                    Node::Bytes(r) => r.len() * std::mem::size_of::<Range>(),
-                    Node::Eps(e) => e.len() * 4,
-                    _ => 0,
-                };
-            self.nodes.push(node);
-            self.owner.push(terminal);
+            self.push(terminal, node);
             i += 1;
             if self.memory > config.max_build_memory {
                 return Err(LexerBuildError::new(LexerBuildErrorKind::TooMuchMemory {
@@ -383,6 +404,75 @@ impl Nfa {
             }
         }
         Ok(start)
+    }
+
+    /// Appends `node`, owned by `terminal`, counting its memory.
+    fn push(&mut self, terminal: TerminalId, node: Node) {
+        self.memory += std::mem::size_of::<Node>()
+            + std::mem::size_of::<TerminalId>()
+            + match &node {
+                Node::Bytes(r) => r.len() * std::mem::size_of::<Range>(),
+                Node::Eps(e) => e.len() * 4,
+                _ => 0,
+            };
+        self.nodes.push(node);
+        self.owner.push(terminal);
+    }
+
+    /// Appends the nodes of an intersection's product automaton (see [`meet`]); returns its
+    /// start. A state that accepts is an ε-node to its byte node and the match.
+    fn append_product(
+        &mut self,
+        terminal: TerminalId,
+        product: &meet::Product,
+        config: &LexerConfig,
+    ) -> Result<u32, LexerBuildError> {
+        let base = self.nodes.len();
+        let n = product.states.len();
+        let accepting = product.states.iter().filter(|s| s.1).count();
+        if base + 2 * n + 2 >= 1 << 31 {
+            return Err(LexerBuildError::new(LexerBuildErrorKind::TooMuchMemory {
+                limit: config.max_build_memory,
+            }));
+        }
+        let ranges = |runs: &[meet::Run]| -> Box<[Range]> {
+            runs.iter()
+                .map(|&(lo, hi, to)| Range {
+                    lo,
+                    hi,
+                    next: (base + to as usize) as u32,
+                })
+                .collect()
+        };
+        let mut nodes: Vec<Node> = Vec::with_capacity(n + accepting + 1);
+        let mut extra: Vec<Node> = Vec::with_capacity(accepting);
+        let match_node = (base + n + accepting) as u32;
+        if n == 0 {
+            // Nothing is accepted: a start that goes nowhere.
+            nodes.push(Node::Fail);
+        }
+        for (runs, accepts) in &product.states {
+            if *accepts {
+                let bytes = (base + n + extra.len()) as u32;
+                nodes.push(Node::Eps(Box::new([bytes, match_node])));
+                extra.push(Node::Bytes(ranges(runs)));
+            } else {
+                nodes.push(Node::Bytes(ranges(runs)));
+            }
+        }
+        nodes.extend(extra);
+        if n > 0 {
+            nodes.push(Node::Match);
+        }
+        for node in nodes {
+            self.push(terminal, node);
+        }
+        if self.memory > config.max_build_memory {
+            return Err(LexerBuildError::new(LexerBuildErrorKind::TooMuchMemory {
+                limit: config.max_build_memory,
+            }));
+        }
+        Ok(base as u32)
     }
 
     /// Whether the ε-closure of `start` holds a match.

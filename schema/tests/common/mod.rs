@@ -8,9 +8,17 @@ use munch_glr::parser::{Parser, ParserConfig, ParserState};
 use munch_schema::{compile, SchemaOptions};
 use serde_json::Value;
 
-/// The parser of a Lark text, or the loader's message.
+/// The parser of a schema's Lark text (loaded as `Grammar::from_json_schema` loads it: its
+/// intersection groups read as such), or the loader's or the parser builder's message.
 pub fn parser(lark: &str) -> Result<Arc<Parser>, String> {
-    munch_testkit::grammar::try_parser_with(lark, &ParserConfig::default())
+    let load = munch_glr::lark::LoadConfig {
+        meets: true,
+        ..Default::default()
+    };
+    let grammar = munch_glr::lark::load(lark.as_bytes(), &load).map_err(|e| e.to_string())?;
+    Parser::new(&grammar, &ParserConfig::default())
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
 }
 
 /// Whether `text` is a whole sentence.
