@@ -43,6 +43,14 @@
 //! `maxLength` beside email addresses). Such a grammar still compiles within the lexer's state
 //! budget, or fails with the budget's typed error; it is never approximated.
 //!
+//! A string's constraints that meet (a pattern beside a length, a pattern beside another, the
+//! strings a `not` excludes) are intersected on automata and written back as one regex. Where
+//! that is past the combination's budget (a count of a few hundred characters) or the regex
+//! would nest too deep (state elimination nests a group per counted character), the regex
+//! holds the parts in reserved groups (`munch_lexer::dfa::meet_name`) and the lexer intersects
+//! them itself; `munch::Grammar::from_json_schema` loads the text so (a hand-written Lark
+//! grammar's group of that name stays a group).
+//!
 //! # Exactness
 //!
 //! Each keyword is compiled exactly or refused ([`SchemaErrorKind::Unsupported`]); with
