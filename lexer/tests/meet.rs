@@ -1,7 +1,7 @@
 //! Terminals that are intersections (see `munch_lexer::dfa::meet_name`): the lexemes every
 //! part matches and no excluded part does, with longest match and ties as for any terminal.
 
-use munch_lexer::dfa::{meet_name, LexerBuildErrorKind};
+use munch_lexer::dfa::{look_around_name, meet_name, LexerBuildErrorKind, LookAroundKind};
 
 mod common;
 use common::{build, build_err, lex, lit, re, walk};
@@ -61,11 +61,14 @@ fn a_meet_that_nothing_matches_never_matches() {
 
 #[test]
 fn parts_with_anchors_or_the_empty_string_are_refused() {
-    let err = build_err(&[re("T", &meet(&["^a"], &[], "a"))]);
-    assert!(
-        matches!(err.kind(), LexerBuildErrorKind::Unsupported { what, .. } if what.contains("anchor")),
-        "{err}"
-    );
+    let look = format!("a(?P<{}>b)", look_around_name(LookAroundKind::NotAhead, 1));
+    for part in ["^a", look.as_str()] {
+        let err = build_err(&[re("T", &meet(&[part], &[], "a"))]);
+        assert!(
+            matches!(err.kind(), LexerBuildErrorKind::Unsupported { what, .. } if what.contains("look-around")),
+            "{part}: {err}"
+        );
+    }
     let err = build_err(&[re("T", &meet(&["a*"], &[], "a+"))]);
     assert!(
         matches!(err.kind(), LexerBuildErrorKind::Intersection { source, .. }

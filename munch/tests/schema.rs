@@ -67,6 +67,25 @@ fn schemas_compile_from_text_or_value() {
 }
 
 #[test]
+fn intersections_in_the_lexer_need_the_schema_not_its_text() {
+    // A tag key: too large an intersection to write as a regex, so the lexer takes it.
+    let schema = json!({"type": "string", "pattern": "^(?!aws:)[a-z:]+$", "maxLength": 128});
+    let g = Grammar::from_json_schema(schema, &SchemaOptions::default()).unwrap();
+    assert!(String::from_utf8_lossy(g.text()).contains("__munch_meet_"));
+    let config = Config::new().masker(MaskerKind::Trie).fallback(None);
+    let c = Compiled::new(&g, vocab(), &config).unwrap();
+    assert!(accepts(&c, &format!("\"{}\"", "a".repeat(128))));
+    assert!(!accepts(&c, &format!("\"{}\"", "a".repeat(129))));
+    assert!(!accepts(&c, r#""aws:x""#));
+    // Its Lark text loaded as a hand-written grammar is refused (read as plain groups, the
+    // terminal would take more than the schema).
+    let Err(err) = Compiled::new(&Grammar::lark_bytes(g.text().to_vec()), vocab(), &config) else {
+        panic!("the schema's text loaded as a hand-written grammar");
+    };
+    assert!(err.to_string().contains("reserved"), "{err}");
+}
+
+#[test]
 fn schema_errors_name_keyword_and_pointer() {
     let err = Grammar::from_json_schema(
         json!({"items": {"not": {"multipleOf": 3}}}),

@@ -107,9 +107,10 @@ pub struct LoadConfig {
     pub max_grammar_bytes: usize,
     /// Keep the reserved intersection groups of regex terminals
     /// ([`munch_lexer::dfa::meet_name`]: the lexemes must match, or must not match, the
-    /// group's pattern too) instead of reading them as plain groups. For grammars a front end
-    /// generates (munch's JSON Schema compiler); off by default, so that a hand-written
-    /// grammar's named groups mean what Python's `re` says.
+    /// group's pattern too). For grammars a front end generates (munch's JSON Schema
+    /// compiler). Off by default, and then such a group name is a [`ErrorKind::BadRegex`]
+    /// error: read as a plain group, a schema's terminal loaded from its Lark text would take
+    /// more than the schema allows.
     pub meets: bool,
 }
 

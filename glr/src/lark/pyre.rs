@@ -819,6 +819,14 @@ impl Translator {
                 Some('<') => {
                     let name = self.group_name(4, '>')?;
                     let len = 4 + name.chars().count() + 1;
+                    if !self.meets && name.starts_with(MEET_PREFIX) {
+                        // A JSON Schema grammar's text loaded as a hand-written one: read as a
+                        // plain group, its terminal would take more than the schema allows.
+                        return Err(format!(
+                            "the group name '{name}' is reserved for the intersections of \
+                             munch's JSON Schema grammars (load the schema, not its Lark text)"
+                        ));
+                    }
                     if self.meets && name.starts_with(MEET_PREFIX) {
                         // Kept for the lexer, which reads it as a part of an intersection.
                         self.names.push(name.clone());
@@ -1288,8 +1296,9 @@ mod tests {
         let p = format!("(?P<{name}>a+)a");
         let (kept, _) = translate_with(&p, false, true).unwrap();
         assert_eq!(kept, format!("(?P<{name}>a+)a"));
-        // A hand-written grammar's group of that name is a group, as in Python's `re`.
-        assert_eq!(tr(&p), "(?:a+)a");
+        // In a hand-written grammar the name is refused: read as a plain group, a schema's
+        // terminal loaded from its Lark text would take more than the schema allows.
+        assert!(translate(&p, false).is_err());
         // Other named groups are groups either way.
         assert_eq!(translate_with("(?P<x>a)", false, true).unwrap().0, "(?:a)");
     }

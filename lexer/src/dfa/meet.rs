@@ -8,8 +8,8 @@
 //! matches and `Y` does not. The groups are zero-width: they are not read in sequence with
 //! `Z`. Only front ends that generate patterns write them (the JSON Schema compiler, where a
 //! string's constraints meet and their product is too large to write back as a regex); the
-//! Lark reader keeps the names only when its configuration says so, so a hand-written grammar's
-//! named group stays a group.
+//! Lark reader keeps the names only when its configuration says so, and refuses them otherwise
+//! (read as plain groups, a schema's terminals loaded from its Lark text would take more).
 //!
 //! Each part is determinised on its own (a one-terminal [`Lexer`]), and the terminal's nodes are
 //! the product of those DFAs over bytes, cut to the states from which some lexeme is accepted:
@@ -99,7 +99,7 @@ pub(crate) fn product(
     };
     let mut lexers = Vec::with_capacity(all.len() + none.len());
     for hir in all.iter().chain(none) {
-        if parts(hir).is_some() || !hir.properties().look_set().is_empty() {
+        if parts(hir).is_some() || !hir.properties().look_set().is_empty() || has_look_around(hir) {
             return Err(unsupported(
                 "an anchor, look-around or intersection inside a part of an intersection".into(),
             ));
@@ -170,6 +170,15 @@ pub(crate) fn product(
             let id = match index.get(&next) {
                 Some(&id) => id,
                 None => {
+                    // The tuples and the table of their transitions, within the memory budget.
+                    let bytes = (tuples.len() + 1) * (lexers.len() + reps.len()) * 4;
+                    if bytes > config.max_build_memory {
+                        return Err(intersection(LexerBuildError::new(
+                            LexerBuildErrorKind::TooMuchMemory {
+                                limit: config.max_build_memory,
+                            },
+                        )));
+                    }
                     if tuples.len() >= config.max_states {
                         return Err(intersection(LexerBuildError::new(
                             LexerBuildErrorKind::TooManyStates {
@@ -238,4 +247,28 @@ pub(crate) fn product(
         states.push((runs, accepting[s]));
     }
     Ok(Product { states })
+}
+
+/// Whether `hir` holds a look-around's reserved group (see [`super::look`]); walked with an
+/// explicit stack.
+fn has_look_around(hir: &Hir) -> bool {
+    let mut stack = vec![hir];
+    while let Some(h) = stack.pop() {
+        match h.kind() {
+            HirKind::Capture(cap) => {
+                if cap
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with(super::look::LOOK_AROUND_PREFIX))
+                {
+                    return true;
+                }
+                stack.push(&cap.sub);
+            }
+            HirKind::Repetition(rep) => stack.push(&rep.sub),
+            HirKind::Concat(subs) | HirKind::Alternation(subs) => stack.extend(subs.iter()),
+            HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) | HirKind::Look(_) => {}
+        }
+    }
+    false
 }
