@@ -44,8 +44,11 @@ pub(crate) enum BoolError {
     /// A regex uses something the automata do not model (look-around, a lazy repetition, a
     /// byte class beyond ASCII), or does not parse.
     Unsupported(String),
-    /// An automaton or the regex written would exceed the [`Budget`].
+    /// An automaton would exceed the [`Budget`].
     TooBig,
+    /// The product automaton fits, but the regex written from it would exceed the [`Budget`]
+    /// (or nest deeper than the grammar reader takes).
+    Unwritable,
 }
 
 impl std::fmt::Display for BoolError {
@@ -53,6 +56,7 @@ impl std::fmt::Display for BoolError {
         match self {
             BoolError::Unsupported(what) => write!(f, "the key regexes use {what}"),
             BoolError::TooBig => write!(f, "the automaton exceeds its budget"),
+            BoolError::Unwritable => write!(f, "the regex written exceeds its budget"),
         }
     }
 }
@@ -629,7 +633,7 @@ impl Dfa {
                     if merged.text.len() > max_bytes
                         || written > max_bytes.saturating_mul(WORK_PER_CELL)
                     {
-                        return Err(BoolError::TooBig);
+                        return Err(BoolError::Unwritable);
                     }
                     add(&mut out, &mut into, p, *q, merged);
                 }
@@ -644,7 +648,7 @@ impl Dfa {
             .parse(&text);
         if let Err(e) = nested {
             if matches!(e.kind(), regex_syntax::ast::ErrorKind::NestLimitExceeded(_)) {
-                return Err(BoolError::TooBig);
+                return Err(BoolError::Unwritable);
             }
         }
         Ok(text)
@@ -902,7 +906,7 @@ mod tests {
         };
         assert_eq!(
             combine(&["[a-z]*".into()], &["abcdefgh".into()], short),
-            Err(BoolError::TooBig)
+            Err(BoolError::Unwritable)
         );
         assert!(matches!(
             combine(&["a(?=b)".into()], &[], BUDGET),

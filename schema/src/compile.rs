@@ -1100,11 +1100,11 @@ impl<'a> Emitter<'a> {
     }
 
     /// The regex for the strings every `include` matches and no `exclude` does (`Some(None)`
-    /// when there are none). Where the automata exceed [`COMBINE_BUDGET`] (a count of
-    /// characters beside a pattern, written back as a regex, nests a group per character),
-    /// the regex is an intersection that the lexer computes ([`meet`]). `None` after a
-    /// relaxation of `keyword` at `ptr` (lenient) where a regex uses what the automata do not
-    /// model, `what` saying what was combined.
+    /// when there are none). Where the regex written back would exceed [`COMBINE_BUDGET`] (a
+    /// count of characters beside a pattern nests a group per character), and, unless lenient,
+    /// where the automata themselves would, the regex is an intersection that the lexer
+    /// computes ([`meet`]). `None` after a relaxation of `keyword` at `ptr` (lenient), `what`
+    /// saying what was combined.
     fn combined(
         &mut self,
         include: &[String],
@@ -1114,7 +1114,14 @@ impl<'a> Emitter<'a> {
     ) -> Result<Option<Option<String>>, SchemaError> {
         match boolean::combine(include, exclude, COMBINE_BUDGET) {
             Ok(r) => Ok(Some(r)),
-            Err(boolean::BoolError::TooBig) => Ok(Some(Some(meet(include, exclude)))),
+            // Small enough to intersect, too large to write back: the lexer intersects them.
+            Err(boolean::BoolError::Unwritable) => Ok(Some(Some(meet(include, exclude)))),
+            // Larger still: exact in the lexer, within its budgets; lenient keeps relaxing it
+            // (the lexer's product is then likely past its state budget, an error a relaxation
+            // cannot follow).
+            Err(boolean::BoolError::TooBig) if !self.opts.lenient => {
+                Ok(Some(Some(meet(include, exclude))))
+            }
             Err(e) => {
                 self.norm.relax(ptr, keyword, &format!("{what}: {e}"))?;
                 Ok(None)

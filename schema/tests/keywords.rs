@@ -442,6 +442,24 @@ fn counts_beside_exclusions_meet_in_the_lexer() {
         .lark()
         .to_string();
     assert!(lark.contains(munch_lexer::dfa::MEET_PREFIX), "{lark}");
+    // Past the automata's own budget (a count of 1,000 characters): the lexer's intersection,
+    // or, lenient, a relaxation as before (the product is likely past the lexer's budget too).
+    let long = json!({"type": "string", "pattern": "^[a-z]+:[a-z]*$", "maxLength": 1000});
+    let strict = compile(&long, &compact()).unwrap();
+    assert!(strict.lark().contains(munch_lexer::dfa::MEET_PREFIX));
+    assert!(strict.relaxations().is_empty());
+    let lenient = SchemaOptions {
+        lenient: true,
+        ..compact()
+    };
+    let relaxed = compile(&long, &lenient).unwrap();
+    assert!(!relaxed.lark().contains(munch_lexer::dfa::MEET_PREFIX));
+    assert_eq!(
+        relaxed.relaxations().len(),
+        1,
+        "{:?}",
+        relaxed.relaxations()
+    );
     // A pattern with a count past the automata's budget (and the reader's nesting).
     check(
         json!({"type": "string", "pattern": "^[a-z](-*[a-z])*$", "minLength": 2, "maxLength": 63}),
