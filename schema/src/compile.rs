@@ -1478,8 +1478,12 @@ pub(crate) fn anchored_match(
             end = true;
             hi -= 1;
         }
+        // A top-level alternation, or one holding anchors (one between anchors of its own is
+        // written as it is).
         let split = (lo..hi).find(|&i| match parts[i].kind() {
-            HirKind::Alternation(_) => hi - lo == 1 || !parts[i].properties().look_set().is_empty(),
+            HirKind::Alternation(_) => {
+                (hi - lo == 1 && !start && !end) || !parts[i].properties().look_set().is_empty()
+            }
             _ => false,
         });
         if let (Some(i), true) = (split, out.len() < MAX_ANCHORED_BRANCHES) {
