@@ -136,6 +136,17 @@
 //!   the bytes where the look-ahead fails (Python's `.*?` would go on) and drops them on the
 //!   others.
 //!
+//! # Intersections
+//!
+//! A terminal whose pattern starts with reserved groups named by [`meet_name`] is the lexemes
+//! of the rest of its pattern that each `all` group's pattern matches too and no `none`
+//! group's does (the groups are zero-width): the JSON Schema compiler writes one where a
+//! string's constraints meet and their product is too large to write back as a regex. Each
+//! part is determinised alone and the terminal's NFA is their product, trimmed to the states
+//! from which a lexeme is accepted, within the state and memory budgets
+//! ([`LexerBuildErrorKind::Intersection`] names the terminal). Parts may not hold anchors,
+//! look-arounds or lazy repetitions.
+//!
 //! # Example
 //!
 //! ```
