@@ -40,45 +40,38 @@ def cache_dir():
     return pathlib.Path(base)
 
 
-def schemastore():
-    """The vendored SchemaStore schemas of check-jsonschema, fetched once."""
-    root = cache_dir() / f"check-jsonschema-{CHECK_JSONSCHEMA}"
-    schemas = root / "schemas"
+def wheel_schemas(package, version, folder, keep):
+    """The JSON files of a pip package's wheel whose names `keep` takes, fetched once into
+    `folder` of munch's cache."""
+    root = cache_dir() / f"{package}-{version}"
+    schemas = root / folder
     if not schemas.is_dir():
         root.mkdir(parents=True, exist_ok=True)
         subprocess.run(
             [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-             f"check-jsonschema=={CHECK_JSONSCHEMA}", "-d", str(root)],
+             f"{package}=={version}", "-d", str(root)],
             check=True,
         )
-        wheel = next(root.glob("check_jsonschema-*.whl"))
+        wheel = next(root.glob(f"{package.replace('-', '_')}-*.whl"))
         schemas.mkdir()
         with zipfile.ZipFile(wheel) as z:
             for name in z.namelist():
-                if "/builtin_schemas/" in name and name.endswith(".json"):
+                if keep(name) and name.endswith(".json"):
                     (schemas / pathlib.Path(name).name).write_bytes(z.read(name))
     return sorted(schemas.glob("*.json"))
+
+
+def schemastore():
+    """The vendored SchemaStore schemas of check-jsonschema, fetched once."""
+    return wheel_schemas("check-jsonschema", CHECK_JSONSCHEMA, "schemas",
+                         lambda name: "/builtin_schemas/" in name)
 
 
 def cloudformation():
     """The CloudFormation resource schemas that `cfn-lint` ships (1,898 of them: AWS resources'
     properties, with patterns, lengths, enums and `$ref`s), fetched once."""
-    root = cache_dir() / f"cfn-lint-{CFN_LINT}"
-    schemas = root / "resources"
-    if not schemas.is_dir():
-        root.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
-             f"cfn-lint=={CFN_LINT}", "-d", str(root)],
-            check=True,
-        )
-        wheel = next(root.glob("cfn_lint-*.whl"))
-        schemas.mkdir()
-        with zipfile.ZipFile(wheel) as z:
-            for name in z.namelist():
-                if name.startswith("cfnlint/data/schemas/resources/") and name.endswith(".json"):
-                    (schemas / pathlib.Path(name).name).write_bytes(z.read(name))
-    return sorted(schemas.glob("*.json"))
+    return wheel_schemas("cfn-lint", CFN_LINT, "resources",
+                         lambda name: name.startswith("cfnlint/data/schemas/resources/"))
 
 
 def munch_verdict(cli, path):
