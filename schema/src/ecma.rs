@@ -95,8 +95,9 @@ pub(crate) fn split_look_arounds(p: &str) -> Option<Split> {
     let chars: Vec<char> = p.chars().collect();
     let mut all = Vec::new();
     let mut none = Vec::new();
-    let mut i = usize::from(chars.first() == Some(&'^'));
-    let mut anchored = i == 1;
+    let caret = usize::from(chars.first() == Some(&'^'));
+    let mut i = caret;
+    let mut anchored = caret == 1;
     while chars.get(i) == Some(&'(')
         && chars.get(i + 1) == Some(&'?')
         && matches!(chars.get(i + 2), Some('=' | '!'))
@@ -120,7 +121,7 @@ pub(crate) fn split_look_arounds(p: &str) -> Option<Split> {
         }
         i = end + 1;
     }
-    let led = i > usize::from(chars.first() == Some(&'^'));
+    let led = i > caret;
     let mut rest: Vec<char> = chars[i..].to_vec();
     let (groups, bar) = top_level(&rest)?;
     if led && bar {

@@ -830,11 +830,7 @@ impl Translator {
                     if self.meets && name.starts_with(MEET_PREFIX) {
                         // Kept for the lexer, which reads it as a part of an intersection.
                         self.names.push(name.clone());
-                        self.stack.push(self.verbose);
-                        self.out.push_str(&format!("(?P<{name}>"));
-                        self.i += len;
-                        self.prev = Prev::Start;
-                        return Ok(());
+                        return self.reserved_group(&name, len);
                     }
                     self.named_group(name)?;
                     self.push_group(len)
@@ -904,9 +900,14 @@ impl Translator {
     /// A look-around opening: the reserved capture group the lexer reads as that assertion.
     fn look_group(&mut self, kind: LookAroundKind, len: usize) -> Result<(), String> {
         self.looks += 1;
+        self.reserved_group(&look_around_name(kind, self.looks), len)
+    }
+
+    /// Opens a group the lexer reads by its reserved `name` (`self.i` at the `(`; the opening
+    /// is `len` characters).
+    fn reserved_group(&mut self, name: &str, len: usize) -> Result<(), String> {
         self.stack.push(self.verbose);
-        self.out
-            .push_str(&format!("(?P<{}>", look_around_name(kind, self.looks)));
+        self.out.push_str(&format!("(?P<{name}>"));
         self.i += len;
         self.prev = Prev::Start;
         Ok(())

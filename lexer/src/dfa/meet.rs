@@ -120,24 +120,16 @@ pub(crate) fn product(
         lexers.push(lexer);
     }
     let includes = all.len();
-    // Bytes that every part's DFA reads alike.
-    let mut classes: Vec<(u8, u8)> = Vec::new();
-    let key = |b: u8| -> Vec<u8> { lexers.iter().map(|l| l.byte_class(b)).collect() };
+    // Bytes that every part's DFA reads alike: each byte's class, and one byte per class.
     let mut reps: Vec<u8> = Vec::new();
     let mut class_of = [0usize; 256];
-    {
-        let mut seen: ahash::AHashMap<Vec<u8>, usize> = ahash::AHashMap::new();
-        for b in 0..=255u8 {
-            let k = key(b);
-            let c = *seen.entry(k).or_insert_with(|| {
-                reps.push(b);
-                reps.len() - 1
-            });
-            class_of[b as usize] = c;
-        }
-        for b in 0..=255u8 {
-            classes.push((b, class_of[b as usize] as u8));
-        }
+    let mut seen: ahash::AHashMap<Vec<u8>, usize> = ahash::AHashMap::new();
+    for b in 0..=255u8 {
+        let key: Vec<u8> = lexers.iter().map(|l| l.byte_class(b)).collect();
+        class_of[b as usize] = *seen.entry(key).or_insert_with(|| {
+            reps.push(b);
+            reps.len() - 1
+        });
     }
     let accepts = |tuple: &[LexState]| {
         tuple.iter().enumerate().all(|(i, &s)| {
@@ -233,8 +225,8 @@ pub(crate) fn product(
             continue;
         }
         let mut runs: Vec<Run> = Vec::new();
-        for &(b, c) in &classes {
-            let t = edges[s][c as usize];
+        for b in 0..=255u8 {
+            let t = edges[s][class_of[b as usize]];
             if t == u32::MAX || !live[t as usize] {
                 continue;
             }
