@@ -43,8 +43,10 @@ use crate::parser::{indent_bracket_delta, Head, NlAction, Parser, ParserState, S
 ///   depend on the lexer state there and, for the newline, on the indenter's action for the
 ///   prefix's width (an inconsistent dedent allows nothing; an indent pushes the width, which
 ///   the rest may read again): one commit and one exact mask of those heads (the fix through
-///   the masker) per such key and mask, in which the rest is a bit when it is a token, else a
-///   commit. When the prefix is spaces and tabs that a fresh lexeme reads as one `%ignore`d
+///   the masker) per such key and mask, in which the rest is a bit when it is a token; rests
+///   that are not tokens are put in classes of one [`signature`] from those heads (memoised
+///   per group and heads) and answered per class, from the parser's tables or by one commit.
+///   When the prefix is spaces and tabs that a fresh lexeme reads as one `%ignore`d
 ///   lexeme (both python.lark files ignore `[\t \f]+`), the token itself is looked up in the
 ///   masker's mask of those heads with no inhibitor: the common case, a line's indentation
 ///   and its first word in one token (`"    return"`), costs a bit-set operation. A completion
@@ -495,6 +497,30 @@ struct EndGroup {
     /// the same for every prefix ending in this state with this indentation action.
     alone: bool,
     kind: EndKind,
+    /// Per list of rests (0 and 1: [`EndKind::Newline`]'s sides, 2: [`EndKind::General`]) and
+    /// the keys of the heads that completed the lexeme: the rests that are not tokens, in
+    /// classes of equal [`signature`] from those heads (made on first use).
+    rest_classes: RwLock<AHashMap<(u8, Vec<HeadKey>), RestClasses>>,
+}
+
+/// An [`EndGroup`]'s [`RestClass`]es from some heads, shared.
+type RestClasses = Arc<[RestClass]>;
+
+/// The most (list, heads) pairs an [`EndGroup`] remembers its [`RestClass`]es for before it
+/// starts over.
+const REST_CLASSES_MEMO_LEN: usize = 64;
+
+/// Rests that are not tokens (`" \"\";\n"` ends a newline inside brackets after `" "`, and
+/// `"\"\";\n"` is no token) with one [`signature`] from the heads that completed the lexeme:
+/// all allowed or none. A mask answers the class from the parser's tables ([`Shifts`]) or by
+/// committing its first rest, not each rest by a commit.
+struct RestClass {
+    /// The class's first token (its rest is committed for all).
+    first: TokenId,
+    /// The tokens whose rests the class holds.
+    tokens: Box<[TokenId]>,
+    /// The signature as [`ShiftPath`]s from those heads (`None`: only a commit answers).
+    paths: Option<Box<[ShiftPath]>>,
 }
 
 enum EndKind {
@@ -522,6 +548,9 @@ struct Completed {
     /// The masker's mask of them reading whole tokens from a fresh lexeme, and whether they
     /// are outside brackets (made for the newline-alone groups only).
     fresh: Option<(TokenMask, bool)>,
+    /// Their keys ([`head_keys`]), and the tables' answers for them ([`Shifts`]), made when a
+    /// group has rests that are not tokens.
+    shifts: Option<(Vec<HeadKey>, Shifts)>,
 }
 
 /// The most rests of a group that [`IndentFix::fill`] commits one by one from the heads that
@@ -1131,6 +1160,7 @@ impl IndentFix {
                         state: s,
                         exact: None,
                         fresh: None,
+                        shifts: None,
                     })
                 });
             let Some(done) = entry else {
@@ -1156,30 +1186,106 @@ impl IndentFix {
                 self.fill(vocab, &done.state, exact.as_mut(), &mut *plain);
                 done.exact = Some(exact);
             }
-            let done = &*done;
-            // A token is its prefix, which completes the lexeme, then its rest, which those
-            // heads read (a commit may be split anywhere).
-            let rest_allowed = |&(t, rest): &RestOf| match (rest, &done.exact) {
-                (Some(r), Some(exact)) => exact.contains(r),
-                _ => vocab
-                    .token_bytes(t)
-                    .is_some_and(|bytes| done.state.allows(&bytes[group.prefix.len()..])),
-            };
-            let each = match (&group.kind, &done.fresh) {
-                (EndKind::General(tokens), _) => tokens,
+            let (list, each) = match (&group.kind, &done.fresh) {
+                (EndKind::General(tokens), _) => (2, tokens),
                 (EndKind::Newline { fresh, each }, Some((whole, paren_zero))) => {
                     let side = usize::from(*paren_zero);
                     fresh[side].add_within(mask, whole);
-                    &each[side]
+                    (side as u8, &each[side])
                 }
                 (EndKind::Newline { .. }, None) => continue,
             };
-            for te in each {
-                if rest_allowed(te) {
-                    mask.insert(te.0);
+            // A token is its prefix, which completes the lexeme, then its rest, which those
+            // heads read (a commit may be split anywhere): a bit of their exact mask where the
+            // rest is a token, else a commit; rests that are not tokens by their classes.
+            let prefix_len = group.prefix.len();
+            let commit = |state: &ParserState, t: TokenId| {
+                vocab
+                    .token_bytes(t)
+                    .is_some_and(|bytes| state.allows(&bytes[prefix_len..]))
+            };
+            let mut others = false;
+            for &(t, rest) in each {
+                let allowed = match (rest, &done.exact) {
+                    (Some(r), Some(exact)) => exact.contains(r),
+                    (Some(_), None) => commit(&done.state, t),
+                    (None, _) => {
+                        others = true;
+                        continue;
+                    }
+                };
+                if allowed {
+                    mask.insert(t);
+                }
+            }
+            if !others {
+                continue;
+            }
+            let (heads, shifts) = done.shifts.get_or_insert_with(|| {
+                let heads = head_keys(&done.state, &self.reps);
+                let shifts = Shifts::new(&done.state, &heads, &self.reps);
+                (heads, shifts)
+            });
+            let classes = self.rest_classes(&parser, vocab, group, list, each, heads);
+            for class in classes.iter() {
+                let allowed = class
+                    .paths
+                    .as_deref()
+                    .and_then(|paths| shifts.allows(&parser, &self.tops, paths))
+                    .unwrap_or_else(|| commit(&done.state, class.first));
+                if allowed {
+                    class.tokens.iter().for_each(|&t| mask.insert(t));
                 }
             }
         }
+    }
+
+    /// The rests of `each` (a list of `group`'s, numbered `list`) that are not tokens, in
+    /// classes of equal [`signature`] from heads `heads` (memoised in the group).
+    fn rest_classes(
+        &self,
+        parser: &Parser,
+        vocab: &Vocabulary,
+        group: &EndGroup,
+        list: u8,
+        each: &[RestOf],
+        heads: &[HeadKey],
+    ) -> RestClasses {
+        let key = (list, heads.to_vec());
+        if let Some(classes) = recall(&group.rest_classes, &key) {
+            return classes;
+        }
+        let prefix_len = group.prefix.len();
+        let mut by_signature: AHashMap<Signature, Vec<TokenId>> = AHashMap::new();
+        let mut classes: Vec<RestClass> = Vec::new();
+        for &(t, rest) in each {
+            let Some(bytes) = vocab.token_bytes(t).filter(|_| rest.is_none()) else {
+                continue;
+            };
+            match signature(parser, heads, &bytes[prefix_len..]) {
+                Some(sig) => by_signature.entry(sig).or_default().push(t),
+                None => classes.push(RestClass {
+                    first: t,
+                    tokens: Box::new([t]),
+                    paths: None,
+                }),
+            }
+        }
+        for (sig, tokens) in by_signature {
+            classes.push(RestClass {
+                first: tokens[0],
+                paths: self.shift_paths(parser, &sig),
+                tokens: tokens.into(),
+            });
+        }
+        let classes: RestClasses = classes.into();
+        remember(
+            &group.rest_classes,
+            key,
+            Arc::clone(&classes),
+            REST_CLASSES_MEMO_LEN,
+        );
+        classes
     }
 
     /// The vocabulary grouped by how a head inside a would-be newline lexeme in lexer state
@@ -1244,6 +1350,7 @@ impl IndentFix {
                     prefix: prefix.into(),
                     state,
                     alone,
+                    rest_classes: Default::default(),
                     kind: if general.is_empty() {
                         EndKind::Newline {
                             fresh: [TokenSet::new(f0, n), TokenSet::new(f1, n)],
