@@ -1,7 +1,8 @@
 """Label files with what Lark (the reference implementation) accepts.
 
 Usage: lark_label.py GRAMMAR MODE [--postlex python] [--start RULE] FILE...
-(MODE: lalr or earley; lexer 'basic' for both; `--postlex python` is Lark's PythonIndenter,
+(MODE: lalr or earley; Lark's own lexer for LALR, the contextual one, and 'basic' for Earley,
+which settles LALR's conflicts; `--postlex python` is Lark's PythonIndenter,
 whose newline terminal is `_NEWLINE`, or `_NL` when the grammar has no `_NEWLINE`)
 Prints one JSON object per file: {"file", "accepted", "error", "token", "char",
 "char_category"}; `token` is [type, value] for an unexpected token, `char` the character no
@@ -35,7 +36,8 @@ def main():
 
         kwargs["postlex"] = Indenter()
     try:
-        parser = lark.Lark(source, parser=mode, lexer="basic", **kwargs)
+        lexer = "contextual" if mode == "lalr" else "basic"
+        parser = lark.Lark(source, parser=mode, lexer=lexer, **kwargs)
     except Exception as e:  # any failure to build is reported, not raised
         print(json.dumps({"grammar_error": f"{type(e).__name__}: {e}"}))
         return

@@ -2,7 +2,8 @@
 //!
 //! The first use creates `cache_dir()/lark-venv` with `python3 -m venv` and installs the pinned
 //! Lark release into it with pip; later uses reuse it. `scripts/lark_label.py` parses each file
-//! with `Lark(grammar, parser=MODE, lexer='basic')` and reports acceptance.
+//! with `Lark(grammar, parser=MODE)`, the contextual lexer for LALR and the basic one for
+//! Earley, and reports acceptance.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,8 +1,10 @@
 //! munch's parser against Lark, the reference for what a Lark grammar accepts, on SynCode's
 //! grammars over real files, generated sentences and mutated negatives.
 //!
-//! Every text is labelled by Lark with `parser='lalr', lexer='basic'`. Where munch disagrees,
-//! the text is labelled again with `parser='earley', lexer='basic'`, which recognises the
+//! Every text is labelled by Lark with `parser='lalr'` and its own lexer for it, the contextual
+//! one (a keyword is a name where the parser cannot take the keyword, as munch's stand-ins
+//! read it). Where munch disagrees, the text is labelled again with `parser='earley',
+//! lexer='basic'`, which recognises the
 //! grammar's whole context-free language: Lark's LALR resolves shift/reduce conflicts by
 //! shifting, so it rejects some sentences of the grammar that munch's GLR parser (rightly)
 //! accepts. Every disagreement that remains is listed with both verdicts and attributed to one of
@@ -428,7 +430,7 @@ fn python_indentation_agrees_with_lark() {
 /// and a line starting with `f`, `r`, `b` or `u` only if the lexer goes back to that match,
 /// as Python's `re` does: `LexerConfig::backtrack_lazy`, the default) from `start`, on the
 /// same kind of texts. Every disagreement must be
-/// a documented tie: Lark's basic lexer takes a docstring as `_NL`, the first of the terminals
+/// a documented tie: Lark's lexer takes a docstring as `_NL`, the first of the terminals
 /// tied on it in its order, and its indenter drops that `_NL` inside brackets, so Lark refuses
 /// the token after it; munch hands every tied terminal (`_NL`, `COMMENT`, `LONG_STRING`) to
 /// the GLR parser, which keeps the string.

@@ -207,6 +207,9 @@ impl GrammarSpec {
                 max_states: 5_000,
                 ..munch_lexer::dfa::LexerConfig::default()
             },
+            // The references here read ties as Lark's basic lexer does (a literal beats a
+            // regex everywhere); stand-ins are checked by the conformance corpus instead.
+            contextual_literals: false,
             ..ParserConfig::default()
         };
         let parser = Parser::new(&self.grammar(), &config).map_err(|e| {

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
+use munch_glr::lr::LrState;
 use munch_glr::parser::{CommitErrorKind, Parser, ParserConfig, ParserState};
+use munch_lexer::TerminalId;
 use munch_testkit::dsl;
 use munch_testkit::grammar::dsl_parser as parser;
 
@@ -85,13 +87,50 @@ fn declaration_or_expression() {
 
 #[test]
 fn keyword_and_identifier_ties() {
-    // A literal beats a regex on the same lexeme: `if` is only IF.
-    let p = parser("s -> 'if' NAME | NAME\nNAME: /[a-z]+/\n%ignore / +/");
+    // A literal beats a regex on the same lexeme where the parser takes the literal: at the
+    // start `if` is IF, so `if` alone is refused; after IF only a NAME follows, and there `if`
+    // is a NAME (Lark's contextual lexer).
+    let source = "s -> 'if' NAME | NAME\nNAME: /[a-z]+/\n%ignore / +/";
+    let p = parser(source);
     assert!(accepts(&p, "if x"));
     assert!(accepts(&p, "iff"));
     assert!(accepts(&p, "ifx"));
     assert!(!accepts(&p, "if"));
-    // `if if` may still become `if iff`; a space ends the second `if`, which is only IF.
+    assert!(accepts(&p, "if if"));
+    assert!(!prefix_ok(&p, "if if if"));
+    // The tables read the stand-in as IF in every state with an action on IF, else as NAME.
+    let [stand_in] = p.lexer().stand_ins() else {
+        panic!("one stand-in: {:?}", p.lexer().stand_ins());
+    };
+    let t = p.tables();
+    let mut as_literal = 0;
+    for s in 0..t.state_len() {
+        let s = LrState::new(s).unwrap();
+        let acts = |k: TerminalId| {
+            t.actions_at(s, k.as_u32())
+                .iter()
+                .copied()
+                .collect::<Vec<_>>()
+        };
+        let literal = acts(stand_in.literal);
+        let want = if literal.is_empty() {
+            acts(stand_in.regex)
+        } else {
+            as_literal += 1;
+            literal
+        };
+        assert_eq!(acts(stand_in.terminal), want, "{s:?}");
+    }
+    assert!(as_literal > 0 && as_literal < t.state_len());
+    // Without contextual literals `if` is only IF: `if if` may still become `if iff`, and a
+    // space ends the second `if`, which the parser cannot take.
+    let config = ParserConfig {
+        contextual_literals: false,
+        ..ParserConfig::default()
+    };
+    let p = Arc::new(Parser::new(&dsl::parse(source).unwrap(), &config).unwrap());
+    assert!(accepts(&p, "if x"));
+    assert!(!accepts(&p, "if"));
     assert!(prefix_ok(&p, "if if"));
     assert!(!prefix_ok(&p, "if if "));
     // Two regexes still tied on a lexeme: both reach the parser, the one that parses survives.

@@ -146,7 +146,32 @@ impl<'c> Earley<'c> {
                 })
                 .collect();
         }
-        Some(seqs.iter().any(|s| self.recognize(s).accepts))
+        Some(seqs.iter().any(|s| {
+            let s = self.resolve_stand_ins(parser, s);
+            self.recognize(&s).accepts
+        }))
+    }
+
+    /// `seq` with each lexer stand-in read as its literal where the literal continues the
+    /// terminals before it to a viable prefix, else as its regex: the parser reads it as the
+    /// literal where its LR state has an action on the literal, which for a viable prefix is
+    /// the same question (the LALR tables may say yes more often, never less).
+    fn resolve_stand_ins(&self, parser: &Parser, seq: &[TerminalId]) -> Vec<TerminalId> {
+        let stand_ins = parser.lexer().stand_ins();
+        let mut out: Vec<TerminalId> = Vec::with_capacity(seq.len());
+        for &t in seq {
+            match stand_ins.iter().find(|s| s.terminal == t) {
+                Some(s) => {
+                    out.push(s.literal);
+                    if !self.recognize(&out).viable_prefix {
+                        out.pop();
+                        out.push(s.regex);
+                    }
+                }
+                None => out.push(t),
+            }
+        }
+        out
     }
 }
 

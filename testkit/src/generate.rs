@@ -266,7 +266,16 @@ pub fn render_text(
         for _ in 0..tries {
             let lexeme = sample_lexeme(hir, rng, 3)?;
             if let Ok(lexemes) = lexer.tokenize(&lexeme) {
-                if lexemes.len() == 1 && lexemes[0].terminals.contains(&t) {
+                // A literal that the lexer accepts as its stand-in is read as the literal where
+                // the parser takes it, as here, where the grammar put it.
+                let stands_for_t = |u: &TerminalId| {
+                    *u == t
+                        || lexer
+                            .stand_ins()
+                            .iter()
+                            .any(|s| s.terminal == *u && s.literal == t)
+                };
+                if lexemes.len() == 1 && lexemes[0].terminals.iter().any(stands_for_t) {
                     found = Some(lexeme);
                     break;
                 }

@@ -201,6 +201,13 @@ impl Cfg {
         }
     }
 
+    /// Adds a terminal that no production holds (a lexer's stand-in, see
+    /// [`munch_lexer::dfa::Lexer::with_stand_ins`]), numbered after the others.
+    pub(crate) fn add_terminal(&mut self, name: String) -> TerminalId {
+        self.terminal_names.push(name);
+        TerminalId::from_usize(self.terminal_names.len() - 1)
+    }
+
     /// The number of terminals (the grammar's; ids below this are valid).
     pub fn terminal_len(&self) -> usize {
         self.terminal_names.len()

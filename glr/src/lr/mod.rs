@@ -27,6 +27,8 @@ mod quotient;
 
 use std::fmt;
 
+use ahash::AHashMap;
+use munch_lexer::dfa::StandIn;
 use munch_lexer::TerminalId;
 use munch_vocab::bits;
 
@@ -206,6 +208,85 @@ pub struct LrTables {
     conflicts: std::sync::OnceLock<Vec<Conflict>>,
 }
 
+/// Gives each stand-in, in every state, the shift and the reductions of its literal where the
+/// state has an action on the literal, else those of its regex (see
+/// [`LrTables::build_with_stand_ins`]). A reduction's lookahead set is shared between states,
+/// so a changed set is interned as a new one.
+fn add_stand_ins(automaton: &mut lr0::Lr0, found: &mut lalr::Reductions, stand_ins: &[StandIn]) {
+    if stand_ins.is_empty() {
+        return;
+    }
+    let words = found.words;
+    let has = |sets: &[u64], set: u32, t: u32| {
+        sets[set as usize * words + (t / 64) as usize] >> (t % 64) & 1 == 1
+    };
+    let mut by_state: Vec<Vec<usize>> = vec![Vec::new(); automaton.states.len()];
+    for (i, r) in found.reduces.iter().enumerate() {
+        by_state[r.state as usize].push(i);
+    }
+    // Per reduction: the stand-ins added to its set; per state: the shifts added.
+    let mut added: Vec<Vec<u32>> = vec![Vec::new(); found.reduces.len()];
+    for (s, st) in automaton.states.iter_mut().enumerate() {
+        let shift_on = |t: u32| {
+            st.transitions
+                .binary_search_by_key(&t, |&(sym, _)| sym)
+                .ok()
+                .map(|k| st.transitions[k].1)
+        };
+        let reduces_on = |t: u32| {
+            by_state[s]
+                .iter()
+                .any(|&i| has(&found.sets, found.reduces[i].set, t))
+        };
+        let mut shifts = Vec::new();
+        for si in stand_ins {
+            let literal = si.literal.as_u32();
+            let from = if shift_on(literal).is_some() || reduces_on(literal) {
+                literal
+            } else {
+                si.regex.as_u32()
+            };
+            if let Some(to) = shift_on(from) {
+                shifts.push((si.terminal.as_u32(), to));
+            }
+            for &i in &by_state[s] {
+                if has(&found.sets, found.reduces[i].set, from) {
+                    added[i].push(si.terminal.as_u32());
+                }
+            }
+        }
+        if !shifts.is_empty() {
+            st.transitions.extend(shifts);
+            st.transitions.sort_unstable();
+        }
+    }
+    let mut index: AHashMap<Vec<u64>, u32> = found
+        .sets
+        .chunks(words.max(1))
+        .enumerate()
+        .map(|(i, set)| (set.to_vec(), i as u32))
+        .collect();
+    for (r, add) in found.reduces.iter_mut().zip(&added) {
+        if add.is_empty() {
+            continue;
+        }
+        let at = r.set as usize * words;
+        let mut set = found.sets[at..at + words].to_vec();
+        for &t in add {
+            set[(t / 64) as usize] |= 1 << (t % 64);
+        }
+        r.set = match index.get(&set) {
+            Some(&id) => id,
+            None => {
+                let id = (found.sets.len() / words) as u32;
+                found.sets.extend_from_slice(&set);
+                index.insert(set, id);
+                id
+            }
+        };
+    }
+}
+
 /// No shift, in [`LrTables::dense`].
 const NO_SHIFT: u32 = u32::MAX;
 
@@ -215,6 +296,18 @@ static ACCEPT: Action = Action::Accept;
 impl LrTables {
     /// Builds the tables of `cfg`.
     pub fn build(cfg: &Cfg, config: &LrConfig) -> Result<LrTables, LrBuildError> {
+        LrTables::build_with_stand_ins(cfg, config, &[])
+    }
+
+    /// [`LrTables::build`], where each stand-in (a terminal of `cfg` that no production holds)
+    /// takes, in every state, the actions of its literal where the state has one on the
+    /// literal, and else its regex's: how Lark's contextual lexer reads a keyword that the
+    /// parser cannot take as a name.
+    pub fn build_with_stand_ins(
+        cfg: &Cfg,
+        config: &LrConfig,
+        stand_ins: &[StandIn],
+    ) -> Result<LrTables, LrBuildError> {
         let analysis = Analysis::new(cfg);
         let g = lr0::Grammar0::new(cfg, |n| analysis.is_nullable(NonterminalId::from_usize(n)));
         let automaton = lr0::Lr0::build(&g, config.max_states)?;
@@ -227,8 +320,10 @@ impl LrTables {
             .max_actions
             .checked_sub(others)
             .ok_or_else(|| LrBuildError::too_many_actions(config.max_actions))?;
-        let found = lalr::reductions(&g, &automaton, reduce_budget)
+        let mut found = lalr::reductions(&g, &automaton, reduce_budget)
             .ok_or_else(|| LrBuildError::too_many_actions(config.max_actions))?;
+        let mut automaton = automaton;
+        add_stand_ins(&mut automaton, &mut found, stand_ins);
 
         let state_len = automaton.states.len();
         let mut shift_start = Vec::with_capacity(state_len + 1);

@@ -32,7 +32,7 @@ mod terminal;
 use std::fmt;
 
 use ahash::AHashMap;
-use munch_lexer::dfa::{Lexer, LexerBuildError, LexerConfig};
+use munch_lexer::dfa::{Lexer, LexerBuildError, LexerConfig, StandIn};
 use munch_lexer::TerminalId;
 use smallvec::SmallVec;
 
@@ -79,6 +79,11 @@ pub struct ParserConfig {
     /// The post-lexer between the lexer and the tables (Lark's `postlex=`): none, or Python's
     /// indenter (see [`Indenter`]).
     pub postlex: Postlex,
+    /// Read a literal that wins a tie against one regex (a keyword against `NAME`) as the
+    /// regex where the parser has no action on the literal, as Lark's contextual lexer does
+    /// (`_` is a name outside Python's patterns). Default `true`; see
+    /// [`munch_lexer::dfa::Lexer::with_stand_ins`].
+    pub contextual_literals: bool,
 }
 
 impl Default for ParserConfig {
@@ -93,6 +98,7 @@ impl Default for ParserConfig {
             lexer: LexerConfig::default(),
             normalize: NormalizeConfig::default(),
             postlex: Postlex::None,
+            contextual_literals: true,
         }
     }
 }
@@ -208,7 +214,16 @@ impl Parser {
             indenter.as_ref().is_some_and(|i| i.emits(t))
         })
         .map_err(ParserBuildErrorKind::MissingPatterns)?;
-        let lexer = Lexer::from_specs(grammar.terminal_specs(), &config.lexer).map_err(|e| {
+        let specs = grammar.terminal_specs();
+        let literals: Vec<TerminalId> = if config.contextual_literals {
+            (0..specs.len())
+                .filter(|&i| specs[i].is_literal && !specs[i].ignored && specs[i].hir.is_some())
+                .map(TerminalId::from_usize)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let lexer = Lexer::with_stand_ins(specs, &config.lexer, &literals).map_err(|e| {
             let at = e
                 .terminal()
                 .and_then(|t| grammar.terminals.get(t.as_usize()))
@@ -218,20 +233,38 @@ impl Parser {
                 at,
             }
         })?;
-        let tables = LrTables::build(
+        let mut cfg = cfg;
+        let stand_ins: Vec<StandIn> = lexer
+            .stand_ins()
+            .iter()
+            .map(|s| {
+                let name = cfg.terminal_name(s.literal).to_string();
+                StandIn {
+                    terminal: cfg.add_terminal(name),
+                    literal: s.literal,
+                    regex: s.regex,
+                }
+            })
+            .collect();
+        debug_assert!(stand_ins.iter().zip(lexer.stand_ins()).all(|(a, b)| a == b));
+        let tables = LrTables::build_with_stand_ins(
             &cfg,
             &LrConfig {
                 max_states: config.max_lr_states,
                 max_actions: config.max_lr_actions,
             },
+            &stand_ins,
         )
         .map_err(ParserBuildErrorKind::Lr)?;
         let closure_accepts = rnglr::eof_closure_accepts(&tables);
+        let ignored = (0..lexer.terminal_len())
+            .map(|t| grammar.terminals.get(t).is_some_and(|t| t.ignored))
+            .collect();
         Ok(Parser {
             lexer,
             closure_accepts,
             tables,
-            ignored: grammar.terminals.iter().map(|t| t.ignored).collect(),
+            ignored,
             indenter,
             max_heads: config.max_heads,
             max_nodes_per_step: config.max_nodes_per_step,

@@ -454,16 +454,27 @@ struct Determinizer<'a> {
     /// What `targets` holds, roughly.
     targets_memory: usize,
     looks: Looks,
+    /// `(literal, stand-in)`, sorted: a literal that wins a tie against one regex is accepted
+    /// as its stand-in ([`determinize`]).
+    contextual: &'a [(TerminalId, TerminalId)],
+    /// `(stand-in, regex)` for every state that accepts a stand-in.
+    stood_in: Vec<(TerminalId, TerminalId)>,
 }
 
 /// Builds the DFA for `nfa` whose ranges are in class space (see [`Nfa::ranges_to_classes`]);
 /// `class_lo[c]` is the lowest byte of class `c`.
+///
+/// `contextual` lists `(literal, stand-in)` pairs, sorted by literal: where a literal wins a
+/// tie on its lexeme by being a literal (the rule of [`tie_break`]) against exactly one regex
+/// of its priority, the state accepts the stand-in instead, and the second value returned
+/// lists `(stand-in, regex)` for every such state.
 pub(crate) fn determinize(
     nfa: &Nfa,
     class_lo: &[u8],
     specs: &[TerminalSpec],
     config: &LexerConfig,
-) -> Result<Dfa, LexerBuildError> {
+    contextual: &[(TerminalId, TerminalId)],
+) -> Result<(Dfa, Vec<(TerminalId, TerminalId)>), LexerBuildError> {
     let class_len = class_lo.len();
     let behind_starts = nfa
         .looks
@@ -505,6 +516,8 @@ pub(crate) fn determinize(
             steps: AHashMap::new(),
             behind_starts,
         },
+        contextual,
+        stood_in: Vec::new(),
     };
     // No threads, history 0, nothing matched.
     d.key.extend([0, 0]);
@@ -651,7 +664,7 @@ pub(crate) fn determinize(
         }
     }
     d.fail_sets(class_lo)?;
-    Ok(d.dfa)
+    Ok((d.dfa, d.stood_in))
 }
 
 impl Determinizer<'_> {
@@ -805,12 +818,35 @@ impl Determinizer<'_> {
         if matched.iter().all(|m| m.1 == 0) {
             let terminals: Vec<TerminalId> = matched.iter().map(|m| m.0).collect();
             let kept = tie_break(self.specs, &terminals);
+            let kept = self.stand_in(&terminals, kept);
             self.key.extend(kept.iter().map(|&t| encode((t, 0))));
         } else {
             self.key.extend(matched.iter().copied().map(encode));
         }
         self.threads = threads;
         Ok(())
+    }
+
+    /// `kept` (the tie broken among `matched`), or the stand-in of the literal it holds when
+    /// that literal won against exactly one regex of its priority (see [`determinize`]).
+    fn stand_in(&mut self, matched: &[TerminalId], kept: Box<[TerminalId]>) -> Box<[TerminalId]> {
+        let [literal] = *kept else {
+            return kept;
+        };
+        let Ok(i) = self.contextual.binary_search_by_key(&literal, |c| c.0) else {
+            return kept;
+        };
+        let spec = |t: TerminalId| &self.specs[t.as_usize()];
+        let priority = spec(literal).priority;
+        let mut regexes = matched.iter().copied().filter(|&t| {
+            t != literal && !spec(t).is_literal && !spec(t).ignored && spec(t).priority == priority
+        });
+        let (Some(regex), None) = (regexes.next(), regexes.next()) else {
+            return kept;
+        };
+        let stand_in = self.contextual[i].1;
+        self.stood_in.push((stand_in, regex));
+        Box::new([stand_in])
     }
 
     /// Remembers that the closure of the seeds and history in `seeds_history` (as

@@ -61,6 +61,8 @@ impl Default for LexerConfig {
 #[derive(Clone)]
 pub struct Lexer {
     specs: Vec<TerminalSpec>,
+    /// See [`Lexer::stand_ins`].
+    stand_ins: Box<[StandIn]>,
     lazy: TerminalSet,
     classes: [u8; 256],
     class_len: usize,
@@ -89,6 +91,84 @@ pub struct Lexer {
     reachable_sets: Box<[TerminalSet]>,
 }
 
+/// A literal accepted as a terminal of its own, which the parser reads as the literal where the
+/// literal has an action and as the regex elsewhere (see [`Lexer::with_stand_ins`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StandIn {
+    /// The stand-in's own id.
+    pub terminal: TerminalId,
+    /// The literal it stands for.
+    pub literal: TerminalId,
+    /// The one regex of the literal's priority that its lexeme also matches.
+    pub regex: TerminalId,
+}
+
+/// Keeps the stand-ins that some state accepts against one regex throughout, numbered from
+/// `base` in the order of `literals` (whose reserved ids were `base + i`), and turns the others
+/// back into their literals; `specs` keeps the kept stand-ins' specs alone.
+fn renumber_stand_ins(
+    dfa: &mut Dfa,
+    specs: &mut Vec<TerminalSpec>,
+    base: usize,
+    literals: &[TerminalId],
+    stood_in: &[(TerminalId, TerminalId)],
+) -> Vec<StandIn> {
+    // Per reserved id: `None` unused, `Some(Some(r))` against regex `r` alone, `Some(None)`
+    // against several.
+    let mut regex_of: Vec<Option<Option<TerminalId>>> = vec![None; literals.len()];
+    for &(v, r) in stood_in {
+        let k = v.as_usize() - base;
+        regex_of[k] = match regex_of[k] {
+            None => Some(Some(r)),
+            Some(Some(x)) if x == r => Some(Some(r)),
+            _ => Some(None),
+        };
+    }
+    let mut kept = Vec::new();
+    let mut new_id: Vec<TerminalId> = Vec::with_capacity(literals.len());
+    for (k, &literal) in literals.iter().enumerate() {
+        match regex_of[k] {
+            Some(Some(regex)) => {
+                let terminal = TerminalId::from_usize(base + kept.len());
+                kept.push(StandIn {
+                    terminal,
+                    literal,
+                    regex,
+                });
+                new_id.push(terminal);
+            }
+            _ => new_id.push(literal),
+        }
+    }
+    if !stood_in.is_empty() {
+        for accepted in &mut dfa.accepted {
+            if accepted.iter().any(|t| t.as_usize() >= base) {
+                let mut ids: Vec<TerminalId> = accepted
+                    .iter()
+                    .map(|&t| match t.as_usize().checked_sub(base) {
+                        Some(k) => new_id[k],
+                        None => t,
+                    })
+                    .collect();
+                ids.sort_unstable();
+                ids.dedup();
+                *accepted = ids.into();
+            }
+        }
+    }
+    specs.truncate(base);
+    for s in &kept {
+        let spec = TerminalSpec {
+            hir: None,
+            is_literal: false,
+            ignored: false,
+            ..specs[s.literal.as_usize()].clone()
+        };
+        specs.push(spec);
+    }
+    kept
+}
+
 impl Lexer {
     /// Compiles `specs` (index `i` is `TerminalId(i)`) into one DFA.
     ///
@@ -106,6 +186,52 @@ impl Lexer {
         specs: Vec<TerminalSpec>,
         config: &LexerConfig,
     ) -> Result<Lexer, LexerBuildError> {
+        Lexer::with_stand_ins(specs, config, &[])
+    }
+
+    /// [`Lexer::from_specs`], where each literal of `literals` (plain string terminals, not
+    /// ignored) that wins a tie on its lexeme against exactly one regex of its priority, by the
+    /// rule that a literal beats a regex, is accepted as a *stand-in*: a terminal with no
+    /// pattern of its own, numbered after `specs`, which the parser's tables read as the
+    /// literal where the literal has an action and as the regex elsewhere (Lark's contextual
+    /// lexer: `_` is a name where the `"_"` of a pattern cannot follow). See
+    /// [`Lexer::stand_ins`]. A literal that never wins such a tie, or wins against different
+    /// regexes in different states, is accepted as itself.
+    pub fn with_stand_ins(
+        mut specs: Vec<TerminalSpec>,
+        config: &LexerConfig,
+        literals: &[TerminalId],
+    ) -> Result<Lexer, LexerBuildError> {
+        let base = specs.len();
+        let mut literals: Vec<TerminalId> = literals
+            .iter()
+            .copied()
+            .filter(|t| {
+                specs
+                    .get(t.as_usize())
+                    .is_some_and(|s| s.is_literal && !s.ignored)
+            })
+            .collect();
+        literals.sort_unstable();
+        literals.dedup();
+        if base + literals.len() >= TerminalId::LIMIT {
+            literals.clear();
+        }
+        // Reserved ids, one per literal; those used are renumbered after the build.
+        let reserved: Vec<(TerminalId, TerminalId)> = literals
+            .iter()
+            .enumerate()
+            .map(|(i, &l)| (l, TerminalId::from_usize(base + i)))
+            .collect();
+        for &(l, _) in &reserved {
+            let spec = TerminalSpec {
+                hir: None,
+                is_literal: false,
+                ignored: false,
+                ..specs[l.as_usize()].clone()
+            };
+            specs.push(spec);
+        }
         if specs.len() >= TerminalId::LIMIT {
             return Err(LexerBuildError::new(
                 LexerBuildErrorKind::TooManyTerminals {
@@ -124,12 +250,15 @@ impl Lexer {
         for b in (0..=255u8).rev() {
             class_lo[classes.get(b) as usize] = b;
         }
-        let mut dfa = determinize(&nfa, &class_lo, &specs, config)?;
+        let (mut dfa, stood_in) = determinize(&nfa, &class_lo, &specs, config, &reserved)?;
+        let stand_ins = renumber_stand_ins(&mut dfa, &mut specs, base, &literals, &stood_in);
         let mut byte_class = *classes.map();
         if let Some(merged) = merge_classes(&mut dfa, &mut class_lo) {
             byte_class = byte_class.map(|c| merged[c as usize]);
         }
-        let lazy_flags = std::mem::take(&mut nfa.lazy);
+        let mut lazy_flags = std::mem::take(&mut nfa.lazy);
+        lazy_flags.truncate(base);
+        lazy_flags.resize(specs.len(), false);
         // The terminals whose lexemes the lexer may go back to.
         let backtracking: Vec<bool> = lazy_flags
             .iter()
@@ -192,6 +321,7 @@ impl Lexer {
             .collect();
         Ok(Lexer {
             specs,
+            stand_ins: stand_ins.into(),
             lazy,
             classes: byte_class,
             class_len: dfa.class_len,
@@ -210,6 +340,13 @@ impl Lexer {
             reachable_index,
             reachable_sets,
         })
+    }
+
+    /// The stand-ins ([`Lexer::with_stand_ins`]) that some state accepts, in id order: each
+    /// numbered after the terminals given, with the literal it stands for and the regex its
+    /// lexeme also matches.
+    pub fn stand_ins(&self) -> &[StandIn] {
+        &self.stand_ins
     }
 
     /// The number of terminals (including those with no pattern).

@@ -195,7 +195,7 @@ mod set;
 mod tokenize;
 
 pub use error::{LexError, LexerBuildError, LexerBuildErrorKind};
-pub use lexer::{Lexer, LexerConfig};
+pub use lexer::{Lexer, LexerConfig, StandIn};
 pub use look::{look_around_name, LookAroundKind, LOOK_AROUND_PREFIX};
 pub use meet::{meet_name, MEET_PREFIX};
 pub use set::{Iter as TerminalSetIter, TerminalSet};
