@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use munch::glr::parser::{Parser, ParserConfig};
+use munch::glr::parser::Parser;
 
 use super::CliError;
 
@@ -34,16 +34,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             .collect::<Vec<_>>(),
     });
     let mut code = ExitCode::SUCCESS;
-    let config = ParserConfig {
-        postlex: source.postlex(),
-        ..args.grammar.parser_config()
-    };
+    let config = source.parser_config(&args.grammar.parser_config());
     match Parser::new(&grammar, &config) {
         Ok(parser) => {
             if args.conflicts {
                 print!("{}", parser.tables().render_conflicts());
             }
             line["lexer_states"] = parser.lexer().state_len().into();
+            line["stand_ins"] = parser.lexer().stand_ins().len().into();
             line["productions"] = parser.cfg().productions().len().into();
             line["lr_states"] = parser.lr_state_len().into();
             line["conflicts"] = parser.conflict_len().into();

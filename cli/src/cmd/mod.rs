@@ -36,6 +36,12 @@ pub struct GrammarOpts {
     /// grammar is refused before it is parsed.
     #[arg(long = "max-grammar-bytes", value_name = "BYTES")]
     pub max_grammar_bytes: Option<usize>,
+    /// Read a literal that ties with a regex (a keyword that `NAME` also matches) as the
+    /// literal everywhere, as Lark's basic lexer does, not as the regex where the parser
+    /// cannot take the literal (Lark's contextual lexer, the default): keywords stay reserved,
+    /// and the eager wda builds faster.
+    #[arg(long = "reserved-literals")]
+    pub reserved_literals: bool,
     #[command(flatten)]
     pub budgets: ParserBudgets,
 }
@@ -128,6 +134,9 @@ impl GrammarOpts {
         }
         if let Some(bytes) = self.max_grammar_bytes {
             g = g.with_max_grammar_bytes(bytes);
+        }
+        if self.reserved_literals {
+            g = g.with_contextual_literals(false);
         }
         Ok(g)
     }
