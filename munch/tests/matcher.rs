@@ -639,3 +639,49 @@ proptest! {
         prop_assert_eq!(batched, singles);
     }
 }
+
+/// A keyword that `NAME` also matches is a name where the parser cannot take the keyword (Lark's
+/// contextual lexer), unless the grammar asks for reserved literals; every masker follows.
+#[test]
+fn keywords_are_names_where_the_parser_cannot_take_them_unless_reserved() {
+    let source = "start: \"if\" NAME \":\" | NAME \"=\" NAME\nNAME: /[a-z_]+/\n%ignore \" \"\n";
+    let parse = |g: &Grammar, text: &str| {
+        let parser = g
+            .build_parser(&munch::glr::parser::ParserConfig::default())
+            .unwrap();
+        munch::parse::parse_text(&parser, text.as_bytes()).is_ok()
+    };
+    let contextual = Grammar::lark(source);
+    let reserved = Grammar::lark(source).with_contextual_literals(false);
+    for (text, by_context) in [
+        ("if x:", true),
+        ("x = if", true),
+        ("if = x", false),
+        ("if if:", true),
+    ] {
+        assert_eq!(parse(&contextual, text), by_context, "{text:?}");
+    }
+    assert!(parse(&reserved, "if x:"));
+    assert!(!parse(&reserved, "x = if"));
+    assert!(!parse(&reserved, "if if:"));
+    // After `x = if` the text ends only where `if` reads as a name; `if if` goes on to `:` only
+    // then. Every masker says so.
+    for kind in [MaskerKind::Trie, MaskerKind::Spanner, MaskerKind::Wda] {
+        for (g, contextual) in [(&contextual, true), (&reserved, false)] {
+            let compiled = compile(g, kind);
+            let mut m = compiled.matcher();
+            m.accept_string("x = if").unwrap();
+            assert_eq!(m.is_accepting(), contextual, "{kind:?}");
+            let mask = m.next_token_mask();
+            assert_eq!(mask.contains(TokenId::from(EOS)), contextual, "{kind:?}");
+            let mut m = compiled.matcher();
+            m.accept_string("if if").unwrap();
+            let mask = m.next_token_mask();
+            assert_eq!(
+                mask.contains(TokenId::from(tok(":"))),
+                contextual,
+                "{kind:?}"
+            );
+        }
+    }
+}
