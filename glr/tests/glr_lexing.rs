@@ -122,6 +122,15 @@ fn keyword_and_identifier_ties() {
         assert_eq!(acts(stand_in.terminal), want, "{s:?}");
     }
     assert!(as_literal > 0 && as_literal < t.state_len());
+    // What an error lists is the stand-in as it is read there: after `if` only a name.
+    let name_of = |t: TerminalId| p.lexer().terminal(t).name.clone();
+    let (literal, regex) = (name_of(stand_in.literal), name_of(stand_in.regex));
+    let mut s = ParserState::new(p.clone());
+    s.commit_bytes(b"if ").unwrap();
+    assert!(s.expected().contains(&regex), "{:?}", s.expected());
+    assert!(!s.expected().contains(&literal), "{:?}", s.expected());
+    let s = ParserState::new(p.clone());
+    assert!(s.expected().contains(&literal), "{:?}", s.expected());
     // Without contextual literals `if` is only IF: `if if` may still become `if iff`, and a
     // space ends the second `if`, which the parser cannot take.
     let config = ParserConfig {

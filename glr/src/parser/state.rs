@@ -913,7 +913,14 @@ fn expected(p: &Parser, heads: &[HeadData]) -> Vec<String> {
     for h in heads {
         for t in p.lexer().reachable(h.lex).iter() {
             if p.is_ignored(t) || p.can_shift(&h.node, t, &mut cache) {
-                names.push(p.terminal_name(t).to_string());
+                // A stand-in is named as what it is read as here: its literal where that
+                // shifts, else its regex.
+                let named = match p.lexer().stand_ins().iter().find(|s| s.terminal == t) {
+                    Some(s) if p.can_shift(&h.node, s.literal, &mut cache) => s.literal,
+                    Some(s) => s.regex,
+                    None => t,
+                };
+                names.push(p.terminal_name(named).to_string());
             }
         }
     }

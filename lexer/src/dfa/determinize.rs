@@ -457,8 +457,8 @@ struct Determinizer<'a> {
     /// `(literal, stand-in)`, sorted: a literal that wins a tie against one regex is accepted
     /// as its stand-in ([`determinize`]).
     contextual: &'a [(TerminalId, TerminalId)],
-    /// `(stand-in, regex)` for every state that accepts a stand-in.
-    stood_in: Vec<(TerminalId, TerminalId)>,
+    /// `(stand-in, regex)` for the states that accept a stand-in (closures repeat: a set).
+    stood_in: ahash::AHashSet<(TerminalId, TerminalId)>,
 }
 
 /// Builds the DFA for `nfa` whose ranges are in class space (see [`Nfa::ranges_to_classes`]);
@@ -467,7 +467,7 @@ struct Determinizer<'a> {
 /// `contextual` lists `(literal, stand-in)` pairs, sorted by literal: where a literal wins a
 /// tie on its lexeme by being a literal (the rule of [`tie_break`]) against exactly one regex
 /// of its priority, the state accepts the stand-in instead, and the second value returned
-/// lists `(stand-in, regex)` for every such state.
+/// lists the `(stand-in, regex)` pairs of such states.
 pub(crate) fn determinize(
     nfa: &Nfa,
     class_lo: &[u8],
@@ -517,7 +517,7 @@ pub(crate) fn determinize(
             behind_starts,
         },
         contextual,
-        stood_in: Vec::new(),
+        stood_in: ahash::AHashSet::new(),
     };
     // No threads, history 0, nothing matched.
     d.key.extend([0, 0]);
@@ -664,7 +664,9 @@ pub(crate) fn determinize(
         }
     }
     d.fail_sets(class_lo)?;
-    Ok((d.dfa, d.stood_in))
+    let mut stood_in: Vec<(TerminalId, TerminalId)> = d.stood_in.into_iter().collect();
+    stood_in.sort_unstable();
+    Ok((d.dfa, stood_in))
 }
 
 impl Determinizer<'_> {
@@ -845,7 +847,7 @@ impl Determinizer<'_> {
             return kept;
         };
         let stand_in = self.contextual[i].1;
-        self.stood_in.push((stand_in, regex));
+        self.stood_in.insert((stand_in, regex));
         Box::new([stand_in])
     }
 
