@@ -158,15 +158,21 @@ fn renumber_stand_ins(
     }
     specs.truncate(base);
     for s in &kept {
-        let spec = TerminalSpec {
-            hir: None,
-            is_literal: false,
-            ignored: false,
-            ..specs[s.literal.as_usize()].clone()
-        };
+        let spec = stand_in_spec(&specs[s.literal.as_usize()]);
         specs.push(spec);
     }
     kept
+}
+
+/// A stand-in's spec: its literal's name and priority, and no pattern (the lexer accepts it in
+/// the literal's place; it matches nothing of its own).
+fn stand_in_spec(literal: &TerminalSpec) -> TerminalSpec {
+    TerminalSpec {
+        hir: None,
+        is_literal: false,
+        ignored: false,
+        ..literal.clone()
+    }
 }
 
 impl Lexer {
@@ -224,12 +230,7 @@ impl Lexer {
             .map(|(i, &l)| (l, TerminalId::from_usize(base + i)))
             .collect();
         for &(l, _) in &reserved {
-            let spec = TerminalSpec {
-                hir: None,
-                is_literal: false,
-                ignored: false,
-                ..specs[l.as_usize()].clone()
-            };
+            let spec = stand_in_spec(&specs[l.as_usize()]);
             specs.push(spec);
         }
         if specs.len() >= TerminalId::LIMIT {
