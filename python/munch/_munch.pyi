@@ -67,10 +67,14 @@ class Grammar:
     """A grammar to compile: Lark text with its start rule, or a grammar by name."""
 
     @staticmethod
-    def from_lark(text: str, start: str = "start", postlex: Optional[str] = None) -> Grammar:
+    def from_lark(
+        text: str, start: str = "start", postlex: Optional[str] = None, *, reserved_literals: bool = False
+    ) -> Grammar:
         """Lark grammar text starting at rule ``start``; ``postlex="python"``: Lark's PythonIndenter."""
     @staticmethod
-    def from_file(path: _Path, start: str = "start", postlex: Optional[str] = None) -> Grammar:
+    def from_file(
+        path: _Path, start: str = "start", postlex: Optional[str] = None, *, reserved_literals: bool = False
+    ) -> Grammar:
         """The Lark grammar in a file."""
     @staticmethod
     def builtin(name: str) -> Grammar:

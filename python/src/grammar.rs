@@ -25,21 +25,38 @@ impl PyGrammar {
     /// Lark grammar text starting at rule ``start``; errors name it ``<grammar>``.
     /// ``postlex="python"`` runs Lark's ``PythonIndenter`` on the terminals (``_INDENT`` and
     /// ``_DEDENT`` from the newline terminal ``_NEWLINE`` or ``_NL``), as Lark's ``postlex=``.
+    /// A literal that a regex also matches (a keyword and ``NAME``) is read as the regex where
+    /// the parser cannot take the literal, as Lark's contextual lexer reads it (``_`` is a name
+    /// outside Python's ``case`` patterns); ``reserved_literals=True`` reads it as the literal
+    /// everywhere (Lark's ``lexer="basic"``), which keeps keywords reserved and builds the
+    /// ``"wda"`` masker faster.
     #[staticmethod]
-    #[pyo3(signature = (text, start="start", postlex=None))]
-    fn from_lark(text: &str, start: &str, postlex: Option<&str>) -> PyResult<PyGrammar> {
+    #[pyo3(signature = (text, start="start", postlex=None, *, reserved_literals=false))]
+    fn from_lark(
+        text: &str,
+        start: &str,
+        postlex: Option<&str>,
+        reserved_literals: bool,
+    ) -> PyResult<PyGrammar> {
         Ok(PyGrammar {
             grammar: Grammar::lark(text)
                 .with_start(start)
-                .with_postlex(parse_postlex(postlex)?),
+                .with_postlex(parse_postlex(postlex)?)
+                .with_contextual_literals(!reserved_literals),
         })
     }
 
     /// The Lark grammar in the file at ``path``, starting at rule ``start``, with the
-    /// post-lexer ``postlex`` (see ``from_lark``); errors name the file.
+    /// post-lexer ``postlex`` and ``reserved_literals`` (see ``from_lark``); errors name the
+    /// file.
     #[staticmethod]
-    #[pyo3(signature = (path, start="start", postlex=None))]
-    fn from_file(path: PathBuf, start: &str, postlex: Option<&str>) -> PyResult<PyGrammar> {
+    #[pyo3(signature = (path, start="start", postlex=None, *, reserved_literals=false))]
+    fn from_file(
+        path: PathBuf,
+        start: &str,
+        postlex: Option<&str>,
+        reserved_literals: bool,
+    ) -> PyResult<PyGrammar> {
         let postlex = parse_postlex(postlex)?;
         if !path.is_file() {
             return Err(PyFileNotFoundError::new_err(format!(
@@ -49,7 +66,10 @@ impl PyGrammar {
         }
         let grammar = Grammar::lark_file(&path).map_err(compile_error)?;
         Ok(PyGrammar {
-            grammar: grammar.with_start(start).with_postlex(postlex),
+            grammar: grammar
+                .with_start(start)
+                .with_postlex(postlex)
+                .with_contextual_literals(!reserved_literals),
         })
     }
 

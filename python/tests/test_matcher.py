@@ -134,3 +134,17 @@ def test_stop_tokens_and_forced_string(compiled, tokenizer):
     assert m.accept_string("llo w")
     assert m.forced_string() == ""
     assert "munch.Matcher(" in repr(m)
+
+
+@pytest.mark.parametrize("masker", ["wda", "trie"])
+def test_keywords_are_names_where_the_parser_cannot_take_them(tokenizer, masker):
+    # As Lark's contextual lexer: `x = if` assigns the name `if`; `reserved_literals=True`
+    # keeps the keyword reserved, as Lark's basic lexer does.
+    text = 'start: "if" NAME | NAME "=" NAME\nNAME: /[a-z_]+/\n%ignore " "\n'
+    for reserved, ends in [(False, True), (True, False)]:
+        grammar = munch.Grammar.from_lark(text, reserved_literals=reserved)
+        m = munch.Matcher(munch.compile(grammar, tokenizer, masker=masker))
+        assert m.accept_string("x = if")
+        assert m.is_accepting() == ends, reserved
+        # `if y` after `x = ` is no sentence either way.
+        assert not m.accept_string(" y")
