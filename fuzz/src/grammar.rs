@@ -208,10 +208,20 @@ impl GrammarSpec {
                 ..munch_lexer::dfa::LexerConfig::default()
             },
             // The references here read ties as Lark's basic lexer does (a literal beats a
-            // regex everywhere); stand-ins are checked by the conformance corpus instead.
+            // regex everywhere); [`Built::contextual`] has the stand-ins.
             contextual_literals: false,
             ..ParserConfig::default()
         };
+        let contextual = Parser::new(
+            &self.grammar(),
+            &ParserConfig {
+                contextual_literals: true,
+                ..config.clone()
+            },
+        )
+        .ok()
+        .filter(|p| !p.lexer().stand_ins().is_empty())
+        .map(Arc::new);
         let parser = Parser::new(&self.grammar(), &config).map_err(|e| {
             let budget = match e.kind() {
                 ParserBuildErrorKind::Lr(_) | ParserBuildErrorKind::Normalize(_) => true,
@@ -233,6 +243,7 @@ impl GrammarSpec {
             .map_err(|e| BuildError::Skip(e.to_string()))?;
         Ok(Built {
             parser: Arc::new(parser),
+            contextual,
             bnf,
             reference: RefLexer::new(&self.terms),
             ignored: self.terms.iter().map(|t| t.ignored).collect(),
@@ -288,8 +299,13 @@ impl BuildError {
 
 /// A grammar built for a check.
 pub struct Built {
-    /// munch's parser for [`GrammarSpec::grammar`].
+    /// munch's parser for [`GrammarSpec::grammar`], reading ties as Lark's basic lexer does
+    /// (`ParserConfig::contextual_literals` off), as the references here do.
     pub parser: Arc<Parser>,
+    /// The same grammar's parser with stand-ins (Lark's contextual reading of ties), when the
+    /// lexer makes some: the maskers are checked against its oracle too (no reference reads
+    /// ties that way).
+    pub contextual: Option<Arc<Parser>>,
     /// [`GrammarSpec::bnf`], normalised, for the Earley reference.
     pub bnf: Cfg,
     /// The reference lexer over the same terminals.
