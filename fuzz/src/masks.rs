@@ -287,7 +287,7 @@ fn check_parser(
                 at(format!(
                     "{who} {} {} but the oracle {} it",
                     verb(got, t),
-                    describe(&vocab, t),
+                    describe(vocab, t),
                     verb(&want, t)
                 ))
             })
@@ -327,7 +327,7 @@ fn check_parser(
                 return Err(at(format!(
                     "the mask depends on how the text was accepted: {} is {} after the \
                      path, {} after one call with the text",
-                    describe(&vocab, t),
+                    describe(vocab, t),
                     if want.contains(t) {
                         "allowed"
                     } else {
@@ -386,7 +386,7 @@ fn check_parser(
                     if let Err(e) = m.accept_token(t.as_u32()) {
                         return Err(at(format!(
                             "the oracle allows {} but the {} matcher refuses it: {e}",
-                            describe(&vocab, t),
+                            describe(vocab, t),
                             name(m)
                         )));
                     }
