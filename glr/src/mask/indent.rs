@@ -515,9 +515,7 @@ const REST_CLASSES_MEMO_LEN: usize = 64;
 /// all allowed or none. A mask answers the class from the parser's tables ([`Shifts`]) or by
 /// committing its first rest, not each rest by a commit.
 struct RestClass {
-    /// The class's first token (its rest is committed for all).
-    first: TokenId,
-    /// The tokens whose rests the class holds.
+    /// The tokens whose rests the class holds; the first one's rest is committed for all.
     tokens: Box<[TokenId]>,
     /// The signature as [`ShiftPath`]s from those heads (`None`: only a commit answers).
     paths: Option<Box<[ShiftPath]>>,
@@ -1232,7 +1230,7 @@ impl IndentFix {
                     .paths
                     .as_deref()
                     .and_then(|paths| shifts.allows(&parser, &self.tops, paths))
-                    .unwrap_or_else(|| commit(&done.state, class.first));
+                    .unwrap_or_else(|| commit(&done.state, class.tokens[0]));
                 if allowed {
                     class.tokens.iter().for_each(|&t| mask.insert(t));
                 }
@@ -1265,7 +1263,6 @@ impl IndentFix {
             match signature(parser, heads, &bytes[prefix_len..]) {
                 Some(sig) => by_signature.entry(sig).or_default().push(t),
                 None => classes.push(RestClass {
-                    first: t,
                     tokens: Box::new([t]),
                     paths: None,
                 }),
@@ -1273,7 +1270,6 @@ impl IndentFix {
         }
         for (sig, tokens) in by_signature {
             classes.push(RestClass {
-                first: tokens[0],
                 paths: self.shift_paths(parser, &sig),
                 tokens: tokens.into(),
             });

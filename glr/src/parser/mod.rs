@@ -215,11 +215,9 @@ impl Parser {
         })
         .map_err(ParserBuildErrorKind::MissingPatterns)?;
         let specs = grammar.terminal_specs();
+        // The lexer keeps the literals among them.
         let literals: Vec<TerminalId> = if config.contextual_literals {
-            (0..specs.len())
-                .filter(|&i| specs[i].is_literal && !specs[i].ignored && specs[i].hir.is_some())
-                .map(TerminalId::from_usize)
-                .collect()
+            (0..specs.len()).map(TerminalId::from_usize).collect()
         } else {
             Vec::new()
         };
