@@ -111,3 +111,70 @@ fn syncode_grammars_map_homomorphically() {
         }
     }
 }
+
+/// A stand-in (`"if"`, tied with `NAME`) is read as `NAME` from exactly the states where that
+/// is what its column does on every stack: where `"if"` has no action, and no reduction on a
+/// name can reach a state that has one; so not after `A C`
+/// ([`munch_testkit::grammar::KEYWORDS_MERGED`]).
+#[test]
+fn stand_ins_read_as_their_regex_where_no_run_meets_the_literal() {
+    use std::sync::Arc;
+
+    use munch_glr::lr::ClassTables;
+    use munch_glr::parser::ParserState;
+
+    let p = munch_testkit::grammar::parser(munch_testkit::grammar::KEYWORDS_MERGED);
+    let stand_ins = p.lexer().stand_ins();
+    assert_eq!(stand_ins.len(), 3, "{stand_ins:?}");
+    let stand_in = stand_ins
+        .iter()
+        .find(|s| p.lexer().terminal(s.literal).name == "IF")
+        .unwrap_or_else(|| panic!("the stand-in of \"if\": {stand_ins:?}"));
+    let classes = ClassTables::new(Arc::clone(&p));
+    let readings = classes.regex_readings();
+    assert!(!readings.is_empty());
+    let (s, literal, name) = (
+        classes.terminal(stand_in.terminal).unwrap(),
+        classes.terminal(stand_in.literal).unwrap(),
+        classes.terminal(stand_in.regex).unwrap(),
+    );
+    let top = |text: &str| {
+        let mut state = ParserState::new(Arc::clone(&p));
+        state.commit_bytes(text.as_bytes()).unwrap();
+        let states: BTreeSet<u32> = state
+            .heads()
+            .map(|h| classes.state(h.node().state()).as_u32())
+            .collect();
+        assert_eq!(states.len(), 1, "{text:?}");
+        states.into_iter().next().unwrap()
+    };
+    let after_a_c = top("A C ");
+    let tables = classes.tables();
+    let has_literal = |x: u32| {
+        !tables
+            .actions_at(LrState::new(x as usize).unwrap(), literal)
+            .is_empty()
+    };
+    assert!(!has_literal(after_a_c));
+    assert_eq!(readings.reading(s, after_a_c), s);
+    // Everywhere else, the stand-in is the name exactly where the literal has no action.
+    for x in 0..tables.state_len() as u32 {
+        let expected = if x == after_a_c || has_literal(x) {
+            s
+        } else {
+            name
+        };
+        assert_eq!(readings.reading(s, x), expected, "state {x}");
+    }
+    assert_ne!(top("B C "), after_a_c);
+    assert_eq!(readings.reading(name, after_a_c), name);
+    // Without stand-ins, nothing is read as another class.
+    let reserved = munch_testkit::grammar::parser_with(
+        "start: \"if\" NAME\nNAME: /[a-z]+/\n%ignore \" \"\n",
+        &munch_glr::parser::ParserConfig {
+            contextual_literals: false,
+            ..Default::default()
+        },
+    );
+    assert!(ClassTables::new(reserved).regex_readings().is_empty());
+}

@@ -56,6 +56,22 @@ pub fn builtin(name: &str) -> Arc<Parser> {
     parser(grammar.source)
 }
 
+/// Keywords tied with a name (each `"if"`, `"while"`, `"else"` is a stand-in: the name where
+/// the parser cannot take the keyword), and one state that LALR merges across two contexts:
+/// after `A C` the parser reduces `n` on a name (or `D`) only, and the state that reduction
+/// reaches, shared with the `B` context, reduces `m2` on `if`. A keyword's column takes that
+/// reduction there, so `if` cannot follow `A C`, though a name can.
+pub const KEYWORDS_MERGED: &str = r#"start: stmt+
+stmt: "if" NAME block | "while" NAME block | NAME "=" NAME ";" | "A" m NAME ";" | "A" m2 "D" ";"
+    | "B" m "E" ";" | "B" m2 "if" ";" | "A" "C" "Z" ";"
+block: "{" stmt* "}" ("else" "{" stmt* "}")?
+m: n
+m2: n
+n: "C"
+NAME: /[a-z]+/
+%ignore " "
+"#;
+
 /// Texts of the built-in `tricky` grammar that reach its corners: the dangling `else`, a keyword
 /// prefix of a name (`iff`), comments, non-ASCII names, a label, a string holding `*/`, and the
 /// empty text.

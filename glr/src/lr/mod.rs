@@ -36,7 +36,7 @@ use crate::cfg::analysis::Analysis;
 use crate::cfg::{Cfg, NonterminalId};
 
 pub use conflict::{Conflict, LrItem};
-pub use quotient::{ClassTables, Quotient};
+pub use quotient::{ClassTables, Quotient, RegexReadings};
 
 munch_vocab::define_id!(
     /// A state of the LR automaton; state 0 is the start.

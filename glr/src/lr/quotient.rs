@@ -103,13 +103,19 @@ impl Quotient {
 pub struct ClassTables {
     parser: Arc<Parser>,
     quotient: Option<Quotient>,
+    /// Made on first use ([`ClassTables::regex_readings`]).
+    readings: std::sync::OnceLock<RegexReadings>,
 }
 
 impl ClassTables {
     /// The classes of `parser`'s tables.
     pub fn new(parser: Arc<Parser>) -> ClassTables {
         let quotient = Quotient::new(parser.tables());
-        ClassTables { parser, quotient }
+        ClassTables {
+            parser,
+            quotient,
+            readings: std::sync::OnceLock::new(),
+        }
     }
 
     /// The parser.
@@ -176,7 +182,172 @@ impl ClassTables {
     /// Heap bytes of the quotient (the parser's own tables are the parser's).
     pub fn heap_bytes(&self) -> usize {
         self.quotient.as_ref().map_or(0, Quotient::heap_bytes)
+            + self.readings.get().map_or(0, RegexReadings::heap_bytes)
     }
+
+    /// Where the class of a stand-in (a literal tied with a regex, read as the literal where a
+    /// state has an action on it, as the regex elsewhere) is exactly its regex's class: made on
+    /// first use, empty without stand-ins.
+    pub fn regex_readings(&self) -> &RegexReadings {
+        self.readings.get_or_init(|| RegexReadings::new(self))
+    }
+}
+
+/// Where a stand-in's class reads exactly as its regex's ([`ClassTables::regex_readings`]).
+///
+/// A stand-in's column takes the literal's actions in the states with an action on the literal,
+/// the regex's elsewhere, and a run decides again in every state its reductions reach. So from
+/// a state `x`, taking the stand-in is taking the regex, on every stack, when neither `x` nor
+/// any state that the regex's reductions can reach from `x` has an action on the literal: the
+/// run then reads the regex's actions throughout, and its shift pushes the regex's target. The
+/// states reachable are over-approximated from the tables alone (a reduction by `m` symbols
+/// from `z` may expose any state with a path of `m` transitions to `z`), so that an answer of
+/// "exact" holds for every stack. Summaries keyed by terminal and state (the wda's templates)
+/// then share the regex's work wherever the stand-in is read as the regex: a keyword's class
+/// costs nothing where the parser cannot take the keyword.
+#[derive(Clone, Debug, Default)]
+pub struct RegexReadings {
+    /// Per terminal class of a stand-in: the regex's class, and the states (classes) from
+    /// which the stand-in's class is read as it, as bits.
+    by_class: Vec<Option<(u32, Box<[u64]>)>>,
+}
+
+impl RegexReadings {
+    fn new(classes: &ClassTables) -> RegexReadings {
+        let stand_ins = classes.parser.lexer().stand_ins();
+        if stand_ins.is_empty() {
+            return RegexReadings::default();
+        }
+        let tables = classes.tables();
+        let state_len = tables.state_len();
+        let words = state_len.div_ceil(64);
+        // Per state: the states with a transition (shift or goto) to it.
+        let mut pred: Vec<Vec<u32>> = vec![Vec::new(); state_len];
+        for q in 0..state_len {
+            let shifts = tables.shift_start[q] as usize..tables.shift_start[q + 1] as usize;
+            for a in &tables.shifts[shifts] {
+                if let Action::Shift(to) = a {
+                    pred[to.as_usize()].push(q as u32);
+                }
+            }
+            for (_, to) in tables.state_gotos(LrState(q as u32)) {
+                pred[to.as_usize()].push(q as u32);
+            }
+        }
+        for p in &mut pred {
+            p.sort_unstable();
+            p.dedup();
+        }
+        // Per regex class: the reversed edges `z → goto(q, A)` of its reductions.
+        let mut reached_from: AHashMap<u32, Vec<Vec<u32>>> = AHashMap::new();
+        let mut by_class: Vec<Option<(u32, Box<[u64]>)>> = vec![None; tables.eof_index() as usize];
+        for si in stand_ins {
+            let (Some(c), Some(l), Some(r)) = (
+                classes.terminal(si.terminal),
+                classes.terminal(si.literal),
+                classes.terminal(si.regex),
+            ) else {
+                continue;
+            };
+            if c == r || by_class[c as usize].is_some() {
+                continue;
+            }
+            let back = reached_from
+                .entry(r)
+                .or_insert_with(|| reduction_edges_back(tables, &pred, r));
+            // The states from which a run on the regex's actions may meet the literal's.
+            let mut unsafe_ = vec![0u64; words];
+            let mut stack: Vec<u32> = (0..state_len as u32)
+                .filter(|&z| !tables.actions_at(LrState(z), l).is_empty())
+                .collect();
+            for &z in &stack {
+                bits::insert(&mut unsafe_, z as usize);
+            }
+            while let Some(z) = stack.pop() {
+                for &y in &back[z as usize] {
+                    if bits::insert(&mut unsafe_, y as usize) {
+                        stack.push(y);
+                    }
+                }
+            }
+            let mut exact = vec![0u64; words];
+            for x in 0..state_len {
+                if !bits::contains(&unsafe_, x) {
+                    bits::insert(&mut exact, x);
+                }
+            }
+            by_class[c as usize] = Some((r, exact.into()));
+        }
+        RegexReadings { by_class }
+    }
+
+    /// How to read terminal class `t` from state class `x`: the regex's class where `t` is a
+    /// stand-in's class read exactly as it there, else `t`.
+    #[inline]
+    pub fn reading(&self, t: u32, x: u32) -> u32 {
+        match self.by_class.get(t as usize) {
+            Some(Some((r, exact))) if bits::contains(exact, x as usize) => *r,
+            _ => t,
+        }
+    }
+
+    /// Whether some class is read as another anywhere.
+    pub fn is_empty(&self) -> bool {
+        self.by_class.iter().all(Option::is_none)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.by_class.capacity() * std::mem::size_of::<Option<(u32, Box<[u64]>)>>()
+            + self
+                .by_class
+                .iter()
+                .flatten()
+                .map(|(_, b)| b.len() * 8)
+                .sum::<usize>()
+    }
+}
+
+/// Per state `z`: the states `x` whose reductions under lookahead `k` may reach `z` in one
+/// step (`z = goto(q, A)` for a `q` with a path of the reduction's length to `x`).
+fn reduction_edges_back(tables: &LrTables, pred: &[Vec<u32>], k: u32) -> Vec<Vec<u32>> {
+    let state_len = tables.state_len();
+    let mut back: Vec<Vec<u32>> = vec![Vec::new(); state_len];
+    let mut layer: Vec<u32> = Vec::new();
+    let mut next: Vec<u32> = Vec::new();
+    let mut mark = vec![u32::MAX; state_len];
+    let mut round = 0u32;
+    for x in 0..state_len {
+        for a in tables.actions_at(LrState(x as u32), k).iter() {
+            let Action::Reduce { lhs, len, .. } = *a else {
+                continue;
+            };
+            layer.clear();
+            layer.push(x as u32);
+            for _ in 0..len {
+                round += 1;
+                next.clear();
+                for &z in &layer {
+                    for &q in &pred[z as usize] {
+                        if mark[q as usize] != round {
+                            mark[q as usize] = round;
+                            next.push(q);
+                        }
+                    }
+                }
+                std::mem::swap(&mut layer, &mut next);
+            }
+            for &q in &layer {
+                if let Some(g) = tables.goto(LrState(q), lhs) {
+                    back[g.as_usize()].push(x as u32);
+                }
+            }
+        }
+    }
+    for b in &mut back {
+        b.sort_unstable();
+        b.dedup();
+    }
+    back
 }
 
 /// The classes of states and of terminals (`$` left out): `(class per state, number of state

@@ -618,6 +618,15 @@ impl Construction {
         for &gi in sel {
             let (key, m) = groups[gi];
             let (t, code) = (key >> 16, key & 0xFFFF);
+            // A stand-in read as its regex from the state where its control starts (`x`, or
+            // the goto an exit lands in) is the regex there and in every state its run
+            // reaches: the group shares the regex's summaries, memos and items.
+            let start = match code {
+                INIT => Some(x),
+                _ => tpl.goto(x, tpl.split(code).0),
+            };
+            let t = start.map_or(t, |y| tpl.reading(t, y));
+            let key = (t << 16) | code;
             // The continuation-independent part moves the whole map; only where the
             // terminal is shifted does each continuation do its own work.
             let shifts = if code == INIT {

@@ -73,8 +73,8 @@ use std::collections::{HashMap, HashSet};
 
 use ahash::{AHashMap, AHashSet};
 use munch_glr::cfg::NonterminalId;
-use munch_glr::lr::ClassTables;
 use munch_glr::lr::{Action, LrState, LrTables};
+use munch_glr::lr::{ClassTables, RegexReadings};
 use smallvec::SmallVec;
 
 /// A continuation: an index into [`Conts`].
@@ -328,6 +328,8 @@ pub(crate) struct Templates {
     /// Entries (unknowns + outcomes + links + memo entries) allowed before [`SummaryBudget`].
     max_entries: usize,
     entries: usize,
+    /// Where a stand-in's class is read as its regex's ([`Templates::reading`]).
+    readings: RegexReadings,
 }
 
 impl Templates {
@@ -363,6 +365,7 @@ impl Templates {
             Vec::new()
         };
         Templates {
+            readings: lr.regex_readings().clone(),
             lr,
             conts,
             stride,
@@ -391,6 +394,14 @@ impl Templates {
             max_entries,
             entries: 0,
         }
+    }
+
+    /// Terminal `t` as a control read from state `x` takes it: a stand-in's class is its
+    /// regex's where that is exact ([`RegexReadings`]), so that the two share their summaries
+    /// and their items.
+    #[inline]
+    pub(crate) fn reading(&self, t: u32, x: u32) -> u32 {
+        self.readings.reading(t, x)
     }
 
     /// Whether every code `A · stride + r` fits an item.
@@ -501,6 +512,7 @@ impl Templates {
     /// so the dense table's hit is inlined and everything else is a call.
     #[inline]
     fn e_unknown(&mut self, t: u32, x: u32) -> Result<u32, SummaryBudget> {
+        let t = self.reading(t, x);
         if let Some(&u) = self.e_dense.get(t as usize * self.state_len + x as usize) {
             if u != u32::MAX {
                 return Ok(u);
@@ -628,6 +640,7 @@ impl Templates {
     /// The unknown `P(T, κ, x)`, made if new; the hit inlined, as for `E`.
     #[inline(always)]
     fn p_unknown(&mut self, t: u32, k: Cont, x: u32) -> Result<u32, SummaryBudget> {
+        let t = self.reading(t, x);
         let ex = self.e_unknown(t, x)? as usize;
         if let Some(&u) = self.p_index[ex].get(&k) {
             return Ok(u);
@@ -672,6 +685,7 @@ impl Templates {
         if r > 0 {
             self.p_add(dst, item(t, code - 1, k))?;
         } else if let Some(g) = self.goto(self.p_key[dst as usize].2, a) {
+            let t = self.reading(t, g);
             self.p_tasks.push(PTask::Conf(dst, t, k, g));
         }
         Ok(())
@@ -701,6 +715,7 @@ impl Templates {
                         match a {
                             Action::Shift(to) => {
                                 for &(t2, k2) in conts.offers(k) {
+                                    let t2 = self.reading(t2, to.as_u32());
                                     self.p_tasks.push(PTask::Conf(u, t2, k2, to.as_u32()));
                                 }
                                 if conts.succeeds(k) {
@@ -810,7 +825,7 @@ impl Templates {
         entries.clear();
         if let Some(to) = top.shift {
             for &(t2, k2) in self.conts.offers(k) {
-                entries.push((t2, k2, to, true));
+                entries.push((self.reading(t2, to), k2, to, true));
             }
             if self.conts.succeeds(k) {
                 out.push(SUCC);
@@ -992,6 +1007,7 @@ impl Templates {
                         if r > 0 {
                             out.push(item(t1, code - 1, k1));
                         } else if let Some(g) = self.goto(x, b) {
+                            let t1 = self.reading(t1, g);
                             if Self::first_visit(&mut seen, &mut self.scratch_big, (t1, k1, g)) {
                                 stack.push((t1, k1, g, true));
                             }
@@ -1005,6 +1021,7 @@ impl Templates {
                 self.p_run()?;
                 for i in 0..self.p.out[u as usize].len() {
                     if let Some(c) = self.below(x, self.p.out[u as usize][i], out) {
+                        let c = (self.reading(c.0, c.2), c.1, c.2);
                         if Self::first_visit(&mut seen, &mut self.scratch_big, c) {
                             stack.push((c.0, c.1, c.2, true));
                         }

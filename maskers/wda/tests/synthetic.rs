@@ -12,8 +12,13 @@ use munch_masker_wda::{LazyWdaMasker, WdaConfig};
 use munch_testkit::grammar::parser;
 
 fn check_texts(source: &str, texts: &[&str], walks: u64) {
+    check_texts_in(source, texts, walks, &[]);
+}
+
+/// [`check_texts`] with `extra` words in the vocabulary.
+fn check_texts_in(source: &str, texts: &[&str], walks: u64, extra: &[&[u8]]) {
     let p = parser(source);
-    let vocab = synthetic_vocab(&[]);
+    let vocab = synthetic_vocab(extra);
     let w = wda(&p, &vocab);
     let oracle = Oracle::new(Arc::clone(&vocab));
     // The on-demand automaton, with the default cache, with one so small that it is cleared
@@ -190,4 +195,27 @@ fn points_prepared_beside_masking_threads() {
         assert!(!stats.gave_up, "{stats:?}");
         assert!(stats.prepared_points <= stats.lexer_points, "{stats:?}");
     }
+}
+
+/// Keywords tied with a name (stand-ins): the automaton reads a keyword's class as the name's
+/// where the parser cannot take the keyword, and as itself where it can; and not as the name
+/// after `A C` ([`munch_testkit::grammar::KEYWORDS_MERGED`]), where reading it so would allow
+/// `if`, which the parser refuses.
+#[test]
+fn keywords_tied_with_names() {
+    let words: &[&[u8]] = &[
+        b"if", b" if", b"if ", b" if ", b" if;", b"i", b"f", b"ifx", b" x", b"x if", b" C", b"A C",
+        b"C if", b" D", b" E", b"else", b" else", b"while", b" while",
+    ];
+    check_texts_in(
+        munch_testkit::grammar::KEYWORDS_MERGED,
+        &[
+            "if x { y = if ; } else { x = while ; }",
+            "if if { z = else ; }",
+            "A C x ; A C D ; B C if ; B C E ;",
+            "while else { A C while ; }",
+        ],
+        10,
+        words,
+    );
 }
