@@ -59,6 +59,11 @@ pub(crate) struct ContBuilder {
     end_memo: AHashMap<LexState, Cont>,
     lex_memo: AHashMap<(LexState, Cont), Cont>,
     after_memo: AHashMap<(u32, Cont), Cont>,
+    /// Per terminal class `T`: the states a shift of `T` pushes, where the controls that
+    /// follow it start ([`ContBuilder::read_after`]).
+    targets: Vec<Vec<u32>>,
+    /// Per `(T, T2)`: the class control `T2` is read as in every state a shift of `T` pushes.
+    read_memo: AHashMap<(u32, u32), u32>,
 }
 
 /// Per terminal class `T`, a bitset over lookahead classes: those some state reached by
@@ -137,17 +142,41 @@ impl ContBuilder {
         if let Some(&a) = self.after_memo.get(&(t, k)) {
             return a;
         }
-        let follow = &self.follow;
-        let kept: Vec<(u32, Cont)> = conts
+        let mut kept: Vec<(u32, Cont)> = conts
             .offers(k)
             .iter()
             .copied()
-            .filter(|&(t2, _)| follow.contains(t, t2))
+            .filter(|&(t2, _)| self.follow.contains(t, t2))
             .collect();
+        for c in &mut kept {
+            c.0 = self.read_after(t, c.0);
+        }
         let succ = conts.succeeds(k);
         let a = conts.intern(kept, succ);
         self.after_memo.insert((t, k), a);
         a
+    }
+
+    /// The class control `t2` is read as right after a shift of `t`: a stand-in's class is its
+    /// regex's when it is so in every state such a shift pushes (a keyword after `.`), so that
+    /// tokens that differ only there share their continuations.
+    fn read_after(&mut self, t: u32, t2: u32) -> u32 {
+        let readings = self.lr.regex_readings();
+        if readings.is_empty() {
+            return t2;
+        }
+        if let Some(&r) = self.read_memo.get(&(t, t2)) {
+            return r;
+        }
+        let targets = &self.targets[t as usize];
+        let first = targets.first().map_or(t2, |&to| readings.reading(t2, to));
+        let r = if targets.iter().all(|&to| readings.reading(t2, to) == first) {
+            first
+        } else {
+            t2
+        };
+        self.read_memo.insert((t, t2), r);
+        r
     }
 
     /// What `a` or `b` offers: a span with two readings succeeds if either does.
@@ -198,13 +227,19 @@ impl ContBuilder {
             words,
             bits: vec![0u64; terminal_len * words],
         };
+        let mut targets: Vec<Vec<u32>> = vec![Vec::new(); terminal_len];
         for st in states {
             for (k, a) in tables.state_shifts(st) {
                 if let (Action::Shift(to), true) = (a, (k as usize) < terminal_len) {
                     let row = &mut follow.bits[k as usize * words..(k as usize + 1) * words];
                     tables.add_state_lookaheads(to, row);
+                    targets[k as usize].push(to.as_u32());
                 }
             }
+        }
+        for t in &mut targets {
+            t.sort_unstable();
+            t.dedup();
         }
         ContBuilder {
             lr,
@@ -213,6 +248,8 @@ impl ContBuilder {
             end_memo: AHashMap::new(),
             lex_memo: AHashMap::new(),
             after_memo: AHashMap::new(),
+            targets,
+            read_memo: AHashMap::new(),
         }
     }
 }
@@ -308,8 +345,15 @@ impl PointBuilder {
             + self.groups.heap_bytes()
             + (self.cb.end_memo.capacity()
                 + self.cb.lex_memo.capacity() * 2
-                + self.cb.after_memo.capacity() * 2)
+                + self.cb.after_memo.capacity() * 2
+                + self.cb.read_memo.capacity())
                 * 12
+            + self
+                .cb
+                .targets
+                .iter()
+                .map(|t| t.capacity() * 4 + 24)
+                .sum::<usize>()
     }
 }
 

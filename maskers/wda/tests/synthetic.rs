@@ -204,8 +204,29 @@ fn points_prepared_beside_masking_threads() {
 #[test]
 fn keywords_tied_with_names() {
     let words: &[&[u8]] = &[
-        b"if", b" if", b"if ", b" if ", b" if;", b"i", b"f", b"ifx", b" x", b"x if", b" C", b"A C",
-        b"C if", b" D", b" E", b"else", b" else", b"while", b" while",
+        b"if",
+        b" if",
+        b"if ",
+        b" if ",
+        b" if;",
+        b"i",
+        b"f",
+        b"ifx",
+        b" x",
+        b"x if",
+        b" C",
+        b"A C",
+        b"C if",
+        b" D",
+        b" E",
+        b"else",
+        b" else",
+        b"while",
+        b" while",
+        b"= if",
+        b"=if ;",
+        b"= else ;",
+        b"{ if",
     ];
     check_texts_in(
         munch_testkit::grammar::KEYWORDS_MERGED,
