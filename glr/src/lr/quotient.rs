@@ -204,7 +204,9 @@ impl ClassTables {
 /// from `z` may expose any state with a path of `m` transitions to `z`), so that an answer of
 /// "exact" holds for every stack. Summaries keyed by terminal and state (the wda's templates)
 /// then share the regex's work wherever the stand-in is read as the regex: a keyword's class
-/// costs nothing where the parser cannot take the keyword.
+/// costs nothing where the parser cannot take the keyword. The walk has a budget
+/// ([`READINGS_WORK`]); past it, the stand-ins left are read as themselves, which is always
+/// exact.
 #[derive(Clone, Debug, Default)]
 pub struct RegexReadings {
     /// Per terminal class of a stand-in: the regex's class, and the states (classes) from
@@ -214,6 +216,11 @@ pub struct RegexReadings {
 
 impl RegexReadings {
     fn new(classes: &ClassTables) -> RegexReadings {
+        RegexReadings::within(classes, READINGS_WORK)
+    }
+
+    /// The readings found within `budget` steps.
+    fn within(classes: &ClassTables, budget: usize) -> RegexReadings {
         let stand_ins = classes.parser.lexer().stand_ins();
         if stand_ins.is_empty() {
             return RegexReadings::default();
@@ -240,6 +247,7 @@ impl RegexReadings {
         }
         // Per regex class: the reversed edges `z → goto(q, A)` of its reductions.
         let mut reached_from: AHashMap<u32, Vec<Vec<u32>>> = AHashMap::new();
+        let mut work = 0usize;
         let mut by_class: Vec<Option<(u32, Box<[u64]>)>> = vec![None; tables.eof_index() as usize];
         for si in stand_ins {
             let (Some(c), Some(l), Some(r)) = (
@@ -252,9 +260,17 @@ impl RegexReadings {
             if c == r || by_class[c as usize].is_some() {
                 continue;
             }
-            let back = reached_from
-                .entry(r)
-                .or_insert_with(|| reduction_edges_back(tables, &pred, r));
+            if !reached_from.contains_key(&r) {
+                let Some(back) = reduction_edges_back(tables, &pred, r, &mut work, budget) else {
+                    break;
+                };
+                reached_from.insert(r, back);
+            }
+            let back = &reached_from[&r];
+            work += state_len + back.iter().map(Vec::len).sum::<usize>() + words;
+            if work > budget {
+                break;
+            }
             // The states from which a run on the regex's actions may meet the literal's.
             let mut unsafe_ = vec![0u64; words];
             let mut stack: Vec<u32> = (0..state_len as u32)
@@ -307,9 +323,21 @@ impl RegexReadings {
     }
 }
 
+/// The most steps [`RegexReadings::new`] takes (a state or an edge visited, a word of bits
+/// made): past it, the stand-ins not yet done are read as themselves, which is always exact,
+/// so that a grammar built to make the walk long cannot stall a build.
+const READINGS_WORK: usize = 1 << 26;
+
 /// Per state `z`: the states `x` whose reductions under lookahead `k` may reach `z` in one
-/// step (`z = goto(q, A)` for a `q` with a path of the reduction's length to `x`).
-fn reduction_edges_back(tables: &LrTables, pred: &[Vec<u32>], k: u32) -> Vec<Vec<u32>> {
+/// step (`z = goto(q, A)` for a `q` with a path of the reduction's length to `x`); `None` when
+/// `work` passes `budget`.
+fn reduction_edges_back(
+    tables: &LrTables,
+    pred: &[Vec<u32>],
+    k: u32,
+    work: &mut usize,
+    budget: usize,
+) -> Option<Vec<Vec<u32>>> {
     let state_len = tables.state_len();
     let mut back: Vec<Vec<u32>> = vec![Vec::new(); state_len];
     let mut layer: Vec<u32> = Vec::new();
@@ -327,6 +355,7 @@ fn reduction_edges_back(tables: &LrTables, pred: &[Vec<u32>], k: u32) -> Vec<Vec
                 round += 1;
                 next.clear();
                 for &z in &layer {
+                    *work += 1 + pred[z as usize].len();
                     for &q in &pred[z as usize] {
                         if mark[q as usize] != round {
                             mark[q as usize] = round;
@@ -335,7 +364,11 @@ fn reduction_edges_back(tables: &LrTables, pred: &[Vec<u32>], k: u32) -> Vec<Vec
                     }
                 }
                 std::mem::swap(&mut layer, &mut next);
+                if *work > budget {
+                    return None;
+                }
             }
+            *work += layer.len();
             for &q in &layer {
                 if let Some(g) = tables.goto(LrState(q), lhs) {
                     back[g.as_usize()].push(x as u32);
@@ -347,7 +380,7 @@ fn reduction_edges_back(tables: &LrTables, pred: &[Vec<u32>], k: u32) -> Vec<Vec
         b.sort_unstable();
         b.dedup();
     }
-    back
+    Some(back)
 }
 
 /// The classes of states and of terminals (`$` left out): `(class per state, number of state
@@ -591,4 +624,35 @@ fn build(
     q.dense = dense_index(&q.shift_start, &q.shift_keys, q.terminal_len);
     q.expand(usize::MAX);
     q
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lark::{load, LoadConfig};
+
+    /// Past its budget the walk reads every stand-in as itself (always exact); within it, a
+    /// keyword is its name's class where the parser cannot take the keyword.
+    #[test]
+    fn readings_past_their_budget_read_stand_ins_as_themselves() {
+        let grammar = load(
+            b"start: (\"if\" NAME | NAME \"=\" NAME)+\nNAME: /[a-z]+/\n%ignore \" \"\n",
+            &LoadConfig::default(),
+        )
+        .unwrap();
+        let parser = Arc::new(Parser::new(&grammar, &Default::default()).unwrap());
+        let [stand_in] = parser.lexer().stand_ins() else {
+            panic!("one stand-in: {:?}", parser.lexer().stand_ins());
+        };
+        let classes = ClassTables::new(Arc::clone(&parser));
+        let s = classes.terminal(stand_in.terminal).unwrap();
+        let name = classes.terminal(stand_in.regex).unwrap();
+        let states = 0..classes.tables().state_len() as u32;
+        let full = RegexReadings::within(&classes, READINGS_WORK);
+        assert!(states.clone().any(|x| full.reading(s, x) == name));
+        assert!(states.clone().any(|x| full.reading(s, x) == s));
+        let none = RegexReadings::within(&classes, 0);
+        assert!(none.is_empty());
+        assert!(states.into_iter().all(|x| none.reading(s, x) == s));
+    }
 }
