@@ -8,7 +8,9 @@
 //!   can complete an `%ignore`d terminal (the head stays live whatever its stack);
 //! - `Lex(e, κ)` offers `(T, κ)` for every terminal of the lexeme (`accepted(e)`, ties all
 //!   kept: the GLR parser follows each) and, if one of them is ignored, everything `κ` offers
-//!   (that branch leaves the stack alone).
+//!   (that branch leaves the stack alone). After `T`, `κ` is read as the states `T`'s shift
+//!   pushes see it: controls that none of them can take are dropped, and a stand-in that all
+//!   of them read as its regex ([`munch_glr::lr::RegexReadings`]) is the regex.
 //!
 //! A span with forks `(f1 … fj, p)` (other readings of a token whose bytes are read several
 //! ways until more bytes decide: one that ends inside a character that may or may not extend
@@ -134,7 +136,8 @@ impl ContBuilder {
 
     /// `κ` as seen right after shifting `t`: without the controls whose terminal has no action
     /// in any state a shift of `t` leads to (the parser would reject it at once, on every
-    /// stack), so continuations that differ only in such controls become one.
+    /// stack), and with each stand-in read as its regex where it is so in all those states
+    /// ([`ContBuilder::read_after`]), so that continuations that differ only there become one.
     fn after(&mut self, conts: &mut Conts, t: u32, k: Cont) -> Cont {
         if k == FIN || k == NEVER {
             return k;

@@ -66,6 +66,12 @@
 //!
 //! Summaries are computed lazily (only those asked for), and a completed unknown never changes:
 //! adding unknowns later only adds equations for them.
+//!
+//! A stand-in's terminal (a literal tied with a regex) is read as the regex's wherever a control
+//! starts at a known state from which that is exact on every stack ([`Templates::reading`],
+//! [`RegexReadings`]): at the top, at a state a shift pushes, at the goto an exit lands in. The
+//! regex's summaries and items then serve both, and a keyword costs nothing where the parser
+//! cannot take it.
 
 use std::sync::Arc;
 
