@@ -210,7 +210,8 @@ impl ClassTables {
 #[derive(Clone, Debug, Default)]
 pub struct RegexReadings {
     /// Per terminal class of a stand-in: the regex's class, and the states (classes) from
-    /// which the stand-in's class is read as it, as bits.
+    /// which a run may meet the literal's actions, as bits: elsewhere the stand-in's class is
+    /// read as the regex's.
     by_class: Vec<Option<(u32, Box<[u64]>)>>,
 }
 
@@ -272,27 +273,21 @@ impl RegexReadings {
                 break;
             }
             // The states from which a run on the regex's actions may meet the literal's.
-            let mut unsafe_ = vec![0u64; words];
+            let mut meets = vec![0u64; words];
             let mut stack: Vec<u32> = (0..state_len as u32)
                 .filter(|&z| !tables.actions_at(LrState(z), l).is_empty())
                 .collect();
             for &z in &stack {
-                bits::insert(&mut unsafe_, z as usize);
+                bits::insert(&mut meets, z as usize);
             }
             while let Some(z) = stack.pop() {
                 for &y in &back[z as usize] {
-                    if bits::insert(&mut unsafe_, y as usize) {
+                    if bits::insert(&mut meets, y as usize) {
                         stack.push(y);
                     }
                 }
             }
-            let mut exact = vec![0u64; words];
-            for x in 0..state_len {
-                if !bits::contains(&unsafe_, x) {
-                    bits::insert(&mut exact, x);
-                }
-            }
-            by_class[c as usize] = Some((r, exact.into()));
+            by_class[c as usize] = Some((r, meets.into()));
         }
         RegexReadings { by_class }
     }
@@ -302,7 +297,7 @@ impl RegexReadings {
     #[inline]
     pub fn reading(&self, t: u32, x: u32) -> u32 {
         match self.by_class.get(t as usize) {
-            Some(Some((r, exact))) if bits::contains(exact, x as usize) => *r,
+            Some(Some((r, meets))) if !bits::contains(meets, x as usize) => *r,
             _ => t,
         }
     }

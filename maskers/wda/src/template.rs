@@ -334,7 +334,8 @@ pub(crate) struct Templates {
     /// Entries (unknowns + outcomes + links + memo entries) allowed before [`SummaryBudget`].
     max_entries: usize,
     entries: usize,
-    /// Where a stand-in's class is read as its regex's ([`Templates::reading`]).
+    /// Where a stand-in's class is read as its regex's ([`Templates::reading`]): `lr`'s, copied
+    /// so that the lookups of every unknown skip the `OnceLock` that holds them there.
     readings: RegexReadings,
 }
 
@@ -646,8 +647,9 @@ impl Templates {
     /// The unknown `P(T, κ, x)`, made if new; the hit inlined, as for `E`.
     #[inline(always)]
     fn p_unknown(&mut self, t: u32, k: Cont, x: u32) -> Result<u32, SummaryBudget> {
-        let t = self.reading(t, x);
         let ex = self.e_unknown(t, x)? as usize;
+        // `t` as `E(T, x)` read it.
+        let t = self.e_key[ex].0;
         if let Some(&u) = self.p_index[ex].get(&k) {
             return Ok(u);
         }
