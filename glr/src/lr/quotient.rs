@@ -624,18 +624,15 @@ fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lark::{load, LoadConfig};
 
     /// Past its budget the walk reads every stand-in as itself (always exact); within it, a
     /// keyword is its name's class where the parser cannot take the keyword.
     #[test]
     fn readings_past_their_budget_read_stand_ins_as_themselves() {
-        let grammar = load(
-            b"start: (\"if\" NAME | NAME \"=\" NAME)+\nNAME: /[a-z]+/\n%ignore \" \"\n",
-            &LoadConfig::default(),
+        let parser = crate::parser::chain_tests::parser(
+            "start: (\"if\" NAME | NAME \"=\" NAME)+\nNAME: /[a-z]+/\n%ignore \" \"\n",
         )
-        .unwrap();
-        let parser = Arc::new(Parser::new(&grammar, &Default::default()).unwrap());
+        .expect("the grammar builds");
         let [stand_in] = parser.lexer().stand_ins() else {
             panic!("one stand-in: {:?}", parser.lexer().stand_ins());
         };

@@ -83,7 +83,9 @@ fn same_steps(parser: &Arc<Parser>, pieces: &[&[u8]]) -> Result<(), TestCaseErro
     Ok(())
 }
 
-pub(super) fn parser(src: &str) -> Option<Arc<Parser>> {
+/// The parser of the Lark grammar `src`, if it loads and its parser builds (the crate's unit
+/// tests share it).
+pub(crate) fn parser(src: &str) -> Option<Arc<Parser>> {
     let grammar = load(src.as_bytes(), &LoadConfig::default()).ok()?;
     Parser::new(&grammar, &ParserConfig::default())
         .ok()

@@ -19,7 +19,7 @@
 #[cfg(test)]
 mod accept_tests;
 #[cfg(test)]
-mod chain_tests;
+pub(crate) mod chain_tests;
 #[cfg(test)]
 mod decide_tests;
 mod indent;
