@@ -259,15 +259,28 @@ impl RefLexer {
     /// terminal is viable; if that stops inside a character, back up to the last character
     /// boundary (at most three bytes) and emit there; if it stops on no match, back up to its
     /// last match if a lazy terminal completes it (munch's default,
-    /// `LexerConfig::backtrack_lazy`). An error is where the reading stopped, or, after
-    /// backing up, where the longer reading stopped if the next lexeme fails no later.
+    /// `LexerConfig::backtrack_lazy`), or if only literals complete it and only literals were
+    /// viable on the longer reading (`LexerConfig::backtrack_literals`). An error is where the
+    /// reading stopped, or, after backing up, where the longer reading stopped if the next
+    /// lexeme fails no later.
     pub fn tokenize(&self, input: &[u8]) -> Result<Vec<RefLexeme>, RefLexError> {
         munch_testkit::lexing::longest_match_lazy(
             input,
             |l| self.alive(l),
             |l| self.accepted(l),
-            |accepted: &Vec<usize>| accepted.iter().any(|&t| self.is_lazy(t)),
+            |accepted: &Vec<usize>, longer: &[u8]| {
+                accepted.iter().any(|&t| self.is_lazy(t))
+                    || (accepted.iter().all(|&t| self.is_literal(t))
+                        && (0..self.terms.len())
+                            .filter(|&t| self.matchers[t].viable(longer))
+                            .all(|t| self.is_literal(t)))
+            },
         )
+    }
+
+    /// Whether terminal `t` is a literal.
+    pub fn is_literal(&self, t: usize) -> bool {
+        self.terms[t].pattern.is_literal()
     }
 }
 

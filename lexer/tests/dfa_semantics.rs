@@ -70,6 +70,51 @@ fn operators_take_the_longest_match() {
     assert_eq!(lex_str(&lexer, "+++"), r#""++":INC "+":PLUS"#);
 }
 
+/// A lexeme of literals is gone back to when a longer reading that only literals could
+/// complete fails (`..x` beside `...`), never from a reading a regex could complete (`/*`).
+#[test]
+fn a_lexeme_of_literals_is_gone_back_to_from_a_failed_longer_literal() {
+    let specs = [
+        lit("DOT", "."),
+        lit("ELLIPSIS", "..."),
+        re("NAME", "[a-z]+"),
+        lit("DIV", "/"),
+        re("COMMENT", r"/\*[a-z ]*\*/"),
+    ];
+    let lexer = build(&specs);
+    assert_eq!(lex_str(&lexer, "..x"), r#"".":DOT ".":DOT "x":NAME"#);
+    assert_eq!(lex_str(&lexer, ".."), r#"".":DOT ".":DOT"#);
+    assert_eq!(lex_str(&lexer, "..."), r#""...":ELLIPSIS"#);
+    assert_eq!(
+        lex_str(&lexer, "....x"),
+        r#""...":ELLIPSIS ".":DOT "x":NAME"#
+    );
+    // The inhibited `.` goes on, guarded, where `..` extends it; `...` kills it.
+    let dot = walk(&lexer, b".");
+    assert!(lexer.inhibits(dot));
+    let pending = lexer.next_inhibited(dot, b'.');
+    assert!(!lexer.is_dead(pending));
+    assert_eq!(lexer.accepted(pending), &[t(0)]);
+    assert!(lexer.is_dead(lexer.next_inhibited(pending, b'.')));
+    // A comment's reading could be completed by a regex: `/` is not gone back to.
+    assert_eq!(
+        lex_str(&lexer, "/*a*/x/y"),
+        r#""/*a*/":COMMENT "x":NAME "/":DIV "y":NAME"#
+    );
+    assert!(lex_str(&lexer, "/*ax").starts_with("error"));
+    // Off: plain longest match, `..x` is an error at `x`.
+    let config = LexerConfig {
+        backtrack_literals: false,
+        ..LexerConfig::default()
+    };
+    let plain = Lexer::new(&specs, &config).unwrap();
+    let err = plain.tokenize(b"..x").unwrap_err();
+    assert_eq!((err.offset, err.lexeme_start), (2, 0));
+    assert!(plain.is_dead(plain.next_inhibited(walk(&plain, b"."), b'.')));
+    // What it costs here: one pending state (`.` read while `..` may become `...`).
+    assert_eq!(plain.state_len() + 1, lexer.state_len());
+}
+
 #[test]
 fn priority_beats_literalness_and_may_be_negative() {
     // A higher-priority regex beats a literal.

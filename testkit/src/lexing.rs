@@ -15,17 +15,19 @@ pub fn longest_match<T: IsEmpty>(
     alive: impl Fn(&[u8]) -> bool,
     accepted: impl Fn(&[u8]) -> T,
 ) -> Result<Vec<Lexeme<T>>, (usize, usize)> {
-    longest_match_lazy(input, alive, accepted, |_| false)
+    longest_match_lazy(input, alive, accepted, |_, _| false)
 }
 
 /// [`longest_match`], and where the reading ends on no match: back up to its last match if
-/// `lazy` says a lazy terminal completes it (munch's lexer goes back to a lazy terminal's last
-/// match when the longer reading never matches again).
+/// `backs_up(completed, longer)` says so of what that match completes and of the bytes the
+/// longer reading went on with (the match and one more byte). munch's lexer goes back to a
+/// lazy terminal's last match when the longer reading never matches again, and to a lexeme
+/// of literals when only literals could have completed the longer reading.
 pub fn longest_match_lazy<T: IsEmpty>(
     input: &[u8],
     alive: impl Fn(&[u8]) -> bool,
     accepted: impl Fn(&[u8]) -> T,
-    lazy: impl Fn(&T) -> bool,
+    backs_up: impl Fn(&T, &[u8]) -> bool,
 ) -> Result<Vec<Lexeme<T>>, (usize, usize)> {
     let mut out = Vec::new();
     let mut i = 0;
@@ -42,7 +44,7 @@ pub fn longest_match_lazy<T: IsEmpty>(
         if completed.is_empty() {
             if let Some(q) = (1..m).rev().find(|&q| !accepted(&rest[..q]).is_empty()) {
                 let last = accepted(&rest[..q]);
-                if lazy(&last) {
+                if backs_up(&last, &rest[..q + 1]) {
                     (m, completed) = (q, last);
                 }
             }

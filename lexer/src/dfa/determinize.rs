@@ -73,6 +73,10 @@ pub(crate) struct Dfa {
     pub fail: Vec<FailSet>,
     /// The start state.
     pub start: u32,
+    /// Per state: some terminal that is not a literal matches its lexemes, before ties are
+    /// broken (what [`LexerConfig::backtrack_literals`] reads); a state past the end is
+    /// `false`. Kept apart by minimisation.
+    pub nonliteral: Vec<bool>,
 }
 
 /// A set of byte classes.
@@ -149,6 +153,10 @@ fn canonical_order(nfa: &Nfa, threads: &mut [u64]) {
 type Key = [u64];
 
 /// A [`Key`]'s threads, history and matched terminals.
+/// The bit of a [`Key`]'s history word that says whether a terminal other than a literal
+/// matches there ([`Dfa::nonliteral`]).
+const NONLITERAL_BIT: u32 = 32;
+
 fn key_parts(key: &Key) -> (&[u64], u32, &[u64]) {
     let n = key[0] as usize;
     (&key[1..=n], key[n + 1] as u32, &key[n + 2..])
@@ -502,6 +510,7 @@ pub(crate) fn determinize(
             accepted: Vec::new(),
             fail: Vec::new(),
             start: DEAD,
+            nonliteral: Vec::new(),
         },
         conditional: Vec::new(),
         memory: nfa.memory,
@@ -815,7 +824,14 @@ impl Determinizer<'_> {
         self.key.clear();
         self.key.push(threads.len() as u64);
         self.key.extend_from_slice(&threads);
-        self.key.push(u64::from(history));
+        // Whether a terminal other than a literal matches here (before ties), above the
+        // history's 32 bits: two closures that differ in it are two states.
+        let nonliteral = self.config.backtrack_literals
+            && matched
+                .iter()
+                .any(|m| !self.specs[m.0.as_usize()].is_literal);
+        self.key
+            .push(u64::from(history) | u64::from(nonliteral) << NONLITERAL_BIT);
         let encode = |(t, c): (TerminalId, u32)| (t.as_usize() as u64) << 32 | u64::from(c);
         if matched.iter().all(|m| m.1 == 0) {
             let terminals: Vec<TerminalId> = matched.iter().map(|m| m.0).collect();
@@ -898,6 +914,10 @@ impl Determinizer<'_> {
             terminals.into()
         });
         self.dfa.fail.push(FailSet::EMPTY);
+        let history_word = self.key[self.key[0] as usize + 1];
+        self.dfa
+            .nonliteral
+            .push(history_word >> NONLITERAL_BIT & 1 == 1);
         self.conditional.push(if conditional {
             matched.iter().map(|&m| match_parts(m)).collect()
         } else {

@@ -36,6 +36,12 @@ pub struct LexerConfig {
     /// Default `true`; `false` keeps plain longest match with no backtracking to lazy matches
     /// either.
     pub backtrack_lazy: bool,
+    /// Go back to a lexeme of literals when a longer reading that only literals could still
+    /// complete never matches (see the [module docs](super#backtracking-to-a-literal)): with
+    /// `"."` and `"..."`, `..x` is `.` `.` `x`, as in Lark's lexers (Python's `from .. import
+    /// x`). Such a reading is bounded by the longest literal, so this adds few states. Default
+    /// `true`; `false` keeps plain longest match there (`..x` is an error at `x`).
+    pub backtrack_literals: bool,
 }
 
 impl Default for LexerConfig {
@@ -46,6 +52,7 @@ impl Default for LexerConfig {
             nfa_size_limit: 10 << 20,
             nest_limit: 250,
             backtrack_lazy: true,
+            backtrack_literals: true,
         }
     }
 }
@@ -266,6 +273,15 @@ impl Lexer {
             .map(|&l| l && config.backtrack_lazy)
             .collect();
         let backtracks = backtracking.iter().any(|&b| b);
+        // The terminals whose lexemes the lexer may go back to from a longer reading of
+        // literals: literals, and the stand-ins that read as one.
+        let mut literal: Vec<bool> = specs
+            .iter()
+            .map(|s| s.is_literal && config.backtrack_literals)
+            .collect();
+        for si in &stand_ins {
+            literal[si.terminal.as_usize()] = config.backtrack_literals;
+        }
         drop(nfa);
         let WithPending {
             dfa,
@@ -277,6 +293,7 @@ impl Lexer {
             minimize(&dfa),
             &class_lo,
             &backtracking,
+            &literal,
             config.max_states,
             config.max_build_memory,
         )?;

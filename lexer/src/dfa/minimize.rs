@@ -1,7 +1,9 @@
 //! Hopcroft minimisation of the lexer DFA.
 //!
 //! Two states are merged iff every byte string leads them to states that accept the same
-//! terminals with the same look-ahead fail set. That is the only observable behaviour: `can_grow`, `reachable`, `extends` and
+//! terminals with the same look-ahead fail set and the same [`Dfa::nonliteral`] flag (which
+//! decides where the lexer goes back to a lexeme of literals, in the pending states built on
+//! the minimal DFA). That is the only observable behaviour: `can_grow`, `reachable`, `extends` and
 //! laziness (already folded into the transitions by the subset construction) are all functions
 //! of it. In particular every state that can never accept again merges with [`DEAD`], so after
 //! minimisation "dead" is the single state id [`DEAD`].
@@ -219,13 +221,17 @@ fn hopcroft(dfa: &Dfa) -> Partition {
     let live = live_states(dfa);
 
     // Initial partition: block 0 holds DEAD and every state that is not live; the others
-    // group live states by accepted set.
-    let mut by_accepted: AHashMap<(&[crate::TerminalId], FailSet), u32> = AHashMap::new();
+    // group live states by accepted set (and fail set, and whether a terminal other than a
+    // literal matches them: `Dfa::nonliteral`).
+    let mut by_accepted: AHashMap<(&[crate::TerminalId], FailSet, bool), u32> = AHashMap::new();
     let mut initial = vec![0u32; n];
     for (s, accepted) in dfa.accepted.iter().enumerate() {
         if live[s] {
             let next = by_accepted.len() as u32 + 1;
-            initial[s] = *by_accepted.entry((accepted, dfa.fail[s])).or_insert(next);
+            let nonliteral = dfa.nonliteral.get(s).copied().unwrap_or(false);
+            initial[s] = *by_accepted
+                .entry((accepted, dfa.fail[s], nonliteral))
+                .or_insert(next);
         }
     }
     debug_assert!(!live[DEAD as usize]);
@@ -545,6 +551,7 @@ fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize, roots: &[u32]) -> (Dfa
     let mut table = Vec::with_capacity(order.len() * k);
     let mut accepted = Vec::with_capacity(order.len());
     let mut fail = Vec::with_capacity(order.len());
+    let mut nonliteral = Vec::new();
     for &b in &order {
         let s = rep[b as usize] as usize;
         table.extend(
@@ -554,6 +561,9 @@ fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize, roots: &[u32]) -> (Dfa
         );
         accepted.push(dfa.accepted[s].clone());
         fail.push(dfa.fail[s]);
+        if !dfa.nonliteral.is_empty() {
+            nonliteral.push(dfa.nonliteral.get(s).copied().unwrap_or(false));
+        }
     }
     let dfa = Dfa {
         class_len: k,
@@ -561,6 +571,7 @@ fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize, roots: &[u32]) -> (Dfa
         accepted,
         fail,
         start: new_id[block_of[dfa.start as usize] as usize],
+        nonliteral,
     };
     (dfa, map)
 }
@@ -581,6 +592,7 @@ mod tests {
                 .collect(),
             fail: vec![FailSet::EMPTY; next.len()],
             start,
+            nonliteral: Vec::new(),
         }
     }
 

@@ -42,12 +42,15 @@
 //!   (`^ $ \b \B \A \z`), and the look-arounds of the next section that cannot be exact are
 //!   build errors naming the terminal. A terminal with no pattern (`hir: None`, a `%declare`d
 //!   one) never matches.
-//! - **Longest match with one character of lookahead, no backtracking but to lazy matches.** A
+//! - **Longest match with one character of lookahead, no backtracking but to lazy matches and
+//!   literals.** A
 //!   lexer reads bytes while the next state is not dead. When the next character cannot extend
 //!   the lexeme (or the input ends), the lexeme read so far is emitted if its state accepts
 //!   something, and lexing restarts at the start state with that character; otherwise it is an
 //!   error. It never goes back to an earlier accepting state, except to a lazy terminal's last
-//!   match (see [below](#backtracking-to-a-lazy-match); [`LexerConfig::backtrack_lazy`]). The
+//!   match (see [below](#backtracking-to-a-lazy-match); [`LexerConfig::backtrack_lazy`]) and to
+//!   a lexeme of literals whose longer reading only literals could complete
+//!   ([below](#backtracking-to-a-literal); [`LexerConfig::backtrack_literals`]). The
 //!   lookahead is a character, not a byte: after
 //!   `é` with `KEY: /[a-zé]+/` and `VAL: /[^\x00-\x7f;→ ]+/`, the first byte of `→` could begin
 //!   a `VAL` character, but `→` is not one, so `é` ends there (as in Lark, whose `re` matches
@@ -108,6 +111,22 @@
 //! oracle and the trie masker step it byte by byte; the token tables of the spanner and wda
 //! maskers (`munch-tokens`) read a token's bytes on every reading at once, so a token may leave
 //! several (the longer reading, and the guarded branch after one or more lexemes).
+//!
+//! # Backtracking to a literal
+//!
+//! With `"."` and `"..."`, the second byte of `..x` extends the lexeme `.` toward `...`, so by
+//! longest match alone the first `.` is not a lexeme, and `..x` is an error at `x`. Lark's
+//! lexers read `.` `.` `x` (its regexes try the longer literal, then the shorter), and Python's
+//! `from .. import x` needs it. So the lexer also goes back to a lexeme that only literals (or
+//! their stand-ins) match, when only literals could complete the longer reading
+//! ([`LexerConfig::backtrack_literals`], the default): the inhibited branch lives on in guarded
+//! pending states as after a lazy match, and dies if the longer reading matches (`...` is one
+//! lexeme). Whether only literals can complete a reading is a property of its DFA state (no
+//! state it leads to matches a terminal that is not a literal, before ties are broken: the
+//! determiniser's `Dfa::nonliteral`, kept apart by minimisation). Such a reading lasts at most
+//! as long as the longest literal, so its pending states are few (one on SynCode's Go and on
+//! either python.lark, none on SynCode's Java, JSON, SQL and C). A longer reading that a regex
+//! could complete (a block comment after `/`) is never gone back from.
 //!
 //! # Look-around
 //!

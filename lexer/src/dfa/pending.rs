@@ -86,6 +86,12 @@ struct Pending<'a> {
     inside: &'a [bool],
     /// Per base state: a lazy terminal matches its lexeme (it may be backtracked to).
     backtracks: &'a [bool],
+    /// Per base state: only literals match its lexeme (it may be backtracked to from a longer
+    /// reading that only literals could complete).
+    literal_lexeme: &'a [bool],
+    /// Per base state: it is not dead and only literals can complete its lexemes
+    /// ([`literal_only`]).
+    literal_only: &'a [bool],
     /// By (t, guards).
     ids: AHashMap<(u32, Box<[Guard]>), u32>,
     /// Per pending state (id − base len): its lexeme state and guards.
@@ -101,6 +107,14 @@ struct Pending<'a> {
 impl Pending<'_> {
     fn n(&self) -> usize {
         self.base.state_len()
+    }
+
+    /// Whether the branch that handed the lexeme of `t` over goes on, guarded, when the next
+    /// byte leads the longer reading to `g` (not dead): `t`'s lexeme is lazy, or it is of
+    /// literals and only literals could complete the longer reading.
+    fn backtracks_to(&self, t: u32, g: u32) -> bool {
+        self.backtracks[t as usize]
+            || (self.literal_lexeme[t as usize] && self.literal_only[g as usize])
     }
 
     /// The guards after a byte of class `c`, `None` if one of them kills the branch.
@@ -166,7 +180,7 @@ impl Pending<'_> {
         };
         let g = self.base.table[t as usize * k + c];
         if g != DEAD {
-            if self.backtracks[t as usize] {
+            if self.backtracks_to(t, g) {
                 if !self.base.accepted[g as usize].is_empty() {
                     return Ok(DEAD);
                 }
@@ -195,7 +209,7 @@ impl Pending<'_> {
                 DEAD
             } else if g == DEAD {
                 self.base.table[start + c]
-            } else if self.backtracks[t as usize] || self.inside[g as usize] {
+            } else if self.backtracks_to(t, g) || self.inside[g as usize] {
                 self.inhibited(t, &[], c)?
             } else {
                 DEAD
@@ -219,6 +233,51 @@ impl Pending<'_> {
     }
 }
 
+/// Per state of `dfa`: it is not dead and no byte string leads it to a state where a terminal
+/// other than a literal matches ([`Dfa::nonliteral`]): only literals can complete its lexemes,
+/// so a reading from it lasts at most as long as the longest literal. All `false` (nothing
+/// computed) when no lexeme of literals (`literal_lexeme`) can go on into a state that accepts
+/// nothing, the only place it is read, or when the flags were not computed
+/// ([`LexerConfig::backtrack_literals`](super::LexerConfig::backtrack_literals) off).
+fn literal_only(dfa: &Dfa, literal_lexeme: &[bool]) -> Vec<bool> {
+    let (n, k) = (dfa.state_len(), dfa.class_len);
+    let read = (0..n).any(|t| {
+        literal_lexeme[t]
+            && dfa.table[t * k..(t + 1) * k]
+                .iter()
+                .any(|&g| g != DEAD && dfa.accepted[g as usize].is_empty())
+    });
+    if !read || dfa.nonliteral.len() != n {
+        return vec![false; n];
+    }
+    // Backwards from the states where a terminal other than a literal matches.
+    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for s in 0..n {
+        for &t in &dfa.table[s * k..(s + 1) * k] {
+            if t != DEAD && preds[t as usize].last() != Some(&(s as u32)) {
+                preds[t as usize].push(s as u32);
+            }
+        }
+    }
+    let mut only = vec![true; n];
+    only[DEAD as usize] = false;
+    let mut stack: Vec<u32> = (0..n as u32)
+        .filter(|&s| dfa.nonliteral[s as usize])
+        .collect();
+    for &s in &stack {
+        only[s as usize] = false;
+    }
+    while let Some(s) = stack.pop() {
+        for &p in &preds[s as usize] {
+            if only[p as usize] {
+                only[p as usize] = false;
+                stack.push(p);
+            }
+        }
+    }
+    only
+}
+
 /// Per state of `dfa` (minimal: every state but [`DEAD`] can still accept): whether its
 /// lexemes end inside a character. `class_lo[c]` is the lowest byte of class `c` (classes are
 /// ranges that never straddle `0x80` or `0xC0` where a transition uses them).
@@ -237,12 +296,15 @@ fn inside_char(dfa: &Dfa, class_lo: &[u8]) -> Vec<bool> {
 /// Adds the pending states to `dfa` (minimal, all its patterns UTF-8) and builds the table of
 /// [`Lexer::next_inhibited`](super::Lexer::next_inhibited); minimises the result. `lazy` says
 /// per terminal whether the lexer may go back to its lexemes (a lazy terminal, with
-/// [`LexerConfig::backtrack_lazy`](super::LexerConfig::backtrack_lazy)). The pending states
-/// count against `max_states`, their guards against `max_memory`.
+/// [`LexerConfig::backtrack_lazy`](super::LexerConfig::backtrack_lazy)), `literal` whether it
+/// may go back to them from a longer reading of literals (a literal or a stand-in, with
+/// [`LexerConfig::backtrack_literals`](super::LexerConfig::backtrack_literals)). The pending
+/// states count against `max_states`, their guards against `max_memory`.
 pub(crate) fn add_pending(
-    dfa: Dfa,
+    mut dfa: Dfa,
     class_lo: &[u8],
     lazy: &[bool],
+    literal: &[bool],
     max_states: usize,
     max_memory: usize,
 ) -> Result<WithPending, LexerBuildError> {
@@ -254,10 +316,20 @@ pub(crate) fn add_pending(
         .iter()
         .map(|a| a.iter().any(|t| lazy[t.as_usize()]))
         .collect();
+    let literal_lexeme: Vec<bool> = dfa
+        .accepted
+        .iter()
+        .map(|a| !a.is_empty() && a.iter().all(|t| literal[t.as_usize()]))
+        .collect();
+    let literal_only = literal_only(&dfa, &literal_lexeme);
+    // Read here only: the second minimisation below need not keep it apart.
+    dfa.nonliteral = Vec::new();
     let mut new = Pending {
         base: &dfa,
         inside: &inside,
         backtracks: &backtracks,
+        literal_lexeme: &literal_lexeme,
+        literal_only: &literal_only,
         ids: AHashMap::new(),
         keys: Vec::new(),
         queue: Vec::new(),
@@ -325,6 +397,7 @@ pub(crate) fn add_pending(
             accepted: dfa.accepted.clone(),
             fail: dfa.fail.clone(),
             start: dfa.start,
+            nonliteral: Vec::new(),
         };
         for s in 0..total {
             match s.checked_sub(n) {

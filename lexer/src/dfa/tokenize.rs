@@ -102,12 +102,17 @@ impl Lexer {
                         && !self.accepted(br.state).is_empty()
                         && !self.look_ahead_fails(br.state, b)
                 };
+                // A lexeme handed over just before this byte (its branch is at its next
+                // lexeme's start) ended here unless its look-ahead fails on the byte.
+                let ended_before = |br: &Branch| {
+                    br.start == i && br.inhibitor.is_none_or(|s| !self.look_ahead_fails(s, b))
+                };
                 let main = &branches[0];
                 let ended_here = ends_here(main)
                     || self.accepted(main.state).is_empty()
                         && branches[1..]
                             .iter()
-                            .any(|br| br.start > main.start && ends_here(br));
+                            .any(|br| br.start > main.start && (ends_here(br) || ended_before(br)));
                 return Err(LexError {
                     offset: i,
                     lexeme_start: if ended_here { i } else { main.start },
