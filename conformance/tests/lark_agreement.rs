@@ -331,20 +331,38 @@ fn syncode_grammars_agree_with_lark() {
     );
 }
 
-/// The Python sources of this machine's `python3` standard library (the `.py` files directly in
-/// its folder of 400 bytes to 12 kB), at most `n`, in name order; none where there is no
-/// `python3`.
-fn python_sources(n: usize) -> Vec<PathBuf> {
-    let Ok(out) = std::process::Command::new("python3")
+/// The folder of this machine's `python3` standard library, if there is a `python3`.
+fn python_stdlib() -> Option<PathBuf> {
+    let out = std::process::Command::new("python3")
         .args([
             "-c",
             "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
         ])
         .output()
-    else {
+        .ok()?;
+    Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+/// A line saying how Lark's verdict on a file and munch's differ.
+fn disagreement(label: &lark::Label, munch: &Result<(), munch::parse::Rejection>) -> String {
+    format!(
+        "{}: Lark {} / munch {}",
+        label.file.display(),
+        verdict(label.accepted, label.error.as_deref()),
+        match munch {
+            Ok(()) => "accepts".to_string(),
+            Err(r) => format!("rejects at byte {}: {}", r.offset, r.message),
+        }
+    )
+}
+
+/// The Python sources of this machine's `python3` standard library (the `.py` files directly in
+/// its folder of 400 bytes to 12 kB), at most `n`, in name order; none where there is no
+/// `python3`.
+fn python_sources(n: usize) -> Vec<PathBuf> {
+    let Some(dir) = python_stdlib() else {
         return Vec::new();
     };
-    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
@@ -403,6 +421,100 @@ fn indentation_mutants(files: &[PathBuf], seed: u64) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// The Python sources in the standard library's packages (the `.py` files of 400 bytes to
+/// 12 kB in its subfolders, but third-party `site-packages`/`dist-packages`), in path order;
+/// none where there is no `python3`. Packages import each other relatively (`from .. import`).
+fn python_package_sources() -> Vec<PathBuf> {
+    let Some(root) = python_stdlib() else {
+        return Vec::new();
+    };
+    let mut files = Vec::new();
+    let mut folders: Vec<PathBuf> = match std::fs::read_dir(&root) {
+        Ok(entries) => entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect(),
+        Err(_) => return Vec::new(),
+    };
+    while let Some(dir) = folders.pop() {
+        let name = dir.file_name().unwrap_or_default().to_string_lossy();
+        if name.ends_with("-packages") || name == "__pycache__" {
+            continue;
+        }
+        for path in std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+        {
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "py")
+                && std::fs::metadata(&path).is_ok_and(|m| (400..12_000).contains(&m.len()))
+                && std::fs::read_to_string(&path).is_ok()
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Lark's python.lark on the standard library's packages, whose modules import relatively
+/// (`from .. import x`, `from ..pool import ThreadPool`: `..` is two `.` by going back from
+/// the longer reading `...`, `LexerConfig::backtrack_literals`). munch's
+/// verdict must be Lark's on every file.
+#[test]
+fn python_packages_agree_with_lark() {
+    let Some(dir) = munch::lark_grammars_dir() else {
+        eprintln!("skipped: no lark package found for Lark's python.lark");
+        return;
+    };
+    let files = python_package_sources();
+    if files.is_empty() {
+        eprintln!("skipped: no python3 standard library found");
+        return;
+    }
+    let grammar = dir.join("python.lark");
+    let parser = munch::Grammar::lark_file(&grammar)
+        .map(|g| {
+            g.with_start("file_input")
+                .with_postlex(munch::Postlex::Python)
+        })
+        .and_then(|g| g.build_parser(&ParserConfig::default()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let labels = lark::label_with(
+        &grammar,
+        Mode::Lalr,
+        &["--start", "file_input", "--postlex", "python"],
+        &files,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut disagreements = Vec::new();
+    let mut relative = 0;
+    for label in &labels {
+        let text = std::fs::read(&label.file).unwrap();
+        relative += usize::from(text.windows(7).any(|w| w == b"from .."));
+        let munch = munch::parse::parse_text(&parser, &text);
+        if munch.is_ok() != label.accepted {
+            disagreements.push(disagreement(label, &munch));
+        }
+    }
+    eprintln!(
+        "python packages (Lark's python.lark): {} files, {} with `from ..`, Lark accepts {}",
+        labels.len(),
+        relative,
+        labels.iter().filter(|l| l.accepted).count()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "munch and Lark disagree:\n{}",
+        disagreements.join("\n")
+    );
 }
 
 /// Python through Lark's `PythonIndenter` (`--postlex python`): Lark's own python.lark from
@@ -534,15 +646,7 @@ fn indentation_agreement(
                 explained += 1;
                 continue;
             }
-            disagreements.push(format!(
-                "{}: Lark {} / munch {}",
-                label.file.display(),
-                verdict(label.accepted, label.error.as_deref()),
-                match &munch {
-                    Ok(()) => "accepts".to_string(),
-                    Err(r) => format!("rejects at byte {}: {}", r.offset, r.message),
-                }
-            ));
+            disagreements.push(disagreement(label, &munch));
         }
     }
     eprintln!(
