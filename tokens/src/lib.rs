@@ -41,9 +41,12 @@
 //!   and, if [`Lexer::accepted`]`(s)` is not empty, `p = next_inhibited(s, b)`: the reading
 //!   goes on in `g`, and in `p` with the lexeme ending in `s` *emitted* (`b` starts a new
 //!   lexeme), each where it is not dead. Both live where `b` begins a character that may or
-//!   may not extend the lexeme, until the character is complete; and with
-//!   [`LexerConfig::backtrack_lazy`](munch_lexer::dfa::LexerConfig::backtrack_lazy), after a
-//!   lazy lexeme, while its longer reading is undecided: then `p` is a guarded pending state
+//!   may not extend the lexeme, until the character is complete; and after a lexeme the lexer
+//!   may go back to (a lazy one,
+//!   [`LexerConfig::backtrack_lazy`](munch_lexer::dfa::LexerConfig::backtrack_lazy), or one of
+//!   literals whose longer reading only literals could complete,
+//!   [`LexerConfig::backtrack_literals`](munch_lexer::dfa::LexerConfig::backtrack_literals)),
+//!   while its longer reading is undecided: then `p` is a guarded pending state
 //!   that may accept and emit lexemes of its own, so a token may have several readings at
 //!   once. With no reading left the token is dead;
 //! - after the last byte each reading is in a state that is not dead (the open lexeme; it
@@ -78,7 +81,7 @@
 //! that needs only the classes: it walks the points `(s, None)` alone (the inhibitor points
 //! become one more refinement key, but for those whose first byte may leave a pending state,
 //! walked too: lexers where a character may or may not extend a lexeme, or that go back to
-//! lazy matches) in one wide block per
+//! lazy matches or to literals) in one wide block per
 //! thread (see `class_blocks`; `bench/PERFORMANCE.md` has its time on Go and on schemas).
 //!
 //! Per-token tables are indexed by the text tokens' dense numbers, not by id, so a tokenizer
@@ -202,8 +205,10 @@ pub struct Span<'a> {
     /// The other readings of the token, sorted, when its bytes may be read several ways until
     /// more bytes decide: a token that ends inside a character that began right after a
     /// complete lexeme and may or may not extend it, or (with
-    /// [`LexerConfig::backtrack_lazy`](munch_lexer::dfa::LexerConfig::backtrack_lazy)) one
-    /// that ends while a lazy lexeme's longer reading is undecided. `end` is the reading that
+    /// [`LexerConfig::backtrack_lazy`](munch_lexer::dfa::LexerConfig::backtrack_lazy) and
+    /// [`LexerConfig::backtrack_literals`](munch_lexer::dfa::LexerConfig::backtrack_literals))
+    /// one that ends while the longer reading of a lexeme the lexer may go back to (a lazy
+    /// one, or one of literals) is undecided. `end` is the reading that
     /// goes on with the open lexeme.
     pub forks: &'a [Fork],
 }

@@ -275,9 +275,10 @@ impl<'m> Seqs<'m> {
 /// (`state_len..`): the token's bytes so far have several readings, each still alive. This
 /// happens in two ways (see the [`dfa` docs](munch_lexer::dfa#pending-states)): the token is
 /// inside a character that began right after a complete lexeme and may or may not extend it;
-/// or the lexer goes back to lazy matches and the branch that handed a lazy lexeme over reads
-/// its next lexemes in guarded pending states while the longer reading is undecided (then the
-/// branches may emit lexemes of their own, and split again where a guarded state accepts).
+/// or the lexer goes back to lazy matches or literals and the branch that handed such a lexeme
+/// over reads its next lexemes in guarded pending states while the longer reading is
+/// undecided (then the branches may emit lexemes of their own, and split again where a
+/// guarded state accepts).
 /// A fork is its [`Branch`]es, each a state and the lexemes it has emitted since the
 /// configuration's emitted lexemes (whatever all branches emitted is moved into those), sorted:
 /// so equal readings are equal forks. Once every guard is decided one branch is left.

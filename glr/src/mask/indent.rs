@@ -37,7 +37,7 @@ use crate::parser::{indent_bracket_delta, Head, NlAction, Parser, ParserState, S
 ///   answered from each token's walk through that one lexeme. A commit of the token is the
 ///   union of its readings: the lexeme takes the whole token, or it ends after a prefix (the
 ///   longest one, or a shorter one that a longer reading waits on: a lazy quantifier, a
-///   look-ahead) and the heads that completed it read the rest. When the lexeme takes the
+///   literal, a look-ahead) and the heads that completed it read the rest. When the lexeme takes the
 ///   whole token, the growing head is live exactly when the masker would say (the context
 ///   only adds bracket depth). When it ends after a prefix, the heads that completed it
 ///   depend on the lexer state there and, for the newline, on the indenter's action for the

@@ -11,7 +11,8 @@
 //!    lexemes it completes and the lexeme it leaves open (GreatGramma's token-level lexing
 //!    transducer; its inverse per point is `T_inv`). A token whose bytes are read several
 //!    ways until more bytes decide (one that ends inside a character that may or may not
-//!    extend a complete lexeme, or while a lazy lexeme's longer reading is undecided) has
+//!    extend a complete lexeme, or while the longer reading of a lexeme the lexer may go
+//!    back to, a lazy one or one of literals, is undecided) has
 //!    several readings (the span's forks): its class belongs to each one's terminal span
 //!    below, and is allowed if any is.
 //! 2. **Terminal spans** (`tau`): what the parser sees of a span: per completed lexeme its

@@ -14,7 +14,8 @@
 //!
 //! A span with forks `(f1 … fj, p)` (other readings of a token whose bytes are read several
 //! ways until more bytes decide: one that ends inside a character that may or may not extend
-//! the last complete lexeme, or while a lazy lexeme's longer reading is undecided) ends in
+//! the last complete lexeme, or while the longer reading of a lexeme the lexer may go back
+//! to, a lazy one or one of literals, is undecided) ends in
 //! `End(end)` or any `Lex(f1, … Lex(fj, End(p)))`: the continuation offering what any offers.
 //!
 //! This is the commit's semantics for one head: lexemes completed inside the token are shifted
