@@ -65,3 +65,63 @@ fn every_grammar_lark_loads_in_its_test_suite_loads() {
         wrong.join("\n")
     );
 }
+
+/// Lark's grammar of its own syntax (`lark.lark`, `%import lark`) reads every grammar file at
+/// hand as Lark reads it: the test suite's grammars, Lark's bundled ones and SynCode's. Its
+/// `COMMENT: /\s*\/\/[^\n]*/` goes on from any space, which both `%ignore`: a space before a
+/// regex (`A: /x/`) is a space only by going back from the comment's reading
+/// (`LexerConfig::backtrack_ignored`).
+#[test]
+fn lark_lark_reads_every_grammar_as_lark_does() {
+    let Some(dir) = munch::lark_grammars_dir() else {
+        eprintln!("skipped: no lark package found for Lark's lark.lark");
+        return;
+    };
+    let grammar = dir.join("lark.lark");
+    let parser = Grammar::lark_file(&grammar)
+        .and_then(|g| g.build_parser(&ParserConfig::default()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut files: Vec<std::path::PathBuf> = lark::suite_grammars()
+        .expect("Lark's test suite")
+        .into_iter()
+        .map(|g| g.file)
+        .collect();
+    for d in [
+        dir.clone(),
+        munch_grammars::syncode::grammar_dir().expect("SynCode grammars"),
+    ] {
+        let mut found: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "lark"))
+            .collect();
+        found.sort();
+        files.extend(found);
+    }
+    let labels =
+        lark::label_with(&grammar, lark::Mode::Lalr, &[], &files).unwrap_or_else(|e| panic!("{e}"));
+    let mut disagreements = Vec::new();
+    for label in &labels {
+        let text = std::fs::read(&label.file).unwrap();
+        let munch = munch::parse::parse_text(&parser, &text);
+        if munch.is_ok() != label.accepted {
+            disagreements.push(format!(
+                "{}: Lark {} / munch {:?}",
+                label.file.display(),
+                if label.accepted { "accepts" } else { "refuses" },
+                munch.err().map(|r| (r.offset, r.message))
+            ));
+        }
+    }
+    println!(
+        "lark.lark: {} grammar files, Lark accepts {}",
+        labels.len(),
+        labels.iter().filter(|l| l.accepted).count()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "munch and Lark disagree:\n{}",
+        disagreements.join("\n")
+    );
+}

@@ -259,8 +259,9 @@ impl RefLexer {
     /// terminal is viable; if that stops inside a character, back up to the last character
     /// boundary (at most three bytes) and emit there; if it stops on no match, back up to its
     /// last match if a lazy terminal completes it (munch's default,
-    /// `LexerConfig::backtrack_lazy`), or if only literals complete it and only literals were
-    /// viable on the longer reading (`LexerConfig::backtrack_literals`). An error is where the
+    /// `LexerConfig::backtrack_lazy`), or if only literals (ignored terminals) complete it and
+    /// only literals (ignored terminals) were viable on the longer reading
+    /// (`LexerConfig::backtrack_literals`, `backtrack_ignored`). An error is where the
     /// reading stopped, or, after backing up, where the longer reading stopped if the next
     /// lexeme fails no later.
     pub fn tokenize(&self, input: &[u8]) -> Result<Vec<RefLexeme>, RefLexError> {
@@ -269,11 +270,17 @@ impl RefLexer {
             |l| self.alive(l),
             |l| self.accepted(l),
             |accepted: &Vec<usize>, longer: &[u8]| {
-                accepted.iter().any(|&t| self.is_lazy(t))
-                    || (accepted.iter().all(|&t| self.is_literal(t))
+                // Every terminal of the lexeme, and every one viable on the longer reading,
+                // is of the kind.
+                let within = |kind: &dyn Fn(usize) -> bool| {
+                    accepted.iter().all(|&t| kind(t))
                         && (0..self.terms.len())
                             .filter(|&t| self.matchers[t].viable(longer))
-                            .all(|t| self.is_literal(t)))
+                            .all(kind)
+                };
+                accepted.iter().any(|&t| self.is_lazy(t))
+                    || within(&|t| self.is_literal(t))
+                    || within(&|t| self.terms[t].ignored)
             },
         )
     }

@@ -256,14 +256,19 @@ fn reference_tokenize(
             .collect();
         tie_break(terms, &matched)
     };
-    // A lexeme of literals is gone back to when only literals were viable on the longer
-    // reading (`LexerConfig::backtrack_literals`, on in every config here).
+    // A lexeme of literals (ignored terminals) is gone back to when only literals (ignored
+    // terminals) were viable on the longer reading (`LexerConfig::backtrack_literals` and
+    // `backtrack_ignored`, on in every config here).
     let backs_up = |accepted: &Vec<TerminalId>, longer: &[u8]| {
-        (backtrack && accepted.iter().any(|t| oracles[t.as_usize()].lazy))
-            || (accepted.iter().all(|t| terms[t.as_usize()].is_literal)
+        let within = |kind: &dyn Fn(&Term) -> bool| {
+            accepted.iter().all(|t| kind(&terms[t.as_usize()]))
                 && (0..terms.len())
                     .filter(|&t| oracles[t].viable(longer, longer.len()))
-                    .all(|t| terms[t].is_literal))
+                    .all(|t| kind(&terms[t]))
+        };
+        (backtrack && accepted.iter().any(|t| oracles[t.as_usize()].lazy))
+            || within(&|t| t.is_literal)
+            || within(&|t| t.ignored)
     };
     munch_testkit::lexing::longest_match_lazy(input, alive, accepted, backs_up)
 }

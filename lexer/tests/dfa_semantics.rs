@@ -115,6 +115,39 @@ fn a_lexeme_of_literals_is_gone_back_to_from_a_failed_longer_literal() {
     assert_eq!(plain.state_len() + 1, lexer.state_len());
 }
 
+/// Between ignored terminals the same: a space is gone back to when the comment that a space
+/// may begin (as in Lark's lark.lark) does not follow.
+#[test]
+fn an_ignored_lexeme_is_gone_back_to_from_a_failed_longer_ignored_reading() {
+    let ignored = |spec: TerminalSpec| TerminalSpec {
+        ignored: true,
+        ..spec
+    };
+    let specs = [
+        ignored(re("WS", "[ ]+")),
+        ignored(re("COMMENT", r"\s*//[^\n]*")),
+        re("REGEXP", r"/[a-z]+/"),
+        re("NAME", "[a-z]+"),
+    ];
+    let lexer = build(&specs);
+    assert_eq!(
+        lex_str(&lexer, "a /x/ b // c"),
+        r#""a":NAME " ":WS "/x/":REGEXP " ":WS "b":NAME " // c":COMMENT"#
+    );
+    assert_eq!(
+        lex_str(&lexer, "a  /x/"),
+        r#""a":NAME "  ":WS "/x/":REGEXP"#
+    );
+    // Off: plain longest match, the space's longer reading ` /` fails at `x`.
+    let config = LexerConfig {
+        backtrack_ignored: false,
+        ..LexerConfig::default()
+    };
+    let plain = Lexer::new(&specs, &config).unwrap();
+    let err = plain.tokenize(b"a /x/").unwrap_err();
+    assert_eq!((err.offset, err.lexeme_start), (3, 1));
+}
+
 #[test]
 fn priority_beats_literalness_and_may_be_negative() {
     // A higher-priority regex beats a literal.

@@ -73,10 +73,11 @@ pub(crate) struct Dfa {
     pub fail: Vec<FailSet>,
     /// The start state.
     pub start: u32,
-    /// Per state: some terminal that is not a literal matches its lexemes, before ties are
-    /// broken (what [`LexerConfig::backtrack_literals`] reads); a state past the end is
-    /// `false`. Kept apart by minimisation.
-    pub nonliteral: Vec<bool>,
+    /// Per state: what kinds of terminal match its lexemes before ties are broken
+    /// ([`NONLITERAL`], [`KEPT`]: what [`LexerConfig::backtrack_literals`] and
+    /// [`LexerConfig::backtrack_ignored`] read); a state past the end has none. Kept apart by
+    /// minimisation.
+    pub kinds: Vec<u8>,
 }
 
 /// A set of byte classes.
@@ -153,9 +154,14 @@ fn canonical_order(nfa: &Nfa, threads: &mut [u64]) {
 type Key = [u64];
 
 /// A [`Key`]'s threads, history and matched terminals.
-/// The bit of a [`Key`]'s history word that says whether a terminal other than a literal
-/// matches there ([`Dfa::nonliteral`]).
-const NONLITERAL_BIT: u32 = 32;
+/// In [`Dfa::kinds`]: a terminal other than a literal matches (with
+/// [`LexerConfig::backtrack_literals`]).
+pub(crate) const NONLITERAL: u8 = 1;
+/// In [`Dfa::kinds`]: a terminal that is not `%ignore`d matches (with
+/// [`LexerConfig::backtrack_ignored`]).
+pub(crate) const KEPT: u8 = 2;
+/// Where a [`Key`]'s history word holds the state's [`Dfa::kinds`], above the history.
+const KINDS_SHIFT: u32 = 32;
 
 fn key_parts(key: &Key) -> (&[u64], u32, &[u64]) {
     let n = key[0] as usize;
@@ -510,7 +516,7 @@ pub(crate) fn determinize(
             accepted: Vec::new(),
             fail: Vec::new(),
             start: DEAD,
-            nonliteral: Vec::new(),
+            kinds: Vec::new(),
         },
         conditional: Vec::new(),
         memory: nfa.memory,
@@ -824,14 +830,15 @@ impl Determinizer<'_> {
         self.key.clear();
         self.key.push(threads.len() as u64);
         self.key.extend_from_slice(&threads);
-        // Whether a terminal other than a literal matches here (before ties), above the
-        // history's 32 bits: two closures that differ in it are two states.
-        let nonliteral = self.config.backtrack_literals
-            && matched
-                .iter()
-                .any(|m| !self.specs[m.0.as_usize()].is_literal);
+        // The kinds of terminal that match here (before ties), above the history's 32 bits:
+        // two closures that differ in them are two states.
+        let spec = |m: &(TerminalId, u32)| &self.specs[m.0.as_usize()];
+        let nonliteral =
+            self.config.backtrack_literals && matched.iter().any(|m| !spec(m).is_literal);
+        let kept = self.config.backtrack_ignored && matched.iter().any(|m| !spec(m).ignored);
+        let kinds = (u8::from(nonliteral) * NONLITERAL) | (u8::from(kept) * KEPT);
         self.key
-            .push(u64::from(history) | u64::from(nonliteral) << NONLITERAL_BIT);
+            .push(u64::from(history) | u64::from(kinds) << KINDS_SHIFT);
         let encode = |(t, c): (TerminalId, u32)| (t.as_usize() as u64) << 32 | u64::from(c);
         if matched.iter().all(|m| m.1 == 0) {
             let terminals: Vec<TerminalId> = matched.iter().map(|m| m.0).collect();
@@ -915,9 +922,7 @@ impl Determinizer<'_> {
         });
         self.dfa.fail.push(FailSet::EMPTY);
         let history_word = self.key[self.key[0] as usize + 1];
-        self.dfa
-            .nonliteral
-            .push(history_word >> NONLITERAL_BIT & 1 == 1);
+        self.dfa.kinds.push((history_word >> KINDS_SHIFT) as u8);
         self.conditional.push(if conditional {
             matched.iter().map(|&m| match_parts(m)).collect()
         } else {

@@ -42,6 +42,13 @@ pub struct LexerConfig {
     /// x`). Such a reading is bounded by the longest literal, so this adds few states. Default
     /// `true`; `false` keeps plain longest match there (`..x` is an error at `x`).
     pub backtrack_literals: bool,
+    /// Go back to a lexeme that only `%ignore`d terminals match when a longer reading that only
+    /// ignored terminals could still complete never matches (see the
+    /// [module docs](super#backtracking-to-a-literal)): with `WS: / +/` and
+    /// `COMMENT: /\s*\/\/[^\n]*/` both ignored (Lark's own lark.lark), ` /x/` is a space and
+    /// then `/x/`. Neither reading reaches the parser, so this never changes the terminals it
+    /// is handed, only whether the text lexes. Default `true`.
+    pub backtrack_ignored: bool,
 }
 
 impl Default for LexerConfig {
@@ -53,6 +60,7 @@ impl Default for LexerConfig {
             nest_limit: 250,
             backtrack_lazy: true,
             backtrack_literals: true,
+            backtrack_ignored: true,
         }
     }
 }
@@ -282,6 +290,11 @@ impl Lexer {
         for si in &stand_ins {
             literal[si.terminal.as_usize()] = config.backtrack_literals;
         }
+        // And from a longer reading of ignored terminals: the ignored ones.
+        let ignored: Vec<bool> = specs
+            .iter()
+            .map(|s| s.ignored && config.backtrack_ignored)
+            .collect();
         drop(nfa);
         let WithPending {
             dfa,
@@ -294,6 +307,7 @@ impl Lexer {
             &class_lo,
             &backtracking,
             &literal,
+            &ignored,
             config.max_states,
             config.max_build_memory,
         )?;

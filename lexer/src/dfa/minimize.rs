@@ -1,9 +1,9 @@
 //! Hopcroft minimisation of the lexer DFA.
 //!
 //! Two states are merged iff every byte string leads them to states that accept the same
-//! terminals with the same look-ahead fail set and the same [`Dfa::nonliteral`] flag (which
-//! decides where the lexer goes back to a lexeme of literals, in the pending states built on
-//! the minimal DFA). That is the only observable behaviour: `can_grow`, `reachable`, `extends` and
+//! terminals with the same look-ahead fail set and the same [`Dfa::kinds`] (which decide
+//! where the lexer goes back to a lexeme of literals or of ignored terminals, in the pending
+//! states built on the minimal DFA). That is the only observable behaviour: `can_grow`, `reachable`, `extends` and
 //! laziness (already folded into the transitions by the subset construction) are all functions
 //! of it. In particular every state that can never accept again merges with [`DEAD`], so after
 //! minimisation "dead" is the single state id [`DEAD`].
@@ -222,15 +222,15 @@ fn hopcroft(dfa: &Dfa) -> Partition {
 
     // Initial partition: block 0 holds DEAD and every state that is not live; the others
     // group live states by accepted set (and fail set, and whether a terminal other than a
-    // literal matches them: `Dfa::nonliteral`).
-    let mut by_accepted: AHashMap<(&[crate::TerminalId], FailSet, bool), u32> = AHashMap::new();
+    // literal, or one not ignored, matches them: `Dfa::kinds`).
+    let mut by_accepted: AHashMap<(&[crate::TerminalId], FailSet, u8), u32> = AHashMap::new();
     let mut initial = vec![0u32; n];
     for (s, accepted) in dfa.accepted.iter().enumerate() {
         if live[s] {
             let next = by_accepted.len() as u32 + 1;
-            let nonliteral = dfa.nonliteral.get(s).copied().unwrap_or(false);
+            let kinds = dfa.kinds.get(s).copied().unwrap_or(0);
             initial[s] = *by_accepted
-                .entry((accepted, dfa.fail[s], nonliteral))
+                .entry((accepted, dfa.fail[s], kinds))
                 .or_insert(next);
         }
     }
@@ -551,7 +551,7 @@ fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize, roots: &[u32]) -> (Dfa
     let mut table = Vec::with_capacity(order.len() * k);
     let mut accepted = Vec::with_capacity(order.len());
     let mut fail = Vec::with_capacity(order.len());
-    let mut nonliteral = Vec::new();
+    let mut kinds = Vec::new();
     for &b in &order {
         let s = rep[b as usize] as usize;
         table.extend(
@@ -561,8 +561,8 @@ fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize, roots: &[u32]) -> (Dfa
         );
         accepted.push(dfa.accepted[s].clone());
         fail.push(dfa.fail[s]);
-        if !dfa.nonliteral.is_empty() {
-            nonliteral.push(dfa.nonliteral.get(s).copied().unwrap_or(false));
+        if !dfa.kinds.is_empty() {
+            kinds.push(dfa.kinds.get(s).copied().unwrap_or(0));
         }
     }
     let dfa = Dfa {
@@ -571,7 +571,7 @@ fn rebuild(dfa: &Dfa, block_of: &[u32], block_len: usize, roots: &[u32]) -> (Dfa
         accepted,
         fail,
         start: new_id[block_of[dfa.start as usize] as usize],
-        nonliteral,
+        kinds,
     };
     (dfa, map)
 }
@@ -592,7 +592,7 @@ mod tests {
                 .collect(),
             fail: vec![FailSet::EMPTY; next.len()],
             start,
-            nonliteral: Vec::new(),
+            kinds: Vec::new(),
         }
     }
 

@@ -51,7 +51,7 @@
 
 use ahash::AHashMap;
 
-use super::determinize::{Dfa, DEAD};
+use super::determinize::{Dfa, DEAD, KEPT, NONLITERAL};
 use super::error::{LexerBuildError, LexerBuildErrorKind};
 use super::minimize::minimize_with_roots;
 
@@ -86,12 +86,10 @@ struct Pending<'a> {
     inside: &'a [bool],
     /// Per base state: a lazy terminal matches its lexeme (it may be backtracked to).
     backtracks: &'a [bool],
-    /// Per base state: only literals match its lexeme (it may be backtracked to from a longer
-    /// reading that only literals could complete).
-    literal_lexeme: &'a [bool],
-    /// Per base state: it is not dead and only literals can complete its lexemes
-    /// ([`literal_only`]).
-    literal_only: &'a [bool],
+    /// Going back to a lexeme of literals from a longer reading of literals.
+    literals: &'a Within,
+    /// Going back to an ignored lexeme from a longer reading of ignored terminals.
+    ignored: &'a Within,
     /// By (t, guards).
     ids: AHashMap<(u32, Box<[Guard]>), u32>,
     /// Per pending state (id − base len): its lexeme state and guards.
@@ -111,10 +109,10 @@ impl Pending<'_> {
 
     /// Whether the branch that handed the lexeme of `t` over goes on, guarded, when the next
     /// byte leads the longer reading to `g` (not dead): `t`'s lexeme is lazy, or it is of
-    /// literals and only literals could complete the longer reading.
+    /// literals (of ignored terminals) and only literals (ignored terminals) could complete
+    /// the longer reading.
     fn backtracks_to(&self, t: u32, g: u32) -> bool {
-        self.backtracks[t as usize]
-            || (self.literal_lexeme[t as usize] && self.literal_only[g as usize])
+        self.backtracks[t as usize] || self.literals.applies(t, g) || self.ignored.applies(t, g)
     }
 
     /// The guards after a byte of class `c`, `None` if one of them kills the branch.
@@ -233,24 +231,51 @@ impl Pending<'_> {
     }
 }
 
-/// Per state of `dfa`: it is not dead and no byte string leads it to a state where a terminal
-/// other than a literal matches ([`Dfa::nonliteral`]): only literals can complete its lexemes,
-/// so a reading from it lasts at most as long as the longest literal. All `false` (nothing
-/// computed) when no lexeme of literals (`literal_lexeme`) can go on into a state that accepts
-/// nothing, the only place it is read, or when the flags were not computed
-/// ([`LexerConfig::backtrack_literals`](super::LexerConfig::backtrack_literals) off).
-fn literal_only(dfa: &Dfa, literal_lexeme: &[bool]) -> Vec<bool> {
+/// One rule of going back to a lexeme whose terminals are all of a kind (literals, ignored
+/// terminals) from a longer reading that only terminals of that kind could complete.
+struct Within {
+    /// Per state: only terminals of the kind match its lexeme.
+    lexeme: Vec<bool>,
+    /// Per state: [`within`].
+    only: Vec<bool>,
+}
+
+impl Within {
+    /// The rule over `dfa` for the terminals `of_kind` flags; `outside` is the bit of
+    /// [`Dfa::kinds`] that says some other terminal matches.
+    fn new(dfa: &Dfa, of_kind: &[bool], outside: u8) -> Within {
+        let lexeme: Vec<bool> = dfa
+            .accepted
+            .iter()
+            .map(|a| !a.is_empty() && a.iter().all(|t| of_kind[t.as_usize()]))
+            .collect();
+        let only = within(dfa, &lexeme, outside);
+        Within { lexeme, only }
+    }
+
+    /// Whether the lexeme of `t` is gone back to from the longer reading in `g`.
+    fn applies(&self, t: u32, g: u32) -> bool {
+        self.lexeme[t as usize] && self.only[g as usize]
+    }
+}
+
+/// Per state of `dfa`: it is not dead and no byte string leads it to a state whose
+/// [`Dfa::kinds`] hold `outside`: only terminals of the kind can complete its lexemes (a
+/// reading of literals lasts at most as long as the longest literal). All `false` (nothing
+/// computed) when no lexeme of the kind (`lexeme`) can go on into a state that accepts nothing,
+/// the only place it is read, or when the kinds were not computed (the rule is off).
+fn within(dfa: &Dfa, lexeme: &[bool], outside: u8) -> Vec<bool> {
     let (n, k) = (dfa.state_len(), dfa.class_len);
     let read = (0..n).any(|t| {
-        literal_lexeme[t]
+        lexeme[t]
             && dfa.table[t * k..(t + 1) * k]
                 .iter()
                 .any(|&g| g != DEAD && dfa.accepted[g as usize].is_empty())
     });
-    if !read || dfa.nonliteral.len() != n {
+    if !read || dfa.kinds.len() != n {
         return vec![false; n];
     }
-    // Backwards from the states where a terminal other than a literal matches.
+    // Backwards from the states where a terminal not of the kind matches.
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
     for s in 0..n {
         for &t in &dfa.table[s * k..(s + 1) * k] {
@@ -262,7 +287,7 @@ fn literal_only(dfa: &Dfa, literal_lexeme: &[bool]) -> Vec<bool> {
     let mut only = vec![true; n];
     only[DEAD as usize] = false;
     let mut stack: Vec<u32> = (0..n as u32)
-        .filter(|&s| dfa.nonliteral[s as usize])
+        .filter(|&s| dfa.kinds[s as usize] & outside != 0)
         .collect();
     for &s in &stack {
         only[s as usize] = false;
@@ -298,13 +323,16 @@ fn inside_char(dfa: &Dfa, class_lo: &[u8]) -> Vec<bool> {
 /// per terminal whether the lexer may go back to its lexemes (a lazy terminal, with
 /// [`LexerConfig::backtrack_lazy`](super::LexerConfig::backtrack_lazy)), `literal` whether it
 /// may go back to them from a longer reading of literals (a literal or a stand-in, with
-/// [`LexerConfig::backtrack_literals`](super::LexerConfig::backtrack_literals)). The pending
+/// [`LexerConfig::backtrack_literals`](super::LexerConfig::backtrack_literals)), `ignored`
+/// from a longer reading of ignored terminals (with
+/// [`LexerConfig::backtrack_ignored`](super::LexerConfig::backtrack_ignored)). The pending
 /// states count against `max_states`, their guards against `max_memory`.
 pub(crate) fn add_pending(
     mut dfa: Dfa,
     class_lo: &[u8],
     lazy: &[bool],
     literal: &[bool],
+    ignored: &[bool],
     max_states: usize,
     max_memory: usize,
 ) -> Result<WithPending, LexerBuildError> {
@@ -316,20 +344,16 @@ pub(crate) fn add_pending(
         .iter()
         .map(|a| a.iter().any(|t| lazy[t.as_usize()]))
         .collect();
-    let literal_lexeme: Vec<bool> = dfa
-        .accepted
-        .iter()
-        .map(|a| !a.is_empty() && a.iter().all(|t| literal[t.as_usize()]))
-        .collect();
-    let literal_only = literal_only(&dfa, &literal_lexeme);
-    // Read here only: the second minimisation below need not keep it apart.
-    dfa.nonliteral = Vec::new();
+    let literals = Within::new(&dfa, literal, NONLITERAL);
+    let ignored = Within::new(&dfa, ignored, KEPT);
+    // Read here only: the second minimisation below need not keep them apart.
+    dfa.kinds = Vec::new();
     let mut new = Pending {
         base: &dfa,
         inside: &inside,
         backtracks: &backtracks,
-        literal_lexeme: &literal_lexeme,
-        literal_only: &literal_only,
+        literals: &literals,
+        ignored: &ignored,
         ids: AHashMap::new(),
         keys: Vec::new(),
         queue: Vec::new(),
@@ -397,7 +421,7 @@ pub(crate) fn add_pending(
             accepted: dfa.accepted.clone(),
             fail: dfa.fail.clone(),
             start: dfa.start,
-            nonliteral: Vec::new(),
+            kinds: Vec::new(),
         };
         for s in 0..total {
             match s.checked_sub(n) {
