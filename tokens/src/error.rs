@@ -12,6 +12,8 @@ pub enum SpansBudget {
     Spans,
     /// [`SpansConfig::max_work`](super::SpansConfig::max_work).
     Work,
+    /// [`SpansConfig::max_fork_work`](super::SpansConfig::max_fork_work).
+    ForkWork,
     /// [`SpansConfig::max_bytes`](super::SpansConfig::max_bytes).
     Bytes,
     /// Not configurable: the distinct sequences of emitted lexemes one word can name (2^32
@@ -26,6 +28,7 @@ impl SpansBudget {
             SpansBudget::Classes => "max_classes",
             SpansBudget::Spans => "max_spans",
             SpansBudget::Work => "max_work",
+            SpansBudget::ForkWork => "max_fork_work",
             SpansBudget::Bytes => "max_bytes",
             SpansBudget::Sequences => "sequence ids",
         }
@@ -64,6 +67,7 @@ impl fmt::Display for SpansBuildError {
             SpansBudget::Classes => "token classes",
             SpansBudget::Spans => "distinct spans",
             SpansBudget::Work => "trie-walk steps",
+            SpansBudget::ForkWork => "lexer steps of the readings a token's bytes may have",
             SpansBudget::Bytes => "bytes of tables in memory",
             SpansBudget::Sequences => "sequences of emitted lexemes",
         };

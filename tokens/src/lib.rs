@@ -235,9 +235,15 @@ pub struct SpansConfig {
     /// The most distinct spans over all points. Default 10,000,000.
     pub max_spans: usize,
     /// The most walk steps: trie nodes visited per block plus lexer steps where a new
-    /// configuration vector is computed; counted apart, the lexer steps that fill the rows of
-    /// forks (bytes a token's several readings read at once). Default 2,000,000,000.
+    /// configuration vector is computed. Default 2,000,000,000.
     pub max_work: u64,
+    /// The most lexer steps that fill the rows of forks (bytes a token's several readings
+    /// read at once, each fork found over every byte string as long as the longest token).
+    /// Real grammars take a few thousand (SynCode's python.lark with its lazy docstrings about
+    /// 12,000, most none); a grammar whose readings multiply with every byte (Lark's lark.lark,
+    /// lazy strings and regexes that may end at each quote or slash) would take minutes and
+    /// gigabytes, and stops here instead. Default 10,000,000.
+    pub max_fork_work: u64,
     /// The most heap bytes the build holds at once: every table it allocates (the lexer's
     /// per-state tables, each walk's configurations, sequences and behaviour per text token,
     /// what each walked block keeps until the spans are made, the classes, the spans) is
@@ -254,6 +260,7 @@ impl Default for SpansConfig {
             max_classes: 1_000_000,
             max_spans: 10_000_000,
             max_work: 2_000_000_000,
+            max_fork_work: 10_000_000,
             max_bytes: 4 << 30,
             threads: 2,
         }
@@ -336,7 +343,8 @@ impl TokenSpans {
         meter.charge(vec_bytes::<&[LexPoint]>(block_len))?;
         let point_blocks: Vec<&[LexPoint]> = points.chunks(BLOCK).collect();
         let text = TextIndex::new(vocab);
-        let tables = LexTables::new(lexer, &meter, key, vocab.max_token_bytes(), config.max_work)?;
+        let forks = config.max_fork_work;
+        let tables = LexTables::new(lexer, &meter, key, vocab.max_token_bytes(), forks)?;
         let (tables, text) = (&tables, &text);
         // Each block refines the classes as soon as it is walked, and keeps each class's
         // behaviour instead of each token's (classes made later behave as the class they split
@@ -647,7 +655,7 @@ pub(crate) fn build_classes(
         &meter,
         &|t| t.as_u32(),
         vocab.max_token_bytes(),
-        config.max_work,
+        config.max_fork_work,
     )?;
     let start = lexer.start();
     let keyed = |inh: LexState| {

@@ -78,7 +78,8 @@ impl PointSpanner {
         key: &(dyn Fn(munch_lexer::TerminalId) -> u32 + Sync),
     ) -> Result<PointSpanner, SpansBuildError> {
         let meter = Meter::new(config.max_bytes);
-        let tables = LexTables::new(lexer, &meter, key, vocab.max_token_bytes(), config.max_work)?;
+        let forks = config.max_fork_work;
+        let tables = LexTables::new(lexer, &meter, key, vocab.max_token_bytes(), forks)?;
         let restart = (0..lexer.class_len())
             .map(|k| lexer.next_class(lexer.start(), k as u8).as_u32())
             .collect();

@@ -412,13 +412,13 @@ impl<'a> LexTables<'a> {
     /// The tables of `lexer` for tokens of at most `max_token_bytes` bytes, charged to
     /// `meter` (they live as long as the build). Two lexemes are one when their accepted
     /// terminals have the same `key`s. Each fork's row costs a lexer step per branch and byte
-    /// class, counted against `max_work`.
+    /// class, counted against `max_fork_work`.
     pub(super) fn new(
         lexer: &'a Lexer,
         meter: &Meter,
         key: &LexemeKey<'_>,
         max_token_bytes: usize,
-        max_work: u64,
+        max_fork_work: u64,
     ) -> Result<Self, SpansBuildError> {
         let state_len = lexer.state_len();
         let class_len = lexer.class_len();
@@ -517,8 +517,8 @@ impl<'a> LexTables<'a> {
         let mut work = 0u64;
         while f < forks.list.len() {
             work += (forks.list[f].len() * class_len) as u64;
-            if work > max_work {
-                return Err(SpansBuildError::new(SpansBudget::Work, max_work));
+            if work > max_fork_work {
+                return Err(SpansBuildError::new(SpansBudget::ForkWork, max_fork_work));
             }
             meter.reserve(&mut rows, class_len)?;
             let depth = forks.depth[f];

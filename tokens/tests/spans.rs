@@ -567,11 +567,11 @@ fn tokens_ending_inside_a_character_that_may_end_the_lexeme() {
     assert_eq!(spans.span_of(inhibited, class_of(&spans, 10)), None);
 }
 
-#[test]
-fn readings_of_a_lexer_that_goes_back_to_lazy_matches() {
-    // SynCode's `_NL` shape: `NL` loops around a lazy `#{…}#` comment, so after `\n` the
-    // branch that handed `NL` over reads `#`, `{`, a word… in guarded pending states while the
-    // comment is undecided.
+/// SynCode's `_NL` shape: `NL` loops around a lazy `#{…}#` comment, so after `\n` the branch
+/// that handed `NL` over reads `#`, `{`, a word… in guarded pending states while the comment
+/// is undecided; and a vocabulary whose tokens read it several ways: 0 `"\n#{a"`, 1 `"}"`,
+/// 2 `"#"`, 3 `"}#"`, 4 `"\n"`, 5 `"a}b"`.
+fn lazy_comment() -> (Lexer, Vocabulary) {
     let terms: Vec<(String, bool, i32, bool)> = [
         ("\n(?:\n|#\\{(?:.|\n)*?\\}#)*", false),
         ("#", true),
@@ -583,9 +583,14 @@ fn readings_of_a_lexer_that_goes_back_to_lazy_matches() {
     .map(|&(p, l)| (p.to_string(), l, 0, false))
     .collect();
     let lexer = lexer_with(&terms, true);
-    assert!(lexer.backtracks());
-    // 0 "\n#{a", 1 "}", 2 "#", 3 "}#", 4 "\n", 5 "a}b"
     let vocab = vocab_of(&[b"\n#{a", b"}", b"#", b"}#", b"\n", b"a}b"]);
+    (lexer, vocab)
+}
+
+#[test]
+fn readings_of_a_lexer_that_goes_back_to_lazy_matches() {
+    let (lexer, vocab) = lazy_comment();
+    assert!(lexer.backtracks());
     let spans = build(&lexer, &vocab);
     check(&lexer, &vocab, &spans);
     let start = point(&spans, lexer.start(), None);
@@ -686,6 +691,24 @@ fn expand_of_many_sets_over_a_larger_vocabulary() {
         }
         check_expand(&spans, &set, &mut cache);
     }
+}
+
+/// The lexer steps that fill the forks' rows (a token's several readings) have a budget of
+/// their own: a lexer whose readings multiply with every byte stops there, not after minutes.
+#[test]
+fn fork_work_is_a_budget_of_its_own() {
+    let (lexer, vocab) = lazy_comment();
+    let tight = SpansConfig {
+        max_fork_work: 1,
+        ..SpansConfig::default()
+    };
+    let e = TokenSpans::build(&lexer, &vocab, &tight).unwrap_err();
+    assert_eq!(e.budget(), SpansBudget::ForkWork);
+    assert!(e.to_string().contains("max_fork_work"), "{e}");
+    let e = TokenClasses::build(&lexer, &vocab, &tight).unwrap_err();
+    assert_eq!(e.budget(), SpansBudget::ForkWork);
+    // The default leaves such a lexer room.
+    assert!(TokenSpans::build(&lexer, &vocab, &SpansConfig::default()).is_ok());
 }
 
 #[test]
