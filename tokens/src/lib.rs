@@ -239,10 +239,9 @@ pub struct SpansConfig {
     pub max_work: u64,
     /// The most lexer steps that fill the rows of forks (bytes a token's several readings
     /// read at once, each fork found over every byte string as long as the longest token).
-    /// Real grammars take a few thousand (SynCode's python.lark with its lazy docstrings about
-    /// 12,000, most none); a grammar whose readings multiply with every byte (Lark's lark.lark,
-    /// lazy strings and regexes that may end at each quote or slash) would take minutes and
-    /// gigabytes, and stops here instead. Default 10,000,000.
+    /// Real grammars need few; one whose readings multiply with every byte (lazy strings and
+    /// regexes that may end at each quote or slash, as in Lark's lark.lark) stops here instead
+    /// of taking minutes and gigabytes. Default 10,000,000.
     pub max_fork_work: u64,
     /// The most heap bytes the build holds at once: every table it allocates (the lexer's
     /// per-state tables, each walk's configurations, sequences and behaviour per text token,

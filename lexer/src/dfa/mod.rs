@@ -125,11 +125,10 @@
 //! lexeme). Whether only literals can complete a reading is a property of its DFA state (no
 //! state it leads to matches a terminal that is not a literal, before ties are broken: the
 //! determiniser's `Dfa::kinds`, kept apart by minimisation). Such a reading lasts at most as
-//! long as the longest literal, so its pending states are few (one on SynCode's Go and on
-//! either python.lark, none on SynCode's Java, JSON, SQL and C). A longer reading that a regex
+//! long as the longest literal, so its pending states are few. A longer reading that a regex
 //! could complete (a block comment after `/`) is never gone back from: going back from every
-//! failed reading, as Lark's regexes do, would double SynCode's Java lexer and triple its C
-//! one (the division before every comment's reading).
+//! failed reading, as Lark's regexes do, would multiply the states of a lexer with a division
+//! beside its block comments (`bench/PERFORMANCE.md` has the figures).
 //!
 //! The same holds between `%ignore`d terminals ([`LexerConfig::backtrack_ignored`]): a lexeme
 //! that only ignored terminals match is gone back to when only ignored terminals could
