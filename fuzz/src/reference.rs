@@ -373,4 +373,59 @@ mod tests {
         );
         assert_eq!(lazy.tokenize(b"aba"), Ok(vec![(0, 3, vec![0])]));
     }
+
+    fn rep(sub: Re, min: u32, max: Option<u32>, lazy: bool) -> Re {
+        Re::Rep {
+            sub: Box::new(sub),
+            min,
+            max,
+            lazy,
+        }
+    }
+
+    /// Repetitions whose copies may read nothing: the backtracking search's first match is
+    /// the `regex` crate's, on every text over `abc` up to four characters.
+    #[test]
+    fn the_search_orders_empty_copies_as_the_regex_crate() {
+        let lazy_a = rep(Re::Char('a'), 0, None, true);
+        let nullable = Re::Alt(vec![
+            lazy_a.clone(),
+            Re::Set(vec!['a', 'b']),
+            rep(Re::Dot, 0, Some(2), true),
+        ]);
+        let cases = [
+            // The masks target's seed 22: on `cb` the first match is `c`.
+            Re::Cat(vec![Re::Char('c'), rep(nullable.clone(), 2, Some(3), false)]),
+            rep(lazy_a.clone(), 0, None, true),
+            rep(lazy_a.clone(), 1, None, false),
+            rep(lazy_a.clone(), 2, None, false),
+            rep(Re::Alt(vec![lazy_a.clone(), Re::Char('b')]), 0, None, false),
+            rep(Re::Alt(vec![lazy_a, Re::Char('b')]), 0, Some(2), false),
+            Re::Cat(vec![rep(nullable.clone(), 1, None, true), Re::Char('b')]),
+            Re::Cat(vec![rep(nullable, 0, Some(2), false), Re::Char('c')]),
+        ];
+        let mut texts: Vec<Vec<u8>> = vec![vec![]];
+        for len in 1..=4 {
+            let shorter: Vec<Vec<u8>> = texts.iter().filter(|t| t.len() == len - 1).cloned().collect();
+            for t in shorter {
+                for c in [b'a', b'b', b'c'] {
+                    texts.push([t.as_slice(), &[c]].concat());
+                }
+            }
+        }
+        for re in &cases {
+            let first = compile(&format!("^(?:{})", re.pattern()));
+            for text in &texts {
+                let want = first.find(text).map(|m| m.end());
+                match re.first_event(text, STEPS).expect("search budget") {
+                    FirstEvent::Match(m) => assert_eq!(Some(m), want, "{re:?} on {text:?}"),
+                    FirstEvent::NoMatch => assert_eq!(None, want, "{re:?} on {text:?}"),
+                    FirstEvent::MoreText => {}
+                }
+            }
+        }
+        let seed_22 = RefLexer::new(&[re(cases[0].clone(), 0)]);
+        assert!(!seed_22.alive(b"cb"));
+        assert!(seed_22.alive(b"c"));
+    }
 }

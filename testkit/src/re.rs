@@ -263,8 +263,14 @@ impl Search<'_> {
         }
     }
 
-    /// `sub` repeated, `count` copies read so far; a copy beyond `min` that reads nothing
-    /// fails (so an empty loop ends).
+    /// `sub` repeated, `count` copies read so far.
+    ///
+    /// The paths are ordered as regex-automata's Thompson NFA orders them (the NFA the `regex`
+    /// crate and munch's lexer run): `x{n,m}` is `n` copies and then `m - n` optional ones,
+    /// each a copy of its own, so a copy that reads nothing goes on to the next; `x{n,}` is
+    /// `n - 1` copies and then a loop `x+` (`x*` is `(x+)?`), and a copy in the loop that reads
+    /// nothing leaves it, since going round again would revisit the copy's first node at the
+    /// same position, which a PikeVM drops.
     #[allow(clippy::too_many_arguments)]
     fn rep(
         &self,
@@ -280,8 +286,9 @@ impl Search<'_> {
         let may_go = max.is_none_or(|m| count < m);
         let more = || {
             self.go(sub, pos, &|p| {
-                if may_stop && p == pos {
-                    None
+                let in_loop = max.is_none() && count + 1 >= min.max(1);
+                if in_loop && p == pos {
+                    k(pos)
                 } else {
                     self.rep(sub, min, max, lazy, count + 1, p, k)
                 }
@@ -306,9 +313,8 @@ impl Search<'_> {
 impl Re {
     /// What a leftmost-first search of the regex at the start of `text` meets first: a match
     /// (its end), a path that needs more text, or nothing. `None` if the search took more
-    /// than `steps` steps. A copy of a repetition beyond its minimum that matches the empty
-    /// string ends the loop; regexes whose answer depends on that may disagree with the
-    /// `regex` crate (check against it).
+    /// than `steps` steps. Paths are tried in the `regex` crate's priority order, a copy of a
+    /// repetition that reads nothing included (see `Search::rep`).
     pub fn first_event(&self, text: &[u8], steps: u64) -> Option<FirstEvent> {
         let search = Search {
             text,
