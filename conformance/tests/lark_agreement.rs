@@ -464,6 +464,34 @@ fn python_package_sources() -> Vec<PathBuf> {
     files
 }
 
+/// Lark's labels (LALR, `PythonIndenter`, from `file_input`) of `files` under Lark's
+/// python.lark at `grammar`, and each file where munch's verdict differs.
+fn python_file_disagreements(grammar: &Path, files: &[PathBuf]) -> (Vec<lark::Label>, Vec<String>) {
+    let parser = munch::Grammar::lark_file(grammar)
+        .map(|g| {
+            g.with_start("file_input")
+                .with_postlex(munch::Postlex::Python)
+        })
+        .and_then(|g| g.build_parser(&ParserConfig::default()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let labels = lark::label_with(
+        grammar,
+        Mode::Lalr,
+        &["--start", "file_input", "--postlex", "python"],
+        files,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let disagreements = labels
+        .iter()
+        .filter_map(|label| {
+            let text = std::fs::read(&label.file).unwrap();
+            let munch = munch::parse::parse_text(&parser, &text);
+            (munch.is_ok() != label.accepted).then(|| disagreement(label, &munch))
+        })
+        .collect();
+    (labels, disagreements)
+}
+
 /// Lark's python.lark on the standard library's packages, whose modules import relatively
 /// (`from .. import x`, `from ..pool import ThreadPool`: `..` is two `.` by going back from
 /// the longer reading `...`, `LexerConfig::backtrack_literals`). munch's
@@ -479,35 +507,82 @@ fn python_packages_agree_with_lark() {
         eprintln!("skipped: no python3 standard library found");
         return;
     }
-    let grammar = dir.join("python.lark");
-    let parser = munch::Grammar::lark_file(&grammar)
-        .map(|g| {
-            g.with_start("file_input")
-                .with_postlex(munch::Postlex::Python)
-        })
-        .and_then(|g| g.build_parser(&ParserConfig::default()))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let labels = lark::label_with(
-        &grammar,
-        Mode::Lalr,
-        &["--start", "file_input", "--postlex", "python"],
-        &files,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let mut disagreements = Vec::new();
-    let mut relative = 0;
-    for label in &labels {
-        let text = std::fs::read(&label.file).unwrap();
-        relative += usize::from(text.windows(7).any(|w| w == b"from .."));
-        let munch = munch::parse::parse_text(&parser, &text);
-        if munch.is_ok() != label.accepted {
-            disagreements.push(disagreement(label, &munch));
-        }
-    }
+    let (labels, disagreements) = python_file_disagreements(&dir.join("python.lark"), &files);
+    let relative = labels
+        .iter()
+        .filter(|l| std::fs::read(&l.file).is_ok_and(|t| t.windows(7).any(|w| w == b"from ..")))
+        .count();
     eprintln!(
         "python packages (Lark's python.lark): {} files, {} with `from ..`, Lark accepts {}",
         labels.len(),
         relative,
+        labels.iter().filter(|l| l.accepted).count()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "munch and Lark disagree:\n{}",
+        disagreements.join("\n")
+    );
+}
+
+/// Up to 200 of the `.py` files (400 B–12 kB) under the site-packages of munch's Python test
+/// environment (`~/.cache/munch/venv`, where the Python package's tests install torch and
+/// transformers) that import relatively with three dots or more: every eighth in path order.
+fn three_dot_import_sources() -> Vec<PathBuf> {
+    let Some(home) = std::env::var_os("HOME") else {
+        return Vec::new();
+    };
+    let lib = PathBuf::from(home).join(".cache/munch/venv/lib");
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(&lib)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("site-packages"))
+        .filter(|p| p.is_dir())
+        .collect();
+    let mut files = Vec::new();
+    while let Some(dir) = folders.pop() {
+        for path in std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+        {
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "py")
+                && std::fs::metadata(&path).is_ok_and(|m| (400..12_000).contains(&m.len()))
+                && std::fs::read_to_string(&path)
+                    .is_ok_and(|text| text.lines().any(|l| l.trim_start().starts_with("from ...")))
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files.into_iter().step_by(8).take(200).collect()
+}
+
+/// Lark's python.lark on installed packages that import with three dots or more (`from ...
+/// import x`, `from ....utils import y`): Lark's contextual lexer reads three `.` where munch
+/// lexes one `"..."`, which the parser reads as three `.` after `from`
+/// (`ParserConfig::contextual_literals`, `munch_glr::cfg::split`). munch's verdict must be
+/// Lark's on every file.
+#[test]
+fn three_dot_imports_agree_with_lark() {
+    let Some(dir) = munch::lark_grammars_dir() else {
+        eprintln!("skipped: no lark package found for Lark's python.lark");
+        return;
+    };
+    let files = three_dot_import_sources();
+    if files.is_empty() {
+        eprintln!("skipped: no installed package imports with three dots");
+        return;
+    }
+    let (labels, disagreements) = python_file_disagreements(&dir.join("python.lark"), &files);
+    eprintln!(
+        "three-dot imports (Lark's python.lark): {} files, Lark accepts {}",
+        labels.len(),
         labels.iter().filter(|l| l.accepted).count()
     );
     assert!(

@@ -207,8 +207,9 @@ impl GrammarSpec {
                 max_states: 5_000,
                 ..munch_lexer::dfa::LexerConfig::default()
             },
-            // The references here read ties as Lark's basic lexer does (a literal beats a
-            // regex everywhere); [`Built::contextual`] has the stand-ins.
+            // The references here read literals as Lark's basic lexer does (a literal beats a
+            // regex everywhere, `...` is never three `.`); [`Built::contextual`] reads them
+            // contextually.
             contextual_literals: false,
             ..ParserConfig::default()
         };
@@ -220,7 +221,7 @@ impl GrammarSpec {
             },
         )
         .ok()
-        .filter(|p| !p.lexer().stand_ins().is_empty())
+        .filter(|p| !p.lexer().stand_ins().is_empty() || !p.split_literals().is_empty())
         .map(Arc::new);
         let parser = Parser::new(&self.grammar(), &config).map_err(|e| {
             let budget = match e.kind() {
@@ -302,9 +303,9 @@ pub struct Built {
     /// munch's parser for [`GrammarSpec::grammar`], reading ties as Lark's basic lexer does
     /// (`ParserConfig::contextual_literals` off), as the references here do.
     pub parser: Arc<Parser>,
-    /// The same grammar's parser with stand-ins (Lark's contextual reading of ties), when the
-    /// lexer makes some: the maskers are checked against its oracle too (no reference reads
-    /// ties that way).
+    /// The same grammar's parser with Lark's contextual reading of literals (stand-ins for
+    /// ties, literals read as copies of a shorter one), when it makes some: the maskers are
+    /// checked against its oracle too (no reference here reads literals that way).
     pub contextual: Option<Arc<Parser>>,
     /// [`GrammarSpec::bnf`], normalised, for the Earley reference.
     pub bnf: Cfg,

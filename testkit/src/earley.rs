@@ -155,20 +155,27 @@ impl<'c> Earley<'c> {
     /// `seq` with each lexer stand-in read as its literal where the literal continues the
     /// terminals before it to a viable prefix, else as its regex: the parser reads it as the
     /// literal where its LR state has an action on the literal, which for a viable prefix is
-    /// the same question (the LALR tables may say yes more often, never less).
+    /// the same question (the LALR tables may say yes more often, never less). A literal the
+    /// parser splits ([`Parser::split_literals`]) is read the same way: as itself where it
+    /// continues to a viable prefix, else as its copies of the shorter literal.
     fn resolve_stand_ins(&self, parser: &Parser, seq: &[TerminalId]) -> Vec<TerminalId> {
         let stand_ins = parser.lexer().stand_ins();
         let mut out: Vec<TerminalId> = Vec::with_capacity(seq.len());
         for &t in seq {
-            match stand_ins.iter().find(|s| s.terminal == t) {
-                Some(s) => {
-                    out.push(s.literal);
-                    if !self.recognize(&out).viable_prefix {
-                        out.pop();
-                        out.push(s.regex);
-                    }
+            if let Some(s) = stand_ins.iter().find(|s| s.terminal == t) {
+                out.push(s.literal);
+                if !self.recognize(&out).viable_prefix {
+                    out.pop();
+                    out.push(s.regex);
                 }
-                None => out.push(t),
+            } else if let Some(s) = parser.split_literals().iter().find(|s| s.long == t) {
+                out.push(t);
+                if !self.recognize(&out).viable_prefix {
+                    out.pop();
+                    out.extend(std::iter::repeat_n(s.short, usize::from(s.copies)));
+                }
+            } else {
+                out.push(t);
             }
         }
         out

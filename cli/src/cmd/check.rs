@@ -42,6 +42,20 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             }
             line["lexer_states"] = parser.lexer().state_len().into();
             line["stand_ins"] = parser.lexer().stand_ins().len().into();
+            // Literals read as copies of a shorter one where the parser cannot take them.
+            line["split_literals"] = parser
+                .split_literals()
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{} = {} x{}",
+                        parser.terminal_name(s.long),
+                        parser.terminal_name(s.short),
+                        s.copies
+                    )
+                })
+                .collect::<Vec<_>>()
+                .into();
             line["productions"] = parser.cfg().productions().len().into();
             line["lr_states"] = parser.lr_state_len().into();
             line["conflicts"] = parser.conflict_len().into();

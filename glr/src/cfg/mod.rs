@@ -26,6 +26,7 @@ pub mod analysis;
 pub mod lower;
 pub mod patterns;
 pub mod reduce;
+pub mod split;
 
 use std::fmt;
 use std::ops::Range;

@@ -37,6 +37,7 @@ use munch_lexer::TerminalId;
 use smallvec::SmallVec;
 
 use crate::cfg::patterns::{self, MissingPatterns};
+use crate::cfg::split::{self, SplitLiteral};
 use crate::cfg::{normalize, Cfg, NormalizeConfig, NormalizeError};
 use crate::grammar::Grammar;
 use crate::gss::{Edge, GssNode, GssNodeId, Level, NodeData, NodeRef};
@@ -79,10 +80,12 @@ pub struct ParserConfig {
     /// The post-lexer between the lexer and the tables (Lark's `postlex=`): none, or Python's
     /// indenter (see [`Indenter`]).
     pub postlex: Postlex,
-    /// Read a literal that wins a tie against one regex (a keyword against `NAME`) as the
-    /// regex where the parser has no action on the literal, as Lark's contextual lexer does
-    /// (`_` is a name outside Python's patterns). Default `true`; see
-    /// [`munch_lexer::dfa::Lexer::with_stand_ins`].
+    /// Read literals as Lark's contextual lexer does where the parser has no action on them:
+    /// a literal that wins a tie against one regex (a keyword against `NAME`) as the regex
+    /// (`_` is a name outside Python's patterns; see
+    /// [`munch_lexer::dfa::Lexer::with_stand_ins`]), and a literal that spells copies of a
+    /// shorter literal as those copies (`from ... import x`), where no state has an action on
+    /// both ([`Parser::split_literals`]). Default `true`.
     pub contextual_literals: bool,
 }
 
@@ -180,6 +183,8 @@ impl From<ParserBuildErrorKind> for ParserBuildError {
 #[derive(Clone)]
 pub struct Parser {
     lexer: Lexer,
+    /// See [`Parser::split_literals`].
+    split_literals: Vec<SplitLiteral>,
     tables: LrTables,
     ignored: Vec<bool>,
     /// The post-lexer (Python's indenter), if any.
@@ -201,6 +206,127 @@ impl fmt::Debug for Parser {
             .field("conflicts", &self.tables.conflict_len())
             .finish()
     }
+}
+
+/// The pairs of literal terminals the lexer produces (neither ignored nor stood in for) where
+/// one spells `2..=split::MAX_COPIES` copies of the other, longest first.
+fn split_candidates(lexer: &Lexer) -> Vec<SplitLiteral> {
+    let stood_in = |t: TerminalId| lexer.stand_ins().iter().any(|s| s.literal == t);
+    let literals: Vec<(TerminalId, &[u8])> = (0..lexer.terminal_len())
+        .map(TerminalId::from_usize)
+        .filter(|&t| !stood_in(t))
+        .filter_map(|t| {
+            let spec = lexer.terminal(t);
+            if !spec.is_literal || spec.ignored {
+                return None;
+            }
+            match spec.hir.as_ref()?.kind() {
+                regex_syntax::hir::HirKind::Literal(l) => Some((t, &l.0[..])),
+                _ => None,
+            }
+        })
+        .collect();
+    let mut out = Vec::new();
+    for &(long, l) in &literals {
+        for &(short, s) in &literals {
+            if s.is_empty() || l.len() <= s.len() || l.len() % s.len() != 0 {
+                continue;
+            }
+            let copies = l.len() / s.len();
+            if copies <= usize::from(split::MAX_COPIES) && l.chunks(s.len()).all(|c| c == s) {
+                out.push(SplitLiteral {
+                    long,
+                    short,
+                    copies: copies as u8,
+                });
+            }
+        }
+    }
+    out.sort_by_key(|s| std::cmp::Reverse(s.copies));
+    out
+}
+
+/// Per LR state, the states with a shift or a goto to it.
+fn predecessors(tables: &LrTables) -> Vec<Vec<LrState>> {
+    let mut preds = vec![Vec::new(); tables.state_len()];
+    for p in (0..tables.state_len()).map(LrState::from_usize) {
+        let shifts = tables.state_shifts(p).filter_map(|(_, a)| match a {
+            Action::Shift(to) => Some(to),
+            _ => None,
+        });
+        for to in shifts.chain(tables.state_gotos(p).map(|(_, to)| to)) {
+            preds[to.as_usize()].push(p);
+        }
+    }
+    for p in &mut preds {
+        p.sort_unstable();
+        p.dedup();
+    }
+    preds
+}
+
+/// The most configurations [`copies_may_shift`] looks at before answering yes.
+const COPIES_SEARCH: usize = 20_000;
+
+/// Whether the parser may shift `s.copies` copies of `s.short` from a stack whose top is `x`,
+/// reductions between them included. The states below `x` are unknown: a reduction that pops
+/// past the known part exposes every state with a path of transitions of the right length to
+/// the part's bottom, so the answer is yes whenever some stack does it (and yes when the
+/// search runs past its budget).
+fn copies_may_shift(
+    tables: &LrTables,
+    preds: &[Vec<LrState>],
+    x: LrState,
+    s: &SplitLiteral,
+) -> bool {
+    let short = s.short.as_u32();
+    let mut seen: ahash::AHashSet<(Vec<LrState>, u8)> = ahash::AHashSet::new();
+    let mut work: Vec<(Vec<LrState>, u8)> = vec![(vec![x], 0)];
+    while let Some((stack, done)) = work.pop() {
+        if done == s.copies || seen.len() >= COPIES_SEARCH {
+            return true;
+        }
+        if !seen.insert((stack.clone(), done)) {
+            continue;
+        }
+        let top = stack[stack.len() - 1];
+        for &action in tables.actions_at(top, short).iter() {
+            match action {
+                Action::Shift(to) => {
+                    let mut next = stack.clone();
+                    next.push(to);
+                    work.push((next, done + 1));
+                }
+                Action::Reduce { lhs, len, .. } => {
+                    let len = len as usize;
+                    if len < stack.len() {
+                        let mut next = stack[..stack.len() - len].to_vec();
+                        if let Some(to) = tables.goto(next[next.len() - 1], lhs) {
+                            next.push(to);
+                            work.push((next, done));
+                        }
+                        continue;
+                    }
+                    let mut below = vec![stack[0]];
+                    for _ in 0..=(len - stack.len()) {
+                        below = below
+                            .iter()
+                            .flat_map(|&p| preds[p.as_usize()].iter().copied())
+                            .collect();
+                        below.sort_unstable();
+                        below.dedup();
+                    }
+                    for p in below {
+                        if let Some(to) = tables.goto(p, lhs) {
+                            work.push((vec![p, to], done));
+                        }
+                    }
+                }
+                Action::Accept => {}
+            }
+        }
+    }
+    false
 }
 
 impl Parser {
@@ -245,21 +371,43 @@ impl Parser {
             })
             .collect();
         debug_assert!(stand_ins.iter().zip(lexer.stand_ins()).all(|(a, b)| a == b));
-        let tables = LrTables::build_with_stand_ins(
-            &cfg,
-            &LrConfig {
-                max_states: config.max_lr_states,
-                max_actions: config.max_lr_actions,
-            },
-            &stand_ins,
-        )
-        .map_err(ParserBuildErrorKind::Lr)?;
+        let lr_config = LrConfig {
+            max_states: config.max_lr_states,
+            max_actions: config.max_lr_actions,
+        };
+        let mut tables = LrTables::build_with_stand_ins(&cfg, &lr_config, &stand_ins)
+            .map_err(ParserBuildErrorKind::Lr)?;
+        let mut split_literals = Vec::new();
+        if config.contextual_literals {
+            // A pair is split only where no state that has an action on the longer literal
+            // can shift all the copies (see `cfg::split`): then on every stack at most one
+            // reading of its lexeme survives it, the one Lark's contextual lexer takes.
+            split_literals = split_candidates(&lexer);
+            if !split_literals.is_empty() {
+                let preds = predecessors(&tables);
+                split_literals.retain(|s| {
+                    (0..tables.state_len()).map(LrState::from_usize).all(|x| {
+                        tables.actions_at(x, s.long.as_u32()).is_empty()
+                            || !copies_may_shift(&tables, &preds, x, s)
+                    })
+                });
+            }
+            for s in &split_literals {
+                cfg = split::split(&cfg, s, config.normalize.max_cfg_symbols)
+                    .map_err(ParserBuildErrorKind::Normalize)?;
+            }
+            if !split_literals.is_empty() {
+                tables = LrTables::build_with_stand_ins(&cfg, &lr_config, &stand_ins)
+                    .map_err(ParserBuildErrorKind::Lr)?;
+            }
+        }
         let closure_accepts = rnglr::eof_closure_accepts(&tables);
         let ignored = (0..lexer.terminal_len())
             .map(|t| grammar.terminals.get(t).is_some_and(|t| t.ignored))
             .collect();
         Ok(Parser {
             lexer,
+            split_literals,
             closure_accepts,
             tables,
             ignored,
@@ -279,6 +427,12 @@ impl Parser {
     /// The lexer DFA (terminal ids are the grammar's).
     pub fn lexer(&self) -> &Lexer {
         &self.lexer
+    }
+
+    /// The literals read as copies of a shorter literal where the parser has no action on
+    /// them (`from ... import x`: see [`crate::cfg::split`]; [`ParserConfig::contextual_literals`]).
+    pub fn split_literals(&self) -> &[SplitLiteral] {
+        &self.split_literals
     }
 
     /// The LR tables.
