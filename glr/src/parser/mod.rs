@@ -266,22 +266,23 @@ fn predecessors(tables: &LrTables) -> Vec<Vec<LrState>> {
 }
 
 /// The most configurations [`copies_may_shift`] looks at before answering yes.
-const COPIES_SEARCH: usize = 20_000;
+const COPIES_SEARCH: usize = 200_000;
 
-/// Whether the parser may shift `s.copies` copies of `s.short` from a stack whose top is `x`,
-/// reductions between them included. The states below `x` are unknown: a reduction that pops
-/// past the known part exposes every state with a path of transitions of the right length to
-/// the part's bottom, so the answer is yes whenever some stack does it (and yes when the
-/// search runs past its budget).
+/// Whether the parser may shift `s.copies` copies of `s.short` from a stack whose top is one of
+/// `tops`, reductions between them included. The states below the top are unknown: a
+/// reduction that pops past the known part exposes every state with a path of transitions of
+/// the right length to the part's bottom, so the answer is yes whenever some stack does it
+/// (and yes when the search runs past its budget). One search from every top at once: what a
+/// configuration leads to does not depend on where it was reached from.
 fn copies_may_shift(
     tables: &LrTables,
     preds: &[Vec<LrState>],
-    x: LrState,
+    tops: impl Iterator<Item = LrState>,
     s: &SplitLiteral,
 ) -> bool {
     let short = s.short.as_u32();
     let mut seen: ahash::AHashSet<(Vec<LrState>, u8)> = ahash::AHashSet::new();
-    let mut work: Vec<(Vec<LrState>, u8)> = vec![(vec![x], 0)];
+    let mut work: Vec<(Vec<LrState>, u8)> = tops.map(|x| (vec![x], 0)).collect();
     while let Some((stack, done)) = work.pop() {
         if done == s.copies || seen.len() >= COPIES_SEARCH {
             return true;
@@ -386,10 +387,10 @@ impl Parser {
             if !split_literals.is_empty() {
                 let preds = predecessors(&tables);
                 split_literals.retain(|s| {
-                    (0..tables.state_len()).map(LrState::from_usize).all(|x| {
-                        tables.actions_at(x, s.long.as_u32()).is_empty()
-                            || !copies_may_shift(&tables, &preds, x, s)
-                    })
+                    let takes_long = (0..tables.state_len())
+                        .map(LrState::from_usize)
+                        .filter(|&x| !tables.actions_at(x, s.long.as_u32()).is_empty());
+                    !copies_may_shift(&tables, &preds, takes_long, s)
                 });
             }
             for s in &split_literals {
