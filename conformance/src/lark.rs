@@ -141,13 +141,12 @@ pub struct SuiteGrammar {
     pub mode: String,
 }
 
-/// The grammars of Lark's test suite (the `tests/` folder of the [`LARK_VERSION`] source
-/// distribution, fetched once with pip) that Lark itself loads, written out by
-/// `scripts/lark_test_grammars.py` under the cache.
-pub fn suite_grammars() -> Result<Vec<SuiteGrammar>, CorpusError> {
+/// The unpacked [`LARK_VERSION`] source distribution (its `tests/` folder is Lark's test
+/// suite), fetched once with pip into the cache.
+fn suite_source() -> Result<PathBuf, CorpusError> {
     let root = cache_dir().join(format!("lark-src-{LARK_VERSION}"));
-    let tests = root.join(format!("lark-{LARK_VERSION}")).join("tests");
-    if !tests.is_dir() {
+    let source = root.join(format!("lark-{LARK_VERSION}"));
+    if !source.join("tests").is_dir() {
         std::fs::create_dir_all(&root)
             .map_err(|e| CorpusError::new(format!("{}: {e}", root.display())))?;
         run(Command::new(python()?)
@@ -170,12 +169,17 @@ pub fn suite_grammars() -> Result<Vec<SuiteGrammar>, CorpusError> {
             .arg("-C")
             .arg(&root))?;
     }
-    let out = root.join("grammars");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/lark_test_grammars.py");
+    Ok(source)
+}
+
+/// Runs one of this crate's scripts with Lark's Python on `args`; its standard output.
+fn run_script(script: &str, args: &[&Path]) -> Result<String, CorpusError> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts")
+        .join(script);
     let output = Command::new(python()?)
         .arg(&script)
-        .arg(&tests)
-        .arg(&out)
+        .args(args)
         .output()
         .map_err(|e| CorpusError::new(format!("running Lark: {e}")))?;
     if !output.status.success() {
@@ -185,8 +189,55 @@ pub fn suite_grammars() -> Result<Vec<SuiteGrammar>, CorpusError> {
             String::from_utf8_lossy(&output.stderr)
         )));
     }
-    String::from_utf8_lossy(&output.stdout)
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// The grammars of Lark's test suite (the `tests/` folder of the [`LARK_VERSION`] source
+/// distribution, fetched once with pip) that Lark itself loads, written out by
+/// `scripts/lark_test_grammars.py` under the cache.
+pub fn suite_grammars() -> Result<Vec<SuiteGrammar>, CorpusError> {
+    let source = suite_source()?;
+    let out = cache_dir()
+        .join(format!("lark-src-{LARK_VERSION}"))
+        .join("grammars");
+    run_script("lark_test_grammars.py", &[&source.join("tests"), &out])?
         .lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .map_err(|e| CorpusError::new(format!("bad line from Lark ({e}): {l}")))
+        })
+        .collect()
+}
+
+/// A parse that Lark's own test suite makes with its LALR parser, and Lark's verdict.
+#[derive(Clone, Debug, Deserialize)]
+pub struct SuiteParse {
+    /// The parser's grammar, written out.
+    pub grammar: PathBuf,
+    /// The start rule parsed from.
+    pub start: String,
+    /// Lark's lexer: `basic` or `contextual`.
+    pub lexer: String,
+    /// The text.
+    pub text: String,
+    /// Whether Lark accepted it.
+    pub accepted: bool,
+}
+
+/// Every distinct parse that Lark's test suite makes with `parser="lalr"` and one of Lark's
+/// own lexers, with its verdict, recorded by `scripts/lark_test_parses.py` while the suite runs
+/// (parsers with a post-lexer, lexer callbacks or options munch has no counterpart of are left
+/// out; the script says which).
+pub fn suite_parses() -> Result<Vec<SuiteParse>, CorpusError> {
+    let source = suite_source()?;
+    let out = cache_dir()
+        .join(format!("lark-src-{LARK_VERSION}"))
+        .join("parses");
+    run_script("lark_test_parses.py", &[&source, &out])?;
+    let path = out.join("parses.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| CorpusError::new(format!("{}: {e}", path.display())))?;
+    text.lines()
         .map(|l| {
             serde_json::from_str(l)
                 .map_err(|e| CorpusError::new(format!("bad line from Lark ({e}): {l}")))

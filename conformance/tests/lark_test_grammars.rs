@@ -6,11 +6,15 @@
 //! exactly (a word boundary `\b` looks at the character before the lexeme), located at the
 //! terminal.
 
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use munch::lexer::LexerBuildErrorKind;
 use munch::{CompileErrorKind, Grammar};
 use munch_conformance::lark;
 use munch_glr::grammar::NoPattern;
-use munch_glr::parser::{ParserBuildErrorKind, ParserConfig};
+use munch_glr::parser::{Parser, ParserBuildErrorKind, ParserConfig};
 
 #[test]
 fn every_grammar_lark_loads_in_its_test_suite_loads() {
@@ -63,6 +67,65 @@ fn every_grammar_lark_loads_in_its_test_suite_loads() {
         wrong.is_empty(),
         "munch refuses grammars Lark loads:\n{}",
         wrong.join("\n")
+    );
+}
+
+/// Every parse that Lark's own test suite makes with its LALR parser (with either of Lark's
+/// lexers; `scripts/lark_test_parses.py` records them while the suite runs), replayed through
+/// munch from the same start rule: the same verdict on every text. Lark's tests are written
+/// the way its users' tests are: small grammars with priorities, keywords, ties, templates,
+/// imports of `common` and texts meant to be refused.
+#[test]
+fn every_lalr_parse_of_its_test_suite_agrees() {
+    let parses = lark::suite_parses().expect("Lark's test suite");
+    // Lark 1.3.1's tests make about 550 such distinct parses; far fewer means the recording
+    // broke.
+    assert!(parses.len() >= 300, "only {} parses recorded", parses.len());
+    let mut parsers: HashMap<(PathBuf, String), Result<Arc<Parser>, String>> = HashMap::new();
+    let mut disagreements = Vec::new();
+    for p in &parses {
+        let parser = parsers
+            .entry((p.grammar.clone(), p.start.clone()))
+            .or_insert_with(|| {
+                Grammar::lark_file(&p.grammar)
+                    .map(|g| g.with_start(p.start.clone()))
+                    .and_then(|g| g.build_parser(&ParserConfig::default()))
+                    .map_err(|e| e.to_string())
+            });
+        let verdict = match parser {
+            Ok(parser) => munch::parse::parse_text(parser, p.text.as_bytes()).is_ok(),
+            Err(e) => {
+                disagreements.push(format!(
+                    "{}: munch refuses the grammar: {e}",
+                    p.grammar.display()
+                ));
+                continue;
+            }
+        };
+        if verdict != p.accepted {
+            disagreements.push(format!(
+                "{} from {} ({} lexer): Lark {}, munch {} on {:?}",
+                p.grammar.display(),
+                p.start,
+                p.lexer,
+                if p.accepted { "accepts" } else { "refuses" },
+                if verdict { "accepts" } else { "refuses" },
+                p.text
+            ));
+        }
+    }
+    println!(
+        "Lark's test suite: {} LALR parses ({} with the contextual lexer) of {} grammars, {} \
+         accepted by Lark",
+        parses.len(),
+        parses.iter().filter(|p| p.lexer == "contextual").count(),
+        parsers.len(),
+        parses.iter().filter(|p| p.accepted).count()
+    );
+    assert!(
+        disagreements.is_empty(),
+        "munch and Lark disagree:\n{}",
+        disagreements.join("\n")
     );
 }
 
