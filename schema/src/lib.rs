@@ -197,7 +197,8 @@ pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema
 }
 
 /// The published meta-schemas munch reads a root `$schema` as (with or without `http`/`https`,
-/// `www.` and a trailing `#`), by the draft each names.
+/// `www.` and a trailing `#`), by the draft each names. Each draft's hyper-schema adds link
+/// annotations to the draft's vocabulary and validates as the draft does.
 const DIALECTS: &[(&str, &str)] = &[
     ("json-schema.org/draft-03/schema", "draft-03"),
     ("json-schema.org/draft-04/schema", "draft-04"),
@@ -206,6 +207,12 @@ const DIALECTS: &[(&str, &str)] = &[
     ("json-schema.org/draft/2019-09/schema", "2019-09"),
     ("json-schema.org/draft/2020-12/schema", "2020-12"),
     ("json-schema.org/schema", "2020-12"),
+    ("json-schema.org/draft-03/hyper-schema", "draft-03"),
+    ("json-schema.org/draft-04/hyper-schema", "draft-04"),
+    ("json-schema.org/draft-06/hyper-schema", "draft-06"),
+    ("json-schema.org/draft-07/hyper-schema", "draft-07"),
+    ("json-schema.org/draft/2019-09/hyper-schema", "2019-09"),
+    ("json-schema.org/draft/2020-12/hyper-schema", "2020-12"),
 ];
 
 /// The draft of the root's `$schema` (2020-12 when there is none). Another meta-schema may

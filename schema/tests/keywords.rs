@@ -899,3 +899,39 @@ fn terminals_know_their_subschema() {
     // The three keys are the root object's.
     assert_eq!(at(""), vec![Vec::<&str>::new(); 3]);
 }
+
+/// A root `$schema` names the draft the keywords are read by: a draft-07 schema (or its
+/// hyper-schema) ignores the siblings of a `$ref`, 2020-12 applies them; a meta-schema that is
+/// not published is refused, since it may change what the keywords mean.
+#[test]
+fn the_root_schema_names_the_draft() {
+    let with = |uri: &str| {
+        json!({
+            "$schema": uri,
+            "definitions": {"s": {"type": "string"}},
+            "$ref": "#/definitions/s",
+            "maxLength": 2
+        })
+    };
+    for uri in [
+        "http://json-schema.org/draft-07/schema#",
+        "http://json-schema.org/draft-07/hyper-schema#",
+        "https://json-schema.org/draft-04/hyper-schema",
+    ] {
+        check(with(uri), &compact(), &[r#""ab""#, r#""abcd""#], &["1"]);
+    }
+    for uri in [
+        "https://json-schema.org/draft/2020-12/schema",
+        "https://json-schema.org/draft/2020-12/hyper-schema",
+    ] {
+        check(with(uri), &compact(), &[r#""ab""#], &[r#""abcd""#, "1"]);
+    }
+    let custom = with(
+        "http://iglucentral.com/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/1-0-0#",
+    );
+    let e = compile(&custom, &compact()).unwrap_err();
+    assert!(
+        matches!(e.kind(), SchemaErrorKind::Unsupported { keyword, .. } if keyword == "$schema"),
+        "{e}"
+    );
+}
