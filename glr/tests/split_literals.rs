@@ -140,3 +140,28 @@ proptest! {
         prop_assert_eq!(accepts(&p, &text), expected, "{:?}", text);
     }
 }
+
+/// Every run of `a` up to eight long is a literal of its own; after `x` only single `a`s
+/// parse, so every longer one is split there, while after `y` each is itself (runs of `aa`
+/// are split pairs too: no state takes two in a row).
+#[test]
+fn every_longer_run_is_split_where_only_the_letter_parses() {
+    let mut src = String::from("start: \"x\" \"a\"+ | \"y\" long\nlong: ");
+    let longs: Vec<String> = (2..=8)
+        .map(|n| format!("\"{}\" \"b\"", "a".repeat(n)))
+        .collect();
+    src.push_str(&longs.join(" | "));
+    src.push_str("\n%ignore \" \"\n");
+    let p = parser(&src, true);
+    let found = splits(&p);
+    for n in 2..=8 {
+        let pair = format!("{} a {n}", "a".repeat(n));
+        assert!(found.contains(&pair), "{pair} not in {found:?}");
+    }
+    for text in ["x aaaaaaaaaaaaaaaaaaa", "x aa a aaa", "y aaaaaaaa b", "y aa b"] {
+        assert!(accepts(&p, text), "{text:?}");
+    }
+    for text in ["y a a b", "x aa b", "y aaaaaaaaa b"] {
+        assert!(!accepts(&p, text), "{text:?}");
+    }
+}

@@ -265,8 +265,12 @@ fn predecessors(tables: &LrTables) -> Vec<Vec<LrState>> {
     preds
 }
 
-/// The most configurations [`copies_may_shift`] looks at before answering yes.
+/// The most configurations [`copies_may_shift`] holds before answering yes.
 const COPIES_SEARCH: usize = 200_000;
+
+/// The most transitions [`copies_may_shift`] follows back from a stack's known bottom; past
+/// it every state is taken to lie there.
+const COPIES_BACK_STEPS: usize = 32;
 
 /// Whether the parser may shift `s.copies` copies of `s.short` from a stack whose top is one of
 /// `tops`, reductions between them included. The states below the top are unknown: a
@@ -284,7 +288,7 @@ fn copies_may_shift(
     let mut seen: ahash::AHashSet<(Vec<LrState>, u8)> = ahash::AHashSet::new();
     let mut work: Vec<(Vec<LrState>, u8)> = tops.map(|x| (vec![x], 0)).collect();
     while let Some((stack, done)) = work.pop() {
-        if done == s.copies || seen.len() >= COPIES_SEARCH {
+        if done == s.copies || seen.len() + work.len() >= COPIES_SEARCH {
             return true;
         }
         if !seen.insert((stack.clone(), done)) {
@@ -308,14 +312,20 @@ fn copies_may_shift(
                         }
                         continue;
                     }
+                    let steps = len - stack.len() + 1;
                     let mut below = vec![stack[0]];
-                    for _ in 0..=(len - stack.len()) {
-                        below = below
-                            .iter()
-                            .flat_map(|&p| preds[p.as_usize()].iter().copied())
-                            .collect();
-                        below.sort_unstable();
-                        below.dedup();
+                    if steps > COPIES_BACK_STEPS {
+                        // Far below: any state at all (more configurations, never fewer).
+                        below = (0..tables.state_len()).map(LrState::from_usize).collect();
+                    } else {
+                        for _ in 0..steps {
+                            below = below
+                                .iter()
+                                .flat_map(|&p| preds[p.as_usize()].iter().copied())
+                                .collect();
+                            below.sort_unstable();
+                            below.dedup();
+                        }
                     }
                     for p in below {
                         if let Some(to) = tables.goto(p, lhs) {
