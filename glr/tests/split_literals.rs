@@ -158,7 +158,12 @@ fn every_longer_run_is_split_where_only_the_letter_parses() {
         let pair = format!("{} a {n}", "a".repeat(n));
         assert!(found.contains(&pair), "{pair} not in {found:?}");
     }
-    for text in ["x aaaaaaaaaaaaaaaaaaa", "x aa a aaa", "y aaaaaaaa b", "y aa b"] {
+    for text in [
+        "x aaaaaaaaaaaaaaaaaaa",
+        "x aa a aaa",
+        "y aaaaaaaa b",
+        "y aa b",
+    ] {
         assert!(accepts(&p, text), "{text:?}");
     }
     for text in ["y a a b", "x aa b", "y aaaaaaaaa b"] {
