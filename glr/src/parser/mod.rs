@@ -226,14 +226,19 @@ fn split_candidates(lexer: &Lexer) -> Vec<SplitLiteral> {
             }
         })
         .collect();
+    let by_text: AHashMap<&[u8], TerminalId> = literals.iter().map(|&(t, b)| (b, t)).collect();
     let mut out = Vec::new();
     for &(long, l) in &literals {
-        for &(short, s) in &literals {
-            if s.is_empty() || l.len() <= s.len() || l.len() % s.len() != 0 {
+        // Each shorter literal that `l` repeats: its length divides `l`'s.
+        for copies in 2..=usize::from(split::MAX_COPIES).min(l.len()) {
+            if l.len() % copies != 0 {
                 continue;
             }
-            let copies = l.len() / s.len();
-            if copies <= usize::from(split::MAX_COPIES) && l.chunks(s.len()).all(|c| c == s) {
+            let unit = &l[..l.len() / copies];
+            if !l.chunks(unit.len()).all(|c| c == unit) {
+                continue;
+            }
+            if let Some(&short) = by_text.get(unit) {
                 out.push(SplitLiteral {
                     long,
                     short,
@@ -272,6 +277,19 @@ const COPIES_SEARCH: usize = 200_000;
 /// it every state is taken to lie there.
 const COPIES_BACK_STEPS: usize = 32;
 
+/// The most states [`copies_may_shift`] knows of a stack: empty reductions may push states
+/// without end (`a: b a |` with `b` empty), so the bottom ones are forgotten (which only adds
+/// stacks), and the configurations repeat and are seen again.
+const COPIES_KNOWN: usize = 16;
+
+/// Pushes `to` onto the known part of a stack, forgetting its bottom past [`COPIES_KNOWN`].
+fn push_known(stack: &mut Vec<LrState>, to: LrState) {
+    stack.push(to);
+    if stack.len() > COPIES_KNOWN {
+        stack.remove(0);
+    }
+}
+
 /// Whether the parser may shift `s.copies` copies of `s.short` from a stack whose top is one of
 /// `tops`, reductions between them included. The states below the top are unknown: a
 /// reduction that pops past the known part exposes every state with a path of transitions of
@@ -299,7 +317,7 @@ fn copies_may_shift(
             match action {
                 Action::Shift(to) => {
                     let mut next = stack.clone();
-                    next.push(to);
+                    push_known(&mut next, to);
                     work.push((next, done + 1));
                 }
                 Action::Reduce { lhs, len, .. } => {
@@ -307,7 +325,7 @@ fn copies_may_shift(
                     if len < stack.len() {
                         let mut next = stack[..stack.len() - len].to_vec();
                         if let Some(to) = tables.goto(next[next.len() - 1], lhs) {
-                            next.push(to);
+                            push_known(&mut next, to);
                             work.push((next, done));
                         }
                         continue;
