@@ -61,8 +61,13 @@ fn steps(s: &SplitLiteral, t: TerminalId, from: u8) -> SmallVec<[(u8, Option<Ter
 }
 
 /// `cfg` with `split.long` standing for `split.copies` copies of `split.short` anywhere they
-/// are consecutive in a derivation. Fails past `max_symbols` right-hand-side symbols in all.
-pub fn split(cfg: &Cfg, s: &SplitLiteral, max_symbols: usize) -> Result<Cfg, NormalizeError> {
+/// are consecutive in a derivation; `None` when no derivation has them in a row (the grammar
+/// would not change). Fails past `max_symbols` right-hand-side symbols in all.
+pub fn split(
+    cfg: &Cfg,
+    s: &SplitLiteral,
+    max_symbols: usize,
+) -> Result<Option<Cfg>, NormalizeError> {
     assert!((2..=MAX_COPIES).contains(&s.copies), "copies out of range");
     let k = s.copies as usize;
     let n = cfg.nonterminal_len();
@@ -164,14 +169,18 @@ pub fn split(cfg: &Cfg, s: &SplitLiteral, max_symbols: usize) -> Result<Cfg, Nor
             }
         }
     }
-    Ok(Cfg::from_parts(
+    let split = Cfg::from_parts(
         (0..cfg.terminal_len())
             .map(|t| cfg.terminal_name(TerminalId::from_usize(t)).to_string())
             .collect(),
         nonterminals,
         productions,
         cfg.start(),
-    ))
+    );
+    // Every production comes back as it was (each leaf written as itself), so the same count
+    // is the same grammar.
+    let same = split.nonterminal_len() == n && split.productions().len() == cfg.productions().len();
+    Ok((!same).then_some(split))
 }
 
 /// The states reachable after `sym` from the states of `reach` (bit sets).

@@ -411,7 +411,17 @@ impl Parser {
             // A pair is split only where no state that has an action on the longer literal
             // can shift all the copies (see `cfg::split`): then on every stack at most one
             // reading of its lexeme survives it, the one Lark's contextual lexer takes.
+            // A pair whose copies no rule takes in a row changes nothing and is left out.
+            let max_symbols = config.normalize.max_cfg_symbols;
             split_literals = split_candidates(&lexer);
+            for s in std::mem::take(&mut split_literals) {
+                if split::split(&cfg, &s, max_symbols)
+                    .map_err(ParserBuildErrorKind::Normalize)?
+                    .is_some()
+                {
+                    split_literals.push(s);
+                }
+            }
             if !split_literals.is_empty() {
                 let preds = predecessors(&tables);
                 split_literals.retain(|s| {
@@ -422,8 +432,11 @@ impl Parser {
                 });
             }
             for s in &split_literals {
-                cfg = split::split(&cfg, s, config.normalize.max_cfg_symbols)
-                    .map_err(ParserBuildErrorKind::Normalize)?;
+                if let Some(split) =
+                    split::split(&cfg, s, max_symbols).map_err(ParserBuildErrorKind::Normalize)?
+                {
+                    cfg = split;
+                }
             }
             if !split_literals.is_empty() {
                 tables = LrTables::build_with_stand_ins(&cfg, &lr_config, &stand_ins)
