@@ -7,11 +7,10 @@
 //! lexes without the parser, so `"..."` is one lexeme. [`split`] gives the parser a grammar
 //! whose sentences are the original ones with any run of `copies` consecutive `short`s
 //! written as one `long`, so every masker, which only sees a CFG and the lexer, follows.
-//! The parser applies it to a pair only where no LR state has an action on both literals
-//! (`Parser::split_literals`): then on every stack at most one of the two readings of a
-//! `long` lexeme can take its first step, so "any reading that parses" is "the literal
-//! where the parser has an action on it, else the copies", which is the contextual lexer's
-//! choice.
+//! The parser applies it to a pair only where no LR state that has an action on `long` can
+//! shift all the copies (`Parser::split_literals`): then on every stack at most one of the two
+//! readings of a `long` lexeme survives it, so "any reading that parses" is "the literal where
+//! the parser has an action on it, else the copies", which is the contextual lexer's choice.
 //!
 //! The construction is the product of the CFG with a small automaton over its terminals
 //! (Bar-Hillel's): state `0` is free, state `c > 0` owes `c` more copies of `short` to a `long`

@@ -20,6 +20,7 @@
 mod accept_tests;
 #[cfg(test)]
 pub(crate) mod chain_tests;
+mod contextual;
 #[cfg(test)]
 mod decide_tests;
 mod indent;
@@ -37,7 +38,7 @@ use munch_lexer::TerminalId;
 use smallvec::SmallVec;
 
 use crate::cfg::patterns::{self, MissingPatterns};
-use crate::cfg::split::{self, SplitLiteral};
+use crate::cfg::split::SplitLiteral;
 use crate::cfg::{normalize, Cfg, NormalizeConfig, NormalizeError};
 use crate::grammar::Grammar;
 use crate::gss::{Edge, GssNode, GssNodeId, Level, NodeData, NodeRef};
@@ -84,8 +85,9 @@ pub struct ParserConfig {
     /// a literal that wins a tie against one regex (a keyword against `NAME`) as the regex
     /// (`_` is a name outside Python's patterns; see
     /// [`munch_lexer::dfa::Lexer::with_stand_ins`]), and a literal that spells copies of a
-    /// shorter literal as those copies (`from ... import x`), where no state has an action on
-    /// both ([`Parser::split_literals`]). Default `true`.
+    /// shorter literal as those copies (`from ... import x`), where no state that has an action
+    /// on the longer literal can take all the copies ([`Parser::split_literals`]). Default
+    /// `true`.
     pub contextual_literals: bool,
 }
 
@@ -208,156 +210,6 @@ impl fmt::Debug for Parser {
     }
 }
 
-/// The pairs of literal terminals the lexer produces (neither ignored nor stood in for) where
-/// one spells `2..=split::MAX_COPIES` copies of the other, longest first.
-fn split_candidates(lexer: &Lexer) -> Vec<SplitLiteral> {
-    let stood_in = |t: TerminalId| lexer.stand_ins().iter().any(|s| s.literal == t);
-    let literals: Vec<(TerminalId, &[u8])> = (0..lexer.terminal_len())
-        .map(TerminalId::from_usize)
-        .filter(|&t| !stood_in(t))
-        .filter_map(|t| {
-            let spec = lexer.terminal(t);
-            if !spec.is_literal || spec.ignored {
-                return None;
-            }
-            match spec.hir.as_ref()?.kind() {
-                regex_syntax::hir::HirKind::Literal(l) => Some((t, &l.0[..])),
-                _ => None,
-            }
-        })
-        .collect();
-    let by_text: AHashMap<&[u8], TerminalId> = literals.iter().map(|&(t, b)| (b, t)).collect();
-    let mut out = Vec::new();
-    for &(long, l) in &literals {
-        // Each shorter literal that `l` repeats: its length divides `l`'s.
-        for copies in 2..=usize::from(split::MAX_COPIES).min(l.len()) {
-            if l.len() % copies != 0 {
-                continue;
-            }
-            let unit = &l[..l.len() / copies];
-            if !l.chunks(unit.len()).all(|c| c == unit) {
-                continue;
-            }
-            if let Some(&short) = by_text.get(unit) {
-                out.push(SplitLiteral {
-                    long,
-                    short,
-                    copies: copies as u8,
-                });
-            }
-        }
-    }
-    out.sort_by_key(|s| std::cmp::Reverse(s.copies));
-    out
-}
-
-/// Per LR state, the states with a shift or a goto to it.
-fn predecessors(tables: &LrTables) -> Vec<Vec<LrState>> {
-    let mut preds = vec![Vec::new(); tables.state_len()];
-    for p in (0..tables.state_len()).map(LrState::from_usize) {
-        let shifts = tables.state_shifts(p).filter_map(|(_, a)| match a {
-            Action::Shift(to) => Some(to),
-            _ => None,
-        });
-        for to in shifts.chain(tables.state_gotos(p).map(|(_, to)| to)) {
-            preds[to.as_usize()].push(p);
-        }
-    }
-    for p in &mut preds {
-        p.sort_unstable();
-        p.dedup();
-    }
-    preds
-}
-
-/// The most configurations [`copies_may_shift`] holds before answering yes.
-const COPIES_SEARCH: usize = 200_000;
-
-/// The most transitions [`copies_may_shift`] follows back from a stack's known bottom; past
-/// it every state is taken to lie there.
-const COPIES_BACK_STEPS: usize = 32;
-
-/// The most states [`copies_may_shift`] knows of a stack: empty reductions may push states
-/// without end (`a: b a |` with `b` empty), so the bottom ones are forgotten (which only adds
-/// stacks), and the configurations repeat and are seen again.
-const COPIES_KNOWN: usize = 16;
-
-/// Pushes `to` onto the known part of a stack, forgetting its bottom past [`COPIES_KNOWN`].
-fn push_known(stack: &mut Vec<LrState>, to: LrState) {
-    stack.push(to);
-    if stack.len() > COPIES_KNOWN {
-        stack.remove(0);
-    }
-}
-
-/// Whether the parser may shift `s.copies` copies of `s.short` from a stack whose top is one of
-/// `tops`, reductions between them included. The states below the top are unknown: a
-/// reduction that pops past the known part exposes every state with a path of transitions of
-/// the right length to the part's bottom, so the answer is yes whenever some stack does it
-/// (and yes when the search runs past its budget). One search from every top at once: what a
-/// configuration leads to does not depend on where it was reached from.
-fn copies_may_shift(
-    tables: &LrTables,
-    preds: &[Vec<LrState>],
-    tops: impl Iterator<Item = LrState>,
-    s: &SplitLiteral,
-) -> bool {
-    let short = s.short.as_u32();
-    let mut seen: ahash::AHashSet<(Vec<LrState>, u8)> = ahash::AHashSet::new();
-    let mut work: Vec<(Vec<LrState>, u8)> = tops.map(|x| (vec![x], 0)).collect();
-    while let Some((stack, done)) = work.pop() {
-        if done == s.copies || seen.len() + work.len() >= COPIES_SEARCH {
-            return true;
-        }
-        if !seen.insert((stack.clone(), done)) {
-            continue;
-        }
-        let top = stack[stack.len() - 1];
-        for &action in tables.actions_at(top, short).iter() {
-            match action {
-                Action::Shift(to) => {
-                    let mut next = stack.clone();
-                    push_known(&mut next, to);
-                    work.push((next, done + 1));
-                }
-                Action::Reduce { lhs, len, .. } => {
-                    let len = len as usize;
-                    if len < stack.len() {
-                        let mut next = stack[..stack.len() - len].to_vec();
-                        if let Some(to) = tables.goto(next[next.len() - 1], lhs) {
-                            push_known(&mut next, to);
-                            work.push((next, done));
-                        }
-                        continue;
-                    }
-                    let steps = len - stack.len() + 1;
-                    let mut below = vec![stack[0]];
-                    if steps > COPIES_BACK_STEPS {
-                        // Far below: any state at all (more configurations, never fewer).
-                        below = (0..tables.state_len()).map(LrState::from_usize).collect();
-                    } else {
-                        for _ in 0..steps {
-                            below = below
-                                .iter()
-                                .flat_map(|&p| preds[p.as_usize()].iter().copied())
-                                .collect();
-                            below.sort_unstable();
-                            below.dedup();
-                        }
-                    }
-                    for p in below {
-                        if let Some(to) = tables.goto(p, lhs) {
-                            work.push((vec![p, to], done));
-                        }
-                    }
-                }
-                Action::Accept => {}
-            }
-        }
-    }
-    false
-}
-
 impl Parser {
     /// Normalises `grammar`, checks that every terminal it uses has a pattern, and builds the
     /// lexer and the tables within the budgets of `config`.
@@ -408,40 +260,15 @@ impl Parser {
             .map_err(ParserBuildErrorKind::Lr)?;
         let mut split_literals = Vec::new();
         if config.contextual_literals {
-            // A pair is split only where no state that has an action on the longer literal
-            // can shift all the copies (see `cfg::split`): then on every stack at most one
-            // reading of its lexeme survives it, the one Lark's contextual lexer takes.
-            // A pair whose copies no rule takes in a row changes nothing and is left out.
-            let max_symbols = config.normalize.max_cfg_symbols;
-            split_literals = split_candidates(&lexer);
-            for s in std::mem::take(&mut split_literals) {
-                if split::split(&cfg, &s, max_symbols)
-                    .map_err(ParserBuildErrorKind::Normalize)?
-                    .is_some()
-                {
-                    split_literals.push(s);
-                }
-            }
-            if !split_literals.is_empty() {
-                let preds = predecessors(&tables);
-                split_literals.retain(|s| {
-                    let takes_long = (0..tables.state_len())
-                        .map(LrState::from_usize)
-                        .filter(|&x| !tables.actions_at(x, s.long.as_u32()).is_empty());
-                    !copies_may_shift(&tables, &preds, takes_long, s)
-                });
-            }
-            for s in &split_literals {
-                if let Some(split) =
-                    split::split(&cfg, s, max_symbols).map_err(ParserBuildErrorKind::Normalize)?
-                {
-                    cfg = split;
-                }
-            }
-            if !split_literals.is_empty() {
+            let (splits, split_cfg) =
+                contextual::split_literals(&lexer, &cfg, &tables, config.normalize.max_cfg_symbols)
+                    .map_err(ParserBuildErrorKind::Normalize)?;
+            if let Some(split_cfg) = split_cfg {
+                cfg = split_cfg;
                 tables = LrTables::build_with_stand_ins(&cfg, &lr_config, &stand_ins)
                     .map_err(ParserBuildErrorKind::Lr)?;
             }
+            split_literals = splits;
         }
         let closure_accepts = rnglr::eof_closure_accepts(&tables);
         let ignored = (0..lexer.terminal_len())
