@@ -140,6 +140,19 @@ pub fn check(case: &LexerCase) -> std::result::Result<(), String> {
                 "terminals {empty:?} match the empty string but the lexer was built"
             ))
         }
+        // Going back to a lazy or ignored lexeme keeps the shorter reading's continuations
+        // beside the longer one's, which nests: two small lazy ignored terminals can pass the
+        // state budget (`/.|(.aa){1,2}?/` beside `/€é*?(.[^𐍈][^𐍈]){2,3}?a*?𐍈{1,2}?/`, about
+        // 450 states without going back). A budget is a typed refusal, allowed there.
+        (Err(e), true)
+            if matches!(
+                e.kind(),
+                LexerBuildErrorKind::TooManyStates { .. } | LexerBuildErrorKind::TooMuchMemory { .. }
+            ) && (0..case.terms.len())
+                .any(|t| reference.is_lazy(t) || case.terms[t].ignored) =>
+        {
+            return Ok(())
+        }
         (Err(e), true) => return Err(format!("the lexer failed to build: {e}")),
     };
     for t in 0..case.terms.len() {
