@@ -141,18 +141,23 @@ proptest! {
     }
 }
 
+/// `start: "x" "a"+ | "y" long` where `long` is a run of two to eight `a` and a `b`.
+fn runs_grammar() -> String {
+    let longs: Vec<String> = (2..=8)
+        .map(|n| format!("\"{}\" \"b\"", "a".repeat(n)))
+        .collect();
+    format!(
+        "start: \"x\" \"a\"+ | \"y\" long\nlong: {}\n%ignore \" \"\n",
+        longs.join(" | ")
+    )
+}
+
 /// Every run of `a` up to eight long is a literal of its own; after `x` only single `a`s
 /// parse, so every longer one is split there, while after `y` each is itself (runs of `aa`
 /// are split pairs too: no state takes two in a row).
 #[test]
 fn every_longer_run_is_split_where_only_the_letter_parses() {
-    let mut src = String::from("start: \"x\" \"a\"+ | \"y\" long\nlong: ");
-    let longs: Vec<String> = (2..=8)
-        .map(|n| format!("\"{}\" \"b\"", "a".repeat(n)))
-        .collect();
-    src.push_str(&longs.join(" | "));
-    src.push_str("\n%ignore \" \"\n");
-    let p = parser(&src, true);
+    let p = parser(&runs_grammar(), true);
     let found = splits(&p);
     for n in 2..=8 {
         let pair = format!("{} a {n}", "a".repeat(n));
@@ -185,4 +190,29 @@ fn the_split_check_ends_on_endless_empty_reductions() {
         assert!(accepts(&p, text), "{text:?}");
     }
     assert!(!accepts(&p, "yaa"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// Runs of one letter that several literals spell (`aaaa` is four `a` or two `aa`): the
+    /// parser against the reference as above.
+    #[test]
+    fn runs_agree_with_the_reference(
+        head in 0usize..2,
+        runs in prop::collection::vec(1usize..10, 1..4),
+        b in any::<bool>(),
+    ) {
+        let src = runs_grammar();
+        let text: String = std::iter::once(["x", "y"][head].to_string())
+            .chain(runs.iter().map(|&n| format!(" {}", "a".repeat(n))))
+            .chain(b.then(|| " b".to_string()))
+            .collect();
+        let g = load(src.as_bytes(), &LoadConfig::default()).expect("loads");
+        let cfg = normalize(&g, &NormalizeConfig::default()).expect("normalises");
+        let p = parser(&src, true);
+        let expected = Earley::new(&cfg)
+            .accepts_text(&p, text.as_bytes(), usize::MAX)
+            .expect("no limit");
+        prop_assert_eq!(accepts(&p, &text), expected, "{:?}", text);
+    }
 }

@@ -157,7 +157,8 @@ impl<'c> Earley<'c> {
     /// literal where its LR state has an action on the literal, which for a viable prefix is
     /// the same question (the LALR tables may say yes more often, never less). A literal the
     /// parser splits ([`Parser::split_literals`]) is read the same way: as itself where it
-    /// continues to a viable prefix, else as its copies of the shorter literal.
+    /// continues to a viable prefix, else as the copies of a shorter literal that do (the
+    /// last split's when none does).
     fn resolve_stand_ins(&self, parser: &Parser, seq: &[TerminalId]) -> Vec<TerminalId> {
         let stand_ins = parser.lexer().stand_ins();
         let mut out: Vec<TerminalId> = Vec::with_capacity(seq.len());
@@ -168,11 +169,20 @@ impl<'c> Earley<'c> {
                     out.pop();
                     out.push(s.regex);
                 }
-            } else if let Some(s) = parser.split_literals().iter().find(|s| s.long == t) {
+            } else if parser.split_literals().iter().any(|s| s.long == t) {
+                // Itself, else the first split whose copies continue to a viable prefix (a
+                // literal may spell copies of several: `aaaa` of `a` and of `aa`).
                 out.push(t);
                 if !self.recognize(&out).viable_prefix {
                     out.pop();
-                    out.extend(std::iter::repeat_n(s.short, usize::from(s.copies)));
+                    let at = out.len();
+                    for s in parser.split_literals().iter().filter(|s| s.long == t) {
+                        out.truncate(at);
+                        out.extend(std::iter::repeat_n(s.short, usize::from(s.copies)));
+                        if self.recognize(&out).viable_prefix {
+                            break;
+                        }
+                    }
                 }
             } else {
                 out.push(t);
