@@ -113,7 +113,9 @@ pub use options::{PropertyOrder, SchemaOptions, Whitespace};
 
 use serde_json::Value;
 
-/// A keyword that `lenient` dropped: the language accepts more than the schema allows there.
+/// A keyword that `lenient` dropped: the language accepts more than the schema allows there
+/// (or, for a root `$schema` naming a meta-schema that is not published, the schema read as
+/// draft 2020-12, which that meta-schema may not mean).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Relaxation {
     /// The keyword's JSON pointer.
@@ -174,7 +176,22 @@ pub fn compile_str(text: &str, options: &SchemaOptions) -> Result<CompiledSchema
 /// Compiles a schema.
 pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema, SchemaError> {
     check_options(options)?;
-    let dialect = dialect(schema)?;
+    // Under `lenient` a meta-schema that is not published is read as 2020-12, and listed.
+    let (dialect, custom) = match dialect(schema) {
+        Ok(d) => (d, None),
+        Err(_) if options.lenient && schema.get("$schema").is_some_and(Value::is_string) => (
+            "2020-12",
+            Some(Relaxation {
+                pointer: "/$schema".to_string(),
+                keyword: "$schema".to_string(),
+                reason: format!(
+                    "{} is not a published meta-schema: read as draft 2020-12",
+                    schema["$schema"]
+                ),
+            }),
+        ),
+        Err(e) => return Err(e),
+    };
     let ref_overrides = matches!(dialect, "draft-04" | "draft-06" | "draft-07");
     let norm = simple::Normalizer {
         root: schema,
@@ -191,7 +208,7 @@ pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema
     })?;
     Ok(CompiledSchema {
         lark,
-        relaxations: norm.relaxations,
+        relaxations: custom.into_iter().chain(norm.relaxations).collect(),
         origins,
     })
 }

@@ -934,4 +934,13 @@ fn the_root_schema_names_the_draft() {
         matches!(e.kind(), SchemaErrorKind::Unsupported { keyword, .. } if keyword == "$schema"),
         "{e}"
     );
+    // Lenient: read as 2020-12 and listed.
+    let lenient = SchemaOptions {
+        lenient: true,
+        ..compact()
+    };
+    let c = compile(&custom, &lenient).unwrap();
+    assert_eq!(c.relaxations().len(), 1);
+    assert_eq!(c.relaxations()[0].pointer, "/$schema");
+    check(custom, &lenient, &[r#""ab""#], &[r#""abcd""#, "1"]);
 }
