@@ -46,10 +46,16 @@ pub(crate) fn split_literals(
     Ok((splits, out))
 }
 
-/// The pairs of literal terminals the lexer produces (neither ignored nor stood in for) where
+/// The pairs of literal terminals the lexer produces (neither ignored nor stand-ins nor stood in
+/// for) where
 /// one spells `2..=split::MAX_COPIES` copies of the other, longest first.
 fn candidates(lexer: &Lexer) -> Vec<SplitLiteral> {
-    let stood_in = |t: TerminalId| lexer.stand_ins().iter().any(|s| s.literal == t);
+    let stood_in = |t: TerminalId| {
+        lexer
+            .stand_ins()
+            .iter()
+            .any(|s| s.literal == t || s.terminal == t)
+    };
     let literals: Vec<(TerminalId, &[u8])> = (0..lexer.terminal_len())
         .map(TerminalId::from_usize)
         .filter(|&t| !stood_in(t))
