@@ -4,7 +4,7 @@
 //!
 //! Lark's contextual lexer reads `from ... import x` as three `"."`: after `from` the parser
 //! has no action on `"..."`, so that terminal is not among the ones it matches there. munch
-//! lexes without the parser, so `"..."` is one lexeme. [`split`] gives the parser a grammar
+//! lexes without the parser, so `"..."` is one lexeme. `split` gives the parser a grammar
 //! whose sentences are the original ones with any run of `copies` consecutive `short`s
 //! written as one `long`, so every masker, which only sees a CFG and the lexer, follows.
 //! The parser applies it to a pair only where no LR state that has an action on `long` can
@@ -38,7 +38,7 @@ pub struct SplitLiteral {
     pub copies: u8,
 }
 
-/// The most copies [`split`] takes (the product has `copies²` versions of a nonterminal at
+/// The most copies `split` takes (the product has `copies²` versions of a nonterminal at
 /// most).
 pub const MAX_COPIES: u8 = 8;
 
@@ -62,7 +62,7 @@ fn steps(s: &SplitLiteral, t: TerminalId, from: u8) -> SmallVec<[(u8, Option<Ter
 /// `cfg` with `split.long` standing for `split.copies` copies of `split.short` anywhere they
 /// are consecutive in a derivation; `None` when no derivation has them in a row (the grammar
 /// would not change). Fails past `max_symbols` right-hand-side symbols in all.
-pub fn split(
+pub(crate) fn split(
     cfg: &Cfg,
     s: &SplitLiteral,
     max_symbols: usize,
