@@ -1792,6 +1792,8 @@ struct Shifts {
     tops: AHashMap<(u32, TerminalId), Option<smallvec::SmallVec<[Top; 4]>>>,
     /// Per origin, its heads' stacks ([`Shifts::stacks`]).
     stacks: AHashMap<u32, Option<Arc<[Stack]>>>,
+    /// The stacks [`TopsMemo`] reads below a head's node, per depth.
+    reads: ReadMemo,
     cache: ShiftCache,
 }
 
@@ -1800,6 +1802,31 @@ type Stack = smallvec::SmallVec<[crate::lr::LrState; 16]>;
 
 /// Stacks as [`read_stacks`] reads them, with whether each ends there.
 type ReadStacks = smallvec::SmallVec<[(Stack, bool); STACK_PATHS]>;
+
+/// Per (GSS node, depth), the stacks [`read_stacks`] reads there (`None`: too many): the
+/// memo's lookups for the classes of one mask read the same heads' stacks again and again. A
+/// mask reads a few (node, depth) pairs, so a short list searched in order, kept inline for
+/// the commonest mask, which reads one.
+type ReadMemo = smallvec::SmallVec<[((crate::gss::GssNodeId, usize), Option<ReadStacks>); 1]>;
+
+/// The stacks below `node`, read `depth` states deep, remembered in `reads`.
+fn read_once<'r>(
+    reads: &'r mut ReadMemo,
+    node: &crate::gss::GssNode,
+    depth: usize,
+) -> Option<&'r ReadStacks> {
+    let key = (node.id(), depth);
+    let at = match reads.iter().position(|(k, _)| *k == key) {
+        Some(at) => at,
+        None => {
+            let mut read = ReadStacks::new();
+            let ok = read_stacks(node, depth, &mut read);
+            reads.push((key, ok.then_some(read)));
+            reads.len() - 1
+        }
+    };
+    reads[at].1.as_ref()
+}
 
 /// Adds to `out` the stacks below `node`, each read `depth` states deep or to its bottom, as
 /// LR states from the deepest read to the top, with whether the stack ends there; `false`
@@ -1862,19 +1889,16 @@ impl TopsMemo {
         &self,
         nodes: &[crate::gss::GssNode],
         k: u32,
+        reads: &mut ReadMemo,
     ) -> Option<smallvec::SmallVec<[Top; 4]>> {
         let depths = self.depths.read().ok()?;
         let known = self.tops.read().ok()?;
-        let mut read = ReadStacks::new();
         let mut tops = smallvec::SmallVec::new();
         for n in nodes {
             let depths = depths.get(&(k, n.state()))?;
-            read.clear();
             // Deep enough for the tops too: a reduction pops fewer states than a key holds.
-            if !read_stacks(n, depths.last()? + TOP_DEPTH, &mut read) {
-                return None;
-            }
-            for (stack, ends) in &read {
+            let read = read_once(reads, n, depths.last()? + TOP_DEPTH)?;
+            for (stack, ends) in read {
                 let found = known_at(&known, depths, k, stack, *ends)?;
                 tops.extend(found.iter().map(|a| top_of(stack, a)));
             }
@@ -1885,22 +1909,25 @@ impl TopsMemo {
     /// Whether some stack below `nodes` shifts terminal `k`, if the memo answers: yes once one
     /// stack's answer is known to shift, no when every stack's is known not to. The stacks are
     /// read only as deep as the keys (a [`Top`] needs the states below them too).
-    fn shifts_any(&self, nodes: &[crate::gss::GssNode], k: u32) -> Option<bool> {
+    fn shifts_any(
+        &self,
+        nodes: &[crate::gss::GssNode],
+        k: u32,
+        reads: &mut ReadMemo,
+    ) -> Option<bool> {
         let depths = self.depths.read().ok()?;
         let known = self.tops.read().ok()?;
-        let mut read = ReadStacks::new();
         let mut unknown = false;
         for n in nodes {
             let Some(depths) = depths.get(&(k, n.state())) else {
                 unknown = true;
                 continue;
             };
-            read.clear();
-            if !read_stacks(n, *depths.last()?, &mut read) {
+            let Some(read) = read_once(reads, n, *depths.last()?) else {
                 unknown = true;
                 continue;
-            }
-            for (stack, ends) in &read {
+            };
+            for (stack, ends) in read {
                 match known_at(&known, depths, k, stack, *ends) {
                     Some(at) if !at.is_empty() => return Some(true),
                     Some(_) => {}
@@ -2003,6 +2030,7 @@ impl Shifts {
             frontiers: AHashMap::default(),
             tops: AHashMap::default(),
             stacks: AHashMap::default(),
+            reads: ReadMemo::default(),
             cache: ShiftCache::new(),
         }
     }
@@ -2159,7 +2187,7 @@ impl Shifts {
             return known.as_ref().map(|tops| !tops.is_empty());
         }
         let nodes = self.origins.get(origin as usize)?;
-        if let Some(any) = memo.shifts_any(nodes, first.as_u32()) {
+        if let Some(any) = memo.shifts_any(nodes, first.as_u32(), &mut self.reads) {
             return Some(any);
         }
         self.tops(parser, memo, origin, first)
@@ -2179,7 +2207,7 @@ impl Shifts {
         }
         let k = first.as_u32();
         let nodes = self.origins.get(origin as usize)?;
-        if let Some(mut tops) = memo.recall(nodes, k) {
+        if let Some(mut tops) = memo.recall(nodes, k, &mut self.reads) {
             tops.sort_unstable();
             tops.dedup();
             self.tops.insert((origin, first), Some(tops.clone()));

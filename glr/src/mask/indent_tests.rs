@@ -530,7 +530,8 @@ fn remembered_tops_are_the_stacks_own() {
                             None => false,
                         }
                     });
-                    if let Some(mut got) = fix.tops.recall(&nodes, t.as_u32()) {
+                    if let Some(mut got) = fix.tops.recall(&nodes, t.as_u32(), &mut ReadMemo::new())
+                    {
                         recalled += 1;
                         assert!(read, "{state:?} {}", parser.terminal_name(t));
                         for tops in [&mut got, &mut want] {
@@ -764,12 +765,18 @@ fn the_memo_says_whether_stacks_shift_as_the_parser_does() {
                     }
                     asked += 1;
                     let want = nodes.iter().any(|n| parser.can_shift(n, t, &mut cache));
-                    match fix.tops.shifts_any(&nodes, t.as_u32()) {
+                    match fix
+                        .tops
+                        .shifts_any(&nodes, t.as_u32(), &mut ReadMemo::new())
+                    {
                         Some(true) => yes += 1,
                         Some(false) => no += 1,
                         None => {}
                     }
-                    if let Some(got) = fix.tops.shifts_any(&nodes, t.as_u32()) {
+                    if let Some(got) = fix
+                        .tops
+                        .shifts_any(&nodes, t.as_u32(), &mut ReadMemo::new())
+                    {
                         assert_eq!(got, want, "{state:?} {}", parser.terminal_name(t));
                     }
                     // Stored as a mask stores it, and the mask's own answer is the parser's.
