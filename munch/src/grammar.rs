@@ -251,6 +251,8 @@ impl Grammar {
     /// contextual lexer reads it (`_` is a name outside Python's `case` patterns): the default
     /// for Lark grammars. `false` reads it as the literal everywhere (Lark's basic lexer):
     /// keywords stay reserved, and the eager wda builds faster (it has fewer live controls).
+    /// The same switch reads a literal that spells copies of a shorter one (`...`) as those
+    /// copies where the parser has no action on it (`from ... import x`), or, off, as itself.
     /// A JSON Schema's grammar is read with `false`. Overrides
     /// `ParserConfig::contextual_literals`.
     pub fn with_contextual_literals(mut self, on: bool) -> Grammar {

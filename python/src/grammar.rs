@@ -27,9 +27,11 @@ impl PyGrammar {
     /// ``_DEDENT`` from the newline terminal ``_NEWLINE`` or ``_NL``), as Lark's ``postlex=``.
     /// A literal that a regex also matches (a keyword and ``NAME``) is read as the regex where
     /// the parser cannot take the literal, as Lark's contextual lexer reads it (``_`` is a name
-    /// outside Python's ``case`` patterns); ``reserved_literals=True`` reads it as the literal
-    /// everywhere (Lark's ``lexer="basic"``), which keeps keywords reserved and builds the
-    /// ``"wda"`` masker faster.
+    /// outside Python's ``case`` patterns), and a literal that spells copies of a shorter one
+    /// as those copies where the parser cannot take it (``from ... import x``);
+    /// ``reserved_literals=True`` reads both as themselves everywhere (Lark's
+    /// ``lexer="basic"``), which keeps keywords reserved and builds the ``"wda"`` masker
+    /// faster.
     #[staticmethod]
     #[pyo3(signature = (text, start="start", postlex=None, *, reserved_literals=false))]
     fn from_lark(

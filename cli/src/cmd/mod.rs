@@ -39,7 +39,8 @@ pub struct GrammarOpts {
     /// Read a literal that ties with a regex (a keyword that `NAME` also matches) as the
     /// literal everywhere, as Lark's basic lexer does, not as the regex where the parser
     /// cannot take the literal (Lark's contextual lexer, the default): keywords stay reserved,
-    /// and the eager wda builds faster.
+    /// and the eager wda builds faster. A literal that spells copies of a shorter one (`...`)
+    /// then stays itself everywhere too.
     #[arg(long = "reserved-literals")]
     pub reserved_literals: bool,
     #[command(flatten)]
