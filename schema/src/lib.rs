@@ -214,8 +214,9 @@ pub fn compile(schema: &Value, options: &SchemaOptions) -> Result<CompiledSchema
 }
 
 /// The published meta-schemas munch reads a root `$schema` as (with or without `http`/`https`,
-/// `www.` and a trailing `#`), by the draft each names. Each draft's hyper-schema adds link
-/// annotations to the draft's vocabulary and validates as the draft does.
+/// `www.` and a trailing `#`), by the draft whose validation each has. Each draft's
+/// hyper-schema adds link annotations to the draft's vocabulary and validates as the draft
+/// does.
 const DIALECTS: &[(&str, &str)] = &[
     ("json-schema.org/draft-03/schema", "draft-03"),
     ("json-schema.org/draft-04/schema", "draft-04"),
@@ -230,6 +231,30 @@ const DIALECTS: &[(&str, &str)] = &[
     ("json-schema.org/draft-07/hyper-schema", "draft-07"),
     ("json-schema.org/draft/2019-09/hyper-schema", "2019-09"),
     ("json-schema.org/draft/2020-12/hyper-schema", "2020-12"),
+    // Published meta-schemas that add annotations to a draft and validate as it does:
+    // Snowplow's self-describing schemas (draft-04 and a `self` naming the schema) and AWS
+    // CloudFormation's resource provider schemas (draft-07), at the addresses they are
+    // published under.
+    (
+        "iglucentral.com/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/1-0-0",
+        "draft-04",
+    ),
+    (
+        "schema.cloudformation.us-east-1.amazonaws.com/provider.definition.schema.v1.json",
+        "draft-07",
+    ),
+    (
+        "raw.githubusercontent.com/aws-cloudformation/cloudformation-resource-schema/master/src/main/resources/schema/provider.definition.schema.v1.json",
+        "draft-07",
+    ),
+    (
+        "raw.githubusercontent.com/aws-cloudformation/cloudformation-resource-schema/blob/master/src/main/resources/schema/provider.definition.schema.v1.json",
+        "draft-07",
+    ),
+    (
+        "raw.githubusercontent.com/aws-cloudformation/cloudformation-cli/master/src/rpdk/core/data/schema/provider.definition.schema.v1.json",
+        "draft-07",
+    ),
 ];
 
 /// The draft of the root's `$schema` (2020-12 when there is none). Another meta-schema may

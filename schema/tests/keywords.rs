@@ -900,9 +900,10 @@ fn terminals_know_their_subschema() {
     assert_eq!(at(""), vec![Vec::<&str>::new(); 3]);
 }
 
-/// A root `$schema` names the draft the keywords are read by: a draft-07 schema (or its
-/// hyper-schema) ignores the siblings of a `$ref`, 2020-12 applies them; a meta-schema that is
-/// not published is refused, since it may change what the keywords mean.
+/// A root `$schema` names the draft the keywords are read by: a draft-04 or draft-07 schema (or
+/// its hyper-schema, or a published extension of it: Snowplow's, CloudFormation's) ignores the
+/// siblings of a `$ref`, 2020-12 applies them; a meta-schema that is not published is refused,
+/// since it may change what the keywords mean.
 #[test]
 fn the_root_schema_names_the_draft() {
     let with = |uri: &str| {
@@ -917,6 +918,8 @@ fn the_root_schema_names_the_draft() {
         "http://json-schema.org/draft-07/schema#",
         "http://json-schema.org/draft-07/hyper-schema#",
         "https://json-schema.org/draft-04/hyper-schema",
+        "http://iglucentral.com/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/1-0-0#",
+        "https://schema.cloudformation.us-east-1.amazonaws.com/provider.definition.schema.v1.json",
     ] {
         check(with(uri), &compact(), &[r#""ab""#, r#""abcd""#], &["1"]);
     }
@@ -926,9 +929,7 @@ fn the_root_schema_names_the_draft() {
     ] {
         check(with(uri), &compact(), &[r#""ab""#], &[r#""abcd""#, "1"]);
     }
-    let custom = with(
-        "http://iglucentral.com/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/1-0-0#",
-    );
+    let custom = with("https://example.com/schemas/our-meta-schema.json#");
     let e = compile(&custom, &compact()).unwrap_err();
     assert!(
         matches!(e.kind(), SchemaErrorKind::Unsupported { keyword, .. } if keyword == "$schema"),
