@@ -231,30 +231,18 @@ const DIALECTS: &[(&str, &str)] = &[
     ("json-schema.org/draft-07/hyper-schema", "draft-07"),
     ("json-schema.org/draft/2019-09/hyper-schema", "2019-09"),
     ("json-schema.org/draft/2020-12/hyper-schema", "2020-12"),
-    // Published meta-schemas that add annotations to a draft and validate as it does:
-    // Snowplow's self-describing schemas (draft-04 and a `self` naming the schema) and AWS
-    // CloudFormation's resource provider schemas (draft-07), at the addresses they are
-    // published under.
+];
+
+/// Published meta-schemas that add annotations to a draft and validate as it does, by the end
+/// of their address (each is published at several): Snowplow's self-describing schemas
+/// (draft-04 and a `self` naming the schema) and AWS CloudFormation's resource provider
+/// schemas (draft-07).
+const EXTENSIONS: &[(&str, &str)] = &[
     (
-        "iglucentral.com/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/1-0-0",
+        "/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/1-0-0",
         "draft-04",
     ),
-    (
-        "schema.cloudformation.us-east-1.amazonaws.com/provider.definition.schema.v1.json",
-        "draft-07",
-    ),
-    (
-        "raw.githubusercontent.com/aws-cloudformation/cloudformation-resource-schema/master/src/main/resources/schema/provider.definition.schema.v1.json",
-        "draft-07",
-    ),
-    (
-        "raw.githubusercontent.com/aws-cloudformation/cloudformation-resource-schema/blob/master/src/main/resources/schema/provider.definition.schema.v1.json",
-        "draft-07",
-    ),
-    (
-        "raw.githubusercontent.com/aws-cloudformation/cloudformation-cli/master/src/rpdk/core/data/schema/provider.definition.schema.v1.json",
-        "draft-07",
-    ),
+    ("/provider.definition.schema.v1.json", "draft-07"),
 ];
 
 /// The draft of the root's `$schema` (2020-12 when there is none). Another meta-schema may
@@ -284,6 +272,7 @@ fn dialect(schema: &Value) -> Result<&'static str, SchemaError> {
     DIALECTS
         .iter()
         .find(|(known, _)| *known == bare)
+        .or_else(|| EXTENSIONS.iter().find(|(end, _)| bare.ends_with(end)))
         .map(|(_, draft)| *draft)
         .ok_or_else(|| {
             invalid(&format!(

@@ -918,8 +918,8 @@ fn the_root_schema_names_the_draft() {
         "http://json-schema.org/draft-07/schema#",
         "http://json-schema.org/draft-07/hyper-schema#",
         "https://json-schema.org/draft-04/hyper-schema",
-        "http://iglucentral.com/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/1-0-0#",
-        "https://schema.cloudformation.us-east-1.amazonaws.com/provider.definition.schema.v1.json",
+        "http://example.com/schemas/com.snowplowanalytics.self-desc/schema/jsonschema/1-0-0#",
+        "https://example.com/provider.definition.schema.v1.json",
     ] {
         check(with(uri), &compact(), &[r#""ab""#, r#""abcd""#], &["1"]);
     }
