@@ -430,20 +430,27 @@ fn python_package_sources() -> Vec<PathBuf> {
     let Some(root) = python_stdlib() else {
         return Vec::new();
     };
+    let folders = std::fs::read_dir(&root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && !skipped_folder(p))
+        .collect();
+    python_sources_under(folders, |_| true)
+}
+
+/// A folder [`python_sources_under`] does not enter: installed packages, byte code.
+fn skipped_folder(dir: &Path) -> bool {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    name.ends_with("-packages") || name == "__pycache__"
+}
+
+/// The `.py` files of 400 B to 12 kB under `folders` (their subfolders included, but for
+/// [`skipped_folder`]s) whose text `keep` takes, sorted.
+fn python_sources_under(mut folders: Vec<PathBuf>, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    let mut folders: Vec<PathBuf> = match std::fs::read_dir(&root) {
-        Ok(entries) => entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.is_dir())
-            .collect(),
-        Err(_) => return Vec::new(),
-    };
     while let Some(dir) = folders.pop() {
-        let name = dir.file_name().unwrap_or_default().to_string_lossy();
-        if name.ends_with("-packages") || name == "__pycache__" {
-            continue;
-        }
         for path in std::fs::read_dir(&dir)
             .into_iter()
             .flatten()
@@ -451,10 +458,12 @@ fn python_package_sources() -> Vec<PathBuf> {
             .map(|e| e.path())
         {
             if path.is_dir() {
-                folders.push(path);
+                if !skipped_folder(&path) {
+                    folders.push(path);
+                }
             } else if path.extension().is_some_and(|e| e == "py")
                 && std::fs::metadata(&path).is_ok_and(|m| (400..12_000).contains(&m.len()))
-                && std::fs::read_to_string(&path).is_ok()
+                && std::fs::read_to_string(&path).is_ok_and(|text| keep(&text))
             {
                 files.push(path);
             }
@@ -533,34 +542,20 @@ fn three_dot_import_sources() -> Vec<PathBuf> {
         return Vec::new();
     };
     let lib = PathBuf::from(home).join(".cache/munch/venv/lib");
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(&lib)
+    let folders = std::fs::read_dir(&lib)
         .into_iter()
         .flatten()
         .flatten()
         .map(|e| e.path().join("site-packages"))
         .filter(|p| p.is_dir())
         .collect();
-    let mut files = Vec::new();
-    while let Some(dir) = folders.pop() {
-        for path in std::fs::read_dir(&dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-        {
-            if path.is_dir() {
-                folders.push(path);
-            } else if path.extension().is_some_and(|e| e == "py")
-                && std::fs::metadata(&path).is_ok_and(|m| (400..12_000).contains(&m.len()))
-                && std::fs::read_to_string(&path)
-                    .is_ok_and(|text| text.lines().any(|l| l.trim_start().starts_with("from ...")))
-            {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files.into_iter().step_by(8).take(200).collect()
+    python_sources_under(folders, |text| {
+        text.lines().any(|l| l.trim_start().starts_with("from ..."))
+    })
+    .into_iter()
+    .step_by(8)
+    .take(200)
+    .collect()
 }
 
 /// Lark's python.lark on installed packages that import with three dots or more (`from ...
