@@ -29,6 +29,11 @@
 //! so a countdown or a pre-shift exit moves the group's map as a whole; only the post-shift
 //! outcomes are computed continuation by continuation.
 //!
+//! Exits are written in a canonical form: under terminal `T`, an exit's nonterminal is replaced
+//! by the representative of the nonterminals whose exits run alike on every stack
+//! ([`Templates::merge_exits`], computed before the construction). Item sets that differ only
+//! by such exits are then one state, not several that minimisation would merge afterwards.
+//!
 //! Transitions are sparse: only `INIT` items (through their terminal's actions) and
 //! `(_, A, 0, _)` items (through the states with a goto on `A`) depend on `x`; every other
 //! `x` takes the state's *default* transition, where only the countdowns move. Items of one
@@ -230,6 +235,15 @@ pub(crate) fn determinize(
     initial: Vec<(Vec<(Item, Weight)>, Weight)>,
     limits: &Limits,
 ) -> Result<(Dfa, Vec<StateId>), Exceeded> {
+    let t0 = std::time::Instant::now();
+    let merged = tpl.merge_exits()?;
+    if debug() {
+        eprintln!(
+            "wda: {merged} exits' nonterminals merged in {:.1} ms, summaries {:?}",
+            t0.elapsed().as_secs_f64() * 1e3,
+            tpl.counts()
+        );
+    }
     let rel = Relevance::new(tpl, limits.max_heap.saturating_sub(limits.held))?;
     // Held throughout, besides what grows: the caller's tables and the relevance lists.
     let held = limits.held + rel.heap_bytes();
@@ -632,7 +646,7 @@ impl Construction {
             let shifts = if code == INIT {
                 let top = tpl.top(t, x)?;
                 for &c in top.codes.iter() {
-                    asm.whole((t << 16) | c, m);
+                    asm.whole((t << 16) | tpl.canonical(t, c), m);
                 }
                 top.shifts().then_some(Shifted::Top(top))
             } else {
@@ -646,7 +660,7 @@ impl Construction {
                     .is_some());
                 let pre = tpl.pre(t, a, x)?;
                 for &c in tpl.pre_codes(pre) {
-                    asm.whole((t << 16) | c, m);
+                    asm.whole((t << 16) | tpl.canonical(t, c), m);
                 }
                 (!tpl.pre_shift_at(pre).is_empty()).then_some(Shifted::Exit(pre))
             };
@@ -664,6 +678,9 @@ impl Construction {
                         match &shifts {
                             Shifted::Top(top) => tpl.shifted(top, t, k, x, outs)?,
                             Shifted::Exit(pre) => tpl.post(*pre, t, k, x, outs)?,
+                        }
+                        for o in outs.iter_mut() {
+                            *o = tpl.canonical_item(*o);
                         }
                         post.add(i as u32, outs);
                     }

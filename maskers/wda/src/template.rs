@@ -337,6 +337,9 @@ pub(crate) struct Templates {
     /// Where a stand-in's class is read as its regex's ([`Templates::reading`]): `lr`'s, copied
     /// so that the lookups of every unknown skip the `OnceLock` that holds them there.
     readings: RegexReadings,
+    /// Per `(T, A)` at `T * nt_len + A`, the nonterminal whose exits under `T` stand for `A`'s
+    /// ([`Templates::merge_exits`]); empty: each its own.
+    exit_rep: Vec<u16>,
 }
 
 impl Templates {
@@ -400,6 +403,7 @@ impl Templates {
             scratch_big: fixed_set(),
             max_entries,
             entries: 0,
+            exit_rep: Vec::new(),
         }
     }
 
@@ -449,6 +453,165 @@ impl Templates {
         (a, code - a * self.stride)
     }
 
+    /// The code standing for exit code `code` under terminal `t` (an `INIT` passes): the same
+    /// pops, then the goto on the representative of the nonterminal's class
+    /// ([`Templates::merge_exits`]).
+    #[inline]
+    pub(crate) fn canonical(&self, t: u32, code: u32) -> u32 {
+        if self.exit_rep.is_empty() || code >= CODE_LIMIT {
+            return code;
+        }
+        let (a, r) = self.split(code);
+        self.exit_rep[t as usize * self.nt_len + a as usize] as u32 * self.stride + r
+    }
+
+    /// [`Templates::canonical`] of an outcome's code (`SUCC` passes).
+    #[inline]
+    pub(crate) fn canonical_item(&self, o: Item) -> Item {
+        if o == SUCC || self.exit_rep.is_empty() {
+            return o;
+        }
+        let (t, code, k) = parts(o);
+        item(t, self.canonical(t, code), k)
+    }
+
+    /// Merges exits that behave alike on every stack, so that the subset construction makes
+    /// one item of them (and one state where item sets differ by them alone).
+    ///
+    /// Under terminal `T`, an exit `(T, A, 0, κ)` reading `x` does exactly this: push
+    /// `goto(x, A)` on `x`, close it under `T` ([`Templates::pre`]: the exits it leaves below
+    /// `x` and the pushed states where `T` is shifted), then run `κ` after each shift (which
+    /// depends on those states, `T`, `κ` and `x` alone, [`Templates::post`]). So `A` and `A'`
+    /// may stand for each other under `T` when at every `x` their closures shift at the same
+    /// states and leave exits that stand for each other; then so may `(T, A, r, κ)` and
+    /// `(T, A', r, κ)` for every `r` (the same pops first). The coarsest such partition is
+    /// found by refinement, per terminal, over the nonterminals it reduces (an exit's
+    /// nonterminal is one a reduction under its terminal made): start from one block, split
+    /// by the closures with their exits named by block, until no block splits. Returns the
+    /// nonterminals merged away.
+    ///
+    /// Computes every closure of a reduced nonterminal's gotos (the construction would ask
+    /// for most of them anyway); the on-demand automaton does without.
+    pub(crate) fn merge_exits(&mut self) -> Result<usize, SummaryBudget> {
+        let lr = Arc::clone(&self.lr);
+        let tables = lr.tables();
+        let terminal_len = tables.eof_index() as usize + 1;
+        let nt_len = self.nt_len;
+        if terminal_len.saturating_mul(nt_len) > 1 << 22 || nt_len > u16::MAX as usize {
+            return Ok(0);
+        }
+        let mut reduced: Vec<Vec<u32>> = vec![Vec::new(); terminal_len];
+        let mut goto_from: Vec<Vec<u32>> = vec![Vec::new(); nt_len];
+        for s in 0..self.state_len {
+            let st = lr_state(s as u32);
+            for (k, a) in tables.state_actions(st) {
+                if let Action::Reduce { lhs, len, .. } = a {
+                    if len >= 1 {
+                        reduced[k as usize].push(lhs.as_usize() as u32);
+                    }
+                }
+            }
+            for (n, _) in tables.state_gotos(st) {
+                goto_from[n.as_usize()].push(s as u32);
+            }
+        }
+        let mut rep: Vec<u16> = Vec::with_capacity(terminal_len * nt_len);
+        for _ in 0..terminal_len {
+            rep.extend(0..nt_len as u16);
+        }
+        let mut merged = 0;
+        // Per nonterminal: its block (meaningful for the candidates; every other one is
+        // alone in a block of its own number).
+        let mut block: Vec<u32> = (0..nt_len as u32).collect();
+        let mut closures: Vec<(u32, Vec<u32>, Vec<u32>)> = Vec::new();
+        let mut starts: Vec<usize> = Vec::new();
+        let mut key: Vec<u32> = Vec::new();
+        let mut ids: AHashMap<Vec<u32>, u32> = AHashMap::new();
+        for (t, cand) in reduced.iter_mut().enumerate() {
+            cand.sort_unstable();
+            cand.dedup();
+            if cand.len() < 2 {
+                continue;
+            }
+            let t = t as u32;
+            // Each candidate's closures, the empty ones left out (as no goto).
+            closures.clear();
+            starts.clear();
+            for &a in cand.iter() {
+                starts.push(closures.len());
+                for &x in &goto_from[a as usize] {
+                    let pre = self.pre(t, a, x)?;
+                    if pre.start == pre.end {
+                        continue;
+                    }
+                    closures.push((
+                        x,
+                        self.pre_codes(pre).to_vec(),
+                        self.pre_shift_at(pre).to_vec(),
+                    ));
+                }
+            }
+            starts.push(closures.len());
+            // Block numbers past every nonterminal's own: one block to start with.
+            let first = nt_len as u32;
+            for &a in cand.iter() {
+                block[a as usize] = first;
+            }
+            let mut count = 1;
+            loop {
+                ids.clear();
+                let mut next: Vec<u32> = Vec::with_capacity(cand.len());
+                for (i, &a) in cand.iter().enumerate() {
+                    key.clear();
+                    key.push(block[a as usize]);
+                    for (x, codes, shift_at) in &closures[starts[i]..starts[i + 1]] {
+                        key.push(*x);
+                        let from = key.len();
+                        key.push(0);
+                        let at = key.len();
+                        for &code in codes {
+                            let (b, r) = self.split(code);
+                            key.push(block[b as usize] * self.stride + r);
+                        }
+                        key[at..].sort_unstable();
+                        let mut n = at;
+                        for j in at..key.len() {
+                            if j == at || key[j] != key[n - 1] {
+                                key[n] = key[j];
+                                n += 1;
+                            }
+                        }
+                        key.truncate(n);
+                        key[from] = (key.len() - at) as u32;
+                        key.push(shift_at.len() as u32);
+                        key.extend_from_slice(shift_at);
+                    }
+                    let id = ids.len() as u32;
+                    next.push(*ids.entry(key.clone()).or_insert(id));
+                }
+                for (&a, &b) in cand.iter().zip(&next) {
+                    block[a as usize] = first + b;
+                }
+                if ids.len() == count {
+                    break;
+                }
+                count = ids.len();
+            }
+            // The smallest member of each block stands for it (candidates ascend).
+            let mut first_of: AHashMap<u32, u16> = AHashMap::new();
+            for &a in cand.iter() {
+                let r = *first_of.entry(block[a as usize]).or_insert(a as u16);
+                rep[t as usize * nt_len + a as usize] = r;
+            }
+            merged += cand.len() - count;
+            for &a in cand.iter() {
+                block[a as usize] = a;
+            }
+        }
+        self.exit_rep = rep;
+        Ok(merged)
+    }
+
     /// (E unknowns, P unknowns, P outcomes, pre-shift closures), for `MUNCH_WDA_DEBUG`.
     pub(crate) fn counts(&self) -> [usize; 4] {
         [
@@ -491,6 +654,7 @@ impl Templates {
             + vec(&self.scratch_entries)
             + vec(&self.scratch_seen)
             + set(&self.scratch_big)
+            + vec(&self.exit_rep)
     }
 
     fn count(&mut self, n: usize) -> Result<(), SummaryBudget> {
