@@ -18,20 +18,26 @@ pub use mimalloc::MiMalloc;
 /// the test below checks both and the purge delay's default.
 const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Sets the allocator up for munch's builds: freed memory goes back to the system at once
-/// instead of up to a second later (mimalloc 3's default purge delay). The eager wda build
-/// frees and allocates large tables in bursts, and the delay would hold their memory past the
-/// peak (`bench/PERFORMANCE.md`). Cheap; call it once, before the first build.
+/// How long freed memory stays with the process before it goes back to the system, in
+/// milliseconds ([`configure`]).
+pub const PURGE_DELAY_MS: std::ffi::c_long = 20;
+
+/// Sets the allocator up for munch's builds: freed memory goes back to the system after
+/// [`PURGE_DELAY_MS`] instead of up to a second later (mimalloc 3's default purge delay). The
+/// eager wda build frees and allocates large tables in bursts, and a long delay holds their
+/// memory past the peak; with none at all, the token classes that a per-request grammar builds
+/// fault in fresh pages for every table they make (`bench/PERFORMANCE.md` has both). Cheap;
+/// call it once, before the first build.
 pub fn configure() {
     // SAFETY: `mi_option_set` stores one integer in mimalloc's option table; any process may
-    // call it at any time, and 0 is a documented value of this option ("purge at once").
-    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 0) }
+    // call it at any time, and a delay in milliseconds is this option's documented value.
+    unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, PURGE_DELAY_MS) }
 }
 
 #[cfg(test)]
 mod tests {
     /// The index is the purge delay's: its default in mimalloc 3's option table (1,000 ms)
-    /// until [`configure`] sets it to 0, just before the option the bindings name next.
+    /// until [`configure`] sets it, just before the option the bindings name next.
     #[test]
     fn the_purge_delay_is_the_option_configure_sets() {
         // SAFETY: reading and writing mimalloc options is allowed at any time.
@@ -41,7 +47,10 @@ mod tests {
                 libmimalloc_sys::mi_option_get(libmimalloc_sys::mi_option_use_numa_nodes),
             )
         };
-        assert!(before == 1000 || before == 0, "purge delay read {before}");
+        assert!(
+            before == 1000 || before == super::PURGE_DELAY_MS,
+            "purge delay read {before}"
+        );
         assert_eq!(numa, 0);
         assert_eq!(
             libmimalloc_sys::mi_option_use_numa_nodes - 1,
@@ -50,6 +59,6 @@ mod tests {
         super::configure();
         // SAFETY: as above.
         let after = unsafe { libmimalloc_sys::mi_option_get(super::PURGE_DELAY) };
-        assert_eq!(after, 0);
+        assert_eq!(after, super::PURGE_DELAY_MS);
     }
 }
