@@ -103,6 +103,9 @@ pub(crate) const FIN: Cont = 0;
 /// The continuation that never succeeds.
 pub(crate) const NEVER: Cont = 1;
 
+/// The most key words [`Templates::merge_exits`] builds for one terminal's refinement.
+const MERGE_WORK: usize = 1 << 26;
+
 /// Packs `(terminal, code, continuation)`.
 #[inline]
 pub(crate) fn item(t: u32, code: u32, k: Cont) -> Item {
@@ -493,6 +496,11 @@ impl Templates {
     /// Computes every closure of a reduced nonterminal's gotos (the construction would ask
     /// for most of them anyway); the on-demand automaton does without.
     pub(crate) fn merge_exits(&mut self) -> Result<usize, SummaryBudget> {
+        self.merge_exits_within(MERGE_WORK)
+    }
+
+    /// [`Templates::merge_exits`], a terminal's refinement given up past `max_work` key words.
+    pub(crate) fn merge_exits_within(&mut self, max_work: usize) -> Result<usize, SummaryBudget> {
         let lr = Arc::clone(&self.lr);
         let tables = lr.tables();
         let terminal_len = tables.eof_index() as usize + 1;
@@ -515,6 +523,20 @@ impl Templates {
                 goto_from[n.as_usize()].push(s as u32);
             }
         }
+        for cand in reduced.iter_mut() {
+            cand.sort_unstable();
+            cand.dedup();
+        }
+        // The closures this asks for, against what the summaries' budget has left: merging is
+        // an optimisation, never the reason a build runs out.
+        let closures_wanted: usize = reduced
+            .iter()
+            .filter(|cand| cand.len() >= 2)
+            .flat_map(|cand| cand.iter().map(|&a| goto_from[a as usize].len()))
+            .sum();
+        if closures_wanted.saturating_mul(4) > self.max_entries.saturating_sub(self.entries) / 2 {
+            return Ok(0);
+        }
         let mut rep: Vec<u16> = Vec::with_capacity(terminal_len * nt_len);
         for _ in 0..terminal_len {
             rep.extend(0..nt_len as u16);
@@ -525,11 +547,9 @@ impl Templates {
         let mut block: Vec<u32> = (0..nt_len as u32).collect();
         let mut closures: Vec<(u32, Vec<u32>, Vec<u32>)> = Vec::new();
         let mut starts: Vec<usize> = Vec::new();
-        let mut key: Vec<u32> = Vec::new();
-        let mut ids: AHashMap<Vec<u32>, u32> = AHashMap::new();
-        for (t, cand) in reduced.iter_mut().enumerate() {
-            cand.sort_unstable();
-            cand.dedup();
+        let mut key: Vec<u64> = Vec::new();
+        let mut ids: AHashMap<Vec<u64>, u32> = AHashMap::new();
+        for (t, cand) in reduced.iter().enumerate() {
             if cand.len() < 2 {
                 continue;
             }
@@ -557,21 +577,26 @@ impl Templates {
             for &a in cand.iter() {
                 block[a as usize] = first;
             }
+            // Rounds end when no block splits; a terminal whose refinement would take more
+            // than `max_work` key words keeps its exits apart (a partition short of the
+            // fixpoint could merge exits that differ).
             let mut count = 1;
+            let mut work = 0usize;
+            let mut settled = true;
             loop {
                 ids.clear();
                 let mut next: Vec<u32> = Vec::with_capacity(cand.len());
                 for (i, &a) in cand.iter().enumerate() {
                     key.clear();
-                    key.push(block[a as usize]);
+                    key.push(block[a as usize] as u64);
                     for (x, codes, shift_at) in &closures[starts[i]..starts[i + 1]] {
-                        key.push(*x);
+                        key.push(*x as u64);
                         let from = key.len();
                         key.push(0);
                         let at = key.len();
                         for &code in codes {
                             let (b, r) = self.split(code);
-                            key.push(block[b as usize] * self.stride + r);
+                            key.push((block[b as usize] as u64) << 32 | r as u64);
                         }
                         key[at..].sort_unstable();
                         let mut n = at;
@@ -582,10 +607,11 @@ impl Templates {
                             }
                         }
                         key.truncate(n);
-                        key[from] = (key.len() - at) as u32;
-                        key.push(shift_at.len() as u32);
-                        key.extend_from_slice(shift_at);
+                        key[from] = (key.len() - at) as u64;
+                        key.push(shift_at.len() as u64);
+                        key.extend(shift_at.iter().map(|&g| g as u64));
                     }
+                    work += key.len();
                     let id = ids.len() as u32;
                     next.push(*ids.entry(key.clone()).or_insert(id));
                 }
@@ -596,6 +622,16 @@ impl Templates {
                     break;
                 }
                 count = ids.len();
+                if work > max_work {
+                    settled = false;
+                    break;
+                }
+            }
+            if !settled {
+                for &a in cand.iter() {
+                    block[a as usize] = a;
+                }
+                continue;
             }
             // The smallest member of each block stands for it (candidates ascend).
             let mut first_of: AHashMap<u32, u16> = AHashMap::new();

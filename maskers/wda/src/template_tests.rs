@@ -153,8 +153,11 @@ pub(crate) fn check_grammar(source: &str, sentences: u64, separator: &[u8]) -> u
     let conts = Arc::new(conts);
     let mut tpl = Templates::new(Arc::clone(&lr), Arc::clone(&conts), usize::MAX);
     // The same questions with exits merged: every merged exit must answer as its own.
-    let mut merged = Templates::new(Arc::clone(&lr), conts, usize::MAX);
+    let mut merged = Templates::new(Arc::clone(&lr), Arc::clone(&conts), usize::MAX);
     let merges = merged.merge_exits().unwrap();
+    // And with every refinement that takes a second round given up (its terminal unmerged).
+    let mut capped = Templates::new(Arc::clone(&lr), conts, usize::MAX);
+    capped.merge_exits_within(0).unwrap();
     let gen = Generator::new(p.cfg());
     let config = GenerateConfig {
         max_depth: 8,
@@ -183,9 +186,10 @@ pub(crate) fn check_grammar(source: &str, sentences: u64, separator: &[u8]) -> u
                         let want = brute(&p, node, seq, end);
                         let got = read(&lr, &mut tpl, node, ks[s][e]);
                         let got_merged = read(&lr, &mut merged, node, ks[s][e]);
+                        let got_capped = read(&lr, &mut capped, node, ks[s][e]);
                         assert_eq!(
-                            (got, got_merged),
-                            (want, want),
+                            (got, got_merged, got_capped),
+                            (want, want, want),
                             "text {:?}, head at state {} ({:?}), lexemes {:?}, then one of {:?}",
                             String::from_utf8_lossy(&text[..at]),
                             node.state(),
