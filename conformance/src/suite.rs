@@ -220,14 +220,17 @@ pub enum GrammarRef {
     Lark(String),
 }
 
-/// How a case's grammar is read: its start rule and post-lexer (`start = "file_input"`,
-/// `postlex = "python"` in a case file).
+/// How a case's grammar is read: its start rule, post-lexer and conflict resolution
+/// (`start = "file_input"`, `postlex = "python"`, `prefer_shift = true` in a case file).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct GrammarOptions {
     /// The start rule, when not `start`.
     pub start: Option<String>,
     /// The post-lexer.
     pub postlex: munch::Postlex,
+    /// Shift/reduce conflicts resolved by shifting, as Lark's LALR parser does
+    /// (`ParserConfig::prefer_shift`).
+    pub prefer_shift: bool,
 }
 
 impl GrammarRef {
@@ -400,6 +403,7 @@ struct RawCase {
     oracle_every: Option<Spanned<usize>>,
     start: Option<Spanned<String>>,
     postlex: Option<Spanned<String>>,
+    prefer_shift: Option<Spanned<bool>>,
 }
 
 /// Reads every `*.toml` under `dir`, in file-name order.
@@ -497,6 +501,7 @@ fn check_case(path: &Path, src: &str, group: &str, raw: RawCase) -> Result<CaseS
     let grammar_options = GrammarOptions {
         start: raw.start.as_ref().map(|s| s.get_ref().clone()),
         postlex,
+        prefer_shift: raw.prefer_shift.as_ref().is_some_and(|p| *p.get_ref()),
     };
     let mut tokenizers = Vec::new();
     for t in raw.tokenizers.get_ref() {
@@ -764,10 +769,12 @@ impl Resources {
         .map_err(|e| e.to_string())?;
         let source = source
             .with_starts(options.start.iter().cloned())
-            .with_postlex(options.postlex);
+            .with_postlex(options.postlex)
+            .with_prefer_shift(options.prefer_shift);
         let loaded = source.load().map_err(|e| e.to_string())?;
         let config = ParserConfig {
             postlex: options.postlex,
+            prefer_shift: options.prefer_shift,
             ..ParserConfig::default()
         };
         let parser = Parser::new(&loaded, &config).map_err(|e| e.to_string())?;

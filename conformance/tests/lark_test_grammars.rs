@@ -81,37 +81,46 @@ fn every_lalr_parse_of_its_test_suite_agrees() {
     // Lark 1.3.1's tests make about 550 such distinct parses; far fewer means the recording
     // broke.
     assert!(parses.len() >= 300, "only {} parses recorded", parses.len());
-    let mut parsers: HashMap<(PathBuf, String), Result<Arc<Parser>, String>> = HashMap::new();
+    // Both ways of taking a shift/reduce conflict: the GLR parser's (both), and Lark's LALR
+    // parser's (`prefer_shift`: the shift).
+    type Parsers = HashMap<(PathBuf, String, bool), Result<Arc<Parser>, String>>;
+    let mut parsers: Parsers = HashMap::new();
     let mut disagreements = Vec::new();
-    for p in &parses {
-        let parser = parsers
-            .entry((p.grammar.clone(), p.start.clone()))
-            .or_insert_with(|| {
-                Grammar::lark_file(&p.grammar)
-                    .map(|g| g.with_start(p.start.clone()))
-                    .and_then(|g| g.build_parser(&ParserConfig::default()))
-                    .map_err(|e| e.to_string())
-            });
-        let verdict = match parser {
-            Ok(parser) => munch::parse::parse_text(parser, p.text.as_bytes()).is_ok(),
-            Err(e) => {
+    for prefer_shift in [false, true] {
+        for p in &parses {
+            let parser = parsers
+                .entry((p.grammar.clone(), p.start.clone(), prefer_shift))
+                .or_insert_with(|| {
+                    Grammar::lark_file(&p.grammar)
+                        .map(|g| {
+                            g.with_start(p.start.clone())
+                                .with_prefer_shift(prefer_shift)
+                        })
+                        .and_then(|g| g.build_parser(&ParserConfig::default()))
+                        .map_err(|e| e.to_string())
+                });
+            let verdict = match parser {
+                Ok(parser) => munch::parse::parse_text(parser, p.text.as_bytes()).is_ok(),
+                Err(e) => {
+                    disagreements.push(format!(
+                        "{}: munch refuses the grammar: {e}",
+                        p.grammar.display()
+                    ));
+                    continue;
+                }
+            };
+            if verdict != p.accepted {
                 disagreements.push(format!(
-                    "{}: munch refuses the grammar: {e}",
-                    p.grammar.display()
+                    "{} from {} ({} lexer{}): Lark {}, munch {} on {:?}",
+                    p.grammar.display(),
+                    p.start,
+                    p.lexer,
+                    if prefer_shift { ", prefer_shift" } else { "" },
+                    if p.accepted { "accepts" } else { "refuses" },
+                    if verdict { "accepts" } else { "refuses" },
+                    p.text
                 ));
-                continue;
             }
-        };
-        if verdict != p.accepted {
-            disagreements.push(format!(
-                "{} from {} ({} lexer): Lark {}, munch {} on {:?}",
-                p.grammar.display(),
-                p.start,
-                p.lexer,
-                if p.accepted { "accepts" } else { "refuses" },
-                if verdict { "accepts" } else { "refuses" },
-                p.text
-            ));
         }
     }
     println!(
@@ -119,7 +128,7 @@ fn every_lalr_parse_of_its_test_suite_agrees() {
          accepted by Lark",
         parses.len(),
         parses.iter().filter(|p| p.lexer == "contextual").count(),
-        parsers.len(),
+        parsers.len() / 2,
         parses.iter().filter(|p| p.accepted).count()
     );
     assert!(

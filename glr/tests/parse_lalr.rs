@@ -232,3 +232,54 @@ fn conflict_len_counts_what_conflicts_lists() {
         assert_eq!(p.conflict_len(), counted, "{src}");
     }
 }
+
+/// `LrConfig::prefer_shift`: every shift/reduce conflict resolved by shifting (Lark's LALR
+/// rule), reduce/reduce ones kept, and every other action as without it.
+#[test]
+fn prefer_shift_leaves_only_reduce_reduce_conflicts() {
+    let src = "s -> e | 'x' 'y' | a 'z' | b 'z'\ne -> e '+' e | e '*' e | 'a' | o 'x'\no -> | 'q'\na -> 'w'\nb -> 'w'";
+    let g = dsl::parse(src).unwrap();
+    let cfg = normalize(&g, &NormalizeConfig::default()).unwrap();
+    let both = LrTables::build(&cfg, &LrConfig::default()).unwrap();
+    let shifted = LrTables::build(
+        &cfg,
+        &LrConfig {
+            prefer_shift: true,
+            ..LrConfig::default()
+        },
+    )
+    .unwrap();
+    let kinds = |t: &LrTables| -> Vec<String> { t.conflicts().iter().map(|c| c.kind()).collect() };
+    assert!(
+        kinds(&both).iter().any(|k| k == "shift/reduce"),
+        "{}",
+        both.render_conflicts()
+    );
+    assert!(kinds(&both).iter().any(|k| k == "reduce/reduce"));
+    assert!(
+        kinds(&shifted).iter().all(|k| k == "reduce/reduce"),
+        "{}",
+        shifted.render_conflicts()
+    );
+    assert!(!kinds(&shifted).is_empty());
+    // Per state and lookahead: the shift-preferring table has the shifts of the other, its
+    // reductions where there is no shift, and nothing else.
+    assert_eq!(both.state_len(), shifted.state_len());
+    for s in 0..both.state_len() {
+        let st = LrState::new(s).unwrap();
+        let mut want: Vec<(u32, Action)> = Vec::new();
+        let all: Vec<(u32, Action)> = both.state_actions(st).collect();
+        for &(k, a) in &all {
+            let has_shift = all
+                .iter()
+                .any(|&(k2, a2)| k2 == k && matches!(a2, Action::Shift(_)));
+            if !(has_shift && matches!(a, Action::Reduce { .. })) {
+                want.push((k, a));
+            }
+        }
+        let mut got: Vec<(u32, Action)> = shifted.state_actions(st).collect();
+        want.sort_by_key(|&(k, a)| (k, format!("{a:?}")));
+        got.sort_by_key(|&(k, a)| (k, format!("{a:?}")));
+        assert_eq!(got, want, "state {s}");
+    }
+}

@@ -49,6 +49,8 @@ pub struct Grammar {
     /// Whether a literal that ties with a regex is read as the regex where the parser cannot
     /// take it, when set ([`Grammar::with_contextual_literals`]).
     contextual_literals: Option<bool>,
+    /// Whether shift/reduce conflicts are resolved by shifting ([`Grammar::with_prefer_shift`]).
+    prefer_shift: bool,
 }
 
 impl fmt::Debug for Grammar {
@@ -83,6 +85,7 @@ impl Grammar {
             max_bytes: LoadConfig::default().max_grammar_bytes,
             meets: false,
             contextual_literals: None,
+            prefer_shift: false,
         }
     }
 
@@ -260,6 +263,16 @@ impl Grammar {
         self
     }
 
+    /// With `true`, every shift/reduce conflict of the grammar's LR tables is resolved by
+    /// shifting, as Lark's LALR parser resolves it: a text that needs the reduction is
+    /// refused, as Lark refuses it. The default (`false`) keeps both for the GLR parser, which
+    /// takes the grammar's whole language. Reduce/reduce conflicts stay either way (Lark
+    /// refuses such a grammar). Sets `ParserConfig::prefer_shift`.
+    pub fn with_prefer_shift(mut self, on: bool) -> Grammar {
+        self.prefer_shift = on;
+        self
+    }
+
     /// The post-lexer set by [`Grammar::with_postlex`] ([`Postlex::None`] when none was set:
     /// then the parser configuration's applies).
     pub fn postlex(&self) -> Postlex {
@@ -311,8 +324,9 @@ impl Grammar {
             .map_err(|e| self.parser_error(&loaded, e))
     }
 
-    /// `config` with what this grammar sets: its post-lexer ([`Grammar::with_postlex`]) and how
-    /// it reads literals tied with regexes ([`Grammar::with_contextual_literals`]).
+    /// `config` with what this grammar sets: its post-lexer ([`Grammar::with_postlex`]), how
+    /// it reads literals tied with regexes ([`Grammar::with_contextual_literals`]) and how its
+    /// conflicts are resolved ([`Grammar::with_prefer_shift`]).
     pub fn parser_config(&self, config: &ParserConfig) -> ParserConfig {
         let mut config = config.clone();
         if let Some(postlex) = self.postlex {
@@ -325,6 +339,9 @@ impl Grammar {
         }
         if let Some(on) = self.contextual_literals {
             config.contextual_literals = on;
+        }
+        if self.prefer_shift {
+            config.prefer_shift = true;
         }
         config
     }

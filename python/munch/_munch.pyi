@@ -68,12 +68,14 @@ class Grammar:
 
     @staticmethod
     def from_lark(
-        text: str, start: str = "start", postlex: Optional[str] = None, *, reserved_literals: bool = False
+        text: str, start: str = "start", postlex: Optional[str] = None, *,
+        reserved_literals: bool = False, prefer_shift: bool = False
     ) -> Grammar:
         """Lark grammar text starting at rule ``start``; ``postlex="python"``: Lark's PythonIndenter."""
     @staticmethod
     def from_file(
-        path: _Path, start: str = "start", postlex: Optional[str] = None, *, reserved_literals: bool = False
+        path: _Path, start: str = "start", postlex: Optional[str] = None, *,
+        reserved_literals: bool = False, prefer_shift: bool = False
     ) -> Grammar:
         """The Lark grammar in a file."""
     @staticmethod

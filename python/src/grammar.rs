@@ -31,33 +31,38 @@ impl PyGrammar {
     /// as those copies where the parser cannot take it (``from ... import x``);
     /// ``reserved_literals=True`` reads both as themselves everywhere (Lark's
     /// ``lexer="basic"``), which keeps keywords reserved and builds the ``"wda"`` masker
-    /// faster.
+    /// faster. ``prefer_shift=True`` resolves every shift/reduce conflict by shifting, as
+    /// Lark's LALR parser does (a text that needs the reduction is refused, as in Lark); by
+    /// default both are kept and the grammar's whole language is taken.
     #[staticmethod]
-    #[pyo3(signature = (text, start="start", postlex=None, *, reserved_literals=false))]
+    #[pyo3(signature = (text, start="start", postlex=None, *, reserved_literals=false, prefer_shift=false))]
     fn from_lark(
         text: &str,
         start: &str,
         postlex: Option<&str>,
         reserved_literals: bool,
+        prefer_shift: bool,
     ) -> PyResult<PyGrammar> {
         Ok(PyGrammar {
             grammar: Grammar::lark(text)
                 .with_start(start)
                 .with_postlex(parse_postlex(postlex)?)
-                .with_contextual_literals(!reserved_literals),
+                .with_contextual_literals(!reserved_literals)
+                .with_prefer_shift(prefer_shift),
         })
     }
 
     /// The Lark grammar in the file at ``path``, starting at rule ``start``, with the
-    /// post-lexer ``postlex`` and ``reserved_literals`` (see ``from_lark``); errors name the
-    /// file.
+    /// post-lexer ``postlex``, ``reserved_literals`` and ``prefer_shift`` (see ``from_lark``);
+    /// errors name the file.
     #[staticmethod]
-    #[pyo3(signature = (path, start="start", postlex=None, *, reserved_literals=false))]
+    #[pyo3(signature = (path, start="start", postlex=None, *, reserved_literals=false, prefer_shift=false))]
     fn from_file(
         path: PathBuf,
         start: &str,
         postlex: Option<&str>,
         reserved_literals: bool,
+        prefer_shift: bool,
     ) -> PyResult<PyGrammar> {
         let postlex = parse_postlex(postlex)?;
         if !path.is_file() {
@@ -71,7 +76,8 @@ impl PyGrammar {
             grammar: grammar
                 .with_start(start)
                 .with_postlex(postlex)
-                .with_contextual_literals(!reserved_literals),
+                .with_contextual_literals(!reserved_literals)
+                .with_prefer_shift(prefer_shift),
         })
     }
 

@@ -137,6 +137,20 @@ def test_stop_tokens_and_forced_string(compiled, tokenizer):
 
 
 @pytest.mark.parametrize("masker", ["wda", "trie"])
+def test_prefer_shift_refuses_what_larks_lalr_refuses(tokenizer, masker):
+    # After `a`, `+` may begin `+=` (shift) or an addition (reduce `expr`): Lark's LALR parser
+    # shifts and refuses `a + b`; munch's GLR parser takes it unless `prefer_shift=True`.
+    text = 'start: NAME "+" "=" NAME | expr\n?expr: expr "+" NAME | NAME\nNAME: /[a-z]+/\n%ignore " "\n'
+    for prefer_shift, takes in [(False, True), (True, False)]:
+        grammar = munch.Grammar.from_lark(text, prefer_shift=prefer_shift)
+        m = munch.Matcher(munch.compile(grammar, tokenizer, masker=masker))
+        assert m.accept_string("a + ")
+        assert m.accept_string("b") == takes, prefer_shift
+        m = munch.Matcher(munch.compile(grammar, tokenizer, masker=masker))
+        assert m.accept_string("a += b") and m.is_accepting()
+
+
+@pytest.mark.parametrize("masker", ["wda", "trie"])
 def test_keywords_are_names_where_the_parser_cannot_take_them(tokenizer, masker):
     # As Lark's contextual lexer: `x = if` assigns the name `if`; `reserved_literals=True`
     # keeps the keyword reserved, as Lark's basic lexer does.

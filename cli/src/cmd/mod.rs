@@ -43,6 +43,11 @@ pub struct GrammarOpts {
     /// then stays itself everywhere too.
     #[arg(long = "reserved-literals")]
     pub reserved_literals: bool,
+    /// Resolve every shift/reduce conflict by shifting, as Lark's LALR parser does: a text
+    /// that needs the reduction is refused, as in Lark. By default the GLR parser keeps both
+    /// and takes the grammar's whole language (`munch check --conflicts` lists them).
+    #[arg(long = "prefer-shift")]
+    pub prefer_shift: bool,
     #[command(flatten)]
     pub budgets: ParserBudgets,
 }
@@ -138,6 +143,9 @@ impl GrammarOpts {
         }
         if self.reserved_literals {
             g = g.with_contextual_literals(false);
+        }
+        if self.prefer_shift {
+            g = g.with_prefer_shift(true);
         }
         Ok(g)
     }

@@ -85,6 +85,9 @@ pub struct LrConfig {
     /// reductions, and one per 64 lookaheads of each distinct reduction lookahead set), checked
     /// before they are built.
     pub max_actions: usize,
+    /// Resolve every shift/reduce conflict by shifting, as Lark's LALR parser does: a
+    /// reduction loses the lookaheads its state shifts. Off: the GLR parser keeps both.
+    pub prefer_shift: bool,
 }
 
 impl Default for LrConfig {
@@ -92,6 +95,7 @@ impl Default for LrConfig {
         Self {
             max_states: 100_000,
             max_actions: 8_000_000,
+            prefer_shift: false,
         }
     }
 }
@@ -212,6 +216,46 @@ pub struct LrTables {
 /// state has an action on the literal, else those of its regex (see
 /// [`LrTables::build_with_stand_ins`]). A reduction's lookahead set is shared between states,
 /// so a changed set is interned as a new one.
+/// Takes from each reduction's lookaheads the terminals its state shifts (a reduction left with
+/// none is dropped): every shift/reduce conflict resolved by shifting, as Lark's LALR parser
+/// resolves it ([`LrConfig::prefer_shift`]). Reduce/reduce conflicts stay.
+fn prefer_shift(automaton: &lr0::Lr0, g: &lr0::Grammar0, found: &mut lalr::Reductions) {
+    let words = found.words;
+    let mut shifted = vec![0u64; words];
+    let mut sets: AHashMap<Vec<u64>, u32> = AHashMap::new();
+    let mut kept = Vec::with_capacity(found.reduces.len());
+    let mut reduces = std::mem::take(&mut found.reduces);
+    reduces.sort_by_key(|r| r.state);
+    let mut at = usize::MAX;
+    for r in reduces {
+        if r.state as usize != at {
+            at = r.state as usize;
+            shifted.fill(0);
+            for &(sym, _) in &automaton.states[at].transitions {
+                if !g.is_nonterminal(sym) {
+                    shifted[(sym / 64) as usize] |= 1 << (sym % 64);
+                }
+            }
+        }
+        let old = &found.sets[r.set as usize * words..(r.set as usize + 1) * words];
+        if old.iter().zip(&shifted).all(|(o, s)| o & s == 0) {
+            kept.push(r);
+            continue;
+        }
+        let left: Vec<u64> = old.iter().zip(&shifted).map(|(o, s)| o & !s).collect();
+        if left.iter().all(|&w| w == 0) {
+            continue;
+        }
+        let next = (found.sets.len() / words.max(1)) as u32;
+        let set = *sets.entry(left).or_insert_with_key(|left| {
+            found.sets.extend_from_slice(left);
+            next
+        });
+        kept.push(lalr::Reduce { set, ..r });
+    }
+    found.reduces = kept;
+}
+
 fn add_stand_ins(automaton: &mut lr0::Lr0, found: &mut lalr::Reductions, stand_ins: &[StandIn]) {
     if stand_ins.is_empty() {
         return;
@@ -324,6 +368,14 @@ impl LrTables {
             .ok_or_else(|| LrBuildError::too_many_actions(config.max_actions))?;
         let mut automaton = automaton;
         add_stand_ins(&mut automaton, &mut found, stand_ins);
+        if config.prefer_shift {
+            prefer_shift(&automaton, &g, &mut found);
+            if others + found.reduces.len() + found.sets.len() / found.words.max(1)
+                > config.max_actions
+            {
+                return Err(LrBuildError::too_many_actions(config.max_actions));
+            }
+        }
 
         let state_len = automaton.states.len();
         let mut shift_start = Vec::with_capacity(state_len + 1);

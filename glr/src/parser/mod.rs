@@ -89,6 +89,11 @@ pub struct ParserConfig {
     /// on the longer literal can take all the copies ([`Parser::split_literals`]). Default
     /// `true`.
     pub contextual_literals: bool,
+    /// Resolve every shift/reduce conflict of the LR tables by shifting, as Lark's LALR parser
+    /// does (a text that needs the reduction is refused), instead of keeping both for the GLR
+    /// parser ([`crate::lr::LrConfig::prefer_shift`]). Reduce/reduce conflicts stay. Default
+    /// `false`.
+    pub prefer_shift: bool,
 }
 
 impl Default for ParserConfig {
@@ -104,6 +109,7 @@ impl Default for ParserConfig {
             normalize: NormalizeConfig::default(),
             postlex: Postlex::None,
             contextual_literals: true,
+            prefer_shift: false,
         }
     }
 }
@@ -255,6 +261,7 @@ impl Parser {
         let lr_config = LrConfig {
             max_states: config.max_lr_states,
             max_actions: config.max_lr_actions,
+            prefer_shift: config.prefer_shift,
         };
         let mut tables = LrTables::build_with_stand_ins(&cfg, &lr_config, &stand_ins)
             .map_err(ParserBuildErrorKind::Lr)?;
