@@ -223,6 +223,15 @@ impl GrammarSpec {
         .ok()
         .filter(|p| !p.lexer().stand_ins().is_empty() || !p.split_literals().is_empty())
         .map(Arc::new);
+        let shifted = Parser::new(
+            &self.grammar(),
+            &ParserConfig {
+                prefer_shift: true,
+                ..config.clone()
+            },
+        )
+        .ok()
+        .map(Arc::new);
         let parser = Parser::new(&self.grammar(), &config).map_err(|e| {
             let budget = match e.kind() {
                 ParserBuildErrorKind::Lr(_) | ParserBuildErrorKind::Normalize(_) => true,
@@ -242,9 +251,16 @@ impl GrammarSpec {
         })?;
         let bnf = normalize(&self.bnf(), &NormalizeConfig::default())
             .map_err(|e| BuildError::Skip(e.to_string()))?;
+        let shifted = shifted.filter(|_| {
+            parser
+                .conflicts()
+                .iter()
+                .any(|c| c.kind().contains("shift"))
+        });
         Ok(Built {
             parser: Arc::new(parser),
             contextual,
+            shifted,
             bnf,
             reference: RefLexer::new(&self.terms),
             ignored: self.terms.iter().map(|t| t.ignored).collect(),
@@ -307,6 +323,10 @@ pub struct Built {
     /// ties, literals read as copies of a shorter one), when it makes some: the maskers are
     /// checked against its oracle too (no reference here reads literals that way).
     pub contextual: Option<Arc<Parser>>,
+    /// The same grammar's parser with its shift/reduce conflicts resolved by shifting
+    /// (`ParserConfig::prefer_shift`), when it has some: the maskers are checked against its
+    /// oracle too (the Earley reference takes the whole language).
+    pub shifted: Option<Arc<Parser>>,
     /// [`GrammarSpec::bnf`], normalised, for the Earley reference.
     pub bnf: Cfg,
     /// The reference lexer over the same terminals.

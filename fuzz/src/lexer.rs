@@ -147,7 +147,8 @@ pub fn check(case: &LexerCase) -> std::result::Result<(), String> {
         (Err(e), true)
             if matches!(
                 e.kind(),
-                LexerBuildErrorKind::TooManyStates { .. } | LexerBuildErrorKind::TooMuchMemory { .. }
+                LexerBuildErrorKind::TooManyStates { .. }
+                    | LexerBuildErrorKind::TooMuchMemory { .. }
             ) && (0..case.terms.len())
                 .any(|t| reference.is_lazy(t) || case.terms[t].ignored) =>
         {

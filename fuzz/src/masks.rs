@@ -240,9 +240,13 @@ pub fn check(case: &MaskCase) -> std::result::Result<(), String> {
     let vocab = Arc::new(case.vocabulary()?);
     let earley = Earley::new(&built.bnf);
     check_parser(case, &built, &built.parser, &vocab, Some(&earley))?;
-    match &built.contextual {
+    if let Some(parser) = &built.contextual {
+        check_parser(case, &built, parser, &vocab, None)
+            .map_err(|e| format!("with stand-ins for the ties: {e}"))?;
+    }
+    match &built.shifted {
         Some(parser) => check_parser(case, &built, parser, &vocab, None)
-            .map_err(|e| format!("with stand-ins for the ties: {e}")),
+            .map_err(|e| format!("with shift/reduce conflicts resolved by shifting: {e}")),
         None => Ok(()),
     }
 }

@@ -395,7 +395,10 @@ mod tests {
         ]);
         let cases = [
             // The masks target's seed 22: on `cb` the first match is `c`.
-            Re::Cat(vec![Re::Char('c'), rep(nullable.clone(), 2, Some(3), false)]),
+            Re::Cat(vec![
+                Re::Char('c'),
+                rep(nullable.clone(), 2, Some(3), false),
+            ]),
             rep(lazy_a.clone(), 0, None, true),
             rep(lazy_a.clone(), 1, None, false),
             rep(lazy_a.clone(), 2, None, false),
@@ -406,7 +409,11 @@ mod tests {
         ];
         let mut texts: Vec<Vec<u8>> = vec![vec![]];
         for len in 1..=4 {
-            let shorter: Vec<Vec<u8>> = texts.iter().filter(|t| t.len() == len - 1).cloned().collect();
+            let shorter: Vec<Vec<u8>> = texts
+                .iter()
+                .filter(|t| t.len() == len - 1)
+                .cloned()
+                .collect();
             for t in shorter {
                 for c in [b'a', b'b', b'c'] {
                     texts.push([t.as_slice(), &[c]].concat());
