@@ -67,23 +67,83 @@ fn first_failing_byte(parser: &Arc<Parser>, text: &[u8], failed: usize) -> Rejec
             hi = mid;
         }
     }
+    // Committed a byte at a time, noting where a lexeme could begin (some head at the start of
+    // one), to name the lexeme the byte does not continue.
     let mut state = ParserState::new(Arc::clone(parser));
-    let expected = match state.commit_bytes(&text[..lo]) {
-        Ok(()) => state.expected(),
-        Err(_) => Vec::new(),
+    let mut boundary = vec![true];
+    let mut read_ok = true;
+    for i in 0..lo {
+        if state.commit_bytes(&text[i..=i]).is_err() {
+            read_ok = false;
+            break;
+        }
+        boundary.push(state.heads().any(|h| h.lexeme_is_empty()));
+    }
+    let expected = if read_ok {
+        state.expected()
+    } else {
+        Vec::new()
     };
     let at = hi - 1;
-    let mut message = format!(
-        "byte {at} ({}) cannot continue the text",
-        describe_byte(text, at)
-    );
-    if !expected.is_empty() {
-        message.push_str(&format!("; expected one of: {}", expected.join(", ")));
+    let mut message = format!("byte {at} ({}) cannot continue ", describe_byte(text, at));
+    match read_ok
+        .then(|| lexeme_start(parser, &state, &boundary, &text[..lo]))
+        .flatten()
+    {
+        // Every head is inside a lexeme that the byte does not continue: by longest match the
+        // lexer read on past where a shorter lexeme could have ended, and does not go back.
+        Some(start) => {
+            message.push_str(&format!(
+                "the lexeme {:?} read from byte {start}",
+                String::from_utf8_lossy(&text[start..lo])
+            ));
+            if !expected.is_empty() {
+                message.push_str(&format!(
+                    ", which only {} could complete",
+                    expected.join(", ")
+                ));
+            }
+        }
+        None => {
+            message.push_str("the text");
+            if !expected.is_empty() {
+                message.push_str(&format!("; expected one of: {}", expected.join(", ")));
+            }
+        }
     }
     Rejection {
         offset: at,
         message,
     }
+}
+
+/// Where the lexeme that every head of `state` (after `read`) is inside began: the earliest
+/// place a lexeme could begin (`boundary`, per prefix length) from which the lexer reaches a
+/// head's state over the rest of `read`, looked for in the last 256 bytes. `None` when some
+/// head is between lexemes, or no such place is found.
+fn lexeme_start(
+    parser: &Parser,
+    state: &ParserState,
+    boundary: &[bool],
+    read: &[u8],
+) -> Option<usize> {
+    if state.heads().any(|h| h.lexeme_is_empty()) {
+        return None;
+    }
+    let lexer = parser.lexer();
+    let ends: Vec<_> = state.heads().map(|h| h.lex_state()).collect();
+    (read.len().saturating_sub(256)..read.len())
+        .filter(|&p| boundary[p])
+        .find(|&p| {
+            let mut s = lexer.start();
+            for &b in &read[p..] {
+                s = lexer.next(s, b);
+                if lexer.is_dead(s) {
+                    return false;
+                }
+            }
+            ends.contains(&s)
+        })
 }
 
 /// Byte `at` of `text` for a person: the character if it is ASCII, else which byte of which
@@ -145,6 +205,16 @@ mod tests {
         assert_eq!(
             r.message,
             "byte 1 ('b') cannot continue the text; expected one of: C"
+        );
+        // Inside a lexeme: the message names it.
+        let inside = parse_text(&p, b"bz").unwrap_err();
+        assert_eq!(
+            (inside.offset, inside.message.as_str()),
+            (
+                1,
+                "byte 1 ('z') cannot continue the lexeme \"b\" read from byte 0, which only B \
+                 could complete"
+            )
         );
         // Cut inside the lexeme, and with a byte the lexer cannot read at all.
         assert_eq!(parse_text(&p, b"ab").unwrap_err().offset, 1);
