@@ -67,13 +67,14 @@ fn first_failing_byte(parser: &Arc<Parser>, text: &[u8], failed: usize) -> Rejec
             hi = mid;
         }
     }
-    // Committed a byte at a time, noting where a lexeme could begin (some head at the start of
-    // one), to name the lexeme the byte does not continue.
+    // The last `LEXEME_WINDOW` bytes committed one at a time, noting where a lexeme could begin
+    // (some head at the start of one), to name the lexeme the byte does not continue.
+    let from = lo.saturating_sub(LEXEME_WINDOW);
     let mut state = ParserState::new(Arc::clone(parser));
-    let mut boundary = vec![true];
-    let mut read_ok = true;
-    for i in 0..lo {
-        if state.commit_bytes(&text[i..=i]).is_err() {
+    let mut read_ok = state.commit_bytes(&text[..from]).is_ok();
+    let mut boundary = vec![from == 0 || state.heads().any(|h| h.lexeme_is_empty())];
+    for i in from..lo {
+        if !read_ok || state.commit_bytes(&text[i..=i]).is_err() {
             read_ok = false;
             break;
         }
@@ -87,8 +88,9 @@ fn first_failing_byte(parser: &Arc<Parser>, text: &[u8], failed: usize) -> Rejec
     let at = hi - 1;
     let mut message = format!("byte {at} ({}) cannot continue ", describe_byte(text, at));
     match read_ok
-        .then(|| lexeme_start(parser, &state, &boundary, &text[..lo]))
+        .then(|| lexeme_start(parser, &state, &boundary, &text[from..lo]))
         .flatten()
+        .map(|start| from + start)
     {
         // Every head is inside a lexeme that the byte does not continue: by longest match the
         // lexer read on past where a shorter lexeme could have ended, and does not go back.
@@ -117,10 +119,13 @@ fn first_failing_byte(parser: &Arc<Parser>, text: &[u8], failed: usize) -> Rejec
     }
 }
 
-/// Where the lexeme that every head of `state` (after `read`) is inside began: the earliest
-/// place a lexeme could begin (`boundary`, per prefix length) from which the lexer reaches a
-/// head's state over the rest of `read`, looked for in the last 256 bytes. `None` when some
-/// head is between lexemes, or no such place is found.
+/// The most bytes before a rejection where [`lexeme_start`] looks for the lexeme's start.
+const LEXEME_WINDOW: usize = 256;
+
+/// Where, in `read` (the text's last bytes before the rejection), the lexeme that every head
+/// of `state` is inside began: the earliest place a lexeme could begin (`boundary`, per
+/// prefix length of `read`) from which the lexer reaches a head's state over the rest of
+/// `read`. `None` when some head is between lexemes, or no such place is found.
 fn lexeme_start(
     parser: &Parser,
     state: &ParserState,
@@ -132,18 +137,16 @@ fn lexeme_start(
     }
     let lexer = parser.lexer();
     let ends: Vec<_> = state.heads().map(|h| h.lex_state()).collect();
-    (read.len().saturating_sub(256)..read.len())
-        .filter(|&p| boundary[p])
-        .find(|&p| {
-            let mut s = lexer.start();
-            for &b in &read[p..] {
-                s = lexer.next(s, b);
-                if lexer.is_dead(s) {
-                    return false;
-                }
+    (0..read.len()).filter(|&p| boundary[p]).find(|&p| {
+        let mut s = lexer.start();
+        for &b in &read[p..] {
+            s = lexer.next(s, b);
+            if lexer.is_dead(s) {
+                return false;
             }
-            ends.contains(&s)
-        })
+        }
+        ends.contains(&s)
+    })
 }
 
 /// Byte `at` of `text` for a person: the character if it is ASCII, else which byte of which
@@ -214,6 +217,18 @@ mod tests {
                 1,
                 "byte 1 ('z') cannot continue the lexeme \"b\" read from byte 0, which only B \
                  could complete"
+            )
+        );
+        // Far into a text: the lexeme is found in the last bytes read.
+        let far = parser("start: (A \";\")* B\nA: \"a\"\nB: \"bq\"\n");
+        let text = format!("{}bz", "a;".repeat(300));
+        let r = parse_text(&far, text.as_bytes()).unwrap_err();
+        assert_eq!(
+            (r.offset, r.message.as_str()),
+            (
+                601,
+                "byte 601 ('z') cannot continue the lexeme \"b\" read from byte 600, which only \
+                 B could complete"
             )
         );
         // Cut inside the lexeme, and with a byte the lexer cannot read at all.
