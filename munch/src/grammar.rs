@@ -49,8 +49,9 @@ pub struct Grammar {
     /// Whether a literal that ties with a regex is read as the regex where the parser cannot
     /// take it, when set ([`Grammar::with_contextual_literals`]).
     contextual_literals: Option<bool>,
-    /// Whether shift/reduce conflicts are resolved by shifting ([`Grammar::with_prefer_shift`]).
-    prefer_shift: bool,
+    /// Whether shift/reduce conflicts are resolved by shifting, when set
+    /// ([`Grammar::with_prefer_shift`]).
+    prefer_shift: Option<bool>,
 }
 
 impl fmt::Debug for Grammar {
@@ -85,7 +86,7 @@ impl Grammar {
             max_bytes: LoadConfig::default().max_grammar_bytes,
             meets: false,
             contextual_literals: None,
-            prefer_shift: false,
+            prefer_shift: None,
         }
     }
 
@@ -267,9 +268,9 @@ impl Grammar {
     /// shifting, as Lark's LALR parser resolves it: a text that needs the reduction is
     /// refused, as Lark refuses it. The default (`false`) keeps both for the GLR parser, which
     /// takes the grammar's whole language. Reduce/reduce conflicts stay either way (Lark
-    /// refuses such a grammar). Sets `ParserConfig::prefer_shift`.
+    /// refuses such a grammar). Overrides `ParserConfig::prefer_shift`.
     pub fn with_prefer_shift(mut self, on: bool) -> Grammar {
-        self.prefer_shift = on;
+        self.prefer_shift = Some(on);
         self
     }
 
@@ -340,8 +341,8 @@ impl Grammar {
         if let Some(on) = self.contextual_literals {
             config.contextual_literals = on;
         }
-        if self.prefer_shift {
-            config.prefer_shift = true;
+        if let Some(on) = self.prefer_shift {
+            config.prefer_shift = on;
         }
         config
     }

@@ -212,10 +212,6 @@ pub struct LrTables {
     conflicts: std::sync::OnceLock<Vec<Conflict>>,
 }
 
-/// Gives each stand-in, in every state, the shift and the reductions of its literal where the
-/// state has an action on the literal, else those of its regex (see
-/// [`LrTables::build_with_stand_ins`]). A reduction's lookahead set is shared between states,
-/// so a changed set is interned as a new one.
 /// Takes from each reduction's lookaheads the terminals its state shifts (a reduction left with
 /// none is dropped): every shift/reduce conflict resolved by shifting, as Lark's LALR parser
 /// resolves it ([`LrConfig::prefer_shift`]). Reduce/reduce conflicts stay.
@@ -256,6 +252,10 @@ fn prefer_shift(automaton: &lr0::Lr0, g: &lr0::Grammar0, found: &mut lalr::Reduc
     found.reduces = kept;
 }
 
+/// Gives each stand-in, in every state, the shift and the reductions of its literal where the
+/// state has an action on the literal, else those of its regex (see
+/// [`LrTables::build_with_stand_ins`]). A reduction's lookahead set is shared between states,
+/// so a changed set is interned as a new one.
 fn add_stand_ins(automaton: &mut lr0::Lr0, found: &mut lalr::Reductions, stand_ins: &[StandIn]) {
     if stand_ins.is_empty() {
         return;
