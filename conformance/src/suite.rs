@@ -47,6 +47,9 @@
 //! | `max_bytes` | with `corpus:`: the largest file taken (default 4000) |
 //! | `separator` | with `generated:`: the text between lexemes (default `" "`, which every grammar here ignores) |
 //! | `oracle_every` | the oracle's period for this case, overriding the runner's (`1`: every step) |
+//! | `start` | the start rule, when not `start` |
+//! | `postlex` | `python`: Lark's `PythonIndenter` on the terminals |
+//! | `prefer_shift` | `true`: shift/reduce conflicts resolved by shifting, as Lark's LALR parser does |
 //!
 //! A rejection point is a byte offset, not a step, because steps depend on the tokenizer. Real
 //! files that the grammar rejects are fine as `any` cases (SynCode's Go and Java grammars reject

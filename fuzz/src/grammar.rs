@@ -223,15 +223,6 @@ impl GrammarSpec {
         .ok()
         .filter(|p| !p.lexer().stand_ins().is_empty() || !p.split_literals().is_empty())
         .map(Arc::new);
-        let shifted = Parser::new(
-            &self.grammar(),
-            &ParserConfig {
-                prefer_shift: true,
-                ..config.clone()
-            },
-        )
-        .ok()
-        .map(Arc::new);
         let parser = Parser::new(&self.grammar(), &config).map_err(|e| {
             let budget = match e.kind() {
                 ParserBuildErrorKind::Lr(_) | ParserBuildErrorKind::Normalize(_) => true,
@@ -251,12 +242,23 @@ impl GrammarSpec {
         })?;
         let bnf = normalize(&self.bnf(), &NormalizeConfig::default())
             .map_err(|e| BuildError::Skip(e.to_string()))?;
-        let shifted = shifted.filter(|_| {
-            parser
-                .conflicts()
-                .iter()
-                .any(|c| c.kind().contains("shift"))
-        });
+        // Built only where it differs: with shift/reduce conflicts.
+        let shifted = parser
+            .conflicts()
+            .iter()
+            .any(|c| c.kind().contains("shift"))
+            .then(|| {
+                Parser::new(
+                    &self.grammar(),
+                    &ParserConfig {
+                        prefer_shift: true,
+                        ..config.clone()
+                    },
+                )
+                .ok()
+                .map(Arc::new)
+            })
+            .flatten();
         Ok(Built {
             parser: Arc::new(parser),
             contextual,

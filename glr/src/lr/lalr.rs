@@ -86,6 +86,29 @@ pub(crate) struct Reductions {
     pub words: usize,
 }
 
+impl Reductions {
+    /// Every set by content, for [`Reductions::intern_set`].
+    pub fn set_index(&self) -> AHashMap<Vec<u64>, u32> {
+        self.sets
+            .chunks(self.words.max(1))
+            .enumerate()
+            .map(|(i, set)| (set.to_vec(), i as u32))
+            .collect()
+    }
+
+    /// The id of the set `set` (`words` words), added when `index` (its [`Reductions::set_index`],
+    /// kept up to date here) does not hold it.
+    pub fn intern_set(&mut self, index: &mut AHashMap<Vec<u64>, u32>, set: Vec<u64>) -> u32 {
+        if let Some(&id) = index.get(&set) {
+            return id;
+        }
+        let id = (self.sets.len() / self.words.max(1)) as u32;
+        self.sets.extend_from_slice(&set);
+        index.insert(set, id);
+        id
+    }
+}
+
 /// Computes every (right-nulled) reduction of the LALR(1) table, or `None` when the reductions
 /// (one unit each) and their distinct lookahead sets (one unit per 64-bit word) exceed `max`.
 pub(crate) fn reductions(g: &Grammar0, lr0: &Lr0, max: usize) -> Option<Reductions> {

@@ -27,7 +27,6 @@ mod quotient;
 
 use std::fmt;
 
-use ahash::AHashMap;
 use munch_lexer::dfa::StandIn;
 use munch_lexer::TerminalId;
 use munch_vocab::bits;
@@ -218,7 +217,7 @@ pub struct LrTables {
 fn prefer_shift(automaton: &lr0::Lr0, g: &lr0::Grammar0, found: &mut lalr::Reductions) {
     let words = found.words;
     let mut shifted = vec![0u64; words];
-    let mut sets: AHashMap<Vec<u64>, u32> = AHashMap::new();
+    let mut index = found.set_index();
     let mut kept = Vec::with_capacity(found.reduces.len());
     let mut reduces = std::mem::take(&mut found.reduces);
     reduces.sort_by_key(|r| r.state);
@@ -242,11 +241,7 @@ fn prefer_shift(automaton: &lr0::Lr0, g: &lr0::Grammar0, found: &mut lalr::Reduc
         if left.iter().all(|&w| w == 0) {
             continue;
         }
-        let next = (found.sets.len() / words.max(1)) as u32;
-        let set = *sets.entry(left).or_insert_with_key(|left| {
-            found.sets.extend_from_slice(left);
-            next
-        });
+        let set = found.intern_set(&mut index, left);
         kept.push(lalr::Reduce { set, ..r });
     }
     found.reduces = kept;
@@ -304,13 +299,9 @@ fn add_stand_ins(automaton: &mut lr0::Lr0, found: &mut lalr::Reductions, stand_i
             st.transitions.sort_unstable();
         }
     }
-    let mut index: AHashMap<Vec<u64>, u32> = found
-        .sets
-        .chunks(words.max(1))
-        .enumerate()
-        .map(|(i, set)| (set.to_vec(), i as u32))
-        .collect();
-    for (r, add) in found.reduces.iter_mut().zip(&added) {
+    let mut index = found.set_index();
+    let mut reduces = std::mem::take(&mut found.reduces);
+    for (r, add) in reduces.iter_mut().zip(&added) {
         if add.is_empty() {
             continue;
         }
@@ -319,16 +310,9 @@ fn add_stand_ins(automaton: &mut lr0::Lr0, found: &mut lalr::Reductions, stand_i
         for &t in add {
             set[(t / 64) as usize] |= 1 << (t % 64);
         }
-        r.set = match index.get(&set) {
-            Some(&id) => id,
-            None => {
-                let id = (found.sets.len() / words) as u32;
-                found.sets.extend_from_slice(&set);
-                index.insert(set, id);
-                id
-            }
-        };
+        r.set = found.intern_set(&mut index, set);
     }
+    found.reduces = reduces;
 }
 
 /// No shift, in [`LrTables::dense`].

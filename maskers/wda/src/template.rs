@@ -512,10 +512,12 @@ impl Templates {
         let mut goto_from: Vec<Vec<u32>> = vec![Vec::new(); nt_len];
         for s in 0..self.state_len {
             let st = lr_state(s as u32);
-            for (k, a) in tables.state_actions(st) {
+            for (a, set) in tables.state_reductions(st) {
                 if let Action::Reduce { lhs, len, .. } = a {
                     if len >= 1 {
-                        reduced[k as usize].push(lhs.as_usize() as u32);
+                        for k in set.iter() {
+                            reduced[k as usize].push(lhs.as_usize() as u32);
+                        }
                     }
                 }
             }
